@@ -1,0 +1,98 @@
+# Anonymizer — developer entry points.
+#
+#   make run      set up .venv, migrate, load the demo (user demo / password demo), start one Celery
+#                 worker in the background and the web server on http://127.0.0.1:8000/
+#   make worker   one more Celery worker (run it in another terminal, as many times as you like)
+#   make test     ruff, then pytest on SQLite; then, when DATABASE_URL is set or CI=true, the
+#                 database tests again on PostgreSQL. With CI=true it first creates .venv-pycanon
+#                 (pycanon, the second opinion of tests/engine/test_pycanon.py; it pins its own numpy,
+#                 so it never enters .venv); without CI the pycanon comparison skips unless
+#                 `make pycanon-venv` was run once
+#   make lint     ruff only
+#   make bench    benchmarks/bench_datafly.py
+#
+# Without REDIS_URL, Celery uses kombu's filesystem transport under var/broker/ (nothing to install);
+# with REDIS_URL=redis://127.0.0.1:6379/0 it uses Redis. Both the web server and the workers must
+# see the same setting.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# pycanon 1.3.6 pins numpy 2.0.2: it lives in its own venv, driven through tests/pycanon_values.py.
+VENV_PYCANON := .venv-pycanon
+PYCANON_VERSION := 1.3.6
+
+# The PostgreSQL pass of `make test`: DATABASE_URL when it names a PostgreSQL server, else the
+# local one (pytest-django creates and drops test_anonymizer there).
+PG_DATABASE_URL ?= $(if $(filter postgres%,$(DATABASE_URL)),$(DATABASE_URL),postgres://postgres@127.0.0.1:5432/anonymizer)
+# The PostgreSQL pass re-runs everything that touches the database (models, views, tasks run
+# eagerly), but not the browser tests and the slow ones, which gain nothing from a second backend.
+PG_MARKERS ?= uses_db and not browser and not slow
+
+.PHONY: run worker test test-sqlite test-postgres lint bench venv pycanon-venv clean
+
+venv: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when pyproject.toml changed since the last install.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -e ".[dev]"
+	touch $@
+
+pycanon-venv: $(VENV_PYCANON)/.installed
+
+$(VENV_PYCANON)/.installed:
+	$(PYTHON) -m venv $(VENV_PYCANON)
+	$(VENV_PYCANON)/bin/pip install "pycanon==$(PYCANON_VERSION)"
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo --user demo --if-empty
+	@echo "Starting a Celery worker in the background (more: 'make worker' in another terminal)"
+	@# However runserver ends (Ctrl-C, crash), the trap stops the worker: TERM (warm shutdown,
+	@# finish the current task), then QUIT (cold shutdown) if it is still busy after 10 s.
+	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=run-$$$$@%h & \
+	  worker=$$!; \
+	  stop_worker() { \
+	    kill -TERM $$worker 2>/dev/null || return 0; \
+	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
+	    kill -QUIT $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
+	  }; \
+	  trap stop_worker EXIT; \
+	  trap 'exit 130' INT TERM; \
+	  $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+worker: $(STAMP)
+	$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(MAKE) --no-print-directory test-sqlite
+	@if [ -n "$$DATABASE_URL" ] || [ "$$CI" = "true" ]; then \
+	  $(MAKE) --no-print-directory test-postgres; \
+	else \
+	  echo "(PostgreSQL pass skipped: set DATABASE_URL or CI=true to run it)"; \
+	fi
+
+# In CI (CI=true) the pycanon comparison must run, so its venv is a prerequisite there only: a fresh
+# machine's `make test` needs nothing beyond .venv (the comparison then skips, saying how to enable it).
+test-sqlite: $(STAMP) $(if $(filter true,$(CI)),$(VENV_PYCANON)/.installed)
+	env -u DATABASE_URL $(BIN)/pytest -q
+
+test-postgres: $(STAMP)
+	@echo "== Database tests again on PostgreSQL: $(PG_DATABASE_URL) (-m '$(PG_MARKERS)') =="
+	DATABASE_URL="$(PG_DATABASE_URL)" $(BIN)/pytest -q -m "$(PG_MARKERS)"
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_datafly.py
+
+clean:
+	rm -rf $(VENV) $(VENV_PYCANON) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,58 @@
+"""The algorithm registry: forms, the CLI and the API list and validate algorithms from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import InputError
+from ..privacy import Parameter
+from .base import FullDomainRecoding, Problem
+
+__all__ = ["ALGORITHMS", "AlgorithmInfo", "FullDomainRecoding", "Problem", "get_algorithm", "register"]
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    name: str
+    label: str
+    summary: str
+    run: Callable[[Problem], FullDomainRecoding]
+    models: tuple[str, ...]  # privacy models it can honour
+    recoding: str = "full-domain"  # full-domain, multidimensional, local
+    optimal: bool = False
+    options: tuple[Parameter, ...] = field(default_factory=tuple)
+    reference: str = ""
+
+
+ALGORITHMS: dict[str, AlgorithmInfo] = {}
+
+
+def register(info: AlgorithmInfo) -> AlgorithmInfo:
+    ALGORITHMS[info.name] = info
+    return info
+
+
+def get_algorithm(name: str) -> AlgorithmInfo:
+    try:
+        return ALGORITHMS[name]
+    except KeyError:
+        raise InputError(f"unknown algorithm {name!r}; available: {', '.join(sorted(ALGORITHMS))}") from None
+
+
+# Registration happens on import of each algorithm module.
+from . import (  # noqa: E402,F401
+    anatomy,
+    datafly,
+    disk_clustering,
+    exhaustive,
+    fixed,
+    flash,
+    incognito,
+    kmember,
+    koptimize,
+    mha,
+    mondrian,
+    oka,
+    samarati,
+)

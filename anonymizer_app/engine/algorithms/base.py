@@ -1,0 +1,117 @@
+"""What every algorithm receives and returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..errors import Cancelled
+from ..hierarchy import Hierarchy
+from ..privacy import PrivacyModel
+from ..table import FrequencySet, Table
+
+ProgressCallback = Callable[[float, str], None]
+
+
+@dataclass
+class Problem:
+    table: Table
+    hierarchies: list[Hierarchy]  # in QI order
+    codes: np.ndarray  # N x q leaf codes
+    freq: FrequencySet
+    models: list[PrivacyModel]
+    suppression_limit: float
+    budget: int  # most records that may be suppressed
+    options: dict = field(default_factory=dict)
+    progress: ProgressCallback | None = None
+    # sensitive column -> its encoding, for the attribute-disclosure models (filled by the API)
+    domains: dict = field(default_factory=dict)
+
+    @property
+    def needs_classes(self) -> bool:
+        """Do the models need the sensitive values of each class (not just the class sizes)?"""
+        return any(getattr(m, "needs_sensitive", False) for m in self.models)
+
+    @property
+    def monotonic(self) -> bool:
+        """May lattice searches tag predictively (every model monotonic with this budget)?"""
+        return all(m.is_monotonic(self.budget) if hasattr(m, "is_monotonic") else getattr(m, "monotonic", True)
+                   for m in self.models)
+
+    def domain(self, column: str):
+        if column not in self.domains:
+            from ..distributions import sensitive_domain
+
+            self.domains[column] = sensitive_domain(self.table.frame, column)
+        return self.domains[column]
+
+    def report(self, fraction: float, phase: str) -> None:
+        if self.progress is not None:
+            if self.progress(min(max(fraction, 0.0), 1.0), phase) is False:
+                raise Cancelled(phase)
+
+    def failing(self, sizes: np.ndarray, tuple_class: np.ndarray | None = None,
+                row_class: np.ndarray | None = None,
+                counts: Callable[[object], np.ndarray] | None = None) -> np.ndarray:
+        """Classes that break at least one model.
+
+        Models on sensitive values need the members of each class: ``tuple_class`` (frequency-set
+        tuple -> class, -1 for none) or ``row_class`` (row -> class, -1 for none), or ``counts``, a
+        function giving the classes x values counts of a sensitive domain (for callers that have them
+        cheaper, e.g. rolled up from a finer node)."""
+        sizes = np.asarray(sizes)
+        bad = np.zeros(len(sizes), dtype=bool)
+        found: dict = {}  # column -> counts, for several models on one column
+        for m in self.models:
+            if not getattr(m, "needs_sensitive", False):
+                bad |= m.classes_failing(sizes)
+                continue
+            dom = self.domain(m.column)
+            if m.column in found:
+                c = found[m.column]
+            elif counts is not None:
+                c = counts(dom)
+            elif tuple_class is not None:
+                c = dom.from_tuples(self.freq.inverse, tuple_class, len(sizes))
+            elif row_class is not None:
+                c = dom.from_rows(row_class, len(sizes))
+            else:
+                raise ValueError(f"{m.describe()} needs the members of each class")
+            found[m.column] = c
+            bad |= m.classes_failing(sizes, c, dom)
+        return bad
+
+
+@dataclass
+class FullDomainRecoding:
+    levels: list[int]  # one level per QI
+    suppressed: np.ndarray  # bool per row
+    steps: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # search statistics shown in the report under "search" (e.g. nodes checked, optimum, time budget)
+    info: dict = field(default_factory=dict)
+    # hierarchies built by the algorithm itself (k-Optimize's cuts of ordered domains): when set, the
+    # output, the metrics and verify() use them instead of the user's, one per QI in QI order
+    hierarchies: list[Hierarchy] | None = None
+
+
+@dataclass
+class CellRecoding:
+    """Local or multidimensional recoding: an output label for every QI cell.
+
+    ``cells[j]`` is an object array with one label per row for the j-th QI (in QI order): the input
+    value, a hierarchy node (an ancestor of the value) or, for numeric QIs, an inclusive range
+    ``[lo-hi]`` with lo <= value <= hi. Suppressed rows are written ``*`` by the API whatever the
+    cells hold. ``groups`` (optional) is the algorithm's own partition, row -> group (-1 suppressed);
+    the figures of the result are computed from the output cells, not from it.
+    """
+
+    cells: list[np.ndarray]
+    suppressed: np.ndarray  # bool per row
+    recoding: str = "multidimensional"  # or "local"
+    groups: np.ndarray | None = None
+    steps: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    info: dict = field(default_factory=dict)

@@ -1,0 +1,137 @@
+"""Greedy k-member clustering (Byun, Kamra, Bertino & Li 2007), with the distance of seed 003 §3.2.3.
+
+Records of a QI tuple seen at least k times first form clusters of identical records (no loss).
+For the others: from a random record r, the record farthest from r seeds a cluster, which then takes
+the record nearest to its centroid until it holds k records (records of one distinct tuple join
+together, as many as the cluster still needs); the seed becomes the next r. The fewer than k records
+left at the end join the nearest cluster that has room (below 2k-1 records). Local recoding.
+O(n^2 / k) distance evaluations, vectorized per step over the distinct tuples still unplaced; within a
+cluster each candidate's values and LCA distances with the seed are gathered once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..clustering import finish, identical_clusters, k_of, place_leftovers, space_of
+from ..distance import Encoded
+from ..privacy import PRIVACY_MODELS
+from . import AlgorithmInfo, register
+from .base import CellRecoding, Problem
+from .oka import SEED
+
+
+def kmember(problem: Problem) -> CellRecoding:
+    k = k_of(problem)
+    freq = problem.freq
+    rng = np.random.default_rng(int(problem.options.get("seed", 0)))
+    group, n_ident = identical_clusters(freq.inverse, freq.counts, k)
+    rest = np.flatnonzero(group < 0)
+    enc = Encoded(space_of(problem), freq.codes)
+    tuples, remaining = np.unique(freq.inverse[rest], return_counts=True)
+    remaining = remaining.astype(np.int64)
+    total = int(remaining.sum())
+    pieces_t, pieces_c, pieces_n = [], [], []
+    alive = np.arange(len(tuples))
+    cluster_id = n_ident
+    r = int(rng.integers(len(tuples))) if len(tuples) else 0
+    left = total
+    dist = np.zeros(len(tuples))  # distance of each tuple to the tuple dist_from (the last seed)
+    dist_from = -1
+    while left >= k:
+        if len(alive) > 64 and (remaining[alive] == 0).mean() > 0.3:
+            alive = alive[remaining[alive] > 0]
+        live = alive[remaining[alive] > 0]
+        items = tuples[live]
+        if dist_from == r:  # the distances to r were computed with r's cluster (same values)
+            to_r = dist[live]
+        else:
+            to_r = enc.distance_to_item(items, tuples[r])
+        s = int(live[int(np.argmax(to_r))])
+        take = int(min(remaining[s], k))
+        remaining[s] -= take
+        size = take
+        pieces_t.append(s)
+        pieces_c.append(cluster_id)
+        pieces_n.append(take)
+        if size < k:
+            # the cluster's centroid as distance.Centroids keeps it (numeric sums and count, per
+            # categorical QI the level of the LCA of its leaves with the seed's leaf, which stays the
+            # representative); per candidate its numeric values and its LCA distance with the seed's
+            # leaf are gathered once for the whole cluster. Same arithmetic, in the same order, as
+            # Encoded.distance_pairs, so the choices (and ties) are those of the per-step version.
+            seed_item = tuples[s]
+            rem = remaining[live]
+            xs = enc.X[items]
+            sums = enc.X[seed_item] * take
+            count = take
+            lcas = [enc.lca(t, enc.L[items, t], enc.L[seed_item, t]) for t in range(len(enc.cat))]
+            cat_d = [lv / enc.H[t] for t, lv in enumerate(lcas)]
+            # the distance of every candidate to the seed (as Encoded.distance_to_item computes it):
+            # the next cluster's seed is the farthest from this one's
+            to_s = np.abs(xs - enc.X[seed_item]).sum(axis=1) if enc.num else np.zeros(len(live))
+            for col in cat_d:
+                to_s += col
+            dist[live] = to_s
+            dist_from = s
+            level = np.zeros(len(enc.cat), dtype=np.int64)
+            while size < k:
+                if enc.num:
+                    d = np.abs(xs - sums / max(count, 1)).sum(axis=-1)
+                else:
+                    d = np.zeros(len(live))
+                for t, col in enumerate(cat_d):
+                    d += np.maximum(col, level[t] / enc.H[t]) if level[t] else col
+                d[rem == 0] = np.inf
+                i = int(np.argmin(d))
+                p = int(live[i])
+                take = int(min(rem[i], k - size))
+                count += take
+                item = int(items[i])
+                xp = enc.X[item]
+                for _ in range(take):
+                    sums = sums + xp
+                for t, lv in enumerate(lcas):
+                    level[t] = max(level[t], int(lv[i]))
+                remaining[p] -= take
+                rem[i] -= take
+                size += take
+                pieces_t.append(p)
+                pieces_c.append(cluster_id)
+                pieces_n.append(take)
+        cluster_id += 1
+        left -= k
+        r = s
+        if cluster_id % 200 == 0:
+            problem.report(1 - left / max(total, 1), f"k-member: {cluster_id} cluster(s)")
+    # rows of each tuple go, in order, to the clusters holding pieces of it; the rest stay unplaced
+    if pieces_t:
+        pt = tuples[np.array(pieces_t)]
+        pc, pn = np.array(pieces_c), np.array(pieces_n)
+        left_t = np.flatnonzero(remaining > 0)
+        pt = np.concatenate([pt, tuples[left_t]])
+        pc = np.concatenate([pc, np.full(len(left_t), -1)])
+        pn = np.concatenate([pn, remaining[left_t]])
+        order = np.lexsort((-pc, pt))  # per tuple: clusters first, the unplaced last
+        rest_sorted = rest[np.argsort(freq.inverse[rest], kind="stable")]
+        group[rest_sorted] = np.repeat(pc[order], pn[order])
+    leftover = np.flatnonzero(group < 0)
+    group = place_leftovers(enc, freq.inverse, group, leftover, k)
+    return finish(problem, group, "local", {"identical_clusters": n_ident})
+
+
+register(
+    AlgorithmInfo(
+        name="kmember",
+        label="Greedy k-member clustering",
+        summary="Clustering: seed a cluster with the record farthest from the last seed, add the nearest records "
+        "until it holds k; leftovers join the nearest cluster; each cluster is generalized locally "
+        "(Byun et al. 2007).",
+        run=kmember,
+        models=tuple(PRIVACY_MODELS),
+        recoding="local",
+        options=(SEED,),
+        reference="J.-W. Byun, A. Kamra, E. Bertino, N. Li, Efficient k-anonymization using clustering "
+        "techniques, DASFAA 2007",
+    )
+)

@@ -1,0 +1,277 @@
+"""Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan, ICDE 2006; seed 003 §2.4.3).
+
+Runs on the frequency set (distinct QI tuples with their counts). A partition is split along the
+dimension with the widest normalized range that has an *allowable* cut, and the halves are split
+again until no partition has an allowable cut (strict multidimensional partitioning):
+
+- numeric QIs: the cut at the median - among the thresholds between distinct values, the one that
+  balances the two sides best (for k-anonymity, if the median cut is not allowable no cut is);
+  normalized range = (max - min) / (max - min of the column);
+- other QIs: along the hierarchy, top-down: the children (one level below the partition's lowest
+  common ancestor) are divided into the two groups whose record counts are closest to equal (exact,
+  by subset sums); normalized range = leaves under the LCA / all leaves.
+- relaxed variant (option ``variant=relaxed``): numeric cuts put exactly half the records on each
+  side, records with the median value going to both sides (their ranges may then overlap).
+
+A cut is allowable when the ``allowable`` predicate accepts both sides; the default checks the
+privacy models on the two side sizes, and another predicate (l-diversity, t-closeness on the
+sensitive values of each side) can be passed to :func:`partition`.
+Output: numeric ranges ``[lo-hi]`` of the values in a partition, LCAs for the other QIs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import InputError, UnsatisfiableError
+from ..privacy import PRIVACY_MODELS, Parameter
+from ..recoding import QISpace, cells_from_groups
+from . import AlgorithmInfo, register
+from .base import CellRecoding, Problem
+
+# (tuple indices, weights) of the left side, then of the right side -> may this cut be made?
+Allowable = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]
+
+
+def default_allowable(problem: Problem) -> Allowable:
+    if problem.needs_classes:  # both halves must satisfy the models on their sensitive values too
+        inverse, n_tuples = problem.freq.inverse, len(problem.freq.counts)
+        k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
+
+        def ok(li, lw, ri, rw) -> bool:
+            # (strict variant: every tuple lies whole in one half, so its own histogram is summed)
+            sizes = np.array([lw.sum(), rw.sum()], dtype=np.int64)
+            if sizes.min() < k_min:  # fails k before any histogram is built
+                return False
+            return not bool(problem.failing(
+                sizes, counts=lambda dom: dom.from_tuple_sets(inverse, n_tuples, [li, ri])).any())
+        return ok
+
+    def ok(li, lw, ri, rw) -> bool:
+        return not bool(problem.failing(np.array([lw.sum(), rw.sum()], dtype=np.int64)).any())
+    return ok
+
+
+def balanced_subset(weights: np.ndarray) -> np.ndarray:
+    """Mask of the children going left: the group whose total is closest to half (not above it)."""
+    c = len(weights)
+    take = np.zeros(c, dtype=bool)
+    if c == 2:
+        take[int(np.argmin(weights))] = True
+        return take
+    w = [int(x) for x in weights]
+    total = sum(w)
+    if c > 64 or total > 50_000_000:  # greedy: heaviest first to the lighter side
+        left = right = 0
+        for i in np.argsort(-weights, kind="stable"):
+            if left + w[i] <= right + w[i] and left <= right:
+                take[i] = True
+                left += w[i]
+            else:
+                right += w[i]
+        if take.all() or not take.any():
+            take[:] = False
+            take[int(np.argmin(weights))] = True
+        return take
+    reach = [1]
+    for x in w:
+        reach.append(reach[-1] | (reach[-1] << x))
+    half = total // 2
+    s = (reach[-1] & ((1 << (half + 1)) - 1)).bit_length() - 1
+    for i in range(c - 1, -1, -1):
+        if (reach[i] >> s) & 1:
+            continue
+        take[i] = True
+        s -= w[i]
+    if not take.any():
+        take[int(np.argmin(weights))] = True
+    return take
+
+
+class _Space:
+    """Tuple-level matrices for fast partition statistics."""
+
+    def __init__(self, space: QISpace, codes: np.ndarray):
+        self.space = space
+        self.codes = codes
+        self.num = [j for j in range(space.q) if space.numeric[j]]
+        self.cat = [j for j in range(space.q) if not space.numeric[j]]
+        self.vals = {j: space.values[j][codes[:, j]] for j in self.num}
+        self.V = np.stack([self.vals[j] for j in self.num], axis=1) if self.num else np.zeros((len(codes), 0))
+        blocks, seg = [], []
+        col = 0
+        for j in self.cat:
+            a = space.anc[j][codes[:, j]]
+            blocks.append(a)
+            seg.append(col)
+            col += a.shape[1]
+        self.G = np.concatenate(blocks, axis=1) if blocks else np.zeros((len(codes), 0), dtype=np.int32)
+        self.seg = np.array(seg, dtype=np.int64)
+        self.col_of = {j: s for j, s in zip(self.cat, seg)}
+        self.share = {j: [space.hierarchies[j].leaf_counts(lv) / len(space.hierarchies[j].leaves)
+                          for lv in range(space.hierarchies[j].level_count)] for j in self.cat}
+        self.span = np.array([space.span[j] or 1.0 for j in self.num])
+
+    def widths(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Normalized width per QI and, for categorical QIs, the LCA level (else 0)."""
+        q = self.space.q
+        width = np.zeros(q)
+        lca = np.zeros(q, dtype=np.int64)
+        if self.num:
+            v = self.V[idx]
+            width[self.num] = (v.max(0) - v.min(0)) / self.span
+        if self.cat:
+            g = self.G[idx]
+            mn = g.min(0)
+            varying = mn != g.max(0)
+            levels = np.add.reduceat(varying, self.seg)
+            for t, j in enumerate(self.cat):
+                lv = int(levels[t])
+                lca[j] = lv
+                if lv:
+                    width[j] = self.share[j][lv][mn[self.seg[t] + lv]]
+        return width, lca
+
+
+def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | None = None):
+    """Mondrian's partitions of the frequency set: (tuple index, partition, weight) per piece."""
+    freq = problem.freq
+    space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
+    sp = _Space(space, freq.codes)
+    allowable = allowable or default_allowable(problem)
+    k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
+    q = space.q
+    cuts = np.zeros(q, dtype=np.int64)
+    stack = [(np.arange(len(freq.counts)), freq.counts.astype(np.int64))]
+    done_idx, done_w, done_part = [], [], []
+    n_parts = 0
+    processed = 0
+    total_records = int(freq.counts.sum())
+    finished_records = 0
+    while stack:
+        idx, w = stack.pop()
+        total = int(w.sum())
+        split = None
+        if total >= 2 * k_min and (len(idx) > 1 or relaxed):
+            width, lca = sp.widths(idx)
+            for j in np.argsort(-width, kind="stable"):
+                if width[j] <= 0:
+                    break
+                split = _cut(sp, int(j), idx, w, lca, relaxed, allowable)
+                if split is not None:
+                    cuts[j] += 1
+                    break
+        if split is None:
+            done_idx.append(idx)
+            done_w.append(w)
+            done_part.append(np.full(len(idx), n_parts, dtype=np.int64))
+            n_parts += 1
+            finished_records += total
+        else:
+            stack.extend(split)
+        processed += 1
+        if processed % 2000 == 0:
+            problem.report(finished_records / max(total_records, 1),
+                           f"Mondrian: {n_parts} partition(s) final, {len(stack)} to split")
+    if not done_idx:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), cuts, 0
+    return np.concatenate(done_idx), np.concatenate(done_part), np.concatenate(done_w), cuts, n_parts
+
+
+def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
+    if j in sp.col_of:  # along the hierarchy, one level below the LCA
+        child = sp.G[idx, sp.col_of[j] + int(lca[j]) - 1]
+        low, high = int(child.min()), int(child.max())
+        if high == low:
+            return None
+        if high - low < 4 * len(child) + 256:  # codes in a small range: count them, no sort
+            shifted = child - low
+            per_code = np.bincount(shifted, weights=w)
+            present = per_code > 0
+            inv = (np.cumsum(present) - 1)[shifted]
+            weights = per_code[present].astype(np.int64)
+        else:
+            _, inv = np.unique(child, return_inverse=True)
+            inv = inv.reshape(-1)
+            weights = np.bincount(inv, weights=w).astype(np.int64)
+        left = balanced_subset(weights)[inv]
+    else:
+        v = sp.vals[j][idx]
+        order = np.argsort(v, kind="stable")
+        vs, ws = v[order], w[order]
+        cum = np.cumsum(ws)
+        total = int(cum[-1])
+        if relaxed:
+            half = total // 2
+            pos = int(np.searchsorted(cum, half, side="left"))  # item holding the half-th record
+            before = int(cum[pos - 1]) if pos else 0
+            lw = ws.copy()
+            lw[pos + 1:] = 0
+            lw[pos] = half - before
+            rw = ws - lw
+            li, ri = idx[order][lw > 0], idx[order][rw > 0]
+            lw, rw = lw[lw > 0], rw[rw > 0]
+            if not (len(lw) and len(rw)) or not allowable(li, lw, ri, rw):
+                return None
+            return [(li, lw), (ri, rw)]
+        change = np.flatnonzero(vs[1:] != vs[:-1])  # cut after position `change`
+        if not len(change):
+            return None
+        best = change[np.argmin(np.abs(cum[change] * 2 - total))]
+        left = np.zeros(len(idx), dtype=bool)
+        left[order[: best + 1]] = True
+    li, lw, ri, rw = idx[left], w[left], idx[~left], w[~left]
+    if not allowable(li, lw, ri, rw):
+        return None
+    return [(li, lw), (ri, rw)]
+
+
+def mondrian(problem: Problem) -> CellRecoding:
+    relaxed = problem.options.get("variant", "strict") == "relaxed"
+    if relaxed and problem.needs_classes:
+        raise InputError("Mondrian's relaxed variant splits records of one QI tuple between partitions, so "
+                         "it cannot check models on sensitive values; use the strict variant")
+    freq = problem.freq
+    n = problem.table.n
+    problem.report(0.0, "Mondrian: partitioning")
+    tup, part, weight, cuts, n_parts = partition(problem, relaxed)
+    # rows of each tuple go, in order, to the partitions holding pieces of it
+    order = np.lexsort((part, tup))
+    rows_by_tuple = np.argsort(freq.inverse, kind="stable")
+    group = np.empty(n, dtype=np.int64)
+    group[rows_by_tuple] = np.repeat(part[order], weight[order])
+    sizes = np.bincount(group, minlength=n_parts)
+    failing = problem.failing(sizes, row_class=group)
+    suppressed = failing[group]
+    if int(suppressed.sum()) > problem.budget:
+        raise UnsatisfiableError(
+            f"{int(suppressed.sum())} record(s) cannot be grouped into classes that satisfy the privacy "
+            f"model (the table is too small for it), more than the suppression limit allows ({problem.budget})")
+    group[suppressed] = -1
+    space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
+    cells = cells_from_groups(space, problem.codes, group, None if relaxed else freq.inverse)
+    names = problem.table.qi
+    info = {"partitions": int(n_parts), "variant": "relaxed" if relaxed else "strict",
+            "cuts": {names[j]: int(c) for j, c in enumerate(cuts)}}
+    problem.report(1.0, f"Mondrian done: {n_parts} partition(s)")
+    return CellRecoding(cells, suppressed, "multidimensional", group, [], [], info)
+
+
+register(
+    AlgorithmInfo(
+        name="mondrian",
+        label="Mondrian",
+        summary="Multidimensional partitioning: split the records at the median of the widest QI (along the "
+        "hierarchy for categories) while both halves satisfy the privacy model; numbers become ranges "
+        "[lo-hi], categories their lowest common ancestor (LeFevre et al. 2006).",
+        run=mondrian,
+        models=tuple(PRIVACY_MODELS),
+        recoding="multidimensional",
+        options=(Parameter("variant", str, "strict", "strict: a value never goes to both sides of a cut; "
+                           "relaxed: records with the median value may be split between the two sides",
+                           choices=("strict", "relaxed")),),
+        reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
+    )
+)

@@ -1,0 +1,57 @@
+"""OKA, one-pass k-means for k-anonymization (Lin & Wei 2008), with the distance of seed 003 §3.2.3.
+
+Records of a QI tuple seen at least k times first form clusters of identical records (no loss).
+The others: floor(n/k) random records seed the clusters, one pass puts every record in the cluster
+whose centroid is nearest (the centroid follows; an index over the centroids limits the comparisons,
+see engine/distance.py); then the adjustment: clusters above k give up the records farthest from
+their centroid, which go to the nearest clusters below k, then to the nearest ones below 2k-1. Every
+cluster ends with k..2k-1 records when the table has at least k. Local recoding: each cluster's
+numeric values become its range [lo-hi], the others their lowest common ancestor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..clustering import finish, identical_clusters, k_of, oka_adjust, oka_fill, place_leftovers, space_of
+from ..distance import Encoded
+from ..privacy import PRIVACY_MODELS, Parameter
+from . import AlgorithmInfo, register
+from .base import CellRecoding, Problem
+
+SEED = Parameter("seed", int, 0, "seed of the random choices (cluster seeds, record order)", minimum=0)
+
+
+def oka(problem: Problem) -> CellRecoding:
+    k = k_of(problem)
+    freq = problem.freq
+    rng = np.random.default_rng(int(problem.options.get("seed", 0)))
+    group, n_ident = identical_clusters(freq.inverse, freq.counts, k)
+    rest = np.flatnonzero(group < 0)
+    enc = Encoded(space_of(problem), freq.codes)
+    items = freq.inverse[rest]
+    problem.report(0.05, f"OKA: {n_ident} cluster(s) of identical records, {len(rest)} record(s) to cluster")
+    if len(rest) >= k:
+        cent, cl = oka_fill(enc, items, k, rng,
+                            progress=lambda f: problem.report(0.05 + 0.6 * f, "OKA: one pass over the records"))
+        problem.report(0.7, "OKA: adjusting the clusters to k..2k-1 records")
+        cl = oka_adjust(enc, items, cent, cl, k)
+        group[rest] = n_ident + cl
+    else:
+        group = place_leftovers(enc, freq.inverse, group, rest, k)
+    return finish(problem, group, "local", {"identical_clusters": n_ident})
+
+
+register(
+    AlgorithmInfo(
+        name="oka",
+        label="OKA (one-pass k-means)",
+        summary="Clustering: one k-means pass from n/k random seeds, then clusters above k give their farthest "
+        "records to clusters below k; each cluster is generalized locally (Lin & Wei 2008).",
+        run=oka,
+        models=tuple(PRIVACY_MODELS),
+        recoding="local",
+        options=(SEED,),
+        reference="J.-L. Lin, M.-C. Wei, An efficient clustering method for k-anonymization, PAIS 2008",
+    )
+)

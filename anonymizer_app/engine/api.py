@@ -1,0 +1,304 @@
+"""The one entry point the web app, the Celery tasks, the CLI and the tests call."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pandas as pd
+
+from .algorithms import ALGORITHMS, Problem, get_algorithm
+from .algorithms.anatomy import AnatomyRecoding, assemble_anatomy
+from .algorithms.base import CellRecoding, ProgressCallback
+from .attack import attack_report
+from .distributions import domain_for
+from .errors import Cancelled, InputError
+from .hierarchy import ROOT, Hierarchy
+from .lattice import equivalence_classes, label_columns
+from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
+from .privacy import KAnonymity, Parameter, PrivacyModel
+from .result import Result
+from .table import Table, frequency_set, group_rows
+
+SUPPRESSION = Parameter("suppression limit", float, 0.0, "share of records that may be suppressed (0..1)",
+                        minimum=0.0, maximum=1.0)
+
+
+def anonymize(
+    table: Table,
+    hierarchies: dict[str, Hierarchy] | None = None,
+    algorithm: str = "datafly",
+    k: int | None = 2,
+    suppression_limit: float = 0.0,
+    sensitive: str | None = None,
+    models: list[PrivacyModel] | None = None,
+    options: dict | None = None,
+    progress: ProgressCallback | None = None,
+) -> Result:
+    """Anonymize ``table``; the returned Result has passed ``verify()``."""
+    started = time.perf_counter()
+    info = get_algorithm(algorithm)
+    suppression_limit = float(SUPPRESSION.validate(suppression_limit))
+    models = list(models or [])
+    if k is not None and not any(isinstance(m, KAnonymity) for m in models):
+        models.insert(0, KAnonymity(k))
+    if not models:
+        raise InputError("no privacy model: give k or at least one model")
+    check_supported(info, models)
+    if sensitive is not None and sensitive not in table.frame.columns:
+        raise InputError(f"unknown sensitive column {sensitive!r}")
+    if sensitive is None and table.sensitive:
+        sensitive = table.sensitive[0]
+    models = bind_models(models, sensitive, table)
+
+    def report(fraction: float, phase: str) -> None:
+        if progress is not None and progress(fraction, phase) is False:
+            raise Cancelled(phase)
+
+    def search_progress(fraction: float, phase: str):
+        # the search gets 5-95% of the bar; encoding before and output/verification after it
+        return None if progress is None else progress(0.05 + 0.9 * fraction, phase)
+    report(0.0, "encoding quasi-identifiers")
+    hs = table.hierarchies(hierarchies)
+    ordered = [hs[c] for c in table.qi]
+    codes = table.encode(hs)
+    freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    k_max = max((getattr(m, "k", 1) for m in models), default=1)
+    budget = math.floor(suppression_limit * table.n + 1e-9)
+    if k_max > table.n and budget < table.n:
+        raise InputError(f"k={k_max} is larger than the table's {table.n} records")
+
+    all_hs = dict(hierarchies or {})
+    all_hs.update(hs)
+    domains = {m.column: domain_for(m, table.frame, all_hs, table.is_numeric(m.column))
+               for m in models if getattr(m, "needs_sensitive", False)}
+    problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
+                      validate_options(info, options or {}), search_progress, domains)
+    recoding = info.run(problem)
+    if isinstance(recoding, AnatomyRecoding):
+        report(0.97, "building the quasi-identifier and sensitive tables")
+        result = assemble_anatomy(table, recoding, models, suppression_limit, sensitive)
+        result.search = dict(recoding.info)
+        result.options = problem.options
+        report(0.99, "verifying the result from the published tables")
+        result.verify(table, all_hs)
+        result.attack = attack_report(result.output.assign(**{sensitive: table.frame[sensitive]}),
+                                      result.class_of_row, [sensitive], {sensitive: table.is_numeric(sensitive)})
+        result.seconds = time.perf_counter() - started
+        report(1.0, "verified")
+        return result
+
+    report(0.97, "building the anonymized table")
+    if getattr(recoding, "hierarchies", None) is not None:
+        ordered = list(recoding.hierarchies)
+        hs = dict(zip(table.qi, ordered))
+        all_hs.update(hs)
+        codes = table.encode(hs)
+        freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    if isinstance(recoding, CellRecoding):
+        output = build_cell_output(table, recoding.cells, recoding.suppressed)
+        result = _assemble_cells(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive,
+                                 output)
+    else:
+        output = build_output(table, ordered, codes, recoding.levels, recoding.suppressed)
+        result = _assemble(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive, output)
+    result.algorithm = info.name
+    result.search = dict(recoding.info)
+    result.options = problem.options
+    result.identifying_removed = list(table.identifying)
+    report(0.99, "verifying the result from the output rows")
+    result.verify(table, all_hs)
+    attacked = sensitive_columns(table, sensitive, models)
+    result.attack = attack_report(table.frame, result.class_of_row, attacked,
+                                  {c: table.is_numeric(c) for c in attacked})
+    result.seconds = time.perf_counter() - started
+    report(1.0, "verified")
+    return result
+
+
+def check_supported(info, models: list[PrivacyModel]) -> None:
+    """Refuse up front a model the algorithm cannot honour, naming the algorithms that can."""
+    unsupported = [m.name for m in models if m.name not in info.models]
+    if unsupported:
+        wanted = {m.name for m in models}
+        able = [a.label for a in ALGORITHMS.values() if wanted <= set(a.models)]
+        raise InputError(f"{info.label} cannot honour {', '.join(unsupported)}; algorithms that can: "
+                         f"{', '.join(able) or 'none'}")
+
+
+def bind_models(models: list[PrivacyModel], sensitive: str | None, table: Table) -> list[PrivacyModel]:
+    """Give every attribute-disclosure model its column (the run's sensitive column unless it has one)."""
+    out = []
+    for m in models:
+        if getattr(m, "needs_sensitive", False):
+            if m.column is None:
+                if m.name == "delta-presence":
+                    raise InputError("δ-presence needs the column that marks the research subset")
+                if sensitive is None:
+                    raise InputError(f"{m.describe()} needs a sensitive column")
+                m = m.bind(sensitive)
+            if m.column not in table.frame.columns:
+                raise InputError(f"{m.describe()}: unknown column {m.column!r}")
+            if m.column in table.qi:
+                raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
+        out.append(m)
+    return out
+
+
+def sensitive_columns(table: Table, sensitive: str | None, models: list[PrivacyModel]) -> list[str]:
+    """The columns of the attack report: the sensitive ones and those the l/t/β models protect."""
+    cols = list(table.sensitive)
+    if sensitive is not None and sensitive not in cols:
+        cols.append(sensitive)
+    for m in models:
+        if getattr(m, "needs_sensitive", False) and m.name != "delta-presence" and m.column not in cols:
+            cols.append(m.column)
+    return cols
+
+
+def validate_options(info, options: dict) -> dict:
+    """The algorithm's options with defaults filled in; unknown or bad ones are refused by name."""
+    known = {p.name: p for p in info.options}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        allowed = ", ".join(known) or "none"
+        raise InputError(f"{info.label} has no option {unknown[0]!r}; its options: {allowed}")
+    return {name: p.validate(options[name]) if options.get(name) is not None else p.default
+            for name, p in known.items()}
+
+
+def build_output(
+    table: Table, hierarchies: list[Hierarchy], codes: np.ndarray, levels: list[int], suppressed: np.ndarray
+) -> pd.DataFrame:
+    """Input order, identifying columns removed, QIs at their level, suppressed rows '*' in every QI."""
+    keep = [c for c in table.frame.columns if c not in table.identifying]
+    out = table.frame[keep].copy()
+    for j, (col, labels) in enumerate(zip(table.qi, label_columns(hierarchies, levels))):
+        cells = labels[codes[:, j]].astype(object)
+        cells[suppressed] = ROOT
+        out[col] = cells
+    return out
+
+
+def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndarray) -> pd.DataFrame:
+    """Local/multidimensional recoding: each QI cell as the algorithm wrote it, suppressed rows '*'."""
+    keep = [c for c in table.frame.columns if c not in table.identifying]
+    out = table.frame[keep].copy()
+    for col, labels in zip(table.qi, cells):
+        column = np.asarray(labels, dtype=object).copy()
+        column[suppressed] = ROOT
+        out[col] = column
+    return out
+
+
+def _raw_figures(table, hierarchies, freq, k, sensitive) -> dict:
+    """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
+    inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, [0] * len(hierarchies))
+    figures = class_figures(sizes, table.n, 0, k)
+    figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
+    if sensitive is not None:
+        figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
+    return figures
+
+
+def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output):
+    """Figures of a local/multidimensional recoding, from the classes of identical output tuples."""
+    suppressed = np.asarray(recoding.suppressed, dtype=bool)
+    k = max((getattr(m, "k", 1) for m in models), default=1)
+    numeric = [table.is_numeric(c) for c in table.qi]
+    kept = ~suppressed
+    class_of_row = np.full(table.n, -1, dtype=np.int64)
+    if kept.any():
+        out_codes = np.stack([pd.factorize(output[c].to_numpy()[kept])[0] for c in table.qi], axis=1)
+        _, inverse, sizes = group_rows(out_codes)
+        class_of_row[kept] = inverse
+    else:
+        sizes = np.zeros(0, dtype=np.int64)
+    metrics = class_figures(sizes, table.n, int(suppressed.sum()), k)
+    metrics.update(cell_loss_figures(hierarchies, numeric, codes, [output[c].to_numpy() for c in table.qi],
+                                     suppressed))
+    if sensitive is not None:
+        metrics.update(homogeneity(class_of_row, table.frame[sensitive]))
+    before = _raw_figures(table, hierarchies, freq, k, sensitive)
+    labels = {}
+    for c in table.qi:
+        distinct = output[c][kept].nunique()
+        labels[c] = f"{recoding.recoding} recoding: {distinct} distinct value(s) in the output"
+    return Result(
+        algorithm="",
+        qi=list(table.qi),
+        models=models,
+        suppression_limit=suppression_limit,
+        output=output,
+        suppressed=suppressed,
+        class_of_row=class_of_row,
+        class_sizes=sizes,
+        metrics=metrics,
+        transformation=None,
+        transformation_labels=labels,
+        steps=recoding.steps,
+        sensitive=sensitive,
+        metrics_before=before,
+        notes=list(recoding.notes) + [n for h in hierarchies for n in h.notes],
+        recoding=recoding.recoding,
+    )
+
+
+def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output) -> Result:
+    suppressed = recoding.suppressed
+    k = max((getattr(m, "k", 1) for m in models), default=1)
+    numeric = [table.is_numeric(c) for c in table.qi]
+
+    def figures(levels, sup):
+        inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, levels)
+        row_class = inv[freq.inverse]
+        if sup.any():
+            row_class = _drop_suppressed(row_class, sup)
+            sizes = np.bincount(row_class[~sup]).astype(np.int64)
+        out = class_figures(sizes, table.n, int(sup.sum()), k)
+        out.update(loss_figures(hierarchies, numeric, codes, levels, sup))
+        if sensitive is not None:
+            out.update(homogeneity(row_class, table.frame[sensitive]))
+        return out, row_class, sizes
+
+    metrics, class_of_row, sizes = figures(recoding.levels, suppressed)
+    before = _raw_figures(table, hierarchies, freq, k, sensitive)
+    transformation = dict(zip(table.qi, recoding.levels))
+    labels = {c: _level_description(h, lv) for c, h, lv in zip(table.qi, hierarchies, recoding.levels)}
+    return Result(
+        algorithm="",
+        qi=list(table.qi),
+        models=models,
+        suppression_limit=suppression_limit,
+        output=output,
+        suppressed=suppressed,
+        class_of_row=class_of_row,
+        class_sizes=sizes,
+        metrics=metrics,
+        transformation=transformation,
+        transformation_labels=labels,
+        steps=recoding.steps,
+        sensitive=sensitive,
+        metrics_before=before,
+        notes=list(recoding.notes) + [n for h in hierarchies for n in h.notes],
+    )
+
+
+def _level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
+    """'level 2 of 4: 9 values, e.g. [20-40), [40-60), [60-80)'."""
+    labels = h.labels[level]
+    if level == 0:
+        return f"level 0 of {h.height}: original values"
+    sample = ", ".join(str(x) for x in labels[:shown]) + (", ..." if len(labels) > shown else "")
+    return f"level {level} of {h.height}: {len(labels)} value(s), e.g. {sample}"
+
+
+def _drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
+    """Renumber classes over the non-suppressed rows; suppressed rows get -1."""
+    present = np.unique(row_class[~suppressed])
+    remap = np.full(row_class.max() + 1, -1, dtype=np.int64)
+    remap[present] = np.arange(len(present))
+    out = remap[row_class]
+    out[suppressed] = -1
+    return out

@@ -1,0 +1,467 @@
+"""Full-domain transformations: one hierarchy level per QI applied to every value of the column."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hierarchy import Hierarchy
+from .table import group_rows
+
+
+def generalize_codes(codes: np.ndarray, hierarchies: list[Hierarchy], levels: list[int]) -> np.ndarray:
+    """Leaf codes (rows x q) -> label codes at the given level of each QI."""
+    out = np.empty_like(codes)
+    for j, (h, lv) in enumerate(zip(hierarchies, levels)):
+        out[:, j] = h.maps[lv][codes[:, j]]
+    return out
+
+
+def radices(hierarchies: list[Hierarchy], levels: list[int]) -> np.ndarray:
+    return np.array([len(h.labels[lv]) for h, lv in zip(hierarchies, levels)], dtype=np.int64)
+
+
+def equivalence_classes(
+    codes: np.ndarray, counts: np.ndarray, hierarchies: list[Hierarchy], levels: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Classes of a transformation on a frequency set: (tuple -> class, class sizes)."""
+    generalized = generalize_codes(codes, hierarchies, levels)
+    _, inverse, _ = group_rows(generalized, radices(hierarchies, levels))
+    sizes = np.bincount(inverse, weights=counts).astype(np.int64)
+    return inverse, sizes
+
+
+def label_columns(hierarchies: list[Hierarchy], levels: list[int]) -> list[np.ndarray]:
+    """Per QI: the label (object array) of each leaf code at the chosen level."""
+    return [h.labels[lv][h.maps[lv]] for h, lv in zip(hierarchies, levels)]
+
+
+# ---- the generalization lattice and node evaluation on the frequency set --------------------------
+# A node is one level per QI. Its equivalence classes are computed on the frequency set (distinct QI
+# tuples with counts): each class is kept as (one representative tuple, size), so a node can also be
+# computed from any evaluated specialization by grouping that node's classes instead of all tuples
+# ("roll-up"): generalizing never splits a class.
+
+UNKNOWN, ANONYMOUS, NOT_ANONYMOUS = 0, 1, 2
+PRUNED = 3  # not checked: its bound shows neither it nor a generalization can be optimal (lattice_search)
+
+
+class Lattice:
+    """Shape and numbering of the full-domain lattice: node index = C-order index of its levels."""
+
+    def __init__(self, hierarchies: list[Hierarchy]):
+        self.heights = np.array([h.height for h in hierarchies], dtype=np.int64)
+        self.shape = tuple(int(x) + 1 for x in self.heights)
+        self.q = len(self.shape)
+        self.size = int(np.prod(np.array(self.shape, dtype=float))) if self.shape else 1
+        self.max_rank = int(self.heights.sum())
+        self._all: np.ndarray | None = None
+        strides, s = [], 1
+        for dim in reversed(self.shape):
+            strides.append(s)
+            s *= dim
+        self.strides = tuple(reversed(strides))  # C order, in nodes
+
+    def index(self, levels) -> int:
+        return sum(int(x) * s for x, s in zip(levels, self.strides))
+
+    def levels(self, index: int) -> tuple[int, ...]:
+        index = int(index)
+        out = []
+        for s in self.strides:
+            lv, index = divmod(index, s)
+            out.append(lv)
+        return tuple(out)
+
+    def all_levels(self) -> np.ndarray:
+        """size x q matrix of every node's levels, in index order."""
+        if self._all is None:
+            grids = np.indices(self.shape, dtype=np.int16).reshape(self.q, -1)
+            self._all = np.ascontiguousarray(grids.T)
+        return self._all
+
+    def ranks(self) -> np.ndarray:
+        return self.all_levels().sum(axis=1, dtype=np.int64)
+
+    def successors(self, levels) -> list[tuple[int, ...]]:
+        """Direct generalizations: one QI one level up."""
+        out = []
+        for j, lv in enumerate(levels):
+            if lv < self.heights[j]:
+                out.append(tuple(levels[:j]) + (lv + 1,) + tuple(levels[j + 1:]))
+        return out
+
+    def predecessors(self, levels) -> list[tuple[int, ...]]:
+        """Direct specializations: one QI one level down."""
+        out = []
+        for j, lv in enumerate(levels):
+            if lv > 0:
+                out.append(tuple(levels[:j]) + (lv - 1,) + tuple(levels[j + 1:]))
+        return out
+
+    @staticmethod
+    def above(levels) -> tuple[slice, ...]:
+        """Index of all generalizations (the node included) in a lattice-shaped array."""
+        return tuple(slice(int(x), None) for x in levels)
+
+    @staticmethod
+    def below(levels) -> tuple[slice, ...]:
+        """Index of all specializations (the node included) in a lattice-shaped array."""
+        return tuple(slice(0, int(x) + 1) for x in levels)
+
+
+class NodeClasses:
+    """Equivalence classes of one node: a representative frequency-set row and the size of each."""
+
+    __slots__ = ("levels", "reps", "sizes", "key", "failing", "outliers", "parent", "parent_map", "hist",
+                 "charged")
+
+    def __init__(self, levels: tuple[int, ...], reps: np.ndarray, sizes: np.ndarray, key: np.ndarray | None = None):
+        self.levels = levels
+        self.reps = reps
+        self.sizes = sizes
+        # per class, its generalized QI codes as one number in the evaluator's fixed mixed-radix layout
+        # (None when that layout does not fit an int64): lets a node be grouped from any specialization
+        # by changing only the digits of the QIs whose level differs
+        self.key = key
+        self.failing: np.ndarray | None = None
+        self.outliers = 0
+        # sensitive histograms (class-level models): the node it was grouped from and, per class of that
+        # node, the class here (dropped once the node is checked), and per sensitive domain the sparse
+        # classes x values counts (class, value, count), rolled up from the parent's
+        self.parent: NodeClasses | None = None
+        self.parent_map: np.ndarray | None = None
+        self.hist: dict | None = None
+        self.charged = 0  # pairs of hist counted against the evaluator's budget while cached
+
+
+class NodeEvaluator:
+    """Classes of any node, with a small LRU cache of evaluated nodes used as roll-up sources."""
+
+    def __init__(self, freq, hierarchies: list[Hierarchy], failing=None, cache_size: int | None = None):
+        self.hierarchies = hierarchies
+        self.freq_codes = freq.codes
+        self.freq_inverse = getattr(freq, "inverse", None)  # row -> tuple, for sensitive histograms
+        self.counts = np.asarray(freq.counts, dtype=np.int64)
+        self.m = len(self.counts)
+        self.q = len(hierarchies)
+        self.failing_fn = failing
+        # generalized codes of every frequency-set row, per QI and level, and the level's radix
+        self.gcols = [[np.ascontiguousarray(h.maps[lv][freq.codes[:, j]].astype(np.int64))
+                       for lv in range(h.level_count)] for j, h in enumerate(hierarchies)]
+        self.radix = [[max(len(h.labels[lv]), 1) for lv in range(h.level_count)] for h in hierarchies]
+        # fixed mixed-radix layout: digit j has the largest label count of QI j at any level, so one
+        # layout serves every node and a node's key differs from a specialization's only in the digits
+        # of the QIs generalized further (wcols: the codes already multiplied by the digit's weight)
+        digit = [max(r) for r in self.radix]
+        space = 1.0
+        for r in digit:
+            space *= r
+        self.fixed = space < 2.0**62
+        self.key_bits = int(space).bit_length() if self.fixed else 64
+        bottom_key = None
+        if self.fixed:
+            weights, w = [], 1
+            for r in reversed(digit):
+                weights.append(w)
+                w *= r
+            weights.reverse()
+            self.wcols = [[col * weights[j] for col in cols] for j, cols in enumerate(self.gcols)]
+            bottom_key = np.zeros(self.m, dtype=np.int64)
+            for j in range(self.q):
+                bottom_key += self.wcols[j][0]
+        self.bottom = NodeClasses(tuple([0] * self.q), np.arange(self.m, dtype=np.int64), self.counts, bottom_key)
+        self.positions = np.arange(self.m, dtype=np.int64)
+        self.deltas: dict[tuple[int, int, int], np.ndarray] = {}
+        self.delta_room = max(0, 16_000_000 // max(self.m, 1))  # arrays of m int64 kept: at most ~128 MB
+        if cache_size is None:  # more roll-up sources pay off; at most ~10M cached classes (~240 MB)
+            cache_size = max(48, min(256, 10_000_000 // max(self.m, 1)))
+        self.cache_size = cache_size
+        self.hist_room = 4_000_000  # (class, value) pairs of sensitive histograms kept on cached nodes
+        self.cache_levels = np.zeros((cache_size, self.q), dtype=np.int64)
+        # levels in unary, one bit field per QI (level l: its l lowest bits set), when they fit 63 bits:
+        # a cached node is a specialization of a node iff it has no bit the node lacks
+        widths = [h.height for h in hierarchies]
+        self.unary = sum(widths) <= 63
+        self.unary_offsets = np.cumsum([0] + widths[:-1]).tolist() if widths else []
+        self.cache_bits = np.zeros(cache_size, dtype=np.int64)
+        self.cache_nodes: list[NodeClasses | None] = [None] * cache_size
+        self.cache_used = np.zeros(cache_size, dtype=np.int64)  # last use (0 = empty slot)
+        self.cache_classes = np.zeros(cache_size, dtype=np.int64)  # number of classes of the node
+        self.cache_filled = 0
+        self.clock = 0
+        self.evaluations = 0
+        self.rollups = 0
+
+    # -- classes -------------------------------------------------------------------------------
+    class_level = False  # set when the failing function needs tuple -> class (l-diversity, t-closeness...)
+    # set (with class_level) when the failing function takes ``counts`` (domain -> classes x values
+    # counts, Problem.failing): histograms are then rolled up from the node's source like the sizes
+    histograms = False
+
+    def tuple_class(self, node: NodeClasses) -> np.ndarray:
+        """The class (index into node.sizes) of every frequency-set tuple."""
+        cols = [self.gcols[j][lv] for j, lv in enumerate(node.levels) if self.radix[j][lv] > 1]
+        if not cols:
+            return np.zeros(self.m, dtype=np.int64)
+        product = 1.0
+        for j, lv in enumerate(node.levels):
+            product *= self.radix[j][lv]
+        if product < 2.0**62:
+            key = np.zeros(self.m, dtype=np.int64)
+            for j, lv in enumerate(node.levels):
+                if self.radix[j][lv] > 1:
+                    key = key * self.radix[j][lv] + self.gcols[j][lv]
+        else:
+            key = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+        rep_key = key[node.reps]
+        order = np.argsort(rep_key, kind="stable")
+        return order[np.searchsorted(rep_key[order], key)]
+
+    def source_for(self, levels) -> NodeClasses:
+        """The cached specialization of ``levels`` with the fewest classes (the bottom if none)."""
+        if self.clock == 0:
+            return self.bottom
+        filled = self.cache_filled
+        if self.unary:
+            ok = (self.cache_bits[:filled] & ~self._bits(levels)) == 0
+        else:
+            ok = (self.cache_levels[:filled] <= np.array(levels, dtype=np.int64)).all(axis=1)
+        classes = np.where(ok, self.cache_classes[:filled], self.m + 1)
+        slot = int(classes.argmin())
+        if classes[slot] > self.m:
+            return self.bottom
+        self.rollups += 1
+        return self.cache_nodes[slot]
+
+    def classes(self, levels, source: NodeClasses | None = None, cache: bool = True) -> NodeClasses:
+        levels = tuple(int(x) for x in levels)
+        if source is None:
+            source = self.source_for(levels)
+            if source is self.bottom and self.clock and source.key is not None:
+                source = self._hub(levels)
+        if source.levels == levels:
+            node = source
+        else:
+            node = self._group(levels, source)
+        if self.failing_fn is not None and node.failing is None:
+            if self.class_level and self.histograms and self.freq_inverse is not None:
+                node.failing = self.failing_fn(node.sizes, counts=lambda dom, node=node: self.histogram(node, dom))
+            elif self.class_level:  # models on sensitive values: pass which class each tuple is in
+                node.failing = self.failing_fn(node.sizes, tuple_class=self.tuple_class(node))
+            else:
+                node.failing = self.failing_fn(node.sizes)
+            node.outliers = int(node.sizes[node.failing].sum())
+            node.parent = node.parent_map = None
+        if cache and node is not self.bottom:
+            self._remember(node)
+        self.evaluations += 1
+        return node
+
+    def _hub(self, levels: tuple[int, ...]) -> NodeClasses:
+        """A roll-up source for a node with no evaluated specialization: the node with level 1 on the
+        QIs the node generalizes and 0 elsewhere (itself rolled up from a smaller hub when one is
+        cached). Grouping the whole frequency set once per such support instead of once per node pays
+        off because searches like Flash check many nodes with the same generalized QIs."""
+        hub = tuple(min(x, 1) for x in levels)
+        if hub == levels or not any(hub):
+            return self.bottom
+        node = self._group_fixed(hub, self.source_for(hub))
+        self._remember(node)
+        return node
+
+    def _group(self, levels: tuple[int, ...], source: NodeClasses) -> NodeClasses:
+        if source.key is not None:
+            return self._group_fixed(levels, source)
+        reps, weights = source.reps, source.sizes
+        n = len(reps)
+        product = 1.0
+        for j, lv in enumerate(levels):
+            product *= self.radix[j][lv]
+        if product >= 2.0**62:  # keys do not fit an int64: group lexicographically
+            cols = np.stack([self.gcols[j][lv][reps] for j, lv in enumerate(levels)], axis=1)
+            _, first, inverse = np.unique(cols, axis=0, return_index=True, return_inverse=True)
+            sizes = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(first)).astype(np.int64)
+            return NodeClasses(levels, reps[first], sizes)
+        key = None
+        for j, lv in enumerate(levels):
+            r = self.radix[j][lv]
+            if r == 1:
+                continue
+            col = self.gcols[j][lv][reps]
+            key = col if key is None else key * r + col
+        if key is None:  # every QI at a one-label level: one class
+            return NodeClasses(levels, reps[:1], np.array([int(weights.sum())], dtype=np.int64))
+        space = int(product)
+        if space <= 4 * n + 4096:
+            total = np.bincount(key, weights=weights, minlength=space)
+            present = np.flatnonzero(total)
+            first = np.empty(space, dtype=np.int64)
+            first[key[::-1]] = reps[::-1]
+            return NodeClasses(levels, first[present], total[present].astype(np.int64))
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        starts = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
+        sizes = np.add.reduceat(weights[order], starts).astype(np.int64)
+        return NodeClasses(levels, reps[order[starts]], sizes)
+
+    def _group_fixed(self, levels: tuple[int, ...], source: NodeClasses) -> NodeClasses:
+        """Group the source's classes by their key with the changed QIs' digits replaced."""
+        reps, key = source.reps, source.key
+        for j, (new, old) in enumerate(zip(levels, source.levels)):
+            if new != old:
+                key = key + self._delta(j, old, new)[reps]
+        n = len(key)
+        if n <= 1:
+            return self._linked(NodeClasses(levels, reps, source.sizes, key), source, None, None)
+        shift = n.bit_length()
+        if self.key_bits + shift <= 63:
+            # one sort of key and position packed together (faster than argsort)
+            packed = key << shift
+            packed |= self.positions[:n]
+            packed.sort()
+            order = packed & ((1 << shift) - 1)
+            sk = packed >> shift
+        else:
+            order = np.argsort(key)
+            sk = key[order]
+        head = np.empty(n, dtype=bool)
+        head[0] = True
+        np.not_equal(sk[1:], sk[:-1], out=head[1:])
+        starts = np.flatnonzero(head)
+        if len(starts) == n:  # nothing merged
+            return self._linked(NodeClasses(levels, reps[order], source.sizes[order], sk), source, order, None)
+        sizes = np.add.reduceat(source.sizes[order], starts)
+        return self._linked(NodeClasses(levels, reps[order[starts]], sizes, sk[starts]), source, order, head)
+
+    def _linked(self, node: NodeClasses, source: NodeClasses, order, head) -> NodeClasses:
+        """With histograms: remember the source and the class of each source class in the node (the
+        source's classes sorted by ``order``, a new class at every ``head``)."""
+        if self.histograms and self.class_level:
+            n = len(source.sizes)
+            mapping = np.empty(n, dtype=np.int64)
+            if order is None:
+                mapping[:] = np.arange(n) if len(node.sizes) == n else 0
+            elif head is None:
+                mapping[order] = self.positions[:n]
+            else:
+                mapping[order] = np.cumsum(head) - 1
+            node.parent, node.parent_map = source, mapping
+        return node
+
+    # -- sensitive histograms (class-level models) ----------------------------------------------------
+    def histogram(self, node: NodeClasses, dom) -> np.ndarray:
+        """classes x values counts of the node on a sensitive domain, rolled up from the sparse
+        histogram of the node it was grouped from (else summed from the frequency-set tuples)."""
+        V = dom.m
+        n = len(node.sizes)
+        if node.parent is not None:
+            pc, pv, pn = self._sparse(node.parent, dom)
+            cls = node.parent_map[pc]
+        else:
+            pc, pv, pn = dom.tuple_triplets(self.freq_inverse)
+            cls = pc if node is self.bottom else self.tuple_class(node)[pc]
+        flat = cls * V + pv
+        dense = np.bincount(flat, weights=pn, minlength=n * V).reshape(n, V)
+        if node is not self.bottom:  # keep it sparse for the node's own roll-ups
+            nz = np.flatnonzero(dense)
+            c = nz // V
+            if node.hist is None:
+                node.hist = {}
+            node.hist[id(dom)] = (dom, c, nz - c * V, dense.reshape(-1)[nz])
+        return dense.astype(np.int64)
+
+    def _sparse(self, node: NodeClasses, dom) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if node is self.bottom:
+            return dom.tuple_triplets(self.freq_inverse)
+        found = node.hist.get(id(dom)) if node.hist is not None else None
+        if found is None or found[0] is not dom:
+            self.histogram(node, dom)
+            found = node.hist[id(dom)]
+        return found[1], found[2], found[3]
+
+    def _delta(self, j: int, old: int, new: int) -> np.ndarray:
+        """Per frequency-set row: the change of its key when QI j goes from level old to new (cached)."""
+        found = self.deltas.get((j, old, new))
+        if found is None:
+            found = self.wcols[j][new] - self.wcols[j][old]
+            if self.delta_room > 0:
+                self.deltas[(j, old, new)] = found
+                self.delta_room -= 1
+        return found
+
+    def _remember(self, node: NodeClasses) -> None:
+        self.clock += 1
+        if self.cache_filled < self.cache_size:
+            slot = self.cache_filled
+            self.cache_filled += 1
+        else:
+            slot = int(np.argmin(self.cache_used))
+            evicted = self.cache_nodes[slot]
+            if evicted is not None and evicted.charged:  # its histograms go with it
+                self.hist_room += evicted.charged
+                evicted.charged = 0
+                evicted.hist = None
+        if node.hist is not None and not node.charged:
+            pairs = sum(len(h[1]) for h in node.hist.values()) or 1
+            if pairs <= self.hist_room:
+                self.hist_room -= pairs
+                node.charged = pairs
+            else:
+                node.hist = None
+        self.cache_levels[slot] = node.levels
+        if self.unary:
+            self.cache_bits[slot] = self._bits(node.levels)
+        self.cache_nodes[slot] = node
+        self.cache_used[slot] = self.clock
+        self.cache_classes[slot] = len(node.sizes)
+
+    def _bits(self, levels) -> int:
+        return sum(((1 << lv) - 1) << off for lv, off in zip(levels, self.unary_offsets))
+
+    def labels(self, node: NodeClasses, j: int, which: np.ndarray | None = None) -> np.ndarray:
+        """Label code at the node's level of QI j, per class (or per selected class)."""
+        reps = node.reps if which is None else node.reps[which]
+        return self.gcols[j][node.levels[j]][reps]
+
+    def iterate_all(self, lattice: Lattice, order: list[int] | None = None):
+        """Every node once, each rolled up from a neighbour just evaluated (odometer order).
+
+        ``order`` is the QI order of the odometer (the last one changes fastest); nodes are yielded
+        as NodeClasses whose levels are in the original QI order.
+        """
+        q = self.q
+        if q == 0:
+            yield self.classes((), source=self.bottom, cache=False)
+            return
+        order = list(range(q)) if order is None else list(order)
+        dims = [lattice.shape[j] for j in order]
+        stack: list[NodeClasses] = [self.bottom] * q  # stack[d]: node with positions > d at 0
+        pos = [0] * q
+        prev = self.bottom
+        while True:
+            levels = [0] * q
+            for d, j in enumerate(order):
+                levels[j] = pos[d]
+            if all(p == 0 for p in pos):
+                node = self.classes(tuple(levels), source=self.bottom, cache=False)
+            elif pos[-1] > 0:
+                node = self.classes(tuple(levels), source=prev, cache=False)
+            else:
+                d = max(i for i in range(q) if pos[i] > 0)
+                node = self.classes(tuple(levels), source=stack[d], cache=False)
+            # the node is the latest one with zeros after its last nonzero position
+            last = max((i for i in range(q) if pos[i] > 0), default=-1)
+            for d in range(max(last, 0), q):
+                stack[d] = node
+            prev = node
+            yield node
+            # advance the odometer
+            d = q - 1
+            while d >= 0:
+                pos[d] += 1
+                if pos[d] < dims[d]:
+                    break
+                pos[d] = 0
+                d -= 1
+            if d < 0:
+                return

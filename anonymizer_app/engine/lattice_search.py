@@ -1,0 +1,231 @@
+"""Shared machinery of the optimal full-domain searches (Flash, Incognito, Samarati, exhaustive).
+
+``LatticeSearch`` checks nodes on the frequency set (NodeEvaluator: cache + roll-up), keeps every
+node's tag (unknown / anonymous / not anonymous) in a lattice-shaped array, tags predictively when all
+privacy models are monotonic (an anonymous node makes all its generalizations anonymous, a failing
+node all its specializations failing), records the metric of every checked anonymous node and finds
+the optimum among all anonymous nodes:
+
+- without suppression (budget 0) every metric is monotonic, so the optimum is among the minimal
+  anonymous nodes, which the searches check anyway;
+- with suppression the metrics are not monotonic (generalizing can release suppressed records), so
+  all anonymous nodes are candidates, visited in order of a lower bound (lattice_metrics) until the
+  bound reaches the best value found: a branch and bound that is exact.
+
+Flash (with suppression, discernibility) also prunes by the incumbent while it tags: a node whose
+class bound (from an evaluated specialization) is above the best value found so far cannot be, nor
+have, a generalization that is optimal, so it and its generalizations are tagged PRUNED (an upward
+closed set, like the anonymous nodes, so the search treats them as anonymous when choosing paths)
+and never checked. The comparison is strict: ties, and so the tie-break by rank, are unchanged.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+
+import numpy as np
+
+from .algorithms.base import FullDomainRecoding, Problem
+from .errors import UnsatisfiableError
+from .lattice import ANONYMOUS, NOT_ANONYMOUS, PRUNED, UNKNOWN, Lattice, NodeEvaluator, equivalence_classes
+from .lattice_metrics import METRIC_HELP, METRIC_NAMES, REPORT_KEYS, make_metric
+from .privacy import KAnonymity, Parameter
+
+METRIC = Parameter("metric", str, "discernibility", METRIC_HELP, choices=METRIC_NAMES)
+KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the lattice (levels, tag, metric) in "
+                         "the report's search section, for the lattice view", choices=("no", "yes"))
+TAG_LETTERS = {UNKNOWN: "?", ANONYMOUS: "a", NOT_ANONYMOUS: "n", PRUNED: "?"}
+
+
+class LatticeSearch:
+    def __init__(self, problem: Problem, metric: str | None = None, tagging: bool = True):
+        self.problem = problem
+        self.started = time.perf_counter()
+        self.lattice = Lattice(problem.hierarchies)
+        self.evaluator = NodeEvaluator(problem.freq, problem.hierarchies, problem.failing)
+        self.evaluator.class_level = problem.needs_classes
+        self.evaluator.histograms = problem.needs_classes  # Problem.failing takes counts=
+        if problem.models and all(type(m) is KAnonymity for m in problem.models):
+            k = max(m.k for m in problem.models)  # plain k-anonymity: the same test without the dispatch
+            self.evaluator.failing_fn = lambda sizes, k=k: sizes < k
+        self.metric_name = metric or problem.options.get("metric") or "discernibility"
+        self.k_min = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
+        numeric = [problem.table.is_numeric(c) for c in problem.table.qi]
+        self.metric = make_metric(self.metric_name, self.evaluator, problem.hierarchies, numeric,
+                                  problem.table.n, self.k_min)
+        self.budget = problem.budget
+        self.monotonic = problem.monotonic  # see privacy.py: some models only without suppression
+        self.tagging = tagging and self.monotonic
+        shape = self.lattice.shape
+        self.tags = np.zeros(shape, dtype=np.int8)
+        self.checked = np.zeros(shape, dtype=bool)
+        self.values = np.full(shape, np.nan)
+        self.class_lb = np.full(shape, -np.inf) if self.metric_name == "discernibility" else None
+        self.checks = 0
+        self.best = math.inf  # best metric value of a checked anonymous node
+        self.pruned = 0
+        # pruning by the incumbent (see the module's docstring): only where the lattice is not exported
+        self.pruning = (self.class_lb is not None and self.budget > 0 and self.tagging
+                        and problem.options.get("keep_lattice") != "yes")
+
+    # -- checking -----------------------------------------------------------------------------------
+    def check(self, levels) -> bool:
+        levels = tuple(int(x) for x in levels)
+        node = self.evaluator.classes(levels)
+        return self.record(node)
+
+    def record(self, node, tag: bool = True) -> bool:
+        levels = node.levels
+        self.checks += 1
+        self.checked[levels] = True
+        anonymous = node.outliers <= self.budget
+        if anonymous:
+            value = self.metric.value(node)
+            self.values[levels] = value
+            if value < self.best:
+                self.best = float(value)
+            if self.tagging and tag:
+                self.tags[self.lattice.above(levels)] = ANONYMOUS
+            else:
+                self.tags[levels] = ANONYMOUS
+        elif self.tagging and tag:
+            self.tags[self.lattice.below(levels)] = NOT_ANONYMOUS
+        else:
+            self.tags[levels] = NOT_ANONYMOUS
+        if self.class_lb is not None and tag:  # a bound for the node and all its generalizations
+            view = self.class_lb[self.lattice.above(levels)]
+            np.maximum(view, self.metric.class_bound(node), out=view)
+        return anonymous
+
+    def prune(self, levels) -> bool:
+        """Tag the node and its generalizations PRUNED when its bound exceeds the incumbent."""
+        if not self.pruning or not self.class_lb[levels] > self.best:
+            return False
+        view = self.tags[self.lattice.above(levels)]
+        view[view == UNKNOWN] = PRUNED
+        self.pruned += 1
+        return True
+
+    def exhaustive(self) -> None:
+        """Check every node (roll-up along an odometer); no tag is predicted."""
+        order = sorted(range(self.lattice.q), key=lambda j: self.lattice.shape[j])
+        size = self.lattice.size
+        for i, node in enumerate(self.evaluator.iterate_all(self.lattice, order)):
+            self.record(node, tag=False)
+            if i % 512 == 0:
+                self.problem.report(0.9 * i / size, f"exhaustive search: {i} of {size} nodes checked")
+
+    # -- the optimum --------------------------------------------------------------------------------
+    def minimal_anonymous(self) -> np.ndarray:
+        anon = self.tags == ANONYMOUS
+        has_anonymous_child = np.zeros_like(anon)
+        for j in range(self.lattice.q):
+            src = [slice(None)] * self.lattice.q
+            dst = [slice(None)] * self.lattice.q
+            src[j] = slice(0, -1)
+            dst[j] = slice(1, None)
+            has_anonymous_child[tuple(dst)] |= anon[tuple(src)]
+        return anon & ~has_anonymous_child
+
+    def optimum(self) -> tuple[tuple[int, ...], float]:
+        anon = self.tags == ANONYMOUS
+        if not anon.any():
+            raise UnsatisfiableError(
+                f"no generalization of the lattice meets the privacy model with at most {self.budget} "
+                "suppressed record(s); raise the suppression limit or lower k")
+        if self.budget == 0 or not self.monotonic:
+            # no suppression: the metric grows with generalization, the optimum is a minimal node
+            cand = np.flatnonzero((self.minimal_anonymous() if self.monotonic else anon).reshape(-1))
+            for idx in cand:
+                if np.isnan(self.values.flat[idx]):
+                    self.check(self.lattice.levels(idx))
+        else:
+            self._branch_and_bound(anon)
+        values = np.where(np.isnan(self.values), np.inf, self.values).reshape(-1)
+        best = float(values.min())
+        ties = np.flatnonzero(values == best)
+        ranks = self.lattice.ranks()[ties] if len(ties) > 1 else np.zeros(1)
+        idx = int(ties[int(np.argmin(ranks))])
+        return self.lattice.levels(idx), self.values.flat[idx]
+
+    def _branch_and_bound(self, anon: np.ndarray) -> None:
+        level_bound = self.metric.level_bound(self.lattice)
+        flat_values = self.values.reshape(-1)
+        done = ~np.isnan(flat_values)
+        best = float(np.min(flat_values[done])) if done.any() else math.inf
+        cand = np.flatnonzero(anon.reshape(-1) & ~done)
+        bound = (level_bound if level_bound is not None else self.class_lb).reshape(-1)
+        heap = list(zip(bound[cand].tolist(), cand.tolist()))
+        heapq.heapify(heap)
+        total = len(heap)
+        while heap:
+            key, idx = heapq.heappop(heap)
+            if key >= best:
+                break
+            if level_bound is None:  # the class bound may have risen since the node was queued
+                fresh = float(self.class_lb.flat[idx])
+                if fresh > key:
+                    heapq.heappush(heap, (fresh, idx))
+                    continue
+            self.check(self.lattice.levels(idx))
+            best = min(best, float(self.values.flat[idx]))
+            if len(heap) % 256 == 0:
+                self.problem.report(0.9 + 0.09 * (1 - len(heap) / max(total, 1)),
+                                    "searching the optimum among the anonymous nodes")
+
+    # -- the result ---------------------------------------------------------------------------------
+    def recoding(self, levels, info: dict, steps: list | None = None, notes: list | None = None) -> FullDomainRecoding:
+        p = self.problem
+        levels = [int(x) for x in levels]
+        inverse, sizes = equivalence_classes(p.freq.codes, p.freq.counts, p.hierarchies, levels)
+        failing = p.failing(sizes, tuple_class=inverse)
+        suppressed = failing[inverse][p.freq.inverse]
+        base = {
+            "metric": self.metric_name,
+            "metric_key": REPORT_KEYS[self.metric_name],
+            "optimum_levels": dict(zip(p.table.qi, levels)),
+            "optimum_value": _plain(self.values[tuple(levels)]),
+            "nodes_checked": int(self.checks),
+            "lattice_size": int(self.lattice.size),
+            "anonymous_nodes_known": int((self.tags == ANONYMOUS).sum()),
+            "pruned_by_bound": int((self.tags == PRUNED).sum()),
+            "rollups": int(self.evaluator.rollups),
+            "monotonic_models": bool(self.monotonic),
+            "search_seconds": round(time.perf_counter() - self.started, 4),
+        }
+        base.update(info)
+        if p.options.get("keep_lattice") == "yes":
+            base["lattice"] = self.export(levels)
+        return FullDomainRecoding(levels, suppressed, steps or [], notes or [], base)
+
+    def export(self, optimum) -> dict:
+        """Compact lattice for the UI: per node its levels (one digit or number per QI), tag, metric."""
+        lat = self.lattice
+        allv = lat.all_levels()
+        tags = self.tags.reshape(-1)
+        checked = self.checked.reshape(-1)
+        values = self.values.reshape(-1)
+        sep = "" if max(lat.shape, default=1) <= 10 else "."
+        nodes = []
+        for i in range(lat.size):
+            letter = TAG_LETTERS[int(tags[i])]
+            if checked[i]:
+                letter = letter.upper()
+            nodes.append([sep.join(str(int(x)) for x in allv[i]), letter, _plain(values[i])])
+        return {"qi": list(self.problem.table.qi), "heights": [int(x) for x in lat.heights],
+                "optimum": sep.join(str(int(x)) for x in optimum),
+                "legend": {"A": "anonymous (checked)", "a": "anonymous (predicted)",
+                           "N": "not anonymous (checked)", "n": "not anonymous (predicted)",
+                           "?": "not known"},
+                "nodes": nodes}
+
+
+def _plain(v):
+    if v is None:
+        return None
+    v = float(v)
+    if math.isnan(v):
+        return None
+    return int(v) if v.is_integer() and abs(v) < 2**53 else v

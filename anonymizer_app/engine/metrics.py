@@ -1,0 +1,214 @@
+"""Utility and risk measures, exactly as ../shared/docs/definitions.md defines them.
+
+All figures are computed from equivalence-class sizes and per-cell generalization levels; the
+suppressed records take no part in any class.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .hierarchy import Hierarchy
+
+RISK_THRESHOLD = 0.2
+
+# Names and one-line meanings, for the UI's help and the report JSON.
+METRIC_HELP = {
+    "equivalence_classes": "number of equivalence classes (ECs) among the non-suppressed records",
+    "min_class_size": "size of the smallest EC (the k actually reached)",
+    "mean_class_size": "(N - suppressed) / #EC",
+    "suppressed": "records suppressed (all QIs shown as *)",
+    "ncp": "Normalized Certainty Penalty (Xu et al. 2006): mean cell loss 0..1; suppressed cells count 1",
+    "generalization_height": "level / hierarchy height, mean over QI cells; suppressed cells count 1",
+    "discernibility": "C_DM = sum of |EC|^2 + suppressed x N",
+    "c_avg": "normalized average EC size (N - suppressed) / (#EC x k)",
+    "non_uniform_entropy": "sum over cells of -log2 P(original value | generalized value), on the input",
+    "prosecutor_risk_highest": "1 / smallest EC size",
+    "prosecutor_risk_average": "#EC / (N - suppressed)",
+    "records_at_risk": f"share of non-suppressed records whose risk 1/|EC| exceeds {RISK_THRESHOLD}",
+    "marketer_risk": "#EC / N",
+    "sample_uniques": "ECs of size 1",
+    "homogeneous_classes": "ECs whose records all share one sensitive value",
+    "homogeneous_records": "records in homogeneous ECs",
+}
+
+
+def class_figures(sizes: np.ndarray, n: int, suppressed: int, k: int, threshold: float = RISK_THRESHOLD) -> dict:
+    """EC counts, discernibility, C_AVG and the prosecutor/marketer risks."""
+    kept = n - suppressed
+    ecs = int(len(sizes))
+    figures: dict[str, float | int | None] = {
+        "equivalence_classes": ecs,
+        "min_class_size": int(sizes.min()) if ecs else 0,
+        "mean_class_size": kept / ecs if ecs else 0.0,
+        "suppressed": int(suppressed),
+        "discernibility": int(np.sum(sizes.astype(np.int64) ** 2) + suppressed * n),
+        "c_avg": kept / (ecs * k) if ecs else None,
+        "prosecutor_risk_highest": 1.0 / sizes.min() if ecs else 0.0,
+        "prosecutor_risk_average": ecs / kept if kept else 0.0,
+        "records_at_risk": float(sizes[1.0 / sizes > threshold].sum() / kept) if kept else 0.0,
+        "marketer_risk": ecs / n if n else 0.0,
+        "sample_uniques": int(np.sum(sizes == 1)),
+    }
+    return figures
+
+
+def homogeneity(class_of_row: np.ndarray, sensitive: pd.Series) -> dict:
+    """Homogeneous ECs (seed 001): classes with one sensitive value, and the records they hold."""
+    kept = class_of_row >= 0
+    cls = class_of_row[kept]
+    if cls.size == 0:
+        return {"homogeneous_classes": 0, "homogeneous_records": 0}
+    values, _ = pd.factorize(sensitive.to_numpy()[kept])
+    pairs = np.unique(cls.astype(np.int64) * (int(values.max()) + 1) + values)
+    distinct = np.bincount(pairs // (int(values.max()) + 1))
+    sizes = np.bincount(cls)
+    homogeneous = distinct == 1
+    return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
+
+
+def _ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: bool) -> np.ndarray:
+    """NCP of each label of a level: interval width share for numbers, leaf share for categories."""
+    n_labels = len(h.labels[level])
+    if level == 0:
+        return np.zeros(n_labels)
+    if numeric:
+        values = pd.to_numeric(pd.Series(h.leaves), errors="coerce").to_numpy(dtype=float)
+        ok = leaf_present & ~np.isnan(values)
+        if ok.any():
+            span = values[ok].max() - values[ok].min()
+            frame = pd.DataFrame({"label": h.maps[level][ok], "v": values[ok]})
+            agg = frame.groupby("label")["v"].agg(["min", "max"])
+            out = np.zeros(n_labels)
+            if span > 0:
+                out[agg.index.to_numpy()] = (agg["max"] - agg["min"]).to_numpy() / span
+            return out
+    return h.leaf_counts(level) / len(h.leaves)
+
+
+def loss_figures(
+    hierarchies: list[Hierarchy],
+    numeric: list[bool],
+    codes: np.ndarray,
+    levels: list[int],
+    suppressed: np.ndarray,
+) -> dict:
+    """NCP, generalization height and non-uniform entropy of a full-domain transformation."""
+    n, q = codes.shape
+    if n == 0 or q == 0 or (not any(levels) and not suppressed.any()):
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}  # nothing changed
+    kept = ~suppressed
+    n_sup = int(suppressed.sum())
+    ncp_sum = height_sum = entropy = 0.0
+    for j, (h, lv) in enumerate(zip(hierarchies, levels)):
+        col = codes[:, j]
+        leaf_count = np.bincount(col, minlength=len(h.leaves))
+        label_of_row = h.maps[lv][col]
+        ncp_sum += _ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_row[kept]].sum() + n_sup
+        height_sum += (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
+        label_count = np.bincount(label_of_row, minlength=len(h.labels[lv]))
+        entropy += float(np.sum(np.log2(label_count[label_of_row[kept]]) - np.log2(leaf_count[col[kept]])))
+        entropy += float(np.sum(np.log2(n) - np.log2(leaf_count[col[suppressed]])))
+    cells = n * q
+    return {
+        "ncp": ncp_sum / cells,
+        "generalization_height": height_sum / cells,
+        "non_uniform_entropy": entropy,
+    }
+
+
+# ---- local and multidimensional recoding: figures from the output cells ------------------------------
+def _cell_levels(h: Hierarchy, codes: np.ndarray, cell_ids: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """Per (cell, leaf) item: the lowest level whose label of the leaf is the cell, -1 if none."""
+    found = np.full(len(codes), -1, dtype=np.int64)
+    for lv in range(h.level_count):
+        at_level = pd.Index(h.labels[lv]).get_indexer(distinct)
+        hit = (found < 0) & (at_level[cell_ids] == h.maps[lv][codes])
+        found[hit] = lv
+    return found
+
+
+def _range_heights(h: Hierarchy, values: np.ndarray, present: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Per range: level of the lowest hierarchy node over every present leaf in [lo, hi], / height."""
+    ok = present & ~np.isnan(values)
+    leaves = np.flatnonzero(ok)
+    leaves = leaves[np.argsort(values[leaves], kind="stable")]
+    v = values[leaves]
+    a = np.searchsorted(v, lo, side="left")
+    b = np.searchsorted(v, hi, side="right") - 1
+    b = np.maximum(a, b)
+    level = np.full(len(lo), h.height, dtype=np.int64)
+    unset = np.ones(len(lo), dtype=bool)
+    for lv in range(h.level_count):
+        anc = h.maps[lv][leaves]
+        change = np.r_[0, np.cumsum(anc[1:] != anc[:-1])]
+        const = change[np.minimum(b, len(v) - 1)] == change[np.minimum(a, len(v) - 1)]
+        hit = unset & const
+        level[hit] = lv
+        unset &= ~hit
+    return level / h.height if h.height else np.zeros(len(lo))
+
+
+def cell_loss_figures(
+    hierarchies: list[Hierarchy],
+    numeric: list[bool],
+    codes: np.ndarray,
+    cells: list[np.ndarray],
+    suppressed: np.ndarray,
+) -> dict:
+    """NCP, generalization height and non-uniform entropy of a local/multidimensional recoding.
+
+    Read from the output cells: a cell that is a hierarchy label of its value counts as that node
+    (NCP: leaf share, or value-range share for numeric QIs; height: level / H); a numeric range
+    ``[lo-hi]`` has NCP (hi - lo) / (max - min of the column) and, as height, the level of the lowest
+    hierarchy node above every value of the column that falls in the range, / H.
+    """
+    from .recoding import parse_range
+
+    n, q = codes.shape
+    if n == 0 or q == 0:
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
+    kept = ~suppressed
+    n_sup = int(suppressed.sum())
+    ncp_sum = height_sum = entropy = 0.0
+    for j, h in enumerate(hierarchies):
+        col = codes[:, j].astype(np.int64)
+        leaf_count = np.bincount(col, minlength=len(h.leaves))
+        present = leaf_count > 0
+        entropy += float(np.sum(np.log2(n) - np.log2(leaf_count[col[suppressed]])))
+        ncp_sum += n_sup
+        height_sum += n_sup
+        if not kept.any():
+            continue
+        cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
+        distinct = np.asarray(distinct, dtype=object)
+        key = cid.astype(np.int64) * len(h.leaves) + col[kept]
+        pairs, pair_count = np.unique(key, return_counts=True)
+        p_cell, p_leaf = pairs // len(h.leaves), pairs % len(h.leaves)
+        level = _cell_levels(h, p_leaf, p_cell, distinct)
+        ncp = np.zeros(len(pairs))
+        height = np.zeros(len(pairs))
+        for lv in np.unique(level[level > 0]):
+            sel = level == lv
+            label_ncp = _ncp_by_label(h, int(lv), present, numeric[j])
+            ncp[sel] = label_ncp[h.maps[lv][p_leaf[sel]]]
+            height[sel] = lv / h.height if h.height else 0.0
+        ranged = level < 0
+        if ranged.any():
+            values = pd.to_numeric(pd.Series(h.leaves, dtype=object), errors="coerce").to_numpy(dtype=float)
+            ok = present & ~np.isnan(values)
+            span = float(values[ok].max() - values[ok].min()) if ok.any() else 0.0
+            bounds = np.array([parse_range(distinct[c]) or (np.nan, np.nan) for c in p_cell[ranged]], dtype=float)
+            ncp[ranged] = (bounds[:, 1] - bounds[:, 0]) / span if span > 0 else 0.0
+            height[ranged] = _range_heights(h, values, present, bounds[:, 0], bounds[:, 1])
+        ncp_sum += float(np.sum(ncp * pair_count))
+        height_sum += float(np.sum(height * pair_count))
+        cell_count = np.bincount(p_cell, weights=pair_count)
+        entropy += float(np.sum(pair_count * (np.log2(cell_count[p_cell]) - np.log2(pair_count))))
+    cells_total = n * q
+    return {
+        "ncp": ncp_sum / cells_total,
+        "generalization_height": height_sum / cells_total,
+        "non_uniform_entropy": entropy,
+    }

@@ -1,0 +1,262 @@
+"""The outcome of an anonymization, and its independent verification from the output rows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import VerificationError
+from .hierarchy import ROOT, Hierarchy
+from .privacy import PrivacyModel
+from .table import Table, group_rows
+
+
+@dataclass
+class Result:
+    algorithm: str
+    qi: list[str]
+    models: list[PrivacyModel]
+    suppression_limit: float
+    output: pd.DataFrame  # input order, identifying columns removed, QIs generalized
+    suppressed: np.ndarray  # bool per row
+    class_of_row: np.ndarray  # EC index per row, -1 for suppressed rows
+    class_sizes: np.ndarray
+    metrics: dict
+    transformation: dict[str, int] | None = None  # QI -> level, for full-domain recoding
+    transformation_labels: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    steps: list[dict] = field(default_factory=list)
+    sensitive: str | None = None
+    metrics_before: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    search: dict = field(default_factory=dict)  # statistics of the algorithm's search
+    options: dict = field(default_factory=dict)  # the algorithm options used
+    identifying_removed: list[str] = field(default_factory=list)
+    verified: bool = False
+    recoding: str = "full-domain"  # full-domain, multidimensional, local or anatomy
+    # attack report per sensitive column (attack.attack_report): homogeneous ECs, posteriors, EMD, entropy
+    attack: dict = field(default_factory=dict)
+    # Anatomy: {"qit": quasi-identifier table (= output), "st": sensitive table (group, value, count)}
+    published: dict = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        return max([getattr(m, "k", 1) for m in self.models] or [1])
+
+    @property
+    def k_achieved(self) -> int:
+        return int(self.class_sizes.min()) if len(self.class_sizes) else 0
+
+    def report(self) -> dict:
+        """The JSON report of the CLI and the API."""
+        return {
+            "algorithm": self.algorithm,
+            "models": [m.to_dict() for m in self.models],
+            "k": self.k,
+            "suppression_limit": self.suppression_limit,
+            "quasi_identifiers": list(self.qi),
+            "sensitive": self.sensitive,
+            "k_achieved": self.k_achieved,
+            "equivalence_classes": int(len(self.class_sizes)),
+            "min_class_size": self.k_achieved,
+            "suppressed": int(self.suppressed.sum()),
+            "records": int(len(self.output)),
+            "recoding": self.recoding,
+            "transformation": None if self.transformation is None else dict(self.transformation),
+            "metrics": _plain(self.metrics),
+            "metrics_before": _plain(self.metrics_before),
+            "options": self.options,
+            "search": self.search,
+            "steps": self.steps,
+            "notes": self.notes,
+            "class_size_histogram": class_size_histogram(self.class_sizes),
+            "transformation_labels": self.transformation_labels,
+            "identifying_removed": self.identifying_removed,
+            "verified": self.verified,
+            "seconds": round(self.seconds, 4),
+            "attack": self.attack,
+            **({"sensitive_table": self.published["st"].to_dict(orient="records")} if "st" in self.published
+               else {}),
+        }
+
+    def verify(self, table: Table, hierarchies: dict[str, Hierarchy]) -> None:
+        """Recheck everything from the output rows; raise VerificationError on the first breach."""
+        if self.recoding == "anatomy":
+            verify_anatomy(table, self.published["qit"], self.published["st"], self.sensitive, self.models,
+                           self.suppression_limit)
+        else:
+            verify_output(table, hierarchies, self.output, self.suppressed, self.models, self.suppression_limit,
+                          self.metrics, self.transformation)
+        self.verified = True
+
+
+def class_size_histogram(sizes: np.ndarray) -> dict[str, int]:
+    """EC size -> number of classes of that size."""
+    if len(sizes) == 0:
+        return {}
+    values, counts = np.unique(sizes, return_counts=True)
+    return {str(int(v)): int(c) for v, c in zip(values, counts)}
+
+
+def _plain(d: dict) -> dict:
+    out = {}
+    for key, v in d.items():
+        if isinstance(v, (np.integer,)):
+            v = int(v)
+        elif isinstance(v, (np.floating, float)):
+            v = None if math.isnan(v) else float(v)
+        out[key] = v
+    return out
+
+
+def verify_output(
+    table: Table,
+    hierarchies: dict[str, Hierarchy],
+    output: pd.DataFrame,
+    suppressed: np.ndarray,
+    models: list[PrivacyModel],
+    suppression_limit: float,
+    metrics: dict | None = None,
+    transformation: dict[str, int] | None = None,
+) -> None:
+    """Independent check of a result; it uses only the input, the hierarchies and the output rows."""
+    n = table.n
+    expected_cols = [c for c in table.frame.columns if c not in table.identifying]
+    if list(output.columns) != expected_cols:
+        raise VerificationError(f"output columns {list(output.columns)} differ from the expected {expected_cols}")
+    if len(output) != n:
+        raise VerificationError(f"output has {len(output)} rows, input {n}")
+    for col in expected_cols:
+        if col not in table.qi and not np.array_equal(output[col].to_numpy(), table.frame[col].to_numpy()):
+            raise VerificationError(f"column {col!r} is not a QI but was changed")
+
+    suppressed = np.asarray(suppressed, dtype=bool)
+    n_sup = int(suppressed.sum())
+    budget = math.floor(suppression_limit * n + 1e-9)
+    if n_sup > budget:
+        raise VerificationError(f"{n_sup} records suppressed, more than the limit of {budget}")
+
+    qi = table.qi
+    out_codes = np.empty((n, len(qi)), dtype=np.int64)
+    for j, col in enumerate(qi):
+        cells = output[col].to_numpy()
+        if (cells[suppressed] != ROOT).any():
+            raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
+        _check_cells(col, table.frame[col], cells, hierarchies[col], suppressed,
+                     None if transformation is None else transformation[col],
+                     ranges=transformation is None and table.is_numeric(col))
+        out_codes[:, j] = pd.factorize(cells)[0]
+
+    kept = ~suppressed
+    if kept.any():
+        _, inverse, sizes = group_rows(out_codes[kept])
+    else:
+        sizes = np.zeros(0, dtype=np.int64)
+    row_class = np.full(n, -1, dtype=np.int64)
+    if kept.any():
+        row_class[kept] = inverse
+    check_models(table, hierarchies, models, sizes, row_class)
+    if metrics is not None:
+        if metrics.get("equivalence_classes") != len(sizes):
+            raise VerificationError(
+                f"reported {metrics.get('equivalence_classes')} equivalence classes, output has {len(sizes)}"
+            )
+        if metrics.get("suppressed") != n_sup:
+            raise VerificationError(f"reported {metrics.get('suppressed')} suppressed records, output has {n_sup}")
+        if len(sizes) and metrics.get("min_class_size") != int(sizes.min()):
+            raise VerificationError("reported smallest class size differs from the output's")
+        discernibility = int(np.sum(sizes.astype(np.int64) ** 2)) + n_sup * n
+        if "discernibility" in metrics and metrics["discernibility"] != discernibility:
+            raise VerificationError(
+                f"reported discernibility {metrics['discernibility']} differs from the output's {discernibility}")
+
+
+def _check_cells(
+    col: str, original: pd.Series, cells: np.ndarray, h: Hierarchy, suppressed: np.ndarray, level: int | None,
+    ranges: bool = False,
+) -> None:
+    """Every non-suppressed cell is its input value or one of its ancestors (at ``level`` if given);
+    with ``ranges`` (numeric QIs of a local/multidimensional recoding) also a range '[lo-hi]' with
+    lo <= value <= hi."""
+    codes = h.encode(original, col)
+    kept = ~suppressed
+    # compare integer codes, not strings: each distinct output cell is looked up once per level
+    cell_codes, distinct_cells = pd.factorize(pd.Series(cells, dtype=object))
+    ok = np.zeros(len(cells), dtype=bool)
+    levels = [level] if level is not None else range(h.level_count)
+    for lv in levels:
+        at_level = pd.Index(h.labels[lv]).get_indexer(distinct_cells)
+        ok |= at_level[cell_codes] == h.maps[lv][codes]
+    if ranges and (kept & ~ok).any():
+        from .recoding import parse_range
+
+        bounds = np.array([parse_range(c) or (np.nan, np.nan) for c in distinct_cells], dtype=float)
+        rows = np.flatnonzero(kept & ~ok)
+        values = pd.to_numeric(original.iloc[rows], errors="coerce").to_numpy(dtype=float)
+        lo, hi = bounds[cell_codes[rows], 0], bounds[cell_codes[rows], 1]
+        ok[rows] = (lo <= values) & (values <= hi)
+    bad = np.flatnonzero(kept & ~ok)
+    if bad.size:
+        i = int(bad[0])
+        raise VerificationError(
+            f"row {i + 1}, column {col!r}: output {cells[i]!r} is not a generalization of {original.iloc[i]!r}"
+            + (f" at level {level}" if level is not None else "")
+        )
+
+
+def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], sizes: np.ndarray,
+                 row_class: np.ndarray) -> None:
+    """Every model on the classes (row -> class, -1 suppressed); sensitive values from the input."""
+    from .distributions import domain_for
+
+    for model in models:
+        if getattr(model, "needs_sensitive", False):
+            dom = domain_for(model, table.frame, hierarchies, table.is_numeric(model.column))
+            failing = model.classes_failing(sizes, dom.from_rows(row_class, len(sizes)), dom)
+        else:
+            failing = model.classes_failing(sizes)
+        if failing.any():
+            raise VerificationError(
+                f"{model.describe()} does not hold: {int(failing.sum())} equivalence class(es) fail, "
+                f"the smallest has {int(sizes.min())} record(s)"
+            )
+
+
+def verify_anatomy(table: Table, qit: pd.DataFrame, st: pd.DataFrame, column: str, models: list[PrivacyModel],
+                   suppression_limit: float) -> None:
+    """Anatomy's QIT and ST against the input: QIs unchanged (``*`` when suppressed), ST counts equal to the
+    input's sensitive values of each group, suppression within the limit, every model on the groups."""
+    n = table.n
+    if len(qit) != n:
+        raise VerificationError(f"QIT has {len(qit)} rows, input {n}")
+    group = qit["group"].to_numpy(dtype=np.int64)
+    sup = group < 0
+    budget = math.floor(suppression_limit * n + 1e-9)
+    if int(sup.sum()) > budget:
+        raise VerificationError(f"{int(sup.sum())} records suppressed, more than the limit of {budget}")
+    if column in qit.columns:
+        raise VerificationError(f"the QIT shows the sensitive column {column!r}")
+    for col in qit.columns:
+        if col == "group":
+            continue
+        cells = qit[col].to_numpy(dtype=object)
+        orig = table.frame[col].to_numpy(dtype=object)
+        if col in table.qi:
+            if (cells[sup] != ROOT).any() or (cells[~sup] != orig[~sup]).any():
+                raise VerificationError(f"QIT column {col!r} differs from the input")
+        elif (cells != orig).any():
+            raise VerificationError(f"QIT column {col!r} differs from the input")
+    kept = ~sup
+    actual = (pd.DataFrame({"group": group[kept], column: table.frame[column].astype(str).to_numpy()[kept]})
+              .groupby(["group", column], sort=True).size().rename("count").reset_index())
+    published = st.sort_values(["group", column]).reset_index(drop=True)
+    if not actual.astype(str).equals(published[["group", column, "count"]].astype(str)):
+        raise VerificationError("the sensitive table's counts differ from the input's values per group")
+    row_class = np.where(kept, group, -1)
+    _, dense = np.unique(group[kept], return_inverse=True)
+    row_class[kept] = dense
+    sizes = np.bincount(dense).astype(np.int64) if kept.any() else np.zeros(0, np.int64)
+    check_models(table, {}, models, sizes, row_class)

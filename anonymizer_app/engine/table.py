@@ -1,0 +1,161 @@
+"""A table to anonymize: the data as text, a role and a type per column, QIs encoded as integers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .hierarchy import Hierarchy, default_hierarchy
+
+
+class Role(str, Enum):
+    IDENTIFYING = "identifying"
+    QUASI_IDENTIFYING = "quasi-identifying"
+    SENSITIVE = "sensitive"
+    INSENSITIVE = "insensitive"
+
+    @classmethod
+    def parse(cls, value: str) -> "Role":
+        aliases = {"qi": cls.QUASI_IDENTIFYING, "quasi": cls.QUASI_IDENTIFYING, "id": cls.IDENTIFYING}
+        try:
+            return aliases.get(value) or cls(value)
+        except ValueError:
+            allowed = ", ".join(r.value for r in cls)
+            raise InputError(f"unknown role {value!r}; allowed: {allowed}") from None
+
+
+COLUMN_TYPES = ("integer", "decimal", "date", "string")
+NUMERIC_TYPES = ("integer", "decimal")
+
+
+def infer_type(values: pd.Series) -> str:
+    """integer, decimal, date or string, from the non-empty text values of a column."""
+    # the distinct values decide: far fewer than the rows, and every one of them is checked
+    s = pd.Series(pd.unique(values.astype(str)), dtype=object).str.strip()
+    s = s[s != ""]
+    if s.empty:
+        return "string"
+    sample = s
+    if sample.str.fullmatch(r"[-+]?\d+").all():
+        return "integer"
+    if sample.str.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?").all():
+        return "decimal"
+    if sample.str.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}").all():
+        parsed = pd.to_datetime(sample, errors="coerce", format="mixed", dayfirst=False)
+        if parsed.notna().all():
+            return "date"
+    return "string"
+
+
+def suggest_role(values: pd.Series) -> Role:
+    """A column whose value differs on every row identifies people; the rest default to insensitive."""
+    n = len(values)
+    if n > 1 and values.nunique(dropna=False) == n:
+        return Role.IDENTIFYING
+    return Role.INSENSITIVE
+
+
+@dataclass
+class Table:
+    """The input data (all cells as text) with the user's choices for each column."""
+
+    frame: pd.DataFrame
+    roles: dict[str, Role]
+    types: dict[str, str] = field(default_factory=dict)
+    name: str = "table"
+
+    def __post_init__(self) -> None:
+        columns = set(self.frame.columns)
+        for col in list(self.roles) + list(self.types):
+            if col not in columns:
+                raise InputError(f"unknown column {col!r}; the table has: {', '.join(map(str, self.frame.columns))}")
+        self.roles = {c: r if isinstance(r, Role) else Role.parse(r) for c, r in self.roles.items()}
+        for col in self.frame.columns:
+            self.roles.setdefault(col, Role.INSENSITIVE)
+            if col not in self.types:
+                self.types[col] = infer_type(self.frame[col])
+            elif self.types[col] not in COLUMN_TYPES:
+                raise InputError(f"column {col!r}: unknown type {self.types[col]!r}; allowed: {', '.join(COLUMN_TYPES)}")
+
+    def columns_with(self, role: Role) -> list[str]:
+        return [c for c in self.frame.columns if self.roles[c] == role]
+
+    @property
+    def qi(self) -> list[str]:
+        return self.columns_with(Role.QUASI_IDENTIFYING)
+
+    @property
+    def sensitive(self) -> list[str]:
+        return self.columns_with(Role.SENSITIVE)
+
+    @property
+    def identifying(self) -> list[str]:
+        return self.columns_with(Role.IDENTIFYING)
+
+    @property
+    def n(self) -> int:
+        return len(self.frame)
+
+    def is_numeric(self, column: str) -> bool:
+        return self.types[column] in NUMERIC_TYPES
+
+    def hierarchies(self, given: dict[str, Hierarchy] | None = None) -> dict[str, Hierarchy]:
+        """A hierarchy for every QI: the user's where given, the default one otherwise."""
+        given = dict(given or {})
+        for col in given:
+            if col not in self.frame.columns:
+                raise InputError(f"hierarchy given for unknown column {col!r}")
+        out = {}
+        for col in self.qi:
+            out[col] = given.get(col) or default_hierarchy(col, self.frame[col], self.is_numeric(col))
+        return out
+
+    def encode(self, hierarchies: dict[str, Hierarchy]) -> np.ndarray:
+        """N x q int32 matrix of the QIs' leaf codes (column order = self.qi)."""
+        if not self.qi:
+            raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
+        codes = np.empty((self.n, len(self.qi)), dtype=np.int32)
+        for j, col in enumerate(self.qi):
+            codes[:, j] = hierarchies[col].encode(self.frame[col], col)
+        return codes
+
+
+@dataclass
+class FrequencySet:
+    """Distinct QI tuples with their counts: what searches run on instead of the N rows."""
+
+    codes: np.ndarray  # m x q leaf codes
+    counts: np.ndarray  # m
+    inverse: np.ndarray  # N: row -> index of its tuple
+
+
+def group_rows(matrix: np.ndarray, radices: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group the rows of an int matrix: (index of each group's first row, row -> group, group sizes).
+
+    Rows are packed into one int64 mixed-radix key when the radices allow it, which is much faster
+    than a lexicographic unique over rows.
+    """
+    n, q = matrix.shape
+    if q == 0:
+        return np.zeros(min(n, 1), dtype=np.int64), np.zeros(n, dtype=np.int64), np.array([n] if n else [], dtype=np.int64)
+    if radices is None:
+        radices = matrix.max(axis=0).astype(np.int64) + 1 if n else np.ones(q, dtype=np.int64)
+    radices = np.maximum(np.asarray(radices, dtype=np.int64), 1)
+    if float(np.prod(radices.astype(float))) < 2**62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(q):
+            key = key * radices[j] + matrix[:, j]
+        _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    else:
+        _, first, inverse, counts = np.unique(matrix, axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+    return first, inverse.reshape(-1), counts
+
+
+def frequency_set(codes: np.ndarray, radices: np.ndarray | None = None) -> FrequencySet:
+    first, inverse, counts = group_rows(codes, radices)
+    return FrequencySet(codes[first], counts, inverse)

@@ -1,0 +1,378 @@
+"""Forms of the anonymizer pages. Choices come from the engine (registry, roles, types, formats)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from django import forms
+from django.conf import settings
+
+from .engine import ALGORITHMS, COLUMN_TYPES, PRIVACY_MODELS, Role
+from .engine.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
+
+UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
+# Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).
+DELIMITER_BY_NAME = {DELIMITER_NAMES[d]: d for d in DELIMITERS}
+DELIMITER_CHOICES = [(DELIMITER_NAMES[d], f"{DELIMITER_NAMES[d]}  ( {d if d != chr(9) else '⇥'} )") for d in DELIMITERS]
+ENCODING_CHOICES = [(e, e) for e in [*ENCODINGS, "utf-16", "iso-8859-15", "mac-roman", "cp850"]]
+
+ROLE_HELP = {
+    Role.IDENTIFYING.value: "identifies a person directly (name, e-mail, record id): removed from the output",
+    Role.QUASI_IDENTIFYING.value: "identifies in combination with others (age, ZIP, sex): generalized or suppressed",
+    Role.SENSITIVE.value: "what must not be linked to a person (diagnosis, salary): kept, used for the reports",
+    Role.INSENSITIVE.value: "anything else: kept as is",
+}
+ROLE_CHOICES = [(r.value, r.value) for r in Role]
+TYPE_CHOICES = [(t, t) for t in COLUMN_TYPES]
+
+
+def delimiter_name(delimiter: str) -> str:
+    return DELIMITER_NAMES.get(delimiter, "comma")
+
+
+def parse_delimiter(value: str | None, default: str) -> str | None:
+    """A delimiter from a form or query string (its name or the character); None when unknown."""
+    if not value:
+        return default
+    if value in DELIMITER_BY_NAME:
+        return DELIMITER_BY_NAME[value]
+    return value if value in DELIMITERS else None
+
+
+# ---- upload ------------------------------------------------------------------------------------
+class UploadForm(forms.Form):
+    # Empty files get through to the engine, whose message names the file.
+    file = forms.FileField(label="Data file", allow_empty_file=True,
+                           error_messages={"required": "Choose a file to upload."})
+    name = forms.CharField(label="Name (optional)", required=False, max_length=200,
+                           help_text="Defaults to the file name.")
+
+    def clean_file(self):
+        f = self.cleaned_data["file"]
+        ext = Path(f.name).suffix.lower()
+        if ext not in UPLOAD_EXTENSIONS:
+            raise forms.ValidationError(
+                f"{f.name}: unsupported file type {ext or '(no extension)'}; "
+                f"upload a .csv, .tsv, .txt or .xlsx file")
+        # Checked on the declared size before a single byte is read into memory.
+        limit_mb = settings.ANONYMIZER_MAX_UPLOAD_MB
+        if f.size > limit_mb * 1024 * 1024:
+            raise forms.ValidationError(
+                f"{f.name}: {f.size / 1048576:.1f} MB, more than the limit of {limit_mb} MB")
+        return f
+
+
+# ---- read format -------------------------------------------------------------------------------
+class FormatForm(forms.Form):
+    delimiter = forms.ChoiceField(label="Delimiter", choices=DELIMITER_CHOICES)
+    encoding = forms.ChoiceField(label="Encoding", choices=ENCODING_CHOICES)
+    header = forms.BooleanField(label="First row holds the column names", required=False)
+
+    def __init__(self, *args, kind: str = "csv", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kind = kind
+        if kind == "xlsx":  # a workbook has no delimiter or text encoding
+            del self.fields["delimiter"]
+            del self.fields["encoding"]
+
+    def clean_delimiter(self):
+        return DELIMITER_BY_NAME[self.cleaned_data["delimiter"]]
+
+
+# ---- columns -----------------------------------------------------------------------------------
+TYPE_PATTERNS = {
+    "integer": r"[-+]?\d+",
+    "decimal": r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?",
+}
+
+
+def type_mismatch(values: pd.Series, column_type: str) -> str | None:
+    """The first non-empty value that is not of ``column_type``, or None when all fit."""
+    if column_type == "string":
+        return None
+    s = values.astype(str).str.strip()
+    s = s[s != ""]
+    if column_type in TYPE_PATTERNS:
+        bad = ~s.str.fullmatch(TYPE_PATTERNS[column_type])
+    else:  # date
+        bad = pd.to_datetime(s, errors="coerce", format="mixed").isna()
+    return str(s[bad].iloc[0]) if bad.any() else None
+
+
+class ColumnsForm(forms.Form):
+    """One type and one role select per column, named ``type:<column>`` and ``role:<column>``."""
+
+    def __init__(self, *args, columns, frame: pd.DataFrame | None = None, values=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.columns = list(columns)
+        # values(name) -> the column's values (its distinct values in order of appearance are enough),
+        # or None when the stored table has no such column; ``frame`` is the in-memory equivalent.
+        if values is None and frame is not None:
+            values = lambda name: frame[name] if name in frame.columns else None  # noqa: E731
+        self.values = values
+        for c in self.columns:
+            self.fields[f"type:{c.name}"] = forms.ChoiceField(
+                label=f"type of {c.name}", choices=TYPE_CHOICES, initial=c.type,
+                widget=forms.Select(attrs={"id": f"col-{c.position}-type"}))
+            self.fields[f"role:{c.name}"] = forms.ChoiceField(
+                label=f"role of {c.name}", choices=ROLE_CHOICES, initial=c.role,
+                widget=forms.Select(attrs={"id": f"col-{c.position}-role", "class": "role-select"}))
+
+    def clean(self):
+        cleaned = super().clean()
+        known = {c.name for c in self.columns}
+        for key in self.data:
+            for prefix in ("type:", "role:"):
+                if key.startswith(prefix) and key[len(prefix):] not in known:
+                    raise forms.ValidationError(f"unknown column {key[len(prefix):]!r}")
+        if self.values is not None:
+            for c in self.columns:
+                chosen = cleaned.get(f"type:{c.name}")
+                values = self.values(c.name) if chosen and chosen != c.type else None
+                if values is not None:
+                    bad = type_mismatch(values, chosen)
+                    if bad is not None:
+                        self.add_error(f"type:{c.name}", f"column {c.name!r}: {bad!r} is not a valid {chosen}")
+        return cleaned
+
+    def changes(self) -> dict[str, tuple[str, str]]:
+        """column name -> (type, role) as submitted."""
+        return {c.name: (self.cleaned_data[f"type:{c.name}"], self.cleaned_data[f"role:{c.name}"])
+                for c in self.columns}
+
+
+# ---- run ---------------------------------------------------------------------------------------
+def _option_field(param) -> forms.Field:
+    common = {"label": param.name[:1].upper() + param.name[1:], "help_text": param.help, "initial": param.default}
+    if param.choices is not None:
+        return forms.ChoiceField(required=False, choices=[(c, c) for c in param.choices], **common)
+    if param.kind is bool:
+        return forms.BooleanField(required=False, **common)
+    if param.kind is int:
+        return forms.IntegerField(required=False, **common)
+    if param.kind is float:
+        return forms.FloatField(required=False, **common)
+    return forms.CharField(required=False, **common)
+
+
+def option_field_name(algorithm: str, param) -> str:
+    return f"option:{algorithm}:{param.name}"
+
+
+# Privacy models beside k: one group each on the run form; a group with several variants (l-diversity)
+# picks the registry model by its variant. Fields come from the models' parameters in PRIVACY_MODELS.
+MODEL_GROUPS = (
+    {"key": "l", "label": "l-diversity", "variants": {"distinct": "distinct-l-diversity",
+                                                       "entropy": "entropy-l-diversity",
+                                                       "recursive": "recursive-cl-diversity"},
+     "column_label": "Sensitive column"},
+    {"key": "t", "label": "t-closeness", "variants": {"": "t-closeness"}, "column_label": "Sensitive column"},
+    {"key": "beta", "label": "β-likeness", "variants": {"": "beta-likeness"}, "column_label": "Sensitive column"},
+    {"key": "delta", "label": "δ-presence", "variants": {"": "delta-presence"},
+     "column_label": "Research-subset column (1 = in the research subset, 0 = population only)"},
+)
+
+
+def model_field_name(group: str, name: str) -> str:
+    return f"model:{group}:{name}"
+
+
+def _group_parameters(group: dict) -> list:
+    """The parameters of the group's models, each name once (a float wins over an int of the same name)."""
+    params: dict = {}
+    for name in group["variants"].values():
+        if name not in PRIVACY_MODELS:
+            continue
+        for p in PRIVACY_MODELS[name].parameters:
+            if p.name not in params or (p.kind is float and params[p.name].kind is int):
+                params[p.name] = p
+    return list(params.values())
+
+
+class RunForm(forms.Form):
+    algorithm = forms.ChoiceField(label="Algorithm")
+    # No min_value here: the engine's own message ("k must be at least 1, got 0") is shown.
+    k = forms.IntegerField(label="k", initial=2, widget=forms.NumberInput(attrs={"min": 1, "step": 1}),
+                           help_text="Every combination of quasi-identifier values must be shared by at least "
+                                     "k records.")
+    suppression_percent = forms.FloatField(
+        label="Suppression limit (%)", initial=0, min_value=0, max_value=100,
+        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "step": "any"}),
+        help_text="Share of the records that may be suppressed (their quasi-identifiers become *).",
+        error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
+                        "max_value": "The suppression limit is a percentage between 0 and 100."})
+    sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False,
+                                  help_text="Homogeneous equivalence classes are counted on this column.")
+
+    def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        # δ-presence: another dataset of the owner as the population (this dataset is the research subset)
+        self.fields[model_field_name("delta", "population")] = forms.TypedChoiceField(
+            required=False, label="Research subset given by", coerce=int, empty_value=None,
+            choices=[("", "a 0/1 column of this dataset")]
+            + [(d.pk, f"this dataset within the population {d.name} ({d.n_rows:,} rows)") for d in populations],
+            help_text="With a population dataset, this dataset's rows are found in it by their shared columns, "
+                      "the population is anonymized and the result keeps this dataset's rows only.")
+        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
+        # Datafly is the default (fast, always finds a solution); registry order decides otherwise
+        self.fields["algorithm"].initial = "datafly" if "datafly" in ALGORITHMS else next(iter(ALGORITHMS), None)
+        self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
+        if sensitive_columns:
+            self.fields["sensitive"].initial = sensitive_columns[0]
+        # Each algorithm's own options, from the registry; the page shows those of the selected one.
+        for info in ALGORITHMS.values():
+            for param in info.options:
+                self.fields[option_field_name(info.name, param)] = _option_field(param)
+        # Privacy models beside k, each on its own column.
+        for group in MODEL_GROUPS:
+            key = group["key"]
+            self.fields[model_field_name(key, "enabled")] = forms.BooleanField(
+                required=False, label=f"Apply {group['label']}")
+            if len(group["variants"]) > 1:
+                self.fields[model_field_name(key, "variant")] = forms.ChoiceField(
+                    required=False, label="Variant", choices=[(v, v) for v in group["variants"]],
+                    initial=next(iter(group["variants"])))
+            for param in _group_parameters(group):
+                self.fields[model_field_name(key, param.name)] = _option_field(param)
+            columns = subset_columns if key == "delta" else sensitive_columns
+            self.fields[model_field_name(key, "column")] = forms.ChoiceField(
+                required=False, label=group["column_label"], choices=[("", "(choose)")] + [(c, c) for c in columns],
+                initial=columns[0] if columns else "")
+
+    def privacy_models(self) -> list[dict]:
+        """The models ticked, as {"model": registry name, parameter: value, ..., "column": column}; values are
+        checked by the engine when the job is created (services.validate_models)."""
+        out = []
+        for group in MODEL_GROUPS:
+            key = group["key"]
+            if not self.cleaned_data.get(model_field_name(key, "enabled")):
+                continue
+            variant = next(iter(group["variants"]))
+            if len(group["variants"]) > 1:  # the group's own variant select (l-diversity)
+                variant = self.cleaned_data.get(model_field_name(key, "variant")) or variant
+            name = group["variants"].get(variant, group["variants"][next(iter(group["variants"]))])
+            spec = {"model": name}
+            for param in PRIVACY_MODELS[name].parameters:
+                value = self.cleaned_data.get(model_field_name(key, param.name))
+                spec[param.name] = param.default if value is None or value == "" else value
+            spec["column"] = self.cleaned_data.get(model_field_name(key, "column")) or None
+            out.append(spec)
+        return out
+
+    def population(self) -> int | None:
+        """The id of the population dataset chosen for δ-presence, or None (the 0/1 column)."""
+        if not self.cleaned_data.get(model_field_name("delta", "enabled")):
+            return None
+        return self.cleaned_data.get(model_field_name("delta", "population"))
+
+    def model_groups(self) -> list[dict]:
+        groups = []
+        for group in MODEL_GROUPS:
+            key = group["key"]
+            names = list(dict.fromkeys(["variant", *(p.name for p in _group_parameters(group)), "population",
+                                        "column"]))
+            groups.append({"key": key, "label": group["label"], "enabled": self[model_field_name(key, "enabled")],
+                           "fields": [self[model_field_name(key, n)] for n in names
+                                      if model_field_name(key, n) in self.fields]})
+        return groups
+
+    def algorithm_options(self) -> dict:
+        info = ALGORITHMS[self.cleaned_data["algorithm"]]
+        out = {}
+        for param in info.options:
+            value = self.cleaned_data.get(option_field_name(info.name, param))
+            if value is not None and value != "":
+                out[param.name] = param.validate(value)  # InputError names the option
+        return out
+
+    def option_groups(self) -> list[dict]:
+        return [{"algorithm": info.name, "label": info.label,
+                 "fields": [self[option_field_name(info.name, p)] for p in info.options]}
+                for info in ALGORITHMS.values() if info.options]
+
+
+# ---- comparison --------------------------------------------------------------------------------
+DEFAULT_COMPARE = ("datafly", "flash", "mondrian", "kmember", "oka", "disk-clustering")
+
+
+class CompareForm(forms.Form):
+    algorithms = forms.MultipleChoiceField(
+        label="Algorithms", widget=forms.CheckboxSelectMultiple,
+        help_text="Each runs once per k with its default options; every result is verified.")
+    k_values = forms.CharField(label="Values of k", initial="2, 5, 10, 50, 100", max_length=200,
+                               help_text="Whole numbers separated by commas.")
+    suppression_percent = forms.FloatField(
+        label="Suppression limit (%)", initial=0, min_value=0, max_value=100,
+        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "step": "any"}),
+        error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
+                        "max_value": "The suppression limit is a percentage between 0 and 100."})
+    sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False)
+
+    def __init__(self, *args, sensitive_columns=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["algorithms"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
+        self.fields["algorithms"].initial = [a for a in DEFAULT_COMPARE if a in ALGORITHMS]
+        self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
+        if sensitive_columns:
+            self.fields["sensitive"].initial = sensitive_columns[0]
+
+    def clean_k_values(self):
+        from .engine import InputError
+        from .services import parse_k_list
+
+        try:
+            return parse_k_list(self.cleaned_data["k_values"])
+        except InputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+# ---- the seed-001 experiment -------------------------------------------------------------------
+class ExperimentForm(forms.Form):
+    sizes = forms.CharField(label="Generated people tables (rows)", initial="10000, 50000, 100000", max_length=200,
+                            required=False,
+                            help_text="Sizes separated by commas; each table is drawn from the demo's hierarchy "
+                                      "files (QI values uniform among the leaves, disease as in db_100.csv). "
+                                      "Leave empty to run on this dataset only.")
+    seed = forms.IntegerField(label="Seed", initial=0, widget=forms.NumberInput(attrs={"min": 0, "step": 1}),
+                              help_text="The same seed draws the same tables.")
+    include_dataset = forms.BooleanField(label="Also this dataset (its roles and hierarchies)", required=False)
+    sensitive = forms.ChoiceField(label="Sensitive column of this dataset", required=False)
+    k_values = forms.CharField(label="Values of k", initial="2, 3, 5, 10, 20, 50", max_length=200,
+                               help_text="Whole numbers separated by commas.")
+    algorithm = forms.ChoiceField(label="Algorithm")
+    suppression_percent = forms.FloatField(
+        label="Suppression limit (%)", initial=0, min_value=0, max_value=100,
+        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "step": "any"}),
+        error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
+                        "max_value": "The suppression limit is a percentage between 0 and 100."})
+
+    def __init__(self, *args, sensitive_columns=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
+        self.fields["algorithm"].initial = "datafly" if "datafly" in ALGORITHMS else next(iter(ALGORITHMS), None)
+        self.fields["sensitive"].choices = [("", "(first sensitive column)")] + [(c, c) for c in sensitive_columns]
+
+    def clean_sizes(self):
+        from .engine import InputError
+        from .services import parse_size_list
+
+        try:
+            return parse_size_list(self.cleaned_data["sizes"])
+        except InputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean_k_values(self):
+        from .engine import InputError
+        from .services import parse_k_list
+
+        try:
+            return parse_k_list(self.cleaned_data["k_values"])
+        except InputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean(self):
+        cleaned = super().clean()
+        if "sizes" in cleaned and not cleaned["sizes"] and not cleaned.get("include_dataset"):
+            raise forms.ValidationError("Choose at least one table: a generated size or this dataset.")
+        return cleaned

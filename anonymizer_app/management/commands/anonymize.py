@@ -1,0 +1,466 @@
+"""manage.py anonymize: anonymize a CSV/TSV/XLSX file from the command line, without the database.
+
+    python manage.py anonymize adult.csv --qi age --qi sex ... --hierarchy age=adult_hierarchy_age.csv \\
+        --sensitive occupation --algorithm datafly --k 5 --suppression 0.04 \\
+        --out adult_k5.csv --report adult_k5.json
+
+It runs the same engine call as the web app's jobs (engine.anonymize) and writes what the web app's
+download gives: rows in input order, identifying columns removed, suppressed rows with '*' in every
+QI, cells neutralized against spreadsheet formulas (services.export_csv). The report is the engine's
+Result.report() with the chart data the web app stores beside it.
+
+Privacy models beside --k (engine.privacy), all on the first --sensitive column unless --model-column
+names another: --l L --l-variant distinct|entropy|recursive [--c C], --t T --t-distance
+equal|ordered|hierarchical (hierarchical: give the sensitive column's hierarchy with --hierarchy COL=FILE),
+--beta B [--beta-variant basic|enhanced]. δ-presence (--delta-min/--delta-max) needs the research subset:
+either --population FILE (INPUT is then the research subset, its rows are found in the population by
+their shared columns and the population is anonymized) or --research-column COL (INPUT is the population
+and COL reads 1 for its research records, 0 for the others). With δ-presence OUT holds the research
+subset only (population order, the marker column left out), generalized as the population's classes
+require.
+
+Exit status: 0 success; 2 bad flags, files, columns, hierarchies or parameters; 1 when the privacy
+model cannot be met with the given hierarchies and suppression limit, or on an internal error;
+130 when interrupted. Every error is one line on stderr, `anonymize: error: ...`, and no output file
+is written: both files are written to temporary names and renamed into place only after success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import secrets
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from anonymizer_app import engine
+from anonymizer_app.engine import Role
+from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
+
+PROG = "anonymize"
+NO_SOLUTION = RUN_FAILED  # the run itself failed (privacy model unreachable, verification)
+DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "\\t": "\t", "pipe": "|"}
+
+
+class AnonymizeError(UserError):
+    """A message for the user, printed as one line (exit status 2 unless said otherwise)."""
+
+
+# ---- argument types (their errors become "argument --flag: ...") -----------------------------------
+def _hierarchy_binding(text: str) -> tuple[str, Path]:
+    column, sep, file = text.partition("=")
+    if not sep or not column or not file:
+        raise argparse.ArgumentTypeError(f"expected COLUMN=FILE, got {text!r}")
+    return column, Path(file)
+
+
+def _delimiter(text: str) -> str:
+    value = DELIMITER_NAMES.get(text.lower(), text)
+    if len(value) != 1 or value in "\"'\r\n":
+        raise argparse.ArgumentTypeError(
+            f"expected one character or one of {', '.join(DELIMITER_NAMES)}, got {text!r}"
+        )
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+class Progress:
+    """The engine's progress callback: `[ 45%] phase` on stderr.
+
+    On a terminal the line is redrawn in place (\\r) and ended with a newline when the run stops;
+    otherwise (a log file, a pipe) each new phase is one plain line. The shown percentage never goes
+    back, although the engine's own figures may (an algorithm reports 100% before the final steps).
+    """
+
+    def __init__(self, out, enabled: bool):
+        self.out = out
+        self.enabled = enabled
+        self.tty = enabled and out.isatty()
+        self.shown = 0.0
+        self.width = 0
+        self.open = False  # a \r line is on screen without its newline
+
+    def __call__(self, fraction: float, phase: str) -> None:
+        if not self.enabled:
+            return
+        self.shown = max(self.shown, min(max(float(fraction), 0.0), 1.0))
+        line = f"[{round(self.shown * 100):3d}%] {phase}"
+        if self.tty:
+            pad = " " * max(self.width - len(line), 0)
+            self.width = len(line)
+            self._write(f"\r{line}{pad}")
+            self.open = True
+        else:
+            self._write(line + "\n")
+
+    def close(self) -> None:
+        if self.open:
+            self._write("\n")
+            self.open = False
+
+    def _write(self, text: str) -> None:
+        self.out.write(text, style_func=_plain, ending="")  # a Django OutputWrapper: no colour, no newline
+        self.out.flush()
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def algorithm_flags() -> dict[str, tuple]:
+    """CLI flag -> (parameter, names of the algorithms that take it), from the registry."""
+    flags: dict[str, tuple] = {}
+    for info in engine.ALGORITHMS.values():
+        for param in info.options:
+            known = flags.get(param.flag)
+            flags[param.flag] = (param, [*(known[1] if known else []), info.name])
+    return flags
+
+
+def option_dest(param) -> str:
+    return "option_" + param.flag[2:].replace("-", "_")
+
+
+# Privacy-model flags beside --k (they win over an algorithm option of the same name).
+MODEL_FLAGS = ("--l", "--l-variant", "--c", "--t", "--t-distance", "--beta", "--beta-variant", "--delta-min",
+               "--delta-max", "--population", "--research-column", "--model-column")
+L_VARIANTS = {"distinct": "distinct-l-diversity", "entropy": "entropy-l-diversity",
+              "recursive": "recursive-cl-diversity"}
+RESEARCH_MARKER = "__research_subset__"
+
+
+class Command(OneLineCommand):
+    prog = PROG
+    error_class = AnonymizeError
+    help = (
+        "Anonymize a table file (CSV/TSV/TXT with sniffed delimiter, or .xlsx) with the engine the web "
+        "app uses, without the database. Columns not named by --qi, --sensitive or --identifier are "
+        "insensitive and kept as they are. The output is UTF-8, in the input's row order and with its "
+        "delimiter; suppressed records keep their row with '*' in every quasi-identifier. Exit status: "
+        "0 done, 2 bad arguments or files, 1 no solution (privacy model unreachable) or internal error."
+    )
+
+    # ---- parser ---------------------------------------------------------------------------------
+    def add_arguments(self, parser):
+        algorithms = sorted(engine.ALGORITHMS)
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("--qi", action="append", required=True, metavar="COL",
+                            help="a quasi-identifying column (repeat for each)")
+        parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding,
+                            metavar="COL=FILE",
+                            help="generalization hierarchy of a QI: one row per value, 'value;level1;...;root' "
+                                 "(';', ',' or tab). QIs without one get a default: nested intervals for "
+                                 "numbers, value -> '*' otherwise")
+        parser.add_argument("--hierarchy-conflicts", choices=CONFLICT_POLICIES, default="error",
+                            help="values a hierarchy file generalizes in more than one way: refuse the file "
+                                 "(error, default), lift them to the lowest level where their paths agree "
+                                 "(lift), or keep their first path (first)")
+        parser.add_argument("--sensitive", action="append", default=[], metavar="COL",
+                            help="a sensitive column, kept as is (repeatable; the first one is used for the "
+                                 "homogeneity figures of the report)")
+        parser.add_argument("--identifier", action="append", default=[], metavar="COL",
+                            help="an identifying column, removed from the output (repeatable)")
+        parser.add_argument("--algorithm", choices=algorithms, default="datafly",
+                            help=f"one of: {', '.join(algorithms)} (default: datafly)")
+        parser.add_argument("--k", type=int, required=True, metavar="K",
+                            help="k of k-anonymity: every equivalence class holds at least K records")
+        parser.add_argument("--suppression", type=_fraction, default=0.0, metavar="FRACTION",
+                            help="share of the records that may be suppressed, 0..1 (default: 0)")
+        parser.add_argument("--delimiter", type=_delimiter, default=None, metavar="D",
+                            help="input delimiter, also used for the output: one character or comma, "
+                                 "semicolon, tab, pipe (default: sniffed)")
+        parser.add_argument("--out", required=True, metavar="OUT.csv", help="the anonymized table")
+        parser.add_argument("--report", default=None, metavar="REPORT.json",
+                            help="the report: k achieved, equivalence classes, suppressed records, "
+                                 "transformation, metrics, seconds ...")
+        parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
+        models = parser.add_argument_group("privacy models beside --k (on the first --sensitive column, or "
+                                           "--model-column)")
+        models.add_argument("--l", default=None, metavar="L", help="l of l-diversity")
+        models.add_argument("--l-variant", choices=tuple(L_VARIANTS), default="distinct",
+                            help="distinct (default), entropy or recursive (c,l)-diversity")
+        models.add_argument("--c", default=None, metavar="C", help="c of recursive (c,l)-diversity (default: 3)")
+        models.add_argument("--t", default=None, metavar="T", help="t of t-closeness, 0..1")
+        models.add_argument("--t-distance", choices=("equal", "ordered", "hierarchical"), default="equal",
+                            help="ground distance of t-closeness: equal (default), ordered (numeric column) or "
+                                 "hierarchical (the column's --hierarchy)")
+        models.add_argument("--beta", default=None, metavar="B", help="β of β-likeness")
+        models.add_argument("--beta-variant", choices=("basic", "enhanced"), default="enhanced",
+                            help="basic or enhanced (default) β-likeness")
+        models.add_argument("--delta-min", default=None, metavar="DMIN", help="δmin of δ-presence, 0..1 (default 0)")
+        models.add_argument("--delta-max", default=None, metavar="DMAX", help="δmax of δ-presence, 0..1 (default 1)")
+        models.add_argument("--population", default=None, metavar="FILE",
+                            help="δ-presence: the population table; INPUT is the research subset within it")
+        models.add_argument("--research-column", default=None, metavar="COL",
+                            help="δ-presence without --population: a column of INPUT reading 1 for the research "
+                                 "subset's records, 0 for the rest of the population")
+        models.add_argument("--model-column", default=None, metavar="COL",
+                            help="the column --l, --t and --beta apply to (default: the first --sensitive)")
+        # Each algorithm's own options, from the registry: a flag per option name, shared where two
+        # algorithms take the same option (e.g. --metric).
+        for flag, (param, owners) in algorithm_flags().items():
+            if flag in MODEL_FLAGS:  # a model flag of the same name wins; the option stays at its default
+                continue
+            parser.add_argument(flag, dest=option_dest(param), default=None, metavar=param.name.upper(),
+                                choices=param.choices,
+                                help=f"{param.help} (algorithms: {', '.join(owners)}; default: {param.default})")
+
+    # ---- entry points -----------------------------------------------------------------------------
+    def handle(self, *args, **opts):
+        progress = Progress(self.stderr, enabled=not opts["quiet"])
+        self._progress = progress
+        try:
+            summary = self._run(opts, progress)
+        except engine.UnsatisfiableError as exc:
+            raise AnonymizeError(str(exc), NO_SOLUTION) from None
+        except engine.VerificationError as exc:
+            raise AnonymizeError(f"the result failed verification and was not written: {exc}", NO_SOLUTION) from None
+        except (engine.EngineError, OSError) as exc:
+            raise AnonymizeError(str(exc), USAGE_ERROR) from None
+        finally:
+            progress.close()
+        if not opts["quiet"]:
+            self.stdout.write(summary)
+
+    # ---- the run ----------------------------------------------------------------------------------
+    def _run(self, opts: dict, progress: Progress) -> str:
+        source = Path(opts["input"])
+        out = Path(opts["out"])
+        report_path = Path(opts["report"]) if opts["report"] else None
+        self._check_destinations(source, out, report_path)
+
+        k = engine.KAnonymity(opts["k"]).k  # the engine's own messages: "k must be at least 1, got 0"
+        suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
+
+        models = self._models(opts)
+        presence = any(m.name == "delta-presence" for m in models)
+        frame, fmt = self._read_input(source, opts["delimiter"])
+        research_rows = None
+        if opts["population"] is not None:
+            population, _ = self._read_input(Path(opts["population"]), opts["delimiter"], "--population")
+            frame = self._mark_research(frame, population)
+        if presence:
+            marker = opts["research_column"] or RESEARCH_MARKER
+            if marker not in frame.columns:
+                raise AnonymizeError(f"--research-column {marker}: unknown column; the table has: "
+                                     f"{', '.join(map(str, frame.columns))}")
+            models = [replace(m, column=marker) if m.name == "delta-presence" else m for m in models]
+            research_rows = frame[marker].astype(str).str.strip().str.lower().isin(
+                ("1", "true", "yes", "y", "t", "x")).to_numpy()
+        roles = self._roles(opts, list(frame.columns))
+        hierarchies = self._hierarchies(opts, roles)
+        table = engine.Table(frame, roles, name=source.stem)
+        sensitive = opts["sensitive"][0] if opts["sensitive"] else None
+
+        result = engine.anonymize(table, hierarchies, opts["algorithm"], k=k, suppression_limit=suppression,
+                                  sensitive=sensitive, models=models, options=self._algorithm_options(opts),
+                                  progress=progress)
+        progress.close()
+
+        from anonymizer_app import services  # Django models are importable once the command runs
+
+        output = result.output
+        if research_rows is not None:  # δ-presence: the research subset is what is published
+            marker = models[[m.name for m in models].index("delta-presence")].column
+            output = output[research_rows].drop(columns=[marker], errors="ignore")
+        csv_text = services.export_csv(output, delimiter=fmt.delimiter)
+        report = result.report()
+        report["model_checks"] = services.model_checks(table, result, hierarchies)
+        if research_rows is not None:
+            report["research_subset"] = {"population_records": int(table.n),
+                                         "research_records": int(research_rows.sum()), "written": int(len(output))}
+        files = [(out, csv_text)]
+        if report_path is not None:
+            files.append((report_path, json.dumps(report, indent=2, default=_json_default) + "\n"))
+        _write_all(files)
+
+        suppressed = int(result.suppressed.sum())
+        return (f"{out}: {table.n:,} records, {suppressed:,} suppressed, {len(result.class_sizes):,} "
+                f"equivalence classes, smallest {result.k_achieved:,} (k={k}), {result.seconds:.2f} s"
+                + (f"; report {report_path}" if report_path else ""))
+
+    @staticmethod
+    def _models(opts: dict) -> list:
+        """The privacy models of the model flags (the engine's own messages on bad values)."""
+        from anonymizer_app.engine.privacy import make_model
+
+        column = opts["model_column"] or (opts["sensitive"][0] if opts["sensitive"] else None)
+        models = []
+
+        def need_column(flag):
+            if column is None:
+                raise AnonymizeError(f"{flag} needs a sensitive column: give --sensitive COL (or --model-column COL)")
+            return column
+
+        if opts["c"] is not None and (opts["l"] is None or opts["l_variant"] != "recursive"):
+            raise AnonymizeError("--c applies to --l with --l-variant recursive")
+        if opts["l"] is not None:
+            params = {"l": opts["l"], "column": need_column("--l")}
+            if opts["l_variant"] == "recursive":
+                params["c"] = opts["c"] if opts["c"] is not None else 3.0
+            models.append(make_model(L_VARIANTS[opts["l_variant"]], **params))
+        if opts["t"] is not None:
+            models.append(make_model("t-closeness", t=opts["t"], distance=opts["t_distance"],
+                                     column=need_column("--t")))
+        if opts["beta"] is not None:
+            models.append(make_model("beta-likeness", beta=opts["beta"], variant=opts["beta_variant"],
+                                     column=need_column("--beta")))
+        if opts["delta_min"] is not None or opts["delta_max"] is not None:
+            if opts["population"] is None and opts["research_column"] is None:
+                raise AnonymizeError("--delta-min/--delta-max need the research subset: --population FILE or "
+                                     "--research-column COL")
+            if opts["population"] is not None and opts["research_column"] is not None:
+                raise AnonymizeError("give --population or --research-column, not both")
+            models.append(make_model("delta-presence",
+                                     delta_min=opts["delta_min"] if opts["delta_min"] is not None else 0.0,
+                                     delta_max=opts["delta_max"] if opts["delta_max"] is not None else 1.0,
+                                     column=RESEARCH_MARKER))
+        elif opts["population"] is not None or opts["research_column"] is not None:
+            raise AnonymizeError("--population and --research-column apply to δ-presence: give --delta-min and/or "
+                                 "--delta-max")
+        if opts["model_column"] is not None and not any(m.name != "delta-presence" for m in models):
+            raise AnonymizeError("--model-column applies to --l, --t or --beta")
+        return models
+
+    @staticmethod
+    def _mark_research(research, population):
+        """The population with a marker column: 1 for the rows of INPUT (matched on the shared columns)."""
+        from anonymizer_app.services import match_research
+
+        return match_research(research, population, RESEARCH_MARKER, "--population")[0]
+
+    @staticmethod
+    def _algorithm_options(opts: dict) -> dict:
+        """Options given on the command line for the chosen algorithm; others are refused by flag."""
+        info = engine.get_algorithm(opts["algorithm"])
+        mine = {p.name for p in info.options}
+        chosen = {}
+        for flag, (param, _) in algorithm_flags().items():
+            if flag in MODEL_FLAGS:
+                continue
+            value = opts.get(option_dest(param))
+            if value is None:
+                continue
+            if param.name not in mine:
+                raise AnonymizeError(f"{flag} does not apply to --algorithm {info.name}")
+            chosen[param.name] = value
+        return chosen
+
+    @staticmethod
+    def _check_destinations(source: Path, out: Path, report: Path | None) -> None:
+        targets = [("--out", out)] + ([("--report", report)] if report is not None else [])
+        for flag, path in targets:
+            parent = path.parent if str(path.parent) else Path(".")
+            if not parent.is_dir():
+                raise AnonymizeError(f"{flag} {path}: the folder {parent} does not exist")
+            if path.is_dir():
+                raise AnonymizeError(f"{flag} {path}: is a folder")
+            if path.exists() and source.exists() and path.resolve() == source.resolve():
+                raise AnonymizeError(f"{flag} {path}: would overwrite the input")
+        if report is not None and out.resolve() == report.resolve():
+            raise AnonymizeError("--out and --report name the same file")
+
+    @staticmethod
+    def _read_input(source: Path, delimiter: str | None, flag: str = ""):
+        """The table through services.iter_table_file (the path uploads and compare use): the format is
+        sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes."""
+        from anonymizer_app import services
+
+        where = f"{flag} {source}" if flag else str(source)
+        try:
+            fmt = services.sniff_file(source, source.name)
+        except OSError as exc:
+            raise AnonymizeError(f"{where}: cannot read the file ({exc.strerror})") from None
+        if delimiter is not None:
+            if fmt.kind != "csv":
+                raise AnonymizeError(f"{where}: --delimiter applies to text tables, this is an .xlsx workbook")
+            fmt = replace(fmt, delimiter=delimiter)
+        pieces, fmt_read = [], fmt
+        for piece, piece_fmt in services.iter_table_file(source, source.name, fmt):
+            pieces.append(piece)
+            fmt_read = piece_fmt
+        frame = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
+        del pieces
+        if fmt_read.kind != "csv":
+            fmt_read = replace(fmt_read, delimiter=",")
+        return frame, fmt_read
+
+    @staticmethod
+    def _roles(opts: dict, columns: list[str]) -> dict[str, Role]:
+        roles: dict[str, Role] = {}
+        flags: dict[str, str] = {}
+        for flag, role in (("qi", Role.QUASI_IDENTIFYING), ("sensitive", Role.SENSITIVE),
+                           ("identifier", Role.IDENTIFYING)):
+            for col in opts[flag]:
+                if col not in columns:
+                    raise AnonymizeError(f"--{flag} {col}: unknown column; the table has: {', '.join(columns)}")
+                if col in roles:
+                    raise AnonymizeError(f"column {col!r} is named twice (--{flags[col]} and --{flag})")
+                roles[col] = role
+                flags[col] = flag
+        return roles
+
+    @staticmethod
+    def _hierarchies(opts: dict, roles: dict[str, Role]) -> dict[str, engine.Hierarchy]:
+        out: dict[str, engine.Hierarchy] = {}
+        for column, path in opts["hierarchy"]:
+            if roles.get(column) != Role.QUASI_IDENTIFYING:
+                raise AnonymizeError(f"--hierarchy {column}={path}: {column!r} is not a --qi column")
+            if column in out:
+                raise AnonymizeError(f"--hierarchy {column}=...: given twice")
+            if not path.is_file():
+                raise AnonymizeError(f"--hierarchy {column}={path}: no such file")
+            try:
+                out[column] = engine.read_hierarchy(path, column, on_conflict=opts["hierarchy_conflicts"])
+            except OSError as exc:
+                raise AnonymizeError(f"--hierarchy {column}={path}: cannot read the file ({exc.strerror})") from None
+            except engine.HierarchyError as exc:
+                hint = " Give it with --hierarchy-conflicts lift or first." if getattr(exc, "conflicts", None) else ""
+                raise AnonymizeError(f"--hierarchy {column}: {exc}{hint}") from None
+        return out
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return None if math.isnan(o) else float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+
+def _write_all(files: list[tuple[Path, str]]) -> None:
+    """Write every file under a temporary name in its folder, then rename them all into place."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files:
+            tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+            # os.open with 0o666 lets the umask decide the mode, as for any file the user creates.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in temps:
+            if tmp.exists():
+                tmp.unlink()

@@ -1,0 +1,148 @@
+"""manage.py compare: several algorithms for several k on one table, NCP / discernibility / time per run.
+
+    python manage.py compare adult.csv --qi age --qi sex ... --hierarchy age=adult_hierarchy_age.csv \\
+        --algorithms datafly,flash,mondrian,kmember,oka,disk-clustering --k 2,5,10,50,100 \\
+        [--suppression 0.0] [--out results.csv] [--html chart.html]
+
+Each run is engine.anonymize() (the web app's call, the result verified from its output rows); the
+table is read the way uploads are (services.iter_table_file: in blocks for large files). A run that
+finds no solution is a row with its error. The table goes to stdout (and --out as CSV); --html
+writes a standalone page with three plotly charts (NCP, discernibility, time against k; one line
+per algorithm) and the table. Exit status: 0 done, 2 bad flags or files (one line on stderr,
+`compare: error: ...`), 1 internal error, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from anonymizer_app import engine
+from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.management.base import OneLineCommand
+from anonymizer_app.management.commands.anonymize import (
+    USAGE_ERROR,
+    AnonymizeError,
+    Progress,
+    _fraction,
+    _hierarchy_binding,
+    _write_all,
+)
+from anonymizer_app.management.commands.anonymize import Command as AnonymizeCommand
+
+PROG = "compare"
+
+
+def _k_list(text: str) -> list[int]:
+    from anonymizer_app import services
+
+    try:
+        return services.parse_k_list(text)
+    except engine.EngineError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class Command(OneLineCommand):
+    prog = PROG
+    error_class = AnonymizeError
+    help = ("Run several algorithms for several k on one table and report NCP, discernibility and time per "
+            "run (CSV and an HTML page with plotly charts). Exit status: 0 done, 2 bad arguments or files, "
+            "1 internal error.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("--qi", action="append", required=True, metavar="COL",
+                            help="a quasi-identifying column (repeat, or separate with commas)")
+        parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding, metavar="COL=FILE",
+                            help="generalization hierarchy of a QI (as for anonymize)")
+        parser.add_argument("--hierarchy-conflicts", choices=CONFLICT_POLICIES, default="error")
+        parser.add_argument("--sensitive", action="append", default=[], metavar="COL",
+                            help="a sensitive column (the first one is used for the reports)")
+        parser.add_argument("--identifier", action="append", default=[], metavar="COL",
+                            help="an identifying column, removed from the output")
+        parser.add_argument("--algorithms", default="datafly,mondrian", metavar="A,B,...",
+                            help=f"comma-separated, from: {', '.join(sorted(engine.ALGORITHMS))}")
+        parser.add_argument("--k", required=True, metavar="K1,K2,...", help="comma-separated values of k")
+        parser.add_argument("--suppression", type=_fraction, default=0.0, metavar="FRACTION",
+                            help="share of the records that may be suppressed, 0..1 (default: 0)")
+        parser.add_argument("--out", default=None, metavar="RESULTS.csv", help="the table of runs as CSV")
+        parser.add_argument("--html", default=None, metavar="CHART.html",
+                            help="a standalone page with the charts and the table")
+        parser.add_argument("--quiet", action="store_true", help="no progress, errors only")
+
+    def handle(self, *args, **opts):
+        progress = Progress(self.stderr, enabled=not opts["quiet"])
+        self._progress = progress
+        try:
+            text = self._run(opts, progress)
+        except (engine.EngineError, OSError) as exc:
+            raise AnonymizeError(str(exc), USAGE_ERROR) from None
+        finally:
+            progress.close()
+        self.stdout.write(text)
+
+    def _run(self, opts: dict, progress: Progress) -> str:
+        from anonymizer_app import services
+
+        source = Path(opts["input"])
+        try:
+            algorithms = services.parse_algorithm_list(opts["algorithms"])
+        except engine.InputError as exc:
+            raise AnonymizeError(f"--algorithms: {exc}") from None
+        try:
+            ks = services.parse_k_list(opts["k"])
+        except engine.InputError as exc:
+            raise AnonymizeError(f"--k: {exc}") from None
+        suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
+        outputs = [(flag, Path(opts[key])) for flag, key in (("--out", "out"), ("--html", "html")) if opts[key]]
+        for flag, path in outputs:
+            parent = path.parent if str(path.parent) else Path(".")
+            if not parent.is_dir():
+                raise AnonymizeError(f"{flag} {path}: the folder {parent} does not exist")
+            if path.is_dir():
+                raise AnonymizeError(f"{flag} {path}: is a folder")
+        if not source.is_file():
+            raise AnonymizeError(f"{source}: no such file")
+
+        frame = read_table_file(source)
+        opts = {**opts, "qi": [c.strip() for q in opts["qi"] for c in q.split(",") if c.strip()]}
+        roles = AnonymizeCommand._roles(opts, list(frame.columns))
+        hierarchies = AnonymizeCommand._hierarchies(opts, roles)
+        table = engine.Table(frame, roles, name=source.stem)
+        sensitive = opts["sensitive"][0] if opts["sensitive"] else None
+        too_big = [k for k in ks if k > table.n]
+        if too_big:
+            raise AnonymizeError(f"--k: k={too_big[0]} is larger than the table's {table.n} records")
+
+        rows = services.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress)
+        progress.close()
+        files = []
+        if opts["out"]:
+            files.append((Path(opts["out"]), services.comparison_csv(rows)))
+        if opts["html"]:
+            title = f"{source.name}: {table.n:,} records, {len(table.qi)} QIs, suppression {suppression:g}"
+            files.append((Path(opts["html"]), services.comparison_html(rows, title)))
+        _write_all(files)
+        return format_table(rows)
+
+
+def read_table_file(source: Path) -> pd.DataFrame:
+    """The upload path: sniffed from the first bytes, large text files parsed in blocks."""
+    from anonymizer_app import services
+
+    pieces = [frame for frame, _ in services.iter_table_file(source)]
+    return pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
+
+
+def format_table(rows: list[dict]) -> str:
+    head = f"{'algorithm':<18} {'k':>5} {'k reached':>9} {'classes':>8} {'suppr.':>7} {'NCP':>8} " \
+           f"{'discernibility':>15} {'time s':>8}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        if r.get("error"):
+            lines.append(f"{r['algorithm']:<18} {r['k']:>5}  no result: {r['error']}")
+            continue
+        lines.append(f"{r['algorithm']:<18} {r['k']:>5} {r['k_achieved']:>9} {r['equivalence_classes']:>8} "
+                     f"{r['suppressed']:>7} {r['ncp']:>8.4f} {r['discernibility']:>15,} {r['seconds']:>8.2f}")
+    return "\n".join(lines)

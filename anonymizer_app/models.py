@@ -1,0 +1,116 @@
+"""Datasets, their columns, anonymization jobs and their stored results. Everything has an owner."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from .engine import COLUMN_TYPES, Role
+
+ROLE_CHOICES = [(r.value, r.value) for r in Role]
+TYPE_CHOICES = [(t, t) for t in COLUMN_TYPES]
+
+
+class Dataset(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets")
+    name = models.CharField(max_length=200)
+    # The uploaded bytes, never modified; the read format below says how to parse them.
+    original = models.FileField(upload_to="datasets/")
+    original_name = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField(default=0)
+    kind = models.CharField(max_length=8, default="csv")  # csv or xlsx
+    delimiter = models.CharField(max_length=1, default=",")
+    encoding = models.CharField(max_length=32, default="utf-8")
+    has_header = models.BooleanField(default=True)
+    n_rows = models.PositiveIntegerField(default=0)
+    n_columns = models.PositiveIntegerField(default=0)
+    is_demo = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def qi_columns(self):
+        return self.columns.filter(role=Role.QUASI_IDENTIFYING.value)
+
+
+class Column(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="columns")
+    position = models.PositiveIntegerField()
+    name = models.CharField(max_length=255)
+    inferred_type = models.CharField(max_length=10, choices=TYPE_CHOICES, default="string")
+    type = models.CharField(max_length=10, choices=TYPE_CHOICES, default="string")
+    role = models.CharField(max_length=20, choices=ROLE_CHOICES, default=Role.INSENSITIVE.value)
+    distinct_count = models.PositiveIntegerField(default=0)
+    # None: the default hierarchy built from the data (intervals for numbers, value -> * otherwise).
+    hierarchy = models.ForeignKey("hierarchy_editor.Hierarchy", null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="columns")
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="unique_column_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Job(models.Model):
+    QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
+    STATUS_CHOICES = [(s, s) for s in (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)]
+    FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="jobs")
+    algorithm = models.CharField(max_length=40)
+    k = models.PositiveIntegerField()
+    suppression_limit = models.FloatField(default=0.0)
+    sensitive = models.CharField(max_length=255, blank=True)
+    options = models.JSONField(default=dict, blank=True)
+    # Snapshot of roles, types and hierarchies at submission, so later edits don't change a run.
+    config = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=QUEUED)
+    progress = models.FloatField(default=0.0)
+    phase = models.CharField(max_length=255, blank=True)
+    message = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    celery_id = models.CharField(max_length=255, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    # Privacy models beside k, as engine model.to_dict() ({"model": name, parameters..., "column": c}).
+    # Last: the field's name hides the models module in the rest of the class body.
+    models = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.algorithm} k={self.k} on {self.dataset}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def duration(self) -> float | None:
+        if self.started and self.finished:
+            return (self.finished - self.started).total_seconds()
+        return None
+
+
+class Result(models.Model):
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="result")
+    # Anonymized rows in input order (identifiers removed), with a boolean column marking suppression.
+    output = models.FileField(upload_to="results/")
+    report = models.JSONField(default=dict)  # engine Result.report(), plus chart data
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"result of {self.job}"

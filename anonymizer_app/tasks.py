@@ -1,0 +1,12 @@
+"""Celery tasks: thin wrappers that hand a job to services.run_job."""
+
+from celery import shared_task
+
+from .models import Job
+from .services import run_job
+
+
+@shared_task(name="anonymizer.run_job")
+def run_job_task(job_id: str) -> str:
+    job = Job.objects.get(pk=job_id)
+    return run_job(job).status

@@ -1,0 +1,11 @@
+"""Root URL configuration."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("accounts.urls")),
+    path("hierarchies/", include("hierarchy_editor.urls")),
+    path("", include("anonymizer_app.app_urls")),
+]

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Local/multidimensional recoding benchmark: Mondrian, k-member, OKA and the disk hybrid.
+
+    .venv/bin/python benchmarks/bench_local.py [--shared ../shared] [--rows 1000000] [--skip-large]
+
+Adult (30,162 rows; 8 QIs: all but occupation, which is sensitive; ARX hierarchies): Mondrian at
+k=2 and 5 (time, discernibility; anonypy's Mondrian: 766,942 at k=5), k-member, OKA and the disk
+hybrid at k=5. Then the ROWS-row resample (benchmarks/out/adult_ROWS.csv, made by
+shared/tools/make_large_adult.py when missing) through Mondrian and the disk hybrid (memory_mb=256).
+Each case runs in its own child process; "peak RSS" is that process's high-water mark (ru_maxrss),
+reading the CSV included; "engine s" is the wall time of engine.anonymize() (verification included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "benchmarks" / "out"
+QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
+
+
+def run_case(table_path: str, hierarchy_dir: str, algorithm: str, k: int, options: dict) -> dict:
+    sys.path.insert(0, str(REPO))
+    from anonymizer_app import engine
+    from anonymizer_app.engine import Role
+
+    frame, _ = engine.read_table(table_path)
+    roles = {c: Role.QUASI_IDENTIFYING for c in QI}
+    roles["occupation"] = Role.SENSITIVE
+    table = engine.Table(frame, roles)
+    hs = {c: engine.read_hierarchy(Path(hierarchy_dir) / f"adult_hierarchy_{c}.csv", c) for c in QI}
+    started = time.perf_counter()
+    result = engine.anonymize(table, hs, algorithm=algorithm, k=k, options=options)
+    seconds = time.perf_counter() - started
+    m = result.metrics
+    return {"table": Path(table_path).name, "rows": table.n, "algorithm": algorithm, "k": k, "options": options,
+            "engine_s": round(seconds, 3), "discernibility": m["discernibility"], "ncp": round(m["ncp"], 5),
+            "height": round(m["generalization_height"], 5), "classes": m["equivalence_classes"],
+            "min_class": m["min_class_size"], "verified": result.verified,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shared", default=str(REPO.parent / "shared"))
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--json", default=str(OUT / "bench_local.json"))
+    ap.add_argument("--case", nargs=5, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.case:
+        print(json.dumps(run_case(a.case[0], a.case[1], a.case[2], int(a.case[3]), json.loads(a.case[4]))))
+        return
+    hdir = Path(a.shared) / "datasets" / "adult"
+    adult = hdir / "adult.csv"
+    cases = [(adult, "mondrian", 5, {}), (adult, "mondrian", 2, {}), (adult, "mondrian", 5, {"variant": "relaxed"}),
+             (adult, "kmember", 5, {}), (adult, "oka", 5, {}), (adult, "disk-clustering", 5, {}),
+             (adult, "oka", 2, {}), (adult, "disk-clustering", 2, {})]
+    if not a.skip_large:
+        big = OUT / f"adult_{a.rows}.csv"
+        if not big.exists():
+            OUT.mkdir(parents=True, exist_ok=True)
+            subprocess.run([sys.executable, str(Path(a.shared) / "tools" / "make_large_adult.py"), str(a.rows),
+                            str(big), "--adult", str(adult)], check=True)
+        cases += [(big, "mondrian", 5, {}), (big, "disk-clustering", 5, {"memory_mb": 256}),
+                  (big, "oka", 5, {})]
+    rows = []
+    for path, algorithm, k, options in cases:
+        proc = subprocess.run([sys.executable, __file__, "--case", str(path), str(hdir), algorithm, str(k),
+                               json.dumps(options)], capture_output=True, text=True)
+        if proc.returncode:
+            print(f"{algorithm} k={k} on {path.name} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+            continue
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{row['table']:>22} {row['algorithm']:>16} k={k:<3} {json.dumps(options):<24} "
+              f"{row['engine_s']:>8.2f} s  DM {row['discernibility']:>14,}  NCP {row['ncp']:.4f}  "
+              f"classes {row['classes']:>7}  peak RSS {row['peak_rss_mb']:>7.0f} MB", flush=True)
+    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

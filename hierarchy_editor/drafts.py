@@ -1,0 +1,249 @@
+"""Editing sessions of the visual hierarchy editor: the edited tree kept server-side, with undo/redo.
+
+A session is a folder ``MEDIA_ROOT/hierarchy-drafts/<user>-<hierarchy>-<token>/`` holding one JSON
+file per state of the tree (``HierarchyTree.to_dict()``, nested ``{"label", "children", ...}``) and
+``state.json`` saying which states exist (``base``..``top``) and which one is current (``pos``).
+An edit writes state ``pos + 1`` and drops the redo states above it; undo/redo only move ``pos``.
+The tree of a city file (~18,000 leaves) is ~1 MB of JSON, so only MAX_STATES states are kept and
+the browser never receives the whole tree: it asks for one node's children at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shutil
+import threading
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+DRAFT_DIR = "hierarchy-drafts"
+MAX_AGE = 24 * 3600  # seconds an untouched editing session is kept
+MAX_STATES = 40  # undo depth
+TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
+
+_lock = threading.Lock()
+# (folder, pos) -> tree dict: the current state of recently used sessions, so that paging through
+# children does not re-read a megabyte of JSON per request. Dicts are treated as read-only.
+_cache: dict[tuple[str, int], dict] = {}
+_CACHE_SIZE = 6
+
+
+class DraftMissing(LookupError):
+    """The session does not exist (never did, expired, or belongs to someone else)."""
+
+
+def _root() -> Path:
+    return Path(settings.MEDIA_ROOT) / DRAFT_DIR
+
+
+def _folder(user_id: int, hierarchy_id: int, token: str) -> Path:
+    if not TOKEN_RE.match(token or ""):
+        raise DraftMissing(token)
+    return _root() / f"{int(user_id)}-{int(hierarchy_id)}-{token}"
+
+
+def _cleanup() -> None:
+    cutoff = time.time() - MAX_AGE
+    root = _root()
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        try:
+            state = folder / "state.json"
+            if (state.stat().st_mtime if state.exists() else folder.stat().st_mtime) < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def _write_json(path: Path, data) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    tmp.replace(path)
+
+
+class Draft:
+    """One editing session. ``tree`` is the current state's dict; ``meta`` extra session data."""
+
+    def __init__(self, folder: Path, state: dict):
+        self.folder = folder
+        self.state = state
+
+    # ---- creation and lookup -------------------------------------------------------------------
+    @classmethod
+    def create(cls, user_id: int, hierarchy_id: int, tree: dict, meta: dict | None = None) -> "Draft":
+        _cleanup()
+        token = secrets.token_hex(16)
+        folder = _folder(user_id, hierarchy_id, token)
+        folder.mkdir(parents=True)
+        draft = cls(folder, {"base": 0, "pos": 0, "top": 0, "meta": meta or {}, "token": token})
+        _write_json(folder / "0.json", tree)
+        draft._save_state()
+        return draft
+
+    @classmethod
+    def load(cls, user_id: int, hierarchy_id: int, token: str) -> "Draft":
+        folder = _folder(user_id, hierarchy_id, token)
+        try:
+            state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise DraftMissing(token) from None
+        return cls(folder, state)
+
+    @property
+    def token(self) -> str:
+        return self.state["token"]
+
+    @property
+    def meta(self) -> dict:
+        return self.state.setdefault("meta", {})
+
+    def _save_state(self) -> None:
+        _write_json(self.folder / "state.json", self.state)
+
+    # ---- the current tree ----------------------------------------------------------------------
+    @property
+    def tree(self) -> dict:
+        key = (str(self.folder), self.state["pos"])
+        with _lock:
+            cached = _cache.get(key)
+        if cached is not None:
+            return cached
+        try:
+            tree = json.loads((self.folder / f"{self.state['pos']}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise DraftMissing(self.token) from None
+        with _lock:
+            _cache[key] = tree
+            while len(_cache) > _CACHE_SIZE:
+                _cache.pop(next(iter(_cache)))
+        return tree
+
+    def push(self, tree: dict) -> None:
+        """A new state after an edit: the redo states are dropped, the oldest beyond MAX_STATES too."""
+        pos = self.state["pos"] + 1
+        for n in range(pos, self.state["top"] + 1):
+            (self.folder / f"{n}.json").unlink(missing_ok=True)
+        _write_json(self.folder / f"{pos}.json", tree)
+        self.state["pos"] = self.state["top"] = pos
+        while self.state["top"] - self.state["base"] + 1 > MAX_STATES:
+            (self.folder / f"{self.state['base']}.json").unlink(missing_ok=True)
+            self.state["base"] += 1
+        self._save_state()
+        with _lock:
+            _cache[(str(self.folder), pos)] = tree
+
+    def replace_all(self, tree: dict) -> None:
+        """After a save: the saved tree becomes the only state (nothing to undo to)."""
+        for n in range(self.state["base"], self.state["top"] + 1):
+            (self.folder / f"{n}.json").unlink(missing_ok=True)
+        self.state.update(base=0, pos=0, top=0)
+        _write_json(self.folder / "0.json", tree)
+        self._save_state()
+        with _lock:
+            for key in [k for k in _cache if k[0] == str(self.folder)]:
+                _cache.pop(key)
+            _cache[(str(self.folder), 0)] = tree
+
+    @property
+    def can_undo(self) -> bool:
+        return self.state["pos"] > self.state["base"]
+
+    @property
+    def can_redo(self) -> bool:
+        return self.state["pos"] < self.state["top"]
+
+    @property
+    def edits(self) -> int:
+        """Edits since the session started or was last saved (undone ones excluded)."""
+        return self.state["pos"] - self.state.get("saved", 0)
+
+    def undo(self) -> bool:
+        if not self.can_undo:
+            return False
+        self.state["pos"] -= 1
+        self._save_state()
+        return True
+
+    def redo(self) -> bool:
+        if not self.can_redo:
+            return False
+        self.state["pos"] += 1
+        self._save_state()
+        return True
+
+    def mark_saved(self) -> None:
+        self.state["saved"] = self.state["pos"]
+        self._save_state()
+
+
+# ---- reading a tree dict -------------------------------------------------------------------------
+def find(tree: dict, path: list[str]) -> dict | None:
+    """The node at ``path`` (labels from the root's child down), or None."""
+    node = tree
+    for label in path:
+        for child in node.get("children") or ():
+            if child["label"] == label:
+                node = child
+                break
+        else:
+            return None
+    return node
+
+
+def leaf_values(node: dict):
+    """The labels of the leaves under a node (the node itself when it has no children)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        children = n.get("children") or ()
+        if children:
+            stack.extend(reversed(children))
+        else:
+            yield n["label"]
+
+
+def record_counts(tree: dict, counts: dict[str, int]) -> dict[int, int]:
+    """id(node) -> number of data records under it (leaves matched by label)."""
+    out: dict[int, int] = {}
+
+    def walk(node: dict) -> int:
+        children = node.get("children") or ()
+        total = sum(walk(c) for c in children) if children else int(counts.get(node["label"], 0))
+        out[id(node)] = total
+        return total
+
+    walk(tree)  # hierarchies are a few levels deep: recursion is fine
+    return out
+
+
+def leaf_count(node: dict) -> int:
+    """Number of leaves under a node; uses the dict's ``leaves`` field when it is a count."""
+    leaves = node.get("leaves")
+    if isinstance(leaves, int):
+        return leaves
+    if isinstance(leaves, list):
+        return len(leaves)
+    return sum(1 for _ in leaf_values(node))
+
+
+def search(tree: dict, query: str, limit: int = 50) -> tuple[list[list[str]], int]:
+    """Paths of nodes whose label contains ``query`` (case-insensitive), breadth first; and the total."""
+    q = query.casefold()
+    found: list[list[str]] = []
+    total = 0
+    queue: list[tuple[dict, list[str]]] = [(c, [c["label"]]) for c in tree.get("children") or ()]
+    i = 0
+    while i < len(queue):
+        node, path = queue[i]
+        i += 1
+        if q in str(node["label"]).casefold():
+            total += 1
+            if len(found) < limit:
+                found.append(path)
+        queue.extend((c, path + [c["label"]]) for c in node.get("children") or ())
+    return found, total

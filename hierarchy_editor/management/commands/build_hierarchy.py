@@ -1,0 +1,118 @@
+"""manage.py build_hierarchy: build a generalization hierarchy for one column and write it to a file.
+
+    python manage.py build_hierarchy adult.csv --column age --kind intervals --width 5 --fanout 2,2 \\
+        --out age.csv
+    python manage.py build_hierarchy db_100.csv --column zip_code --kind masking --format amnesia-json \\
+        --out zip.json
+
+The builder options are flags generated from engine.builders.BUILDERS (one per parameter name,
+shared where two builders take the same option). No database is needed. Every error is one line on
+stderr, `build_hierarchy: error: ...`, with exit status 2, and the output file is only written
+(under a temporary name, then renamed) after the hierarchy was built and serialized.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+from pathlib import Path
+
+from anonymizer_app.engine import EngineError, read_table
+from anonymizer_app.engine.builders import BUILDERS, build, get_builder
+from anonymizer_app.engine.formats import FORMATS, write_hierarchy
+from anonymizer_app.engine.privacy import Parameter
+from anonymizer_app.management.base import OneLineCommand, UserError
+
+PROG = "build_hierarchy"
+RENAMED = {"--format": "--date-format"}  # the dates builder's 'format' would clash with the output --format
+
+
+class BuildError(UserError):
+    """A message for the user, printed as one line (exit status 2 unless said otherwise)."""
+
+
+def builder_flags() -> dict[str, tuple[Parameter, list[str]]]:
+    """flag -> (parameter, builders taking it), from the registry."""
+    flags: dict[str, tuple[Parameter, list[str]]] = {}
+    for info in BUILDERS.values():
+        for p in info.parameters:
+            flags.setdefault(RENAMED.get(p.flag, p.flag), (p, []))[1].append(info.name)
+    return flags
+
+
+def _dest(p: Parameter) -> str:
+    return "opt_" + p.name.replace(" ", "_").replace("-", "_")
+
+
+class Command(OneLineCommand):
+    prog = PROG
+    error_class = BuildError
+    help = ("Build a generalization hierarchy (intervals, grouping, masking, dates, data-driven) for a "
+            "column of a table and write it as ARX (default), Datafly, Amnesia text or Amnesia JSON. "
+            "Exit status: 0 done, 2 bad arguments, files or values.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("--column", required=True, metavar="COL", help="the column to build the hierarchy for")
+        parser.add_argument("--kind", required=True, choices=list(BUILDERS),
+                            help="; ".join(f"{i.name}: {i.summary}" for i in BUILDERS.values()))
+        parser.add_argument("--format", dest="fmt", choices=FORMATS, default="arx",
+                            help="output format (default: arx, one row per value, ';')")
+        parser.add_argument("--out", required=True, metavar="FILE", help="the hierarchy file to write")
+        for flag, (p, owners) in builder_flags().items():
+            if p.kind is bool:
+                parser.add_argument(flag, dest=_dest(p), default=None, action=argparse.BooleanOptionalAction,
+                                    help=f"{p.help} (kinds: {', '.join(owners)}; default: {p.default})")
+            else:
+                choices = sorted({c for i in owners for c in (get_builder(i).parameter(p.name).choices or ())})
+                parser.add_argument(flag, dest=_dest(p), default=None, metavar=p.name.upper(),
+                                    choices=choices or None,
+                                    help=f"{p.help} (kinds: {', '.join(owners)}; default: "
+                                         f"{'from the data' if p.default is None else p.default})")
+
+    def handle(self, *args, **opts):
+        kind = opts["kind"]
+        info = get_builder(kind)
+        given = {}
+        for flag, (p, owners) in builder_flags().items():
+            value = opts.get(_dest(p))
+            if value is None:
+                continue
+            if kind not in owners:
+                raise BuildError(f"{flag} does not apply to --kind {kind} (it is an option of {', '.join(owners)})")
+            given[info.parameter(p.name).name] = value
+        source, out = Path(opts["input"]), Path(opts["out"])
+        if out.exists() and out.is_dir():
+            raise BuildError(f"--out {out}: is a directory")
+        if not out.parent.exists():
+            raise BuildError(f"--out {out}: the folder {out.parent} does not exist")
+        try:
+            frame, _ = read_table(source)
+            if opts["column"] not in frame.columns:
+                raise BuildError(f"{source.name}: no column {opts['column']!r}; columns: {', '.join(map(str, frame.columns))}")
+            h = build(kind, opts["column"], frame[opts["column"]], **given)
+            text = write_hierarchy(h, opts["fmt"])
+        except EngineError as exc:
+            raise BuildError(str(exc)) from None
+        _write(out, text)
+        if opts.get("verbosity", 1) > 0:
+            levels = " -> ".join(str(len(lab)) for lab in h.labels)
+            notes = "".join(f"; {n}" for n in h.notes)
+            self.stdout.write(f"{out}: {kind} hierarchy of {opts['column']!r}, {len(h.leaves)} values, "
+                              f"labels per level {levels}{notes}")
+
+
+def _write(path: Path, text: str) -> None:
+    """Write under a temporary name in the same folder, then rename into place."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise BuildError(f"--out {path}: cannot write ({exc.strerror})") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,228 @@
+// Solution lattice page: the lattice's nodes (levels as rows, y = sum of levels, x = position within
+// the level) drawn with WebGL (scattergl); a filter (frontier + best N, all, only anonymous, metric
+// range); a click shows the node's table and metrics (JSON endpoint, cached server-side) and lets the
+// user keep it as the result. plotly.min.js is served from /static/vendor/plotly/.
+(function () {
+  "use strict";
+  var urlsEl = document.getElementById("lattice-urls");
+  var chart = document.getElementById("lattice-chart");
+  if (!urlsEl || !chart) return;
+  var urls = JSON.parse(urlsEl.textContent);
+  var statusEl = document.getElementById("lattice-status");
+  var data = null;
+  var selected = null; // index of the clicked node
+  var hoverText = []; // hover text per node, built once (a click redraws every trace)
+  var TAGS = { A: "anonymous (checked)", a: "anonymous (predicted)", N: "not anonymous (checked)",
+               n: "not anonymous (predicted)", "?": "not known" };
+  var config = { responsive: true, displaylogo: false, scrollZoom: true,
+                 modeBarButtonsToRemove: ["select2d", "lasso2d"] };
+
+  function $(id) { return document.getElementById(id); }
+  function fmt(v) {
+    if (v === null || v === undefined) return "—";
+    if (typeof v !== "number") return String(v);
+    if (Number.isInteger(v)) return v.toLocaleString("en-US");
+    return Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : v.toPrecision(4);
+  }
+  function text(el, s) { el.textContent = s; return el; }
+  function make(tag, cls, s) {
+    var el = document.createElement(tag);
+    if (cls) el.className = cls;
+    if (s !== undefined) el.textContent = s;
+    return el;
+  }
+  function isAnonymous(i) { var t = data.nodes.tag[i]; return t === "A" || t === "a"; }
+
+  function hover(i) {
+    var lv = data.nodes.levels[i].split(",");
+    var lines = ["<b>" + data.nodes.levels[i] + "</b> (level " + data.nodes.rank[i] + ")"];
+    for (var j = 0; j < data.qi.length; j++) {
+      lines.push(escapeHtml(data.qi[j]) + ": " + lv[j] + " — " + escapeHtml(data.labels[j][+lv[j]]));
+    }
+    lines.push(TAGS[data.nodes.tag[i]] || data.nodes.tag[i]);
+    lines.push(data.metric_label + ": " + fmt(data.nodes.value[i]));
+    if (data.nodes.frontier[i]) lines.push(isAnonymous(i) ? "minimal anonymous" : "maximal not anonymous");
+    return lines.join("<br>");
+  }
+  function escapeHtml(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  function visible() {
+    var n = data.size, nodes = data.nodes, keep = new Uint8Array(n), i;
+    var mode = $("lattice-show").value;
+    var onlyAnon = $("lattice-only-anonymous").checked;
+    var lo = parseFloat($("lattice-min").value), hi = parseFloat($("lattice-max").value);
+    if (mode === "all") {
+      keep.fill(1);
+    } else {
+      for (i = 0; i < n; i++) if (nodes.frontier[i]) keep[i] = 1;
+      var best = Math.max(parseInt($("lattice-best").value, 10) || 0, 0);
+      if (best > 0) {
+        var cand = [];
+        for (i = 0; i < n; i++) {
+          var v = nodes.value[i];
+          if (isAnonymous(i) && v !== null && (isNaN(lo) || v >= lo) && (isNaN(hi) || v <= hi)) cand.push(i);
+        }
+        cand.sort(function (a, b) { return nodes.value[a] - nodes.value[b] || nodes.rank[a] - nodes.rank[b]; });
+        for (i = 0; i < Math.min(best, cand.length); i++) keep[cand[i]] = 1;
+      }
+    }
+    var out = [];
+    for (i = 0; i < n; i++) {
+      if (!keep[i]) continue;
+      if (onlyAnon && !isAnonymous(i)) continue;
+      var val = nodes.value[i];
+      if ((!isNaN(lo) || !isNaN(hi)) && (val === null || (!isNaN(lo) && val < lo) || (!isNaN(hi) && val > hi))) continue;
+      out.push(i);
+    }
+    return out;
+  }
+
+  function trace(name, idx, marker, gl) {
+    var xs = [], ys = [], texts = [];
+    idx.forEach(function (i) { xs.push(data.nodes.x[i]); ys.push(data.nodes.rank[i]); texts.push(hoverText[i] || (hoverText[i] = hover(i))); });
+    return { type: gl ? "scattergl" : "scatter", mode: "markers", name: name, x: xs, y: ys, customdata: idx,
+             text: texts, hovertemplate: "%{text}<extra></extra>", marker: marker };
+  }
+
+  function draw() {
+    var idx = visible();
+    var anon = [], fail = [];
+    var index = data.index;
+    idx.forEach(function (i) { (isAnonymous(i) ? anon : fail).push(i); });
+    var opt = index[data.optimum], res = index[data.result];
+    var kept = Object.keys(data.kept || {}).map(function (k) { return index[k]; })
+      .filter(function (i) { return i !== undefined; });
+    if (res !== undefined) kept.push(res);
+    var traces = [
+      trace("not anonymous", fail, { color: "#c0c8d2", size: 6 }, true),
+      trace("anonymous", anon, { color: "#2f855a", size: 7 }, true),
+      trace("this job's result / kept", kept, { color: "rgba(0,0,0,0)", size: 16,
+        line: { color: "#1f4e79", width: 2.5 }, symbol: "circle-open" }, false),
+    ];
+    if (opt !== undefined) traces.push(trace("optimum", [opt], { color: "#d69e2e", size: 18, symbol: "star",
+      line: { color: "#7a5313", width: 1 } }, false));
+    if (selected !== null) traces.push(trace("clicked", [selected], { color: "rgba(0,0,0,0)", size: 22,
+      symbol: "circle-open", line: { color: "#c53030", width: 2.5 } }, false));
+    var layout = {
+      template: "none", paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff", height: 620, dragmode: "zoom",
+      margin: { l: 60, r: 20, t: 10, b: 50 }, hovermode: "closest", showlegend: true,
+      legend: { orientation: "h", y: -0.08 },
+      font: { family: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size: 12, color: "#1d2733" },
+      hoverlabel: { bgcolor: "#ffffff", align: "left" },
+      xaxis: { title: { text: "position within the level" }, zeroline: false, gridcolor: "#e6ebf1" },
+      yaxis: { title: { text: "level (sum of the QI levels)" }, dtick: 1, gridcolor: "#e6ebf1" },
+      uirevision: "lattice",
+    };
+    window.Plotly.react(chart, traces, layout, config);
+    text(statusEl, "Showing " + idx.length.toLocaleString("en-US") + " of " + data.size.toLocaleString("en-US") +
+      " nodes (" + data.anonymous.toLocaleString("en-US") + " anonymous, " +
+      data.frontier_count.toLocaleString("en-US") + " on the frontier). Lattice " + data.source + ".");
+  }
+
+  function showNode(i) {
+    selected = i;
+    draw();
+    var levels = data.nodes.levels[i];
+    var box = $("lattice-node");
+    box.hidden = false;
+    text($("node-levels"), levels);
+    $("keep-levels").value = levels;
+    var msg = $("node-message");
+    msg.hidden = false;
+    msg.className = "message";
+    text(msg, "Applying the transformation…");
+    $("node-compare").hidden = true;
+    fetch(urls.node + "?levels=" + encodeURIComponent(levels), { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (d) {
+        if (selected !== i) return;
+        renderNode(d, i);
+      })
+      .catch(function (e) { msg.className = "message message-error"; text(msg, "Could not load the node: " + e); });
+  }
+
+  function renderNode(d, i) {
+    var msg = $("node-message");
+    var keepBtn = $("keep-button"), keptLink = $("node-kept-link");
+    var tbody = $("node-transformation").tBodies[0];
+    tbody.innerHTML = "";
+    var lv = data.nodes.levels[i].split(",");
+    data.qi.forEach(function (q, j) {
+      var tr = make("tr");
+      tr.appendChild(make("td", "", q));
+      tr.appendChild(make("td", "num", lv[j]));
+      tr.appendChild(make("td", "", data.labels[j][+lv[j]]));
+      tbody.appendChild(tr);
+    });
+    var mbody = $("node-metrics").tBodies[0];
+    mbody.innerHTML = "";
+    keptLink.hidden = !d.kept;
+    if (d.kept) keptLink.href = d.kept;
+    if (d.error || !d.anonymous) {
+      msg.hidden = false;
+      msg.className = "message " + (d.error ? "message-error" : "message-warning");
+      text(msg, d.error || d.message);
+      keepBtn.disabled = true;
+      return;
+    }
+    keepBtn.disabled = false;
+    msg.hidden = true;
+    d.metric_rows.forEach(function (m) {
+      var tr = make("tr");
+      tr.appendChild(make("td", "", m.label));
+      tr.appendChild(make("td", "num", fmt(m.before)));
+      tr.appendChild(make("td", "num", fmt(m.after)));
+      mbody.appendChild(tr);
+    });
+    fillTable($("node-original"), d.table.original_columns, d.table.rows, "original", d.table.identifying);
+    fillTable($("node-anonymized"), d.table.anonymized_columns, d.table.rows, "anonymized", []);
+    $("node-compare").hidden = false;
+  }
+
+  function fillTable(table, columns, rows, side, struck) {
+    table.innerHTML = "";
+    var head = make("thead"), hr = make("tr");
+    hr.appendChild(make("th", "num", "#"));
+    columns.forEach(function (c) { hr.appendChild(make("th", struck.indexOf(c) >= 0 ? "struck" : "", c)); });
+    head.appendChild(hr);
+    table.appendChild(head);
+    var body = make("tbody");
+    rows.forEach(function (row) {
+      var tr = make("tr", row.suppressed ? "suppressed" : "");
+      tr.appendChild(make("td", "num muted", String(row.number)));
+      row[side].forEach(function (v, j) {
+        var cls = side === "anonymized" ? (row.changed[j] ? "changed" : "")
+          : (struck.indexOf(columns[j]) >= 0 ? "struck" : "");
+        tr.appendChild(make("td", cls, v));
+      });
+      body.appendChild(tr);
+    });
+    table.appendChild(body);
+  }
+
+  function start() {
+    if (typeof window.Plotly === "undefined") { text(statusEl, "The plotting library did not load."); return; }
+    fetch(urls.data, { credentials: "same-origin" })
+      .then(function (r) { return r.json(); })
+      .then(function (d) {
+        if (d.error) { statusEl.className = "message message-error"; text(statusEl, d.error); return; }
+        data = d;
+        data.index = {};
+        d.nodes.levels.forEach(function (l, i) { data.index[l] = i; });
+        text($("lattice-summary"), d.size.toLocaleString("en-US") + " nodes, optimum " + d.optimum);
+        ["lattice-show", "lattice-best", "lattice-min", "lattice-max", "lattice-only-anonymous"].forEach(function (id) {
+          $(id).addEventListener("change", draw);
+        });
+        draw();
+        chart.on("plotly_click", function (ev) {
+          if (ev && ev.points && ev.points.length) showNode(ev.points[0].customdata);
+        });
+      })
+      .catch(function (e) { statusEl.className = "message message-error"; text(statusEl, "Could not load the lattice: " + e); });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

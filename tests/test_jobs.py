@@ -1,0 +1,40 @@
+from datetime import timedelta
+
+import pytest
+from anonymizer_helpers import finished_job, make_dataset
+
+from anonymizer_app import services
+from anonymizer_app.models import Job
+
+pytestmark = pytest.mark.django_db
+
+URL = "/jobs/"
+
+
+def test_it_lists_own_jobs(client_alice, user, other_user):
+    done = finished_job(make_dataset(user, name="Alice table"), k=2, suppression_limit=0.25)
+    Job.objects.filter(pk=done.pk).update(finished=done.started + timedelta(seconds=1.5))
+    queued = services.create_job(make_dataset(user, name="Second table"), "datafly", 3, 0.0)
+    finished_job(make_dataset(other_user, name="Bob table"))
+    r = client_alice.get(URL)
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "Bob table" not in html
+    assert html.index("Second table") < html.index("Alice table")  # newest first
+    assert '<span class="badge badge-succeeded">succeeded</span>' in html
+    assert '<span class="badge badge-queued">queued</span>' in html
+    assert "<td>Datafly</td>" in html
+    assert '<td class="num">3</td>' in html and '<td class="num">25%</td>' in html
+    assert '<td class="num nowrap">1.50 s</td>' in html
+    assert f'href="/jobs/{done.pk}/result/"' in html
+    assert f'href="/jobs/{queued.pk}/"' in html
+
+
+def test_it_shows_an_empty_state(client_alice):
+    assert "No jobs yet." in client_alice.get(URL).content.decode()
+
+
+def test_it_requires_login(client):
+    r = client.get(URL)
+    assert r.status_code == 302
+    assert r["Location"] == "/accounts/login/?next=/jobs/"

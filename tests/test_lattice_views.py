@@ -1,0 +1,240 @@
+"""The solution lattice pages of a finished lattice job: page, lattice JSON, node JSON, keep."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from anonymizer_helpers import make_dataset
+
+from anonymizer_app import engine, lattice_views, services
+from anonymizer_app.engine.lattice import equivalence_classes
+from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.models import Job
+
+pytestmark = pytest.mark.django_db
+
+K, SUPPRESSION = 2, 0.25  # 8 records: up to 2 may be suppressed
+
+
+def run(dataset, algorithm="flash", options=None, k=K, suppression=SUPPRESSION):
+    job = services.create_job(dataset, algorithm, k, suppression, "disease", options=options or {})
+    job = services.run_job(job)
+    assert job.status == Job.SUCCEEDED, job.message
+    return job
+
+
+@pytest.fixture
+def dataset(user):
+    return make_dataset(user)
+
+
+@pytest.fixture
+def job(dataset):
+    return run(dataset)
+
+
+def urls(job):
+    base = f"/jobs/{job.pk}/lattice/"
+    return {"page": base, "data": base + "data.json", "node": base + "node.json?levels=0,0,0", "keep": base + "keep/"}
+
+
+def table_and_hierarchies(job):
+    _, table, hs = lattice_views._job_table(job)
+    return table, hs
+
+
+def brute_force(job):
+    """levels -> (anonymous, discernibility) for every node, from the classes alone."""
+    table, hs = table_and_hierarchies(job)
+    ordered = [hs[c] for c in table.qi]
+    codes = table.encode(hs)
+    freq = frequency_set(codes)
+    budget = math.floor(job.suppression_limit * table.n + 1e-9)
+    out = {}
+    for levels in itertools.product(*[range(h.height + 1) for h in ordered]):
+        _, sizes = equivalence_classes(freq.codes, freq.counts, ordered, list(levels))
+        small = sizes < job.k
+        outliers = int(sizes[small].sum())
+        out[",".join(map(str, levels))] = (outliers <= budget,
+                                           int(np.dot(sizes[~small], sizes[~small])) + outliers * table.n)
+    return out
+
+
+# ---- access --------------------------------------------------------------------------------------
+def test_the_owner_sees_the_page(client_alice, job):
+    r = client_alice.get(urls(job)["page"])
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert 'id="lattice-chart"' in html and 'id="lattice-urls"' in html
+    assert "js/lattice.js" in html and "Keep this solution as the result" in html
+    assert f"/jobs/{job.pk}/lattice/data.json" in html
+
+
+def test_the_result_page_links_to_the_lattice(client_alice, job, dataset):
+    assert f'href="/jobs/{job.pk}/lattice/"' in client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    other = run(dataset, "datafly")
+    assert "/lattice/" not in client_alice.get(f"/jobs/{other.pk}/result/").content.decode()
+    assert client_alice.get(urls(other)["page"]).status_code == 404
+
+
+@pytest.mark.parametrize("which", ["page", "data", "node", "keep"])
+def test_another_user_gets_404(client, other_user, job, which):
+    client.force_login(other_user)
+    r = client.post(urls(job)[which], {"levels": "2,5,1"}) if which == "keep" else client.get(urls(job)[which])
+    assert r.status_code == 404
+    assert Job.objects.count() == 1
+
+
+@pytest.mark.parametrize("which", ["page", "data", "node", "keep"])
+def test_anonymous_users_are_sent_to_the_login(client, job, which):
+    r = client.post(urls(job)[which]) if which == "keep" else client.get(urls(job)[which])
+    assert r.status_code == 302 and r["Location"].startswith("/accounts/login/")
+
+
+# ---- the lattice ---------------------------------------------------------------------------------
+def test_the_lattice_has_every_node_and_flags_the_optimum(client_alice, job):
+    data = client_alice.get(urls(job)["data"]).json()
+    table, hs = table_and_hierarchies(job)
+    heights = [hs[c].height for c in table.qi]
+    assert data["qi"] == ["age", "zip", "sex"] and data["heights"] == heights
+    size = math.prod(h + 1 for h in heights)
+    assert data["size"] == size == len(data["nodes"]["levels"]) == len(set(data["nodes"]["levels"]))
+    truth = brute_force(job)
+    assert set(data["nodes"]["levels"]) == set(truth)
+    for levels, tag, value, rank in zip(data["nodes"]["levels"], data["nodes"]["tag"], data["nodes"]["value"],
+                                        data["nodes"]["rank"]):
+        anonymous, disc = truth[levels]
+        assert (tag in "Aa") == anonymous, levels
+        assert value == (disc if anonymous else None), levels
+        assert rank == sum(map(int, levels.split(",")))
+    best = min(v for a, v in truth.values() if a)
+    result_levels = services.transformation_key(job.result.report)
+    assert data["optimum"] == result_levels and data["result"] == result_levels
+    assert truth[data["optimum"]] == (True, best)
+    assert data["anonymous"] == sum(a for a, _ in truth.values())
+    assert data["source"] == "computed by an exhaustive evaluation of every node"
+    assert data["kept"] == {}
+
+
+def test_the_frontier_is_minimal_anonymous_and_maximal_not_anonymous(client_alice, job):
+    data = client_alice.get(urls(job)["data"]).json()
+    truth = brute_force(job)
+    heights = data["heights"]
+
+    def neighbours(levels, step):
+        lv = list(map(int, levels.split(",")))
+        for j in range(len(lv)):
+            if 0 <= lv[j] + step <= heights[j]:
+                yield ",".join(map(str, lv[:j] + [lv[j] + step] + lv[j + 1:]))
+
+    for levels, flag in zip(data["nodes"]["levels"], data["nodes"]["frontier"]):
+        anonymous = truth[levels][0]
+        if anonymous:
+            expected = not any(truth[n][0] for n in neighbours(levels, -1))
+        else:
+            expected = all(truth[n][0] for n in neighbours(levels, +1))
+        assert bool(flag) == expected, levels
+
+
+def test_a_stored_lattice_is_used_and_the_lattice_is_cached(client_alice, dataset, monkeypatch):
+    job = run(dataset, "flash", {"keep_lattice": "yes"})
+    data = client_alice.get(urls(job)["data"]).json()
+    assert data["source"] == "stored with the job's result (keep_lattice)"
+    assert data["size"] == job.result.report["search"]["lattice_size"]
+    assert (lattice_views.cache_dir(job) / "lattice.json").exists()
+    other = run(dataset, "samarati")
+    first = client_alice.get(urls(other)["data"]).json()
+    monkeypatch.setattr(engine, "anonymize", lambda *a, **kw: pytest.fail("the lattice was computed again"))
+    assert client_alice.get(urls(other)["data"]).json()["nodes"] == first["nodes"]
+
+
+# ---- one node --------------------------------------------------------------------------------------
+def test_a_node_shows_its_table_and_exact_metrics(client_alice, job):
+    # age to [20-40)... at level 1 of the default interval hierarchy? take the top node: one class of 8
+    data = client_alice.get(urls(job)["data"]).json()
+    top = ",".join(str(h) for h in data["heights"])
+    node = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": top}).json()
+    assert node["anonymous"] is True and node["levels"] == top
+    assert node["metrics"]["equivalence_classes"] == 1
+    assert node["metrics"]["discernibility"] == 64
+    assert node["metrics"]["generalization_height"] == 1.0
+    assert node["k_achieved"] == 8 and node["suppressed"] == 0
+    rows = node["table"]["rows"]
+    assert len(rows) == 8
+    assert node["table"]["anonymized_columns"] == ["age", "zip", "sex", "note", "disease"]
+    age = node["table"]["anonymized_columns"].index("age")
+    assert rows[0]["anonymized"][age] == "*" and rows[0]["changed"][age] is True
+    assert rows[0]["original"][:2] == ["Ann", "34"]
+    assert rows[0]["changed"][node["table"]["anonymized_columns"].index("note")] is False
+
+
+def test_node_metrics_equal_the_engine_and_are_cached(client_alice, job, monkeypatch):
+    truth = brute_force(job)
+    levels = next(lv for lv, (a, _) in sorted(truth.items()) if a and lv != job_levels(job))
+    node = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": levels}).json()
+    table, hs = table_and_hierarchies(job)
+    expected = engine.anonymize(table, hs, "full-domain", k=K, suppression_limit=SUPPRESSION, sensitive="disease",
+                                options={"levels": levels})
+    assert node["metrics"]["discernibility"] == truth[levels][1] == expected.metrics["discernibility"]
+    assert node["metrics"]["ncp"] == pytest.approx(expected.metrics["ncp"])
+    assert node["suppressed"] == int(expected.suppressed.sum())
+    monkeypatch.setattr(engine, "anonymize", lambda *a, **kw: pytest.fail("the node was computed again"))
+    assert client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": levels}).json() == node
+
+
+def job_levels(job):
+    return services.transformation_key(job.result.report)
+
+
+def test_a_node_that_is_not_anonymous_says_why(client_alice, job):
+    node = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": "0,0,0"}).json()
+    assert node["anonymous"] is False
+    assert "does not meet 2-anonymity: 8 record(s) would have to be suppressed" in node["message"]
+
+
+@pytest.mark.parametrize("levels, message", [
+    ("1,1", "levels: 2 level(s) given for 3 quasi-identifier(s); give one per quasi-identifier, in the order "
+            "age, zip, sex"),
+    ("0,0,9", "levels: the level of sex must be between 0 and 1 (the height of its hierarchy), got 9"),
+])
+def test_bad_levels_are_refused(client_alice, job, levels, message):
+    r = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": levels})
+    assert r.status_code == 400 and r.json() == {"error": message}
+
+
+# ---- keep --------------------------------------------------------------------------------------------
+def test_keeping_a_node_makes_a_verified_job(client_alice, job):
+    truth = brute_force(job)
+    levels = next(lv for lv, (a, _) in sorted(truth.items()) if a and lv != job_levels(job))
+    r = client_alice.post(urls(job)["keep"], {"levels": levels})
+    new = Job.objects.exclude(pk=job.pk).get()
+    assert r.status_code == 302 and r["Location"] == f"/jobs/{new.pk}/result/"
+    assert (new.algorithm, new.k, new.suppression_limit, new.sensitive) == ("full-domain", K, SUPPRESSION, "disease")
+    assert new.options == {"levels": levels} and new.config == job.config
+    assert new.status == Job.SUCCEEDED
+    report = new.result.report
+    assert report["verified"] is True
+    assert services.transformation_key(report) == levels
+    assert report["metrics"]["discernibility"] == truth[levels][1]
+    data = client_alice.get(urls(job)["data"]).json()
+    assert data["kept"] == {levels: f"/jobs/{new.pk}/result/"}
+    assert client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": levels}).json()["kept"] == \
+        f"/jobs/{new.pk}/result/"
+    assert client_alice.get(f"/jobs/{new.pk}/result/").status_code == 200
+
+
+def test_keeping_a_bad_node_makes_no_job(client_alice, job):
+    r = client_alice.post(urls(job)["keep"], {"levels": "0,0"})
+    assert r.status_code == 302 and r["Location"] == urls(job)["page"]
+    assert Job.objects.count() == 1
+    r = client_alice.post(urls(job)["keep"], {"levels": "0,0,0"})  # not anonymous: the job fails and says why
+    new = Job.objects.exclude(pk=job.pk).get()
+    assert new.status == Job.FAILED and "does not meet 2-anonymity" in new.message
+    assert r["Location"] == f"/jobs/{new.pk}/"
+
+
+def test_keep_needs_post(client_alice, job):
+    assert client_alice.get(urls(job)["keep"]).status_code == 405

@@ -1,0 +1,152 @@
+import json
+import re
+
+import pytest
+from anonymizer_helpers import finished_job, make_dataset, people_dataset
+
+from anonymizer_app import services
+
+pytestmark = pytest.mark.django_db
+
+
+def url(job):
+    return f"/jobs/{job.pk}/result/"
+
+
+def json_script(html: str, element_id: str):
+    start = html.index(f'<script id="{element_id}" type="application/json">')
+    start = html.index(">", start) + 1
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def table(html: str, element_id: str) -> str:
+    start = html.index(f'id="{element_id}"')
+    return re.sub(r">\s+<", "><", html[start:html.index("</table>", start)])
+
+
+@pytest.fixture
+def people_job(user):
+    """The demo people table with default hierarchies (intervals for age and zip_code, city_birth -> *)."""
+    return finished_job(people_dataset(user, hierarchies=False), k=3, suppression_limit=0.05, sensitive="disease")
+
+
+def test_it_shows_the_summary(client_alice, people_job):
+    r = client_alice.get(url(people_job))
+    assert r.status_code == 200
+    html = r.content.decode()
+    report = people_job.result.report
+    assert (report["k_achieved"], report["equivalence_classes"], report["suppressed"]) == (3, 13, 2)
+    assert '<span id="k-achieved">3</span>' in html
+    assert "requested k = 3" in html
+    ec_card = html[html.index('id="stat-equivalence_classes"'):]
+    assert '<span class="stat-before" title="before">100 →</span> <span class="after">13</span>' in ec_card
+    assert 'title="number of equivalence classes (ECs) among the non-suppressed records"' in html  # METRIC_HELP
+    for key in ("suppressed", "ncp", "discernibility", "prosecutor_risk_highest", "prosecutor_risk_average",
+                "records_at_risk", "homogeneous_classes", "homogeneous_records"):
+        assert f'id="stat-{key}"' in html
+    assert '<span class="after">1,112</span>' in html  # discernibility: sum of |EC|^2 + 2 x 100
+    assert '<span class="after">33.3%</span>' in html  # highest prosecutor risk 1/3
+    assert "limit: 5 records (5%)" in html
+
+
+def test_it_shows_the_transformation(client_alice, people_job):
+    html = client_alice.get(url(people_job)).content.decode()
+    t = table(html, "transformation")
+    assert '<tr><td>age</td><td class="num">3</td><td>level 3 of 5: 3 value(s), e.g. [0-40), [40-80), [80-120)</td></tr>' in t
+    assert '<tr><td>city_birth</td><td class="num">1</td><td>level 1 of 1: 1 value(s), e.g. *</td></tr>' in t
+    assert '<tr><td>zip_code</td><td class="num">2</td><td>level 2 of 5: 5 value(s), e.g. [0-20000), [20000-40000), [40000-60000), ...</td></tr>' in t
+
+
+def test_it_compares_rows_side_by_side(client_alice, people_job):
+    html = client_alice.get(url(people_job)).content.decode()
+    original, anonymized = table(html, "original-table"), table(html, "anonymized-table")
+    assert original.count("<tr") == anonymized.count("<tr") == 51  # header + 50 rows
+    assert '<th class="struck" title="identifying: removed from the output">id</th>' in original
+    assert "<th>id</th>" not in anonymized
+    # row 1: 55, San Giovanni Del Dosso, 25049, Cancer -> generalized QIs, disease kept
+    assert '<td class="num muted">1</td><td class="struck">1</td><td>55</td><td>San Giovanni Del Dosso</td>' in original
+    first = anonymized[anonymized.index('<td class="num muted">1</td>'):]
+    first = first[:first.index("</tr>")]
+    assert first.count('<td class="changed">') == 3
+    assert "<td>Cancer</td>" in first
+    assert "Rows 1–50 of 100 · page 1 of 2" in html
+
+
+def test_it_pages_on_the_server(client_alice, people_job):
+    html = client_alice.get(url(people_job) + "?page=2").content.decode()
+    assert "Rows 51–100 of 100 · page 2 of 2" in html
+    original = table(html, "original-table")
+    assert '<td class="num muted">51</td>' in original and '<td class="num muted">100</td>' in original
+    assert '<td class="num muted">50</td>' not in original
+    assert "Rows 51–100" in client_alice.get(url(people_job) + "?page=99").content.decode()
+    assert "Rows 1–50" in client_alice.get(url(people_job) + "?page=abc").content.decode()
+
+
+def test_it_marks_suppressed_rows(client_alice, user):
+    job = finished_job(make_dataset(user), k=2, suppression_limit=0.25, sensitive="disease")
+    assert job.result.report["suppressed"] == 2
+    html = client_alice.get(url(job)).content.decode()
+    anonymized = table(html, "anonymized-table")
+    assert anonymized.count('<tr class="suppressed" title="suppressed record">') == 2
+    assert '<td class="num muted">7<span class="sup-mark" aria-label="suppressed">⊘</span></td>' in anonymized
+    assert 'limit: 2 records (25%)' in html
+    assert '<span id="k-achieved">2</span>' in html
+
+
+def test_it_builds_the_charts(client_alice, people_job):
+    html = client_alice.get(url(people_job)).content.decode()
+    charts = json_script(html, "chart-data")
+    assert charts["classes"]["data"][0]["x"] == ["3", "4", "7", "8", "10", "11", "14"]
+    assert charts["classes"]["data"][0]["y"] == [1, 4, 2, 2, 1, 1, 2]
+    assert set(charts["distributions"]) == {"age", "city_birth", "zip_code"}
+    before, after = charts["distributions"]["zip_code"]["data"]
+    assert len(before["x"]) == 30  # top 30 of 95 distinct values
+    assert dict(zip(after["x"], after["y"])) == {"[20000-40000)": 32, "[0-20000)": 24, "[80000-100000)": 23,
+                                                 "[40000-60000)": 12, "[60000-80000)": 7, "*": 2}
+    assert '<option value="city_birth">city_birth</option>' in html
+    # plotly.js comes from our own static files, never a CDN
+    assert '<script src="/static/vendor/plotly/plotly.min.js" defer></script>' in html
+    assert "cdn" not in html.lower()
+
+
+def test_plotly_js_is_served_locally(client_alice):
+    r = client_alice.get("/static/vendor/plotly/plotly.min.js")
+    assert r.status_code == 200
+    assert b"plotly" in b"".join(r.streaming_content)[:2000].lower()
+
+
+def test_user_strings_are_escaped(client_alice, user):
+    text = "name,age,city\n" + "".join(f"p{i},{20 + i},<script>alert({i})</script>\n" for i in range(4))
+    ds = make_dataset(user, text, "xss.csv", roles={"name": "identifying", "age": "quasi-identifying",
+                                                     "city": "quasi-identifying"})
+    job = finished_job(ds, k=1)
+    html = client_alice.get(url(job)).content.decode()
+    assert "<script>alert(" not in html
+    assert "&lt;script&gt;alert(0)&lt;/script&gt;" in html
+    # inside the JSON for the charts, < is escaped too
+    assert "\\u003Cscript\\u003Ealert(0)" in html
+
+
+def test_an_unfinished_job_redirects_to_its_page(client_alice, user):
+    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    r = client_alice.get(url(job))
+    assert r.status_code == 302
+    assert r["Location"] == f"/jobs/{job.pk}/"
+
+
+def test_other_user_gets_404(client, other_user, people_job):
+    client.force_login(other_user)
+    assert client.get(url(people_job)).status_code == 404
+
+
+def test_it_requires_login(client, people_job):
+    r = client.get(url(people_job))
+    assert r.status_code == 302
+    assert r["Location"] == f"/accounts/login/?next=/jobs/{people_job.pk}/result/"
+
+
+def test_a_rerun_dataset_is_flagged(client_alice, user):
+    job = finished_job(make_dataset(user), k=2, suppression_limit=0.25)
+    services.reformat_dataset(job.dataset, services.Format("csv", ",", "utf-8", False))
+    html = client_alice.get(url(job)).content.decode()
+    assert "has been re-read with another format since this run" in html
