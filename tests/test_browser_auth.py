@@ -2,8 +2,8 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -12,18 +12,16 @@ PASSWORD = "correct-Horse-battery-9"
 
 
 def _submit(browser, **fields):
-    """Fill the form and submit it, then wait until the browser has left the old page.
-
-    A click only starts the navigation: reading page_source or current_url right after it
-    races the server's answer, so wait for the submitted button to go stale."""
     for name, value in fields.items():
         box = browser.find_element(By.NAME, name)
         box.clear()
         box.send_keys(value)
-    button = browser.find_element(By.CSS_SELECTOR, "form.form button[type=submit]")
-    button.click()
-    WebDriverWait(browser, 30).until(EC.staleness_of(button))
-    WebDriverWait(browser, 30).until(lambda b: b.execute_script("return document.readyState") == "complete")
+    browser.find_element(By.CSS_SELECTOR, "form.form button[type=submit]").click()
+
+
+def _wait(browser, condition):
+    """A click only starts the navigation: wait for the server's answer instead of racing it."""
+    WebDriverWait(browser, 30, ignored_exceptions=(WebDriverException,)).until(condition)
 
 
 def test_signup_and_login_in_chromium(browser, live_server):
@@ -34,15 +32,15 @@ def test_signup_and_login_in_chromium(browser, live_server):
     assert color == "rgb(31, 78, 121)"
 
     _submit(browser, username="carol", password1=PASSWORD, password2=PASSWORD)
-    assert browser.current_url == f"{live_server.url}/"
+    _wait(browser, lambda b: b.current_url == f"{live_server.url}/")
     assert get_user_model().objects.filter(username="carol").exists()
     assert browser.get_cookie("sessionid") is not None
 
     browser.delete_all_cookies()
     browser.get(f"{live_server.url}/accounts/login/")
     _submit(browser, username="carol", password="wrong-password")
-    assert "Please enter a correct username and password." in browser.page_source
+    _wait(browser, lambda b: "Please enter a correct username and password." in b.page_source)
 
     _submit(browser, username="carol", password=PASSWORD)
-    assert browser.current_url == f"{live_server.url}/"
+    _wait(browser, lambda b: b.current_url == f"{live_server.url}/")
     assert browser.get_cookie("sessionid") is not None
