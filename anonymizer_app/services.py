@@ -27,7 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import engine
-from .engine import Format, InputError, Role, Table
+from .engine import Format, InputError, Role, Table, out_of_core
 from .engine import reader as reader_mod
 from .models import Column, Dataset, Job, Result
 
@@ -650,6 +650,8 @@ def run_job(job: Job) -> Job:
             _run_experiment(job)
         elif job.config.get("population"):
             _run_population(job)
+        elif out_of_core.supports(job.algorithm, build_models(job.models)):
+            _run_out_of_core(job)
         else:
             frame = load_frame(job.dataset)
             table = table_from_config(frame, job.config, job.dataset.name)
@@ -671,6 +673,57 @@ def run_job(job: Job) -> Job:
         _finish(job, Job.SUCCEEDED, "")
     job.refresh_from_db()
     return job
+
+
+def _run_out_of_core(job: Job) -> Result:
+    """The disk hybrid with k-anonymity alone: the dataset's Parquet file is streamed a row group at a
+    time (read three times) and the output written a chunk at a time, so the worker's memory stays
+    bounded by the job's memory setting whatever the table's size."""
+    source = _stored_table(job.dataset)
+    roles = {c["name"]: Role(c["role"]) for c in job.config["columns"]}
+    types = {c["name"]: c["type"] for c in job.config["columns"]}
+    hierarchies = hierarchies_from_config(job.owner, job.config, job.models)
+
+    def chunks():
+        pf = pq.ParquetFile(source)
+        for batch in pf.iter_batches(batch_size=4 * ROW_GROUP):
+            yield _to_frame(pa.Table.from_batches([batch]))
+
+    target = Path(settings.MEDIA_ROOT) / "results" / f"job-{job.pk}.parquet"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    writer = None
+
+    def write(frame: pd.DataFrame) -> None:
+        nonlocal writer
+        names = [str(c) for c in frame.columns] + [SUPPRESSED_COLUMN]
+        if writer is None:
+            schema = pa.schema([(c, pa.string()) for c in names[:-1]] + [(SUPPRESSED_COLUMN, pa.bool_())])
+            writer = pq.ParquetWriter(tmp, schema, compression="zstd")
+        arrays = [pa.array(frame[c].astype(str).to_numpy(dtype=object), type=pa.string()) for c in frame.columns]
+        arrays.append(pa.array(np.zeros(len(frame), dtype=bool)))
+        writer.write_table(pa.Table.from_arrays(arrays, schema=writer.schema), row_group_size=ROW_GROUP)
+
+    try:
+        result = out_of_core.anonymize_out_of_core(
+            chunks, roles, hierarchies, job.k, write, types=types, sensitive=job.sensitive or None,
+            options=job.options, progress=_Progress(job), suppression_limit=job.suppression_limit)
+        if writer is None:
+            raise engine.InputError("the dataset has no rows")
+        writer.close()
+        writer = None
+        if not result.verified:
+            raise engine.VerificationError("refusing to store a result that was not verified")
+        tmp.replace(target)
+    finally:
+        if writer is not None:
+            writer.close()
+        if tmp.exists():
+            tmp.unlink()
+    record = Result(job=job, report=json.loads(json.dumps(result.report, default=_json_default)))
+    record.output.name = str(target.relative_to(settings.MEDIA_ROOT))
+    record.save()
+    return record
 
 
 def _finish(job: Job, status: str, message: str) -> None:

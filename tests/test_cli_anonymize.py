@@ -393,3 +393,33 @@ def test_errors_from_the_command_line_are_one_line(extra, expected, adult, tmp_p
     assert proc.stderr == expected + "\n"
     assert proc.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_adult_disk_hybrid_streams_and_matches_recount(adult, adult_input, tmp_path):
+    """k-anonymity with the disk hybrid goes out of core: the file is read in blocks, the output written
+    in blocks; the report still agrees with a recount of the written file."""
+    out, report_path = tmp_path / "disk.csv", tmp_path / "disk.json"
+    args = adult_args(adult, 5, 0.0)
+    args[args.index("datafly")] = "disk-clustering"
+    proc = run_cli(*args, "--memory-mb", "4", "--out", out, "--report", report_path)
+    assert proc.returncode == 0, proc.stderr
+    assert any("storing the table on disk" in ln for ln in proc.stderr.splitlines())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["disk.csv", "disk.json"]
+    report = json.loads(report_path.read_text())
+    assert report["search"]["out_of_core"] is True and report["search"]["buckets"] > 1
+    output = read_text_table(out, ";")
+    assert list(output.columns) == list(adult_input.columns)
+    counted = recount(output, ADULT_QI)
+    assert_report_matches(report, counted, 5, 0.0)
+    assert report["metrics_before"]["equivalence_classes"] == 12_458
+    # numeric age: the value itself or an inclusive range holding it; the other QIs from their files
+    ages = adult_input["age"].astype(int)
+    cells = output["age"]
+    ranged = cells.str.startswith("[")
+    bounds = cells[ranged].str.strip("[]").str.split("-", expand=True).astype(int)
+    assert ((bounds[0] <= ages[ranged]) & (ages[ranged] <= bounds[1])).all()
+    assert (cells[~ranged].astype(int) == ages[~ranged]).all()
+    others = [c for c in ADULT_QI if c != "age"]
+    check_against_input(adult_input.drop(columns="age"), output.drop(columns="age"), others,
+                        {c: adult / f"adult_hierarchy_{c}.csv" for c in others}, ";", counted["suppressed_mask"])
+    assert proc.stdout.startswith(f"{out}: 30,162 records") and "out of core" in proc.stdout

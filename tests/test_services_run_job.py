@@ -64,3 +64,39 @@ def test_a_job_cancelled_while_queued_never_runs(user):
     Job.objects.filter(pk=job.pk).update(cancel_requested=True)
     done = services.run_job(job)
     assert done.status == Job.CANCELLED and done.started is None
+
+
+def test_the_disk_hybrid_job_streams_the_dataset(user, client_alice):
+    """k-anonymity alone: the job goes out of core and stores what the in-memory engine run gives."""
+    from anonymizer_helpers import people_dataset
+
+    from anonymizer_app import engine
+
+    dataset = people_dataset(user)
+    job = services.run_job(services.create_job(dataset, "disk-clustering", 3, 0.0, "disease",
+                                               options={"memory_mb": 1}))
+    assert job.status == Job.SUCCEEDED, job.message
+    report = job.result.report
+    assert report["search"]["out_of_core"] is True and report["verified"] is True
+    table, hierarchies = services.dataset_table(dataset)
+    expected = engine.anonymize(table, hierarchies, "disk-clustering", k=3, sensitive="disease",
+                                options={"memory_mb": 1})
+    frame, suppressed = services.load_output(job.result)
+    assert frame.equals(expected.output.reset_index(drop=True)) and not suppressed.any()
+    for key in ("equivalence_classes", "k_achieved", "class_size_histogram", "metrics", "metrics_before"):
+        assert report[key] == pytest.approx(expected.report()[key]), key
+    assert report["model_checks"][0]["holds"] and report["model_checks"][0]["value"] == report["k_achieved"]
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert "processed out of core" in html and "Counted over all 100 records." in html
+    r = client_alice.get(f"/jobs/{job.pk}/result/anonymized.csv")
+    csv = (b"".join(r.streaming_content) if r.streaming else r.content).decode()
+    assert len(csv.strip().splitlines()) == 101
+
+
+def test_the_disk_hybrid_with_l_diversity_runs_in_memory(user):
+    from anonymizer_helpers import people_dataset
+
+    job = services.run_job(services.create_job(people_dataset(user), "disk-clustering", 3, 0.0, "disease",
+                                               models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]))
+    assert job.status == Job.SUCCEEDED, job.message
+    assert "out_of_core" not in job.result.report["search"]

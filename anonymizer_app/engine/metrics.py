@@ -36,20 +36,31 @@ METRIC_HELP = {
 
 def class_figures(sizes: np.ndarray, n: int, suppressed: int, k: int, threshold: float = RISK_THRESHOLD) -> dict:
     """EC counts, discernibility, C_AVG and the prosecutor/marketer risks."""
+    values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
+    return class_figures_from_histogram(values, counts, n, suppressed, k, threshold)
+
+
+def class_figures_from_histogram(size: np.ndarray, count: np.ndarray, n: int, suppressed: int, k: int,
+                                 threshold: float = RISK_THRESHOLD) -> dict:
+    """class_figures from the EC size histogram (``count[i]`` classes of ``size[i]`` records): what an
+    out-of-core run keeps instead of one size per class."""
+    size = np.asarray(size, dtype=np.int64)
+    count = np.asarray(count, dtype=np.int64)
     kept = n - suppressed
-    ecs = int(len(sizes))
+    ecs = int(count.sum())
+    smallest = int(size[count > 0].min()) if ecs else 0
     figures: dict[str, float | int | None] = {
         "equivalence_classes": ecs,
-        "min_class_size": int(sizes.min()) if ecs else 0,
+        "min_class_size": smallest,
         "mean_class_size": kept / ecs if ecs else 0.0,
         "suppressed": int(suppressed),
-        "discernibility": int(np.sum(sizes.astype(np.int64) ** 2) + suppressed * n),
+        "discernibility": int(np.sum(count * size**2) + suppressed * n),
         "c_avg": kept / (ecs * k) if ecs else None,
-        "prosecutor_risk_highest": 1.0 / sizes.min() if ecs else 0.0,
+        "prosecutor_risk_highest": 1.0 / smallest if ecs else 0.0,
         "prosecutor_risk_average": ecs / kept if kept else 0.0,
-        "records_at_risk": float(sizes[1.0 / sizes > threshold].sum() / kept) if kept else 0.0,
+        "records_at_risk": float(np.sum((size * count)[1.0 / np.maximum(size, 1) > threshold]) / kept) if kept else 0.0,
         "marketer_risk": ecs / n if n else 0.0,
-        "sample_uniques": int(np.sum(sizes == 1)),
+        "sample_uniques": int(count[size == 1].sum()),
     }
     return figures
 
@@ -164,34 +175,54 @@ def cell_loss_figures(
     ``[lo-hi]`` has NCP (hi - lo) / (max - min of the column) and, as height, the level of the lowest
     hierarchy node above every value of the column that falls in the range, / H.
     """
-    from .recoding import parse_range
-
     n, q = codes.shape
     if n == 0 or q == 0:
         return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
     kept = ~suppressed
-    n_sup = int(suppressed.sum())
-    ncp_sum = height_sum = entropy = 0.0
+    sums = np.zeros(3)
     for j, h in enumerate(hierarchies):
         col = codes[:, j].astype(np.int64)
         leaf_count = np.bincount(col, minlength=len(h.leaves))
-        present = leaf_count > 0
-        entropy += float(np.sum(np.log2(n) - np.log2(leaf_count[col[suppressed]])))
-        ncp_sum += n_sup
-        height_sum += n_sup
-        if not kept.any():
-            continue
-        cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
-        distinct = np.asarray(distinct, dtype=object)
-        key = cid.astype(np.int64) * len(h.leaves) + col[kept]
-        pairs, pair_count = np.unique(key, return_counts=True)
-        p_cell, p_leaf = pairs // len(h.leaves), pairs % len(h.leaves)
+        if kept.any():
+            cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
+            key = cid.astype(np.int64) * len(h.leaves) + col[kept]
+            pairs, pair_count = np.unique(key, return_counts=True)
+        else:
+            distinct, pairs, pair_count = np.zeros(0, dtype=object), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        sums += cell_loss_sums(h, numeric[j], leaf_count, np.asarray(distinct, dtype=object),
+                               pairs // len(h.leaves), pairs % len(h.leaves), pair_count, col[suppressed])
+    return loss_from_sums(sums, n, q)
+
+
+def loss_from_sums(sums: np.ndarray, n: int, q: int) -> dict:
+    """The figures of cell_loss_figures from the sums of cell_loss_sums over the QIs."""
+    cells_total = n * q
+    if cells_total == 0:
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
+    return {"ncp": float(sums[0]) / cells_total, "generalization_height": float(sums[1]) / cells_total,
+            "non_uniform_entropy": float(sums[2])}
+
+
+def cell_loss_sums(h: Hierarchy, numeric: bool, leaf_count: np.ndarray, distinct: np.ndarray, p_cell: np.ndarray,
+                   p_leaf: np.ndarray, pair_count: np.ndarray, suppressed_leaves: np.ndarray) -> np.ndarray:
+    """One QI's (NCP sum, height sum, entropy) over its cells, from the distinct (output cell, input
+    leaf) pairs with their counts - additive, so an out-of-core run can count the pairs chunk by chunk.
+    ``leaf_count``: records per leaf over the whole column; ``suppressed_leaves``: the leaves of the
+    suppressed records (each of their cells counts 1, and log2(N / leaf count) of entropy)."""
+    from .recoding import parse_range
+
+    n = int(leaf_count.sum())
+    present = leaf_count > 0
+    n_sup = len(suppressed_leaves)
+    entropy = float(np.sum(np.log2(n) - np.log2(leaf_count[suppressed_leaves]))) if n_sup else 0.0
+    ncp_sum = height_sum = float(n_sup)
+    if len(p_cell):
         level = _cell_levels(h, p_leaf, p_cell, distinct)
-        ncp = np.zeros(len(pairs))
-        height = np.zeros(len(pairs))
+        ncp = np.zeros(len(p_cell))
+        height = np.zeros(len(p_cell))
         for lv in np.unique(level[level > 0]):
             sel = level == lv
-            label_ncp = _ncp_by_label(h, int(lv), present, numeric[j])
+            label_ncp = _ncp_by_label(h, int(lv), present, numeric)
             ncp[sel] = label_ncp[h.maps[lv][p_leaf[sel]]]
             height[sel] = lv / h.height if h.height else 0.0
         ranged = level < 0
@@ -206,9 +237,4 @@ def cell_loss_figures(
         height_sum += float(np.sum(height * pair_count))
         cell_count = np.bincount(p_cell, weights=pair_count)
         entropy += float(np.sum(pair_count * (np.log2(cell_count[p_cell]) - np.log2(pair_count))))
-    cells_total = n * q
-    return {
-        "ncp": ncp_sum / cells_total,
-        "generalization_height": height_sum / cells_total,
-        "non_uniform_entropy": entropy,
-    }
+    return np.array([ncp_sum, height_sum, entropy])

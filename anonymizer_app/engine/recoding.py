@@ -18,7 +18,10 @@ from .hierarchy import ROOT, Hierarchy
 class QISpace:
     """Per QI: the ancestor matrix of the leaves and, for numeric QIs, the leaves' numeric values."""
 
-    def __init__(self, hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray | None = None):
+    def __init__(self, hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray | None = None,
+                 present: list[np.ndarray] | None = None):
+        """``codes`` (rows x q) or ``present`` (per QI, which leaves occur) give each numeric QI's
+        span over the values that occur; without either, over all leaves."""
         self.hierarchies = hierarchies
         self.numeric = list(numeric)
         self.q = len(hierarchies)
@@ -30,9 +33,13 @@ class QISpace:
         for j, h in enumerate(hierarchies):
             if self.numeric[j]:
                 v = pd.to_numeric(pd.Series(h.leaves, dtype=object), errors="coerce").to_numpy(dtype=float)
-                present = np.ones(len(v), dtype=bool) if codes is None else (
-                    np.bincount(codes[:, j], minlength=len(v)) > 0)
-                ok = present & ~np.isnan(v)
+                if present is not None:
+                    occurs = np.asarray(present[j], dtype=bool)
+                elif codes is not None:
+                    occurs = np.bincount(codes[:, j], minlength=len(v)) > 0
+                else:
+                    occurs = np.ones(len(v), dtype=bool)
+                ok = occurs & ~np.isnan(v)
                 span = float(v[ok].max() - v[ok].min()) if ok.any() else 0.0
                 self.values.append(v)
                 self.span.append(span)

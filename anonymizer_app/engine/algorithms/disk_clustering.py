@@ -16,7 +16,9 @@
 3. generalization per cluster (local recoding): ranges [lo-hi] for numbers, LCAs for categories.
 
 ``memory_mb`` bounds the working set of steps 1-2 (batches, one bucket, its centroids) whatever N
-is; the engine's input table and the output cells are held by the caller as for every algorithm.
+is. Through ``engine.anonymize`` the caller still holds the table and its output cells; the product's
+jobs and the CLI use ``out_of_core.anonymize_out_of_core`` instead, which streams the table in
+chunks through the same :class:`ClusterStore` and never holds it whole.
 SQLite (standard library) is used: no new dependency; the work is sequential batched inserts and
 one ordered scan over an index, which SQLite does at a few hundred thousand rows per second.
 """
@@ -39,6 +41,7 @@ from ..clustering import (
 )
 from ..distance import Encoded, zkey
 from ..privacy import PRIVACY_MODELS, Parameter
+from ..recoding import group_labels
 from ..table import group_rows
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
@@ -54,66 +57,114 @@ def bucket_size(memory_mb: float, q: int, k: int) -> int:
 
 
 def disk_clustering(problem: Problem) -> CellRecoding:
+    """The in-memory entry point (the table is already encoded); out_of_core.py streams instead."""
     k = k_of(problem)
     n = problem.table.n
-    q = len(problem.hierarchies)
     memory_mb = float(problem.options.get("memory_mb", 256))
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
-    space = space_of(problem)
-    B = bucket_size(memory_mb, q, k)
-    io_batch = max(1000, min(B, 200_000))
     codes = problem.codes
     group = np.full(n, -1, dtype=np.int64)
-    stats = {"bucket_records": B, "buckets": 0, "database": "sqlite"}
-    with tempfile.TemporaryDirectory(prefix="disk-clustering-") as tmp:
-        path = os.path.join(tmp, "records.sqlite")
-        db = sqlite3.connect(path)
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        db.execute(f"PRAGMA cache_size=-{max(1024, int(memory_mb * 256))}")  # KiB: a quarter of the budget
-        cols = ", ".join(f"c{j} INTEGER" for j in range(q))
-        db.execute(f"CREATE TABLE rec (id INTEGER PRIMARY KEY, z INTEGER, {cols})")
-        db.execute("CREATE TABLE asg (id INTEGER PRIMARY KEY, cluster INTEGER)")
-        # 1. store
-        for s in range(0, n, io_batch):
-            block = codes[s:s + io_batch]
-            enc = Encoded(space, block)
-            z = zkey(_global_embedding(space, enc, block))
-            rows = np.column_stack([np.arange(s, s + len(block)), z, block]).tolist()
-            db.executemany(f"INSERT INTO rec VALUES ({', '.join('?' * (q + 2))})", rows)
-            problem.report(0.2 * (s + len(block)) / n, f"storing the table on disk: {s + len(block)} of {n}")
-        db.execute("CREATE INDEX rec_z ON rec (z, id)")
-        db.commit()
-        # 2. buckets in key order; equal sizes so that none is below k
-        n_buckets = max(1, -(-n // B))
-        sizes = np.full(n_buckets, n // n_buckets)
-        sizes[: n % n_buckets] += 1
-        stats["buckets"] = int(n_buckets)
-        cursor = db.execute(f"SELECT id, {', '.join(f'c{j}' for j in range(q))} FROM rec ORDER BY z, id")
-        next_cluster = 0
-        done = 0
-        for b, size in enumerate(sizes):
-            got = cursor.fetchmany(int(size))
-            arr = np.array(got, dtype=np.int64).reshape(-1, q + 1)
-            ids, block = arr[:, 0], arr[:, 1:]
-            local = _cluster_bucket(space, block, k, rng)
-            local += next_cluster
-            next_cluster = int(local.max()) + 1 if len(local) else next_cluster
-            db.executemany("INSERT INTO asg VALUES (?, ?)", np.column_stack([ids, local]).tolist())
-            done += len(ids)
-            problem.report(0.2 + 0.7 * done / n, f"clustering bucket {b + 1} of {n_buckets} ({done} of {n} records)")
-        db.commit()
-        # 3. read the clusters back in batches
-        cur = db.execute("SELECT id, cluster FROM asg ORDER BY id")
-        while True:
-            got = cur.fetchmany(io_batch)
-            if not got:
-                break
-            arr = np.array(got, dtype=np.int64)
-            group[arr[:, 0]] = arr[:, 1]
-        db.close()
+    with ClusterStore(space_of(problem), k, memory_mb, rng) as store:
+        for s in range(0, n, store.io_batch):
+            store.add(codes[s:s + store.io_batch])
+            problem.report(0.2 * min(s + store.io_batch, n) / n,
+                           f"storing the table on disk: {min(s + store.io_batch, n)} of {n}")
+        store.cluster(lambda f, phase: problem.report(0.2 + 0.7 * f, phase))
+        for s in range(0, n, store.io_batch):
+            group[s:s + store.io_batch] = store.groups(s, min(s + store.io_batch, n))
+        stats = dict(store.stats)
     problem.report(0.95, "generalizing every cluster")
     return finish(problem, group, "local", stats)
+
+
+class ClusterStore:
+    """Steps 1-2 of Algorithm 3 over an SQLite file: records are added in batches (their QI leaf
+    codes, in row order), clustered bucket by bucket, and read back by row range - as cluster ids,
+    or (``keep_labels``) directly as each row's output labels, written per cluster while its bucket
+    is in memory. Nothing here grows with N except the database file."""
+
+    def __init__(self, space, k: int, memory_mb: float, rng: np.random.Generator, keep_labels: bool = False,
+                 directory: str | None = None):
+        self.space, self.k, self.rng, self.keep_labels = space, k, rng, keep_labels
+        self.q = space.q
+        self.B = bucket_size(memory_mb, self.q, k)
+        self.io_batch = max(1000, min(self.B, 200_000))
+        self.n = 0
+        self.stats = {"bucket_records": self.B, "buckets": 0, "database": "sqlite"}
+        self._tmp = tempfile.TemporaryDirectory(prefix="disk-clustering-", dir=directory)
+        self.db = sqlite3.connect(os.path.join(self._tmp.name, "records.sqlite"))
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute(f"PRAGMA cache_size=-{max(1024, int(memory_mb * 256))}")  # KiB: a quarter of the budget
+        cols = ", ".join(f"c{j} INTEGER" for j in range(self.q))
+        self.db.execute(f"CREATE TABLE rec (id INTEGER PRIMARY KEY, z INTEGER, {cols})")
+        self.db.execute("CREATE TABLE asg (id INTEGER PRIMARY KEY, cluster INTEGER)")
+        labels = ", ".join(f"l{j} TEXT" for j in range(self.q))
+        self.db.execute(f"CREATE TABLE lab (cluster INTEGER PRIMARY KEY, {labels})")
+
+    def __enter__(self) -> "ClusterStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+        self._tmp.cleanup()
+
+    def add(self, block: np.ndarray) -> None:
+        """Step 1 (store): the next rows' leaf codes with their Z-order key."""
+        block = np.asarray(block, dtype=np.int64)
+        z = zkey(_global_embedding(self.space, Encoded(self.space, block), block))
+        rows = np.column_stack([np.arange(self.n, self.n + len(block)), z, block]).tolist()
+        self.db.executemany(f"INSERT INTO rec VALUES ({', '.join('?' * (self.q + 2))})", rows)
+        self.n += len(block)
+
+    def cluster(self, progress=None) -> None:
+        """Step 2: buckets of similar records in key order (equal sizes, so none is below k)."""
+        n, q = self.n, self.q
+        self.db.execute("CREATE INDEX rec_z ON rec (z, id)")
+        self.db.commit()
+        n_buckets = max(1, -(-n // self.B))
+        sizes = np.full(n_buckets, n // n_buckets)
+        sizes[: n % n_buckets] += 1
+        self.stats["buckets"] = int(n_buckets)
+        cursor = self.db.execute(f"SELECT id, {', '.join(f'c{j}' for j in range(q))} FROM rec ORDER BY z, id")
+        next_cluster = done = 0
+        for b, size in enumerate(sizes):
+            arr = np.array(cursor.fetchmany(int(size)), dtype=np.int64).reshape(-1, q + 1)
+            ids, block = arr[:, 0], arr[:, 1:]
+            local = _cluster_bucket(self.space, block, self.k, self.rng)
+            n_local = int(local.max()) + 1 if len(local) else 0
+            self.db.executemany("INSERT INTO asg VALUES (?, ?)", np.column_stack([ids, local + next_cluster]).tolist())
+            if self.keep_labels and n_local:
+                labels = group_labels(self.space, block, local, n_local)
+                rows = zip(range(next_cluster, next_cluster + n_local), *(lab.tolist() for lab in labels))
+                self.db.executemany(f"INSERT INTO lab VALUES ({', '.join('?' * (q + 1))})", rows)
+            if n_local:
+                sizes_here = np.bincount(local)
+                self.stats["smallest_cluster"] = int(min(self.stats.get("smallest_cluster", n), sizes_here.min()))
+                self.stats["largest_cluster"] = int(max(self.stats.get("largest_cluster", 0), sizes_here.max()))
+            next_cluster += n_local
+            done += len(ids)
+            if progress is not None:
+                progress(done / max(n, 1), f"clustering bucket {b + 1} of {n_buckets} ({done} of {n} records)")
+        self.db.commit()
+        self.stats["clusters"] = int(next_cluster)
+
+    def groups(self, start: int, stop: int) -> np.ndarray:
+        """The cluster of rows start..stop-1."""
+        got = self.db.execute("SELECT cluster FROM asg WHERE id >= ? AND id < ? ORDER BY id", (start, stop)).fetchall()
+        return np.array(got, dtype=np.int64).reshape(-1)
+
+    def labels(self, start: int, stop: int) -> list[np.ndarray]:
+        """Per QI the output labels of rows start..stop-1 (needs ``keep_labels``)."""
+        cols = ", ".join(f"lab.l{j}" for j in range(self.q))
+        got = self.db.execute(f"SELECT {cols} FROM asg JOIN lab ON lab.cluster = asg.cluster "
+                              "WHERE asg.id >= ? AND asg.id < ? ORDER BY asg.id", (start, stop)).fetchall()
+        if len(got) != stop - start:
+            raise RuntimeError(f"rows {start + 1}..{stop}: {len(got)} clustered records found on disk")
+        return [np.array(c, dtype=object) for c in zip(*got)] if got else [np.zeros(0, dtype=object)] * self.q
 
 
 def _global_embedding(space, enc: Encoded, block: np.ndarray) -> np.ndarray:

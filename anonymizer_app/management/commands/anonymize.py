@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from anonymizer_app import engine
-from anonymizer_app.engine import Role
+from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 
@@ -249,6 +249,8 @@ class Command(OneLineCommand):
 
         models = self._models(opts)
         presence = any(m.name == "delta-presence" for m in models)
+        if out_of_core.supports(opts["algorithm"], models) and opts["population"] is None:
+            return self._run_out_of_core(opts, source, out, report_path, k, suppression, progress)
         frame, fmt = self._read_input(source, opts["delimiter"])
         research_rows = None
         if opts["population"] is not None:
@@ -293,6 +295,48 @@ class Command(OneLineCommand):
         return (f"{out}: {table.n:,} records, {suppressed:,} suppressed, {len(result.class_sizes):,} "
                 f"equivalence classes, smallest {result.k_achieved:,} (k={k}), {result.seconds:.2f} s"
                 + (f"; report {report_path}" if report_path else ""))
+
+    def _run_out_of_core(self, opts: dict, source: Path, out: Path, report_path: Path | None, k: int,
+                         suppression: float, progress: Progress) -> str:
+        """The disk hybrid with k-anonymity alone: the input is streamed in blocks (read three times)
+        and the output written block by block, so memory stays bounded whatever the table's size."""
+        from anonymizer_app import services
+
+        fmt = self._input_format(source, opts["delimiter"])
+        columns = list(next(iter(services.iter_table_file(source, source.name, fmt)))[0].columns)
+        roles = self._roles(opts, columns)
+        hierarchies = self._hierarchies(opts, roles)
+        sensitive = opts["sensitive"][0] if opts["sensitive"] else None
+        delimiter = fmt.delimiter if fmt.kind == "csv" else ","
+
+        def chunks():
+            for piece, _ in services.iter_table_file(source, source.name, fmt):
+                yield piece
+
+        tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                def write(frame: pd.DataFrame) -> None:
+                    text = services.export_csv(frame, delimiter=delimiter)
+                    fh.write(text if fh.tell() == 0 else text.split("\n", 1)[1])
+
+                result = out_of_core.anonymize_out_of_core(
+                    chunks, roles, hierarchies, k, write, sensitive=sensitive, suppression_limit=suppression,
+                    options=self._algorithm_options(opts), progress=progress)
+                fh.flush()
+                os.fsync(fh.fileno())
+            progress.close()
+            report = result.report
+            if report_path is not None:
+                _write_all([(report_path, json.dumps(report, indent=2, default=_json_default) + "\n")])
+            os.replace(tmp, out)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        return (f"{out}: {report['records']:,} records, 0 suppressed, {report['equivalence_classes']:,} "
+                f"equivalence classes, smallest {report['k_achieved']:,} (k={k}), {result.seconds:.2f} s, "
+                f"out of core" + (f"; report {report_path}" if report_path else ""))
 
     @staticmethod
     def _models(opts: dict) -> list:
@@ -376,9 +420,8 @@ class Command(OneLineCommand):
             raise AnonymizeError("--out and --report name the same file")
 
     @staticmethod
-    def _read_input(source: Path, delimiter: str | None, flag: str = ""):
-        """The table through services.iter_table_file (the path uploads and compare use): the format is
-        sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes."""
+    def _input_format(source: Path, delimiter: str | None, flag: str = ""):
+        """The input's format, sniffed from its first bytes (--delimiter overrides the separator)."""
         from anonymizer_app import services
 
         where = f"{flag} {source}" if flag else str(source)
@@ -390,6 +433,15 @@ class Command(OneLineCommand):
             if fmt.kind != "csv":
                 raise AnonymizeError(f"{where}: --delimiter applies to text tables, this is an .xlsx workbook")
             fmt = replace(fmt, delimiter=delimiter)
+        return fmt
+
+    @classmethod
+    def _read_input(cls, source: Path, delimiter: str | None, flag: str = ""):
+        """The table through services.iter_table_file (the path uploads and compare use): the format is
+        sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes."""
+        from anonymizer_app import services
+
+        fmt = cls._input_format(source, delimiter, flag)
         pieces, fmt_read = [], fmt
         for piece, piece_fmt in services.iter_table_file(source, source.name, fmt):
             pieces.append(piece)
