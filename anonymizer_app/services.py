@@ -686,7 +686,7 @@ def _run_out_of_core(job: Job) -> Result:
 
     def chunks():
         pf = pq.ParquetFile(source)
-        for batch in pf.iter_batches(batch_size=4 * ROW_GROUP):
+        for batch in pf.iter_batches(batch_size=ROW_GROUP):
             yield _to_frame(pa.Table.from_batches([batch]))
 
     target = Path(settings.MEDIA_ROOT) / "results" / f"job-{job.pk}.parquet"

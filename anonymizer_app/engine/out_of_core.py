@@ -94,6 +94,10 @@ def anonymize_out_of_core(
         if progress is not None and progress(min(max(fraction, 0.0), 1.0), phase) is False:
             raise Cancelled(phase)
 
+    # the caller's chunks are cut to a size that fits the memory setting (text cells cost ~60 bytes)
+    memory_mb = float(options.get("memory_mb", 256))
+    chunks = _sliced(chunks, chunk_rows(memory_mb))
+
     # 0. scan
     report(0.0, "reading the table: distinct values")
     scan = _scan(chunks, roles, sensitive)
@@ -125,7 +129,6 @@ def anonymize_out_of_core(
                for c, h in zip(qi, hs)]
     space = QISpace(hs, numeric, present=present)
     domains = {c: _domain(c, scan.distinct[c], types[c] in NUMERIC_TYPES) for c in attacked}
-    memory_mb = float(options.get("memory_mb", 256))
     rng = np.random.default_rng(int(options.get("seed", 0)))
     out_columns = [c for c in scan.columns if roles[c] != Role.IDENTIFYING]
 
@@ -256,6 +259,20 @@ def anonymize_out_of_core(
     }
     report(1.0, "verified")
     return OutOfCoreResult(report_dict, True, seconds, dict(zip(qi, hs)))
+
+
+def chunk_rows(memory_mb: float) -> int:
+    """Rows per chunk: a sixteenth of the memory setting at ~1 KB per row in flight (the text cells of
+    the input and output chunks, their codes and the class keys)."""
+    return int(max(1_000, memory_mb * 2**20 / 16 / 1024))
+
+
+def _sliced(chunks: ChunkSource, rows: int) -> ChunkSource:
+    def sliced():
+        for chunk in chunks():
+            for s in range(0, len(chunk), rows):
+                yield chunk.iloc[s:s + rows]
+    return sliced
 
 
 # ---- pass 0 ---------------------------------------------------------------------------------------

@@ -101,6 +101,7 @@ class ClusterStore:
         self.db.execute("CREATE TABLE asg (id INTEGER PRIMARY KEY, cluster INTEGER)")
         labels = ", ".join(f"l{j} TEXT" for j in range(self.q))
         self.db.execute(f"CREATE TABLE lab (cluster INTEGER PRIMARY KEY, {labels})")
+        self.db.execute("CREATE TABLE want (cluster INTEGER PRIMARY KEY)")
 
     def __enter__(self) -> "ClusterStore":
         return self
@@ -158,13 +159,21 @@ class ClusterStore:
         return np.array(got, dtype=np.int64).reshape(-1)
 
     def labels(self, start: int, stop: int) -> list[np.ndarray]:
-        """Per QI the output labels of rows start..stop-1 (needs ``keep_labels``)."""
+        """Per QI the output labels of rows start..stop-1 (needs ``keep_labels``): each distinct
+        cluster's labels are read once, the rows share those string objects."""
+        group = self.groups(start, stop)
+        if len(group) != stop - start:
+            raise RuntimeError(f"rows {start + 1}..{stop}: {len(group)} clustered records found on disk")
+        clusters, row_of = np.unique(group, return_inverse=True)
+        self.db.execute("DELETE FROM want")
+        self.db.executemany("INSERT INTO want VALUES (?)", ((int(c),) for c in clusters))
         cols = ", ".join(f"lab.l{j}" for j in range(self.q))
-        got = self.db.execute(f"SELECT {cols} FROM asg JOIN lab ON lab.cluster = asg.cluster "
-                              "WHERE asg.id >= ? AND asg.id < ? ORDER BY asg.id", (start, stop)).fetchall()
-        if len(got) != stop - start:
-            raise RuntimeError(f"rows {start + 1}..{stop}: {len(got)} clustered records found on disk")
-        return [np.array(c, dtype=object) for c in zip(*got)] if got else [np.zeros(0, dtype=object)] * self.q
+        got = self.db.execute(f"SELECT lab.cluster, {cols} FROM want JOIN lab ON lab.cluster = want.cluster "
+                              "ORDER BY lab.cluster").fetchall()
+        if len(got) != len(clusters):
+            raise RuntimeError(f"rows {start + 1}..{stop}: labels of {len(clusters) - len(got)} cluster(s) missing")
+        columns = list(zip(*got))
+        return [np.array(columns[j + 1], dtype=object)[row_of] for j in range(self.q)]
 
 
 def _global_embedding(space, enc: Encoded, block: np.ndarray) -> np.ndarray:

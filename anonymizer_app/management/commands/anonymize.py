@@ -309,8 +309,13 @@ class Command(OneLineCommand):
         sensitive = opts["sensitive"][0] if opts["sensitive"] else None
         delimiter = fmt.delimiter if fmt.kind == "csv" else ","
 
+        options = self._algorithm_options(opts)
+        # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
+        memory_mb = float(options.get("memory_mb") or 256)
+        block = int(min(16, max(1, memory_mb / 32)) * 2**20)
+
         def chunks():
-            for piece, _ in services.iter_table_file(source, source.name, fmt):
+            for piece, _ in services.iter_table_file(source, source.name, fmt, block_bytes=block):
                 yield piece
 
         tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
@@ -323,7 +328,7 @@ class Command(OneLineCommand):
 
                 result = out_of_core.anonymize_out_of_core(
                     chunks, roles, hierarchies, k, write, sensitive=sensitive, suppression_limit=suppression,
-                    options=self._algorithm_options(opts), progress=progress)
+                    options=options, progress=progress)
                 fh.flush()
                 os.fsync(fh.fileno())
             progress.close()
