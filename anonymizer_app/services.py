@@ -287,8 +287,17 @@ DISTINCT_SLICE = 200_000
 
 
 def column_distinct(path: Path, column: str) -> pa.Array:
-    """The distinct values of one stored column, in order of first appearance (read alone)."""
-    return pc.unique(pq.read_table(path, columns=[column]).column(0))
+    """The distinct values of one stored column, in order of first appearance: a row group at a time,
+    so memory follows the distinct values, not the rows."""
+    pf = pq.ParquetFile(path)
+    seen: list[pa.Array] = []
+    for g in range(pf.metadata.num_row_groups):
+        seen.append(pc.unique(pf.read_row_group(g, columns=[column]).column(0)))
+        if len(seen) > 64:
+            seen = [pc.unique(pa.chunked_array(seen))]
+    if not seen:
+        return pa.array([], type=pa.string())
+    return pc.unique(pa.chunked_array(seen))
 
 
 def _infer_type(distinct: pa.Array) -> str:

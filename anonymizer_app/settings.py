@@ -131,6 +131,12 @@ ANONYMIZER_MAX_ROWS = envint("ANONYMIZER_MAX_ROWS", 2_000_000)
 ANONYMIZER_MAX_COLUMNS = envint("ANONYMIZER_MAX_COLUMNS", 200)
 # Uploaded files stream to disk past 10 MB; the limit above is enforced by the upload form.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# uploads above ANONYMIZER_MAX_UPLOAD_MB are cut off on their declared length (anonymizer_app/uploads.py)
+FILE_UPLOAD_HANDLERS = [
+    "anonymizer_app.uploads.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Non-file request bodies (e.g. hierarchy JSON posted by the editor) may be large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_MB", 64) * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 20_000

@@ -156,6 +156,11 @@ def upload(request):
     if request.method == "GET":
         return redirect("anonymizer:index")
     form = UploadForm(request.POST, request.FILES)
+    refused = getattr(request, "upload_refused", "")  # cut off on its declared length (uploads.py)
+    if refused:
+        form.is_valid()  # the file field is empty: its error becomes the reason
+        form.errors["file"] = form.error_class([refused])
+        return _render_index(request, form, status=413)
     if form.is_valid():
         f = form.cleaned_data["file"]
         try:

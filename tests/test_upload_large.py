@@ -78,7 +78,7 @@ def test_a_large_upload_stays_paged(client_alice, user, big_csv, small_blocks, m
     assert pq.ParquetFile(job.result.output.path).metadata.num_row_groups > 1
     forbid_whole_table(monkeypatch)
     html = client_alice.get(f"/jobs/{job.pk}/result/?page=2001").content.decode()
-    assert "Rows 100001–100050 of 200000 · page 2001 of 4000" in html
+    assert "Rows 100,001–100,050 of 200,000 · page 2,001 of 4,000" in html
     assert '<td class="num muted">100001</td>' in html
     assert "Counted over all 200,000 records." in html
     assert f'<td class="struck">{expected.iloc[100000]["id"]}</td>' in html
