@@ -667,9 +667,9 @@ class Bench:
                 continue
             path = f"/jobs/{job_id}/result/" + ("" if number == 1 else f"?page={number}")
             p = check(self.b.get(path), 200, f"result page {number} of {algorithm}")
-            m = re.search(r"Rows (\d+)–(\d+) of (\d+) · page (\d+) of (\d+)", p.text)
+            m = re.search(r"Rows ([\d,]+)–([\d,]+) of ([\d,]+) · page ([\d,]+) of ([\d,]+)", p.text)
             if m:
-                num_pages = int(m.group(5))
+                num_pages = int(m.group(5).replace(",", ""))
             if number == 1:
                 row["page_shows"] = shown = summary_cards(p.text)
                 row["page_matches_db"] = shown == {
@@ -680,7 +680,7 @@ class Bench:
                     log(f"{algorithm}: the result page shows {shown}, the stored report says otherwise")
             # a page past the end is served as the last one (Paginator.get_page)
             pages[str(number)] = {"seconds": round(p.seconds, 2), "kb": round(len(p.body) / 1024),
-                                  "served_page": int(m.group(4)) if m else None, "rows": m.group(0) if m else None}
+                                  "served_page": int(m.group(4).replace(",", "")) if m else None, "rows": m.group(0) if m else None}
             log(f"{algorithm}: result page {number}: {p.seconds:.2f} s")
         row["pages"] = pages
         row["web_peak_pages_mb"] = status_mb(self.web_pid(), "VmHWM")
