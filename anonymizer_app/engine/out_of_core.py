@@ -62,7 +62,7 @@ class OutOfCoreResult:
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
 
 
-def supports(algorithm: str, models: list | None, suppression_limit: float = 0.0) -> bool:
+def supports(algorithm: str, models: list | None) -> bool:
     """Can this run go out of core (the disk hybrid with k-anonymity alone)?"""
     return algorithm == ALGORITHM and all(isinstance(m, KAnonymity) for m in (models or []))
 
