@@ -195,29 +195,50 @@ def _arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
         [pa.array(frame[c].to_numpy(dtype=object), type=pa.string()) for c in frame.columns], schema=schema)
 
 
+class AtomicParquet:
+    """A Parquet file written a table at a time under a temporary name and renamed into place by
+    commit(); leaving the ``with`` block without commit() removes the temporary file."""
+
+    def __init__(self, target: Path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.target = target
+        self.tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        self.writer: pq.ParquetWriter | None = None
+
+    def __enter__(self) -> "AtomicParquet":
+        return self
+
+    def write(self, table: pa.Table) -> None:
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
+        self.writer.write_table(table, row_group_size=ROW_GROUP)
+
+    def commit(self, empty_schema: pa.Schema | None = None) -> None:
+        """Close and rename; with nothing written, an empty file of ``empty_schema``."""
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.tmp, empty_schema, compression="zstd")
+        self.writer.close()
+        self.writer = None
+        self.tmp.replace(self.target)
+
+    def __exit__(self, *exc) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.tmp.exists():
+            self.tmp.unlink()
+
+
 def write_parquet(pieces, target: Path, extra: dict | None = None) -> tuple[Format | None, int, list[str]]:
     """Write (frame, format) pieces to ``target`` atomically; returns the format, rows and columns."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    writer, fmt, rows, columns = None, None, 0, []
-    try:
+    fmt, rows, columns = None, 0, []
+    with AtomicParquet(target) as out:
         for frame, piece_fmt in pieces:
             fmt = piece_fmt
-            if writer is None:
+            if not columns:
                 columns = [str(c) for c in frame.columns]
-                writer = pq.ParquetWriter(tmp, _schema(columns), compression="zstd")
-            writer.write_table(_arrow(frame, writer.schema), row_group_size=ROW_GROUP)
+            out.write(_arrow(frame, _schema(columns)))
             rows += len(frame)
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, _schema(columns), compression="zstd")
-        writer.close()
-        writer = None
-        tmp.replace(target)
-    finally:
-        if writer is not None:
-            writer.close()
-        if tmp.exists():
-            tmp.unlink()
+        out.commit(_schema(columns))
     return fmt, rows, columns
 
 
@@ -699,36 +720,14 @@ def _run_out_of_core(job: Job) -> Result:
             yield _to_frame(pa.Table.from_batches([batch]))
 
     target = Path(settings.MEDIA_ROOT) / "results" / f"job-{job.pk}.parquet"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    writer = None
-
-    def write(frame: pd.DataFrame) -> None:
-        nonlocal writer
-        names = [str(c) for c in frame.columns] + [SUPPRESSED_COLUMN]
-        if writer is None:
-            schema = pa.schema([(c, pa.string()) for c in names[:-1]] + [(SUPPRESSED_COLUMN, pa.bool_())])
-            writer = pq.ParquetWriter(tmp, schema, compression="zstd")
-        arrays = [pa.array(frame[c].astype(str).to_numpy(dtype=object), type=pa.string()) for c in frame.columns]
-        arrays.append(pa.array(np.zeros(len(frame), dtype=bool)))
-        writer.write_table(pa.Table.from_arrays(arrays, schema=writer.schema), row_group_size=ROW_GROUP)
-
-    try:
+    with AtomicParquet(target) as out:
         result = out_of_core.anonymize_out_of_core(
-            chunks, roles, hierarchies, job.k, write, types=types, sensitive=job.sensitive or None,
-            options=job.options, progress=_Progress(job), suppression_limit=job.suppression_limit)
-        if writer is None:
-            raise engine.InputError("the dataset has no rows")
-        writer.close()
-        writer = None
+            chunks, roles, hierarchies, job.k, lambda frame: out.write(output_table(frame, np.zeros(len(frame), bool))),
+            types=types, sensitive=job.sensitive or None, options=job.options, progress=_Progress(job),
+            suppression_limit=job.suppression_limit)
         if not result.verified:
             raise engine.VerificationError("refusing to store a result that was not verified")
-        tmp.replace(target)
-    finally:
-        if writer is not None:
-            writer.close()
-        if tmp.exists():
-            tmp.unlink()
+        out.commit()
     record = Result(job=job, report=json.loads(json.dumps(result.report, default=_json_default)))
     record.output.name = str(target.relative_to(settings.MEDIA_ROOT))
     record.save()
@@ -828,13 +827,16 @@ def store_result(job: Job, table: Table, result: engine.Result, hierarchies: dic
 
 def write_output(output: pd.DataFrame, suppressed: np.ndarray, target: Path) -> None:
     """The anonymized rows as Parquet (strings), plus a boolean column marking suppression."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with AtomicParquet(target) as out:
+        out.write(output_table(output, suppressed))
+        out.commit()
+
+
+def output_table(output: pd.DataFrame, suppressed: np.ndarray) -> pa.Table:
+    """Output rows as stored: every column as strings, then the suppression flags."""
     arrays = [pa.array(output[c].astype(str).to_numpy(dtype=object), type=pa.string()) for c in output.columns]
     arrays.append(pa.array(np.asarray(suppressed, dtype=bool)))
-    names = [str(c) for c in output.columns] + [SUPPRESSED_COLUMN]
-    pq.write_table(pa.Table.from_arrays(arrays, names=names), tmp, row_group_size=ROW_GROUP, compression="zstd")
-    tmp.replace(target)
+    return pa.Table.from_arrays(arrays, names=[str(c) for c in output.columns] + [SUPPRESSED_COLUMN])
 
 
 def _json_default(o):

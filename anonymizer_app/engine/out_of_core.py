@@ -26,7 +26,7 @@ import math
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -43,7 +43,7 @@ from .hierarchy import Hierarchy, default_hierarchy
 from .metrics import cell_loss_sums, class_figures_from_histogram, loss_from_sums
 from .privacy import KAnonymity
 from .recoding import QISpace
-from .result import _check_cells
+from .result import _check_cells, _plain
 from .table import NUMERIC_TYPES, Role, group_rows, infer_type
 
 ALGORITHM = "disk-clustering"
@@ -59,7 +59,6 @@ class OutOfCoreResult:
     report: dict
     verified: bool = False
     seconds: float = 0.0
-    hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
 
 
 def supports(algorithm: str, models: list | None) -> bool:
@@ -95,7 +94,7 @@ def anonymize_out_of_core(
             raise Cancelled(phase)
 
     # the caller's chunks are cut to a size that fits the memory setting (text cells cost ~60 bytes)
-    memory_mb = float(options.get("memory_mb", 256))
+    memory_mb = float(options["memory_mb"])
     chunks = _sliced(chunks, chunk_rows(memory_mb))
 
     # 0. scan
@@ -129,7 +128,7 @@ def anonymize_out_of_core(
                for c, h in zip(qi, hs)]
     space = QISpace(hs, numeric, present=present)
     domains = {c: _domain(c, scan.distinct[c], types[c] in NUMERIC_TYPES) for c in attacked}
-    rng = np.random.default_rng(int(options.get("seed", 0)))
+    rng = np.random.default_rng(int(options["seed"]))
     out_columns = [c for c in scan.columns if roles[c] != Role.IDENTIFYING]
 
     with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=directory) as tmp, \
@@ -258,7 +257,7 @@ def anonymize_out_of_core(
                          for j, c in enumerate(qi)},
     }
     report(1.0, "verified")
-    return OutOfCoreResult(report_dict, True, seconds, dict(zip(qi, hs)))
+    return OutOfCoreResult(report_dict, True, seconds)
 
 
 def chunk_rows(memory_mb: float) -> int:
@@ -461,14 +460,3 @@ def _top(labels: np.ndarray, counts: np.ndarray, rows: int, top: int = TOP_VALUE
     order = present[np.lexsort((present, -counts[present]))]
     return {"values": [str(labels[i]) for i in order[:top]], "counts": [int(counts[i]) for i in order[:top]],
             "distinct": int(len(present)), "rows": int(rows)}
-
-
-def _plain(d: dict) -> dict:
-    out = {}
-    for key, v in d.items():
-        if isinstance(v, np.integer):
-            v = int(v)
-        elif isinstance(v, (np.floating, float)):
-            v = None if math.isnan(v) else float(v)
-        out[key] = v
-    return out

@@ -73,32 +73,37 @@ def test_the_histogram_gives_the_class_figures():
     assert class_figures_from_histogram(values, counts, 60, 18, 5) == class_figures(sizes, 60, 18, 5)
 
 
-def test_a_wrong_cell_fails_verification(monkeypatch):
-    table, given = mixed_table(2_000, 1)
+def _tamper(monkeypatch, edit):
+    """The store returns the first chunk's labels changed by ``edit(cells)`` (per QI, then per row)."""
     labels = disk_clustering.ClusterStore.labels
 
     def tampered(self, start, stop):
         cells = labels(self, start, stop)
         if start == 0:
-            cells[1][0] = "b" if table.frame["zone"].iloc[0].startswith("a") else "a"
+            edit(cells)
         return cells
 
     monkeypatch.setattr(disk_clustering.ClusterStore, "labels", tampered)
+
+
+def test_a_wrong_cell_fails_verification(monkeypatch):
+    table, given = mixed_table(2_000, 1)
+    first_zone = table.frame["zone"].iloc[0]
+
+    def wrong_zone(cells):
+        cells[1][0] = "b" if first_zone.startswith("a") else "a"
+
+    _tamper(monkeypatch, wrong_zone)
     with pytest.raises(VerificationError, match="row 1, column 'zone'"):
         _run(table, given)
 
 
 def test_a_class_below_k_fails_verification(monkeypatch):
     table, given = mixed_table(2_000, 2)
-    labels = disk_clustering.ClusterStore.labels
+    def lone_range(cells):
+        cells[0][0] = "[0-1000]"  # a range no other record has: a valid cell, but a class of one
 
-    def one_off(self, start, stop):
-        cells = labels(self, start, stop)
-        if start == 0:
-            cells[0][0] = "[0-1000]"  # a range no other record has: a valid cell, but a class of one
-        return cells
-
-    monkeypatch.setattr(disk_clustering.ClusterStore, "labels", one_off)
+    _tamper(monkeypatch, lone_range)
     with pytest.raises(VerificationError, match="k-anonymity"):
         _run(table, given)
 
