@@ -1,4 +1,4 @@
-"""The one entry point the web app, the Celery tasks, the CLI and the tests call."""
+"""The computing stages of a run (encode, search, recode, output, measure, verify) for an in-memory table."""
 
 from __future__ import annotations
 
@@ -17,12 +17,10 @@ from .errors import Cancelled, InputError
 from .hierarchy import ROOT, Hierarchy
 from .lattice import equivalence_classes, label_columns
 from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
-from .privacy import KAnonymity, Parameter, PrivacyModel
+from .privacy import PrivacyModel
 from .result import Result
+from .spec import SUPPRESSION, RunSpec
 from .table import Table, frequency_set, group_rows
-
-SUPPRESSION = Parameter("suppression limit", float, 0.0, "share of records that may be suppressed (0..1)",
-                        minimum=0.0, maximum=1.0)
 
 
 def anonymize(
@@ -36,16 +34,28 @@ def anonymize(
     options: dict | None = None,
     progress: ProgressCallback | None = None,
 ) -> Result:
-    """Anonymize ``table``; the returned Result has passed ``verify()``."""
+    """Search, recode, measure and verify: the Result (every row, suppressed ones as '*') has passed
+    ``verify()``. What may leave the product is decided by :func:`.pipeline.run` (the publishing gate)."""
+    spec = RunSpec.build(table, hierarchies, algorithm, k=k, models=models or [], options=options,
+                         suppression_limit=suppression_limit, sensitive=sensitive)
+    return compute(spec, progress)
+
+
+def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
+    """The computing stages of the pipeline for an in-memory table: encode, search, recode, build the
+    output, measure, verify."""
     started = time.perf_counter()
-    info = get_algorithm(algorithm)
-    suppression_limit = float(SUPPRESSION.validate(suppression_limit))
-    models = list(models or [])
-    if k is not None and not any(isinstance(m, KAnonymity) for m in models):
-        models.insert(0, KAnonymity(k))
+    table = spec.table
+    if not isinstance(table, Table):
+        raise InputError("a streamed table runs out of core (pipeline.run), not in memory")
+    hierarchies = spec.hierarchies
+    info = get_algorithm(spec.algorithm)
+    suppression_limit = float(SUPPRESSION.validate(spec.suppression_limit))
+    models = list(spec.models)
     if not models:
         raise InputError("no privacy model: give k or at least one model")
     check_supported(info, models)
+    sensitive = spec.sensitive
     if sensitive is not None and sensitive not in table.frame.columns:
         raise InputError(f"unknown sensitive column {sensitive!r}")
     if sensitive is None and table.sensitive:
@@ -57,8 +67,8 @@ def anonymize(
             raise Cancelled(phase)
 
     def search_progress(fraction: float, phase: str):
-        # the search gets 5-95% of the bar; encoding before and output/verification after it
-        return None if progress is None else progress(0.05 + 0.9 * fraction, phase)
+        # the search gets 5-90% of the bar; encoding before it, output, verification and publishing after
+        return None if progress is None else progress(0.05 + 0.85 * fraction, phase)
     report(0.0, "encoding quasi-identifiers")
     hs = table.hierarchies(hierarchies)
     ordered = [hs[c] for c in table.qi]
@@ -74,22 +84,23 @@ def anonymize(
     domains = {m.column: domain_for(m, table.frame, all_hs, table.is_numeric(m.column))
                for m in models if getattr(m, "needs_sensitive", False)}
     problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
-                      validate_options(info, options or {}), search_progress, domains)
+                      validate_options(info, spec.options or {}), search_progress, domains)
     recoding = info.run(problem)
     if isinstance(recoding, AnatomyRecoding):
-        report(0.97, "building the quasi-identifier and sensitive tables")
+        report(0.92, "building the quasi-identifier and sensitive tables")
         result = assemble_anatomy(table, recoding, models, suppression_limit, sensitive)
         result.search = dict(recoding.info)
         result.options = problem.options
-        report(0.99, "verifying the result from the published tables")
+        report(0.94, "verifying the result from the published tables")
         result.verify(table, all_hs)
+        result.hierarchies = all_hs
         result.attack = attack_report(result.output.assign(**{sensitive: table.frame[sensitive]}),
                                       result.class_of_row, [sensitive], {sensitive: table.is_numeric(sensitive)})
         result.seconds = time.perf_counter() - started
-        report(1.0, "verified")
+        report(0.95, "verified")
         return result
 
-    report(0.97, "building the anonymized table")
+    report(0.92, "building the anonymized table")
     if getattr(recoding, "hierarchies", None) is not None:
         ordered = list(recoding.hierarchies)
         hs = dict(zip(table.qi, ordered))
@@ -107,13 +118,14 @@ def anonymize(
     result.search = dict(recoding.info)
     result.options = problem.options
     result.identifying_removed = list(table.identifying)
-    report(0.99, "verifying the result from the output rows")
+    report(0.94, "verifying the result from the output rows")
     result.verify(table, all_hs)
+    result.hierarchies = all_hs
     attacked = sensitive_columns(table, sensitive, models)
     result.attack = attack_report(table.frame, result.class_of_row, attacked,
                                   {c: table.is_numeric(c) for c in attacked})
     result.seconds = time.perf_counter() - started
-    report(1.0, "verified")
+    report(0.95, "verified")
     return result
 
 

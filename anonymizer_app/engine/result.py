@@ -41,6 +41,9 @@ class Result:
     attack: dict = field(default_factory=dict)
     # Anatomy: {"qit": quasi-identifier table (= output), "st": sensitive table (group, value, count)}
     published: dict = field(default_factory=dict)
+    # every hierarchy the run used (QIs as recoded, e.g. k-Optimize's cuts; sensitive columns): the
+    # publishing gate rechecks the published cells against them
+    hierarchies: dict = field(default_factory=dict, repr=False)
 
     @property
     def k(self) -> int:

@@ -7,9 +7,10 @@ from typing import Callable
 
 from ..errors import InputError
 from ..privacy import Parameter
-from .base import FullDomainRecoding, Problem
+from .base import FullDomainRecoding, Problem, PublishedClasses
 
-__all__ = ["ALGORITHMS", "AlgorithmInfo", "FullDomainRecoding", "Problem", "get_algorithm", "register"]
+__all__ = ["ALGORITHMS", "AlgorithmInfo", "FullDomainRecoding", "Problem", "PublishedClasses", "get_algorithm",
+           "register"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class AlgorithmInfo:
     optimal: bool = False
     options: tuple[Parameter, ...] = field(default_factory=tuple)
     reference: str = ""
+    # The algorithm's own guarantee beyond the run's models (e.g. MHA's Jensen-Shannon bound), checked by
+    # the publishing gate on the published classes; raises VerificationError naming the breach.
+    check_published: Callable[[PublishedClasses], None] | None = None
 
 
 ALGORITHMS: dict[str, AlgorithmInfo] = {}

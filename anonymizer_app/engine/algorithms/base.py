@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from ..errors import Cancelled
 from ..hierarchy import Hierarchy
@@ -115,3 +116,19 @@ class CellRecoding:
     steps: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+
+
+@dataclass
+class PublishedClasses:
+    """What the publishing gate hands an algorithm's own guarantee check (``AlgorithmInfo.check_published``):
+    the rows that leave the product, grouped into the classes an attacker sees (identical published QI
+    tuples; a kept group of suppressed records is one such class)."""
+
+    table: Table  # the input, as the run saw it
+    hierarchies: dict[str, Hierarchy]  # every hierarchy of the run (QIs, sensitive columns)
+    output: pd.DataFrame  # the published rows, in publication order
+    rows: np.ndarray  # input row index of each published row
+    class_of_row: np.ndarray  # class id of each published row (0..len(sizes)-1)
+    sizes: np.ndarray  # records per class
+    models: list[PrivacyModel]
+    options: dict = field(default_factory=dict)  # the algorithm options of the run

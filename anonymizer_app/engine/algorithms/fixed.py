@@ -2,7 +2,7 @@
 
 Used by the solution lattice to evaluate a node and to keep it as a result, and from the CLI:
 ``--algorithm full-domain --levels 0,4,1,...`` (one level per quasi-identifier, in QI order). The
-records of classes that break the privacy model are suppressed; if more than the suppression limit
+records of classes that break any privacy model of the run (k, l, t, β, δ) are suppressed; if more than the suppression limit
 allows would be, the transformation is refused (it is not a solution).
 """
 
@@ -12,7 +12,7 @@ import time
 
 from ..errors import InputError, UnsatisfiableError
 from ..lattice import equivalence_classes
-from ..privacy import Parameter
+from ..privacy import PRIVACY_MODELS, Parameter
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 
@@ -49,7 +49,7 @@ def full_domain(problem: Problem) -> FullDomainRecoding:
     levels = parse_levels(problem.options.get("levels"), qi, [h.height for h in problem.hierarchies])
     problem.report(0.1, "applying the chosen transformation")
     inverse, sizes = equivalence_classes(problem.freq.codes, problem.freq.counts, problem.hierarchies, levels)
-    failing = problem.failing(sizes)
+    failing = problem.failing(sizes, tuple_class=inverse)
     outliers = int(sizes[failing].sum())
     shown = ",".join(map(str, levels))
     if outliers > problem.budget:
@@ -75,7 +75,7 @@ register(
         summary="Applies one given generalization level per quasi-identifier (a node of the lattice) and "
         "suppresses the records of classes that break the privacy model, within the suppression limit.",
         run=full_domain,
-        models=("k-anonymity",),
+        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=False,
         options=(LEVELS,),

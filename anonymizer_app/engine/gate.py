@@ -1,0 +1,170 @@
+"""The publishing gate: the one place that decides which rows leave the product, and checks them.
+
+Whatever leaves (a stored result, a CSV or Parquet file, a lattice node's table, a download, an API
+response) comes out of :func:`publish`. It selects the rows by one rule and rechecks the full run
+specification on exactly those rows, independently of the algorithm:
+
+- suppressed records are removed (default) or, when the run asks to keep them, published as rows
+  with ``*`` in every QI, and then only when the suppressed records taken together satisfy every
+  model of the run (definitions.md): a small all-``*`` group would disclose its sensitive values;
+- δ-presence: the published table holds the research subset only, without its marker column (the
+  marker is read by the one parser of marker values, ``privacy.parse_marker``); the models are
+  checked on the classes of the generalized population, which is what the attacker matches against;
+- every model of the run on every published class (identical published QI tuples; a kept group of
+  suppressed records is such a class); every cell a valid generalization of its input; columns
+  that are not QIs unchanged; identifying columns absent;
+- the algorithm's own guarantee (``AlgorithmInfo.check_published``, e.g. MHA's Jensen-Shannon
+  bound) on the published classes;
+- Anatomy: the QIT shows no sensitive column, the ST's counts are the input's, every model holds on
+  the groups (its guarantee: l-diverse groups linking QIT and ST).
+
+A result that fails raises :class:`~.errors.VerificationError` (or :class:`~.errors.InputError` when
+the request itself cannot be honoured, e.g. keeping a suppressed group that breaks a model); nothing
+is returned, so nothing can be stored or written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .algorithms import get_algorithm
+from .algorithms.base import PublishedClasses
+from .errors import InputError, VerificationError
+from .hierarchy import ROOT, Hierarchy
+from .privacy import PrivacyModel
+from .result import Result, _check_cells, check_models, verify_anatomy
+from .spec import KEEP, RunSpec
+from .table import Table, group_rows
+
+
+@dataclass
+class Publication:
+    """The rows that leave the product, and the report that goes with them."""
+
+    table: pd.DataFrame  # the published rows (input order), exactly the columns that leave
+    suppressed: np.ndarray  # per published row: a kept suppressed record ('*' in every QI)
+    rows: np.ndarray  # input row of each published row
+    report: dict = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # further tables (Anatomy's ST)
+    result: Result | None = None  # the engine's result the publication was made from
+    # classes the gate checked the models on: row -> class over the released rows (-1 not released)
+    class_of_row: np.ndarray | None = None
+    class_sizes: np.ndarray | None = None
+
+
+def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
+    """δ-presence: which rows of the population are the research subset (None without δ-presence)."""
+    from .privacy import parse_marker
+
+    presence = [m for m in models if m.name == "delta-presence"]
+    if not presence:
+        return None
+    column = presence[0].column
+    if column is None or column not in table.frame.columns:
+        raise InputError(f"δ-presence: unknown research-subset column {column!r}")
+    return parse_marker(table.frame[column], column)
+
+
+def released_classes(output: pd.DataFrame, qi: list[str], released: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row -> class (-1 when not released) and the class sizes: released rows with identical QI cells."""
+    n = len(output)
+    row_class = np.full(n, -1, dtype=np.int64)
+    if not released.any():
+        return row_class, np.zeros(0, dtype=np.int64)
+    codes = np.stack([pd.factorize(output[c].to_numpy(dtype=object)[released])[0] for c in qi], axis=1) \
+        if qi else np.zeros((int(released.sum()), 1), dtype=np.int64)
+    _, inverse, sizes = group_rows(codes)
+    row_class[released] = inverse
+    return row_class, np.asarray(sizes, dtype=np.int64)
+
+
+def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, Hierarchy]) -> Publication:
+    """The publication of a verified result under ``spec``; raises when any check fails."""
+    if not result.verified:
+        raise VerificationError("refusing to publish a result that was not verified")
+    if result.recoding == "anatomy":
+        return _publish_anatomy(result, spec, table, hierarchies)
+    n = table.n
+    suppressed = np.asarray(result.suppressed, dtype=bool)
+    keep = spec.publishing.suppressed_rows == KEEP
+    if keep and suppressed.any():
+        _check_suppressed_group(result, table, hierarchies, suppressed)
+    released = np.ones(n, dtype=bool) if keep else ~suppressed
+    output = result.output
+
+    # the columns that may leave: never an identifying column, never the research marker
+    research = research_rows(table, result.models)
+    marker = next((m.column for m in result.models if m.name == "delta-presence"), None)
+    expected = [c for c in table.frame.columns if c not in table.identifying]
+    if list(output.columns) != expected:
+        raise VerificationError(f"output columns {list(output.columns)} differ from the expected {expected}")
+    columns = [c for c in expected if c != marker]
+
+    # every model on the released classes (the population's, with δ-presence), suppressed group included
+    row_class, sizes = released_classes(output, table.qi, released)
+    check_models(table, hierarchies, result.models, sizes, row_class)
+
+    published = released if research is None else released & research
+    rows = np.flatnonzero(published)
+    frame = output.iloc[rows][columns].reset_index(drop=True)
+    flags = suppressed[rows]
+    _check_published_cells(table, hierarchies, frame, rows, flags, result)
+
+    info = get_algorithm(result.algorithm) if result.algorithm else None
+    if info is not None and info.check_published is not None:
+        info.check_published(PublishedClasses(table, hierarchies, output.iloc[np.flatnonzero(released)],
+                                              np.flatnonzero(released), row_class[released], sizes,
+                                              list(result.models), dict(result.options)))
+    return Publication(frame, flags, rows, result=result, class_of_row=row_class, class_sizes=sizes)
+
+
+def _check_suppressed_group(result: Result, table: Table, hierarchies: dict, suppressed: np.ndarray) -> None:
+    """Keeping suppressed records as '*' rows: allowed only when, as one class, they satisfy every model."""
+    row_class = np.where(suppressed, 0, -1).astype(np.int64)
+    sizes = np.array([int(suppressed.sum())], dtype=np.int64)
+    try:
+        check_models(table, hierarchies, result.models, sizes, row_class)
+    except VerificationError as exc:
+        reason = str(exc).split(" does not hold")[0]
+        raise InputError(
+            f"the {int(suppressed.sum())} suppressed record(s) cannot be published as '*' rows: together they "
+            f"break {reason}, so their sensitive values would be disclosed; publish without them (the "
+            f"default) instead") from None
+
+
+def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame, rows: np.ndarray,
+                           flags: np.ndarray, result: Result) -> None:
+    """Every published cell from the published rows: QIs generalize their input (or read '*' on a kept
+    suppressed row), other columns unchanged."""
+    source = table.frame.iloc[rows].reset_index(drop=True)
+    for col in frame.columns:
+        cells = frame[col].to_numpy(dtype=object)
+        if col in table.qi:
+            if (cells[flags] != ROOT).any():
+                raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
+            level = None if result.transformation is None else result.transformation.get(col)
+            _check_cells(col, source[col], cells, hierarchies[col], flags, level,
+                         ranges=result.transformation is None and table.is_numeric(col))
+        elif not np.array_equal(cells, source[col].to_numpy(dtype=object)):
+            raise VerificationError(f"column {col!r} is not a QI but was changed")
+
+
+def _publish_anatomy(result: Result, spec: RunSpec, table: Table, hierarchies: dict) -> Publication:
+    """Anatomy publishes the QIT (raw QIs + group) and the ST (group, value, count); records without a
+    group (suppressed) have no sensitive value in the ST and are left out of the QIT."""
+    qit, st = result.published["qit"], result.published["st"]
+    verify_anatomy(table, qit, st, result.sensitive, result.models, result.suppression_limit)
+    group = qit["group"].to_numpy(dtype=np.int64)
+    rows = np.flatnonzero(group >= 0)
+    frame = qit.iloc[rows].reset_index(drop=True)
+    if result.sensitive in frame.columns or any(c in frame.columns for c in table.identifying):
+        raise VerificationError("the QIT shows the sensitive or an identifying column")
+    _, dense = np.unique(group[rows], return_inverse=True)
+    row_class = np.full(table.n, -1, dtype=np.int64)
+    row_class[rows] = dense
+    sizes = np.bincount(dense).astype(np.int64) if len(rows) else np.zeros(0, np.int64)
+    return Publication(frame, np.zeros(len(rows), dtype=bool), rows, tables={"st": st}, result=result,
+                       class_of_row=row_class, class_sizes=sizes)

@@ -1,0 +1,108 @@
+"""The one pipeline every run goes through: encode → search → recode → output → measure → verify →
+publish (the gate) → report.
+
+Entry points build a :class:`~.spec.RunSpec` and call :func:`run`; they get a
+:class:`~.gate.Publication`: the rows that may leave, and the report. Two backends run the same
+stages: in memory (:func:`.api.compute` then :func:`.gate.publish`) and, for the disk hybrid with
+k-anonymity alone, out of core (:mod:`.out_of_core`: the table is streamed, the output written and
+verified chunk by chunk). Either way the published rows reach the caller's ``sink`` a chunk at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from . import out_of_core
+from .algorithms.base import ProgressCallback
+from .api import compute
+from .errors import Cancelled, InputError
+from .gate import Publication, publish
+from .report import build_report
+from .spec import REMOVE, RunSpec, StreamedTable
+from .table import Table
+
+SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
+
+
+class Sink(Protocol):
+    """Where published rows go (a Parquet file, a CSV file): chunks in publication order."""
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray) -> None: ...
+
+
+def runs_out_of_core(spec: RunSpec) -> bool:
+    """Does this run stream its table (the disk hybrid with k-anonymity alone)?"""
+    return out_of_core.supports(spec.algorithm, list(spec.models))
+
+
+def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | None = None) -> Publication:
+    """Execute ``spec``; the published rows go to ``sink`` (if given) and the returned Publication.
+
+    An in-memory table (``Table``) runs every algorithm; a :class:`~.spec.StreamedTable` runs out of
+    core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
+    went to the sink, verified chunk by chunk."""
+    if isinstance(spec.table, StreamedTable):
+        return _run_streamed(spec, spec.table, progress, sink)
+    table = spec.table
+
+    def stage(fraction: float, phase: str) -> None:
+        if progress is not None and progress(fraction, phase) is False:
+            raise Cancelled(phase)
+
+    result = compute(spec, progress)
+    stage(0.96, "publishing: checking every model on the rows that leave")
+    publication = publish(result, spec, table, result.hierarchies)
+    publication.report = build_report(publication, spec, table, result.hierarchies)
+    if sink is not None:
+        stage(0.98, "writing the published table")
+        write_to(sink, publication.table, publication.suppressed)
+    stage(1.0, "published")
+    return publication
+
+
+def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray) -> None:
+    """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least)."""
+    if len(frame) == 0:
+        sink.write(frame, np.zeros(0, dtype=bool))
+        return
+    for start in range(0, len(frame), SINK_ROWS):
+        stop = min(start + SINK_ROWS, len(frame))
+        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop])
+
+
+def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | None) -> Publication:
+    if not runs_out_of_core(spec):
+        raise InputError(f"a streamed table runs with the disk hybrid and k-anonymity alone, not "
+                         f"{spec.algorithm} with {spec.describe_models()}")
+    if sink is None:
+        raise InputError("an out-of-core run writes its rows to a sink")
+
+    def write(frame: pd.DataFrame) -> None:
+        sink.write(frame.reset_index(drop=True), np.zeros(len(frame), dtype=bool))
+
+    outcome = out_of_core.anonymize_out_of_core(
+        source.chunks, source.roles, spec.hierarchies, spec.k, write, types=source.types,
+        sensitive=spec.sensitive, options=spec.options, progress=progress,
+        suppression_limit=spec.suppression_limit)
+    if not outcome.verified:
+        raise InputError("refusing to publish a result that was not verified")
+    report = dict(outcome.report)
+    records = int(report["records"])
+    report["input_records"] = records
+    report["publishing"] = {"suppressed_rows": spec.publishing.suppressed_rows, "suppressed": 0,
+                            "suppressed_published": 0, "suppressed_removed": 0, "published_records": records,
+                            "description": "nothing suppressed: every cluster holds at least k records"}
+    empty = pd.DataFrame()
+    return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=report)
+
+
+def publish_levels(spec: RunSpec, levels: str, progress: ProgressCallback | None = None) -> Publication:
+    """A lattice node as a publication: the run's spec with the node's full-domain transformation."""
+    return run(spec.with_algorithm("full-domain", {"levels": levels}), progress)
+
+
+__all__ = ["Publication", "RunSpec", "Sink", "StreamedTable", "Table", "REMOVE", "publish_levels", "run",
+           "runs_out_of_core", "write_to"]

@@ -1,0 +1,215 @@
+"""The report of a run: one typed structure, built in one place from the result and its publication.
+
+Every entry point (web job, CLI, lattice node, API) stores or shows this report; the figures of the
+model cards are those of the classes the publishing gate checked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, TypedDict
+
+import numpy as np
+import pandas as pd
+
+from .distributions import domain_for
+from .gate import Publication
+from .metrics import class_figures
+from .spec import SUPPRESSED_ROWS, RunSpec
+from .table import Table
+
+TOP_VALUES = 30
+
+
+class ModelCheck(TypedDict):
+    model: str
+    label: str
+    describe: str
+    column: str | None
+    parameters: dict
+    value: Any
+    value_label: str
+    failing_classes: int
+    holds: bool
+
+
+class Report(TypedDict, total=False):
+    """The keys of a run's report (JSON), as stored with a result and written by the CLI."""
+
+    algorithm: str
+    models: list[dict]
+    k: int
+    suppression_limit: float
+    quasi_identifiers: list[str]
+    sensitive: str | None
+    k_achieved: int
+    equivalence_classes: int
+    min_class_size: int
+    suppressed: int
+    records: int  # rows published
+    input_records: int  # rows of the input (the population with δ-presence)
+    recoding: str
+    transformation: dict[str, int] | None
+    metrics: dict
+    metrics_before: dict
+    options: dict
+    search: dict
+    steps: list[dict]
+    notes: list[str]
+    class_size_histogram: dict[str, int]
+    transformation_labels: dict[str, str]
+    identifying_removed: list[str]
+    verified: bool
+    seconds: float
+    attack: dict
+    sensitive_table: list[dict]
+    model_checks: list[ModelCheck]
+    value_counts: dict
+    publishing: dict
+    research_subset: dict
+    guarantee: str
+
+
+def value_counts(values: pd.Series, top: int = TOP_VALUES) -> dict:
+    """The ``top`` most frequent values with their counts, and how many distinct values there are."""
+    counts = pd.Series(values).astype(str).value_counts()
+    return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
+            "distinct": int(len(counts)), "rows": int(len(values))}
+
+
+def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
+                 row_class: np.ndarray) -> list[ModelCheck]:
+    """Per privacy model: whether it holds on the classes (row -> class, -1 not released) and its figure."""
+    out: list[ModelCheck] = []
+    for m in models:
+        if getattr(m, "needs_sensitive", False):
+            dom = domain_for(m, table.frame, hierarchies, table.is_numeric(m.column))
+            counts = dom.from_rows(row_class, len(sizes))
+            failing = m.classes_failing(sizes, counts, dom)
+            card = m.card(sizes, counts, dom)
+        else:
+            failing = m.classes_failing(sizes)
+            card = m.card(sizes)
+        bad = int(np.asarray(failing).sum())
+        out.append(ModelCheck(model=m.name, label=m.label, describe=m.describe(), column=m.column,
+                              parameters=m.to_dict(), value=card["value"], value_label=card["value_label"],
+                              failing_classes=bad, holds=bad == 0))
+    return out
+
+
+def build_report(publication: Publication, spec: RunSpec, table: Table, hierarchies: dict) -> Report:
+    """The report of a published result."""
+    result = publication.result
+    assert result is not None
+    report: dict = result.report()
+    sizes = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
+    row_class = publication.class_of_row if publication.class_of_row is not None else np.full(table.n, -1)
+    report["model_checks"] = model_checks(table, list(result.models), hierarchies, sizes, row_class)
+    suppressed = int(np.asarray(result.suppressed, dtype=bool).sum())
+    kept = int(publication.suppressed.sum())
+    in_scope = _in_scope(publication, table)
+    report["records"] = int(len(publication.table))
+    report["input_records"] = int(table.n)
+    report["publishing"] = {
+        "suppressed_rows": spec.publishing.suppressed_rows,
+        "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows],
+        "suppressed": suppressed,
+        "suppressed_published": kept,
+        "suppressed_removed": int(in_scope - len(publication.table)),
+        "published_records": int(len(publication.table)),
+    }
+    before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
+    report["value_counts"] = {
+        qi: {"before": value_counts(before[qi]), "after": value_counts(publication.table[qi])}
+        for qi in result.qi if qi in publication.table.columns
+    }
+    presence = next((m for m in result.models if m.name == "delta-presence"), None)
+    if presence is not None:
+        research = int(in_scope)
+        report["research_subset"] = {"column": presence.column, "population_records": int(table.n),
+                                     "research_records": research, "written": int(len(publication.table)),
+                                     "suppressed": int(research - len(publication.table)),
+                                     "population_suppressed": suppressed}
+    if result.recoding == "anatomy":
+        report.update(_anatomy_figures(publication, table, result))
+        for check in report["model_checks"]:
+            if check["model"] == "k-anonymity":  # Anatomy's k sizes its groups; the QIT is not k-anonymous
+                check["describe"] = (f"groups of at least {result.k} records (the QIT alone is not "
+                                     f"{result.k}-anonymous)")
+                check["value_label"] = "smallest group"
+    return json.loads(json.dumps(report, default=_json_default))
+
+
+def _scope_rows(publication: Publication, table: Table) -> np.ndarray:
+    """The input rows the publication speaks for: the research subset with δ-presence, else all."""
+    result = publication.result
+    presence = next((m for m in result.models if m.name == "delta-presence"), None) if result else None
+    if presence is None:
+        return np.arange(table.n)
+    from .privacy import parse_marker
+
+    return np.flatnonzero(parse_marker(table.frame[presence.column], presence.column))
+
+
+def _in_scope(publication: Publication, table: Table) -> int:
+    return int(len(_scope_rows(publication, table)))
+
+
+def _anatomy_figures(publication: Publication, table: Table, result) -> dict:
+    """Anatomy's QIT publishes raw QIs: re-identification risk is computed on the QIT's QI classes (as
+    definitions.md defines it), the group-based figure (an attacker's belief in a sensitive value) beside it."""
+    qit = publication.table
+    n_pub = len(qit)
+    if n_pub and table.qi:
+        codes = np.stack([pd.factorize(qit[c].to_numpy(dtype=object))[0] for c in table.qi], axis=1)
+        _, counts = np.unique(codes, axis=0, return_counts=True)
+    else:
+        counts = np.zeros(0, dtype=np.int64)
+    k = result.k
+    qi_figures = class_figures(counts.astype(np.int64), table.n, table.n - n_pub, k)
+    groups = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
+    l_reached = int(result.search.get("l", 0)) or (int(groups.min()) if len(groups) else 0)
+    metrics = dict(result.report()["metrics"])
+    # the QIT's own classes decide re-identification; the groups decide attribute disclosure
+    for key in ("prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk", "marketer_risk",
+                "sample_uniques", "equivalence_classes", "min_class_size", "c_avg"):
+        if key in qi_figures:
+            metrics[key] = qi_figures[key]
+    metrics["groups"] = int(len(groups))
+    metrics["smallest_group"] = int(groups.min()) if len(groups) else 0
+    metrics["attribute_disclosure_highest"] = (1.0 / l_reached) if l_reached else None
+    smallest_qi = int(counts.min()) if len(counts) else 0
+    return {
+        "metrics": _plain(metrics),
+        "k_achieved": smallest_qi,
+        "min_class_size": smallest_qi,
+        "equivalence_classes": int(len(counts)),
+        "guarantee": (f"Anatomy: {len(groups):,} groups of at least {int(groups.min()) if len(groups) else 0} "
+                      f"records with {l_reached} or more distinct sensitive values each link the QIT to the ST, "
+                      f"so an attacker's belief in a record's sensitive value is at most 1/{l_reached}. The QIT "
+                      f"publishes the quasi-identifiers unchanged and alone is not {k}-anonymous: "
+                      f"{int((counts == 1).sum()):,} of its records are unique on the quasi-identifiers "
+                      f"(highest re-identification risk {qi_figures['prosecutor_risk_highest']:.0%})."),
+    }
+
+
+def _plain(d: dict) -> dict:
+    out = {}
+    for key, v in d.items():
+        if isinstance(v, np.integer):
+            v = int(v)
+        elif isinstance(v, (np.floating, float)):
+            v = None if math.isnan(v) else float(v)
+        out[key] = v
+    return out
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return None if math.isnan(o) else float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")

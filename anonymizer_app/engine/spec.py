@@ -1,0 +1,98 @@
+"""The run specification: everything one anonymization run needs, built by every entry point.
+
+The web job, the CLI, the solution lattice (evaluate, show and keep a node), the comparison, the
+experiment and the API all describe their run as one :class:`RunSpec` and hand it to
+:func:`.pipeline.run`; none of them assembles an output table or a report by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from .errors import InputError
+from .hierarchy import Hierarchy
+from .privacy import KAnonymity, Parameter, PrivacyModel
+from .table import Role, Table
+
+SUPPRESSION = Parameter("suppression limit", float, 0.0, "share of records that may be suppressed (0..1)",
+                        minimum=0.0, maximum=1.0)
+
+# What happens to suppressed records when a table is published (definitions.md, "Suppressed record").
+REMOVE, KEEP = "remove", "keep"
+SUPPRESSED_ROWS = {
+    REMOVE: "removed from the published table (the report says how many)",
+    KEEP: "published as rows with '*' in every quasi-identifier, allowed only when the suppressed records "
+          "together satisfy every model of the run",
+}
+
+ChunkSource = Callable[[], Iterable[pd.DataFrame]]
+
+
+@dataclass(frozen=True)
+class Publishing:
+    """How the rows leave the product."""
+
+    suppressed_rows: str = REMOVE
+
+    def __post_init__(self) -> None:
+        if self.suppressed_rows not in SUPPRESSED_ROWS:
+            raise InputError(f"suppressed rows must be one of {', '.join(SUPPRESSED_ROWS)}, "
+                             f"got {self.suppressed_rows!r}")
+
+
+@dataclass(frozen=True)
+class StreamedTable:
+    """A table too large to hold: read again and again as chunks of text cells, in input order."""
+
+    chunks: ChunkSource
+    roles: dict[str, Role]
+    types: dict[str, str] = field(default_factory=dict)
+    name: str = "table"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: the table (or a streamed table), hierarchies, privacy models, algorithm and publishing.
+
+    ``models`` holds every privacy model of the run, k-anonymity included (``k`` is a shortcut that
+    adds it); ``sensitive`` is the column the homogeneity figures and models without a column use."""
+
+    table: Table | StreamedTable
+    hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
+    algorithm: str = "datafly"
+    models: tuple[PrivacyModel, ...] = ()
+    options: dict = field(default_factory=dict)
+    suppression_limit: float = 0.0
+    sensitive: str | None = None
+    publishing: Publishing = Publishing()
+
+    @classmethod
+    def build(cls, table: Table | StreamedTable, hierarchies: dict[str, Hierarchy] | None = None,
+              algorithm: str = "datafly", k: int | None = None, models: Iterable[PrivacyModel] = (),
+              options: dict | None = None, suppression_limit: float = 0.0, sensitive: str | None = None,
+              suppressed_rows: str = REMOVE) -> "RunSpec":
+        """A spec from the usual parts; ``k`` adds k-anonymity unless a KAnonymity model is given."""
+        models = list(models)
+        if k is not None and not any(isinstance(m, KAnonymity) for m in models):
+            models.insert(0, KAnonymity(k))
+        return cls(table=table, hierarchies=dict(hierarchies or {}), algorithm=algorithm, models=tuple(models),
+                   options=dict(options or {}), suppression_limit=float(SUPPRESSION.validate(suppression_limit)),
+                   sensitive=sensitive or None, publishing=Publishing(suppressed_rows))
+
+    @property
+    def k(self) -> int:
+        return max((int(getattr(m, "k", 1)) for m in self.models), default=1)
+
+    @property
+    def streamed(self) -> bool:
+        return isinstance(self.table, StreamedTable)
+
+    def with_algorithm(self, algorithm: str, options: dict | None = None) -> "RunSpec":
+        """The same run with another algorithm (e.g. a lattice node as a full-domain transformation)."""
+        return replace(self, algorithm=algorithm, options=dict(options or {}))
+
+    def describe_models(self) -> str:
+        return ", ".join(m.describe() for m in self.models)
