@@ -165,8 +165,10 @@ def adult_input(adult) -> pd.DataFrame:
 
 
 def test_adult_k5_subprocess_report_matches_recount(adult, adult_input, tmp_path):
+    """--suppressed-rows keep: the 1,178 suppressed records (>= k, no model on their sensitive values)
+    may be published as '*' rows, so the output has every input row."""
     out, report_path = tmp_path / "adult_k5.csv", tmp_path / "adult_k5.json"
-    proc = run_cli(*adult_args(adult, 5, 0.04), "--out", out, "--report", report_path)
+    proc = run_cli(*adult_args(adult, 5, 0.04), "--suppressed-rows", "keep", "--out", out, "--report", report_path)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adult_k5.csv", "adult_k5.json"]  # no temp file left
@@ -189,7 +191,17 @@ def test_adult_k5_subprocess_report_matches_recount(adult, adult_input, tmp_path
     hfiles = {c: adult / f"adult_hierarchy_{c}.csv" for c in ADULT_QI}
     check_against_input(adult_input, output, ADULT_QI, hfiles, ";", counted["suppressed_mask"],
                         report["transformation"])
-    assert proc.stdout.startswith(f"{out}: 30,162 records")
+    assert proc.stdout.startswith(f"{out}: 30,162 records written of 30,162, 1,178 suppressed (kept as '*' rows)")
+
+    # the default removes them: the same rows without the '*' ones, and the report says so
+    removed, removed_report = tmp_path / "removed.csv", tmp_path / "removed.json"
+    code, message, _ = call(*adult_args(adult, 5, 0.04), "--out", removed, "--report", removed_report, "--quiet")
+    assert code == 0, message
+    published = read_text_table(removed, ";")
+    assert published.equals(output[~counted["suppressed_mask"]].reset_index(drop=True))
+    rep = json.loads(removed_report.read_text())
+    assert rep["records"] == 30_162 - 1_178 and rep["input_records"] == 30_162 and rep["suppressed"] == 1_178
+    assert rep["publishing"]["suppressed_rows"] == "remove" and rep["publishing"]["suppressed_removed"] == 1_178
 
 
 def test_adult_k5_no_suppression_in_process(adult, adult_input, tmp_path):
@@ -317,7 +329,7 @@ ERROR_CASES = [
     ("malformed hierarchy", lambda a, p, t: ["--qi", "sex", "--hierarchy", f"sex={_bad_hierarchy(t)}"],
      "--hierarchy sex: broken.csv, line 2: an empty value"),
     ("hierarchy of a non-QI", lambda a, p, t: ["--qi", "sex", "--hierarchy", f"age={a / 'adult_hierarchy_age.csv'}"],
-     "'age' is not a --qi column"),
+     "'age' is neither a --qi nor a --sensitive column"),
     ("hierarchy not covering the data", lambda a, p, t: [
         "--qi", "age", "--hierarchy", f"age={a / 'adult_hierarchy_sex.csv'}"],
      "column 'age': 72 value(s) not covered by the hierarchy adult_hierarchy_sex.csv"),

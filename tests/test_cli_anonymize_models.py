@@ -77,7 +77,9 @@ def test_delta_presence_with_a_population_file(tmp_path):
     written = read_text_table(out, ",")
     assert len(written) == len(research) and "__research_subset__" not in written.columns
     rep = json.loads(report.read_text())
-    assert rep["research_subset"] == {"population_records": 100, "research_records": 25, "written": 25}
+    assert rep["research_subset"] == {"column": "__research_subset__", "population_records": 100,
+                                      "research_records": 25, "written": 25, "suppressed": 0,
+                                      "population_suppressed": 0}
     lo, hi = next(c for c in rep["model_checks"] if c["model"] == "delta-presence")["value"]
     assert 0.05 - 1e-9 <= lo <= hi <= 0.7 + 1e-9
 
@@ -119,3 +121,70 @@ def test_l_without_a_sensitive_column(tmp_path):
     code, message, _ = call(PEOPLE / "db_100.csv", "--qi", "age", "--k", "2", "--l", "2", "--out",
                             tmp_path / "o.csv")
     assert (code, message) == (2, "--l needs a sensitive column: give --sensitive COL (or --model-column COL)")
+
+
+def test_delta_presence_with_in_out_markers(tmp_path):
+    """Marker values in/out are read by the engine's one parser: the research rows are written, not 0 rows."""
+    population = read_text_table(PEOPLE / "db_100.csv", ",")
+    population["cohort"] = ["in" if i % 3 == 0 else "out" for i in range(len(population))]
+    population.to_csv(tmp_path / "pop.csv", index=False)
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code, message, _ = call(tmp_path / "pop.csv", "--identifier", "id", "--qi", "age", "--k", "2",
+                            "--delta-max", "0.8", "--research-column", "cohort", "--out", out, "--report", report,
+                            "--quiet")
+    assert code == 0, message
+    written = read_text_table(out, ",")
+    assert len(written) == 34 and "cohort" not in written.columns
+    assert json.loads(report.read_text())["research_subset"]["research_records"] == 34
+
+
+def test_delta_presence_refuses_an_unknown_marker(tmp_path):
+    population = read_text_table(PEOPLE / "db_100.csv", ",")
+    population["cohort"] = ["in" if i % 3 == 0 else "maybe" for i in range(len(population))]
+    population.to_csv(tmp_path / "pop.csv", index=False)
+    out = tmp_path / "out.csv"
+    code, message, _ = call(tmp_path / "pop.csv", "--identifier", "id", "--qi", "age", "--k", "2",
+                            "--delta-max", "0.8", "--research-column", "cohort", "--out", out, "--quiet")
+    assert code == 2 and "cohort" in message and "maybe" in message and "\n" not in message
+    assert not out.exists()
+
+
+def test_hierarchical_t_closeness_from_the_command_line(tmp_path):
+    """--hierarchy takes the sensitive column's hierarchy; the output's classes are t-close under the
+    hierarchical distance, recounted here."""
+    diseases = sorted(read_text_table(PEOPLE / "db_100.csv", ",")["disease"].unique())
+    groups = {d: f"group{i % 2}" for i, d in enumerate(diseases)}
+    (tmp_path / "disease.csv").write_text("".join(f"{d};{groups[d]};*\n" for d in diseases))
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code, message, _ = call(*people_args(PEOPLE, k=2, suppression=0.0), "--t", "0.25", "--t-distance",
+                            "hierarchical", "--hierarchy", f"disease={tmp_path / 'disease.csv'}",
+                            "--algorithm", "flash", "--out", out, "--report", report, "--quiet")
+    assert code == 0, message
+    counts = classes(out)
+    table = read_text_table(PEOPLE / "db_100.csv", ",")["disease"].value_counts(normalize=True)
+    worst = 0.0
+    for _, row in counts.iterrows():
+        p = row / row.sum()
+        d = {v: p.get(v, 0.0) - table.get(v, 0.0) for v in diseases}
+        extra = {g: sum(d[v] for v in diseases if groups[v] == g) for g in set(groups.values())}
+        # height-1 nodes (the groups) at cost 1/2, the root at cost 1
+        level1 = sum(min(sum(max(d[v], 0) for v in diseases if groups[v] == g),
+                         sum(max(-d[v], 0) for v in diseases if groups[v] == g)) for g in extra) * 0.5
+        root = min(sum(max(e, 0) for e in extra.values()), sum(max(-e, 0) for e in extra.values()))
+        worst = max(worst, level1 + root)
+    assert worst <= 0.25 + 1e-9
+    check = next(c for c in json.loads(report.read_text())["model_checks"] if c["model"] == "t-closeness")
+    assert check["holds"] and abs(check["value"] - worst) < 1e-9
+
+
+def test_levels_are_given_in_qi_order(tmp_path):
+    """--levels follows the --qi flags' order, whatever the table's column order."""
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code, message, _ = call(PEOPLE / "db_100.csv", "--identifier", "id", "--qi", "zip_code", "--qi", "age",
+                            "--algorithm", "full-domain", "--levels", "5,1", "--k", "1", "--out", out,
+                            "--report", report, "--quiet")
+    assert code == 0, message
+    assert json.loads(report.read_text())["transformation"] == {"age": 1, "zip_code": 5}
+    code, message, _ = call(PEOPLE / "db_100.csv", "--identifier", "id", "--qi", "zip_code", "--qi", "age",
+                            "--algorithm", "full-domain", "--levels", "5", "--k", "1", "--out", out, "--quiet")
+    assert code == 2 and "one per --qi, in their order (zip_code, age)" in message

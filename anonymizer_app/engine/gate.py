@@ -57,11 +57,11 @@ class Publication:
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
     """δ-presence: which rows of the population are the research subset (None without δ-presence)."""
-    from .privacy import parse_marker
-
     presence = [m for m in models if m.name == "delta-presence"]
     if not presence:
         return None
+    from .privacy import parse_marker
+
     column = presence[0].column
     if column is None or column not in table.frame.columns:
         raise InputError(f"δ-presence: unknown research-subset column {column!r}")

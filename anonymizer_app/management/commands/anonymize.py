@@ -4,10 +4,13 @@
         --sensitive occupation --algorithm datafly --k 5 --suppression 0.04 \\
         --out adult_k5.csv --report adult_k5.json
 
-It runs the same engine call as the web app's jobs (engine.anonymize) and writes what the web app's
-download gives: rows in input order, identifying columns removed, suppressed rows with '*' in every
-QI, cells neutralized against spreadsheet formulas (services.export_csv). The report is the engine's
-Result.report() with the chart data the web app stores beside it.
+It builds one RunSpec and runs the pipeline the web app's jobs run (engine.pipeline.run), so OUT holds
+exactly what the publishing gate lets leave, as the web app's download does: rows in input order,
+identifying columns removed, suppressed records removed (or, with --suppressed-rows keep, rows with '*'
+in every QI, only when together they satisfy every model), cells neutralized against spreadsheet
+formulas (services.export_csv). The report is the pipeline's report, the one the web app stores.
+--levels (full-domain) is given in --qi order. --hierarchy also takes a sensitive column's hierarchy
+(hierarchical t-closeness).
 
 Privacy models beside --k (engine.privacy), all on the first --sensitive column unless --model-column
 names another: --l L --l-variant distinct|entropy|recursive [--c C], --t T --t-distance
@@ -15,7 +18,7 @@ equal|ordered|hierarchical (hierarchical: give the sensitive column's hierarchy 
 --beta B [--beta-variant basic|enhanced]. δ-presence (--delta-min/--delta-max) needs the research subset:
 either --population FILE (INPUT is then the research subset, its rows are found in the population by
 their shared columns and the population is anonymized) or --research-column COL (INPUT is the population
-and COL reads 1 for its research records, 0 for the others). With δ-presence OUT holds the research
+and COL marks its research records: 1/0, yes/no, true/false, in/out, ...; other values are refused). With δ-presence OUT holds the research
 subset only (population order, the marker column left out), generalized as the population's classes
 require.
 
@@ -41,6 +44,7 @@ import pandas as pd
 from anonymizer_app import engine
 from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 
 PROG = "anonymize"
@@ -151,7 +155,7 @@ class Command(OneLineCommand):
         "Anonymize a table file (CSV/TSV/TXT with sniffed delimiter, or .xlsx) with the engine the web "
         "app uses, without the database. Columns not named by --qi, --sensitive or --identifier are "
         "insensitive and kept as they are. The output is UTF-8, in the input's row order and with its "
-        "delimiter; suppressed records keep their row with '*' in every quasi-identifier. Exit status: "
+        "delimiter; suppressed records are left out (--suppressed-rows keep: '*' rows when allowed). Exit status: "
         "0 done, 2 bad arguments or files, 1 no solution (privacy model unreachable) or internal error."
     )
 
@@ -188,6 +192,10 @@ class Command(OneLineCommand):
         parser.add_argument("--report", default=None, metavar="REPORT.json",
                             help="the report: k achieved, equivalence classes, suppressed records, "
                                  "transformation, metrics, seconds ...")
+        parser.add_argument("--suppressed-rows", choices=tuple(SUPPRESSED_ROWS), default=REMOVE,
+                            help="suppressed records: remove them from OUT (default; the report says how many) or "
+                                 "keep them as rows with '*' in every QI, allowed only when together they "
+                                 "satisfy every model of the run")
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
         models = parser.add_argument_group("privacy models beside --k (on the first --sensitive column, or "
                                            "--model-column)")
@@ -239,6 +247,11 @@ class Command(OneLineCommand):
 
     # ---- the run ----------------------------------------------------------------------------------
     def _run(self, opts: dict, progress: Progress) -> str:
+        """One RunSpec, one pipeline run: the published rows go straight to OUT through a CSV sink (in
+        memory, or streamed for the disk hybrid with k-anonymity alone); nothing is written on error."""
+        from anonymizer_app.engine.pipeline import run
+        from anonymizer_app.engine.spec import RunSpec, StreamedTable
+
         source = Path(opts["input"])
         out = Path(opts["out"])
         report_path = Path(opts["report"]) if opts["report"] else None
@@ -246,102 +259,82 @@ class Command(OneLineCommand):
 
         k = engine.KAnonymity(opts["k"]).k  # the engine's own messages: "k must be at least 1, got 0"
         suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
-
         models = self._models(opts)
-        presence = any(m.name == "delta-presence" for m in models)
-        if out_of_core.supports(opts["algorithm"], models) and opts["population"] is None:
-            return self._run_out_of_core(opts, source, out, report_path, k, suppression, progress)
-        frame, fmt = self._read_input(source, opts["delimiter"])
-        research_rows = None
-        if opts["population"] is not None:
-            population, _ = self._read_input(Path(opts["population"]), opts["delimiter"], "--population")
-            frame = self._mark_research(frame, population)
-        if presence:
-            marker = opts["research_column"] or RESEARCH_MARKER
-            if marker not in frame.columns:
-                raise AnonymizeError(f"--research-column {marker}: unknown column; the table has: "
-                                     f"{', '.join(map(str, frame.columns))}")
-            models = [replace(m, column=marker) if m.name == "delta-presence" else m for m in models]
-            research_rows = frame[marker].astype(str).str.strip().str.lower().isin(
-                ("1", "true", "yes", "y", "t", "x")).to_numpy()
-        roles = self._roles(opts, list(frame.columns))
-        hierarchies = self._hierarchies(opts, roles)
-        table = engine.Table(frame, roles, name=source.stem)
         sensitive = opts["sensitive"][0] if opts["sensitive"] else None
-
-        result = engine.anonymize(table, hierarchies, opts["algorithm"], k=k, suppression_limit=suppression,
-                                  sensitive=sensitive, models=models, options=self._algorithm_options(opts),
-                                  progress=progress)
-        progress.close()
-
-        from anonymizer_app import services  # Django models are importable once the command runs
-
-        output = result.output
-        if research_rows is not None:  # δ-presence: the research subset is what is published
-            marker = models[[m.name for m in models].index("delta-presence")].column
-            output = output[research_rows].drop(columns=[marker], errors="ignore")
-        csv_text = services.export_csv(output, delimiter=fmt.delimiter)
-        report = result.report()
-        report["model_checks"] = services.model_checks(table, result, hierarchies)
-        if research_rows is not None:
-            report["research_subset"] = {"population_records": int(table.n),
-                                         "research_records": int(research_rows.sum()), "written": int(len(output))}
-        files = [(out, csv_text)]
-        if report_path is not None:
-            files.append((report_path, json.dumps(report, indent=2, default=_json_default) + "\n"))
-        _write_all(files)
-
-        suppressed = int(result.suppressed.sum())
-        return (f"{out}: {table.n:,} records, {suppressed:,} suppressed, {len(result.class_sizes):,} "
-                f"equivalence classes, smallest {result.k_achieved:,} (k={k}), {result.seconds:.2f} s"
-                + (f"; report {report_path}" if report_path else ""))
-
-    def _run_out_of_core(self, opts: dict, source: Path, out: Path, report_path: Path | None, k: int,
-                         suppression: float, progress: Progress) -> str:
-        """The disk hybrid with k-anonymity alone: the input is streamed in blocks (read three times)
-        and the output written block by block, so memory stays bounded whatever the table's size."""
-        from anonymizer_app import services
-
-        fmt = self._input_format(source, opts["delimiter"])
-        columns = list(next(iter(services.iter_table_file(source, source.name, fmt)))[0].columns)
-        roles = self._roles(opts, columns)
-        hierarchies = self._hierarchies(opts, roles)
-        sensitive = opts["sensitive"][0] if opts["sensitive"] else None
-        delimiter = fmt.delimiter if fmt.kind == "csv" else ","
-
         options = self._algorithm_options(opts)
-        # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
-        memory_mb = float(options.get("memory_mb") or 256)
-        block = int(min(16, max(1, memory_mb / 32)) * 2**20)
+        build = dict(algorithm=opts["algorithm"], k=k, models=models, options=options,
+                     suppression_limit=suppression, sensitive=sensitive, suppressed_rows=opts["suppressed_rows"])
 
-        def chunks():
-            for piece, _ in services.iter_table_file(source, source.name, fmt, block_bytes=block):
-                yield piece
+        if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None:
+            fmt = self._input_format(source, opts["delimiter"])
+            from anonymizer_app.services import iter_table_file
+
+            columns = list(next(iter(iter_table_file(source, source.name, fmt)))[0].columns)
+            roles = self._roles(opts, columns)
+            hierarchies = self._hierarchies(opts, roles)
+            # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
+            memory_mb = float(options.get("memory_mb") or 256)
+            block = int(min(16, max(1, memory_mb / 32)) * 2**20)
+
+            def chunks():
+                for piece, _ in iter_table_file(source, source.name, fmt, block_bytes=block):
+                    yield piece
+
+            table = StreamedTable(chunks, roles, name=source.stem)
+            delimiter = fmt.delimiter if fmt.kind == "csv" else ","
+        else:
+            frame, fmt = self._read_input(source, opts["delimiter"])
+            if opts["population"] is not None:
+                population, _ = self._read_input(Path(opts["population"]), opts["delimiter"], "--population")
+                frame = self._mark_research(frame, population)
+            if any(m.name == "delta-presence" for m in models):
+                marker = opts["research_column"] or RESEARCH_MARKER
+                if marker not in frame.columns:
+                    raise AnonymizeError(f"--research-column {marker}: unknown column; the table has: "
+                                         f"{', '.join(map(str, frame.columns))}")
+                models = [replace(m, column=marker) if m.name == "delta-presence" else m for m in models]
+                build["models"] = models
+            roles = self._roles(opts, list(frame.columns))
+            hierarchies = self._hierarchies(opts, roles)
+            table = engine.Table(frame, roles, name=source.stem)
+            build["options"] = self._levels_in_table_order(opts, options, table)
+            delimiter = fmt.delimiter
+        spec = RunSpec.build(table, hierarchies, **build)
 
         tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                def write(frame: pd.DataFrame) -> None:
-                    text = services.export_csv(frame, delimiter=delimiter)
-                    fh.write(text if fh.tell() == 0 else text.split("\n", 1)[1])
-
-                result = out_of_core.anonymize_out_of_core(
-                    chunks, roles, hierarchies, k, write, sensitive=sensitive, suppression_limit=suppression,
-                    options=options, progress=progress)
+                publication = run(spec, progress, CsvSink(fh, delimiter))
                 fh.flush()
                 os.fsync(fh.fileno())
             progress.close()
-            report = result.report
+            report = publication.report
             if report_path is not None:
                 _write_all([(report_path, json.dumps(report, indent=2, default=_json_default) + "\n")])
             os.replace(tmp, out)
         finally:
             if tmp.exists():
                 tmp.unlink()
-        return (f"{out}: {report['records']:,} records, 0 suppressed, {report['equivalence_classes']:,} "
-                f"equivalence classes, smallest {report['k_achieved']:,} (k={k}), {result.seconds:.2f} s, "
-                f"out of core" + (f"; report {report_path}" if report_path else ""))
+        publishing = report.get("publishing", {})
+        how = "removed" if publishing.get("suppressed_rows", "remove") == "remove" else "kept as '*' rows"
+        return (f"{out}: {report['records']:,} records written of {report.get('input_records', report['records']):,},"
+                f" {report['suppressed']:,} suppressed ({how}), {report['equivalence_classes']:,} equivalence "
+                f"classes, smallest {report['k_achieved']:,} (k={k}), {report['seconds']:.2f} s"
+                + (", out of core" if spec.streamed else "")
+                + (f"; report {report_path}" if report_path else ""))
+
+    @staticmethod
+    def _levels_in_table_order(opts: dict, options: dict, table) -> dict:
+        """--levels is given in --qi order; the engine takes the table's column order."""
+        if not options.get("levels"):
+            return options
+        parts = [p.strip() for p in str(options["levels"]).split(",")]
+        if len(parts) != len(opts["qi"]):
+            raise AnonymizeError(f"--levels: {len(parts)} level(s) given for {len(opts['qi'])} --qi column(s); give "
+                                 f"one per --qi, in their order ({', '.join(opts['qi'])})")
+        by_qi = dict(zip(opts["qi"], parts))
+        return dict(options, levels=",".join(by_qi[c] for c in table.qi))
 
     @staticmethod
     def _models(opts: dict) -> list:
@@ -476,8 +469,9 @@ class Command(OneLineCommand):
     def _hierarchies(opts: dict, roles: dict[str, Role]) -> dict[str, engine.Hierarchy]:
         out: dict[str, engine.Hierarchy] = {}
         for column, path in opts["hierarchy"]:
-            if roles.get(column) != Role.QUASI_IDENTIFYING:
-                raise AnonymizeError(f"--hierarchy {column}={path}: {column!r} is not a --qi column")
+            if roles.get(column) not in (Role.QUASI_IDENTIFYING, Role.SENSITIVE) and column != opts["model_column"]:
+                raise AnonymizeError(f"--hierarchy {column}={path}: {column!r} is neither a --qi nor a --sensitive "
+                                     f"column (a sensitive column's hierarchy serves hierarchical t-closeness)")
             if column in out:
                 raise AnonymizeError(f"--hierarchy {column}=...: given twice")
             if not path.is_file():
@@ -490,6 +484,23 @@ class Command(OneLineCommand):
                 hint = " Give it with --hierarchy-conflicts lift or first." if getattr(exc, "conflicts", None) else ""
                 raise AnonymizeError(f"--hierarchy {column}: {exc}{hint}") from None
         return out
+
+
+class CsvSink:
+    """The pipeline's sink for OUT: the published rows as CSV (formulas neutralized, the web download's
+    text), a chunk at a time; the header once."""
+
+    def __init__(self, fh, delimiter: str):
+        self.fh = fh
+        self.delimiter = delimiter
+        self.started = False
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray) -> None:
+        from anonymizer_app.services import export_csv
+
+        text = export_csv(frame, delimiter=self.delimiter)
+        self.fh.write(text if not self.started else text.split("\n", 1)[1])
+        self.started = True
 
 
 def _json_default(o):
