@@ -32,6 +32,7 @@ from .engine import reader as reader_mod
 from .models import Column, Dataset, Job, Result
 
 SUPPRESSED_COLUMN = "__suppressed__"
+ROW_COLUMN = "__row__"  # stored beside the published rows: the dataset row each one comes from (never exported)
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -389,6 +390,16 @@ def dataset_rows(dataset: Dataset, start: int, stop: int) -> pd.DataFrame:
     return read_rows(_stored_table(dataset), start, stop)
 
 
+def dataset_rows_at(dataset: Dataset, rows: np.ndarray) -> pd.DataFrame:
+    """The dataset's rows at the given positions (increasing, as published rows are): only the row groups
+    between the first and the last are read."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows):
+        return read_rows(_stored_table(dataset), 0, 0)
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    return read_rows(_stored_table(dataset), lo, hi).iloc[rows - lo].reset_index(drop=True)
+
+
 def stored_columns(path: Path) -> list[str]:
     return list(pq.ParquetFile(path).schema_arrow.names)
 
@@ -678,20 +689,10 @@ def run_job(job: Job) -> Job:
             _run_comparison(job)
         elif job.algorithm == EXPERIMENT:
             _run_experiment(job)
-        elif job.config.get("population"):
-            _run_population(job)
-        elif out_of_core.supports(job.algorithm, build_models(job.models)):
-            _run_out_of_core(job)
-        else:
-            frame = load_frame(job.dataset)
-            table = table_from_config(frame, job.config, job.dataset.name)
-            hierarchies = hierarchies_from_config(job.owner, job.config, job.models)
-            result = engine.anonymize(
-                table, hierarchies, job.algorithm, k=job.k, suppression_limit=job.suppression_limit,
-                sensitive=job.sensitive or None, models=build_models(job.models), options=job.options,
-                progress=_Progress(job),
-            )
-            store_result(job, table, result, hierarchies)
+        else:  # a run, δ-presence against a population, a node kept from the lattice, out of core
+            from .runs import run_and_store
+
+            run_and_store(job, _Progress(job))
     except engine.Cancelled:
         _finish(job, Job.CANCELLED, "cancelled by the user")
     except engine.EngineError as exc:
@@ -832,11 +833,16 @@ def write_output(output: pd.DataFrame, suppressed: np.ndarray, target: Path) -> 
         out.commit()
 
 
-def output_table(output: pd.DataFrame, suppressed: np.ndarray) -> pa.Table:
-    """Output rows as stored: every column as strings, then the suppression flags."""
+def output_table(output: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray | None = None) -> pa.Table:
+    """Output rows as stored: every column as strings, then the suppression flags (and, when given, the
+    dataset row each published row comes from, for the side-by-side view)."""
     arrays = [pa.array(output[c].astype(str).to_numpy(dtype=object), type=pa.string()) for c in output.columns]
     arrays.append(pa.array(np.asarray(suppressed, dtype=bool)))
-    return pa.Table.from_arrays(arrays, names=[str(c) for c in output.columns] + [SUPPRESSED_COLUMN])
+    names = [str(c) for c in output.columns] + [SUPPRESSED_COLUMN]
+    if rows is not None:
+        arrays.append(pa.array(np.asarray(rows, dtype=np.int64)))
+        names.append(ROW_COLUMN)
+    return pa.Table.from_arrays(arrays, names=names)
 
 
 def _json_default(o):
@@ -868,7 +874,10 @@ def load_sensitive_table(result: Result) -> pd.DataFrame | None:
 
 
 def _split_suppressed(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The published columns and the suppression flags; the dataset rows (if stored) in frame.attrs["rows"]."""
     suppressed = frame.pop(SUPPRESSED_COLUMN).to_numpy(dtype=bool)
+    if ROW_COLUMN in frame.columns:
+        frame.attrs["rows"] = frame.pop(ROW_COLUMN).to_numpy(dtype=np.int64)
     return frame, suppressed
 
 
@@ -878,9 +887,7 @@ def load_output(result: Result) -> tuple[pd.DataFrame, np.ndarray]:
     if path.suffix == ".pkl":  # results stored before the Parquet format
         with result.output.open("rb") as fh:
             return _split_suppressed(pd.read_pickle(fh))
-    table = pq.read_table(path)
-    suppressed = table.column(SUPPRESSED_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
-    return _to_frame(table.drop_columns([SUPPRESSED_COLUMN])), suppressed
+    return _split_suppressed(_to_frame(pq.read_table(path)))
 
 
 def output_rows(result: Result, start: int, stop: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -896,7 +903,7 @@ def output_columns(result: Result) -> list[str]:
     path = output_path(result)
     if path.suffix == ".pkl":
         return list(load_output(result)[0].columns)
-    return [c for c in stored_columns(path) if c != SUPPRESSED_COLUMN]
+    return [c for c in stored_columns(path) if c not in (SUPPRESSED_COLUMN, ROW_COLUMN)]
 
 
 def iter_output_csv(result: Result, delimiter: str = ",", drop_suppressed: bool = False):

@@ -487,7 +487,9 @@ def _comparison(frame, output, suppressed, start: int, identifying: list[str]) -
             {"value": str(a[c]), "changed": o is None or c not in frame.columns or str(a[c]) != str(o[c])}
             for c in out_cols
         ]
-        rows.append({"number": start + i + 1, "suppressed": bool(suppressed[i]),
+        shown = output.attrs.get("rows")  # the dataset row it comes from (suppressed rows may be left out)
+        number = int(shown[i]) + 1 if shown is not None and shown[i] >= 0 else start + i + 1
+        rows.append({"number": number, "suppressed": bool(suppressed[i]),
                      "original": original_cells, "anonymized": anonymized_cells})
     return {
         "original_columns": [{"name": c, "struck": c in identifying} for c in orig_cols],
@@ -661,8 +663,11 @@ def result(request, job_id):
     config_names = [c["name"] for c in j.config.get("columns", [])]
     if j.config.get("population"):
         config_names = j.config["population"].get("research_columns", config_names)
-    stale = ds.n_rows != n or services.dataset_columns(ds) != config_names
-    frame = services.dataset_rows(ds, start, stop)
+    expected_rows = research["research_records"] if research else report.get("input_records", n)
+    stale = ds.n_rows != expected_rows or services.dataset_columns(ds) != config_names
+    rows = output.attrs.get("rows")  # the dataset row of each published row (suppressed ones may be left out)
+    frame = services.dataset_rows_at(ds, rows) if rows is not None and not stale else \
+        services.dataset_rows(ds, start, stop)
     qis = report.get("quasi_identifiers", [])
     sensitive = report.get("sensitive")
     k_achieved = report.get("k_achieved", 0)
@@ -702,7 +707,7 @@ def result(request, job_id):
         "k_help": METRIC_HELP.get("min_class_size", ""),
         "classes_help": METRIC_HELP.get("equivalence_classes", ""),
         "suppressed_count": report.get("suppressed", 0),
-        "suppression_allowed": int(j.suppression_limit * (research["population_records"] if research else n) + 1e-9),
+        "suppression_allowed": int(j.suppression_limit * report.get("input_records", n) + 1e-9),
         "research": research,
         "suppression_percent": f"{j.suppression_limit * 100:g}",
         "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else [])),

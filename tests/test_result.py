@@ -69,26 +69,34 @@ def test_it_compares_rows_side_by_side(client_alice, people_job):
     first = first[:first.index("</tr>")]
     assert first.count('<td class="changed">') == 3
     assert "<td>Cancer</td>" in first
-    assert "Rows 1–50 of 100 · page 1 of 2" in html
+    # the 2 suppressed records are not published: 98 rows, each beside the dataset row it comes from
+    assert "Rows 1–50 of 98 · page 1 of 2" in html
 
 
 def test_it_pages_on_the_server(client_alice, people_job):
     html = client_alice.get(url(people_job) + "?page=2").content.decode()
-    assert "Rows 51–100 of 100 · page 2 of 2" in html
+    assert "Rows 51–98 of 98 · page 2 of 2" in html
     original = table(html, "original-table")
-    assert '<td class="num muted">51</td>' in original and '<td class="num muted">100</td>' in original
-    assert '<td class="num muted">50</td>' not in original
-    assert "Rows 51–100" in client_alice.get(url(people_job) + "?page=99").content.decode()
+    suppressed = [i + 1 for i in range(100) if i not in set(services.load_output(people_job.result)[0].attrs["rows"])]
+    assert len(suppressed) == 2
+    last = max(set(range(1, 101)) - set(suppressed))
+    assert f'<td class="num muted">{last}</td>' in original
+    for number in suppressed:
+        assert f'<td class="num muted">{number}</td>' not in original
+    assert "Rows 51–98" in client_alice.get(url(people_job) + "?page=99").content.decode()
     assert "Rows 1–50" in client_alice.get(url(people_job) + "?page=abc").content.decode()
 
 
-def test_it_marks_suppressed_rows(client_alice, user):
+def test_it_leaves_out_suppressed_rows(client_alice, user):
+    """Suppressed records are not published (definitions.md): the page and the stored rows skip them."""
     job = finished_job(make_dataset(user), k=2, suppression_limit=0.25, sensitive="disease")
     assert job.result.report["suppressed"] == 2
+    assert job.result.report["publishing"]["suppressed_removed"] == 2
     html = client_alice.get(url(job)).content.decode()
     anonymized = table(html, "anonymized-table")
-    assert anonymized.count('<tr class="suppressed" title="suppressed record">') == 2
-    assert '<td class="num muted">7<span class="sup-mark" aria-label="suppressed">⊘</span></td>' in anonymized
+    assert anonymized.count('class="suppressed"') == 0
+    frame, suppressed = services.load_output(job.result)
+    assert len(frame) == job.dataset.n_rows - 2 and not suppressed.any()
     assert 'limit: 2 records (25%)' in html
     assert '<span id="k-achieved">2</span>' in html
 
@@ -102,7 +110,7 @@ def test_it_builds_the_charts(client_alice, people_job):
     before, after = charts["distributions"]["zip_code"]["data"]
     assert len(before["x"]) == 30  # top 30 of 95 distinct values
     assert dict(zip(after["x"], after["y"])) == {"[20000-40000)": 32, "[0-20000)": 24, "[80000-100000)": 23,
-                                                 "[40000-60000)": 12, "[60000-80000)": 7, "*": 2}
+                                                 "[40000-60000)": 12, "[60000-80000)": 7}
     assert '<option value="city_birth">city_birth</option>' in html
     # plotly.js comes from our own static files, never a CDN
     assert '<script src="/static/vendor/plotly/plotly.min.js" defer></script>' in html

@@ -138,6 +138,14 @@ def test_beta_likeness(client_alice, user, monkeypatch):
     assert check(job, "beta-likeness")["value"] == pytest.approx(gain)
 
 
+def pipeline_population(job):
+    """The job's run recomputed through the engine (the population's output, every row)."""
+    from anonymizer_app.engine.api import compute
+    from anonymizer_app.runs import job_spec
+
+    return compute(job_spec(job))
+
+
 def test_delta_presence_with_a_research_column(client_alice, user, monkeypatch):
     run_jobs_synchronously(monkeypatch)
     text = "age,zip,research\n" + "".join(f"{20 + i % 40},{10000 + i % 7},{1 if i % 3 == 0 else 0}\n"
@@ -148,7 +156,11 @@ def test_delta_presence_with_a_research_column(client_alice, user, monkeypatch):
     job = Job.objects.get()
     assert job.status == Job.SUCCEEDED, job.message
     output, suppressed = services.load_output(job.result)
-    kept = output[~suppressed]
+    assert "research" not in output.columns and len(output) == 20  # the research subset, without its marker
+    # δ recounted on the population's classes: each population row generalized as its published class
+    population = services.load_frame(ds)
+    result = pipeline_population(job)
+    kept = result.output[~result.suppressed].assign(research=population["research"][~result.suppressed])
     share = kept.groupby(["age", "zip"])["research"].apply(lambda s: (s == "1").mean())
     assert share.min() >= 0.1 - 1e-9 and share.max() <= 0.6 + 1e-9
     assert check(job, "delta-presence")["value"] == pytest.approx([share.min(), share.max()])

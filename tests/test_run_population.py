@@ -63,13 +63,15 @@ def test_delta_presence_against_a_population_dataset(client_alice, user, pair, m
     marked = pop.assign(**{services.RESEARCH_MARKER: ["1" if i in IN_STUDY else "0" for i in range(60)]})
     table = services.table_from_config(marked, job.config, "Population")
     direct = engine.anonymize(table, {}, "datafly", k=2, sensitive="disease", models=services.build_models(job.models))
-    # the stored output: exactly the research rows, in the research dataset's order, no marker column
+    # the stored output: exactly the research rows, in the population's order (the one rule of the gate, as
+    # the CLI's), no marker column; each row remembers its row in the research dataset for the page
     output, suppressed = services.load_output(job.result)
-    assert len(output) == len(IN_STUDY) == 20
+    in_order = sorted(IN_STUDY)
+    assert len(output) == len(IN_STUDY) == 20 and not direct.suppressed.any()
     assert services.RESEARCH_MARKER not in output.columns
-    expected = direct.output.iloc[IN_STUDY].drop(columns=[services.RESEARCH_MARKER]).reset_index(drop=True)
+    expected = direct.output.iloc[in_order].drop(columns=[services.RESEARCH_MARKER]).reset_index(drop=True)
     pd.testing.assert_frame_equal(output.astype(str), expected.astype(str), check_dtype=False)
-    assert list(suppressed) == list(direct.suppressed[IN_STUDY])
+    assert list(output.attrs["rows"]) == [IN_STUDY.index(i) for i in in_order]
 
     # δ recounted: per population class, the share of its records that are research records
     out = direct.output[~direct.suppressed]
@@ -82,7 +84,8 @@ def test_delta_presence_against_a_population_dataset(client_alice, user, pair, m
     assert set(map(tuple, output[["age", "zip"]].to_numpy())) <= set(share.index)
     rs = job.result.report["research_subset"]
     assert rs == {"population": "Population", "population_records": 60, "research_records": 20, "written": 20,
-                  "suppressed": int(suppressed.sum()), "population_suppressed": int(direct.suppressed.sum())}
+                  "suppressed": int(suppressed.sum()), "population_suppressed": int(direct.suppressed.sum()),
+        "column": services.RESEARCH_MARKER}
 
     page = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="research-subset"' in page and "keep only the 20 records of the research subset" in page
@@ -101,7 +104,11 @@ def test_the_zero_one_column_option_still_works(client_alice, user, monkeypatch)
     assert r.status_code == 302
     job = Job.objects.get()
     assert job.status == Job.SUCCEEDED, job.message
-    assert "population" not in job.config and "research_subset" not in job.result.report
+    assert "population" not in job.config
+    # the research rows only, and never the column that says who is in the study
+    assert job.result.report["research_subset"]["research_records"] == 20
+    output, _ = services.load_output(job.result)
+    assert "research" not in output.columns and len(output) == 20
 
 
 def test_research_rows_missing_from_the_population_are_refused(client_alice, user):

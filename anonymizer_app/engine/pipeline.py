@@ -30,7 +30,8 @@ SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row 
 class Sink(Protocol):
     """Where published rows go (a Parquet file, a CSV file): chunks in publication order."""
 
-    def write(self, frame: pd.DataFrame, suppressed: np.ndarray) -> None: ...
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+        """``rows``: the input row of each published row (the web app aligns the original beside it)."""
 
 
 def runs_out_of_core(spec: RunSpec) -> bool:
@@ -58,19 +59,19 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     publication.report = build_report(publication, spec, table, result.hierarchies)
     if sink is not None:
         stage(0.98, "writing the published table")
-        write_to(sink, publication.table, publication.suppressed)
+        write_to(sink, publication.table, publication.suppressed, publication.rows)
     stage(1.0, "published")
     return publication
 
 
-def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray) -> None:
+def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
     """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least)."""
     if len(frame) == 0:
-        sink.write(frame, np.zeros(0, dtype=bool))
+        sink.write(frame, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
         return
     for start in range(0, len(frame), SINK_ROWS):
         stop = min(start + SINK_ROWS, len(frame))
-        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop])
+        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop], rows[start:stop])
 
 
 def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | None) -> Publication:
@@ -80,8 +81,12 @@ def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | N
     if sink is None:
         raise InputError("an out-of-core run writes its rows to a sink")
 
+    written = [0]
+
     def write(frame: pd.DataFrame) -> None:
-        sink.write(frame.reset_index(drop=True), np.zeros(len(frame), dtype=bool))
+        rows = np.arange(written[0], written[0] + len(frame), dtype=np.int64)
+        written[0] += len(frame)
+        sink.write(frame.reset_index(drop=True), np.zeros(len(frame), dtype=bool), rows)
 
     outcome = out_of_core.anonymize_out_of_core(
         source.chunks, source.roles, spec.hierarchies, spec.k, write, types=source.types,

@@ -18,7 +18,7 @@ class ListSink:
     def __init__(self):
         self.frames, self.flags = [], []
 
-    def write(self, frame, suppressed):
+    def write(self, frame, suppressed, rows):
         self.frames.append(frame)
         self.flags.append(np.asarray(suppressed))
 

@@ -45,6 +45,7 @@ from anonymizer_app import engine
 from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
+from anonymizer_app.management import model_flags
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 
 PROG = "anonymize"
@@ -140,11 +141,9 @@ def option_dest(param) -> str:
     return "option_" + param.flag[2:].replace("-", "_")
 
 
-# Privacy-model flags beside --k (they win over an algorithm option of the same name).
-MODEL_FLAGS = ("--l", "--l-variant", "--c", "--t", "--t-distance", "--beta", "--beta-variant", "--delta-min",
-               "--delta-max", "--population", "--research-column", "--model-column")
-L_VARIANTS = {"distinct": "distinct-l-diversity", "entropy": "entropy-l-diversity",
-              "recursive": "recursive-cl-diversity"}
+# Privacy-model flags beside --k, generated from the registry (management/model_flags.py), and the
+# research subset's data options; they win over an algorithm option of the same name.
+MODEL_FLAGS = (*model_flags.flag_names(), "--population", "--research-column")
 RESEARCH_MARKER = "__research_subset__"
 
 
@@ -197,28 +196,12 @@ class Command(OneLineCommand):
                                  "keep them as rows with '*' in every QI, allowed only when together they "
                                  "satisfy every model of the run")
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
-        models = parser.add_argument_group("privacy models beside --k (on the first --sensitive column, or "
-                                           "--model-column)")
-        models.add_argument("--l", default=None, metavar="L", help="l of l-diversity")
-        models.add_argument("--l-variant", choices=tuple(L_VARIANTS), default="distinct",
-                            help="distinct (default), entropy or recursive (c,l)-diversity")
-        models.add_argument("--c", default=None, metavar="C", help="c of recursive (c,l)-diversity (default: 3)")
-        models.add_argument("--t", default=None, metavar="T", help="t of t-closeness, 0..1")
-        models.add_argument("--t-distance", choices=("equal", "ordered", "hierarchical"), default="equal",
-                            help="ground distance of t-closeness: equal (default), ordered (numeric column) or "
-                                 "hierarchical (the column's --hierarchy)")
-        models.add_argument("--beta", default=None, metavar="B", help="β of β-likeness")
-        models.add_argument("--beta-variant", choices=("basic", "enhanced"), default="enhanced",
-                            help="basic or enhanced (default) β-likeness")
-        models.add_argument("--delta-min", default=None, metavar="DMIN", help="δmin of δ-presence, 0..1 (default 0)")
-        models.add_argument("--delta-max", default=None, metavar="DMAX", help="δmax of δ-presence, 0..1 (default 1)")
+        models = model_flags.add_model_arguments(parser)  # --l, --t, --beta, --delta-min, ... --model-column
         models.add_argument("--population", default=None, metavar="FILE",
                             help="δ-presence: the population table; INPUT is the research subset within it")
         models.add_argument("--research-column", default=None, metavar="COL",
-                            help="δ-presence without --population: a column of INPUT reading 1 for the research "
-                                 "subset's records, 0 for the rest of the population")
-        models.add_argument("--model-column", default=None, metavar="COL",
-                            help="the column --l, --t and --beta apply to (default: the first --sensitive)")
+                            help="δ-presence without --population: a column of INPUT marking the research "
+                                 "subset's records (1/0, yes/no, true/false, in/out, ...)")
         # Each algorithm's own options, from the registry: a flag per option name, shared where two
         # algorithms take the same option (e.g. --metric).
         for flag, (param, owners) in algorithm_flags().items():
@@ -338,46 +321,22 @@ class Command(OneLineCommand):
 
     @staticmethod
     def _models(opts: dict) -> list:
-        """The privacy models of the model flags (the engine's own messages on bad values)."""
-        from anonymizer_app.engine.privacy import make_model
-
-        column = opts["model_column"] or (opts["sensitive"][0] if opts["sensitive"] else None)
-        models = []
-
-        def need_column(flag):
-            if column is None:
-                raise AnonymizeError(f"{flag} needs a sensitive column: give --sensitive COL (or --model-column COL)")
-            return column
-
-        if opts["c"] is not None and (opts["l"] is None or opts["l_variant"] != "recursive"):
-            raise AnonymizeError("--c applies to --l with --l-variant recursive")
-        if opts["l"] is not None:
-            params = {"l": opts["l"], "column": need_column("--l")}
-            if opts["l_variant"] == "recursive":
-                params["c"] = opts["c"] if opts["c"] is not None else 3.0
-            models.append(make_model(L_VARIANTS[opts["l_variant"]], **params))
-        if opts["t"] is not None:
-            models.append(make_model("t-closeness", t=opts["t"], distance=opts["t_distance"],
-                                     column=need_column("--t")))
-        if opts["beta"] is not None:
-            models.append(make_model("beta-likeness", beta=opts["beta"], variant=opts["beta_variant"],
-                                     column=need_column("--beta")))
-        if opts["delta_min"] is not None or opts["delta_max"] is not None:
+        """The privacy models of the model flags (generated from the registry: management/model_flags.py;
+        the engine's own messages on bad values). A model on the research subset (δ-presence) needs
+        --population or --research-column; its column is the marker column _run binds."""
+        research = [group for group, _ in model_flags.requested(opts) if group.column_source == "research"]
+        if research:
             if opts["population"] is None and opts["research_column"] is None:
-                raise AnonymizeError("--delta-min/--delta-max need the research subset: --population FILE or "
-                                     "--research-column COL")
+                raise AnonymizeError(f"{model_flags.switches(research[0], '/')} need the research subset: "
+                                     f"--population FILE or --research-column COL")
             if opts["population"] is not None and opts["research_column"] is not None:
                 raise AnonymizeError("give --population or --research-column, not both")
-            models.append(make_model("delta-presence",
-                                     delta_min=opts["delta_min"] if opts["delta_min"] is not None else 0.0,
-                                     delta_max=opts["delta_max"] if opts["delta_max"] is not None else 1.0,
-                                     column=RESEARCH_MARKER))
         elif opts["population"] is not None or opts["research_column"] is not None:
-            raise AnonymizeError("--population and --research-column apply to δ-presence: give --delta-min and/or "
-                                 "--delta-max")
-        if opts["model_column"] is not None and not any(m.name != "delta-presence" for m in models):
-            raise AnonymizeError("--model-column applies to --l, --t or --beta")
-        return models
+            offered = [g for g in model_flags.model_groups() if g.column_source == "research"]
+            raise AnonymizeError(f"--population and --research-column apply to {' or '.join(g.label for g in offered)}"
+                                 f": give {' or '.join(model_flags.switches(g, ' and/or ') for g in offered)}")
+        sensitive = opts["sensitive"][0] if opts["sensitive"] else None
+        return model_flags.models_from_options(opts, sensitive, research_column=RESEARCH_MARKER)
 
     @staticmethod
     def _mark_research(research, population):
@@ -495,7 +454,7 @@ class CsvSink:
         self.delimiter = delimiter
         self.started = False
 
-    def write(self, frame: pd.DataFrame, suppressed: np.ndarray) -> None:
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
         from anonymizer_app.services import export_csv
 
         text = export_csv(frame, delimiter=self.delimiter)
