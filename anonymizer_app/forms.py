@@ -8,7 +8,8 @@ import pandas as pd
 from django import forms
 from django.conf import settings
 
-from .engine import ALGORITHMS, COLUMN_TYPES, PRIVACY_MODELS, Role
+from .engine import ALGORITHMS, COLUMN_TYPES, Role
+from .engine.privacy import model_groups as registry_groups
 from .engine.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
 
 UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
@@ -143,51 +144,42 @@ class ColumnsForm(forms.Form):
 
 
 # ---- run ---------------------------------------------------------------------------------------
-def _option_field(param) -> forms.Field:
-    common = {"label": param.name[:1].upper() + param.name[1:], "help_text": param.help, "initial": param.default}
+def _option_field(param, attrs: dict | None = None) -> forms.Field:
+    """A form field from an engine Parameter (label, help, default, choices); ``attrs`` for its widget.
+    No min_value/max_value: the engine's own message ("l must be at least 1, got 0") is the one shown."""
+    common = {"label": param.field_label, "help_text": param.help, "initial": param.default}
     if param.choices is not None:
-        return forms.ChoiceField(required=False, choices=[(c, c) for c in param.choices], **common)
+        return forms.ChoiceField(required=False, choices=[(c, c) for c in param.choices],
+                                 widget=forms.Select(attrs=attrs), **common)
     if param.kind is bool:
-        return forms.BooleanField(required=False, **common)
+        return forms.BooleanField(required=False, widget=forms.CheckboxInput(attrs=attrs), **common)
     if param.kind is int:
-        return forms.IntegerField(required=False, **common)
+        return forms.IntegerField(required=False, widget=forms.NumberInput(attrs=attrs), **common)
     if param.kind is float:
-        return forms.FloatField(required=False, **common)
-    return forms.CharField(required=False, **common)
+        return forms.FloatField(required=False, widget=forms.NumberInput(attrs=attrs), **common)
+    return forms.CharField(required=False, widget=forms.TextInput(attrs=attrs), **common)
 
 
 def option_field_name(algorithm: str, param) -> str:
     return f"option:{algorithm}:{param.name}"
 
 
-# Privacy models beside k: one group each on the run form; a group with several variants (l-diversity)
-# picks the registry model by its variant. Fields come from the models' parameters in PRIVACY_MODELS.
-MODEL_GROUPS = (
-    {"key": "l", "label": "l-diversity", "variants": {"distinct": "distinct-l-diversity",
-                                                       "entropy": "entropy-l-diversity",
-                                                       "recursive": "recursive-cl-diversity"},
-     "column_label": "Sensitive column"},
-    {"key": "t", "label": "t-closeness", "variants": {"": "t-closeness"}, "column_label": "Sensitive column"},
-    {"key": "beta", "label": "β-likeness", "variants": {"": "beta-likeness"}, "column_label": "Sensitive column"},
-    {"key": "delta", "label": "δ-presence", "variants": {"": "delta-presence"},
-     "column_label": "Research-subset column (1 = in the research subset, 0 = population only)"},
-)
-
-
+# Privacy models beside k: one group each on the run form (engine.privacy.model_groups: the models that
+# declare the same ``group``); a group with several models (l-diversity) picks one by its variant. Every
+# field comes from the model classes: their parameters (label, help, default, choices, bounds), their
+# group label, the column they apply to (``column_source``, ``column_label``).
 def model_field_name(group: str, name: str) -> str:
     return f"model:{group}:{name}"
 
 
-def _group_parameters(group: dict) -> list:
-    """The parameters of the group's models, each name once (a float wins over an int of the same name)."""
-    params: dict = {}
-    for name in group["variants"].values():
-        if name not in PRIVACY_MODELS:
-            continue
-        for p in PRIVACY_MODELS[name].parameters:
-            if p.name not in params or (p.kind is float and params[p.name].kind is int):
-                params[p.name] = p
-    return list(params.values())
+def _model_field(group, param) -> forms.Field:
+    """A model parameter's field; its bounds are the number input's min/max, and a parameter only some
+    variants take says which in ``data-variants`` (the page shows it for those only)."""
+    attrs = {k: v for k, v in (("min", param.minimum), ("max", param.maximum)) if v is not None}
+    takers = group.takers(param.name)
+    if group.has_variants and len(takers) < len(group.models):
+        attrs["data-variants"] = " ".join(takers)
+    return _option_field(param, attrs)
 
 
 class RunForm(forms.Form):
@@ -207,13 +199,6 @@ class RunForm(forms.Form):
 
     def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
         super().__init__(*args, **kwargs)
-        # δ-presence: another dataset of the owner as the population (this dataset is the research subset)
-        self.fields[model_field_name("delta", "population")] = forms.TypedChoiceField(
-            required=False, label="Research subset given by", coerce=int, empty_value=None,
-            choices=[("", "a 0/1 column of this dataset")]
-            + [(d.pk, f"this dataset within the population {d.name} ({d.n_rows:,} rows)") for d in populations],
-            help_text="With a population dataset, this dataset's rows are found in it by their shared columns, "
-                      "the population is anonymized and the result keeps this dataset's rows only.")
         self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
         # Datafly is the default (fast, always finds a solution); registry order decides otherwise
         self.fields["algorithm"].initial = "datafly" if "datafly" in ALGORITHMS else next(iter(ALGORITHMS), None)
@@ -224,56 +209,68 @@ class RunForm(forms.Form):
         for info in ALGORITHMS.values():
             for param in info.options:
                 self.fields[option_field_name(info.name, param)] = _option_field(param)
-        # Privacy models beside k, each on its own column.
-        for group in MODEL_GROUPS:
-            key = group["key"]
+        # Privacy models beside k, each on its own column, from the registry.
+        self.model_group_list = registry_groups()
+        for group in self.model_group_list:
+            key = group.key
             self.fields[model_field_name(key, "enabled")] = forms.BooleanField(
-                required=False, label=f"Apply {group['label']}")
-            if len(group["variants"]) > 1:
+                required=False, label=f"Apply {group.label}")
+            if group.has_variants:
                 self.fields[model_field_name(key, "variant")] = forms.ChoiceField(
-                    required=False, label="Variant", choices=[(v, v) for v in group["variants"]],
-                    initial=next(iter(group["variants"])))
-            for param in _group_parameters(group):
-                self.fields[model_field_name(key, param.name)] = _option_field(param)
-            columns = subset_columns if key == "delta" else sensitive_columns
-            self.fields[model_field_name(key, "column")] = forms.ChoiceField(
-                required=False, label=group["column_label"], choices=[("", "(choose)")] + [(c, c) for c in columns],
-                initial=columns[0] if columns else "")
+                    required=False, label="Variant", choices=[(v, v) for v in group.variants],
+                    initial=next(iter(group.variants)))
+            for param in group.parameters:
+                self.fields[model_field_name(key, param.name)] = _model_field(group, param)
+            if group.column_source == "research":
+                # the research subset: a 0/1 column of this dataset, or this dataset within another of the
+                # owner's datasets (the population)
+                self.fields[model_field_name(key, "population")] = forms.TypedChoiceField(
+                    required=False, label="Research subset given by", coerce=int, empty_value=None,
+                    choices=[("", "a 0/1 column of this dataset")]
+                    + [(d.pk, f"this dataset within the population {d.name} ({d.n_rows:,} rows)")
+                       for d in populations],
+                    help_text="With a population dataset, this dataset's rows are found in it by their shared "
+                              "columns, the population is anonymized and the result keeps this dataset's rows "
+                              "only.")
+            if group.column_source is not None:
+                columns = subset_columns if group.column_source == "research" else sensitive_columns
+                self.fields[model_field_name(key, "column")] = forms.ChoiceField(
+                    required=False, label=group.column_label,
+                    choices=[("", "(choose)")] + [(c, c) for c in columns], initial=columns[0] if columns else "")
 
     def privacy_models(self) -> list[dict]:
         """The models ticked, as {"model": registry name, parameter: value, ..., "column": column}; values are
         checked by the engine when the job is created (services.validate_models)."""
         out = []
-        for group in MODEL_GROUPS:
-            key = group["key"]
+        for group in self.model_group_list:
+            key = group.key
             if not self.cleaned_data.get(model_field_name(key, "enabled")):
                 continue
-            variant = next(iter(group["variants"]))
-            if len(group["variants"]) > 1:  # the group's own variant select (l-diversity)
-                variant = self.cleaned_data.get(model_field_name(key, "variant")) or variant
-            name = group["variants"].get(variant, group["variants"][next(iter(group["variants"]))])
-            spec = {"model": name}
-            for param in PRIVACY_MODELS[name].parameters:
+            cls = group.model_for(self.cleaned_data.get(model_field_name(key, "variant")))
+            spec = {"model": cls.name}
+            for param in cls.parameters:
                 value = self.cleaned_data.get(model_field_name(key, param.name))
                 spec[param.name] = param.default if value is None or value == "" else value
-            spec["column"] = self.cleaned_data.get(model_field_name(key, "column")) or None
+            if group.column_source is not None:
+                spec["column"] = self.cleaned_data.get(model_field_name(key, "column")) or None
             out.append(spec)
         return out
 
     def population(self) -> int | None:
-        """The id of the population dataset chosen for δ-presence, or None (the 0/1 column)."""
-        if not self.cleaned_data.get(model_field_name("delta", "enabled")):
-            return None
-        return self.cleaned_data.get(model_field_name("delta", "population"))
+        """The id of the population dataset chosen for a model on the research subset (δ-presence), or None
+        (a 0/1 column of this dataset)."""
+        for group in self.model_group_list:
+            if group.column_source == "research" and self.cleaned_data.get(model_field_name(group.key, "enabled")):
+                return self.cleaned_data.get(model_field_name(group.key, "population"))
+        return None
 
     def model_groups(self) -> list[dict]:
         groups = []
-        for group in MODEL_GROUPS:
-            key = group["key"]
-            names = list(dict.fromkeys(["variant", *(p.name for p in _group_parameters(group)), "population",
-                                        "column"]))
-            groups.append({"key": key, "label": group["label"], "enabled": self[model_field_name(key, "enabled")],
-                           "fields": [self[model_field_name(key, n)] for n in names
+        for group in self.model_group_list:
+            key = group.key
+            names = ["variant", *(p.name for p in group.parameters), "population", "column"]
+            groups.append({"key": key, "label": group.label, "enabled": self[model_field_name(key, "enabled")],
+                           "fields": [self[model_field_name(key, n)] for n in dict.fromkeys(names)
                                       if model_field_name(key, n) in self.fields]})
         return groups
 

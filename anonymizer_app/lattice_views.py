@@ -8,7 +8,7 @@
 - ``lattice_node``: one node's anonymized table (first rows beside the original) and metrics,
   computed on demand with the "full-domain" algorithm and cached per node in the same folder;
 - ``lattice_keep``: keeps a node as the result: a new job (algorithm full-domain, the node's levels,
-  the same k, suppression limit and configuration), run at once.
+  the same k, every privacy model, suppression limit and configuration), run on a worker.
 
 Everything is owner-scoped like the other pages: another user's job is a 404.
 """
@@ -31,19 +31,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from . import engine, services
+from .engine import pipeline, solution_lattice
 from .engine.algorithms.fixed import parse_levels
-from .engine.lattice_metrics import METRIC_HELP as LATTICE_METRIC_HELP
 from .engine.lattice_metrics import REPORT_KEYS
+from .engine.solution_lattice import METRIC_LABELS, build_lattice
 from .models import Job, Result
 
 LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 MAX_NODES = 250_000  # larger lattices are not evaluated on demand
 PREVIEW_ROWS = 50
 SHOWN_LABELS = 3
-SYNC_ROWS = 200_000  # "keep" runs the new job at once up to this many records, queues it otherwise
 CACHE_VERSION = 1
-METRIC_LABELS = {"discernibility": "Discernibility", "height": "Generalization height", "ncp": "NCP",
-                 "entropy": "Non-uniform entropy"}
 # metric key in the report -> label; the order of the node's metrics table
 NODE_METRICS = {
     "equivalence_classes": "Equivalence classes",
@@ -132,93 +130,26 @@ def _split(levels: str, sep: str) -> list[int]:
 
 # ---- the lattice -------------------------------------------------------------------------------
 def lattice_data(job: Job) -> dict:
-    """The whole lattice of the job (cached); kept nodes are added per request by the view."""
+    """The whole lattice of the job under its full specification (every privacy model; cached)."""
     path = cache_dir(job) / "lattice.json"
     cached = _read_cache(path)
     if cached is not None:
         return cached
     report = Result.objects.get(job=job).report
-    _, table, hs = _job_table(job)
-    ordered = [hs[c] for c in table.qi]
-    stored = (report.get("search") or {}).get("lattice")
+    spec = _job_spec(job)
     metric = (report.get("search") or {}).get("metric") or job_metric(job)
-    if stored is not None:
+    stored = (report.get("search") or {}).get("lattice")
+    if stored is not None:  # the job's own search under its own models
+        hs = spec.table.hierarchies(spec.hierarchies)
+        data = build_lattice(stored, [hs[c] for c in spec.table.qi], metric)
+        data["models"] = [m.describe() for m in spec.models]
         source = "stored with the job's result (keep_lattice)"
     else:
-        size = 1
-        for h in ordered:
-            size *= h.height + 1
-        if size > MAX_NODES:
-            raise engine.InputError(f"the lattice has {size:,} nodes, more than the {MAX_NODES:,} evaluated on "
-                                    "demand")
-        result = engine.anonymize(table, hs, "exhaustive", k=job.k, suppression_limit=job.suppression_limit,
-                                  options={"metric": metric, "keep_lattice": "yes"})
-        stored = result.search["lattice"]
-        source = "computed by an exhaustive evaluation of every node"
-    data = build_lattice(stored, ordered, metric)
-    data.update(version=CACHE_VERSION, source=source,
-                result=services.transformation_key(report))
+        data = solution_lattice.evaluate(spec, metric)
+        source = "computed by an exhaustive evaluation of every node under every model of the job"
+    data.update(version=CACHE_VERSION, source=source, result=services.transformation_key(report))
     _write_cache(path, data)
     return data
-
-
-def build_lattice(stored: dict, hierarchies: list, metric: str) -> dict:
-    """The exported lattice (LatticeSearch.export) as columns for the plot, with ranks, positions and
-    the frontier (minimal anonymous and maximal non-anonymous nodes)."""
-    heights = [int(h) for h in stored["heights"]]
-    shape = tuple(h + 1 for h in heights)
-    sep = "" if max(shape, default=1) <= 10 else "."
-    nodes = stored["nodes"]
-    size = len(nodes)
-    levels = np.array([_split(n[0], sep) for n in nodes], dtype=np.int64).reshape(size, len(shape))
-    letters = [n[1] for n in nodes]
-    values = [n[2] for n in nodes]
-    index = np.ravel_multi_index(tuple(levels.T), shape) if len(shape) else np.zeros(size, dtype=np.int64)
-    anon = np.zeros(shape, dtype=bool)
-    known = np.zeros(shape, dtype=bool)
-    flat_anon = np.array([t in "Aa" for t in letters], dtype=bool)
-    flat_known = np.array([t != "?" for t in letters], dtype=bool)
-    anon.reshape(-1)[index] = flat_anon
-    known.reshape(-1)[index] = flat_known
-    fail = known & ~anon
-    has_anon_child = np.zeros(shape, dtype=bool)
-    has_fail_parent = np.zeros(shape, dtype=bool)
-    for j in range(len(shape)):
-        lo = [slice(None)] * len(shape)
-        hi = [slice(None)] * len(shape)
-        lo[j] = slice(0, -1)
-        hi[j] = slice(1, None)
-        has_anon_child[tuple(hi)] |= anon[tuple(lo)]
-        has_fail_parent[tuple(lo)] |= fail[tuple(hi)]
-    frontier = ((anon & ~has_anon_child) | (fail & ~has_fail_parent)).reshape(-1)[index]
-    ranks = levels.sum(axis=1)
-    # position within the level: nodes of a rank in index order, centred on 0
-    order = np.lexsort((index, ranks))
-    x = np.zeros(size)
-    counts = np.bincount(ranks, minlength=int(ranks.max(initial=0)) + 1)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    sorted_ranks = ranks[order]
-    x[order] = np.arange(size) - starts[sorted_ranks] - (counts[sorted_ranks] - 1) / 2.0
-    return {
-        "qi": list(stored["qi"]),
-        "heights": heights,
-        "labels": [[_level_labels(h, lv) for lv in range(h.height + 1)] for h in hierarchies],
-        "metric": metric,
-        "metric_label": METRIC_LABELS.get(metric, metric),
-        "metric_help": LATTICE_METRIC_HELP,
-        "optimum": ",".join(str(v) for v in _split(stored["optimum"], sep)),
-        "size": size,
-        "anonymous": int(flat_anon.sum()),
-        "frontier_count": int(frontier.sum()),
-        "nodes": {
-            "levels": [",".join(str(v) for v in row) for row in levels.tolist()],
-            "tag": letters,
-            "value": values,
-            "rank": ranks.tolist(),
-            "x": [float(v) for v in x],
-            "frontier": [int(v) for v in frontier],
-        },
-    }
 
 
 def kept_nodes(job: Job) -> dict[str, str]:
@@ -279,43 +210,59 @@ def _checked_levels(job: Job, text: str) -> list[int]:
     return parse_levels(text, list(qi), [int(h) for h in heights])
 
 
+def _job_spec(job: Job):
+    from .runs import job_spec
+
+    try:
+        return job_spec(job)
+    except engine.EngineError:
+        raise
+    except Exception as exc:  # a hierarchy of the snapshot was deleted since
+        raise engine.InputError(f"a hierarchy this job used is no longer available ({exc})") from None
+
+
 def node_detail(job: Job, levels: list[int]) -> dict:
-    """The node's anonymized table (first rows, beside the original) and its metrics (cached)."""
+    """The node's published table (first rows, beside the original) and its metrics (cached): the job's
+    full specification with the node's transformation, through the pipeline and its publishing gate."""
     key = ",".join(map(str, levels))
     path = cache_dir(job) / f"node-{key.replace(',', '-')}.json"
     cached = _read_cache(path)
     if cached is not None:
         return cached
-    frame, table, hs = _job_table(job)
+    spec = _job_spec(job)
+    table = spec.table
     data = {"version": CACHE_VERSION, "levels": key, "qi": list(table.qi)}
     try:
-        result = engine.anonymize(table, hs, "full-domain", k=job.k, suppression_limit=job.suppression_limit,
-                                  sensitive=job.sensitive or None, options={"levels": key})
+        publication = pipeline.publish_levels(spec, key)
     except engine.UnsatisfiableError as exc:
         data.update(anonymous=False, message=str(exc))
         _write_cache(path, data)
         return data
-    report = json.loads(json.dumps(result.report(), default=_json_default))
+    report = publication.report
     after, before = report["metrics"], report["metrics_before"]
+    shown = publication.table.iloc[:PREVIEW_ROWS]
     data.update(
         anonymous=True,
         message="",
         k_achieved=report["k_achieved"],
         suppressed=report["suppressed"],
         records=report["records"],
+        models=[c["describe"] for c in report["model_checks"]],
         transformation=[{"qi": qi, "level": lv, "label": report["transformation_labels"].get(qi, "")}
                         for qi, lv in services.transformation_levels(report)],
         metrics=after,
         metric_rows=[{"key": key_, "label": label, "before": before.get(key_), "after": after.get(key_)}
                      for key_, label in NODE_METRICS.items() if key_ in after],
-        table=comparison(frame, result.output, result.suppressed, PREVIEW_ROWS, report["identifying_removed"]),
+        table=comparison(table.frame.iloc[publication.rows[:PREVIEW_ROWS]].reset_index(drop=True), shown,
+                         publication.suppressed[:PREVIEW_ROWS], len(shown), report["identifying_removed"],
+                         publication.rows[:PREVIEW_ROWS]),
     )
     _write_cache(path, data)
     return data
 
 
-def comparison(frame, output, suppressed, rows: int, identifying: list[str]) -> dict:
-    """The first rows of the original and the anonymized table; changed anonymized cells flagged."""
+def comparison(frame, output, suppressed, rows: int, identifying: list[str], numbers=None) -> dict:
+    """The first rows of the original and the published table; changed anonymized cells flagged."""
     orig = frame.iloc[:rows]
     out = output.iloc[:rows]
     orig_cols, out_cols = [str(c) for c in frame.columns], [str(c) for c in output.columns]
@@ -324,7 +271,7 @@ def comparison(frame, output, suppressed, rows: int, identifying: list[str]) -> 
         o = orig.iloc[i] if i < len(orig) else None
         a = out.iloc[i]
         shown.append({
-            "number": i + 1,
+            "number": int(numbers[i]) + 1 if numbers is not None else i + 1,
             "suppressed": bool(suppressed[i]),
             "original": ["" if o is None else str(o[c]) for c in frame.columns],
             "anonymized": [str(a[c]) for c in output.columns],
@@ -357,20 +304,17 @@ def lattice_keep(request, job_id):
     try:
         levels = _checked_levels(job, request.POST.get("levels", ""))
         key = ",".join(map(str, levels))
-        new = services.create_job(job.dataset, "full-domain", job.k, job.suppression_limit, job.sensitive,
-                                  options={"levels": key})
+        options = {"levels": key}
+        if (job.options or {}).get("suppressed_rows"):
+            options["suppressed_rows"] = job.options["suppressed_rows"]
+        # the kept node carries every model of the lattice's job and runs through the same gate
+        new = Job.objects.create(owner=job.owner, dataset=job.dataset, algorithm="full-domain", k=job.k,
+                                 suppression_limit=job.suppression_limit, sensitive=job.sensitive,
+                                 options=options, models=list(job.models or []), config=job.config)
     except engine.EngineError as exc:
         messages.error(request, str(exc))
         return redirect(page)
-    new.config = job.config  # the lattice's setup, even if the dataset's roles changed since
-    new.save(update_fields=["config"])
-    if job.dataset.n_rows > SYNC_ROWS:
-        services.submit_job(new)
-        messages.success(request, f"The transformation {key} is being applied as a new job.")
-        return redirect("anonymizer:job", job_id=new.pk)
-    new = services.run_job(new)
-    if new.status != Job.SUCCEEDED:
-        messages.error(request, f"The transformation {key} could not be kept: {new.message}")
-        return redirect("anonymizer:job", job_id=new.pk)
-    messages.success(request, f"The transformation {key} of the lattice is now a result of its own.")
-    return redirect("anonymizer:result", job_id=new.pk)
+    services.submit_job(new)  # on a worker, with progress on the job page
+    messages.success(request, f"The transformation {key} of the lattice is being kept as a result of its own, "
+                              f"checked against {len(job.models or []) + 1} privacy model(s).")
+    return redirect("anonymizer:job", job_id=new.pk)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from anonymizer_helpers import make_dataset
+from anonymizer_helpers import make_dataset, run_jobs_synchronously
 
 from anonymizer_app import engine, lattice_views, services
 from anonymizer_app.engine.lattice import equivalence_classes
@@ -115,7 +115,7 @@ def test_the_lattice_has_every_node_and_flags_the_optimum(client_alice, job):
     assert data["optimum"] == result_levels and data["result"] == result_levels
     assert truth[data["optimum"]] == (True, best)
     assert data["anonymous"] == sum(a for a, _ in truth.values())
-    assert data["source"] == "computed by an exhaustive evaluation of every node"
+    assert data["source"] == "computed by an exhaustive evaluation of every node under every model of the job"
     assert data["kept"] == {}
 
 
@@ -206,12 +206,13 @@ def test_bad_levels_are_refused(client_alice, job, levels, message):
 
 
 # ---- keep --------------------------------------------------------------------------------------------
-def test_keeping_a_node_makes_a_verified_job(client_alice, job):
+def test_keeping_a_node_makes_a_verified_job(client_alice, job, monkeypatch):
+    run_jobs_synchronously(monkeypatch)  # keep runs on a worker; here at once
     truth = brute_force(job)
     levels = next(lv for lv, (a, _) in sorted(truth.items()) if a and lv != job_levels(job))
     r = client_alice.post(urls(job)["keep"], {"levels": levels})
     new = Job.objects.exclude(pk=job.pk).get()
-    assert r.status_code == 302 and r["Location"] == f"/jobs/{new.pk}/result/"
+    assert r.status_code == 302 and r["Location"] == f"/jobs/{new.pk}/"
     assert (new.algorithm, new.k, new.suppression_limit, new.sensitive) == ("full-domain", K, SUPPRESSION, "disease")
     assert new.options == {"levels": levels} and new.config == job.config
     assert new.status == Job.SUCCEEDED
@@ -226,7 +227,8 @@ def test_keeping_a_node_makes_a_verified_job(client_alice, job):
     assert client_alice.get(f"/jobs/{new.pk}/result/").status_code == 200
 
 
-def test_keeping_a_bad_node_makes_no_job(client_alice, job):
+def test_keeping_a_bad_node_makes_no_job(client_alice, job, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
     r = client_alice.post(urls(job)["keep"], {"levels": "0,0"})
     assert r.status_code == 302 and r["Location"] == urls(job)["page"]
     assert Job.objects.count() == 1
@@ -238,3 +240,40 @@ def test_keeping_a_bad_node_makes_no_job(client_alice, job):
 
 def test_keep_needs_post(client_alice, job):
     assert client_alice.get(urls(job)["keep"]).status_code == 405
+
+
+def test_the_lattice_of_an_l_diverse_run_honours_l_and_its_kept_node_too(client_alice, user, monkeypatch):
+    """The lattice tags, the star and "keep" use every model of the job: a node is "anonymous" only if it is
+    2-anonymous AND distinct 2-diverse (recounted here), and the kept node's published rows are l-diverse."""
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user)
+    job = services.create_job(ds, "flash", 2, 0.25, "disease",
+                              models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}])
+    job = services.run_job(job)
+    assert job.status == Job.SUCCEEDED, job.message
+    data = client_alice.get(urls(job)["data"]).json()
+    assert data["models"] == ["2-anonymity", "distinct 2-diversity on disease"]
+    table, hs = table_and_hierarchies(job)
+    budget = math.floor(0.25 * table.n + 1e-9)
+    for levels, tag in zip(data["nodes"]["levels"], data["nodes"]["tag"]):
+        out = table.frame.copy()
+        for col, lv in zip(table.qi, map(int, levels.split(","))):
+            codes = hs[col].encode(out[col], col)
+            out[col] = np.asarray(hs[col].labels[lv], dtype=object)[hs[col].maps[lv][codes]]
+        groups = out.groupby(table.qi)["disease"]
+        bad = (groups.size() < 2) | (groups.nunique() < 2)
+        outliers = int(groups.size()[bad].sum())
+        assert (tag in "Aa") == (outliers <= budget), levels
+    assert data["optimum"] == services.transformation_key(job.result.report)
+    node = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": data["optimum"]}).json()
+    assert "distinct 2-diversity on disease" in node["models"]
+    client_alice.post(urls(job)["keep"], {"levels": data["optimum"]})
+    kept = Job.objects.exclude(pk=job.pk).get()
+    assert kept.status == Job.SUCCEEDED, kept.message
+    assert kept.models == job.models
+    assert [c["describe"] for c in kept.result.report["model_checks"]] == ["2-anonymity",
+                                                                           "distinct 2-diversity on disease"]
+    output, suppressed = services.load_output(kept.result)
+    assert not suppressed.any()
+    groups = output.groupby(table.qi)["disease"]
+    assert groups.size().min() >= 2 and groups.nunique().min() >= 2

@@ -16,8 +16,7 @@ import pandas as pd
 
 from .errors import InputError
 from .hierarchy import Hierarchy
-
-TRUE_WORDS = ("1", "true", "yes", "y", "t", "x", "research", "in")
+from .privacy.delta_presence import parse_marker
 
 
 @dataclass
@@ -154,10 +153,11 @@ def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | No
 
 def membership_domain(frame: pd.DataFrame, column: str) -> SensitiveDomain:
     """The research-subset marker of δ-presence as a two-value domain: 0 = population only, 1 = in the
-    research subset (a cell is 'in' when it reads 1/true/yes/y/t/x)."""
+    research subset, read by the one parser of marker values (privacy.delta_presence.parse_marker: 1/0,
+    true/false, yes/no, in/out, ...; anything else is refused with its row)."""
     if column not in frame.columns:
         raise InputError(f"unknown research-subset column {column!r}")
-    flags = frame[column].astype(str).str.strip().str.lower().isin(TRUE_WORDS).to_numpy()
+    flags = parse_marker(frame[column], column)
     codes = flags.astype(np.int64)
     return SensitiveDomain(column, np.array(["0", "1"], dtype=object), codes,
                            np.bincount(codes, minlength=2).astype(np.int64), True)

@@ -1,0 +1,53 @@
+"""Privacy models: one module per model family, one registry.
+
+A model is one class in one module (see :mod:`.base` for what a class declares: parameters, check,
+monotonicity, card, summary, how the run form and the command line offer it); adding one is that
+module plus an entry in ``PRIVACY_MODELS`` below. The run form (``forms.RunForm``) and the CLI flags
+(``management/model_flags.py``) are generated from this registry.
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .base import _EPS, ModelGroup, Parameter, PrivacyModel, _Sensitive, shares
+from .beta_likeness import BetaLikeness
+from .delta_presence import MARKER_IN, MARKER_OUT, DeltaPresence, parse_marker
+from .k_anonymity import KAnonymity
+from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd_ordered
+
+PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
+    m.name: m for m in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness,
+                        BetaLikeness, DeltaPresence)
+}
+SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
+
+
+def make_model(name: str, **params) -> PrivacyModel:
+    """A model from its registry name and parameters (forms, CLI)."""
+    try:
+        cls = PRIVACY_MODELS[name]
+    except KeyError:
+        raise InputError(f"unknown privacy model {name!r}; available: {', '.join(PRIVACY_MODELS)}") from None
+    return cls(**params)
+
+
+def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[ModelGroup]:
+    """The models offered beside k, grouped as the run form and the CLI show them (registry order; read
+    when called, so a model registered later is offered too)."""
+    by_key: dict[str, list[type[PrivacyModel]]] = {}
+    for cls in (PRIVACY_MODELS if registry is None else registry).values():
+        if cls.group is not None:
+            by_key.setdefault(cls.group, []).append(cls)
+    groups = [ModelGroup(key, tuple(models)) for key, models in by_key.items()]
+    for g in groups:
+        g.check()
+    return groups
+
+
+__all__ = [
+    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "BetaLikeness",
+    "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "ModelGroup", "Parameter",
+    "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
+    "emd_ordered", "make_model", "model_groups", "parse_marker", "shares",
+]

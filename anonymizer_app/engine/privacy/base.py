@@ -1,0 +1,236 @@
+"""What every privacy model is made of: its parameters, its check, its monotonicity, how the run form and
+the command line offer it, its one-line summary and the figure of its card on the result page.
+
+``classes_failing(sizes, counts=None, domain=None)`` returns, per equivalence class, whether the
+class violates the model; the records of failing classes are what an algorithm has to suppress or
+generalize further. Attribute-disclosure models (``column`` set, ``needs_sensitive`` true) also get
+``counts``, the classes x sensitive-values count matrix of their column, and ``domain``, the
+:class:`~..distributions.SensitiveDomain` of that column (table distribution, value order, hierarchy).
+The formulas are those of docs/definitions.md; the table distribution is taken over all N input
+records (as ARX does), so it does not move with suppression.
+
+Monotonicity (what lattice searches may use for predictive tagging): ``monotonic`` means monotonic
+under generalization *with* suppression, ``monotonic_without_suppression`` under generalization when
+no record may be suppressed. A model's module says why its flags are set as they are.
+
+How a model is offered (read by ``forms.RunForm`` and ``management/model_flags.py``, so that a new
+model needs neither): models of one ``group`` share a tick box on the run form (fields named
+``model:<group>:<parameter>``) and a family of CLI flags; when a group has several models
+(l-diversity) a ``variant`` select / ``--<group>-variant`` flag picks one by its ``variant_name``.
+Each parameter's CLI flag is ``Parameter.flag``; the flags of ``enabled_by`` switch the model on.
+``column_source`` says which column the model applies to: ``"sensitive"`` (the first --sensitive or
+--model-column; a sensitive or insensitive column on the form), ``"research"`` (δ-presence's
+research-subset marker) or None (the model needs no column).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import InputError
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A model or algorithm parameter as forms and CLI flags show it."""
+
+    name: str
+    kind: type
+    default: object
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None  # for kind=str: the allowed values
+    label: str | None = None  # the form label (default: the name, capitalized)
+    cli_flag: str | None = None  # the CLI flag when it is not `--<name>` (t-closeness's --t-distance)
+
+    @property
+    def flag(self) -> str:
+        """The CLI flag: `--memory-mb` for the parameter `memory mb` or `memory_mb`."""
+        return self.cli_flag or "--" + self.name.replace(" ", "-").replace("_", "-")
+
+    @property
+    def field_label(self) -> str:
+        return self.label or self.name[:1].upper() + self.name[1:]
+
+    def validate(self, value: object) -> object:
+        if self.choices is not None:
+            if str(value) not in self.choices:
+                raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+            return str(value)
+        try:
+            if self.kind is int and isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            v = self.kind(value)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{self.name} must be {'an integer' if self.kind is int else 'a number'}, "
+                             f"got {value!r}") from None
+        if self.minimum is not None and v < self.minimum:
+            raise InputError(f"{self.name} must be at least {self.minimum:g}, got {v!r}")
+        if self.maximum is not None and v > self.maximum:
+            raise InputError(f"{self.name} must be at most {self.maximum:g}, got {v!r}")
+        return v
+
+
+class PrivacyModel:
+    name: ClassVar[str]  # the registry name, stored on jobs ("distinct-l-diversity")
+    label: ClassVar[str]  # the name people read ("distinct l-diversity")
+    monotonic: ClassVar[bool] = True  # under generalization with suppression
+    monotonic_without_suppression: ClassVar[bool] = True
+    needs_sensitive: ClassVar[bool] = False
+    parameters: ClassVar[tuple[Parameter, ...]] = ()
+    column: str | None = None
+
+    # -- how the run form and the command line offer the model (see the module's docstring) --------
+    group: ClassVar[str | None] = None  # None: not offered beside k (k-anonymity has its own --k / k field)
+    group_label: ClassVar[str] = ""  # the group's tick box: "Apply l-diversity"
+    variant_name: ClassVar[str] = ""  # the model's name in its group's variant choice ("distinct")
+    enabled_by: ClassVar[tuple[str, ...]] = ()  # parameters whose CLI flags switch the model on
+    column_source: ClassVar[str | None] = None  # "sensitive", "research" or None
+    column_label: ClassVar[str] = "Sensitive column"  # the form's column select
+
+    # -- the card on the result page ------------------------------------------------------------------
+    card_label: ClassVar[str] = ""  # what ``card()``'s value is ("smallest EC")
+
+    def classes_failing(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def holds(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> bool:
+        return not bool(self.classes_failing(sizes, counts, domain).any())
+
+    def is_monotonic(self, budget: int) -> bool:
+        """May a lattice search tag predictively with this suppression budget (records)?"""
+        return self.monotonic if budget > 0 else self.monotonic_without_suppression
+
+    def card(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> dict:
+        """The figure of the model's card on the result page, reached on these classes:
+        ``{"value": ..., "value_label": ...}`` (value None when there is nothing to show)."""
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """The one-line summary pages show ("distinct 3-diversity on occupation")."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.summary()
+
+    def to_dict(self) -> dict:
+        """The model as stored on a job and in reports: its registry name, parameters and column."""
+        out = {"model": self.name, **{p.name: getattr(self, p.name) for p in self.parameters}}
+        if self.column_source is not None or self.needs_sensitive:
+            out["column"] = self.column
+        return out
+
+    def _validate_parameters(self) -> None:
+        """Every parameter through its Parameter.validate (called by the dataclasses' __post_init__)."""
+        for p in self.parameters:
+            object.__setattr__(self, p.name, p.validate(getattr(self, p.name)))
+
+
+def shares(counts: np.ndarray) -> np.ndarray:
+    """Row-normalized counts: each class's distribution over the sensitive values."""
+    sizes = counts.sum(axis=1, keepdims=True)
+    return counts / np.maximum(sizes, 1)
+
+
+
+class _Sensitive(PrivacyModel):
+    """A model on the sensitive values of each class (its column; None = the run's sensitive column)."""
+
+    needs_sensitive: ClassVar[bool] = True
+    monotonic: ClassVar[bool] = False
+    column_source: ClassVar[str | None] = "sensitive"
+
+    def _need(self, counts, domain) -> None:
+        if counts is None or domain is None:
+            raise ValueError(f"{self.describe()} needs the sensitive values of every class")
+
+    def bind(self, column: str) -> PrivacyModel:
+        return self if self.column is not None else replace(self, column=column)
+
+    def _where(self) -> str:
+        return f" on {self.column}" if self.column else ""
+
+    def values(self, counts: np.ndarray, domain) -> np.ndarray:
+        """The model's figure per class (distinct values, entropy, EMD, ...)."""
+        raise NotImplementedError
+
+    def card_value(self, values: np.ndarray):
+        """The card's value from the per-class ``values`` (at least one class)."""
+        raise NotImplementedError
+
+    def card(self, sizes, counts=None, domain=None) -> dict:
+        values = self.values(counts, domain) if len(sizes) else np.zeros(0)
+        if not len(values):
+            return {"value": None, "value_label": ""}
+        return {"value": self.card_value(np.asarray(values)), "value_label": self.card_label}
+
+
+@dataclass(frozen=True)
+class ModelGroup:
+    """The models offered together (one tick box on the run form, one family of CLI flags): the models
+    of the registry that declare the same ``group``, in registry order."""
+
+    key: str
+    models: tuple[type[PrivacyModel], ...]
+
+    @property
+    def label(self) -> str:
+        return self.models[0].group_label or self.models[0].label
+
+    @property
+    def variants(self) -> dict[str, type[PrivacyModel]]:
+        """variant name -> model class (a single model's variant name may be empty)."""
+        return {m.variant_name or m.name: m for m in self.models}
+
+    @property
+    def has_variants(self) -> bool:
+        return len(self.models) > 1
+
+    def model_for(self, variant: str | None) -> type[PrivacyModel]:
+        """The model of ``variant`` (the first model when it is empty or unknown)."""
+        return self.variants.get(variant or "", self.models[0])
+
+    @property
+    def parameters(self) -> list[Parameter]:
+        """The parameters of the group's models, each name once (a float wins over an int of the same name:
+        entropy l-diversity's l is a number, distinct l-diversity's an integer)."""
+        params: dict[str, Parameter] = {}
+        for m in self.models:
+            for p in m.parameters:
+                if p.name not in params or (p.kind is float and params[p.name].kind is int):
+                    params[p.name] = p
+        return list(params.values())
+
+    @property
+    def enabled_by(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(n for m in self.models for n in m.enabled_by))
+
+    def takers(self, parameter: str) -> list[str]:
+        """The variants that take ``parameter``."""
+        return [v for v, m in self.variants.items() if any(p.name == parameter for p in m.parameters)]
+
+    @property
+    def column_source(self) -> str | None:
+        return self.models[0].column_source
+
+    @property
+    def column_label(self) -> str:
+        return self.models[0].column_label
+
+    def check(self) -> None:
+        """A registry mistake is a programming error: say which."""
+        if len({m.column_source for m in self.models}) > 1:
+            raise TypeError(f"the models of group {self.key!r} apply to different kinds of column")
+        if self.has_variants and any(p.name == "variant" for p in self.parameters):
+            raise TypeError(f"group {self.key!r} has several models: none may have a parameter named 'variant'")
+        if not self.enabled_by or any(n not in {p.name for p in self.parameters} for n in self.enabled_by):
+            raise TypeError(f"group {self.key!r}: enabled_by must name parameters of its models")

@@ -1,0 +1,93 @@
+"""δ-presence: δ_min <= P(t ∈ T | T*) <= δ_max for every record t of a public population table.
+
+The table anonymized is the population; a marker column (``column``) says which of its records form
+the research subset T, read by :func:`parse_marker`, the one parser of marker values (the engine's
+domain, the publishing gate, the CLI's --research-column). A merged class's ratio lies between its
+parts', so δ-presence is monotonic without suppression, not with suppression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .base import _EPS, Parameter, _Sensitive
+
+# Marker spellings, compared after trimming, lower-casing and turning runs of spaces, '_' and '-' into
+# one '-' ("Non member" = "non_member" = "non-member"). A missing cell (NaN, None) reads as empty.
+MARKER_IN = ("1", "1.0", "true", "t", "yes", "y", "x", "in", "member", "research")
+MARKER_OUT = ("0", "0.0", "false", "f", "no", "n", "", "out", "non-member", "nonmember", "population")
+_MARKERS = {**{w: True for w in MARKER_IN}, **{w: False for w in MARKER_OUT}}
+
+
+def _normalize(value: object) -> str:
+    return "-".join(str(value).strip().lower().replace("_", " ").replace("-", " ").split())
+
+
+def parse_marker(values: pd.Series, column: str) -> np.ndarray:
+    """Per row, whether the research-subset marker ``values`` (a column named ``column``) puts the record
+    in the research subset. In: 1, true, t, yes, y, x, in, member, research; out: 0, false, f, no, n,
+    empty, out, non-member (nonmember), population; any case, surrounding spaces ignored. Anything else
+    raises InputError naming the column, the first unknown value and its row (1 = the first data row)."""
+    raw = values if isinstance(values, pd.Series) else pd.Series(values)
+    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    verdict = np.empty(len(uniques) + 1, dtype=np.int8)  # the last slot: missing cells (code -1)
+    verdict[-1] = 0
+    for i, u in enumerate(uniques):
+        verdict[i] = {True: 1, False: 0}.get(_MARKERS.get(_normalize(u)), -1)
+    flags = verdict[codes]
+    unknown = flags < 0
+    if unknown.any():
+        row = int(np.argmax(unknown))
+        raise InputError(
+            f"research-subset column {column!r}, row {row + 1}: {raw.iloc[row]!r} is not a marker value "
+            f"(in the research subset: {'/'.join(w for w in MARKER_IN if '.' not in w)}; "
+            f"not in it: {'/'.join(w or 'empty' for w in MARKER_OUT if '.' not in w)})")
+    return flags.astype(bool)
+
+
+@dataclass(frozen=True)
+class DeltaPresence(_Sensitive):
+    """δ_min <= P(t ∈ T | T*) <= δ_max for every population record t: the table anonymized is the
+    population, ``column`` marks the research subset T; in each class P = research records / records."""
+
+    delta_min: float
+    delta_max: float
+    column: str | None = None
+    name: ClassVar[str] = "delta-presence"
+    label: ClassVar[str] = "δ-presence"
+    parameters: ClassVar[tuple[Parameter, ...]] = (
+        Parameter("delta_min", float, 0.0, "smallest probability that a population record is in the research "
+                  "subset", minimum=0.0, maximum=1.0, label="δmin"),
+        Parameter("delta_max", float, 1.0, "largest probability that a population record is in the research "
+                  "subset", minimum=0.0, maximum=1.0, label="δmax"),
+    )
+    group: ClassVar[str | None] = "delta"
+    group_label: ClassVar[str] = "δ-presence"
+    enabled_by: ClassVar[tuple[str, ...]] = ("delta_min", "delta_max")
+    column_source: ClassVar[str | None] = "research"
+    column_label: ClassVar[str] = "Research-subset column (1 = in the research subset, 0 = population only)"
+    card_label: ClassVar[str] = "presence range"
+
+    def __post_init__(self) -> None:
+        self._validate_parameters()
+        if self.delta_min > self.delta_max:
+            raise InputError(f"delta_min {self.delta_min:g} is above delta_max {self.delta_max:g}")
+
+    def values(self, counts, domain):
+        return counts[:, 1] / np.maximum(counts.sum(axis=1), 1)
+
+    def classes_failing(self, sizes, counts=None, domain=None):
+        self._need(counts, domain)
+        p = self.values(counts, domain)
+        return (p < self.delta_min - _EPS) | (p > self.delta_max + _EPS)
+
+    def card_value(self, values):
+        return [float(values.min()), float(values.max())]
+
+    def summary(self) -> str:
+        return f"({self.delta_min:g},{self.delta_max:g})-presence{self._where()}"
