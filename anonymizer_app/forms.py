@@ -11,6 +11,7 @@ from django.conf import settings
 from .engine import ALGORITHMS, COLUMN_TYPES, Role
 from .engine.privacy import model_groups as registry_groups
 from .engine.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
+from .engine.spec import REMOVE, SUPPRESSED_ROWS
 
 UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
 # Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).
@@ -194,6 +195,11 @@ class RunForm(forms.Form):
         help_text="Share of the records that may be suppressed (their quasi-identifiers become *).",
         error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
                         "max_value": "The suppression limit is a percentage between 0 and 100."})
+    suppressed_rows = forms.ChoiceField(
+        label="Suppressed records", initial=REMOVE, required=False,
+        choices=[(key, text[0].upper() + text[1:]) for key, text in SUPPRESSED_ROWS.items()],
+        help_text="Published '*' rows would disclose the sensitive values of a small or uniform group, so they "
+                  "are kept only when the suppressed records together satisfy every model of the run.")
     sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False,
                                   help_text="Homogeneous equivalence classes are counted on this column.")
 

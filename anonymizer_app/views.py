@@ -290,8 +290,11 @@ def run(request, dataset_id: int):
             d = form.cleaned_data
             population = next((p for p in populations if p.pk == form.population()), None)
             try:
+                options = form.algorithm_options()
+                if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options
+                    options = dict(options, suppressed_rows="keep")
                 job = services.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
-                                          d["sensitive"] or "", form.algorithm_options(), form.privacy_models(),
+                                          d["sensitive"] or "", options, form.privacy_models(),
                                           population=population)
             except InputError as exc:
                 form.add_error(None, str(exc))

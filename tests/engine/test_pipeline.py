@@ -98,7 +98,7 @@ def recount(published: pd.DataFrame, qi: list[str], source: pd.DataFrame, models
             elif isinstance(m, TCloseness):
                 bad = _emd(p, q, order) > m.t + 1e-9
             elif isinstance(m, BetaLikeness):
-                def bound(share):
+                def bound(share, m=m):
                     return (1 + m.beta) * share if m.variant == "basic" else \
                         (1 + min(m.beta, -math.log(share))) * share
                 bad = any(p[v] > bound(q[v]) + 1e-9 for v in p)
