@@ -3,12 +3,14 @@
 #   make run      set up .venv, migrate, load the demo (user demo / password demo), start one Celery
 #                 worker in the background and the web server on http://127.0.0.1:8000/
 #   make worker   one more Celery worker (run it in another terminal, as many times as you like)
-#   make test     ruff, then pytest on SQLite; then, when DATABASE_URL is set or CI=true, the
-#                 database tests again on PostgreSQL. With CI=true it first creates .venv-pycanon
-#                 (pycanon, the second opinion of tests/engine/test_pycanon.py; it pins its own numpy,
-#                 so it never enters .venv); without CI the pycanon comparison skips unless
-#                 `make pycanon-venv` was run once
-#   make lint     ruff only
+#   make test     ruff and lint-imports, then pytest on SQLite (in parallel, pytest-xdist); then,
+#                 when DATABASE_URL is set or CI=true, the database tests again on PostgreSQL. With
+#                 CI=true it first creates .venv-pycanon (pycanon, the second opinion of
+#                 tests/engine/test_pycanon.py; it pins its own numpy, so it never enters .venv);
+#                 without CI the pycanon comparison skips unless `make pycanon-venv` was run once.
+#                 PYTEST_WORKERS=N sets the number of pytest processes (default: one per CPU)
+#   make lint     ruff, then lint-imports (the import contract of [tool.importlinter] in
+#                 pyproject.toml: the engine imports nothing from Django, Celery or the web apps)
 #   make bench    benchmarks/bench_datafly.py
 #
 # Without REDIS_URL, Celery uses kombu's filesystem transport under var/broker/ (nothing to install);
@@ -30,6 +32,12 @@ PG_DATABASE_URL ?= $(if $(filter postgres%,$(DATABASE_URL)),$(DATABASE_URL),post
 # The PostgreSQL pass re-runs everything that touches the database (models, views, tasks run
 # eagerly), but not the browser tests and the slow ones, which gain nothing from a second backend.
 PG_MARKERS ?= uses_db and not browser and not slow
+
+# pytest-xdist: PYTEST_WORKERS processes (auto = one per CPU; PYTEST_WORKERS=0 runs in one process).
+# --dist loadgroup keeps each xdist_group on one worker: tests/conftest.py puts the browser tests in
+# one group and the real Celery worker tests in another (see there); everything else is spread.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 
 .PHONY: run worker test test-sqlite test-postgres lint bench venv pycanon-venv clean
 
@@ -72,9 +80,11 @@ worker: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(MAKE) --no-print-directory test-sqlite
 	@if [ -n "$$DATABASE_URL" ] || [ "$$CI" = "true" ]; then \
 	  $(MAKE) --no-print-directory test-postgres; \
@@ -85,11 +95,11 @@ test: $(STAMP)
 # In CI (CI=true) the pycanon comparison must run, so its venv is a prerequisite there only: a fresh
 # machine's `make test` needs nothing beyond .venv (the comparison then skips, saying how to enable it).
 test-sqlite: $(STAMP) $(if $(filter true,$(CI)),$(VENV_PYCANON)/.installed)
-	env -u DATABASE_URL $(BIN)/pytest -q
+	env -u DATABASE_URL $(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 test-postgres: $(STAMP)
 	@echo "== Database tests again on PostgreSQL: $(PG_DATABASE_URL) (-m '$(PG_MARKERS)') =="
-	DATABASE_URL="$(PG_DATABASE_URL)" $(BIN)/pytest -q -m "$(PG_MARKERS)"
+	DATABASE_URL="$(PG_DATABASE_URL)" $(BIN)/pytest -q $(PYTEST_PARALLEL) -m "$(PG_MARKERS)"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_datafly.py

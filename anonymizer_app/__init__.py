@@ -1,4 +1,8 @@
-# Load the Celery app whenever Django starts, so that @shared_task binds to it.
-from .celery import app as celery_app
+"""The Anonymizer Django app.
 
-__all__ = ("celery_app",)
+Importing this package imports nothing else: the engine (``anonymizer_app.engine``) must load
+without Django or Celery. The Celery app (``anonymizer_app.celery``) is loaded by the app config's
+``ready()`` whenever Django starts (web server, manage.py, tests), so that ``@shared_task`` binds to
+it; a worker started with ``celery -A anonymizer_app worker`` finds ``anonymizer_app.celery.app``
+by itself (Celery looks for a ``celery`` submodule of the package named by -A).
+"""

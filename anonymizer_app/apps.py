@@ -5,3 +5,9 @@ class AnonymizerAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "anonymizer_app"
     verbose_name = "Anonymizer"
+
+    def ready(self):
+        # Load the Celery app whenever Django starts (web process, manage.py, tests, and the worker,
+        # whose Django fixup calls django.setup()), so that @shared_task binds to it and not to a
+        # default app. Not in the package's __init__: the engine must import without Django/Celery.
+        from . import celery  # noqa: F401

@@ -4,6 +4,14 @@ A test that needs Redis, PostgreSQL or Chromium asks for the matching fixture. W
 is missing the test is skipped with a message saying what to install or start, except in strict
 mode (CI=true or ANONYMIZER_STRICT=1), where a missing service FAILS the test: CI must never go
 green by skipping the tests it was meant to run.
+
+Parallel runs (pytest-xdist, `make test` runs `-n auto --dist loadgroup`): every xdist worker is its
+own process with its own in-memory SQLite test database (on PostgreSQL pytest-django names it
+test_<name>_gw<N>), its own temporary folders (MEDIA_ROOT below, tmp_path) and, for any job the test
+process itself would put on the broker, its own broker folder and queue (_private_celery_broker).
+Live servers and chromedriver listen on ports the OS picks. The tests that start real servers share
+a worker per kind (xdist groups, pytest_collection_modifyitems): the browser tests run one Chromium
+at a time, and the real Celery worker tests build their module's template database once.
 """
 
 import os
@@ -78,11 +86,18 @@ def _chromium_present() -> bool:
 
 
 # --- Collection: mark every DB test, so `-m uses_db` selects them (PostgreSQL pass) -----------
+# and keep the server-starting tests of one kind on one xdist worker (with --dist loadgroup).
+XDIST_GROUPS = {"browser": "browser", "celery": "celery-worker"}
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("django_db") or fixtures & DB_FIXTURES:
             item.add_marker(pytest.mark.uses_db)
+        for marker, group in XDIST_GROUPS.items():
+            if item.get_closest_marker(marker) and not item.get_closest_marker("xdist_group"):
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_report_header(config):
@@ -101,7 +116,36 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path_factory):
+    # tmp_path_factory's base folder is per xdist worker (pytest-of-<user>/pytest-N/popen-gwN)
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_celery_broker(tmp_path_factory, worker_id):
+    """A job put on the broker by the test process itself goes to a queue of its own (and, with the
+    filesystem broker, to a folder of its own), never to var/broker or the queue of `make run`'s
+    worker. Tests normally run jobs eagerly or through services.run_job; test_celery_worker.py gives
+    its worker processes their own settings module."""
+    from anonymizer_app.celery import app
+
+    broker = tmp_path_factory.mktemp(f"broker-{worker_id}")
+    for sub in ("queue", "processed", "control"):
+        (broker / sub).mkdir()
+    before = {key: app.conf[key] for key in ("task_default_queue", "broker_transport_options")}
+    # The app reads Django settings with the CELERY_ namespace: the keys must carry the prefix.
+    update = {"CELERY_TASK_DEFAULT_QUEUE": f"anonymizer-test-{worker_id}-{os.getpid()}"}
+    if app.conf.broker_url.startswith("filesystem:"):
+        update["CELERY_BROKER_TRANSPORT_OPTIONS"] = {
+            **app.conf.broker_transport_options,
+            "data_folder_in": str(broker / "queue"),
+            "data_folder_out": str(broker / "queue"),
+            "processed_folder": str(broker / "processed"),
+            "control_folder": str(broker / "control"),
+        }
+    app.conf.update(update)
+    assert app.conf.task_default_queue == update["CELERY_TASK_DEFAULT_QUEUE"]
+    yield
+    app.conf.update({f"CELERY_{key.upper()}": value for key, value in before.items()})
 
 
 # --- Services -------------------------------------------------------------------------------

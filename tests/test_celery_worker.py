@@ -51,6 +51,7 @@ if not REDIS_URL:
         "processed_folder": os.path.join(_broker, "processed"),
         "store_processed": False,
         "control_folder": os.path.join(_broker, "control"),
+        "polling_interval": 0.1,  # kombu's default, 1 s, slows the worker's start and its warm shutdown
     }}
 '''
 
@@ -242,10 +243,13 @@ def _assert_succeeded_with_progress(d: Deployment, job_id: str, k: int) -> None:
     assert _statuses(history) == ["queued", "running", "succeeded"], context
     running = [(progress, phase) for status, progress, phase, _ in history if status == "running"]
     engine_updates = [(p, ph) for p, ph in running if ph != "loading the dataset"]
-    # The engine's progress reached the job row while it ran: its first phase, and Datafly's own report.
-    assert ("encoding quasi-identifiers" in {ph for _, ph in engine_updates}), context
-    assert any(ph.startswith("Datafly") for _, ph in engine_updates), context
-    assert len(engine_updates) >= 2, context
+    # The engine's progress reached the job row while it ran, in order: its first phase, then its
+    # closing phases (from 95 %, written unthrottled). Below 95 % the job row takes at most one write
+    # per 0.1 s (services._Progress), and Datafly on Adult takes ~30 ms, so its per-iteration reports
+    # may all fall inside one window: Datafly's own report is checked in the stored steps below.
+    assert engine_updates and engine_updates[0][1] == "encoding quasi-identifiers", context
+    assert any(p >= 0.95 for p, _ in engine_updates[1:]), context
+    assert [p for p, _ in running] == sorted(p for p, _ in running), context
     assert history[-1][1:3] == (1.0, "done"), context
     assert polled[-1][0] == "succeeded" and set(polled) <= {(s, p, ph) for s, p, ph, _ in history}, context
 
@@ -255,7 +259,11 @@ def _assert_succeeded_with_progress(d: Deployment, job_id: str, k: int) -> None:
     assert report["verified"] is True
     assert report["k_achieved"] >= k and report["k"] == k
     assert report["algorithm"] == "datafly"
-    assert report["records"] == 30162
+    steps = report["steps"]  # Datafly's iterations, as its progress reports named them
+    assert len(steps) >= 2 and [s["iteration"] for s in steps] == list(range(1, len(steps) + 1))
+    # every Adult record went in; the suppressed ones are not published (the default publishing policy)
+    assert report["input_records"] == 30162
+    assert report["records"] == 30162 - report["suppressed"]
     assert (d.folder / "media" / output_name).is_file()
 
 
