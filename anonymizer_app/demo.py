@@ -10,7 +10,7 @@ from hierarchy_editor.models import Hierarchy
 
 from .engine import Role
 from .models import Dataset
-from .services import create_dataset
+from .services.datasets import create_dataset
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_data"
 

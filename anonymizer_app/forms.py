@@ -322,7 +322,7 @@ class CompareForm(forms.Form):
 
     def clean_k_values(self):
         from .engine import InputError
-        from .services import parse_k_list
+        from .services.comparison import parse_k_list
 
         try:
             return parse_k_list(self.cleaned_data["k_values"])
@@ -358,7 +358,7 @@ class ExperimentForm(forms.Form):
 
     def clean_sizes(self):
         from .engine import InputError
-        from .services import parse_size_list
+        from .services.experiment import parse_size_list
 
         try:
             return parse_size_list(self.cleaned_data["sizes"])
@@ -367,7 +367,7 @@ class ExperimentForm(forms.Form):
 
     def clean_k_values(self):
         from .engine import InputError
-        from .services import parse_k_list
+        from .services.comparison import parse_k_list
 
         try:
             return parse_k_list(self.cleaned_data["k_values"])

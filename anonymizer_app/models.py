@@ -64,10 +64,15 @@ class Job(models.Model):
     QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
     STATUS_CHOICES = [(s, s) for s in (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)]
     FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+    # What the job does; services.jobs.JOB_HANDLERS runs each kind. ``algorithm`` keeps what it always held
+    # ("compare" and "homogeneity-experiment" on older comparison and experiment rows), but code decides on kind.
+    RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP = "run", "comparison", "experiment", "lattice-keep"
+    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=20, choices=KIND_CHOICES, default=RUN)
     algorithm = models.CharField(max_length=40)
     k = models.PositiveIntegerField()
     suppression_limit = models.FloatField(default=0.0)

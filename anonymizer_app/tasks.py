@@ -1,9 +1,9 @@
-"""Celery tasks: thin wrappers that hand a job to services.run_job."""
+"""Celery tasks: thin wrappers that hand a job to services.jobs.run_job."""
 
 from celery import shared_task
 
 from .models import Job
-from .services import run_job
+from .services.jobs import run_job
 
 
 @shared_task(name="anonymizer.run_job")

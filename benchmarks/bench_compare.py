@@ -9,8 +9,8 @@
 
     DATABASE_URL=sqlite:////tmp/x.sqlite3 MEDIA_ROOT=/tmp/media ANONYMIZER_MAX_ROWS=10000000 \\
     .venv/bin/python benchmarks/bench_compare.py result-page [--csv benchmarks/out/adult_1000000.csv]
-        Uploads the table through services.create_dataset (the upload path), runs Mondrian k=5 as a
-        job (services.run_job), then times the result page (first page, a middle page) and the
+        Uploads the table through datasets.create_dataset (the upload path), runs Mondrian k=5 as a
+        job (jobs.run_job), then times the result page (first page, a middle page) and the
         dataset and columns pages through the Django test client. Use a throw-away database.
 """
 
@@ -51,19 +51,19 @@ def result_page(csv_path: Path) -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from anonymizer_app import services
+    from anonymizer_app.services import datasets, jobs
 
     settings.ALLOWED_HOSTS = ["*"]
     call_command("migrate", verbosity=0)
     user, _ = User.objects.get_or_create(username="bench-result-page")
     t = time.perf_counter()
-    ds = services.create_dataset(user, csv_path, csv_path.name)
+    ds = datasets.create_dataset(user, csv_path, csv_path.name)
     print(f"upload path (create_dataset): {ds.n_rows:,} rows in {time.perf_counter() - t:.1f} s")
     for c in ds.columns.all():
         c.role = "quasi-identifying" if c.name in QI else ("sensitive" if c.name == "occupation" else "insensitive")
         c.save()
     t = time.perf_counter()
-    job = services.run_job(services.create_job(ds, "mondrian", 5, 0.0, "occupation"))
+    job = jobs.run_job(jobs.create_job(ds, "mondrian", 5, 0.0, "occupation"))
     print(f"mondrian k=5 job: {job.status} in {time.perf_counter() - t:.1f} s")
     client = Client()
     client.force_login(user)

@@ -27,11 +27,11 @@ from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from anonymizer_app import services
 from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy
 from anonymizer_app.engine.table import NUMERIC_TYPES
 from anonymizer_app.engine.tree import HierarchyTree
 from anonymizer_app.models import Column, Dataset
+from anonymizer_app.services.datasets import load_frame
 
 from . import drafts
 from .forms import (
@@ -150,7 +150,7 @@ def _column_url(column: Column) -> str:
 # ---- column page ---------------------------------------------------------------------------------
 def _column_context(request, dataset: Dataset, column: Column, values: pd.Series | None = None) -> dict:
     if values is None:
-        values = services.load_frame(dataset, columns=[column.name])[column.name]
+        values = load_frame(dataset, columns=[column.name])[column.name]
     counts = values.value_counts(sort=True)
     distinct = {str(v) for v in counts.index}
     numeric = column.type in NUMERIC_TYPES
@@ -239,7 +239,7 @@ def column_upload(request, dataset_id: int, column_id: int):
                                default_name=_default_name(dataset, col))
     if not form.is_valid():
         return _render_column(request, dataset, col, upload_form=form, status=400)
-    values = services.load_frame(dataset, columns=[col.name])[col.name]
+    values = load_frame(dataset, columns=[col.name])[col.name]
     h, error, pending = _handle_upload(request, form, {str(v) for v in pd.unique(values)})
     if h is None:
         return _render_column(request, dataset, col, upload_form=form, upload_error=error, pending=pending,
@@ -270,7 +270,7 @@ def column_default(request, dataset_id: int, column_id: int):
 @require_POST
 def column_select(request, dataset_id: int, column_id: int):
     dataset, col = _column_for(request, dataset_id, column_id)
-    values = services.load_frame(dataset, columns=[col.name])[col.name]
+    values = load_frame(dataset, columns=[col.name])[col.name]
     form = SelectHierarchyForm(request.POST, user=request.user, values=values, column_name=col.name,
                                parse=parsed_hierarchy)
     if not form.is_valid():
@@ -488,7 +488,7 @@ def _value_counts(column: Column | None) -> dict[str, int] | None:
         hit = _counts_cache.get(key)
     if hit is not None:
         return hit
-    values = services.load_frame(column.dataset, columns=[column.name])[column.name]
+    values = load_frame(column.dataset, columns=[column.name])[column.name]
     counts = {str(k): int(v) for k, v in values.value_counts(sort=True).items()}
     with _parsed_lock:
         _counts_cache[key] = counts
@@ -813,7 +813,7 @@ def _builder_context(request, dataset, column, key, builder, form, values, error
 def build(request, dataset_id: int, column_id: int):
     """Pick a builder, set its options (defaults from the data), preview live, save to the library."""
     dataset, col = _column_for(request, dataset_id, column_id)
-    values = services.load_frame(dataset, columns=[col.name])[col.name]
+    values = load_frame(dataset, columns=[col.name])[col.name]
     key, builder = _builder_for(request, request.POST.get("builder") or request.GET.get("builder"), col)
     if request.method == "GET":
         form = BuilderForm(builder=builder, defaults=builder.defaults(values))
@@ -839,7 +839,7 @@ def build(request, dataset_id: int, column_id: int):
 def build_preview(request, dataset_id: int, column_id: int):
     """The live preview: the builder form posted as form data, the built hierarchy's summary as JSON."""
     dataset, col = _column_for(request, dataset_id, column_id)
-    values = services.load_frame(dataset, columns=[col.name])[col.name]
+    values = load_frame(dataset, columns=[col.name])[col.name]
     key, builder = _builder_for(request, request.POST.get("builder"), col)
     form = BuilderForm(request.POST, builder=builder, defaults=builder.defaults(values))
     parsed, error = _build(key, builder, form, col.name, values)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from anonymizer_app import services
+from anonymizer_app import demo
 from anonymizer_app.engine import Role
 from anonymizer_app.models import Dataset, Job
+from anonymizer_app.services import datasets, jobs
 from hierarchy_editor.models import Hierarchy
 
-DEMO_DIR = Path(services.__file__).resolve().parent / "demo_data"
+DEMO_DIR = Path(demo.__file__).resolve().parent / "demo_data"
 PEOPLE_CSV = DEMO_DIR / "people" / "db_100.csv"
 
 # 8 people: name is unique (identifying), age/zip/sex are the QIs, note holds formula-like text.
@@ -29,7 +30,7 @@ SMALL_ROLES = {"name": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "zip": R
 
 def make_dataset(owner, text: str = SMALL_CSV, filename: str = "small.csv", roles: dict | None = None,
                  name: str | None = None) -> Dataset:
-    dataset = services.create_dataset(owner, text.encode("utf-8"), filename, name=name)
+    dataset = datasets.create_dataset(owner, text.encode("utf-8"), filename, name=name)
     set_roles(dataset, SMALL_ROLES if roles is None else roles)
     return dataset
 
@@ -42,7 +43,7 @@ def set_roles(dataset: Dataset, roles: dict) -> None:
 
 def people_dataset(owner, hierarchies: bool = True) -> Dataset:
     """The demo people table (100 rows) with its roles and (parsing takes ~1 s) the demo's hierarchy files."""
-    dataset = services.create_dataset(owner, PEOPLE_CSV.read_bytes(), PEOPLE_CSV.name, name="People")
+    dataset = datasets.create_dataset(owner, PEOPLE_CSV.read_bytes(), PEOPLE_CSV.name, name="People")
     roles = {"id": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "city_birth": Role.QUASI_IDENTIFYING,
              "zip_code": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE}
     files = {"age": ("age_generalization.csv", "error"), "city_birth": ("city_birth_generalization.csv", "lift"),
@@ -62,8 +63,8 @@ def people_dataset(owner, hierarchies: bool = True) -> Dataset:
 
 def finished_job(dataset: Dataset, k: int = 2, suppression_limit: float = 0.0, sensitive: str = "") -> Job:
     """A job created and run synchronously (no Celery)."""
-    job = services.create_job(dataset, "datafly", k, suppression_limit, sensitive)
-    return services.run_job(job)
+    job = jobs.create_job(dataset, "datafly", k, suppression_limit, sensitive)
+    return jobs.run_job(job)
 
 
 def run_jobs_synchronously(monkeypatch) -> list:
@@ -72,14 +73,14 @@ def run_jobs_synchronously(monkeypatch) -> list:
 
     def submit(job):
         submitted.append(job.pk)
-        return services.run_job(job)
+        return jobs.run_job(job)
 
-    monkeypatch.setattr(services, "submit_job", submit)
+    monkeypatch.setattr(jobs, "submit_job", submit)
     return submitted
 
 
 def queue_without_running(monkeypatch) -> list:
     """Make submit_job a no-op that records the job (it stays queued)."""
     submitted = []
-    monkeypatch.setattr(services, "submit_job", lambda job: submitted.append(job.pk) or job)
+    monkeypatch.setattr(jobs, "submit_job", lambda job: submitted.append(job.pk) or job)
     return submitted

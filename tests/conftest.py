@@ -90,6 +90,7 @@ def _chromium_present() -> bool:
 XDIST_GROUPS = {"browser": "browser", "celery": "celery-worker"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))

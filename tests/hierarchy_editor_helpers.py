@@ -2,7 +2,7 @@
 
 import json
 
-from anonymizer_app.services import create_dataset
+from anonymizer_app.services.datasets import create_dataset
 from hierarchy_editor.models import Hierarchy
 
 DATA = b"id,city,age\n1,Rome,30\n2,Milan,41\n3,Rome,52\n4,Turin,30\n5,Naples,28\n6,Rome,45\n7,Bari,33\n"

@@ -9,8 +9,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from anonymizer_app import services
-from anonymizer_app.services import create_dataset
+from anonymizer_app.services import datasets
+from anonymizer_app.services.datasets import create_dataset
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -118,5 +118,5 @@ def test_build_rename_drag_save_export(browser, live_server, django_user_model):
         "var done = arguments[arguments.length - 1];"
         "fetch(arguments[0], {credentials: 'same-origin'}).then(function (r) { return r.text(); }).then(done);",
         f"/hierarchies/{h.pk}/export/arx/")
-    ages = sorted(int(a) for a in services.load_frame(dataset)["age"].unique())
+    ages = sorted(int(a) for a in datasets.load_frame(dataset)["age"].unique())
     assert exported == expected_arx(ages)

@@ -14,8 +14,8 @@ from anonymizer_helpers import make_dataset, run_jobs_synchronously
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from anonymizer_app import services
 from anonymizer_app.models import Job, Result
+from anonymizer_app.services import jobs, results
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def flash_job(user):
     dataset = make_dataset(user)
     # an l-diverse run: the lattice, the node view and "keep" must honour distinct 2-diversity too
-    job = services.run_job(services.create_job(dataset, "flash", 2, 0.25, "disease", models=[
+    job = jobs.run_job(jobs.create_job(dataset, "flash", 2, 0.25, "disease", models=[
         {"model": "distinct-l-diversity", "l": 2, "column": "disease"}]))
     assert job.status == Job.SUCCEEDED, job.message
     return job
@@ -60,7 +60,7 @@ def test_lattice_plot_click_node_and_keep(browser, live_server, client, user, fl
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#lattice-chart.js-plotly-plot .main-svg"))
     wait.until(lambda b: "nodes, optimum" in b.find_element(By.ID, "lattice-summary").text)
     optimum = browser.find_element(By.ID, "lattice-summary").text.rsplit(" ", 1)[-1]
-    result_levels = services.transformation_key(Result.objects.get(job=flash_job).report)
+    result_levels = results.transformation_key(Result.objects.get(job=flash_job).report)
     assert optimum == result_levels
     assert "Showing" in browser.find_element(By.ID, "lattice-status").text
     heights = [int(v) for v in browser.execute_script(
@@ -102,7 +102,7 @@ def test_lattice_plot_click_node_and_keep(browser, live_server, client, user, fl
     assert new.status == Job.SUCCEEDED, new.message
     assert new.algorithm == "full-domain" and new.models == flash_job.models
     assert new.options["levels"] == top
-    assert services.transformation_key(Result.objects.get(job=new).report) == top
+    assert results.transformation_key(Result.objects.get(job=new).report) == top
     # the kept node's CSV, recounted: every class 2-anonymous and distinct 2-diverse
     client.force_login(user)
     csv_text = client.get(f"/jobs/{new.pk}/result/anonymized.csv").content.decode()

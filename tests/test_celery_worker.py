@@ -51,11 +51,10 @@ if not REDIS_URL:
         "processed_folder": os.path.join(_broker, "processed"),
         "store_processed": False,
         "control_folder": os.path.join(_broker, "control"),
-        "polling_interval": 0.1,  # kombu's default, 1 s, slows the worker's start and its warm shutdown
     }}
 '''
 
-# Runs in a child process: make a job on a demo dataset and put it on the broker (services.submit_job).
+# Runs in a child process: make a job on a demo dataset and put it on the broker (services.jobs.submit_job).
 SUBMIT = r'''
 import sys
 
@@ -63,7 +62,7 @@ import django
 
 django.setup()
 
-from anonymizer_app import services
+from anonymizer_app.services import jobs
 from anonymizer_app.models import Dataset
 from hierarchy_editor.models import Hierarchy
 
@@ -77,8 +76,8 @@ if variant == "uncovered-age":
     h.save()
     column.hierarchy = h
     column.save()
-job = services.create_job(dataset, "datafly", k, suppression, sensitive="occupation")
-services.submit_job(job)
+job = jobs.create_job(dataset, "datafly", k, suppression, sensitive="occupation")
+jobs.submit_job(job)
 print(job.pk)
 '''
 
@@ -245,7 +244,7 @@ def _assert_succeeded_with_progress(d: Deployment, job_id: str, k: int) -> None:
     engine_updates = [(p, ph) for p, ph in running if ph != "loading the dataset"]
     # The engine's progress reached the job row while it ran, in order: its first phase, then its
     # closing phases (from 95 %, written unthrottled). Below 95 % the job row takes at most one write
-    # per 0.1 s (services._Progress), and Datafly on Adult takes ~30 ms, so its per-iteration reports
+    # per 0.1 s (services.jobs.Progress), and Datafly on Adult takes ~30 ms, so its per-iteration reports
     # may all fall inside one window: Datafly's own report is checked in the stored steps below.
     assert engine_updates and engine_updates[0][1] == "encoding quasi-identifiers", context
     assert any(p >= 0.95 for p, _ in engine_updates[1:]), context

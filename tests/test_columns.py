@@ -2,8 +2,8 @@ import pytest
 from anonymizer_helpers import SMALL_CSV, make_dataset, people_dataset
 from django.utils.html import escape
 
-from anonymizer_app import services
 from anonymizer_app.models import Column
+from anonymizer_app.services import datasets
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,7 @@ def test_it_lists_columns(client_alice, user):
 
 
 def test_a_unique_column_is_suggested_as_identifying(client_alice, user):
-    ds = services.create_dataset(user, SMALL_CSV.encode(), "small.csv")
+    ds = datasets.create_dataset(user, SMALL_CSV.encode(), "small.csv")
     assert ds.columns.get(name="name").role == "identifying"
     html = client_alice.get(url(ds)).content.decode()
     assert "unique on every row → suggested as identifying" in html

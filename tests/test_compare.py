@@ -9,8 +9,9 @@ import pytest
 from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
 from django.utils.html import escape
 
-from anonymizer_app import engine, services
+from anonymizer_app import engine
 from anonymizer_app.models import Job
+from anonymizer_app.services import comparison, datasets, jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +54,7 @@ def test_it_runs_the_comparison_and_agrees_with_the_engine(client_alice, user, m
     assert (job.algorithm, job.options, job.status) == ("compare", {"algorithms": ALGOS, "k": KS}, "succeeded")
     rows = job.result.report["comparison"]
     assert [(row["algorithm"], row["k"]) for row in rows] == [(a, k) for a in ALGOS for k in KS]
-    table, hierarchies = services.dataset_table(ds)
+    table, hierarchies = datasets.dataset_table(ds)
     for row in rows:
         assert row["error"] == "" and row["verified"] is True
         assert row["k_achieved"] >= row["k"]
@@ -92,8 +93,8 @@ def test_it_runs_the_comparison_and_agrees_with_the_engine(client_alice, user, m
 
 def test_a_run_without_solution_is_a_row_with_its_error(user):
     ds = make_dataset(user)
-    table, hierarchies = services.dataset_table(ds)
-    rows = services.compare(table, hierarchies, ["datafly"], [8, 9])
+    table, hierarchies = datasets.dataset_table(ds)
+    rows = comparison.compare(table, hierarchies, ["datafly"], [8, 9])
     assert rows[0]["error"] == "" and rows[0]["k_achieved"] == 8
     assert rows[1]["error"].startswith("k=9 is larger than the table's 8 records")
 
@@ -124,14 +125,14 @@ def test_an_unfinished_comparison_redirects_to_its_job(client_alice, user, monke
 
 
 def test_an_ordinary_job_has_no_comparison(client_alice, user):
-    job = services.run_job(services.create_job(make_dataset(user), "datafly", 2, 0.25))
+    job = jobs.run_job(jobs.create_job(make_dataset(user), "datafly", 2, 0.25))
     assert client_alice.get(f"/jobs/{job.pk}/comparison/").status_code == 404
 
 
 def test_other_user_gets_404(client, user, other_user, monkeypatch):
     run_jobs_synchronously(monkeypatch)
     ds = make_dataset(user)
-    job = services.run_job(services.create_comparison(ds, ["datafly"], [2]))
+    job = jobs.run_job(comparison.create_comparison(ds, ["datafly"], [2]))
     client.force_login(other_user)
     assert client.get(url(ds)).status_code == 404
     assert client.post(url(ds), {"algorithms": ["datafly"], "k_values": "2"}).status_code == 404
@@ -141,7 +142,7 @@ def test_other_user_gets_404(client, user, other_user, monkeypatch):
 
 def test_it_requires_login(client, user):
     ds = make_dataset(user)
-    job = services.run_job(services.create_comparison(ds, ["datafly"], [2]))
+    job = jobs.run_job(comparison.create_comparison(ds, ["datafly"], [2]))
     for path in (url(ds), f"/jobs/{job.pk}/comparison/"):
         r = client.get(path)
         assert r.status_code == 302 and r["Location"] == f"/accounts/login/?next={path}"

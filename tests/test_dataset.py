@@ -2,8 +2,8 @@ import pytest
 from anonymizer_helpers import PEOPLE_CSV, SMALL_CSV, make_dataset
 from django.utils.html import escape
 
-from anonymizer_app import services
 from anonymizer_app.models import Column
+from anonymizer_app.services import datasets
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +13,7 @@ def url(ds):
 
 
 def test_it_previews_first_20_rows(client_alice, user):
-    ds = services.create_dataset(user, PEOPLE_CSV.read_bytes(), "db_100.csv")
+    ds = datasets.create_dataset(user, PEOPLE_CSV.read_bytes(), "db_100.csv")
     r = client_alice.get(url(ds))
     assert r.status_code == 200
     html = r.content.decode()
@@ -41,13 +41,13 @@ def test_it_rereads_with_another_format(client_alice, user):
     assert ds.has_header is False
     assert (ds.n_rows, ds.n_columns) == (9, 6)
     assert [c.name for c in ds.columns.all()][:2] == ["column_1", "column_2"]
-    assert services.load_frame(ds).iloc[0, 0] == "name"
+    assert datasets.load_frame(ds).iloc[0, 0] == "name"
     with ds.original.open("rb") as fh:
         assert fh.read() == SMALL_CSV.encode()  # the original is never modified
 
 
 def test_it_shows_reformat_errors_and_keeps_the_dataset(client_alice, user):
-    ds = services.create_dataset(user, b"x,x\n1,2\n3,4\n", "dup.csv")
+    ds = datasets.create_dataset(user, b"x,x\n1,2\n3,4\n", "dup.csv")
     assert ds.has_header is False  # sniffed: a repeated name is no header
     r = client_alice.post(url(ds), {"delimiter": "comma", "encoding": "utf-8", "header": "on"})
     assert r.status_code == 200
@@ -59,7 +59,7 @@ def test_it_shows_reformat_errors_and_keeps_the_dataset(client_alice, user):
 
 
 def test_it_shows_decoding_errors(client_alice, user):
-    ds = services.create_dataset(user, b"a,b\n1,2\n", "tiny.csv")
+    ds = datasets.create_dataset(user, b"a,b\n1,2\n", "tiny.csv")
     r = client_alice.post(url(ds), {"delimiter": "comma", "encoding": "utf-16", "header": "on"})
     assert r.status_code == 200
     assert escape("tiny.csv: no data rows") in r.content.decode()

@@ -3,7 +3,7 @@ import json
 import pytest
 from anonymizer_helpers import finished_job, make_dataset
 
-from anonymizer_app import services
+from anonymizer_app.services import exports, jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def test_it_downloads_the_run_configuration(client_alice, user):
     assert r["Content-Type"] == "application/json; charset=utf-8"
     assert r["Content-Disposition"] == 'attachment; filename="small-datafly-k2-config.json"'
     config = json.loads(r.content)
-    assert config == services.job_configuration(job)
+    assert config == exports.job_configuration(job)
     assert (config["algorithm"], config["k"], config["suppression_limit"]) == ("datafly", 2, 0.25)
     assert config["quasi_identifiers"] == ["age", "zip", "sex"]
     assert config["identifiers"] == ["name"]
@@ -27,18 +27,18 @@ def test_it_downloads_the_run_configuration(client_alice, user):
 
 
 def test_a_queued_job_has_a_configuration_too(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 3, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 3, 0.0)
     assert json.loads(client_alice.get(url(job)).content)["k"] == 3
 
 
 def test_other_user_gets_404(client, user, other_user):
-    job = services.create_job(make_dataset(user), "datafly", 3, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 3, 0.0)
     client.force_login(other_user)
     assert client.get(url(job)).status_code == 404
 
 
 def test_it_requires_login(client, user):
-    job = services.create_job(make_dataset(user), "datafly", 3, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 3, 0.0)
     r = client.get(url(job))
     assert r.status_code == 302
     assert r["Location"].startswith("/accounts/login/?next=")

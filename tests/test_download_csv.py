@@ -4,7 +4,7 @@ import io
 import pytest
 from anonymizer_helpers import SMALL_CSV, finished_job, make_dataset
 
-from anonymizer_app import services
+from anonymizer_app.services import jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ def test_it_refuses_an_unknown_delimiter(client_alice, job):
 
 
 def test_a_job_without_result_is_404(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     assert client_alice.get(url(job)).status_code == 404
 
 

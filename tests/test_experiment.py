@@ -10,9 +10,9 @@ import pytest
 from anonymizer_helpers import make_dataset, people_dataset, queue_without_running, run_jobs_synchronously
 from django.utils.html import escape
 
-from anonymizer_app import services
 from anonymizer_app.engine import experiments
 from anonymizer_app.models import Job
+from anonymizer_app.services import datasets, experiment
 
 pytestmark = pytest.mark.django_db
 FIGURES = ["rows", "k", "algorithm", "equivalence_classes", "homogeneous_classes", "homogeneous_records",
@@ -62,7 +62,7 @@ def test_it_runs_and_agrees_with_homogeneity_vs_k(client_alice, user, monkeypatc
         table = experiments.people_table(experiments.generate_people(n, 7))
         for row in experiments.homogeneity_vs_k(table, hierarchies, [2, 5, 10], "datafly", 0.0, "disease"):
             expected.append({"table": f"people, {n:,} rows (seed 7)", **row})
-    table, own = services.dataset_table(ds)
+    table, own = datasets.dataset_table(ds)
     for row in experiments.homogeneity_vs_k(table, own, [2, 5, 10], "datafly", 0.0, "disease"):
         expected.append({"table": "People", **row})
     assert [{f: r[f] for f in ["table", *FIGURES]} for r in rows] == [{f: e[f] for f in ["table", *FIGURES]}
@@ -139,7 +139,7 @@ def test_it_is_owner_only(client, client_alice, user, other_user, monkeypatch):
     assert post(client_alice, foreign).status_code == 404
     post(client_alice, ds)
     job = Job.objects.get()
-    theirs = services.create_experiment(foreign, [50], 0, False, [2], "datafly")
+    theirs = experiment.create_experiment(foreign, [50], 0, False, [2], "datafly")
     assert client_alice.get(f"/jobs/{theirs.pk}/experiment/").status_code == 404
     # a queued job: its page is the job page until it succeeds
     assert client_alice.get(f"/jobs/{job.pk}/experiment/")["Location"] == f"/jobs/{job.pk}/"

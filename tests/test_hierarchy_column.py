@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from anonymizer_app.services import create_dataset
+from anonymizer_app.services.datasets import create_dataset
 from hierarchy_editor.models import Hierarchy
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from anonymizer_app import demo
-from anonymizer_app.services import create_dataset
+from anonymizer_app.services.datasets import create_dataset
 from hierarchy_editor.models import Hierarchy
 
 pytestmark = pytest.mark.django_db

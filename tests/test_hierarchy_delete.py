@@ -2,7 +2,7 @@
 
 import pytest
 
-from anonymizer_app.services import create_dataset
+from anonymizer_app.services.datasets import create_dataset
 from hierarchy_editor.models import Hierarchy
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from anonymizer_app import demo
-from anonymizer_app.services import create_dataset
+from anonymizer_app.services.datasets import create_dataset
 from hierarchy_editor.models import Hierarchy
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@ import json
 import pytest
 from anonymizer_helpers import finished_job, make_dataset
 
-from anonymizer_app import services
 from anonymizer_app.models import Job
+from anonymizer_app.services import jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ def status_data(html: str) -> dict:
 
 
 def test_a_queued_job_shows_progress_and_cancel(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.1, "disease")
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.1, "disease")
     r = client_alice.get(url(job))
     assert r.status_code == 200
     html = r.content.decode()
@@ -36,7 +36,7 @@ def test_a_queued_job_shows_progress_and_cancel(client_alice, user):
 
 
 def test_a_running_job_shows_its_phase(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     Job.objects.filter(pk=job.pk).update(status=Job.RUNNING, progress=0.42, phase="generalizing zip")
     html = client_alice.get(url(job)).content.decode()
     assert 'style="width: 42.0%"' in html
@@ -44,7 +44,7 @@ def test_a_running_job_shows_its_phase(client_alice, user):
 
 
 def test_a_failed_job_shows_its_message(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 8, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 8, 0.0)
     Job.objects.filter(pk=job.pk).update(status=Job.FAILED, message="k=8 <cannot> be reached")
     html = client_alice.get(url(job)).content.decode()
     assert '<span id="job-message-text">k=8 &lt;cannot&gt; be reached</span>' in html
@@ -59,13 +59,13 @@ def test_a_succeeded_job_links_to_its_result(client_alice, user):
 
 
 def test_other_user_gets_404(client, user, other_user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     client.force_login(other_user)
     assert client.get(url(job)).status_code == 404
 
 
 def test_it_requires_login(client, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     r = client.get(url(job))
     assert r.status_code == 302
     assert r["Location"] == f"/accounts/login/?next=/jobs/{job.pk}/"

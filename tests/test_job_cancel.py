@@ -2,8 +2,8 @@ import pytest
 from anonymizer_helpers import finished_job, make_dataset
 from django.contrib.messages import get_messages
 
-from anonymizer_app import services
 from anonymizer_app.models import Job
+from anonymizer_app.services import jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +13,7 @@ def url(job):
 
 
 def queued(user):
-    return services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    return jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
 
 
 def test_a_queued_job_is_cancelled_at_once(client_alice, user):
@@ -26,7 +26,7 @@ def test_a_queued_job_is_cancelled_at_once(client_alice, user):
     assert job.finished is not None
     assert [str(m) for m in get_messages(r.wsgi_request)] == ["Job cancelled."]
     # a worker picking it up later leaves it alone
-    services.run_job(job)
+    jobs.run_job(job)
     job.refresh_from_db()
     assert job.status == Job.CANCELLED and not hasattr(job, "result")
 

@@ -1,8 +1,8 @@
 import pytest
 from anonymizer_helpers import finished_job, make_dataset
 
-from anonymizer_app import services
 from anonymizer_app.models import Job
+from anonymizer_app.services import jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -12,7 +12,7 @@ def url(job):
 
 
 def test_it_reports_progress(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     Job.objects.filter(pk=job.pk).update(status=Job.RUNNING, progress=0.123456, phase="iteration 3")
     r = client_alice.get(url(job))
     assert r.status_code == 200
@@ -29,20 +29,20 @@ def test_it_gives_the_result_url_on_success(client_alice, user):
 
 
 def test_it_gives_the_failure_message(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     Job.objects.filter(pk=job.pk).update(status=Job.FAILED, message="hierarchy of 'zip' misses 99999")
     data = client_alice.get(url(job)).json()
     assert (data["status"], data["message"], data["result_url"]) == ("failed", "hierarchy of 'zip' misses 99999", None)
 
 
 def test_other_user_gets_404(client, user, other_user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     client.force_login(other_user)
     assert client.get(url(job)).status_code == 404
 
 
 def test_it_requires_login(client, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     r = client.get(url(job))
     assert r.status_code == 302
     assert r["Location"].startswith("/accounts/login/?next=")

@@ -3,8 +3,8 @@ from datetime import timedelta
 import pytest
 from anonymizer_helpers import finished_job, make_dataset
 
-from anonymizer_app import services
 from anonymizer_app.models import Job
+from anonymizer_app.services import jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +14,7 @@ URL = "/jobs/"
 def test_it_lists_own_jobs(client_alice, user, other_user):
     done = finished_job(make_dataset(user, name="Alice table"), k=2, suppression_limit=0.25)
     Job.objects.filter(pk=done.pk).update(finished=done.started + timedelta(seconds=1.5))
-    queued = services.create_job(make_dataset(user, name="Second table"), "datafly", 3, 0.0)
+    queued = jobs.create_job(make_dataset(user, name="Second table"), "datafly", 3, 0.0)
     finished_job(make_dataset(other_user, name="Bob table"))
     r = client_alice.get(URL)
     assert r.status_code == 200

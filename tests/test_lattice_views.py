@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from anonymizer_helpers import make_dataset, run_jobs_synchronously
 
-from anonymizer_app import engine, lattice_views, services
+from anonymizer_app import engine
 from anonymizer_app.engine.lattice import equivalence_classes
 from anonymizer_app.engine.table import frequency_set
 from anonymizer_app.models import Job
+from anonymizer_app.services import jobs, results, storage
+from anonymizer_app.views import lattice as lattice_view
 
 pytestmark = pytest.mark.django_db
 
@@ -20,8 +22,8 @@ K, SUPPRESSION = 2, 0.25  # 8 records: up to 2 may be suppressed
 
 
 def run(dataset, algorithm="flash", options=None, k=K, suppression=SUPPRESSION):
-    job = services.create_job(dataset, algorithm, k, suppression, "disease", options=options or {})
-    job = services.run_job(job)
+    job = jobs.create_job(dataset, algorithm, k, suppression, "disease", options=options or {})
+    job = jobs.run_job(job)
     assert job.status == Job.SUCCEEDED, job.message
     return job
 
@@ -42,7 +44,7 @@ def urls(job):
 
 
 def table_and_hierarchies(job):
-    _, table, hs = lattice_views._job_table(job)
+    _, table, hs = lattice_view._job_table(job)
     return table, hs
 
 
@@ -111,7 +113,7 @@ def test_the_lattice_has_every_node_and_flags_the_optimum(client_alice, job):
         assert value == (disc if anonymous else None), levels
         assert rank == sum(map(int, levels.split(",")))
     best = min(v for a, v in truth.values() if a)
-    result_levels = services.transformation_key(job.result.report)
+    result_levels = results.transformation_key(job.result.report)
     assert data["optimum"] == result_levels and data["result"] == result_levels
     assert truth[data["optimum"]] == (True, best)
     assert data["anonymous"] == sum(a for a, _ in truth.values())
@@ -144,7 +146,7 @@ def test_a_stored_lattice_is_used_and_the_lattice_is_cached(client_alice, datase
     data = client_alice.get(urls(job)["data"]).json()
     assert data["source"] == "stored with the job's result (keep_lattice)"
     assert data["size"] == job.result.report["search"]["lattice_size"]
-    assert (lattice_views.cache_dir(job) / "lattice.json").exists()
+    assert (storage.lattice_cache_dir(job) / "lattice.json").exists()
     other = run(dataset, "samarati")
     first = client_alice.get(urls(other)["data"]).json()
     monkeypatch.setattr(engine, "anonymize", lambda *a, **kw: pytest.fail("the lattice was computed again"))
@@ -186,7 +188,7 @@ def test_node_metrics_equal_the_engine_and_are_cached(client_alice, job, monkeyp
 
 
 def job_levels(job):
-    return services.transformation_key(job.result.report)
+    return results.transformation_key(job.result.report)
 
 
 def test_a_node_that_is_not_anonymous_says_why(client_alice, job):
@@ -213,12 +215,13 @@ def test_keeping_a_node_makes_a_verified_job(client_alice, job, monkeypatch):
     r = client_alice.post(urls(job)["keep"], {"levels": levels})
     new = Job.objects.exclude(pk=job.pk).get()
     assert r.status_code == 302 and r["Location"] == f"/jobs/{new.pk}/"
-    assert (new.algorithm, new.k, new.suppression_limit, new.sensitive) == ("full-domain", K, SUPPRESSION, "disease")
+    assert (new.kind, new.algorithm, new.k, new.suppression_limit, new.sensitive) == (
+        Job.LATTICE_KEEP, "full-domain", K, SUPPRESSION, "disease")
     assert new.options == {"levels": levels} and new.config == job.config
     assert new.status == Job.SUCCEEDED
     report = new.result.report
     assert report["verified"] is True
-    assert services.transformation_key(report) == levels
+    assert results.transformation_key(report) == levels
     assert report["metrics"]["discernibility"] == truth[levels][1]
     data = client_alice.get(urls(job)["data"]).json()
     assert data["kept"] == {levels: f"/jobs/{new.pk}/result/"}
@@ -247,9 +250,9 @@ def test_the_lattice_of_an_l_diverse_run_honours_l_and_its_kept_node_too(client_
     2-anonymous AND distinct 2-diverse (recounted here), and the kept node's published rows are l-diverse."""
     run_jobs_synchronously(monkeypatch)
     ds = make_dataset(user)
-    job = services.create_job(ds, "flash", 2, 0.25, "disease",
-                              models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}])
-    job = services.run_job(job)
+    job = jobs.create_job(ds, "flash", 2, 0.25, "disease",
+                          models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}])
+    job = jobs.run_job(job)
     assert job.status == Job.SUCCEEDED, job.message
     data = client_alice.get(urls(job)["data"]).json()
     assert data["models"] == ["2-anonymity", "distinct 2-diversity on disease"]
@@ -264,7 +267,7 @@ def test_the_lattice_of_an_l_diverse_run_honours_l_and_its_kept_node_too(client_
         bad = (groups.size() < 2) | (groups.nunique() < 2)
         outliers = int(groups.size()[bad].sum())
         assert (tag in "Aa") == (outliers <= budget), levels
-    assert data["optimum"] == services.transformation_key(job.result.report)
+    assert data["optimum"] == results.transformation_key(job.result.report)
     node = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": data["optimum"]}).json()
     assert "distinct 2-diversity on disease" in node["models"]
     client_alice.post(urls(job)["keep"], {"levels": data["optimum"]})
@@ -273,7 +276,7 @@ def test_the_lattice_of_an_l_diverse_run_honours_l_and_its_kept_node_too(client_
     assert kept.models == job.models
     assert [c["describe"] for c in kept.result.report["model_checks"]] == ["2-anonymity",
                                                                            "distinct 2-diversity on disease"]
-    output, suppressed = services.load_output(kept.result)
+    output, suppressed = results.load_output(kept.result)
     assert not suppressed.any()
     groups = output.groupby(table.qi)["disease"]
     assert groups.size().min() >= 2 and groups.nunique().min() >= 2

@@ -4,7 +4,8 @@ import re
 import pytest
 from anonymizer_helpers import finished_job, make_dataset, people_dataset
 
-from anonymizer_app import services
+from anonymizer_app.engine import Format
+from anonymizer_app.services import datasets, jobs, results
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +78,7 @@ def test_it_pages_on_the_server(client_alice, people_job):
     html = client_alice.get(url(people_job) + "?page=2").content.decode()
     assert "Rows 51–98 of 98 · page 2 of 2" in html
     original = table(html, "original-table")
-    suppressed = [i + 1 for i in range(100) if i not in set(services.load_output(people_job.result)[0].attrs["rows"])]
+    suppressed = [i + 1 for i in range(100) if i not in set(results.load_output(people_job.result)[0].attrs["rows"])]
     assert len(suppressed) == 2
     last = max(set(range(1, 101)) - set(suppressed))
     assert f'<td class="num muted">{last}</td>' in original
@@ -95,7 +96,7 @@ def test_it_leaves_out_suppressed_rows(client_alice, user):
     html = client_alice.get(url(job)).content.decode()
     anonymized = table(html, "anonymized-table")
     assert anonymized.count('class="suppressed"') == 0
-    frame, suppressed = services.load_output(job.result)
+    frame, suppressed = results.load_output(job.result)
     assert len(frame) == job.dataset.n_rows - 2 and not suppressed.any()
     assert 'limit: 2 records (25%)' in html
     assert '<span id="k-achieved">2</span>' in html
@@ -138,7 +139,7 @@ def test_user_strings_are_escaped(client_alice, user):
 
 
 def test_an_unfinished_job_redirects_to_its_page(client_alice, user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     r = client_alice.get(url(job))
     assert r.status_code == 302
     assert r["Location"] == f"/jobs/{job.pk}/"
@@ -157,6 +158,6 @@ def test_it_requires_login(client, people_job):
 
 def test_a_rerun_dataset_is_flagged(client_alice, user):
     job = finished_job(make_dataset(user), k=2, suppression_limit=0.25)
-    services.reformat_dataset(job.dataset, services.Format("csv", ",", "utf-8", False))
+    datasets.reformat_dataset(job.dataset, Format("csv", ",", "utf-8", False))
     html = client_alice.get(url(job)).content.decode()
     assert "has been re-read with another format since this run" in html

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from anonymizer_helpers import finished_job, make_dataset
 
-from anonymizer_app import services
 from anonymizer_app.engine import Role
+from anonymizer_app.services import jobs, results
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +34,7 @@ def section(html: str, element_id: str) -> str:
 def test_attack_report_counts_the_homogeneous_classes(client_alice, user):
     ds = make_dataset(user, ATTACK_CSV, "attack.csv", roles=ROLES)
     job = finished_job(ds, k=2, sensitive="disease")
-    output, suppressed = services.load_output(job.result)
+    output, suppressed = results.load_output(job.result)
     frame = output[~suppressed]
     distinct = frame.groupby(["age", "sex"])["disease"].nunique()
     sizes = frame.groupby(["age", "sex"]).size()
@@ -73,8 +73,8 @@ ANATOMY_CSV = """age,zip,disease
 def test_anatomy_shows_and_downloads_the_qit_and_the_st(client_alice, user):
     ds = make_dataset(user, ANATOMY_CSV, "anatomy.csv",
                       roles={"age": Role.QUASI_IDENTIFYING, "zip": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE})
-    job = services.run_job(services.create_job(ds, "anatomy", 2, 0.0, "disease",
-                                               models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]))
+    job = jobs.run_job(jobs.create_job(ds, "anatomy", 2, 0.0, "disease",
+                                       models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]))
     assert job.status == "succeeded", job.message
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="qit-table"' in html and 'id="st-table"' in html

@@ -2,8 +2,8 @@ import pytest
 from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
 from django.utils.html import escape
 
-from anonymizer_app import services
 from anonymizer_app.models import Job
+from anonymizer_app.services import jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +107,7 @@ def test_a_broker_failure_fails_the_job(client_alice, user, monkeypatch):
     def broken(job):
         raise ConnectionError("broker unreachable")
 
-    monkeypatch.setattr(services, "submit_job", broken)
+    monkeypatch.setattr(jobs, "submit_job", broken)
     r = post(client_alice, make_dataset(user))
     job = Job.objects.get()
     assert r["Location"] == f"/jobs/{job.pk}/"

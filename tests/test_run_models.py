@@ -11,9 +11,9 @@ import pytest
 from anonymizer_helpers import make_dataset, people_dataset, run_jobs_synchronously
 from django.utils.html import escape
 
-from anonymizer_app import services
 from anonymizer_app.engine import ALGORITHMS
 from anonymizer_app.models import Job
+from anonymizer_app.services import datasets, results
 from hierarchy_editor.models import Hierarchy
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def post(client, ds, models: dict, **fields):
 
 def classes(job, qis=QIS, sensitive="disease"):
     """(class sizes, per-class counts of the sensitive values) recounted from the stored output."""
-    output, suppressed = services.load_output(job.result)
+    output, suppressed = results.load_output(job.result)
     original = pd.read_csv(people_csv(), dtype=str, keep_default_na=False)
     frame = output.assign(_s=original[sensitive].to_numpy())[~suppressed]
     counts = frame.groupby(qis + ["_s"]).size().unstack(fill_value=0)
@@ -141,7 +141,7 @@ def test_beta_likeness(client_alice, user, monkeypatch):
 def pipeline_population(job):
     """The job's run recomputed through the engine (the population's output, every row)."""
     from anonymizer_app.engine.api import compute
-    from anonymizer_app.runs import job_spec
+    from anonymizer_app.services.runs import job_spec
 
     return compute(job_spec(job))
 
@@ -155,10 +155,10 @@ def test_delta_presence_with_a_research_column(client_alice, user, monkeypatch):
     assert r.status_code == 302
     job = Job.objects.get()
     assert job.status == Job.SUCCEEDED, job.message
-    output, suppressed = services.load_output(job.result)
+    output, suppressed = results.load_output(job.result)
     assert "research" not in output.columns and len(output) == 20  # the research subset, without its marker
     # δ recounted on the population's classes: each population row generalized as its published class
-    population = services.load_frame(ds)
+    population = datasets.load_frame(ds)
     result = pipeline_population(job)
     kept = result.output[~result.suppressed].assign(research=population["research"][~result.suppressed])
     share = kept.groupby(["age", "zip"])["research"].apply(lambda s: (s == "1").mean())

@@ -1,6 +1,6 @@
 """δ-presence against a population dataset from the run form: /datasets/<research>/run/ with
 model:delta:population = another dataset of the owner. The population is anonymized (the research rows
-found in it on the shared columns, services.match_research, shared with the CLI's --population) and the
+found in it on the shared columns, services.population.match_research, shared with the CLI's --population) and the
 result keeps the research rows only. The δ figures are recounted here with pandas."""
 
 import pandas as pd
@@ -8,9 +8,11 @@ import pytest
 from anonymizer_helpers import make_dataset, run_jobs_synchronously
 from django.utils.html import escape
 
-from anonymizer_app import engine, services
+from anonymizer_app import engine
 from anonymizer_app.engine import InputError
 from anonymizer_app.models import Job
+from anonymizer_app.services import datasets, jobs, results
+from anonymizer_app.services.population import RESEARCH_MARKER, match_research
 
 pytestmark = pytest.mark.django_db
 ROLES = {"age": "quasi-identifying", "zip": "quasi-identifying", "disease": "sensitive"}
@@ -56,26 +58,26 @@ def test_delta_presence_against_a_population_dataset(client_alice, user, pair, m
     assert job.status == Job.SUCCEEDED, job.message
     assert job.dataset == research and job.config["population"]["dataset"] == population.pk
     assert job.models == [{"model": "delta-presence", "delta_min": 0.1, "delta_max": 0.6,
-                           "column": services.RESEARCH_MARKER}]
+                           "column": RESEARCH_MARKER}]
 
     # the population anonymized directly with the engine, the research rows marked by hand
     pop = pd.read_csv(pd.io.common.StringIO(POPULATION), dtype=str)
-    marked = pop.assign(**{services.RESEARCH_MARKER: ["1" if i in IN_STUDY else "0" for i in range(60)]})
-    table = services.table_from_config(marked, job.config, "Population")
-    direct = engine.anonymize(table, {}, "datafly", k=2, sensitive="disease", models=services.build_models(job.models))
+    marked = pop.assign(**{RESEARCH_MARKER: ["1" if i in IN_STUDY else "0" for i in range(60)]})
+    table = datasets.table_from_config(marked, job.config, "Population")
+    direct = engine.anonymize(table, {}, "datafly", k=2, sensitive="disease", models=jobs.build_models(job.models))
     # the stored output: exactly the research rows, in the population's order (the one rule of the gate, as
     # the CLI's), no marker column; each row remembers its row in the research dataset for the page
-    output, suppressed = services.load_output(job.result)
+    output, suppressed = results.load_output(job.result)
     in_order = sorted(IN_STUDY)
     assert len(output) == len(IN_STUDY) == 20 and not direct.suppressed.any()
-    assert services.RESEARCH_MARKER not in output.columns
-    expected = direct.output.iloc[in_order].drop(columns=[services.RESEARCH_MARKER]).reset_index(drop=True)
+    assert RESEARCH_MARKER not in output.columns
+    expected = direct.output.iloc[in_order].drop(columns=[RESEARCH_MARKER]).reset_index(drop=True)
     pd.testing.assert_frame_equal(output.astype(str), expected.astype(str), check_dtype=False)
     assert list(output.attrs["rows"]) == [IN_STUDY.index(i) for i in in_order]
 
     # δ recounted: per population class, the share of its records that are research records
     out = direct.output[~direct.suppressed]
-    share = out.groupby(["age", "zip"])[services.RESEARCH_MARKER].apply(lambda s: (s == "1").mean())
+    share = out.groupby(["age", "zip"])[RESEARCH_MARKER].apply(lambda s: (s == "1").mean())
     assert share.min() >= 0.1 - 1e-12 and share.max() <= 0.6 + 1e-12
     check = next(c for c in job.result.report["model_checks"] if c["model"] == "delta-presence")
     assert check["value"] == pytest.approx([share.min(), share.max()], abs=1e-12)
@@ -85,14 +87,14 @@ def test_delta_presence_against_a_population_dataset(client_alice, user, pair, m
     rs = job.result.report["research_subset"]
     assert rs == {"population": "Population", "population_records": 60, "research_records": 20, "written": 20,
                   "suppressed": int(suppressed.sum()), "population_suppressed": int(direct.suppressed.sum()),
-        "column": services.RESEARCH_MARKER}
+        "column": RESEARCH_MARKER}
 
     page = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="research-subset"' in page and "keep only the 20 records of the research subset" in page
     assert 'id="download-research-note"' in page
     csv_text = client_alice.get(f"/jobs/{job.pk}/result/anonymized.csv").content.decode()
     assert len(csv_text.strip().splitlines()) == 1 + 20
-    assert services.RESEARCH_MARKER not in csv_text
+    assert RESEARCH_MARKER not in csv_text
 
 
 def test_the_zero_one_column_option_still_works(client_alice, user, monkeypatch):
@@ -107,7 +109,7 @@ def test_the_zero_one_column_option_still_works(client_alice, user, monkeypatch)
     assert "population" not in job.config
     # the research rows only, and never the column that says who is in the study
     assert job.result.report["research_subset"]["research_records"] == 20
-    output, _ = services.load_output(job.result)
+    output, _ = results.load_output(job.result)
     assert "research" not in output.columns and len(output) == 20
 
 
@@ -141,12 +143,12 @@ def test_the_population_must_hold_the_quasi_identifiers(client_alice, user):
 def test_match_research_pairs_duplicates_once_each():
     population = pd.DataFrame({"a": ["x", "y", "x", "x"], "b": ["1", "2", "1", "3"]})
     research = pd.DataFrame({"a": ["x", "x"], "b": ["1", "1"]})
-    marked, positions = services.match_research(research, population, "m")
+    marked, positions = match_research(research, population, "m")
     assert list(positions) == [0, 2] and list(marked["m"]) == ["1", "0", "1", "0"]
     with pytest.raises(InputError, match="1 of the 3 research records are not in the population"):
-        services.match_research(pd.concat([research, research.iloc[:1]]), population, "m")
+        match_research(pd.concat([research, research.iloc[:1]]), population, "m")
     with pytest.raises(InputError, match="share no column"):
-        services.match_research(pd.DataFrame({"z": ["1"]}), population, "m")
+        match_research(pd.DataFrame({"z": ["1"]}), population, "m")
 
 
 def test_the_configuration_names_the_population(client_alice, user, pair, monkeypatch):

@@ -1,21 +1,21 @@
-"""services.run_job, the path every worker takes: verified results only, failures and cancels recorded."""
+"""services.jobs.run_job, the path every worker takes: verified results only, failures and cancels recorded."""
 
 import pytest
 from anonymizer_helpers import make_dataset
 
-from anonymizer_app import services
 from anonymizer_app.engine import api
 from anonymizer_app.models import Job, Result
+from anonymizer_app.services import datasets, jobs, results
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_verified_result_is_stored(user):
-    job = services.run_job(services.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
+    job = jobs.run_job(jobs.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
     assert job.status == Job.SUCCEEDED and job.progress == 1.0
     report = job.result.report
     assert report["verified"] is True and report["k_achieved"] >= 2
-    frame, suppressed = services.load_output(job.result)
+    frame, suppressed = results.load_output(job.result)
     assert list(frame.columns) == ["age", "zip", "sex", "note", "disease"]  # name (identifying) removed
     assert len(frame) == 8 and not suppressed.any()
 
@@ -29,7 +29,7 @@ def test_a_result_that_fails_verification_is_never_stored(user, monkeypatch):
         return out
 
     monkeypatch.setattr(api, "build_output", tampered)
-    job = services.run_job(services.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
+    job = jobs.run_job(jobs.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
     assert job.status == Job.FAILED
     assert "row 1, column 'age': output '99' is not a generalization of '34'" in job.message
     assert not Result.objects.filter(job=job).exists()
@@ -37,32 +37,32 @@ def test_a_result_that_fails_verification_is_never_stored(user, monkeypatch):
 
 def test_a_job_the_engine_refuses_fails_with_the_reason(user):
     # create_job refuses k > N up front; a job row changed afterwards meets the engine's own check.
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     Job.objects.filter(pk=job.pk).update(k=9)
-    done = services.run_job(job)
+    done = jobs.run_job(job)
     assert done.status == Job.FAILED
     assert done.message == "k=9 is larger than the table's 8 records"
     assert done.finished is not None and not Result.objects.filter(job=job).exists()
 
 
 def test_cancelling_a_running_job_stops_it(user, monkeypatch):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
-    real = services.load_frame
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
+    real = datasets.load_frame
 
     def load_then_cancel(dataset):
         Job.objects.filter(pk=job.pk).update(cancel_requested=True)  # the user clicks cancel meanwhile
         return real(dataset)
 
-    monkeypatch.setattr(services, "load_frame", load_then_cancel)
-    done = services.run_job(job)
+    monkeypatch.setattr(datasets, "load_frame", load_then_cancel)
+    done = jobs.run_job(job)
     assert done.status == Job.CANCELLED and done.message == "cancelled by the user"
     assert not Result.objects.filter(job=job).exists()
 
 
 def test_a_job_cancelled_while_queued_never_runs(user):
-    job = services.create_job(make_dataset(user), "datafly", 2, 0.0)
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     Job.objects.filter(pk=job.pk).update(cancel_requested=True)
-    done = services.run_job(job)
+    done = jobs.run_job(job)
     assert done.status == Job.CANCELLED and done.started is None
 
 
@@ -73,15 +73,15 @@ def test_the_disk_hybrid_job_streams_the_dataset(user, client_alice):
     from anonymizer_app import engine
 
     dataset = people_dataset(user)
-    job = services.run_job(services.create_job(dataset, "disk-clustering", 3, 0.0, "disease",
-                                               options={"memory_mb": 1}))
+    job = jobs.run_job(jobs.create_job(dataset, "disk-clustering", 3, 0.0, "disease",
+                                       options={"memory_mb": 1}))
     assert job.status == Job.SUCCEEDED, job.message
     report = job.result.report
     assert report["search"]["out_of_core"] is True and report["verified"] is True
-    table, hierarchies = services.dataset_table(dataset)
+    table, hierarchies = datasets.dataset_table(dataset)
     expected = engine.anonymize(table, hierarchies, "disk-clustering", k=3, sensitive="disease",
                                 options={"memory_mb": 1})
-    frame, suppressed = services.load_output(job.result)
+    frame, suppressed = results.load_output(job.result)
     assert frame.equals(expected.output.reset_index(drop=True)) and not suppressed.any()
     for key in ("equivalence_classes", "k_achieved", "class_size_histogram", "metrics", "metrics_before"):
         assert report[key] == pytest.approx(expected.report()[key]), key
@@ -96,7 +96,7 @@ def test_the_disk_hybrid_job_streams_the_dataset(user, client_alice):
 def test_the_disk_hybrid_with_l_diversity_runs_in_memory(user):
     from anonymizer_helpers import people_dataset
 
-    job = services.run_job(services.create_job(people_dataset(user), "disk-clustering", 3, 0.0, "disease",
-                                               models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]))
+    job = jobs.run_job(jobs.create_job(people_dataset(user), "disk-clustering", 3, 0.0, "disease",
+                                       models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]))
     assert job.status == Job.SUCCEEDED, job.message
     assert "out_of_core" not in job.result.report["search"]

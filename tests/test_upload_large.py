@@ -10,8 +10,9 @@ import pytest
 from anonymizer_helpers import DEMO_DIR, run_jobs_synchronously
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from anonymizer_app import engine, services
+from anonymizer_app import engine
 from anonymizer_app.models import Dataset, Job
+from anonymizer_app.services import datasets, ingestion, results, storage
 
 pytestmark = pytest.mark.django_db
 ROWS = 200_000
@@ -28,15 +29,15 @@ def big_csv() -> bytes:
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(services, "STREAM_THRESHOLD", 1024 * 1024)
-    monkeypatch.setattr(services, "STREAM_BLOCK", 2 * 1024 * 1024)
+    monkeypatch.setattr(ingestion, "STREAM_THRESHOLD", 1024 * 1024)
+    monkeypatch.setattr(ingestion, "STREAM_BLOCK", 2 * 1024 * 1024)
 
 
 def forbid_whole_table(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a page loaded the whole table")
-    monkeypatch.setattr(services, "load_frame", refuse)
-    monkeypatch.setattr(services, "load_output", refuse)
+    monkeypatch.setattr(datasets, "load_frame", refuse)
+    monkeypatch.setattr(results, "load_output", refuse)
 
 
 def test_a_large_upload_stays_paged(client_alice, user, big_csv, small_blocks, monkeypatch):
@@ -46,7 +47,7 @@ def test_a_large_upload_stays_paged(client_alice, user, big_csv, small_blocks, m
     ds = Dataset.objects.get()
     assert r.status_code == 302 and r["Location"] == f"/datasets/{ds.pk}/"
     assert (ds.n_rows, ds.n_columns, ds.delimiter, ds.size_bytes) == (ROWS, 10, ";", len(big_csv))
-    pf = pq.ParquetFile(services.table_path(ds))
+    pf = pq.ParquetFile(storage.table_path(ds))
     assert pf.metadata.num_rows == ROWS and pf.metadata.num_row_groups > 3
     expected = pd.read_csv(io.BytesIO(big_csv), sep=";", dtype=str)
     cols = {c.name: c for c in ds.columns.all()}
@@ -94,12 +95,12 @@ def test_blocks_report_line_numbers_of_the_whole_file(tmp_path):
 
 
 def _stream(path):
-    old = services.STREAM_THRESHOLD
-    services.STREAM_THRESHOLD = 0
+    old = ingestion.STREAM_THRESHOLD
+    ingestion.STREAM_THRESHOLD = 0
     try:
-        return [f for f, _ in services.iter_table_file(path, block_bytes=64 * 1024)]
+        return [f for f, _ in ingestion.iter_table_file(path, block_bytes=64 * 1024)]
     finally:
-        services.STREAM_THRESHOLD = old
+        ingestion.STREAM_THRESHOLD = old
 
 
 @pytest.mark.parametrize("text", [

@@ -250,7 +250,7 @@ class Command(OneLineCommand):
 
         if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None:
             fmt = self._input_format(source, opts["delimiter"])
-            from anonymizer_app.services import iter_table_file
+            from anonymizer_app.services.ingestion import iter_table_file
 
             columns = list(next(iter(iter_table_file(source, source.name, fmt)))[0].columns)
             roles = self._roles(opts, columns)
@@ -341,7 +341,7 @@ class Command(OneLineCommand):
     @staticmethod
     def _mark_research(research, population):
         """The population with a marker column: 1 for the rows of INPUT (matched on the shared columns)."""
-        from anonymizer_app.services import match_research
+        from anonymizer_app.services.population import match_research
 
         return match_research(research, population, RESEARCH_MARKER, "--population")[0]
 
@@ -379,7 +379,7 @@ class Command(OneLineCommand):
     @staticmethod
     def _input_format(source: Path, delimiter: str | None, flag: str = ""):
         """The input's format, sniffed from its first bytes (--delimiter overrides the separator)."""
-        from anonymizer_app import services
+        from anonymizer_app.services import ingestion as services
 
         where = f"{flag} {source}" if flag else str(source)
         try:
@@ -396,7 +396,7 @@ class Command(OneLineCommand):
     def _read_input(cls, source: Path, delimiter: str | None, flag: str = ""):
         """The table through services.iter_table_file (the path uploads and compare use): the format is
         sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes."""
-        from anonymizer_app import services
+        from anonymizer_app.services import ingestion as services
 
         fmt = cls._input_format(source, delimiter, flag)
         pieces, fmt_read = [], fmt
@@ -455,7 +455,7 @@ class CsvSink:
         self.started = False
 
     def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-        from anonymizer_app.services import export_csv
+        from anonymizer_app.services.exports import export_csv
 
         text = export_csv(frame, delimiter=self.delimiter)
         self.fh.write(text if not self.started else text.split("\n", 1)[1])

@@ -5,7 +5,7 @@
         [--suppression 0.0] [--out results.csv] [--html chart.html]
 
 Each run is engine.anonymize() (the web app's call, the result verified from its output rows); the
-table is read the way uploads are (services.iter_table_file: in blocks for large files). A run that
+table is read the way uploads are (services.ingestion.iter_table_file: in blocks for large files). A run that
 finds no solution is a row with its error. The table goes to stdout (and --out as CSV); --html
 writes a standalone page with three plotly charts (NCP, discernibility, time against k; one line
 per algorithm) and the table. Exit status: 0 done, 2 bad flags or files (one line on stderr,
@@ -35,10 +35,10 @@ PROG = "compare"
 
 
 def _k_list(text: str) -> list[int]:
-    from anonymizer_app import services
+    from anonymizer_app.services import comparison
 
     try:
-        return services.parse_k_list(text)
+        return comparison.parse_k_list(text)
     except engine.EngineError as exc:
         raise ValueError(str(exc)) from None
 
@@ -83,15 +83,15 @@ class Command(OneLineCommand):
         self.stdout.write(text)
 
     def _run(self, opts: dict, progress: Progress) -> str:
-        from anonymizer_app import services
+        from anonymizer_app.services import comparison
 
         source = Path(opts["input"])
         try:
-            algorithms = services.parse_algorithm_list(opts["algorithms"])
+            algorithms = comparison.parse_algorithm_list(opts["algorithms"])
         except engine.InputError as exc:
             raise AnonymizeError(f"--algorithms: {exc}") from None
         try:
-            ks = services.parse_k_list(opts["k"])
+            ks = comparison.parse_k_list(opts["k"])
         except engine.InputError as exc:
             raise AnonymizeError(f"--k: {exc}") from None
         suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
@@ -115,23 +115,23 @@ class Command(OneLineCommand):
         if too_big:
             raise AnonymizeError(f"--k: k={too_big[0]} is larger than the table's {table.n} records")
 
-        rows = services.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress)
+        rows = comparison.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress)
         progress.close()
         files = []
         if opts["out"]:
-            files.append((Path(opts["out"]), services.comparison_csv(rows)))
+            files.append((Path(opts["out"]), comparison.comparison_csv(rows)))
         if opts["html"]:
             title = f"{source.name}: {table.n:,} records, {len(table.qi)} QIs, suppression {suppression:g}"
-            files.append((Path(opts["html"]), services.comparison_html(rows, title)))
+            files.append((Path(opts["html"]), comparison.comparison_html(rows, title)))
         _write_all(files)
         return format_table(rows)
 
 
 def read_table_file(source: Path) -> pd.DataFrame:
     """The upload path: sniffed from the first bytes, large text files parsed in blocks."""
-    from anonymizer_app import services
+    from anonymizer_app.services import ingestion
 
-    pieces = [frame for frame, _ in services.iter_table_file(source)]
+    pieces = [frame for frame, _ in ingestion.iter_table_file(source)]
     return pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
 
 

@@ -4,25 +4,17 @@
 - ``lattice_data``: every node's levels, tag, metric, rank, position and frontier flag as JSON. It
   comes from the job's report (``search.lattice``, when the job ran with keep_lattice=yes) or is
   computed once by an exhaustive evaluation of the job's table and cached in a file next to the
-  result (MEDIA_ROOT/results/job-<id>-lattice/);
+  result (services.storage.lattice_cache_dir: MEDIA_ROOT/results/job-<id>-lattice/);
 - ``lattice_node``: one node's anonymized table (first rows beside the original) and metrics,
   computed on demand with the "full-domain" algorithm and cached per node in the same folder;
-- ``lattice_keep``: keeps a node as the result: a new job (algorithm full-domain, the node's levels,
-  the same k, every privacy model, suppression limit and configuration), run on a worker.
+- ``lattice_keep``: keeps a node as the result: a new job (kind "lattice-keep", algorithm full-domain,
+  the node's levels, the same k, every privacy model, suppression limit and configuration), run on a worker.
 
 Everything is owner-scoped like the other pages: another user's job is a 404.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import tempfile
-from pathlib import Path
-
-import numpy as np
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
@@ -30,17 +22,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from . import engine, services
-from .engine import pipeline, solution_lattice
-from .engine.algorithms.fixed import parse_levels
-from .engine.lattice_metrics import REPORT_KEYS
-from .engine.solution_lattice import METRIC_LABELS, build_lattice
-from .models import Job, Result
+from .. import engine
+from ..engine import pipeline, solution_lattice
+from ..engine.algorithms.fixed import parse_levels
+from ..engine.lattice_metrics import REPORT_KEYS
+from ..engine.solution_lattice import METRIC_LABELS, build_lattice
+from ..models import Job, Result
+from ..services import datasets, results, runs, storage
+from ..services import jobs as job_service
 
 LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
-MAX_NODES = 250_000  # larger lattices are not evaluated on demand
 PREVIEW_ROWS = 50
-SHOWN_LABELS = 3
 CACHE_VERSION = 1
 # metric key in the report -> label; the order of the node's metrics table
 NODE_METRICS = {
@@ -59,7 +51,7 @@ NODE_METRICS = {
 
 # ---- helpers -----------------------------------------------------------------------------------
 def is_lattice_job(job: Job) -> bool:
-    return job.algorithm in LATTICE_ALGORITHMS
+    return job.kind == Job.RUN and job.algorithm in LATTICE_ALGORITHMS
 
 
 def _lattice_job(request, job_id) -> Job:
@@ -70,42 +62,21 @@ def _lattice_job(request, job_id) -> Job:
     return job
 
 
-def cache_dir(job: Job) -> Path:
-    return Path(settings.MEDIA_ROOT) / "results" / f"job-{job.pk}-lattice"
-
-
-def _read_cache(path: Path):
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def _read_cache(job: Job, name: str):
+    data = storage.read_json(storage.lattice_cache_dir(job) / name)
     return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
 
 
-def _write_cache(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"), default=_json_default)
-    os.replace(tmp, path)
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return None if math.isnan(o) else float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(type(o).__name__)
+def _write_cache(job: Job, name: str, data: dict) -> None:
+    storage.write_json(storage.lattice_cache_dir(job) / name, data)
 
 
 def _job_table(job: Job):
     """The original frame, the engine Table of the job's snapshot and a hierarchy for every QI."""
-    frame = services.load_frame(job.dataset)
-    table = services.table_from_config(frame, job.config, job.dataset.name)
+    frame = datasets.load_frame(job.dataset)
+    table = datasets.table_from_config(frame, job.config, job.dataset.name)
     try:
-        given = services.hierarchies_from_config(job.owner, job.config)
+        given = datasets.hierarchies_from_config(job.owner, job.config)
     except Exception as exc:  # a hierarchy of the snapshot was deleted since
         raise engine.InputError(f"a hierarchy this job used is no longer available ({exc})") from None
     return frame, table, table.hierarchies(given)
@@ -116,23 +87,10 @@ def job_metric(job: Job) -> str:
     return metric if metric in REPORT_KEYS else "discernibility"
 
 
-def _level_labels(h, level: int) -> str:
-    labels = [str(x) for x in h.labels[level]]
-    if level == 0:
-        return f"original values ({len(labels)})"
-    sample = ", ".join(labels[:SHOWN_LABELS]) + (", …" if len(labels) > SHOWN_LABELS else "")
-    return f"{len(labels)} value(s): {sample}"
-
-
-def _split(levels: str, sep: str) -> list[int]:
-    return [int(x) for x in (levels.split(sep) if sep else levels)]
-
-
 # ---- the lattice -------------------------------------------------------------------------------
 def lattice_data(job: Job) -> dict:
     """The whole lattice of the job under its full specification (every privacy model; cached)."""
-    path = cache_dir(job) / "lattice.json"
-    cached = _read_cache(path)
+    cached = _read_cache(job, "lattice.json")
     if cached is not None:
         return cached
     report = Result.objects.get(job=job).report
@@ -147,8 +105,8 @@ def lattice_data(job: Job) -> dict:
     else:
         data = solution_lattice.evaluate(spec, metric)
         source = "computed by an exhaustive evaluation of every node under every model of the job"
-    data.update(version=CACHE_VERSION, source=source, result=services.transformation_key(report))
-    _write_cache(path, data)
+    data.update(version=CACHE_VERSION, source=source, result=results.transformation_key(report))
+    _write_cache(job, "lattice.json", data)
     return data
 
 
@@ -202,7 +160,7 @@ def _checked_levels(job: Job, text: str) -> list[int]:
     qi = result.report.get("quasi_identifiers") or data_qi
     heights = (result.report.get("search") or {}).get("lattice", {}).get("heights")
     if heights is None:
-        cached = _read_cache(cache_dir(job) / "lattice.json")
+        cached = _read_cache(job, "lattice.json")
         heights = cached["heights"] if cached else None
     if heights is None:
         _, table, hs = _job_table(job)
@@ -211,10 +169,8 @@ def _checked_levels(job: Job, text: str) -> list[int]:
 
 
 def _job_spec(job: Job):
-    from .runs import job_spec
-
     try:
-        return job_spec(job)
+        return runs.job_spec(job)
     except engine.EngineError:
         raise
     except Exception as exc:  # a hierarchy of the snapshot was deleted since
@@ -225,8 +181,8 @@ def node_detail(job: Job, levels: list[int]) -> dict:
     """The node's published table (first rows, beside the original) and its metrics (cached): the job's
     full specification with the node's transformation, through the pipeline and its publishing gate."""
     key = ",".join(map(str, levels))
-    path = cache_dir(job) / f"node-{key.replace(',', '-')}.json"
-    cached = _read_cache(path)
+    name = f"node-{key.replace(',', '-')}.json"
+    cached = _read_cache(job, name)
     if cached is not None:
         return cached
     spec = _job_spec(job)
@@ -236,7 +192,7 @@ def node_detail(job: Job, levels: list[int]) -> dict:
         publication = pipeline.publish_levels(spec, key)
     except engine.UnsatisfiableError as exc:
         data.update(anonymous=False, message=str(exc))
-        _write_cache(path, data)
+        _write_cache(job, name, data)
         return data
     report = publication.report
     after, before = report["metrics"], report["metrics_before"]
@@ -249,7 +205,7 @@ def node_detail(job: Job, levels: list[int]) -> dict:
         records=report["records"],
         models=[c["describe"] for c in report["model_checks"]],
         transformation=[{"qi": qi, "level": lv, "label": report["transformation_labels"].get(qi, "")}
-                        for qi, lv in services.transformation_levels(report)],
+                        for qi, lv in results.transformation_levels(report)],
         metrics=after,
         metric_rows=[{"key": key_, "label": label, "before": before.get(key_), "after": after.get(key_)}
                      for key_, label in NODE_METRICS.items() if key_ in after],
@@ -257,7 +213,7 @@ def node_detail(job: Job, levels: list[int]) -> dict:
                          publication.suppressed[:PREVIEW_ROWS], len(shown), report["identifying_removed"],
                          publication.rows[:PREVIEW_ROWS]),
     )
-    _write_cache(path, data)
+    _write_cache(job, name, data)
     return data
 
 
@@ -308,13 +264,14 @@ def lattice_keep(request, job_id):
         if (job.options or {}).get("suppressed_rows"):
             options["suppressed_rows"] = job.options["suppressed_rows"]
         # the kept node carries every model of the lattice's job and runs through the same gate
-        new = Job.objects.create(owner=job.owner, dataset=job.dataset, algorithm="full-domain", k=job.k,
-                                 suppression_limit=job.suppression_limit, sensitive=job.sensitive,
-                                 options=options, models=list(job.models or []), config=job.config)
+        new = Job.objects.create(owner=job.owner, dataset=job.dataset, kind=Job.LATTICE_KEEP,
+                                 algorithm="full-domain", k=job.k, suppression_limit=job.suppression_limit,
+                                 sensitive=job.sensitive, options=options, models=list(job.models or []),
+                                 config=job.config)
     except engine.EngineError as exc:
         messages.error(request, str(exc))
         return redirect(page)
-    services.submit_job(new)  # on a worker, with progress on the job page
+    job_service.submit_job(new)  # on a worker, with progress on the job page
     messages.success(request, f"The transformation {key} of the lattice is being kept as a result of its own, "
                               f"checked against {len(job.models or []) + 1} privacy model(s).")
     return redirect("anonymizer:job", job_id=new.pk)

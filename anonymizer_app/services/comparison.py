@@ -1,0 +1,184 @@
+"""Comparison of algorithms: every algorithm for every k on one table (engine.anonymize, each result
+verified), as a job of kind "comparison" or from the CLI (manage.py compare); its table as CSV, its
+charts as plotly figures or a standalone HTML page."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+from .. import engine
+from ..engine import InputError, Table
+from ..models import Dataset, Job, Result
+from . import datasets
+from .jobs import Progress, register
+
+COMPARE = "compare"  # Job.algorithm of a comparison (kept for older rows); its options hold the algorithms and ks
+COMPARE_FIGURES = {
+    "ncp": ("NCP (information loss)", "ncp"),
+    "discernibility": ("Discernibility C_DM", "discernibility"),
+    "seconds": ("Time (s)", "seconds"),
+}
+COMPARE_CSV_FIELDS = ["algorithm", "k", "k_achieved", "equivalence_classes", "suppressed", "ncp", "discernibility",
+                      "seconds", "verified", "error"]
+
+
+def parse_k_list(text: str) -> list[int]:
+    """'2,5,10' -> [2, 5, 10]; each k at least 1, no repeats, in the given order."""
+    ks = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            k = int(part)
+        except ValueError:
+            raise InputError(f"k must be whole numbers separated by commas, got {part!r}") from None
+        engine.KAnonymity(k)
+        if k not in ks:
+            ks.append(k)
+    if not ks:
+        raise InputError("give at least one k")
+    return ks
+
+
+def parse_algorithm_list(names) -> list[str]:
+    if isinstance(names, str):
+        names = names.split(",")
+    out = []
+    for name in names:
+        name = name.strip()
+        if name:
+            engine.get_algorithm(name)  # "unknown algorithm 'x'; available: ..."
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise InputError("give at least one algorithm")
+    return out
+
+
+def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int], suppression_limit: float = 0.0,
+            sensitive: str | None = None, options: dict | None = None, progress=None) -> list[dict]:
+    """Run every algorithm for every k on one table (engine.anonymize, each result verified).
+
+    A run that finds no solution (or refuses the k) is a row with its error, not the end of the
+    comparison. ``progress(fraction, phase)`` returning False stops it (engine.Cancelled)."""
+    options = options or {}
+    rows = []
+    total = len(algorithms) * len(ks)
+    for i, name in enumerate(algorithms):
+        info = engine.get_algorithm(name)
+        for j, k in enumerate(ks):
+            step = i * len(ks) + j
+
+            def sub(fraction, phase, step=step, label=info.label, k=k):
+                if progress is None:
+                    return True
+                return progress((step + min(max(fraction, 0.0), 1.0)) / total, f"{label}, k={k}: {phase}")
+
+            row = {"algorithm": name, "label": info.label, "recoding": info.recoding, "k": k}
+            try:
+                result = engine.anonymize(table, hierarchies, name, k=k, suppression_limit=suppression_limit,
+                                          sensitive=sensitive, options=options.get(name), progress=sub)
+            except engine.Cancelled:
+                raise
+            except engine.EngineError as exc:
+                row.update(error=str(exc), verified=False)
+            else:
+                m = result.metrics
+                row.update(
+                    k_achieved=result.k_achieved, equivalence_classes=int(len(result.class_sizes)),
+                    suppressed=int(result.suppressed.sum()), ncp=_plain_float(m.get("ncp")),
+                    discernibility=int(m["discernibility"]), seconds=round(result.seconds, 4),
+                    verified=result.verified, error="")
+            rows.append(row)
+    if progress is not None:
+        progress(1.0, "done")
+    return rows
+
+
+def _plain_float(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 6)
+
+
+def comparison_csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, COMPARE_CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({f: row.get(f, "") for f in COMPARE_CSV_FIELDS})
+    return buf.getvalue()
+
+
+def comparison_figures(rows: list[dict]) -> dict:
+    """Plotly figures (as dicts): NCP, discernibility and time against k, one line per algorithm."""
+    import plotly.graph_objects as go
+
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    ks = sorted({r["k"] for r in rows})
+    figures = {}
+    for key, (title, field) in COMPARE_FIGURES.items():
+        traces = []
+        for name in algorithms:
+            mine = sorted((r for r in rows if r["algorithm"] == name and not r.get("error")), key=lambda r: r["k"])
+            label = mine[0]["label"] if mine else name
+            traces.append(go.Scatter(x=[r["k"] for r in mine], y=[r[field] for r in mine], mode="lines+markers",
+                                     name=label, hovertemplate=f"{label}, k=%{{x}}: %{{y}}<extra></extra>"))
+        layout = dict(template="none", paper_bgcolor="#ffffff", plot_bgcolor="#ffffff", height=340,
+                      margin=dict(l=70, r=20, t=40, b=50), title=dict(text=f"{title} against k", font=dict(size=14)),
+                      legend=dict(orientation="h", y=-0.2),
+                      xaxis=dict(title=dict(text="k"), type="log", tickvals=ks, ticktext=[str(k) for k in ks],
+                                 gridcolor="#e6ebf1", automargin=True),
+                      yaxis=dict(title=dict(text=title), gridcolor="#e6ebf1", automargin=True,
+                                 type="log" if key == "seconds" else "linear"))
+        figures[key] = json.loads(go.Figure(data=traces, layout=layout).to_json())
+    return figures
+
+
+def comparison_html(rows: list[dict], title: str) -> str:
+    """A standalone page (plotly.js inlined, no CDN) with the three charts and the table."""
+    import html
+
+    import plotly.io as pio
+
+    figs = comparison_figures(rows)
+    parts = [pio.to_html(fig, full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figs.values())]
+    head = "".join(f"<th>{html.escape(f)}</th>" for f in COMPARE_CSV_FIELDS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(r.get(f, '')))}</td>" for f in COMPARE_CSV_FIELDS)
+                   + "</tr>" for r in rows)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head><body>"
+            f"<h1>{html.escape(title)}</h1>{''.join(parts)}<table border='1' cellpadding='4'><thead><tr>{head}"
+            f"</tr></thead><tbody>{body}</tbody></table></body></html>\n")
+
+
+# ---- the comparison job -----------------------------------------------------------------------------------
+def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float = 0.0, sensitive: str = "") -> Job:
+    """A comparison is a Job of kind "comparison"; its options hold the algorithms and the k list."""
+    algorithms = parse_algorithm_list(algorithms)
+    ks = parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
+    engine.api.SUPPRESSION.validate(suppression_limit)
+    if not dataset.qi_columns.exists():
+        raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
+    if sensitive and not dataset.columns.filter(name=sensitive).exists():
+        raise InputError(f"unknown sensitive column {sensitive!r}")
+    too_big = [k for k in ks if k > dataset.n_rows]
+    if too_big:
+        raise InputError(f"k={too_big[0]} is larger than the dataset's {dataset.n_rows} records")
+    return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.COMPARISON, algorithm=COMPARE,
+                              k=min(ks), suppression_limit=suppression_limit, sensitive=sensitive,
+                              options={"algorithms": algorithms, "k": ks}, config=datasets.dataset_config(dataset))
+
+
+def run_comparison(job: Job) -> None:
+    frame = datasets.load_frame(job.dataset)
+    table = datasets.table_from_config(frame, job.config, job.dataset.name)
+    hierarchies = datasets.hierarchies_from_config(job.owner, job.config)
+    rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
+                   job.sensitive or None, progress=Progress(job))
+    Result.objects.create(job=job, report={"comparison": rows, "records": table.n,
+                                           "quasi_identifiers": list(table.qi), "sensitive": job.sensitive or None})
+
+
+register(Job.COMPARISON, run_comparison)

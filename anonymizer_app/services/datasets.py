@@ -1,0 +1,210 @@
+"""Datasets: an upload stored as it came and parsed into Parquet, its columns described (type inferred,
+identifying role suggested), its rows read a page at a time, and its configuration (roles, types,
+hierarchy bindings) turned into the engine's Table and hierarchies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from django.conf import settings
+from django.core.files.base import ContentFile, File
+from django.db import transaction
+
+from .. import engine
+from ..engine import Format, InputError, Role, Table
+from ..models import Column, Dataset
+from . import ingestion, storage
+
+DISTINCT_SLICE = 200_000
+
+
+def _limits() -> dict:
+    return {"max_rows": settings.ANONYMIZER_MAX_ROWS, "max_columns": settings.ANONYMIZER_MAX_COLUMNS}
+
+
+def create_dataset(owner, source, filename: str, name: str | None = None, fmt: Format | None = None,
+                   is_demo: bool = False) -> Dataset:
+    """Store the original upload untouched, parse it from disk into Parquet, describe every column.
+
+    ``source`` is bytes, a Django File (an upload: a temporary file is moved, not read) or a path."""
+    if isinstance(source, (bytes, bytearray)):
+        source = ContentFile(bytes(source))
+    elif isinstance(source, (str, Path)):
+        source = File(open(source, "rb"))
+    size = source.size
+    limit = settings.ANONYMIZER_MAX_UPLOAD_MB * 1024 * 1024
+    if size > limit:
+        raise InputError(f"{filename}: {size / 1048576:.1f} MB, more than the limit of "
+                         f"{settings.ANONYMIZER_MAX_UPLOAD_MB} MB")
+    dataset = Dataset(owner=owner, name=name or Path(filename).stem, original_name=filename, size_bytes=size,
+                      is_demo=is_demo)
+    storage.save_original(dataset, filename, source)
+    staging = storage.staging_path()
+    try:
+        fmt, n_rows, columns = ingestion.write_parquet(
+            ingestion.iter_table_file(storage.original_path(dataset), filename, fmt, **_limits()), staging)
+        with transaction.atomic():
+            _apply_format(dataset, fmt, n_rows, len(columns))
+            dataset.save()
+            _describe_columns(dataset, staging)
+        storage.move(staging, storage.table_path(dataset))
+    except BaseException:
+        storage.delete_original(dataset)
+        storage.discard(staging)
+        raise
+    return dataset
+
+
+def reformat_dataset(dataset: Dataset, fmt: Format) -> Dataset:
+    """Re-read the original with user-chosen delimiter/encoding/header; columns are described anew."""
+    staging = storage.staging_path()
+    try:
+        fmt, n_rows, columns = ingestion.write_parquet(
+            ingestion.iter_table_file(storage.original_path(dataset), dataset.original_name, fmt, **_limits()),
+            staging)
+        with transaction.atomic():
+            _apply_format(dataset, fmt, n_rows, len(columns))
+            dataset.save()
+            dataset.columns.all().delete()
+            _describe_columns(dataset, staging)
+        storage.move(staging, storage.table_path(dataset))
+    finally:
+        storage.discard(staging)
+    return dataset
+
+
+def _apply_format(dataset: Dataset, fmt: Format, n_rows: int, n_columns: int) -> None:
+    dataset.kind, dataset.delimiter, dataset.encoding, dataset.has_header = (
+        fmt.kind, fmt.delimiter, fmt.encoding, fmt.header)
+    dataset.n_rows, dataset.n_columns = n_rows, n_columns
+
+
+def _infer_type(distinct: pa.Array) -> str:
+    """engine.infer_type over the distinct values, a slice at a time (bounded memory for id columns)."""
+    found = set()
+    for i in range(0, len(distinct), DISTINCT_SLICE):
+        values = pd.Series(distinct.slice(i, DISTINCT_SLICE).to_pylist(), dtype=object)
+        if (values.str.strip() != "").any():
+            found.add(engine.infer_type(values))
+    if not found:
+        return "string"
+    if found == {"integer"}:
+        return "integer"
+    if found <= {"integer", "decimal"}:
+        return "decimal"
+    return found.pop() if len(found) == 1 else "string"
+
+
+def _describe_columns(dataset: Dataset, path: Path) -> None:
+    cols = []
+    n = dataset.n_rows
+    for i, name in enumerate(storage.stored_columns(path)):
+        distinct = storage.column_distinct(path, name)
+        inferred = _infer_type(distinct)
+        role = Role.IDENTIFYING if n > 1 and len(distinct) == n else Role.INSENSITIVE
+        cols.append(Column(dataset=dataset, position=i, name=name, inferred_type=inferred, type=inferred,
+                           role=role.value, distinct_count=len(distinct)))
+        del distinct
+    Column.objects.bulk_create(cols)
+
+
+# ---- reading the stored table ------------------------------------------------------------------------
+def stored_table(dataset: Dataset) -> Path:
+    """The Parquet file of the dataset; rebuilt from the original when missing (or an old cache)."""
+    path = storage.table_path(dataset)
+    if not path.exists():
+        ingestion.write_parquet(ingestion.iter_table_file(storage.original_path(dataset), dataset.original_name,
+                                                          dataset_format(dataset)), path)
+    return path
+
+
+def load_frame(dataset: Dataset, columns: list[str] | None = None) -> pd.DataFrame:
+    """The parsed table, whole (for a run); pages use dataset_rows / column readers instead."""
+    return storage.read_frame(stored_table(dataset), columns)
+
+
+def dataset_rows(dataset: Dataset, start: int, stop: int) -> pd.DataFrame:
+    return storage.read_rows(stored_table(dataset), start, stop)
+
+
+def dataset_rows_at(dataset: Dataset, rows: np.ndarray) -> pd.DataFrame:
+    """The dataset's rows at the given positions (increasing, as published rows are): only the row groups
+    between the first and the last are read."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows):
+        return storage.read_rows(stored_table(dataset), 0, 0)
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    return storage.read_rows(stored_table(dataset), lo, hi).iloc[rows - lo].reset_index(drop=True)
+
+
+def dataset_columns(dataset: Dataset) -> list[str]:
+    return storage.stored_columns(stored_table(dataset))
+
+
+def column_samples(dataset: Dataset, column: str, count: int) -> list[str]:
+    """The first ``count`` distinct non-empty values of a column, reading row groups until found."""
+    seen: list[str] = []
+    for values in storage.iter_column(stored_table(dataset), column):
+        for v in values.unique().to_pylist():
+            if v is not None and v.strip() != "" and v not in seen:
+                seen.append(v)
+                if len(seen) == count:
+                    return seen
+    return seen
+
+
+def distinct_values(dataset: Dataset, column: str) -> pd.Series:
+    """Distinct values of a column in order of first appearance (type checks need no more)."""
+    return pd.Series(storage.column_distinct(stored_table(dataset), column).to_pylist(), dtype=object)
+
+
+def dataset_format(dataset: Dataset) -> Format:
+    return Format(dataset.kind, dataset.delimiter, dataset.encoding, dataset.has_header)
+
+
+def detected_format(dataset: Dataset) -> Format | None:
+    """What sniffing the original says now (shown beside the format in use)."""
+    try:
+        return engine.sniff(storage.read_original_head(dataset, ingestion.SNIFF_BYTES), dataset.original_name)
+    except (OSError, engine.EngineError):
+        return None
+
+
+# ---- configuration ------------------------------------------------------------------------------------
+def dataset_config(dataset: Dataset) -> dict:
+    """Roles, types and hierarchy bindings: snapshotted into a job at submission."""
+    return {
+        "columns": [
+            {"name": c.name, "role": c.role, "type": c.type, "hierarchy": c.hierarchy_id}
+            for c in dataset.columns.all()
+        ]
+    }
+
+
+def table_from_config(frame: pd.DataFrame, config: dict, name: str = "table") -> Table:
+    roles = {c["name"]: Role(c["role"]) for c in config["columns"]}
+    types = {c["name"]: c["type"] for c in config["columns"]}
+    return Table(frame, roles, types, name)
+
+
+def hierarchies_from_config(owner, config: dict, models: list | None = None) -> dict:
+    """The bound hierarchies of the QIs, and of the sensitive columns a hierarchical t-closeness model uses."""
+    from hierarchy_editor.models import Hierarchy
+
+    wanted = {m.get("column") for m in (models or []) if m.get("distance") == "hierarchical"}
+    out = {}
+    for c in config["columns"]:
+        if (c["role"] == Role.QUASI_IDENTIFYING.value or c["name"] in wanted) and c.get("hierarchy"):
+            h = Hierarchy.objects.get(pk=c["hierarchy"], owner=owner)
+            out[c["name"]] = h.to_engine(c["name"])
+    return out
+
+
+def dataset_table(dataset: Dataset) -> tuple[Table, dict]:
+    """The dataset as an engine Table with its current roles/types, and the user's hierarchies."""
+    config = dataset_config(dataset)
+    return table_from_config(load_frame(dataset), config, dataset.name), hierarchies_from_config(
+        dataset.owner, config)

@@ -1,0 +1,66 @@
+"""What leaves the app as a file: the anonymized CSV (formulas neutralized, optionally shuffled, streamed
+a row group at a time) and the run configuration as JSON."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pandas as pd
+
+from ..engine import Role
+from ..models import Job, Result
+from . import results, storage
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralize(value: str) -> str:
+    """Cells a spreadsheet would run as a formula get a leading apostrophe (OWASP CSV injection)."""
+    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
+
+
+def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False, seed: int | None = None) -> str:
+    """CSV text of the anonymized rows, formulas neutralized, optionally in shuffled row order."""
+    if shuffle:
+        frame = frame.sample(frac=1.0, random_state=np.random.default_rng(seed).integers(2**31))
+    safe = pd.DataFrame({neutralize(str(c)): _neutralize_column(frame[c]) for c in frame.columns})
+    return safe.to_csv(sep=delimiter, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+
+
+def _neutralize_column(values: pd.Series) -> pd.Series:
+    """Only the distinct values are tested and rewritten, then mapped back onto the rows."""
+    codes, uniques = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=False)
+    text = pd.Series(uniques, dtype=object).astype(str)
+    risky = text.str.startswith(FORMULA_PREFIXES)
+    safe = text.where(~risky, "'" + text).to_numpy(dtype=object)
+    return pd.Series(safe[codes], index=values.index, dtype=object)
+
+
+def iter_output_csv(result: Result, delimiter: str = ",", drop_suppressed: bool = False):
+    """The CSV download a row group at a time (a million rows never sit in memory as text)."""
+    for g, stored in enumerate(storage.iter_row_groups(storage.output_path(result))):
+        frame, suppressed = results.split_suppressed(stored)
+        if drop_suppressed:
+            frame = frame[~suppressed]
+        text = export_csv(frame, delimiter)
+        yield text if g == 0 else text.split("\n", 1)[1]
+
+
+def job_configuration(job: Job) -> dict:
+    """The run configuration as downloadable JSON (enough to repeat the run from the CLI)."""
+    columns = job.config.get("columns", [])
+    return {
+        "dataset": job.dataset.original_name,
+        "algorithm": job.algorithm,
+        "k": job.k,
+        "suppression_limit": job.suppression_limit,
+        "sensitive": job.sensitive or None,
+        "options": job.options,
+        "models": job.models,
+        "quasi_identifiers": [c["name"] for c in columns if c["role"] == Role.QUASI_IDENTIFYING.value],
+        "identifiers": [c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value],
+        "columns": columns,
+        "delimiter": job.dataset.delimiter,
+        **({"population": job.config["population"]} if job.config.get("population") else {}),
+    }

@@ -1,0 +1,175 @@
+"""Reading table files: the format sniffed from the first bytes, the rows parsed in pieces, written to
+Parquet. The one reader of uploads, the CLI's inputs and the comparison command's tables.
+
+Files up to STREAM_THRESHOLD bytes are parsed in one piece by the engine's reader; larger text files
+are read in blocks of STREAM_BLOCK bytes and written to Parquet block by block, never whole in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from .. import engine
+from ..engine import Format, InputError
+from ..engine import reader as reader_mod
+from . import storage
+
+STREAM_THRESHOLD = 32 * 1024 * 1024
+STREAM_BLOCK = 16 * 1024 * 1024
+SNIFF_BYTES = 65537
+
+
+def sniff_file(path: Path, filename: str) -> Format:
+    """The format from the first bytes of the file only."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    return engine.sniff(head, filename)
+
+
+def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format | None = None,
+                    max_rows: int | None = None, max_columns: int | None = None,
+                    block_bytes: int | None = None):
+    """Parse a table file from its path; yields (frame, format) pieces in row order.
+
+    Small files and workbooks: one piece from engine.read_table. Larger text files: blocks of
+    ``block_bytes`` cut at a line end (unquoted, ASCII-compatible encodings) or pandas chunks
+    (quoted fields may hold line breaks), each checked like the engine's reader (same field-count
+    messages, with the line numbers of the whole file)."""
+    path = Path(path)
+    filename = filename or path.name
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    fmt = fmt or sniff_file(path, filename)
+    if fmt.kind == "xlsx" or size <= STREAM_THRESHOLD:
+        frame, fmt = engine.read_table(path.read_bytes(), filename, fmt, max_rows=max_rows, max_columns=max_columns)
+        yield frame, fmt
+        return
+    block_bytes = block_bytes or STREAM_BLOCK
+    if _has_quote(path) or not reader_mod._ascii_compatible(fmt.encoding):
+        pieces = _iter_quoted(path, filename, fmt, block_bytes)
+    else:
+        pieces = _iter_blocks(path, filename, fmt, block_bytes)
+    rows = 0
+    for frame in pieces:
+        if max_columns is not None and frame.shape[1] > max_columns:
+            raise InputError(f"{filename}: {frame.shape[1]} columns, more than the limit of {max_columns}")
+        rows += len(frame)
+        if max_rows is not None and rows > max_rows:
+            raise InputError(f"{filename}: more than the limit of {max_rows:,} rows")
+        yield frame, fmt
+    if rows == 0:
+        raise InputError(f"{filename}: no data rows")
+
+
+def _has_quote(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(STREAM_BLOCK):
+            if b'"' in chunk:
+                return True
+    return False
+
+
+def _renumber(exc: InputError, offset: int) -> InputError:
+    text = re.sub(r", line (\d+):", lambda m: f", line {int(m.group(1)) + offset}:", str(exc), count=1)
+    return InputError(text)
+
+
+def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int):
+    """Unquoted text: blocks cut after a newline, parsed by the engine's reader one by one."""
+    names, width, line_offset = None, 0, 0
+    rest = b""
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(block_bytes)
+            data = rest + chunk
+            if not chunk:
+                block, rest = data, b""
+            else:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    rest = data
+                    continue
+                block, rest = data[:cut + 1], data[cut + 1:]
+            if block.strip():
+                first = names is None
+                piece_fmt = fmt if first else replace(fmt, header=False)
+                try:
+                    frame = reader_mod._read_csv(block, filename, piece_fmt, None)
+                except InputError as exc:
+                    raise _renumber(exc, line_offset) from None
+                if first:
+                    names, width = list(frame.columns), frame.shape[1]
+                elif frame.shape[1] != width:
+                    raise InputError(f"{filename}, line {line_offset + 1}: {frame.shape[1]} field(s) where the "
+                                     f"first line has {width}")
+                else:
+                    frame.columns = names
+                yield frame
+            line_offset += block.count(b"\n")
+            if not chunk:
+                break
+
+
+def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int):
+    """Quoted fields or a wide encoding: one streaming pass of csv.reader checks the field counts,
+    then pandas parses the file in chunks of rows."""
+    with open(path, encoding=fmt.encoding, newline="", errors="strict") as fh:
+        bom = fh.read(1)
+        if bom != "\ufeff":
+            fh.seek(0)
+        rows = csv.reader(fh, delimiter=fmt.delimiter)
+        try:
+            header = next(rows)
+            width = len(header)
+            for row in rows:
+                if row and len(row) != width:
+                    raise InputError(f"{filename}, line {rows.line_num}: {len(row)} field(s) where the first "
+                                     f"line has {width}")
+        except StopIteration:
+            raise InputError(f"{filename}: the file is empty") from None
+        except csv.Error as exc:
+            raise InputError(f"{filename}, line {rows.line_num}: {exc}") from None
+        except UnicodeError as exc:
+            raise InputError(f"{filename}: cannot be decoded as {fmt.encoding} ({exc})") from None
+    names = reader_mod._names(header, filename) if fmt.header else [f"column_{i + 1}" for i in range(width)]
+    chunk_rows = max(1000, block_bytes // max(1, 8 * width))
+    reader = pd.read_csv(path, sep=fmt.delimiter, header=0 if fmt.header else None, dtype=str,
+                         keep_default_na=False, na_filter=False, skip_blank_lines=True, names=range(width),
+                         encoding=fmt.encoding, engine="c", chunksize=chunk_rows)
+    try:
+        for frame in reader:
+            frame.columns = names
+            yield frame
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{filename}: cannot be parsed as a delimited table ({exc})") from None
+
+
+def _schema(columns) -> pa.Schema:
+    return pa.schema([(str(c), pa.string()) for c in columns])
+
+
+def _arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_arrays(
+        [pa.array(frame[c].to_numpy(dtype=object), type=pa.string()) for c in frame.columns], schema=schema)
+
+
+def write_parquet(pieces, target: Path) -> tuple[Format | None, int, list[str]]:
+    """Write (frame, format) pieces to ``target`` atomically; returns the format, rows and columns."""
+    fmt, rows, columns = None, 0, []
+    with storage.AtomicParquet(target) as out:
+        for frame, piece_fmt in pieces:
+            fmt = piece_fmt
+            if not columns:
+                columns = [str(c) for c in frame.columns]
+            out.write(_arrow(frame, _schema(columns)))
+            rows += len(frame)
+        out.commit(_schema(columns))
+    return fmt, rows, columns

@@ -1,0 +1,178 @@
+"""Jobs: validated and created (a snapshot of the dataset's configuration), queued on the Celery broker,
+run to their end by the handler of their kind, with progress written to the job row and cancellation
+honoured. The one code path of the web app, the worker and the tests.
+
+JOB_HANDLERS maps Job.kind to the function that runs a job of that kind; each kind's module registers
+its own (runs: "run" and "lattice-keep"; comparison; experiment).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from django.utils import timezone
+
+from .. import engine
+from ..engine import InputError, Role
+from ..models import Dataset, Job
+from . import datasets, population
+
+JOB_HANDLERS: dict[str, Callable[[Job], None]] = {}
+
+
+def register(kind: str, handler: Callable[[Job], None]) -> None:
+    """Make ``handler`` run the jobs of ``kind`` (one of Job.KIND_CHOICES)."""
+    JOB_HANDLERS[kind] = handler
+
+
+# ---- validation and creation ------------------------------------------------------------------------
+def build_models(specs: list[dict] | None) -> list:
+    """Engine privacy models from their stored form ({"model": name, param: value, ..., "column": c})."""
+    out = []
+    for spec in specs or []:
+        params = {key: value for key, value in spec.items() if key != "model"}
+        out.append(engine.privacy.make_model(spec.get("model", ""), **params))
+    return out
+
+
+def validate_models(dataset: Dataset, info, k: int, specs: list[dict] | None, marker: str | None = None) -> list[dict]:
+    """The models built (the engine's messages on bad values), checked against the algorithm (its refusal
+    names the algorithms that can) and against the columns; returns them as stored on the job. ``marker``:
+    the research-subset column a population job adds (δ-presence against another dataset)."""
+    models = build_models(specs)
+    engine.api.check_supported(info, [engine.KAnonymity(k), *models])
+    columns = {c.name: c for c in dataset.columns.all()}
+    for m in models:
+        if marker is not None and m.column == marker:
+            continue
+        if m.column is None:
+            raise InputError(f"{m.describe()}: choose the column it applies to")
+        col = columns.get(m.column)
+        if col is None:
+            raise InputError(f"{m.describe()}: unknown column {m.column!r}")
+        if col.role == Role.QUASI_IDENTIFYING.value:
+            raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
+        if col.role == Role.IDENTIFYING.value:
+            raise InputError(f"{m.describe()}: {m.column!r} is identifying (removed from the output)")
+        if getattr(m, "distance", None) == "hierarchical" and col.hierarchy_id is None:
+            raise InputError(f"hierarchical t-closeness needs a hierarchy for the sensitive column {m.column!r}: "
+                             f"bind one to it on the columns page")
+        if getattr(m, "distance", None) == "ordered" and col.type not in ("integer", "decimal"):
+            raise InputError(f"ordered distance needs a numeric sensitive column; {m.column!r} is {col.type}")
+    return [m.to_dict() for m in models]
+
+
+def validate_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: float, sensitive: str,
+                 models: list[dict] | None = None, marker: str | None = None) -> list[dict]:
+    """Everything that can be checked before queueing, with the engine's messages; returns the models."""
+    info = engine.get_algorithm(algorithm)
+    engine.KAnonymity(k)
+    engine.api.SUPPRESSION.validate(suppression_limit)
+    if not dataset.qi_columns.exists():
+        raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
+    if sensitive and not dataset.columns.filter(name=sensitive).exists():
+        raise InputError(f"unknown sensitive column {sensitive!r}")
+    if k > dataset.n_rows:
+        raise InputError(f"k={k} is larger than the dataset's {dataset.n_rows} records")
+    return validate_models(dataset, info, k, models, marker)
+
+
+def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: float, sensitive: str = "",
+               options: dict | None = None, models: list[dict] | None = None,
+               population: Dataset | None = None) -> Job:
+    """A queued job. With ``population`` (δ-presence against another dataset of the owner) ``dataset`` is
+    the research subset: its rows are matched into the population on their shared columns (as the CLI's
+    --population does), the population is anonymized and the result keeps the research rows only."""
+    if population is None:
+        models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
+        return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
+                                  suppression_limit=suppression_limit, sensitive=sensitive,
+                                  options=options or {}, models=models, config=datasets.dataset_config(dataset))
+    return _create_population_job(dataset, population, algorithm, k, suppression_limit, sensitive, options, models)
+
+
+def _create_population_job(dataset: Dataset, source: Dataset, algorithm: str, k: int, suppression_limit: float,
+                           sensitive: str, options: dict | None, models: list[dict] | None) -> Job:
+    marker = population.RESEARCH_MARKER
+    specs = population.presence_models(dataset, source, models)
+    models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, specs, marker=marker)
+    if k > source.n_rows:
+        raise InputError(f"k={k} is larger than the population's {source.n_rows} records")
+    config = population.population_config(dataset, source)
+    research = datasets.load_frame(dataset)
+    _, positions = population.match_research(research, datasets.load_frame(source), marker,
+                                             f"population {source.name}")
+    config["population"]["research_records"] = int(len(positions))
+    return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
+                              suppression_limit=suppression_limit, sensitive=sensitive,
+                              options=options or {}, models=models, config=config)
+
+
+# ---- queueing and running -----------------------------------------------------------------------------
+def submit_job(job: Job) -> Job:
+    """Queue the job on the Celery broker."""
+    from ..tasks import run_job_task
+
+    async_result = run_job_task.delay(str(job.pk))
+    Job.objects.filter(pk=job.pk).update(celery_id=async_result.id)
+    job.celery_id = async_result.id
+    return job
+
+
+class Progress:
+    """Writes progress to the job row at most every 0.1 s and stops the run when cancelled."""
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.last = 0.0
+
+    def __call__(self, fraction: float, phase: str) -> bool:
+        now = time.monotonic()
+        # throttled, except for the closing phases (the algorithm's last word, output, verification)
+        if now - self.last < 0.1 and fraction < 0.95:
+            return True
+        self.last = now
+        Job.objects.filter(pk=self.job.pk).update(progress=round(fraction, 4), phase=phase[:255])
+        return not Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
+
+
+def run_job(job: Job) -> Job:
+    """Run a queued job to its end: succeeded with a stored, verified result, failed, or cancelled."""
+    job.refresh_from_db()
+    if job.status != Job.QUEUED:
+        return job
+    if job.cancel_requested:
+        _finish(job, Job.CANCELLED, "cancelled before it started")
+        job.refresh_from_db()
+        return job
+    Job.objects.filter(pk=job.pk).update(status=Job.RUNNING, started=timezone.now(), phase="loading the dataset")
+    job.refresh_from_db()
+    try:
+        handler = JOB_HANDLERS.get(job.kind)
+        if handler is None:
+            raise engine.EngineError(f"unknown job kind {job.kind!r}")
+        handler(job)
+    except engine.Cancelled:
+        _finish(job, Job.CANCELLED, "cancelled by the user")
+    except engine.EngineError as exc:
+        _finish(job, Job.FAILED, str(exc))
+    except Exception as exc:  # the job must end failed, whatever went wrong, with the reason shown
+        _finish(job, Job.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
+        raise
+    else:
+        _finish(job, Job.SUCCEEDED, "")
+    job.refresh_from_db()
+    return job
+
+
+def _finish(job: Job, status: str, message: str) -> None:
+    fields = {"status": status, "message": message, "finished": timezone.now()}
+    if status == Job.SUCCEEDED:
+        fields.update(progress=1.0, phase="done")
+    Job.objects.filter(pk=job.pk).update(**fields)
+
+
+# Each kind's module registers its handler when imported; imported here so that JOB_HANDLERS is complete
+# whichever module is imported first (they import this one for register and Progress).
+from . import comparison, experiment, runs  # noqa: E402, F401

@@ -1,0 +1,93 @@
+"""A job's run: its RunSpec, the pipeline, and the stored publication. The one path by which a web
+job (a run, a node kept from the solution lattice, δ-presence against a population dataset, the disk
+hybrid out of core) produces a stored result: nothing here builds an output table or a report; the
+pipeline's publishing gate decides what is stored, and the stored rows are exactly the published ones.
+Handles the job kinds "run" and "lattice-keep" (registered in jobs.JOB_HANDLERS).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..engine import KAnonymity, Role, out_of_core
+from ..engine.pipeline import run
+from ..engine.spec import RunSpec, StreamedTable
+from ..models import Job, Result
+from . import datasets, population, results, storage
+from .jobs import Progress, build_models, register
+
+
+def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False) -> RunSpec:
+    """The RunSpec of a job (or of the same setup with another algorithm, e.g. a lattice node)."""
+    config = job.config
+    hierarchies = datasets.hierarchies_from_config(job.owner, config, job.models)
+    build = dict(algorithm=algorithm or job.algorithm, k=job.k, models=build_models(job.models),
+                 options=job.options if options is None else options, suppression_limit=job.suppression_limit,
+                 sensitive=job.sensitive or None,
+                 suppressed_rows=(job.options or {}).get("suppressed_rows", "remove") if options is None
+                 else options.get("suppressed_rows", "remove"))
+    build["options"] = {k: v for k, v in build["options"].items() if k != "suppressed_rows"}
+    if config.get("population"):
+        source, marked, _ = population.marked_population(job)
+        table = datasets.table_from_config(marked, config, source.name)
+        return RunSpec.build(table, hierarchies, **build)
+    if streamed:
+        path = datasets.stored_table(job.dataset)
+
+        def chunks():
+            yield from storage.iter_batches(path)
+
+        roles = {c["name"]: Role(c["role"]) for c in config["columns"]}
+        types = {c["name"]: c["type"] for c in config["columns"]}
+        return RunSpec.build(StreamedTable(chunks, roles, types, job.dataset.name), hierarchies, **build)
+    table = datasets.table_from_config(datasets.load_frame(job.dataset), config, job.dataset.name)
+    return RunSpec.build(table, hierarchies, **build)
+
+
+class ParquetSink:
+    """The stored result: published rows as strings plus the suppression flag, a row group at a time."""
+
+    def __init__(self, out, display_rows: np.ndarray | None = None):
+        self.out = out
+        self.display_rows = display_rows  # input row -> row of the job's dataset (population runs)
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+        shown = rows if self.display_rows is None else self.display_rows[rows]
+        self.out.write(results.output_table(frame, suppressed, shown))
+
+
+def run_and_store(job: Job, progress) -> Result:
+    """Run the job's spec through the pipeline; the published rows and the report become its Result."""
+    streamed = not job.config.get("population") and out_of_core.supports(
+        job.algorithm, [KAnonymity(job.k), *build_models(job.models)])
+    spec = job_spec(job, streamed=streamed)
+    target = storage.result_path(job)
+    display = None
+    if job.config.get("population"):  # the page shows the research dataset's row beside each published row
+        source, _, positions = population.marked_population(job)
+        display = np.full(source.n_rows, -1, dtype=np.int64)
+        display[positions] = np.arange(len(positions))
+    with storage.AtomicParquet(target) as out:
+        publication = run(spec, progress, ParquetSink(out, display))
+        out.commit()
+    st = publication.tables.get("st")
+    if st is not None:  # Anatomy: the sensitive table beside the QIT
+        storage.write_string_table(st, storage.sensitive_table_path(target))
+    report = dict(publication.report)
+    if job.config.get("population"):
+        report["research_subset"] = dict(report.get("research_subset", {}),
+                                         population=job.config["population"]["name"])
+    record = Result(job=job, report=results.report_json(report))
+    record.output.name = storage.result_name(job)
+    record.save()
+    return record
+
+
+def run_job_spec(job: Job) -> None:
+    """The handler of a run and of a node kept from the lattice (a full-domain run with fixed levels)."""
+    run_and_store(job, Progress(job))
+
+
+register(Job.RUN, run_job_spec)
+register(Job.LATTICE_KEEP, run_job_spec)

@@ -1,0 +1,91 @@
+"""What every page of the anonymizer app shares: owner-scoped lookups (another user's dataset or job is a
+404), the labels and formats of jobs, and queueing a job with a message saying how it went."""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from ..engine import ALGORITHMS, Role
+from ..models import Dataset, Job, Result
+from ..services import jobs as job_service
+
+log = logging.getLogger(__name__)
+
+QI = Role.QUASI_IDENTIFYING.value
+# the page of a finished job of each kind that has no anonymized table of its own
+RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
+KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment"}
+
+
+def owned_dataset(request, dataset_id: int) -> Dataset:
+    return get_object_or_404(Dataset, pk=dataset_id, owner=request.user)
+
+
+def owned_job(request, job_id) -> Job:
+    return get_object_or_404(Job.objects.select_related("dataset"), pk=job_id, owner=request.user)
+
+
+def job_result(job: Job) -> Result:
+    result = Result.objects.filter(job=job).first()
+    if result is None or job.status != Job.SUCCEEDED:
+        raise Http404("this job has no result")
+    return result
+
+
+def format_value(value, kind: str) -> str:
+    if value is None:
+        return "—"
+    if kind == "int":
+        return f"{int(value):,}"
+    if kind == "percent":
+        return f"{value * 100:.3g}%"
+    if kind == "ratio":
+        return f"{value:.3f}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest} s"
+
+
+def algorithm_label(name: str) -> str:
+    info = ALGORITHMS.get(name)
+    return info.label if info else name
+
+
+def job_label(job: Job) -> str:
+    """What the job is: its algorithm, or a comparison / an experiment."""
+    return KIND_LABELS.get(job.kind) or algorithm_label(job.algorithm)
+
+
+def default_hierarchy_label(column_type: str) -> str:
+    return "default (intervals)" if column_type in ("integer", "decimal") else "default (value → *)"
+
+
+def job_rows(jobs) -> list[dict]:
+    return [{"job": j, "algorithm": job_label(j), "duration": format_duration(j.duration),
+             "suppression_percent": f"{j.suppression_limit * 100:g}"} for j in jobs]
+
+
+def queue_job(request, job: Job) -> None:
+    try:
+        job_service.submit_job(job)
+    except Exception as exc:  # broker unreachable: the job would wait forever, so end it and say why
+        log.exception("could not queue job %s", job.pk)
+        Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
+            status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
+        messages.error(request, "The job could not be queued; is a Celery worker and broker running?")
+    else:
+        messages.success(request, f"Queued {job_label(job)} with k={job.k} on {job.dataset.name}.")

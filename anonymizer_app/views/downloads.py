@@ -1,0 +1,66 @@
+"""Downloads of a run: the anonymized CSV (delimiter, shuffle, suppressed rows left out, Anatomy's sensitive
+table; large results streamed a row group at a time) and the run configuration as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET
+
+from ..forms import DELIMITER_CHOICES, parse_delimiter
+from ..services import exports, results
+from .common import RESULT_PAGES, job_result, owned_job
+
+STREAM_DOWNLOAD_ROWS = 100_000
+
+
+@login_required
+@require_GET
+def download_csv(request, job_id):
+    j = owned_job(request, job_id)
+    if j.kind in RESULT_PAGES:  # a comparison or an experiment has a table of figures, no output rows
+        raise Http404("this job has no anonymized output")
+    res = job_result(j)
+    delimiter = parse_delimiter(request.GET.get("delimiter"), j.dataset.delimiter)
+    if delimiter is None:
+        return HttpResponseBadRequest("delimiter must be one of: " + ", ".join(n for n, _ in DELIMITER_CHOICES),
+                                      content_type="text/plain; charset=utf-8")
+    drop = request.GET.get("drop_suppressed") == "1"
+    if request.GET.get("table") == "st":  # Anatomy's sensitive table (group, value, count)
+        st = results.load_sensitive_table(res)
+        if st is None:
+            raise Http404("this result has no sensitive table")
+        response = HttpResponse(exports.export_csv(st, delimiter), content_type="text/csv; charset=utf-8")
+        filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-sensitive-table.csv"
+        response["Content-Disposition"] = content_disposition_header(True, filename)
+        return response
+    if request.GET.get("shuffle") == "1":  # a permutation of all rows: the one download that loads them all
+        frame, suppressed = results.load_output(res)
+        if drop:
+            frame = frame[~suppressed]
+        response = HttpResponse(exports.export_csv(frame, delimiter, shuffle=True),
+                                content_type="text/csv; charset=utf-8")
+    elif res.report.get("records", 0) > STREAM_DOWNLOAD_ROWS:  # streamed a row group at a time
+        response = StreamingHttpResponse(exports.iter_output_csv(res, delimiter, drop),
+                                         content_type="text/csv; charset=utf-8")
+    else:
+        response = HttpResponse("".join(exports.iter_output_csv(res, delimiter, drop)),
+                                content_type="text/csv; charset=utf-8")
+    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-anonymized.csv"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+@login_required
+@require_GET
+def download_config(request, job_id):
+    j = owned_job(request, job_id)
+    body = json.dumps(exports.job_configuration(j), indent=2, ensure_ascii=False)
+    response = HttpResponse(body + "\n", content_type="application/json; charset=utf-8")
+    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-config.json"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response

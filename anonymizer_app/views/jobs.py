@@ -1,0 +1,134 @@
+"""Job pages: the run form (queues a job), the list of jobs, a job's page with its live status, and
+cancelling."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..engine import ALGORITHMS, InputError, Role
+from ..forms import RunForm
+from ..models import Dataset, Job
+from ..services import jobs as job_service
+from .common import (
+    QI,
+    RESULT_PAGES,
+    format_duration,
+    job_label,
+    job_rows,
+    owned_dataset,
+    owned_job,
+    queue_job,
+)
+
+JOBS_PAGE_SIZE = 50
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    cols = list(ds.columns.all())
+    sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
+    # δ-presence: the research subset is marked by a 0/1 column that is neither a QI nor identifying
+    subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
+    # ... or this dataset is the research subset of another of the owner's datasets (the population)
+    populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk).order_by("name"))
+    if request.method == "POST":
+        form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+        if form.is_valid():
+            d = form.cleaned_data
+            population = next((p for p in populations if p.pk == form.population()), None)
+            try:
+                options = form.algorithm_options()
+                if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options
+                    options = dict(options, suppressed_rows="keep")
+                job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
+                                             d["sensitive"] or "", options, form.privacy_models(),
+                                             population=population)
+            except InputError as exc:
+                form.add_error(None, str(exc))
+            else:
+                queue_job(request, job)
+                return redirect("anonymizer:job", job_id=job.pk)
+    else:
+        form = RunForm(sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+    return render(request, "anonymizer/run.html", {
+        "dataset": ds,
+        "tab": "run",
+        "form": form,
+        "algorithms": list(ALGORITHMS.values()),
+        "qi_columns": [c for c in cols if c.role == QI],
+        "identifying": [c.name for c in cols if c.role == Role.IDENTIFYING.value],
+        "recent_jobs": job_rows(ds.jobs.all()[:5]),
+    })
+
+
+@login_required
+@require_GET
+def jobs(request):
+    qs = Job.objects.filter(owner=request.user).select_related("dataset")
+    page = Paginator(qs, JOBS_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "anonymizer/jobs.html", {"page": page, "rows": job_rows(page.object_list)})
+
+
+def _status_payload(job: Job) -> dict:
+    succeeded = job.status == Job.SUCCEEDED
+    return {
+        "status": job.status,
+        "progress": round(job.progress, 4),
+        "phase": job.phase,
+        "message": job.message,
+        "finished": job.is_finished,
+        "result_url": (reverse(RESULT_PAGES.get(job.kind, "anonymizer:result"), args=[job.pk])
+                       if succeeded else None),
+    }
+
+
+@login_required
+@require_GET
+def job(request, job_id):
+    j = owned_job(request, job_id)
+    columns = j.config.get("columns", [])
+    return render(request, "anonymizer/job.html", {
+        "job": j,
+        "algorithm": job_label(j),
+        "duration": format_duration(j.duration),
+        "suppression_percent": f"{j.suppression_limit * 100:g}",
+        "qis": [c["name"] for c in columns if c["role"] == QI],
+        "identifying": [c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value],
+        "progress_percent": round(j.progress * 100, 1),
+        "status_json": {**_status_payload(j), "status_url": reverse("anonymizer:job_status", args=[j.pk])},
+    })
+
+
+@login_required
+@require_GET
+def job_status(request, job_id):
+    response = JsonResponse(_status_payload(owned_job(request, job_id)))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def job_cancel(request, job_id):
+    j = owned_job(request, job_id)
+    if j.is_finished:
+        messages.info(request, f"This job has already {j.status}.")
+        return redirect("anonymizer:job", job_id=j.pk)
+    Job.objects.filter(pk=j.pk).update(cancel_requested=True)
+    # Still waiting for a worker: end it now (the worker skips jobs that are no longer queued).
+    stopped = Job.objects.filter(pk=j.pk, status=Job.QUEUED).update(
+        status=Job.CANCELLED, finished=timezone.now(), phase="cancelled", message="cancelled before it started")
+    if stopped:
+        messages.success(request, "Job cancelled.")
+    else:
+        messages.info(request, "Cancelling: the worker stops at its next progress report.")
+    return redirect("anonymizer:job", job_id=j.pk)

@@ -1,0 +1,301 @@
+"""The result page of a run: summary cards, the transformation, the original and the published rows side
+by side a page at a time, charts, the privacy models' figures and the attack report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET
+
+from ..engine import METRIC_HELP
+from ..forms import DELIMITER_CHOICES, delimiter_name
+from ..models import Dataset, Job, Result
+from ..services import datasets, results
+from .charts import attack_figure, class_size_figure, distribution_figure, natural
+from .common import RESULT_PAGES, format_duration, format_value, job_label, job_result, owned_job
+
+RESULT_PAGE_SIZE = 50
+ATTACK_WORST = 30  # ECs in the table and the chart of the attack report
+
+# metric key -> (label, how to show it); the order is the order of the metrics table.
+METRICS = {
+    "equivalence_classes": ("Equivalence classes", "int"),
+    "min_class_size": ("Smallest EC (k reached)", "int"),
+    "mean_class_size": ("Mean EC size", "float"),
+    "suppressed": ("Suppressed records", "int"),
+    "ncp": ("NCP (information loss)", "ratio"),
+    "generalization_height": ("Generalization height", "ratio"),
+    "discernibility": ("Discernibility C_DM", "int"),
+    "c_avg": ("C_AVG", "float"),
+    "non_uniform_entropy": ("Non-uniform entropy", "float"),
+    "prosecutor_risk_highest": ("Highest prosecutor risk", "percent"),
+    "prosecutor_risk_average": ("Average prosecutor risk", "percent"),
+    "records_at_risk": ("Records at risk", "percent"),
+    "marketer_risk": ("Marketer risk", "percent"),
+    "sample_uniques": ("Sample uniques", "int"),
+    "homogeneous_classes": ("Homogeneous ECs", "int"),
+    "homogeneous_records": ("Records in homogeneous ECs", "int"),
+}
+SUMMARY_CARDS = ["equivalence_classes", "suppressed", "ncp", "discernibility", "prosecutor_risk_highest",
+                 "prosecutor_risk_average", "records_at_risk"]
+SENSITIVE_CARDS = ["homogeneous_classes", "homogeneous_records"]
+
+CHART_SAMPLE = 200_000
+
+
+def _sampled_counts(res: Result, ds: Dataset, qis: list[str], stale: bool, n: int) -> tuple[dict, int]:
+    """Value counts for results stored before the counts were: on a sample of CHART_SAMPLE rows."""
+    rng = np.random.default_rng(0)
+    rows = np.sort(rng.choice(n, CHART_SAMPLE, replace=False)) if n > CHART_SAMPLE else None
+    out_cols = [q for q in qis if q in results.output_columns(res)]
+    output, _ = results.load_output(res)
+    frame = None if stale else datasets.load_frame(ds, columns=[q for q in out_cols if q in datasets.dataset_columns(ds)])
+    counts = {}
+    for q in out_cols:
+        after = output[q] if rows is None else output[q].iloc[rows]
+        before = (frame[q] if rows is None else frame[q].iloc[rows]) if frame is not None and q in frame else after.iloc[:0]
+        counts[q] = {"before": results.value_counts(before), "after": results.value_counts(after)}
+    return counts, (n if rows is None else CHART_SAMPLE)
+
+
+def _metric_rows(report: dict, keys) -> list[dict]:
+    after, before = report.get("metrics", {}), report.get("metrics_before", {})
+    rows = []
+    for key in keys:
+        if key not in after and key not in before:
+            continue
+        label, kind = METRICS[key]
+        rows.append({"key": key, "label": label, "help": METRIC_HELP.get(key, ""),
+                     "before": format_value(before.get(key), kind), "after": format_value(after.get(key), kind)})
+    return rows
+
+
+def _comparison(frame, output, suppressed, start: int, identifying: list[str]) -> dict:
+    """One page of the original and the anonymized rows (already cut to the page), aligned by row."""
+    orig_cols = list(frame.columns)
+    out_cols = list(output.columns)
+    rows = []
+    for i in range(len(output)):
+        o = frame.iloc[i] if i < len(frame) else None
+        a = output.iloc[i]
+        original_cells = [{"value": "" if o is None else str(o[c]), "struck": c in identifying} for c in orig_cols]
+        anonymized_cells = [
+            {"value": str(a[c]), "changed": o is None or c not in frame.columns or str(a[c]) != str(o[c])}
+            for c in out_cols
+        ]
+        shown = output.attrs.get("rows")  # the dataset row it comes from (suppressed rows may be left out)
+        number = int(shown[i]) + 1 if shown is not None and shown[i] >= 0 else start + i + 1
+        rows.append({"number": number, "suppressed": bool(suppressed[i]),
+                     "original": original_cells, "anonymized": anonymized_cells})
+    return {
+        "original_columns": [{"name": c, "struck": c in identifying} for c in orig_cols],
+        "anonymized_columns": out_cols,
+        "rows": rows,
+    }
+
+
+RECODING_TEXT = {
+    "multidimensional": "multidimensional recoding ({label}): each equivalence class has its own ranges",
+    "local": "local recoding ({label}): each cluster is generalized on its own",
+}
+
+
+def _recoding_rows(report: dict) -> list[dict]:
+    """Per QI: how many distinct values the output has (local/multidimensional recodings)."""
+    labels = report.get("transformation_labels", {})
+    counts = report.get("value_counts", {})
+    rows = []
+    for qi in report.get("quasi_identifiers", []):
+        distinct = counts.get(qi, {}).get("after", {}).get("distinct")
+        if distinct is None:
+            m = re.search(r"(\d+) distinct", labels.get(qi, ""))
+            distinct = int(m.group(1)) if m else None
+        before = counts.get(qi, {}).get("before", {}).get("distinct")
+        rows.append({"qi": qi, "distinct": distinct, "before": before})
+    return rows
+
+
+def _plain_rows(d: dict) -> list[dict]:
+    """Options or search statistics as (name, shown value) rows."""
+    out = []
+    for key, value in (d or {}).items():
+        if isinstance(value, bool):
+            shown = "yes" if value else "no"
+        elif isinstance(value, int):
+            shown = f"{value:,}"
+        elif isinstance(value, float):
+            shown = f"{value:,.4g}"
+        elif isinstance(value, (dict, list)):
+            shown = json.dumps(value)
+        else:
+            shown = str(value)
+        out.append({"name": key.replace("_", " "), "key": key, "value": shown})
+    return out
+
+
+def _model_value(check: dict) -> str:
+    value = check.get("value")
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.3g}"
+
+
+def model_cards(report: dict) -> list[dict]:
+    """One card per privacy model of the run (k included): what was asked, the figure reached, whether it holds."""
+    checks = report.get("model_checks")
+    if checks is None:  # results stored before the checks were: the models only (verified results hold them)
+        checks = [{"describe": m.get("model", ""), "holds": report.get("verified")} for m in report.get("models", [])]
+    return [{"name": c.get("model", ""), "describe": c.get("describe", ""), "holds": c.get("holds"),
+             "value": _model_value(c), "value_label": c.get("value_label", ""),
+             "failing": c.get("failing_classes", 0)} for c in checks]
+
+
+def _worst_classes(attack: dict, limit: int = ATTACK_WORST) -> list[dict]:
+    """The ECs of the report with the lowest entropy (ties: the larger EC first), with their EMD to the table."""
+    table = attack.get("table_distribution", {})
+    values = list(table)
+    dists = {d["class"]: d["counts"] for d in attack.get("class_distributions", [])}
+    rows = []
+    for e in attack.get("entropy", []):
+        counts = dists.get(e["class"], {})
+        size = e["size"] or 1
+        emd = 0.5 * sum(abs(counts.get(v, 0) / size - table[v]) for v in values)
+        top = max(counts.items(), key=lambda kv: kv[1]) if counts else ("", 0)
+        rows.append({"class": e["class"], "size": e["size"], "entropy": e["entropy"], "emd": emd,
+                     "distinct": len(counts), "top_value": top[0], "top_share": top[1] / size, "counts": counts})
+    rows.sort(key=lambda r: (r["entropy"], -r["size"], r["class"]))
+    return rows[:limit]
+
+
+def attack_sections(report: dict) -> tuple[list[dict], dict]:
+    """Per sensitive column of report["attack"]: the summary, posteriors, worst ECs; and their charts."""
+    sections, figures = [], {}
+    for column, attack in (report.get("attack") or {}).items():
+        worst = _worst_classes(attack)
+        posterior = [{"value": v, "prior": p["prior"], "highest": p["highest"], "class": p["class"],
+                      "class_size": p["class_size"], "gain": (p["highest"] / p["prior"]) if p["prior"] else None}
+                     for v, p in sorted((attack.get("posterior") or {}).items(), key=lambda vp: natural(vp[0]))]
+        sections.append({
+            "column": column, "slug": re.sub(r"[^A-Za-z0-9_-]", "_", column),
+            "records": attack.get("records", 0), "classes": attack.get("equivalence_classes", 0),
+            "homogeneous_classes": attack.get("homogeneous_classes", 0),
+            "homogeneous_records": attack.get("records_in_homogeneous_classes", 0),
+            "homogeneous": attack.get("homogeneous", [])[:ATTACK_WORST],
+            "worst_emd": attack.get("worst_emd_equal"), "worst_emd_ordered": attack.get("worst_emd_ordered"),
+            "entropy_min": attack.get("entropy_min"), "entropy_mean": attack.get("entropy_mean"),
+            "posterior": posterior, "worst": worst,
+        })
+        if worst:
+            figures[column] = attack_figure(attack, worst)
+    return sections, figures
+
+
+def _st_page(res: Result, request) -> dict | None:
+    """Anatomy: one page of the sensitive table (group, value, count)."""
+    st = results.load_sensitive_table(res)
+    if st is None:
+        return None
+    page = Paginator(range(len(st)), RESULT_PAGE_SIZE).get_page(request.GET.get("st_page"))
+    start = page.start_index() - 1 if len(st) else 0
+    rows = st.iloc[start:page.end_index()].astype(str).values.tolist() if len(st) else []
+    return {"columns": [str(c) for c in st.columns], "rows": rows, "page": page}
+
+
+@login_required
+@require_GET
+def result(request, job_id):
+    j = owned_job(request, job_id)
+    if j.status != Job.SUCCEEDED:
+        return redirect("anonymizer:job", job_id=j.pk)
+    if j.kind in RESULT_PAGES:
+        return redirect(RESULT_PAGES[j.kind], job_id=j.pk)
+    res = job_result(j)
+    report = res.report
+    ds = j.dataset
+    n = report.get("records", ds.n_rows)
+    research = report.get("research_subset")  # δ-presence against a population: the research rows only
+    identifying = report.get("identifying_removed", [])
+    page = Paginator(range(n), RESULT_PAGE_SIZE).get_page(request.GET.get("page"))
+    start = page.start_index() - 1 if n else 0
+    stop = page.end_index() if n else 0
+    # only the row groups of this page are read, from the output and from the stored dataset
+    output, suppressed = results.output_rows(res, start, stop)
+    config_names = [c["name"] for c in j.config.get("columns", [])]
+    if j.config.get("population"):
+        config_names = j.config["population"].get("research_columns", config_names)
+    expected_rows = research["research_records"] if research else report.get("input_records", n)
+    stale = ds.n_rows != expected_rows or datasets.dataset_columns(ds) != config_names
+    rows = output.attrs.get("rows")  # the dataset row of each published row (suppressed ones may be left out)
+    frame = datasets.dataset_rows_at(ds, rows) if rows is not None and not stale else \
+        datasets.dataset_rows(ds, start, stop)
+    qis = report.get("quasi_identifiers", [])
+    sensitive = report.get("sensitive")
+    k_achieved = report.get("k_achieved", 0)
+
+    transformation = [
+        {"qi": qi, "level": level, "label": report.get("transformation_labels", {}).get(qi, "")}
+        for qi, level in results.transformation_levels(report)
+    ]
+    recoding = report.get("recoding", "full-domain")
+    recoding_text = RECODING_TEXT.get(recoding, "{label}").format(label=job_label(j))
+    counts = report.get("value_counts")
+    if counts:
+        chart_rows, sampled = n, False
+        if stale:
+            counts = {q: {"before": {"values": [], "counts": []}, "after": c["after"]} for q, c in counts.items()}
+    else:
+        counts, chart_rows = _sampled_counts(res, ds, qis, stale, n)
+        sampled = chart_rows < n
+    charts = {"classes": class_size_figure(report.get("class_size_histogram", {})), "distributions": {}}
+    for qi in qis:
+        if qi in counts:
+            charts["distributions"][qi] = distribution_figure(counts[qi]["before"], counts[qi]["after"])
+    attack, charts["attack"] = attack_sections(report)
+    return render(request, "anonymizer/result.html", {
+        "model_cards": model_cards(report),
+        "attack": attack,
+        "anatomy": recoding == "anatomy",
+        "st": _st_page(res, request) if recoding == "anatomy" else None,
+        "job": j,
+        "dataset": ds,
+        "report": report,
+        "algorithm": job_label(j),
+        "duration": format_duration(j.duration),
+        "k_achieved": k_achieved,
+        "k_ok": k_achieved >= j.k,
+        "k_before": report.get("metrics_before", {}).get("min_class_size", "—"),
+        "k_help": METRIC_HELP.get("min_class_size", ""),
+        "classes_help": METRIC_HELP.get("equivalence_classes", ""),
+        "suppressed_count": report.get("suppressed", 0),
+        "suppression_allowed": int(j.suppression_limit * report.get("input_records", n) + 1e-9),
+        "research": research,
+        "suppression_percent": f"{j.suppression_limit * 100:g}",
+        "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else [])),
+        "all_metrics": _metric_rows(report, METRICS),
+        "transformation": transformation,
+        "recoding": recoding,
+        "recoding_text": recoding_text,
+        "recoding_rows": _recoding_rows(report) if not transformation else [],
+        "options_rows": _plain_rows(report.get("options")),
+        "search_rows": _plain_rows(report.get("search")),
+        "identifying": identifying,
+        "page": page,
+        "table": _comparison(frame, output, suppressed, start, identifying),
+        "stale": stale,
+        "qis": [q for q in qis if q in charts["distributions"]],
+        "charts": charts,
+        "chart_rows": chart_rows,
+        "chart_sampled": sampled,
+        "steps_json": json.dumps(report.get("steps", []), indent=1),
+        "delimiter_choices": DELIMITER_CHOICES,
+        "default_delimiter": delimiter_name(ds.delimiter),
+    })
