@@ -33,11 +33,12 @@ PG_DATABASE_URL ?= $(if $(filter postgres%,$(DATABASE_URL)),$(DATABASE_URL),post
 # eagerly), but not the browser tests and the slow ones, which gain nothing from a second backend.
 PG_MARKERS ?= uses_db and not browser and not slow
 
-# pytest-xdist: PYTEST_WORKERS processes (auto = one per CPU; PYTEST_WORKERS=0 runs in one process).
-# --dist loadgroup keeps each xdist_group on one worker: tests/conftest.py puts the browser tests in
-# one group and the real Celery worker tests in another (see there); everything else is spread.
+# pytest-xdist: PYTEST_WORKERS processes (auto = one per CPU; PYTEST_WORKERS=0 runs in one process),
+# tests handed out one by one. Every worker has its own databases, folders, queues and ports, the
+# server-starting tests included (tests/conftest.py). Not --dist loadgroup: with pytest 9.2,
+# pytest-xdist 3.8.0 silently ignores xdist_group marks (pytest-dev/pytest-xdist#1386).
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist load
 
 .PHONY: run worker test test-sqlite test-postgres lint bench venv pycanon-venv clean
 
@@ -105,4 +106,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_datafly.py
 
 clean:
-	rm -rf $(VENV) $(VENV_PYCANON) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(VENV_PYCANON) .pytest_cache .ruff_cache .import_linter_cache *.egg-info

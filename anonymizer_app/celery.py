@@ -1,4 +1,8 @@
-"""The Celery application. Workers: `celery -A anonymizer_app worker` (see `make worker`)."""
+"""The Celery application. Workers: `celery -A anonymizer_app worker` (see `make worker`); Celery finds
+this module by itself (the `celery` submodule of the package named by -A).
+
+Django processes load it from AnonymizerAppConfig.ready() (apps.py), not from the package's
+__init__, so that importing anonymizer_app.engine loads neither Django nor Celery."""
 
 import os
 

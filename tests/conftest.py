@@ -5,13 +5,14 @@ is missing the test is skipped with a message saying what to install or start, e
 mode (CI=true or ANONYMIZER_STRICT=1), where a missing service FAILS the test: CI must never go
 green by skipping the tests it was meant to run.
 
-Parallel runs (pytest-xdist, `make test` runs `-n auto --dist loadgroup`): every xdist worker is its
-own process with its own in-memory SQLite test database (on PostgreSQL pytest-django names it
-test_<name>_gw<N>), its own temporary folders (MEDIA_ROOT below, tmp_path) and, for any job the test
+Parallel runs (pytest-xdist: `make test` runs `pytest -n auto`): every xdist worker is its own
+process with its own in-memory SQLite test database (on PostgreSQL pytest-django names it
+test_<name>_gw<N>), its own temporary folders (tmp_path, MEDIA_ROOT below) and, for any job the test
 process itself would put on the broker, its own broker folder and queue (_private_celery_broker).
-Live servers and chromedriver listen on ports the OS picks. The tests that start real servers share
-a worker per kind (xdist groups, pytest_collection_modifyitems): the browser tests run one Chromium
-at a time, and the real Celery worker tests build their module's template database once.
+The tests that start real servers need nothing shared either, so they may run side by side: the
+live servers and chromedriver listen on ports the OS picks, each Chromium has its own profile folder,
+and each real Celery worker of test_celery_worker.py has its own database, media and broker folder
+and its own queue (on Redis database 15).
 """
 
 import os
@@ -86,19 +87,11 @@ def _chromium_present() -> bool:
 
 
 # --- Collection: mark every DB test, so `-m uses_db` selects them (PostgreSQL pass) -----------
-# and keep the server-starting tests of one kind on one xdist worker (with --dist loadgroup).
-XDIST_GROUPS = {"browser": "browser", "celery": "celery-worker"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if item.get_closest_marker("django_db") or fixtures & DB_FIXTURES:
             item.add_marker(pytest.mark.uses_db)
-        for marker, group in XDIST_GROUPS.items():
-            if item.get_closest_marker(marker) and not item.get_closest_marker("xdist_group"):
-                item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_report_header(config):
