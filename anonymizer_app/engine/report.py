@@ -7,7 +7,6 @@ model cards are those of the classes the publishing gate checked.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, TypedDict
 
 import numpy as np
@@ -16,6 +15,7 @@ import pandas as pd
 from .distributions import domain_for
 from .gate import Publication
 from .metrics import class_figures
+from .result import _plain, json_default
 from .spec import SUPPRESSED_ROWS, RunSpec
 from .table import Table
 
@@ -138,7 +138,7 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                 check["describe"] = (f"groups of at least {result.k} records (the QIT alone is not "
                                      f"{result.k}-anonymous)")
                 check["value_label"] = "smallest group"
-    return json.loads(json.dumps(report, default=_json_default))
+    return json.loads(json.dumps(report, default=json_default))
 
 
 def _scope_rows(publication: Publication, table: Table) -> np.ndarray:
@@ -192,24 +192,3 @@ def _anatomy_figures(publication: Publication, table: Table, result) -> dict:
                       f"{int((counts == 1).sum()):,} of its records are unique on the quasi-identifiers "
                       f"(highest re-identification risk {qi_figures['prosecutor_risk_highest']:.0%})."),
     }
-
-
-def _plain(d: dict) -> dict:
-    out = {}
-    for key, v in d.items():
-        if isinstance(v, np.integer):
-            v = int(v)
-        elif isinstance(v, (np.floating, float)):
-            v = None if math.isnan(v) else float(v)
-        out[key] = v
-    return out
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return None if math.isnan(o) else float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(f"{type(o).__name__} is not JSON serializable")

@@ -104,6 +104,17 @@ def class_size_histogram(sizes: np.ndarray) -> dict[str, int]:
     return {str(int(v)): int(c) for v, c in zip(values, counts)}
 
 
+def json_default(o):
+    """numpy scalars as JSON (NaN as null): the one encoder of reports."""
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return None if math.isnan(o) else float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    raise TypeError(f"{type(o).__name__} is not JSON serializable")
+
+
 def _plain(d: dict) -> dict:
     out = {}
     for key, v in d.items():

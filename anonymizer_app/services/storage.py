@@ -19,18 +19,18 @@ they draw.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 import uuid
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.core.files.storage import default_storage
+
+from ..engine.result import json_default as engine_json_default
 
 ROW_GROUP = 32_768
 TABLES = "tables"
@@ -214,15 +214,8 @@ def stored_columns(path: Path) -> list[str]:
 
 
 # ---- JSON caches ----------------------------------------------------------------------------------------
-def json_default(o):
-    """json.dumps(default=...) for numpy scalars (NaN becomes null)."""
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return None if math.isnan(o) else float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(type(o).__name__)
+# numpy scalars as JSON: the engine's one report encoder
+json_default = engine_json_default
 
 
 def read_json(path: Path):

@@ -192,16 +192,18 @@ def test_the_only_86_year_old_is_not_published(adult):
 
 
 def test_a_suppressed_group_that_satisfies_the_models_may_be_kept():
-    table = _table(11, 300)
-    spec = RunSpec.build(table, None, "datafly", k=2, suppression_limit=0.2, suppressed_rows="keep",
+    """Datafly k=5 + distinct 2-diversity, 10%: the 7 suppressed records form one '*' class of 7 records with
+    2+ diseases, so keeping them is allowed; with seed 0 the 4 suppressed records break a model: refused."""
+    table = _table(1, 300)
+    spec = RunSpec.build(table, None, "datafly", k=5, suppression_limit=0.1, suppressed_rows="keep",
                          models=[DistinctLDiversity(2)])
-    try:
-        pub = pipeline.run(spec)
-    except InputError:
-        pytest.skip("this table's suppressed group breaks a model")
+    pub = pipeline.run(spec)
     stars = pub.table[(pub.table[table.qi] == ROOT).all(axis=1)]
-    assert len(pub.table) == table.n
-    assert len(stars) == 0 or (len(stars) >= 2 and stars["dis"].nunique() >= 2)
+    assert len(pub.table) == table.n and int(pub.suppressed.sum()) == 7 == len(stars)
+    assert stars["dis"].nunique() >= 2
+    assert recount(pub.table, table.qi, table.frame, list(pub.result.models)) == []
+    with pytest.raises(InputError, match=r"the 4 suppressed record\(s\) cannot be published as '\*' rows"):
+        pipeline.run(replace(spec, table=_table(0, 300)))
 
 
 def test_delta_presence_publishes_the_research_subset_without_its_marker():

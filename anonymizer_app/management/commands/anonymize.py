@@ -44,6 +44,7 @@ import pandas as pd
 from anonymizer_app import engine
 from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management import model_flags
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
@@ -294,7 +295,7 @@ class Command(OneLineCommand):
             progress.close()
             report = publication.report
             if report_path is not None:
-                _write_all([(report_path, json.dumps(report, indent=2, default=_json_default) + "\n")])
+                _write_all([(report_path, json.dumps(report, indent=2, default=json_default) + "\n")])
             os.replace(tmp, out)
         finally:
             if tmp.exists():
@@ -460,16 +461,6 @@ class CsvSink:
         text = export_csv(frame, delimiter=self.delimiter)
         self.fh.write(text if not self.started else text.split("\n", 1)[1])
         self.started = True
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return None if math.isnan(o) else float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(f"{type(o).__name__} is not JSON serializable")
 
 
 def _write_all(files: list[tuple[Path, str]]) -> None:
