@@ -30,7 +30,7 @@ DEMOS = [
         "people/db_100.csv",
         {"id": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "city_birth": Role.QUASI_IDENTIFYING,
          "zip_code": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE},
-        {"age": ("people/age_generalization.csv", "error"),
+        {"age": ("people/age_generalization.csv", "first"),
          "city_birth": ("people/city_birth_generalization.csv", "lift"),
          "zip_code": ("people/zip_code_generalization.csv", "error")},
     ),

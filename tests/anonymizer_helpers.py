@@ -46,7 +46,7 @@ def people_dataset(owner, hierarchies: bool = True) -> Dataset:
     dataset = datasets.create_dataset(owner, PEOPLE_CSV.read_bytes(), PEOPLE_CSV.name, name="People")
     roles = {"id": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "city_birth": Role.QUASI_IDENTIFYING,
              "zip_code": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE}
-    files = {"age": ("age_generalization.csv", "error"), "city_birth": ("city_birth_generalization.csv", "lift"),
+    files = {"age": ("age_generalization.csv", "first"), "city_birth": ("city_birth_generalization.csv", "lift"),
              "zip_code": ("zip_code_generalization.csv", "error")}
     for column in dataset.columns.all():
         column.role = roles.get(column.name, Role.INSENSITIVE).value

@@ -279,7 +279,7 @@ def test_explicit_delimiter_is_used_for_the_output(people, tmp_path):
     src.to_csv(piped, sep="|", index=False)
     out = tmp_path / "out.txt"
     code, msg, _ = call(piped, "--delimiter", "pipe", "--identifier", "id", "--qi", "age",
-                        "--hierarchy", f"age={people / 'age_generalization.csv'}", "--k", "5", "--out", out,
+                        "--hierarchy", f"age={people / 'age_generalization.csv'}", "--hierarchy-conflicts", "first", "--k", "5", "--out", out,
                         "--quiet")
     assert code == 0, msg
     assert out.read_text().splitlines()[0] == "age|city_birth|zip_code|disease"

@@ -18,7 +18,7 @@ from anonymizer_app.engine import Role
 REPO = Path(__file__).resolve().parent.parent
 PEOPLE = REPO / "anonymizer_app" / "demo_data" / "people"
 BASE = [PEOPLE / "db_100.csv", "--identifier", "id", "--qi", "age,zip_code", "--qi", "city_birth",
-        "--hierarchy", f"age={PEOPLE / 'age_generalization.csv'}", "--sensitive", "disease"]
+        "--hierarchy", f"age={PEOPLE / 'age_generalization.csv'}", "--hierarchy-conflicts", "first", "--sensitive", "disease"]
 
 
 def call(*args) -> tuple[int, str, str]:
@@ -42,7 +42,7 @@ def test_it_compares_and_writes_csv_and_html(tmp_path):
     table = engine.Table(frame, {"id": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING,
                                  "zip_code": Role.QUASI_IDENTIFYING, "city_birth": Role.QUASI_IDENTIFYING,
                                  "disease": Role.SENSITIVE})
-    hs = {"age": engine.read_hierarchy(PEOPLE / "age_generalization.csv", "age")}
+    hs = {"age": engine.read_hierarchy(PEOPLE / "age_generalization.csv", "age", on_conflict="first")}
     for r in rows:
         assert r["verified"] == "True" and r["error"] == ""
         assert int(r["k_achieved"]) >= int(r["k"])

@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 import pandas as pd
 
 from .errors import HierarchyError
-from .hierarchy import Hierarchy, parse_hierarchy, sniff_hierarchy_delimiter
+from .hierarchy import Hierarchy, conflict_error, parse_hierarchy, sniff_hierarchy_delimiter
 from .table import infer_type
 
 FORMATS = ("arx", "datafly", "amnesia-text", "amnesia-json")
@@ -194,9 +195,11 @@ def _from_edges(edges: list, name: str, where: str, on_conflict: str) -> Hierarc
     """Rows (one per leaf path) from child -> parent edges keyed by (level or None, label)."""
     parents: dict = defaultdict(list)
     first_line: dict = {}
+    edge_line: dict = {}  # (child label, parent label) -> first line of that link
     for child, parent, lineno, place in edges:
         if child[1] == "" or parent[1] == "":
             raise HierarchyError(f"{where}, {place}: an empty label")
+        edge_line.setdefault((child[1], parent[1]), lineno)
         if parent not in parents[child]:
             parents[child].append(parent)
         first_line.setdefault(child, lineno)
@@ -218,7 +221,17 @@ def _from_edges(edges: list, name: str, where: str, on_conflict: str) -> Hierarc
     width = max(len(r) for r in rows)
     # a shallow leaf repeats its label on the missing levels (ARX padding), so every row has one width
     rows = [[r[0]] * (width - len(r)) + r for r in rows]
-    return Hierarchy.from_rows(rows, name, where, on_conflict, numbers)
+    try:
+        return Hierarchy.from_rows(rows, name, where, on_conflict, numbers)
+    except HierarchyError as exc:
+        found = getattr(exc, "conflicts", None)
+        if not found or not any(c.level for c in found):
+            raise
+        # a label above the leaves with two parents: name the lines of its parent links, not its leaves'
+        leaves_c = [c for c in found if not c.level]
+        inner = [replace(c, lines=tuple(edge_line.get((c.value, p[0]), n) for p, n in zip(c.paths, c.lines)))
+                 for c in found if c.level]
+        raise conflict_error(where, leaves_c, inner) from None
 
 
 def _paths_up(leaf: tuple, parents: dict, where: str) -> list[list[tuple]]:

@@ -26,16 +26,24 @@ MAX_LISTED = 8
 
 @dataclass(frozen=True)
 class Conflict:
-    """A leaf that the file generalizes in more than one way (the file is not a tree there)."""
+    """A label that the file generalizes in more than one way (the file is not a tree there).
+
+    ``level`` 0: a leaf (value) with several paths, ``paths`` its paths and ``lines`` the line of each.
+    ``level`` >= 1: a label above the leaves with several parents; ``paths`` holds, per parent, the
+    first path above the label that goes through it (the parent first) and ``lines`` its first line."""
 
     value: str
     lines: tuple[int, ...]
     paths: tuple[tuple[str, ...], ...]
+    level: int = 0
 
     def describe(self) -> str:
         shown = " vs ".join(";".join(p) for p in self.paths[:3])
         lines = ", ".join(str(n) for n in self.lines[:4])
-        return f"{self.value!r} (lines {lines}: {shown})"
+        if self.level == 0:
+            return f"{self.value!r} (lines {lines}: {shown})"
+        parents = ", ".join(f"{p[0]!r} (line {n})" for p, n in zip(self.paths[:4], self.lines))
+        return f"{self.value!r} at level {self.level} has parents {parents}"
 
 
 @dataclass
@@ -53,6 +61,38 @@ class Hierarchy:
     # level -> {label: level where that label is a node of its own}: labels put below their own
     # level by the 'lift' resolution, so that they count the leaves of the node they stand for.
     lifted: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Refuse anything but a tree: every label of a level has exactly one parent one level up
+        (the lattice rolls classes up from finer nodes, local recoding takes lowest common ancestors:
+        both need it), the labels of a level are distinct and every leaf has a code on every level."""
+        where = self._where()
+        if not self.maps or len(self.maps) != len(self.labels):
+            raise HierarchyError(f"hierarchy {where}: {len(self.labels)} label levels for {len(self.maps)} maps")
+        n = len(self.leaves)
+        for level, (m, lab) in enumerate(zip(self.maps, self.labels)):
+            m = np.asarray(m)
+            if m.shape != (n,) or (n and (m.min() < 0 or m.max() >= len(lab))):
+                raise HierarchyError(f"hierarchy {where}: level {level} does not give every leaf a label")
+            if len(lab) > 1 and len(pd.unique(pd.Series(lab, dtype=object))) != len(lab):
+                raise HierarchyError(f"hierarchy {where}: a label occurs twice on level {level}")
+        for level in range(len(self.maps) - 1):
+            child, up = np.asarray(self.maps[level]), np.asarray(self.maps[level + 1])
+            parent = np.full(len(self.labels[level]), -1, dtype=np.int64)
+            parent[child] = up
+            bad = np.flatnonzero(parent[child] != up)
+            if len(bad):
+                other = int(np.flatnonzero(child == child[bad[0]])[0])  # first leaf of that label
+                i = int(np.flatnonzero((child == child[other]) & (up != up[other]))[0])
+                raise HierarchyError(
+                    f"hierarchy {where} is not a tree: the label {str(self.labels[level][child[i]])!r} at "
+                    f"level {level} has two parents, {str(self.labels[level + 1][up[other]])!r} and "
+                    f"{str(self.labels[level + 1][up[i]])!r} (leaves {str(self.leaves[other])!r} and "
+                    f"{str(self.leaves[i])!r})"
+                )
 
     # ---- shape ---------------------------------------------------------------------------
     @property
@@ -148,9 +188,21 @@ class Hierarchy:
     ) -> "Hierarchy":
         """Build from one row per leaf: ``leaf, level1, ..., levelH``.
 
-        Identical duplicate rows are accepted. A leaf with two different paths is a conflict:
-        refused by default, or resolved by ``lift`` (the value is generalized, below the lowest
-        level where all its paths agree, to that agreed ancestor) or ``first`` (first path wins).
+        The rows must describe a tree: every label of a level has one parent on the next level.
+        Identical duplicate rows are accepted. A label with two different parents is a conflict: a
+        leaf (value) with two paths, or a label above the leaves (e.g. level-1 label A under X on one
+        line and under Y on another). Conflicts are refused by default, naming the values and labels,
+        their level and the lines, or resolved explicitly, level by level from the leaves up:
+
+        - ``lift``: the label keeps its own name, and on the levels above it, up to the lowest level
+          where all its paths agree, it takes that agreed label (an ambiguous value: its ancestors;
+          a label above the leaves: the ancestors of its whole subtree). The agreed label then also
+          stands on lower levels for the node it names (``lifted``, for the leaf counts of NCP).
+        - ``first``: the label keeps the path above it of its first line.
+
+        Labels above the leaves are resolved first (on every distinct line of the file), then the
+        values, then the labels above the leaves again (a lifted value can put a label below its
+        own level). A note says what was resolved, and ``conflicts`` lists it.
         """
         if on_conflict not in CONFLICT_POLICIES:
             raise HierarchyError(
@@ -160,8 +212,9 @@ class Hierarchy:
         if line_numbers is None:
             line_numbers = range(1, len(rows) + 1)
         width = None
-        paths: dict[str, list[tuple[str, ...]]] = {}
-        lines: dict[str, list[int]] = {}
+        distinct: list[list[str]] = []  # every distinct row, in file order
+        distinct_lines: list[int] = []
+        seen: set[tuple[str, ...]] = set()
         for row, lineno in zip(rows, line_numbers):
             if width is None:
                 width = len(row)
@@ -170,49 +223,57 @@ class Hierarchy:
                     f"{where}, line {lineno}: {len(row)} values where the first line has {width} "
                     f"(every line must give a leaf and all its generalizations)"
                 )
-            leaf, path = row[0], tuple(row[1:])
-            known = paths.get(leaf)
-            if known is None:
-                paths[leaf] = [path]
-                lines[leaf] = [lineno]
-            elif path not in known:
-                known.append(path)
-                lines[leaf].append(lineno)
+            key = tuple(row)
+            if key not in seen:
+                seen.add(key)
+                distinct.append(list(row))
+                distinct_lines.append(lineno)
         if width is None:
             raise HierarchyError(f"{where}: the hierarchy is empty")
 
-        conflicts = [
-            Conflict(v, tuple(lines[v]), tuple(p)) for v, p in paths.items() if len(p) > 1
-        ]
-        notes: list[str] = []
-        if conflicts and on_conflict == "error":
-            listed = "; ".join(c.describe() for c in conflicts[:MAX_LISTED])
-            more = f" and {len(conflicts) - MAX_LISTED} more" if len(conflicts) > MAX_LISTED else ""
-            err = HierarchyError(
-                f"{where}: {len(conflicts)} value(s) have contradictory generalizations, so the file "
-                f"is not a tree: {listed}{more}. Choose a resolution: 'lift' (generalize each such "
-                f"value to the lowest level where all its paths agree) or 'first' (keep the first path)."
-            )
-            err.conflicts = conflicts  # type: ignore[attr-defined]
-            raise err
+        conflicts = _leaf_conflicts(distinct, distinct_lines)
+        if on_conflict == "error":
+            inner = _inner_conflicts(distinct, distinct_lines)
+            if conflicts or inner:
+                raise conflict_error(where, conflicts, inner)
 
-        leaves = list(paths)
-        table = []
         lifted: dict[int, dict[str, int]] = {}
+        # labels above the leaves first (this never changes a leaf's parent, so the ambiguous
+        # values stay those found above), then the values, then the labels again
+        inner = _resolve_inner(distinct, distinct_lines, on_conflict, lifted)
+        paths: dict[str, list[tuple[str, ...]]] = {}
+        first_line: dict[str, int] = {}
+        for row, lineno in zip(distinct, distinct_lines):
+            known = paths.setdefault(row[0], [])
+            first_line.setdefault(row[0], lineno)
+            if tuple(row[1:]) not in known:
+                known.append(tuple(row[1:]))
+        leaves = list(paths)
+        table: list[list[str]] = []
         for leaf in leaves:
             options = paths[leaf]
             if len(options) == 1 or on_conflict == "first":
-                table.append((leaf, *options[0]))
+                table.append([leaf, *options[0]])
             else:
                 path, agree = _lift(options)
-                table.append((leaf, *path))
+                table.append([leaf, *path])
                 for level in range(1, agree + 1):
                     lifted.setdefault(level, {})[path[level - 1]] = agree + 1
+        notes: list[str] = []
         if conflicts:
             how = "lifted to the lowest level where their paths agree" if on_conflict == "lift" else (
                 "given their first path"
             )
             notes.append(f"{len(conflicts)} ambiguous value(s) {how}")
+        again = _resolve_inner(table, [first_line[leaf] for leaf in leaves], on_conflict, lifted)
+        known_inner = {(c.level, c.value) for c in inner}
+        inner += [c for c in again if (c.level, c.value) not in known_inner]
+        if inner:
+            how = ("kept, with their ancestors lifted to the lowest level where their paths agree"
+                   if on_conflict == "lift" else "given their first parent (the path of their first line)")
+            listed = ", ".join(f"{c.value!r} (level {c.level})" for c in inner[:MAX_LISTED])
+            more = f" and {len(inner) - MAX_LISTED} more" if len(inner) > MAX_LISTED else ""
+            notes.append(f"{len(inner)} label(s) above the leaves with several parents {how}: {listed}{more}")
 
         columns = list(zip(*table))
         if len(set(columns[-1])) > 1 or width == 1:
@@ -224,16 +285,122 @@ class Hierarchy:
             codes, uniques = pd.factorize(pd.Series(col, dtype=object), sort=False)
             labels.append(np.asarray(uniques, dtype=object))
             maps.append(codes.astype(np.int32))
-        for level in range(1, len(maps) - 1):
-            pairs = np.unique(np.stack([maps[level], maps[level + 1]]), axis=1)
-            if pairs.shape[1] > len(np.unique(maps[level])):
-                many = np.flatnonzero(np.bincount(pairs[0]) > 1)
-                notes.append(
-                    f"not a tree at level {level}: {len(many)} label(s) have several parents, e.g. "
-                    f"{labels[level][many[0]]!r}"
-                )
-        return cls(name, np.asarray(leaves, dtype=object), labels, maps, source, notes, conflicts, kind,
+        lifted = _settle_lifted(lifted, labels)
+        return cls(name, np.asarray(leaves, dtype=object), labels, maps, source, notes, conflicts + inner, kind,
                    lifted)
+
+
+def _leaf_conflicts(rows: Sequence[Sequence[str]], numbers: Sequence[int]) -> list[Conflict]:
+    """Values (leaves) with more than one parent, each with all its distinct paths and their lines."""
+    paths: dict[str, list[tuple[str, ...]]] = {}
+    lines: dict[str, list[int]] = {}
+    for row, n in zip(rows, numbers):
+        known = paths.setdefault(row[0], [])
+        if tuple(row[1:]) not in known:
+            known.append(tuple(row[1:]))
+            lines.setdefault(row[0], []).append(n)
+    return [Conflict(v, tuple(lines[v]), tuple(p)) for v, p in paths.items()
+            if len({q[0] for q in p if q}) > 1]
+
+
+def conflict_error(where: str, leaves: list[Conflict], inner: list[Conflict]) -> HierarchyError:
+    """The refusal of a file that is not a tree: ambiguous values, then labels with several parents."""
+    parts, listed = [], []
+    for found, what in ((leaves, "value(s) have contradictory generalizations"),
+                        (inner, "label(s) above the leaves have more than one parent")):
+        if found:
+            parts.append(f"{len(found)} {what}")
+            more = f" and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
+            listed.append("; ".join(c.describe() for c in found[:MAX_LISTED]) + more)
+    subject = "value or label" if leaves and inner else ("label" if inner else "value")
+    err = HierarchyError(
+        f"{where}: {' and '.join(parts)}, so the file is not a tree: {'; '.join(listed)}. Choose a "
+        f"resolution: 'lift' (generalize each such {subject} to the lowest level where all its paths "
+        f"agree) or 'first' (keep the first path)."
+    )
+    err.conflicts = leaves + inner  # type: ignore[attr-defined]
+    return err
+
+
+def _inner_conflicts(table: Sequence[Sequence[str]], numbers: Sequence[int], only: int | None = None) -> list[Conflict]:
+    """Labels above the leaves (level >= 1) with more than one parent, level by level (or on level
+    ``only``), each in the order its rows come.
+
+    ``table``: one row per leaf path (leaf, level 1, ..., top), ``numbers`` the file line of each."""
+    width = len(table[0]) if table else 0
+    out: list[Conflict] = []
+    for level in range(1, width - 1) if only is None else [only]:
+        seen: dict[str, dict[str, tuple[int, tuple[str, ...]]]] = {}
+        for row, n in zip(table, numbers):
+            ups = seen.setdefault(row[level], {})
+            if row[level + 1] not in ups:
+                ups[row[level + 1]] = (n, tuple(row[level + 1:]))
+        for label, ups in seen.items():
+            if len(ups) > 1:
+                out.append(Conflict(label, tuple(n for n, _ in ups.values()), tuple(p for _, p in ups.values()),
+                                    level))
+    return out
+
+
+def _resolve_inner(table: list[list[str]], numbers: Sequence[int], policy: str,
+                   lifted: dict[int, dict[str, int]]) -> list[Conflict]:
+    """Make the rows a tree above the leaves, in place; returns the labels that had several parents.
+
+    Level by level from the leaves up, each label with several parents at that level:
+    ``first`` gives all its rows the path above it of its first row (rows are in file order);
+    ``lift`` keeps the label and writes, on the levels above it below the lowest level where all its
+    paths agree, that agreed label (as for an ambiguous leaf; recorded in ``lifted``). Either way the
+    level has no such label afterwards and the levels below are untouched, so one pass per level."""
+    found: list[Conflict] = []
+    width = len(table[0]) if table else 0
+    for level in range(1, width - 1):
+        here = _inner_conflicts(table, numbers, only=level)
+        if not here:
+            continue
+        if policy not in ("lift", "first"):  # never reached for files (refused before); rows from code
+            raise HierarchyError(f"label {here[0].value!r} at level {level} has several parents")
+        found.extend(here)
+        wanted = {c.value for c in here}
+        rows_of: dict[str, list[int]] = {}
+        for r, row in enumerate(table):
+            if row[level] in wanted:
+                rows_of.setdefault(row[level], []).append(r)
+        for c in here:
+            rows = rows_of[c.value]
+            if policy == "first":
+                upper = table[rows[0]][level + 1:]
+                for r in rows:
+                    table[r][level + 1:] = upper
+                continue
+            options = list(dict.fromkeys(tuple(table[r][level + 1:]) for r in rows))
+            upper, agree = _lift(options)
+            for r in rows:
+                table[r][level + 1:] = upper
+            for lv in range(level + 1, level + 1 + agree):
+                lifted.setdefault(lv, {})[upper[0]] = level + 1 + agree
+    return found
+
+
+def _settle_lifted(lifted: dict[int, dict[str, int]], labels: list[np.ndarray]) -> dict[int, dict[str, int]]:
+    """Lifted labels with the level where each is a node of its own (following lifts of lifts); entries
+    whose label is no longer on its level (overwritten by a later lift) are dropped."""
+    top = len(labels) - 1
+    present = [set(map(str, lab)) for lab in labels]
+    out: dict[int, dict[str, int]] = {}
+    for level, found in lifted.items():
+        for label, natural in found.items():
+            if level > top or label not in present[level]:
+                continue
+            seen = {level}
+            while natural <= top and label in lifted.get(natural, {}) and natural not in seen:
+                seen.add(natural)
+                natural = lifted[natural][label]
+            natural = min(natural, top)
+            while natural > level and label not in present[natural]:
+                natural -= 1
+            if natural > level:
+                out.setdefault(level, {})[label] = natural
+    return out
 
 
 def _lift(options: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int]:

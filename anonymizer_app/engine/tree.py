@@ -115,6 +115,17 @@ class HierarchyTree:
                     )
                 p = p + [p[-1]] * (depth - len(p))
             rows.append(list(reversed(p)) + [self.root.label])
+        # the engine needs a tree of labels: one label on one level is one node (one parent)
+        parent_of: dict[tuple[int, str], str] = {}
+        for row in rows:
+            for level in range(1, len(row) - 1):
+                known = parent_of.setdefault((level, row[level]), row[level + 1])
+                if known != row[level + 1]:
+                    raise HierarchyError(
+                        f"hierarchy {self.name!r}: the label {row[level]!r} names two nodes of level {level}, "
+                        f"one under {known!r} and one under {row[level + 1]!r}; a label must name one node "
+                        f"per level (its generalization must be unambiguous): rename or merge them"
+                    )
         return Hierarchy.from_rows(rows, self.name, source or f"hierarchy {self.name!r}", kind=self.kind)
 
     def to_dict(self, max_depth: int | None = None, path: list[str] | None = None) -> dict:

@@ -62,9 +62,22 @@ def resolve(paths: dict[str, list[tuple[str, ...]]], policy: str = "first") -> d
             out[leaf] = (leaf, *lift_path(options))
         else:
             raise ValueError(policy)
+    out = _first_parent_above_leaves(out)
     tops = {p[-1] for p in out.values()}
     if len(tops) > 1 or all(len(p) == 1 for p in out.values()):
         out = {leaf: (*p, ROOT) for leaf, p in out.items()}
+    return out
+
+
+def _first_parent_above_leaves(out: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """An inner label with several parents keeps the path above it of its first leaf (file order),
+    level by level from the leaves up: the 'first' resolution of a non-tree file."""
+    depth = len(next(iter(out.values()), ()))
+    for level in range(1, depth - 1):
+        above: dict[str, tuple[str, ...]] = {}
+        for path in out.values():
+            above.setdefault(path[level], path[level + 1:])
+        out = {leaf: (*p[:level + 1], *above[p[level]]) for leaf, p in out.items()}
     return out
 
 

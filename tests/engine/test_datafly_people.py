@@ -51,7 +51,7 @@ def engine_hierarchies() -> dict:
     out = {}
     for policy in ("lift", "first"):
         out[policy] = {
-            "age": read_hierarchy(FILES["age"]),
+            "age": read_hierarchy(FILES["age"], on_conflict="first"),
             "city_birth": read_hierarchy(FILES["city_birth"], on_conflict=policy),
             "zip_code": read_hierarchy(FILES["zip_code"]),
         }
@@ -131,11 +131,22 @@ def test_reference_lift_agrees_below_a_common_region():
     assert ref.lift_path([("A", "X"), ("B", "Y")]) == ("*", "*")
 
 
-def test_age_file_gets_a_root():
-    h = read_hierarchy(FILES["age"])
+def test_age_file_is_not_a_tree_and_says_where():
+    # '0-20' sits under '0-50' on lines 1-5 and under '50-100' on lines 6-19 of the shipped file.
+    with pytest.raises(HierarchyError) as err:
+        read_hierarchy(FILES["age"])
+    assert "'0-20' at level 2 has parents '0-50' (line 1), '50-100' (line 6)" in str(err.value)
+
+
+def test_age_file_resolved_first_or_lifted_gets_a_root():
+    h = read_hierarchy(FILES["age"], on_conflict="first")
     assert h.height == 4
-    assert [h.ancestor("7", lv) for lv in range(5)] == ["7", "0-10", "0-20", "50-100", "*"]
+    assert [h.ancestor("7", lv) for lv in range(5)] == ["7", "0-10", "0-20", "0-50", "*"]
     assert [h.ancestor("3", lv) for lv in range(5)] == ["3", "0-10", "0-20", "0-50", "*"]
+    lifted = read_hierarchy(FILES["age"], on_conflict="lift")
+    assert [lifted.ancestor("7", lv) for lv in range(5)] == ["7", "0-10", "0-20", "*", "*"]
+    assert [lifted.ancestor("60", lv) for lv in range(5)] == [
+        "60", *(h.ancestor("60", lv) for lv in range(1, 5))]
 
 
 # ---- Datafly against the reference ------------------------------------------------------------------

@@ -270,3 +270,97 @@ def test_none_in_the_real_city_file():
     # the copy the product ships for its demo: always present, so the test never skips
     h = read_hierarchy(DEMO_PEOPLE / "city_birth_generalization.csv", on_conflict="first")
     assert [h.ancestor("None", lv) for lv in range(4)] == ["None", "Torino", "Piemonte", "Italy"]
+
+
+# ---- labels above the leaves with two parents (the file is not a tree above the leaves) ------------
+INNER = "a;A;X;T\nb;B;X;T\nc;A;Y;T\nd;C;Y;T\n"  # 'A' (level 1) under X on line 1, under Y on line 3
+
+
+def test_inner_label_with_two_parents_is_refused_naming_label_level_and_lines():
+    with pytest.raises(HierarchyError) as info:
+        parse_hierarchy(INNER, "h", source="h.csv")
+    msg = str(info.value)
+    assert msg.startswith("h.csv: 1 label(s) above the leaves have more than one parent, so the file is not a "
+                          "tree: 'A' at level 1 has parents 'X' (line 1), 'Y' (line 3).")
+    assert "'lift'" in msg and "'first'" in msg
+    (c,) = info.value.conflicts
+    assert (c.value, c.level, c.lines, c.paths) == ("A", 1, (1, 3), (("X", "T"), ("Y", "T")))
+
+
+def test_inner_conflict_on_a_higher_level_and_with_an_ambiguous_value():
+    text = "a;A;P;T\nb;B;Q;T\nc;C;P;U\nb;D;Q;T\n"  # 'P' (level 2) under T and U; value 'b' under B and D
+    with pytest.raises(HierarchyError) as info:
+        parse_hierarchy(text, "h")
+    msg = str(info.value)
+    assert "1 value(s) have contradictory generalizations and 1 label(s) above the leaves have more than one " \
+           "parent" in msg
+    assert "'b' (lines 2, 4: B;Q;T vs D;Q;T)" in msg
+    assert "'P' at level 2 has parents 'T' (line 1), 'U' (line 3)" in msg
+    h = parse_hierarchy(text, "h", on_conflict="lift")
+    assert _paths(h) == {"a": ("a", "A", "P", "*", "*"), "b": ("b", "Q", "Q", "T", "*"),
+                         "c": ("c", "C", "P", "*", "*")}
+    h = parse_hierarchy(text, "h", on_conflict="first")
+    assert _paths(h) == {"a": ("a", "A", "P", "T"), "b": ("b", "B", "Q", "T"), "c": ("c", "C", "P", "T")}
+
+
+def test_inner_conflict_lift_keeps_the_label_and_lifts_its_ancestors():
+    h = parse_hierarchy(INNER, "h", on_conflict="lift")
+    # A's paths agree only on T: A stays on level 1, T stands for it on level 2
+    assert _paths(h) == {"a": ("a", "A", "T", "T"), "b": ("b", "B", "X", "T"), "c": ("c", "A", "T", "T"),
+                         "d": ("d", "C", "Y", "T")}
+    assert h.notes == ["1 label(s) above the leaves with several parents kept, with their ancestors lifted to "
+                       "the lowest level where their paths agree: 'A' (level 1)"]
+    assert [(c.value, c.level) for c in h.conflicts] == [("A", 1)]
+    # T on level 2 is the root's node: it counts all 4 leaves (NCP)
+    assert dict(zip(h.labels[2], h.leaf_counts(2))) == {"T": 4, "X": 1, "Y": 1}
+
+
+def test_inner_conflict_first_keeps_the_first_path():
+    h = parse_hierarchy(INNER, "h", on_conflict="first")
+    assert _paths(h) == {"a": ("a", "A", "X", "T"), "b": ("b", "B", "X", "T"), "c": ("c", "A", "X", "T"),
+                         "d": ("d", "C", "Y", "T")}
+    assert h.notes == ["1 label(s) above the leaves with several parents given their first parent (the path of "
+                       "their first line): 'A' (level 1)"]
+
+
+def test_the_people_age_file_is_not_a_tree():
+    path = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "people" / "age_generalization.csv"
+    if not path.exists():
+        path = DEMO_PEOPLE / "age_generalization.csv"
+    with pytest.raises(HierarchyError, match=r"'0-20' at level 2 has parents '0-50' \(line 1\), '50-100' \(line 6\)"):
+        read_hierarchy(path)
+    lift = read_hierarchy(path, on_conflict="lift")
+    assert [lift.ancestor("7", lv) for lv in range(5)] == ["7", "0-10", "0-20", "*", "*"]
+    first = read_hierarchy(path, on_conflict="first")
+    assert [first.ancestor("7", lv) for lv in range(5)] == ["7", "0-10", "0-20", "0-50", "*"]
+
+
+def test_amnesia_text_inner_conflict_names_the_parent_links():
+    from anonymizer_app.engine.formats import read_hierarchy_text
+
+    text = "distinct\nname c\ntype string\nheight 3\n\nA has a b\nB has c\n\nX has A B\nY has A\n\nT has X Y\n"
+    with pytest.raises(HierarchyError, match=r"^c\.txt: 1 label\(s\) above the leaves have more than one parent, "
+                                             r"so the file is not a tree: 'A' at level 1 has parents 'X' \(line 9\), "
+                                             r"'Y' \(line 10\)\."):
+        read_hierarchy_text(text, "c", "c.txt")
+    assert _paths(read_hierarchy_text(text, "c", "c.txt", on_conflict="lift"))["a"] == ("a", "A", "T", "T")
+    assert _paths(read_hierarchy_text(text, "c", "c.txt", on_conflict="first"))["a"] == ("a", "A", "X", "T")
+
+
+def test_the_constructor_refuses_a_non_tree():
+    import numpy as np
+
+    from anonymizer_app.engine import Hierarchy
+
+    leaves = np.array(["a", "b", "c"], dtype=object)
+    labels = [leaves, np.array(["A", "B"], dtype=object), np.array(["X", "Y"], dtype=object),
+              np.array(["*"], dtype=object)]
+    maps = [np.arange(3), np.array([0, 0, 1]), np.array([0, 1, 1]), np.zeros(3, dtype=np.int64)]
+    with pytest.raises(HierarchyError, match=r"is not a tree: the label 'A' at level 1 has two parents, 'X' and "
+                                             r"'Y' \(leaves 'a' and 'b'\)"):
+        Hierarchy("h", leaves, labels, maps)
+    with pytest.raises(HierarchyError, match="a label occurs twice on level 1"):
+        Hierarchy("h", leaves, [leaves, np.array(["A", "A"], dtype=object), np.array(["*"], dtype=object)],
+                  [np.arange(3), np.array([0, 0, 1]), np.zeros(3, dtype=np.int64)])
+    maps[2] = np.array([0, 0, 1])  # a tree
+    assert Hierarchy("h", leaves, labels, maps).height == 3

@@ -56,12 +56,17 @@ def test_lazy_dict_and_round_trip():
     assert _paths(again.to_hierarchy()) == _paths(parse_hierarchy(TEXT, "age"))
 
 
-def test_label_under_two_parents_becomes_two_nodes():
-    h = parse_hierarchy("a;x;p;*\nb;x;q;*\n", "c")
-    t = HierarchyTree.from_hierarchy(h)
+def test_label_under_two_parents_is_flagged_and_not_saved():
+    # a file with such a label is refused (test_hierarchy.py); an edited tree can still hold one
+    t = HierarchyTree.from_dict({"label": "*", "children": [
+        {"label": "p", "children": [{"label": "x", "children": [{"label": "a"}]}]},
+        {"label": "q", "children": [{"label": "x", "children": [{"label": "b"}]}]}]}, "c")
     assert t.find(["p", "x"]).children[0].label == "a"
     assert t.find(["q", "x"]).children[0].label == "b"
     assert t.checks()["duplicate_labels"] == {1: ["x"]}
+    with pytest.raises(HierarchyError, match=r"the label 'x' names two nodes of level 1, one under 'p' and one "
+                                             r"under 'q'"):
+        t.to_hierarchy()
 
 
 def test_people_city_file_round_trips_through_the_tree():

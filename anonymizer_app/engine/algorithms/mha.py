@@ -41,9 +41,24 @@ Algorithm
     3. Refinement: each record moves to the nearest class of its cluster (seed-003 record/centroid
        distance) when that is nearer than its own class and neither k nor β-likeness breaks in the
        two classes; passes repeat until nothing moves (at most ``REFINE_PASSES``).
-    Output: local recoding, every class's QIs generalized to its range / lowest common ancestor.
+    4. Published classes: every class's QIs are generalized to its range / lowest common ancestor
+       (local recoding). Classes whose labels coincide are ONE class in the output (rows with identical
+       published QI tuples), and classes of different BK clusters can coincide, so the bound is
+       enforced on the published classes, not on the algorithm's (:func:`separate_published`): a
+       merge is kept only when the merged class still has every pair of BK distributions within l
+       (k and enhanced β-likeness always survive a merge: sizes add up, and the shares of a union are
+       weighted means of shares that each respect f(p)). Otherwise the classes under that label are
+       split by complete linkage into compatible sets; the set with the most records keeps the label,
+       every other set is generalized further, one QI one hierarchy level at a time (the cheapest in
+       leaves first), until its label tuple is unused or names a class it may merge with; a set that
+       reaches the top without that is suppressed (counted against the suppression limit).
+       ``info["max_js_published"]`` is the worst pairwise divergence within a published class, and
+       :func:`check_published`, registered for the publishing gate, recomputes it from the input.
 
-Metrics in ``info``: GCP = sum over records of the record NCP (mean over QIs; suppressed records 1),
+Figures in ``info``: max_js_within_clusters, max_js_published, published_classes, published_merged
+(published classes holding several algorithm classes), published_relabelled (sets generalized further
+to stay apart), suppressed_published_conflicts (records suppressed because they could not), and the
+metrics GCP = sum over records of the record NCP (mean over QIs; suppressed records 1),
 and record linkage RL = Σ_r P_RL(r) / N with P_RL(r) = 1/|E| when r's nearest class (its original
 QI values against the class centroids) is its own class E, else 0 (suppressed records 0). Above 256
 classes the nearest class is looked up with the engine's space-filling-curve index (approximate).
@@ -65,12 +80,13 @@ import numpy as np
 
 from ..clustering import k_of, space_of
 from ..distance import Centroids, Encoded, nearest
-from ..errors import InputError, UnsatisfiableError
+from ..errors import InputError, UnsatisfiableError, VerificationError
+from ..hierarchy import ROOT
 from ..metrics import cell_loss_figures
 from ..privacy import BetaLikeness, Parameter
 from ..recoding import cells_from_groups
 from . import AlgorithmInfo, register
-from .base import CellRecoding, Problem
+from .base import CellRecoding, Problem, PublishedClasses
 from .oka import SEED
 
 EPS = 1e-9
@@ -251,10 +267,14 @@ def hilbert_keys(points: np.ndarray) -> np.ndarray:
 # -- steps -----------------------------------------------------------------------------------------
 def background_knowledge(problem: Problem, codes_v: np.ndarray, p: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
     """(BK unit of every distinct QI tuple, the units' distributions) with neighbourhoods at ``level``."""
-    freq = problem.freq
+    return bk_units(problem.hierarchies, problem.freq, codes_v, p, level)
+
+
+def bk_units(hierarchies: Sequence, freq, codes_v: np.ndarray, p: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`background_knowledge` from the QI hierarchies (QI order) and the frequency set."""
     m = len(p)
     cols = []
-    for j, h in enumerate(problem.hierarchies):
+    for j, h in enumerate(hierarchies):
         lv = min(level, h.height)
         cols.append(np.asarray(h.maps[lv])[freq.codes[:, j]].astype(np.int64))
     hood_of_tuple = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
@@ -265,6 +285,18 @@ def background_knowledge(problem: Problem, codes_v: np.ndarray, p: np.ndarray, l
     bk = (counts + alpha * p[None, :]) / (counts.sum(axis=1, keepdims=True) + alpha)
     uniq, unit_of_hood = np.unique(np.round(bk, 12), axis=0, return_inverse=True)
     return unit_of_hood.reshape(-1)[hood_of_tuple], uniq
+
+
+def choose_bk(hierarchies: Sequence, freq, codes_v: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The BK units at level 1, raised (coarser neighbourhoods) until at most MAX_UNITS distributions
+    remain: (unit of every distinct QI tuple, the units' distributions, the level)."""
+    level = 1
+    max_height = max((h.height for h in hierarchies), default=0)
+    while True:
+        unit_of_tuple, bk = bk_units(hierarchies, freq, codes_v, p, level)
+        if len(bk) <= MAX_UNITS or level >= max_height:
+            return unit_of_tuple, bk, level
+        level += 1
 
 
 def _take_nearest(keys: np.ndarray, key0: int, a: int) -> np.ndarray:
@@ -364,6 +396,181 @@ def record_linkage(enc: Encoded, items: np.ndarray, group: np.ndarray) -> float:
     return float(np.sum(linked / sizes[group[kept]]) / n)
 
 
+# -- published classes -----------------------------------------------------------------------------
+def _worst_js(D: np.ndarray, units: np.ndarray) -> float:
+    return float(D[np.ix_(units, units)].max()) if len(units) > 1 else 0.0
+
+
+def _ancestor_chain(space, codes: np.ndarray, rows: np.ndarray, j: int, label: object) -> list[tuple[int, object]]:
+    """(level, node) of the hierarchy nodes coarser than ``label`` that every value of ``rows`` in QI j
+    generalizes to, finest first: from the values' lowest common ancestor (a numeric range's label is
+    finer than it) up to the root, each node once."""
+    h = space.hierarchies[j]
+    leaves = np.unique(codes[rows, j])
+    chain, seen = [], {label}
+    for lv in range(h.level_count):
+        anc = np.unique(np.asarray(h.maps[lv])[leaves])
+        if len(anc) != 1:
+            continue
+        node = h.labels[lv][anc[0]]
+        if node == label:  # the label is this node: only coarser ones
+            chain = []
+        elif node not in seen:
+            seen.add(node)
+            chain.append((lv, node))
+    return chain
+
+
+def separate_published(cells: list[np.ndarray], group: np.ndarray, unit_of_row: np.ndarray, D: np.ndarray,
+                       values: np.ndarray, m: int, bound: np.ndarray, k: int, l_js: float, space,
+                       codes: np.ndarray) -> dict:
+    """Make the PUBLISHED classes (rows with identical output QI cells) meet the JS bound, in place.
+
+    Classes of different BK clusters can get identical labels (their ranges / lowest common ancestors
+    coincide) and then form one published class. A merge is kept when the merged class still has
+    every pair of BK distributions within l (k and enhanced β-likeness survive any merge: sizes add
+    up, and shares of a union are weighted means of shares that each respect f(p)). Otherwise the
+    algorithm classes under that label are split by complete linkage (distance of two classes: the
+    largest JS between their distributions) into compatible sets; the set with the most records keeps
+    the label and every other set is generalized further, one QI one hierarchy level at a time
+    (cheapest first, by the share of leaves under the new node), until its labels are unused or
+    name a class it may merge with; a set that reaches the top without that is suppressed.
+    Returns figures: worst published JS, published classes, merged classes, relabelled sets and
+    suppressed records; ``cells`` and ``group`` (-1: suppressed) are updated."""
+    n_groups = int(group.max()) + 1 if (group >= 0).any() else 0
+    q = len(cells)
+    stats = {"max_js": 0.0, "classes": 0, "merged": 0, "relabelled": 0, "suppressed": 0}
+    if not n_groups:
+        return stats
+    rows_sorted = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[rows_sorted], np.arange(n_groups + 1))
+    rows_of = [rows_sorted[starts[g]:starts[g + 1]] for g in range(n_groups)]
+    units_of = [np.unique(unit_of_row[r]) for r in rows_of]
+    counts_of = [np.bincount(values[r], minlength=m) for r in rows_of]
+    label_of = [tuple(cells[j][r[0]] for j in range(q)) for r in rows_of]
+    occupants: dict[tuple, list[int]] = {}
+    for g in range(n_groups):
+        occupants.setdefault(label_of[g], []).append(g)
+
+    def units(gs: list[int]) -> np.ndarray:
+        return np.unique(np.concatenate([units_of[g] for g in gs]))
+
+    def fits(gs: list[int]) -> bool:
+        counts = np.sum([counts_of[g] for g in gs], axis=0)
+        size = int(counts.sum())
+        return _worst_js(D, units(gs)) <= l_js + EPS and _fits(counts, size, bound, k)
+
+    pending: list[list[int]] = []
+    for label in list(occupants):
+        gs = occupants[label]
+        if len(gs) < 2 or fits(gs):
+            continue
+        G = np.array([[_worst_js(D, np.union1d(units_of[a], units_of[b])) for b in gs] for a in gs])
+        parts = complete_linkage(G, l_js)
+        sets = [[gs[i] for i in np.flatnonzero(parts == c)] for c in range(int(parts.max()) + 1)]
+        sets.sort(key=lambda s: -sum(len(rows_of[g]) for g in s))
+        occupants[label] = sets[0]
+        pending.extend(sets[1:])
+
+    for gs in pending:
+        rows = np.concatenate([rows_of[g] for g in gs])
+        current = list(label_of[gs[0]])
+        chains = [_ancestor_chain(space, codes, rows, j, current[j]) for j in range(q)]
+        step = [0] * q
+        placed = None
+        while placed is None:
+            options = []
+            for j in range(q):
+                if step[j] < len(chains[j]):
+                    h = space.hierarchies[j]
+                    level, node = chains[j][step[j]]
+                    share = h.leaf_counts(level)[h.label_code(level, node)] / len(h.leaves)
+                    options.append((share, j))
+            if not options:
+                break
+            options.sort()
+            for _, j in options:
+                trial = current.copy()
+                trial[j] = chains[j][step[j]][1]
+                there = occupants.get(tuple(trial), [])
+                if not there or fits(there + gs):
+                    placed = tuple(trial)
+                    break
+            if placed is None:  # every one-step label is taken by a class too far away: go up the cheapest
+                _, j = options[0]
+                current[j] = chains[j][step[j]][1]
+                step[j] += 1
+        if placed is None:
+            group[rows] = -1
+            for j in range(q):
+                cells[j][rows] = ROOT
+            stats["suppressed"] += int(len(rows))
+            continue
+        for j in range(q):
+            cells[j][rows] = placed[j]
+        occupants.setdefault(placed, []).extend(gs)
+        stats["relabelled"] += 1
+
+    for gs in occupants.values():
+        if gs:
+            stats["classes"] += 1
+            stats["merged"] += len(gs) > 1
+            stats["max_js"] = max(stats["max_js"], _worst_js(D, units(gs)))
+    return stats
+
+
+def _published_frequency(pc: PublishedClasses):
+    """(QI hierarchies in QI order, frequency set of the input's QI codes, sensitive domain) as MHA saw them."""
+    from ..distributions import sensitive_domain
+    from ..table import frequency_set
+
+    table = pc.table
+    hs = table.hierarchies({c: h for c, h in (pc.hierarchies or {}).items() if c in table.qi})
+    ordered = [hs[c] for c in table.qi]
+    codes = table.encode(hs)
+    betas = [mdl for mdl in pc.models if getattr(mdl, "name", "") == "beta-likeness"]
+    column = betas[0].column if betas else (table.sensitive[0] if table.sensitive else None)
+    if column is None:
+        raise VerificationError("MHA: the publication has no sensitive column to check the background knowledge on")
+    return ordered, frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64)), \
+        sensitive_domain(table.frame, column)
+
+
+def check_published(pc: PublishedClasses) -> None:
+    """MHA's own guarantee on what is published: in every published class (identical published QI
+    tuples) the Jensen-Shannon divergence between any two records' BK distributions is at most l.
+    The BK is recomputed from the input with the algorithm's estimator; raises VerificationError
+    naming the first class (in publication order) above l."""
+    l_js = float((pc.options or {}).get("js l", JS_L.default))
+    if not len(pc.rows):
+        return
+    ordered, freq, dom = _published_frequency(pc)
+    unit_of_tuple, bk, _ = choose_bk(ordered, freq, dom.codes, dom.table_distribution)
+    unit_of_row = unit_of_tuple[freq.inverse]
+    rows = np.asarray(pc.rows, dtype=np.int64)
+    classes = np.asarray(pc.class_of_row, dtype=np.int64)
+    key = classes * len(bk) + unit_of_row[rows]
+    pairs = np.unique(key)
+    cls, unit = pairs // len(bk), pairs % len(bk)
+    starts = np.flatnonzero(np.r_[True, cls[1:] != cls[:-1]])
+    ends = np.r_[starts[1:], len(cls)]
+    worst = np.zeros(int(classes.max()) + 1 if len(classes) else 0)
+    for a, b in zip(starts, ends):
+        if b - a > 1:
+            worst[cls[a]] = float(js_matrix(bk[unit[a:b]]).max())
+    over = np.flatnonzero(worst > l_js + 1e-9)
+    if len(over):
+        first = {int(c): i for i, c in reversed(list(enumerate(classes)))}
+        c = min(over, key=lambda x: first[int(x)])
+        at = first[int(c)]
+        qi = list(pc.table.qi)
+        shown = ", ".join(f"{col}={pc.output[col].iloc[at]!s}" for col in qi if col in pc.output.columns)
+        raise VerificationError(
+            f"MHA: published class {int(c)} ({shown}; {int(np.sum(classes == c))} record(s)) has two records whose "
+            f"background-knowledge distributions are {worst[c]:.4f} apart (Jensen-Shannon), above l = {l_js:g}"
+        )
+
+
 # -- the algorithm ---------------------------------------------------------------------------------
 def _beta_model(problem: Problem):
     betas = [m for m in problem.models if m.name == "beta-likeness"]
@@ -394,13 +601,7 @@ def mha(problem: Problem) -> CellRecoding:
     freq = problem.freq
 
     problem.report(0.0, "MHA: background-knowledge distributions")
-    level = 1
-    max_height = max((h.height for h in problem.hierarchies), default=0)
-    while True:
-        unit_of_tuple, bk = background_knowledge(problem, values, p, level)
-        if len(bk) <= MAX_UNITS or level >= max_height:
-            break
-        level += 1
+    unit_of_tuple, bk, level = choose_bk(problem.hierarchies, freq, values, p)
     if len(bk) > MAX_UNITS:
         raise UnsatisfiableError(f"MHA: {len(bk)} distinct background-knowledge distributions even at the "
                                  f"hierarchies' top; at most {MAX_UNITS} can be clustered")
@@ -473,7 +674,20 @@ def mha(problem: Problem) -> CellRecoding:
     _, dense = np.unique(group[~suppressed], return_inverse=True)
     group[~suppressed] = dense
     problem.report(0.9, "MHA: generalizing the classes")
-    cells = cells_from_groups(space_of(problem), problem.codes, group, freq.inverse)
+    space = space_of(problem)
+    cells = cells_from_groups(space, problem.codes, group, freq.inverse)
+    # classes that get identical labels merge in the output: keep the published classes within l
+    sep = separate_published(cells, group, unit_of_row, D, values, m, f, k, l_js, space, problem.codes)
+    suppressed = group < 0
+    if int(suppressed.sum()) > problem.budget:
+        raise UnsatisfiableError(
+            f"MHA cannot publish {int(suppressed.sum())} record(s) ({small_rows} in background-knowledge clusters "
+            f"below k={k}, {surplus_rows} over the β-likeness bound of their cluster, {sep['suppressed']} in classes "
+            f"whose labels could only merge with classes too far in background knowledge), more than the "
+            f"suppression limit allows ({problem.budget}); raise js l, β or the suppression limit")
+    if sep["suppressed"]:
+        _, dense = np.unique(group[~suppressed], return_inverse=True)
+        group[~suppressed] = dense
     numeric = [problem.table.is_numeric(col) for col in problem.table.qi]
     ncp = cell_loss_figures(problem.hierarchies, numeric, problem.codes, cells, suppressed)["ncp"]
     sizes = np.bincount(group[~suppressed]) if (~suppressed).any() else np.zeros(0, dtype=np.int64)
@@ -485,6 +699,9 @@ def mha(problem: Problem) -> CellRecoding:
         "largest_class": int(sizes.max()) if len(sizes) else 0,
         "suppressed_small_clusters": int(small_rows), "suppressed_beta_surplus": int(surplus_rows),
         "refinement_moves": int(moves),
+        "max_js_published": round(sep["max_js"], 6), "published_classes": sep["classes"],
+        "published_merged": sep["merged"], "published_relabelled": sep["relabelled"],
+        "suppressed_published_conflicts": sep["suppressed"],
         "gcp": float(ncp * n), "gcp_normalized": float(ncp),
         "record_linkage": record_linkage(enc, freq.inverse, group),
     }
@@ -504,5 +721,6 @@ register(
         options=(JS_L, MHA_BETA, SEED),
         reference="Amiri 2020 (seed 004); β-partition after Cao & Karras, Publishing microdata with a robust "
         "privacy guarantee, VLDB 2012",
+        check_published=check_published,
     )
 )
