@@ -66,8 +66,10 @@ class Job(models.Model):
     FINISHED = (SUCCEEDED, FAILED, CANCELLED)
     # What the job does; services.jobs.JOB_HANDLERS runs each kind. ``algorithm`` keeps what it always held
     # ("compare" and "homogeneity-experiment" on older comparison and experiment rows), but code decides on kind.
-    RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP = "run", "comparison", "experiment", "lattice-keep"
-    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP)]
+    # LATTICE evaluates the solution lattice of a finished run (options["source_job"]) on a worker; its
+    # output is the lattice cache of that run, not a Result.
+    RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE = "run", "comparison", "experiment", "lattice-keep", "lattice"
+    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")
@@ -89,6 +91,10 @@ class Job(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Liveness: the worker running the job touches ``heartbeat``; a sweep fails (or requeues) running jobs
+    # whose heartbeat is stale. ``attempts`` counts deliveries of the job to a worker.
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     # Privacy models beside k, as engine model.to_dict() ({"model": name, parameters..., "column": c}).
     # Last: the field's name hides the models module in the rest of the class body.
     models = models.JSONField(default=list, blank=True)
