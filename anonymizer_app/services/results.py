@@ -5,75 +5,16 @@ sensitive table; the report's figures (value counts, model checks, the transform
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .. import engine
-from ..engine import Table
 from ..models import Result
 from . import storage
 
 SUPPRESSED_COLUMN = "__suppressed__"
 ROW_COLUMN = "__row__"  # stored beside the published rows: the dataset row each one comes from (never exported)
-TOP_VALUES = 30
-
-
-def value_counts(values: pd.Series, top: int = TOP_VALUES) -> dict:
-    """The ``top`` most frequent values with their counts, and how many distinct values there are."""
-    counts = pd.Series(values).astype(str).value_counts()
-    return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
-            "distinct": int(len(counts)), "rows": int(len(values))}
-
-
-def model_checks(table: Table, result: engine.Result, hierarchies: dict | None = None) -> list[dict]:
-    """Per privacy model of the run: whether it holds on the result's classes and the figure reached
-    (k: smallest class; l: fewest distinct values / exp of the lowest entropy / the largest r1 ratio;
-    t: the largest EMD; β: the largest relative gain; δ: the lowest and highest presence)."""
-    from ..engine.distributions import domain_for
-
-    class_of_row = np.asarray(result.class_of_row, dtype=np.int64)
-    kept = class_of_row >= 0
-    _, dense = np.unique(class_of_row[kept], return_inverse=True)
-    rows = class_of_row.copy()
-    rows[kept] = dense
-    sizes = np.bincount(dense).astype(np.int64) if kept.any() else np.zeros(0, np.int64)
-    out = []
-    for m in result.models:
-        entry = {"model": m.name, "label": m.label, "describe": m.describe(), "column": m.column,
-                 "parameters": m.to_dict()}
-        if not getattr(m, "needs_sensitive", False):
-            failing = m.classes_failing(sizes)
-            entry.update(value=int(sizes.min()) if len(sizes) else 0, value_label="smallest EC")
-        else:
-            dom = domain_for(m, table.frame, hierarchies, table.is_numeric(m.column))
-            counts = dom.from_rows(rows, len(sizes))
-            failing = m.classes_failing(sizes, counts, dom)
-            values = m.values(counts, dom) if len(sizes) else np.zeros(0)
-            if not len(values):
-                entry.update(value=None, value_label="")
-            elif m.name == "distinct-l-diversity":
-                entry.update(value=int(values.min()), value_label="fewest distinct values in an EC")
-            elif m.name == "entropy-l-diversity":
-                entry.update(value=float(math.exp(values.min())), value_label="exp(lowest EC entropy)")
-            elif m.name == "recursive-cl-diversity":
-                finite = values[np.isfinite(values)]
-                entry.update(value=float(finite.max()) if len(finite) == len(values) else None,
-                             value_label="largest r1 / (r_l + ... + r_m)")
-            elif m.name == "t-closeness":
-                entry.update(value=float(values.max()), value_label="largest EMD")
-            elif m.name == "beta-likeness":
-                entry.update(value=float(values.max()), value_label="largest relative gain")
-            elif m.name == "delta-presence":
-                entry.update(value=[float(values.min()), float(values.max())], value_label="presence range")
-            else:
-                entry.update(value=None, value_label="")
-        entry["failing_classes"] = int(np.asarray(failing).sum())
-        entry["holds"] = entry["failing_classes"] == 0
-        out.append(entry)
-    return out
 
 
 def report_json(report: dict) -> dict:

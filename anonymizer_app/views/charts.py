@@ -7,7 +7,8 @@ import json
 
 import plotly.graph_objects as go
 
-TOP_VALUES = 30
+from ..engine.report import TOP_VALUES
+
 PALETTE = ["#1f4e79", "#2f855a", "#c05621", "#6b46c1", "#b83280", "#2c7a7b", "#975a16", "#4a5568", "#e53e3e",
            "#38a169", "#3182ce", "#d69e2e"]
 

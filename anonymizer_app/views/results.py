@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from ..engine import METRIC_HELP
+from ..engine.report import value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import datasets, results
@@ -59,7 +60,7 @@ def _sampled_counts(res: Result, ds: Dataset, qis: list[str], stale: bool, n: in
     for q in out_cols:
         after = output[q] if rows is None else output[q].iloc[rows]
         before = (frame[q] if rows is None else frame[q].iloc[rows]) if frame is not None and q in frame else after.iloc[:0]
-        counts[q] = {"before": results.value_counts(before), "after": results.value_counts(after)}
+        counts[q] = {"before": value_counts(before), "after": value_counts(after)}
     return counts, (n if rows is None else CHART_SAMPLE)
 
 

@@ -11,7 +11,7 @@ with a 10% suppression limit, some with distinct 2-diversity on ``disease`` as w
 the OUTPUT rows, with the suppressed rows DROPPED: pycanon would count the rows whose QIs read ``*``
 as one more class, while docs/definitions.md checks every model on the non-suppressed records only.
 
-Our figures come from the product's own code, not from pycanon's formulas: ``services.results.model_checks``
+Our figures come from the product's own code, not from pycanon's formulas: ``engine.report.model_checks`` (the report's model cards)
 (the "figure reached" of each model on the result page) over the engine's classes
 (``result.class_of_row``), the engine's SensitiveDomain and privacy-model classes. One deliberate
 difference from the product: the product takes the table distribution of t-closeness and β-likeness
@@ -54,7 +54,6 @@ import math
 import os
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -71,7 +70,7 @@ from anonymizer_app.engine.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from anonymizer_app.services.results import model_checks
+from anonymizer_app.engine.report import model_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 PYCANON_PYTHON = ROOT / ".venv-pycanon" / "bin" / "python"
@@ -131,20 +130,19 @@ def _pycanon_recursive_c(counts: np.ndarray, l: int) -> int:  # noqa: E741
 
 
 def _our_figures(frame: pd.DataFrame, types: dict, qi: list[str], class_of_row: np.ndarray, column: str) -> dict:
-    """The product's figures (services.results.model_checks) on ``frame`` (the kept rows) and its classes."""
+    """The product's figures (engine.report.model_checks) on ``frame`` (the kept rows) and its classes."""
     table = Table(frame, {**{c: "qi" for c in qi}, **{s: "sensitive" for s in SENSITIVE}},
                   types={c: types[c] for c in frame.columns})
     numeric = table.is_numeric(column)
     assert numeric == SENSITIVE[column]
     classes = _dense_classes(class_of_row)
-    first = model_checks(table, SimpleNamespace(class_of_row=classes, models=[
-        KAnonymity(1), DistinctLDiversity(1, column=column)]))
+    sizes = np.bincount(classes).astype(np.int64)
+    first = model_checks(table, [KAnonymity(1), DistinctLDiversity(1, column=column)], {}, sizes, classes)
     k, l_distinct = first[0]["value"], first[1]["value"]
     models = [EntropyLDiversity(1.0, column=column), RecursiveCLDiversity(1.0, l_distinct, column=column),
               TCloseness(1.0, "ordered" if numeric else "equal", column=column),
               BetaLikeness(1.0, "enhanced", column=column)]
-    entropy, recursive, t, beta = (e["value"] for e in model_checks(
-        table, SimpleNamespace(class_of_row=classes, models=models)))
+    entropy, recursive, t, beta = (e["value"] for e in model_checks(table, models, {}, sizes, classes))
     dom = sensitive_domain(frame, column, numeric=numeric)
     counts = dom.from_rows(classes)
     return {"k": k, "l": l_distinct, "entropy_l": entropy, "recursive_ratio": recursive, "t": t, "beta": beta,
@@ -209,7 +207,11 @@ def test_figures_agree_with_pycanon(compared, case_id):
     case, result = entry["case"], entry["result"]
     # our classes are those of the published QI values (pycanon groups the published text)
     assert entry["published"].groupby(case["qi"]).ngroups == len(np.unique(entry["class_of_row"]))
-    product_k = model_checks(entry["table"], result)[0]["value"]
+    row_class = np.asarray(result.class_of_row, dtype=np.int64)
+    kept = row_class >= 0
+    row_class[kept] = np.unique(row_class[kept], return_inverse=True)[1]
+    product_k = model_checks(entry["table"], list(result.models), {}, np.bincount(row_class[kept]),
+                             row_class)[0]["value"]
     for col in SENSITIVE:
         ours, theirs = entry["ours"][col], entry["theirs"][col]
         where = f"{case_id} ({case['algorithm']}, k={case['k']}, suppression {case['suppression']:g}) on {col}"
@@ -250,9 +252,9 @@ def test_recursive_cl_convention_example(tmp_path):
     assert theirs["recursive_c_l"] == [1, 3]
     table = Table(frame, {"g": "qi", "disease": "sensitive"})
     classes = (frame["g"] == "B").to_numpy().astype(np.int64)
-    checks = model_checks(table, SimpleNamespace(class_of_row=classes, models=[
+    checks = model_checks(table, [
         RecursiveCLDiversity(1.0, 3, column="disease"), RecursiveCLDiversity(5.0, 3, column="disease"),
-        RecursiveCLDiversity(5.5, 3, column="disease")]))
+        RecursiveCLDiversity(5.5, 3, column="disease")], {}, np.bincount(classes), classes)
     assert checks[0]["value"] == pytest.approx(5.0)
     assert [c["holds"] for c in checks] == [False, False, True]
 
@@ -267,6 +269,5 @@ def test_entropy_truncation_example(tmp_path):
     assert theirs["entropy_l"] == 2
     table = Table(frame, {"g": "qi", "disease": "sensitive"})
     classes = (frame["g"] == "B").to_numpy().astype(np.int64)
-    check = model_checks(table, SimpleNamespace(class_of_row=classes,
-                                                models=[EntropyLDiversity(3.0, column="disease")]))[0]
+    check = model_checks(table, [EntropyLDiversity(3.0, column="disease")], {}, np.bincount(classes), classes)[0]
     assert check["holds"] and check["value"] == pytest.approx(3.0)
