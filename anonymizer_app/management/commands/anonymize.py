@@ -8,7 +8,7 @@ It builds one RunSpec and runs the pipeline the web app's jobs run (engine.pipel
 exactly what the publishing gate lets leave, as the web app's download does: rows in input order,
 identifying columns removed, suppressed records removed (or, with --suppressed-rows keep, rows with '*'
 in every QI, only when together they satisfy every model), cells neutralized against spreadsheet
-formulas (services.export_csv). The report is the pipeline's report, the one the web app stores.
+formulas (services.exports.export_csv). The report is the pipeline's report, the one the web app stores.
 --levels (full-domain) is given in --qi order. --hierarchy also takes a sensitive column's hierarchy
 (hierarchical t-closeness).
 
@@ -380,11 +380,11 @@ class Command(OneLineCommand):
     @staticmethod
     def _input_format(source: Path, delimiter: str | None, flag: str = ""):
         """The input's format, sniffed from its first bytes (--delimiter overrides the separator)."""
-        from anonymizer_app.services import ingestion as services
+        from anonymizer_app.services import ingestion
 
         where = f"{flag} {source}" if flag else str(source)
         try:
-            fmt = services.sniff_file(source, source.name)
+            fmt = ingestion.sniff_file(source, source.name)
         except OSError as exc:
             raise AnonymizeError(f"{where}: cannot read the file ({exc.strerror})") from None
         if delimiter is not None:
@@ -395,13 +395,13 @@ class Command(OneLineCommand):
 
     @classmethod
     def _read_input(cls, source: Path, delimiter: str | None, flag: str = ""):
-        """The table through services.iter_table_file (the path uploads and compare use): the format is
+        """The table through services.ingestion.iter_table_file (the path uploads and compare use): the format is
         sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes."""
-        from anonymizer_app.services import ingestion as services
+        from anonymizer_app.services import ingestion
 
         fmt = cls._input_format(source, delimiter, flag)
         pieces, fmt_read = [], fmt
-        for piece, piece_fmt in services.iter_table_file(source, source.name, fmt):
+        for piece, piece_fmt in ingestion.iter_table_file(source, source.name, fmt):
             pieces.append(piece)
             fmt_read = piece_fmt
         frame = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
