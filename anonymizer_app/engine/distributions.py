@@ -185,13 +185,5 @@ def mark_research_subset(population: pd.DataFrame, research: pd.DataFrame | np.n
 
 
 def domain_for(model, frame: pd.DataFrame, hierarchies: dict | None = None, numeric: bool | None = None):
-    """The encoding a model's column needs (the research-subset marker for δ-presence; the column's own
-    hierarchy only for hierarchical t-closeness)."""
-    if getattr(model, "name", "") == "delta-presence":
-        return membership_domain(frame, model.column)
-    hierarchy = None
-    if getattr(model, "distance", None) == "hierarchical":
-        hierarchy = (hierarchies or {}).get(model.column)
-        if hierarchy is None:
-            raise InputError(f"hierarchical t-closeness needs a hierarchy for the sensitive column {model.column!r}")
-    return sensitive_domain(frame, model.column, hierarchy, numeric)
+    """The encoding a model's column needs: the model says which (``_Sensitive.domain``)."""
+    return model.domain(frame, hierarchies, numeric)

@@ -159,6 +159,14 @@ class _Sensitive(PrivacyModel):
     def _where(self) -> str:
         return f" on {self.column}" if self.column else ""
 
+    def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
+        """The encoding of the model's column the check counts on (distributions.SensitiveDomain): the
+        column's values; a model that needs another (a hierarchy, a membership marker) overrides this."""
+        from ..distributions import sensitive_domain  # distributions imports the privacy package
+
+        assert self.column is not None
+        return sensitive_domain(frame, self.column, None, numeric)
+
     def values(self, counts: np.ndarray, domain) -> np.ndarray:
         """The model's figure per class (distinct values, entropy, EMD, ...)."""
         raise NotImplementedError

@@ -73,6 +73,13 @@ class DeltaPresence(_Sensitive):
     column_label: ClassVar[str] = "Research-subset column (1 = in the research subset, 0 = population only)"
     card_label: ClassVar[str] = "presence range"
 
+    def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
+        """The research-subset marker as members / non-members."""
+        from ..distributions import membership_domain
+
+        assert self.column is not None
+        return membership_domain(frame, self.column)
+
     def __post_init__(self) -> None:
         self._validate_parameters()
         if self.delta_min > self.delta_max:

@@ -76,6 +76,18 @@ class TCloseness(_Sensitive):
     enabled_by: ClassVar[tuple[str, ...]] = ("t",)
     card_label: ClassVar[str] = "largest EMD"
 
+    def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
+        """Hierarchical distance: the values placed in the column's own hierarchy."""
+        from ..distributions import sensitive_domain
+
+        assert self.column is not None
+        hierarchy = None
+        if self.distance == "hierarchical":
+            hierarchy = (hierarchies or {}).get(self.column)
+            if hierarchy is None:
+                raise InputError(f"hierarchical t-closeness needs a hierarchy for the sensitive column {self.column!r}")
+        return sensitive_domain(frame, self.column, hierarchy, numeric)
+
     def __post_init__(self) -> None:
         self._validate_parameters()
 
