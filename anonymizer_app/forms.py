@@ -226,7 +226,11 @@ class RunForm(forms.Form):
                     required=False, label="Variant", choices=[(v, v) for v in group.variants],
                     initial=next(iter(group.variants)))
             for param in group.parameters:
-                self.fields[model_field_name(key, param.name)] = _model_field(group, param)
+                field = self.fields[model_field_name(key, param.name)] = _model_field(group, param)
+                using = group.variants_using(param.name)
+                if group.has_variants and len(using) < len(group.variants):
+                    # shown only while one of these variants is chosen (static/js/run.js)
+                    field.widget.attrs["data-variants"] = " ".join(using)
             if group.column_source == "research":
                 # the research subset: a 0/1 column of this dataset, or this dataset within another of the
                 # owner's datasets (the population)
@@ -246,7 +250,7 @@ class RunForm(forms.Form):
 
     def privacy_models(self) -> list[dict]:
         """The models ticked, as {"model": registry name, parameter: value, ..., "column": column}; values are
-        checked by the engine when the job is created (services.validate_models)."""
+        checked by the engine when the job is created (services.jobs.validate_models)."""
         out = []
         for group in self.model_group_list:
             key = group.key

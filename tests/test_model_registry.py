@@ -133,3 +133,11 @@ def test_the_run_page_shows_the_toy_group(toy, client_alice, user):
 def test_without_the_registry_entry_nothing_is_offered():
     assert "alpha-cap" not in PRIVACY_MODELS
     assert not any(k.startswith("model:alpha:") for k in RunForm(sensitive_columns=["disease"]).fields)
+
+
+def test_a_parameter_of_some_variants_only_says_which():
+    # recursive (c,l)-diversity's c: the run page shows it only while that variant is chosen (run.js)
+    form = RunForm(sensitive_columns=["disease"])
+    marked = {name: f.widget.attrs["data-variants"] for name, f in form.fields.items()
+              if "data-variants" in f.widget.attrs}
+    assert marked == {"model:l:c": "recursive"}

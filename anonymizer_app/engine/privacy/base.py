@@ -203,6 +203,10 @@ class ModelGroup:
     def has_variants(self) -> bool:
         return len(self.models) > 1
 
+    def variants_using(self, parameter: str) -> list[str]:
+        """The variants whose model has ``parameter`` (all of them for a shared one)."""
+        return [v for v, m in self.variants.items() if any(p.name == parameter for p in m.parameters)]
+
     def model_for(self, variant: str | None) -> type[PrivacyModel]:
         """The model of ``variant`` (the first model when it is empty or unknown)."""
         return self.variants.get(variant or "", self.models[0])
