@@ -333,6 +333,10 @@ ERROR_CASES = [
     ("hierarchy not covering the data", lambda a, p, t: [
         "--qi", "age", "--hierarchy", f"age={a / 'adult_hierarchy_sex.csv'}"],
      "column 'age': 72 value(s) not covered by the hierarchy adult_hierarchy_sex.csv"),
+    ("unknown conflict policy", lambda a, p, t: ["--qi", "sex", "--hierarchy-conflicts", "sex=maybe"],
+     "argument --hierarchy-conflicts: expected error, lift, first or COLUMN=POLICY, got 'sex=maybe'"),
+    ("conflict policy without its hierarchy", lambda a, p, t: ["--qi", "sex", "--hierarchy-conflicts", "sex=lift"],
+     "--hierarchy-conflicts sex=lift: no --hierarchy sex=FILE is given"),
     ("k above the records", lambda a, p, t: ["--qi", "sex", "--k", "40000"],
      "k=40000 is larger than the table's 30162 records"),
     ("missing --qi", lambda a, p, t: [], "the following arguments are required: --qi"),
@@ -377,6 +381,22 @@ def test_ambiguous_hierarchy_needs_a_conflict_policy(people, tmp_path):
     assert "686 value(s) have contradictory generalizations" in msg
     assert msg.endswith("Give it with --hierarchy-conflicts lift or first.")
     assert not out.exists()
+
+
+def test_each_hierarchy_file_can_have_its_own_conflict_policy(people, tmp_path):
+    """As each hierarchy of the web app has its own policy (the demo: age 'first', city_birth 'lift'):
+    COL=POLICY for one file, a bare POLICY for the others."""
+    out, report = tmp_path / "o.csv", tmp_path / "o.json"
+    code, msg, _ = call(people / "db_100.csv", "--identifier", "id",
+                        "--qi", "age", "--hierarchy", f"age={people / 'age_generalization.csv'}",
+                        "--qi", "city_birth", "--hierarchy", f"city_birth={people / 'city_birth_generalization.csv'}",
+                        "--hierarchy-conflicts", "lift", "--hierarchy-conflicts", "age=first",
+                        "--k", "2", "--out", out, "--report", report, "--quiet")
+    assert code == 0, msg
+    notes = json.loads(report.read_text())["notes"]
+    assert "1 label(s) above the leaves with several parents given their first parent (the path of their first " \
+           "line): '0-20' (level 2)" in notes
+    assert "686 ambiguous value(s) lifted to the lowest level where their paths agree" in notes
 
 
 def test_a_failed_run_leaves_an_existing_output_untouched(adult, tmp_path):

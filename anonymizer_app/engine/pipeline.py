@@ -21,7 +21,7 @@ from .api import compute
 from .errors import Cancelled, InputError
 from .gate import Publication, publish
 from .report import build_report
-from .spec import REMOVE, RunSpec, StreamedTable
+from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable
 from .table import Table
 
 SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
@@ -97,9 +97,11 @@ def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | N
     report = dict(outcome.report)
     records = int(report["records"])
     report["input_records"] = records
-    report["publishing"] = {"suppressed_rows": spec.publishing.suppressed_rows, "suppressed": 0,
-                            "suppressed_published": 0, "suppressed_removed": 0, "published_records": records,
-                            "description": "nothing suppressed: every cluster holds at least k records"}
+    # as build_report words it: the description is the rule for suppressed rows (none here: every cluster
+    # holds k records), so a streamed and an in-memory run of one spec report the same publishing
+    report["publishing"] = {"suppressed_rows": spec.publishing.suppressed_rows,
+                            "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows], "suppressed": 0,
+                            "suppressed_published": 0, "suppressed_removed": 0, "published_records": records}
     empty = pd.DataFrame()
     return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=report)
 

@@ -10,7 +10,8 @@ identifying columns removed, suppressed records removed (or, with --suppressed-r
 in every QI, only when together they satisfy every model), cells neutralized against spreadsheet
 formulas (services.exports.export_csv). The report is the pipeline's report, the one the web app stores.
 --levels (full-domain) is given in --qi order. --hierarchy also takes a sensitive column's hierarchy
-(hierarchical t-closeness).
+(hierarchical t-closeness). --hierarchy-conflicts POLICY applies to every hierarchy file, COL=POLICY to
+COL's file only, so a run of the web app (each hierarchy with its own policy) can be repeated here.
 
 Privacy models beside --k (engine.privacy), all on the first --sensitive column unless --model-column
 names another: --l L --l-variant distinct|entropy|recursive [--c C], --t T --t-distance
@@ -64,6 +65,14 @@ def _hierarchy_binding(text: str) -> tuple[str, Path]:
     if not sep or not column or not file:
         raise argparse.ArgumentTypeError(f"expected COLUMN=FILE, got {text!r}")
     return column, Path(file)
+
+
+def _conflict_policy(text: str) -> tuple[str | None, str]:
+    """POLICY (every hierarchy file) or COLUMN=POLICY (that column's file): (column or None, policy)."""
+    column, sep, policy = text.rpartition("=")
+    if policy not in CONFLICT_POLICIES or (sep and not column):
+        raise argparse.ArgumentTypeError(f"expected {', '.join(CONFLICT_POLICIES)} or COLUMN=POLICY, got {text!r}")
+    return (column if sep else None), policy
 
 
 def _delimiter(text: str) -> str:
@@ -170,10 +179,13 @@ class Command(OneLineCommand):
                             help="generalization hierarchy of a QI: one row per value, 'value;level1;...;root' "
                                  "(';', ',' or tab). QIs without one get a default: nested intervals for "
                                  "numbers, value -> '*' otherwise")
-        parser.add_argument("--hierarchy-conflicts", choices=CONFLICT_POLICIES, default="error",
+        parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=_conflict_policy,
+                            metavar="[COL=]POLICY",
                             help="values a hierarchy file generalizes in more than one way: refuse the file "
                                  "(error, default), lift them to the lowest level where their paths agree "
-                                 "(lift), or keep their first path (first)")
+                                 "(lift), or keep their first path (first); POLICY applies to every file, "
+                                 "COL=POLICY to COL's file only (repeatable; as each hierarchy of the web app "
+                                 "has its own)")
         parser.add_argument("--sensitive", action="append", default=[], metavar="COL",
                             help="a sensitive column, kept as is (repeatable; the first one is used for the "
                                  "homogeneity figures of the report)")
@@ -428,6 +440,12 @@ class Command(OneLineCommand):
     @staticmethod
     def _hierarchies(opts: dict, roles: dict[str, Role]) -> dict[str, engine.Hierarchy]:
         out: dict[str, engine.Hierarchy] = {}
+        policies = dict(opts["hierarchy_conflicts"])  # column (None: every file) -> policy, the last one given
+        bound = {column for column, _ in opts["hierarchy"]}
+        for column in policies:
+            if column is not None and column not in bound:
+                raise AnonymizeError(f"--hierarchy-conflicts {column}={policies[column]}: no --hierarchy "
+                                     f"{column}=FILE is given")
         for column, path in opts["hierarchy"]:
             if roles.get(column) not in (Role.QUASI_IDENTIFYING, Role.SENSITIVE) and column != opts["model_column"]:
                 raise AnonymizeError(f"--hierarchy {column}={path}: {column!r} is neither a --qi nor a --sensitive "
@@ -437,7 +455,8 @@ class Command(OneLineCommand):
             if not path.is_file():
                 raise AnonymizeError(f"--hierarchy {column}={path}: no such file")
             try:
-                out[column] = engine.read_hierarchy(path, column, on_conflict=opts["hierarchy_conflicts"])
+                out[column] = engine.read_hierarchy(path, column,
+                                                    on_conflict=policies.get(column, policies.get(None, "error")))
             except OSError as exc:
                 raise AnonymizeError(f"--hierarchy {column}={path}: cannot read the file ({exc.strerror})") from None
             except engine.HierarchyError as exc:

@@ -19,12 +19,12 @@ from pathlib import Path
 import pandas as pd
 
 from anonymizer_app import engine
-from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.management.base import OneLineCommand
 from anonymizer_app.management.commands.anonymize import (
     USAGE_ERROR,
     AnonymizeError,
     Progress,
+    _conflict_policy,
     _fraction,
     _hierarchy_binding,
     _write_all,
@@ -56,7 +56,9 @@ class Command(OneLineCommand):
                             help="a quasi-identifying column (repeat, or separate with commas)")
         parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding, metavar="COL=FILE",
                             help="generalization hierarchy of a QI (as for anonymize)")
-        parser.add_argument("--hierarchy-conflicts", choices=CONFLICT_POLICIES, default="error")
+        parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=_conflict_policy,
+                            metavar="[COL=]POLICY", help="error, lift or first, for every hierarchy file or "
+                                                         "COL's only (as for anonymize)")
         parser.add_argument("--sensitive", action="append", default=[], metavar="COL",
                             help="a sensitive column (the first one is used for the reports)")
         parser.add_argument("--identifier", action="append", default=[], metavar="COL",
