@@ -1,0 +1,94 @@
+"""Supports of itemsets: how many records contain each set of ``size`` items.
+
+Records are counted as sets (an item repeated in a record counts once), which is the definition of
+k^m-anonymity in docs/definitions.md and the one that gives seed 002's milk example. Counting is
+vectorized by record length: the records of length L form an (n_L x L) array of sorted codes, every
+combination of ``size`` columns gives one key per record, keys are integers in base B (B = the number
+of distinct codes), and np.unique counts them. Rows are processed in chunks to bound memory.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from ..errors import InputError
+from .transactions import dedupe_records
+
+CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
+
+
+def sorted_sets(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, codes) as sets: repeats removed, each record's codes sorted ascending."""
+    offsets, codes = dedupe_records(offsets, codes)
+    n = len(offsets) - 1
+    rec = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    order = np.lexsort((codes, rec))
+    return offsets, codes[order]
+
+
+def _base(codes: np.ndarray) -> int:
+    return int(codes.max()) + 1 if len(codes) else 1
+
+
+def _check_width(base: int, size: int) -> None:
+    if size > 1 and base ** size >= 2 ** 63:
+        raise InputError(f"itemsets of {size} items over {base:,} distinct items do not fit the counter; "
+                         f"lower m")
+
+
+def itemset_keys(offsets: np.ndarray, codes: np.ndarray, size: int, base: int):
+    """Yield (record index, key) arrays for every ``size``-subset of every record; ``offsets``/``codes``
+    must be sets with sorted codes (:func:`sorted_sets`)."""
+    _check_width(base, size)
+    lengths = np.diff(offsets)
+    weights = base ** np.arange(size - 1, -1, -1, dtype=np.int64)
+    for length in np.unique(lengths):
+        length = int(length)
+        if length < size:
+            continue
+        rows = np.flatnonzero(lengths == length)
+        combos = np.array(list(combinations(range(length), size)), dtype=np.int64)
+        per_chunk = max(1, CHUNK_KEYS // len(combos))
+        for start in range(0, len(rows), per_chunk):
+            part = rows[start:start + per_chunk]
+            matrix = codes[offsets[part][:, None] + np.arange(length)]  # (rows, length)
+            keys = matrix[:, combos] @ weights  # (rows, combos)
+            yield np.repeat(part, len(combos)), keys.reshape(-1)
+
+
+def supports(offsets: np.ndarray, codes: np.ndarray, size: int, base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, supports) of every itemset of ``size`` items occurring in the records (sets, sorted)."""
+    base = _base(codes) if base is None else base
+    parts = [keys for _, keys in itemset_keys(offsets, codes, size, base)]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    keys, counts = np.unique(np.concatenate(parts), return_counts=True)
+    return keys, counts.astype(np.int64)
+
+
+def decode(keys: np.ndarray, size: int, base: int) -> np.ndarray:
+    """Keys back to (len(keys) x size) code tuples, ascending within each tuple."""
+    out = np.empty((len(keys), size), dtype=np.int64)
+    rest = np.asarray(keys, dtype=np.int64).copy()
+    for j in range(size - 1, -1, -1):
+        out[:, j] = rest % base
+        rest //= base
+    return out
+
+
+def smallest_support(offsets: np.ndarray, codes: np.ndarray, m: int) -> tuple[int | None, tuple[int, ...] | None]:
+    """The smallest support of any itemset of at most m items occurring in the records, and one such
+    itemset (codes); (None, None) when the records hold no item."""
+    offsets, codes = sorted_sets(offsets, codes)
+    base = _base(codes)
+    best: tuple[int | None, tuple[int, ...] | None] = (None, None)
+    for size in range(1, m + 1):
+        keys, counts = supports(offsets, codes, size, base)
+        if not len(keys):
+            break
+        i = int(np.argmin(counts))
+        if best[0] is None or counts[i] < best[0]:
+            best = (int(counts[i]), tuple(int(c) for c in decode(keys[i:i + 1], size, base)[0]))
+    return best

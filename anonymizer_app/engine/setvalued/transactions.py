@@ -1,0 +1,148 @@
+"""Set-valued records: a transaction dataset, or the set-valued column of a table.
+
+Records are stored flat (CSR): ``codes[offsets[r]:offsets[r + 1]]`` are the item codes of record r,
+``items[code]`` the item's text. A record may repeat an item (a multiset, e.g. seed 003 Table 16's
+payments); ``distinct()`` gives the records as sets, which is how k^m-anonymity counts them
+(see :mod:`.itemsets`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|", "space": " "}
+
+
+@dataclass
+class Transactions:
+    """N records of items (CSR), the item texts, and optionally one id per record."""
+
+    items: np.ndarray  # object array: code -> item text, unique
+    offsets: np.ndarray  # int64, N + 1
+    codes: np.ndarray  # int64, the records' item codes one after the other
+    ids: np.ndarray | None = None  # object array of record ids, or None
+
+    @property
+    def n(self) -> int:
+        return int(len(self.offsets) - 1)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def record_of(self) -> np.ndarray:
+        """The record of every item occurrence."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.lengths)
+
+    def record(self, r: int) -> list[str]:
+        return [str(self.items[c]) for c in self.codes[self.offsets[r]:self.offsets[r + 1]]]
+
+    def records(self) -> list[list[str]]:
+        return [self.record(r) for r in range(self.n)]
+
+    def repeated_records(self) -> int:
+        """Records that hold some item more than once."""
+        rec = self.record_of
+        pairs = np.unique(rec * max(len(self.items), 1) + self.codes)
+        return int(np.count_nonzero(np.bincount(pairs // max(len(self.items), 1), minlength=self.n) < self.lengths))
+
+    def distinct(self) -> Transactions:
+        """The records as sets: a repeated item kept once (first-appearance order)."""
+        return Transactions(self.items, *dedupe_records(self.offsets, self.codes), ids=self.ids)
+
+    def item_frequencies(self) -> dict[str, int]:
+        """Item -> number of records holding it, most frequent first."""
+        d = self.distinct()
+        counts = np.bincount(d.codes, minlength=len(self.items))
+        order = np.argsort(-counts, kind="stable")
+        return {str(self.items[c]): int(counts[c]) for c in order if counts[c]}
+
+    @classmethod
+    def from_records(cls, records: Sequence[Sequence[str]], ids: Sequence[str] | None = None) -> Transactions:
+        lengths = np.fromiter((len(r) for r in records), dtype=np.int64, count=len(records))
+        flat = [str(x) for r in records for x in r]
+        items, codes = np.unique(np.array(flat, dtype=object), return_inverse=True) if flat else (
+            np.array([], dtype=object), np.zeros(0, dtype=np.int64))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return cls(items.astype(object), offsets, codes.astype(np.int64).reshape(-1),
+                   None if ids is None else np.array(list(ids), dtype=object))
+
+
+def dedupe_records(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, codes) with each record's repeated codes kept once, in their first-appearance order."""
+    n = len(offsets) - 1
+    if not len(codes):
+        return offsets.copy(), codes.copy()
+    rec = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    base = int(codes.max()) + 1
+    _, first = np.unique(rec * base + codes, return_index=True)
+    keep = np.zeros(len(codes), dtype=bool)
+    keep[first] = True
+    lengths = np.bincount(rec[keep], minlength=n)
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), codes[keep]
+
+
+def delimiter_of(text: str) -> str:
+    value = DELIMITER_NAMES.get(text.lower(), text)
+    if len(value) != 1 or value in "\r\n\"'":
+        raise InputError(f"item delimiter {text!r}: give one character (or comma, semicolon, tab, pipe, space)")
+    return value
+
+
+def parse_transactions(lines: Iterable[str], delimiter: str, *, has_id: bool = False,
+                       where: str = "transactions") -> Transactions:
+    """One record per line, items separated by ``delimiter`` (the first field the record id when
+    ``has_id``). Blank lines are skipped; surrounding spaces of items and empty items (a trailing
+    delimiter) are dropped; a record without items is refused, naming its line."""
+    records: list[list[str]] = []
+    ids: list[str] = []
+    split_any = False
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        fields = line.split(delimiter)
+        split_any = split_any or len(fields) > 1
+        if has_id:
+            ids.append(fields[0].strip())
+            fields = fields[1:]
+        items = [f.strip() for f in fields if f.strip()]
+        if not items:
+            raise InputError(f"{where}, line {number}: the record has no items")
+        records.append(items)
+    if not records:
+        raise InputError(f"{where}: no records")
+    if not split_any and len(records) > 1:
+        shown = "tab" if delimiter == "\t" else repr(delimiter)
+        raise InputError(f"{where}: the item delimiter {shown} splits no line: every record would hold one item; "
+                         f"choose the delimiter the file uses")
+    if has_id and len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise InputError(f"{where}: record id {dup!r} is used twice")
+    return Transactions.from_records(records, ids if has_id else None)
+
+
+def column_transactions(values: Sequence[str], delimiter: str, column: str,
+                        where: str = "table") -> Transactions:
+    """The set-valued column of a table: items separated by ``delimiter`` inside each cell. An empty
+    cell is a record without items (refused, naming the row: the first data row is row 1)."""
+    records = []
+    split_any = False
+    for row, cell in enumerate(values, start=1):
+        fields = str(cell).split(delimiter)
+        split_any = split_any or len(fields) > 1
+        items = [f.strip() for f in fields if f.strip()]
+        if not items:
+            raise InputError(f"{where}, column {column!r}, row {row}: the cell holds no items")
+        records.append(items)
+    if records and not split_any and len(records) > 1:
+        raise InputError(f"{where}, column {column!r}: the item delimiter {delimiter!r} splits no cell; "
+                         f"choose the delimiter the column uses")
+    return Transactions.from_records(records)
