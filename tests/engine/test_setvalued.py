@@ -135,3 +135,31 @@ def test_a_delimiter_that_splits_nothing_is_refused():
 def test_an_empty_cell_of_a_set_column_is_refused_with_its_row():
     with pytest.raises(InputError, match=r"column 'basket', row 2: the cell holds no items"):
         column_transactions(["a|b", " ", "c"], "|", "basket")
+
+
+# ---- a table with a set-valued column ------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(10))
+def test_mixed_mode_is_k_anonymous_on_the_qis_and_km_within_every_class(seed):
+    import numpy as np
+    import pandas as pd
+
+    from anonymizer_app.engine import Table, anonymize
+    from anonymizer_app.engine.setvalued.mixed import anonymize_set_column
+
+    rng = random.Random(seed)
+    records, hierarchy, _ = random_case(seed)
+    n = len(records)
+    frame = pd.DataFrame({"age": [str(rng.randint(20, 60)) for _ in range(n)],
+                          "sex": [rng.choice("MF") for _ in range(n)],
+                          "basket": ["|".join(r) for r in records]})
+    k, m = 2, rng.randint(1, 2)
+    result = anonymize(Table(frame, {"age": "qi", "sex": "qi", "basket": "insensitive"}), None, "mondrian", k=k)
+    classes = np.asarray(result.class_of_row)
+    cells, report = anonymize_set_column(frame["basket"], "basket", "|", classes, k, m, hierarchy=hierarchy)
+    published = result.output.assign(basket=cells)
+    kept = classes >= 0
+    assert published[kept].groupby(["age", "sex"]).size().min() >= k
+    for _, group in published[kept].groupby(["age", "sex"]):
+        smallest = brute_force_min_support([c.split("|") for c in group["basket"]], m)
+        assert smallest is None or smallest >= k
+    assert report["km_holds"]

@@ -149,56 +149,62 @@ class DynamicGroups:
         n = len(self.items)
         self.node_count = max(n, 1)
         self.values = np.array([v if v is not None else 0.0 for v in values], dtype=float)
-        self.order = np.lexsort((np.array(self.items, dtype=object).astype(str), self.values)) if self.numeric \
-            else np.argsort(np.array(self.items, dtype=object).astype(str), kind="stable")
+        names = np.array(self.items, dtype=object).astype(str)
+        self.order = np.lexsort((names, self.values)) if self.numeric else np.argsort(names, kind="stable")
         self.position = np.empty(n, dtype=np.int64)
         self.position[self.order] = np.arange(n)
-        self.group = np.arange(n, dtype=np.int64)  # item code -> group id (the group's first item in order)
+        self.group = np.arange(n, dtype=np.int64)  # item code -> group id (one of its items)
+        self.members: dict[int, list[int]] = {i: [i] for i in range(n)}
+        # a group's first and last position in ``order`` (numeric groups are contiguous there)
+        self.lo = {i: int(self.position[i]) for i in range(n)}
+        self.hi = dict(self.lo)
         self.span = max(float(self.values.max() - self.values.min()), 0.0) if self.numeric and n else 0.0
 
     @property
     def node_of_item(self) -> np.ndarray:
         return self.group.copy()
 
-    def members(self, g: int) -> np.ndarray:
-        return np.flatnonzero(self.group == g)
-
-    def _loss(self, items: np.ndarray) -> float:
+    def _loss(self, items: list[int]) -> float:
         if len(items) < 2:
             return 0.0
         if self.numeric:
-            return float(self.values[items].max() - self.values[items].min()) / self.span if self.span else 0.0
+            v = self.values[items]
+            return float(v.max() - v.min()) / self.span if self.span else 0.0
         return len(items) / len(self.items)
 
-    def _neighbours(self, g: int) -> list[int]:
-        positions = self.position[self.members(g)]
-        out = []
+    def _partner(self, x: int, node_support: np.ndarray, by_support: list[int], touched: set[int]) -> int | None:
         if self.numeric:
-            lo, hi = int(positions.min()), int(positions.max())
-            if lo > 0:
-                out.append(int(self.group[self.order[lo - 1]]))
-            if hi < len(self.items) - 1:
-                out.append(int(self.group[self.order[hi + 1]]))
-        else:
-            out = [int(x) for x in np.unique(self.group) if x != g]
-        return out
+            options = []
+            if self.lo[x] > 0:
+                options.append(int(self.group[self.order[self.lo[x] - 1]]))
+            if self.hi[x] < len(self.items) - 1:
+                options.append(int(self.group[self.order[self.hi[x] + 1]]))
+            options = [h for h in options if h not in touched]
+            if not options:
+                return None
+            return min(options, key=lambda h: (int(node_support[h]), self._loss(self.members[x] + self.members[h]), h))
+        # the rarest other group (a merged group of u items costs u/|I| per occurrence: the rarest is cheapest)
+        return next((h for h in by_support if h != x and h not in touched), None)
 
     def fix(self, violating: np.ndarray, support: np.ndarray, node_support: np.ndarray, k: int) -> bool:
         touched: set[int] = set()
         applied = False
+        live = list(self.members)
+        by_support = [] if self.numeric else [live[i] for i in np.lexsort((live, node_support[live]))]
         for row in violating:
             groups = sorted(set(int(x) for x in row))
             if touched.intersection(groups):
                 continue
             x = min(groups, key=lambda g: (int(node_support[g]), g))
-            partners = self._neighbours(x)
-            if not partners:
+            y = self._partner(x, node_support, by_support, touched)
+            if y is None:
                 continue
-            mine = self.members(x)
-            y = min(partners, key=lambda h: (int(node_support[h]), self._loss(np.concatenate([mine, self.members(h)])),
-                                             h))
             keep, gone = min(x, y), max(x, y)
-            self.group[self.group == gone] = keep
+            moved = self.members.pop(gone)
+            self.group[moved] = keep
+            self.members[keep].extend(moved)
+            self.lo[keep] = min(self.lo[keep], self.lo.pop(gone))
+            self.hi[keep] = max(self.hi[keep], self.hi.pop(gone))
             touched.update((x, y))
             applied = True
         return applied
@@ -206,28 +212,26 @@ class DynamicGroups:
     @property
     def labels(self) -> list[str]:
         out = list(self.items)
-        for g in np.unique(self.group):
-            items = self.members(int(g))
+        for g, items in self.members.items():
             if len(items) > 1:
-                out[int(g)] = self._label(items)
+                out[g] = self._label(items)
         return out
 
-    def _label(self, items: np.ndarray) -> str:
+    def _label(self, items: list[int]) -> str:
         if self.numeric:
-            lo = items[np.argmin(self.values[items])]
-            hi = items[np.argmax(self.values[items])]
+            lo = items[int(np.argmin(self.values[items]))]
+            hi = items[int(np.argmax(self.values[items]))]
             return f"[{self.items[lo]}-{self.items[hi]}]"
         return "{" + ", ".join(sorted(self.items[i] for i in items)) + "}"
 
     def recoding(self, rounds: int) -> SetRecoding:
         labels = self.labels
-        rules = {labels[int(g)]: sorted(self.items[i] for i in self.members(int(g)))
-                 for g in np.unique(self.group) if len(self.members(int(g))) > 1}
+        rules = {labels[g]: sorted(self.items[i] for i in items) for g, items in self.members.items() if len(items) > 1}
         rows = [[item, labels[int(self.group[i])], "*"] for i, item in enumerate(self.items)]
         return SetRecoding(self.group.copy(), labels, rules, [], rounds, hierarchy_rows=rows)
 
     def loss(self, node: np.ndarray) -> np.ndarray:
-        out = np.zeros(len(node))
-        for g in np.unique(node):
-            out[node == g] = self._loss(self.members(int(g)))
-        return out
+        table = np.zeros(self.node_count)
+        for g, items in self.members.items():
+            table[g] = self._loss(items)
+        return table[node]
