@@ -37,7 +37,7 @@ from .hierarchy import ROOT, Hierarchy
 from .privacy import PrivacyModel
 from .result import Result, _check_cells, check_models, verify_anatomy
 from .spec import KEEP, RunSpec
-from .table import Table, group_rows
+from .table import Role, Table, group_rows
 
 
 @dataclass
@@ -168,3 +168,29 @@ def _publish_anatomy(result: Result, spec: RunSpec, table: Table, hierarchies: d
     sizes = np.bincount(dense).astype(np.int64) if len(rows) else np.zeros(0, np.int64)
     return Publication(frame, np.zeros(len(rows), dtype=bool), rows, tables={"st": st}, result=result,
                        class_of_row=row_class, class_sizes=sizes)
+
+
+def publish_set_column(publication: Publication, spec: RunSpec, table: Table, progress=None) -> dict:
+    """The set-valued column of ``spec.set_column`` made k^m-anonymous within every published class,
+    checked from the published cells; the column of ``publication.table`` is replaced. Returns its report."""
+    from .setvalued.mixed import anonymize_set_column
+
+    sc = spec.set_column
+    assert sc is not None
+    role = table.roles.get(sc.column)
+    if role is None:
+        raise InputError(f"set-valued column {sc.column!r}: no such column")
+    if role != Role.INSENSITIVE:
+        raise InputError(f"set-valued column {sc.column!r} is {role.value}; mark it insensitive: its items are "
+                         f"protected by k^m-anonymity within each class")
+    if publication.class_of_row is None:
+        raise InputError(f"set-valued column {sc.column!r}: this algorithm publishes no equivalence classes")
+    classes = np.asarray(publication.class_of_row, dtype=np.int64)[np.asarray(publication.rows, dtype=np.int64)]
+    cells, report = anonymize_set_column(publication.table[sc.column].astype(str), sc.column, sc.delimiter, classes,
+                                         spec.k, sc.m, algorithm=sc.algorithm, hierarchy=sc.hierarchy,
+                                         progress=progress)
+    if not report["km_holds"]:
+        raise VerificationError(f"set-valued column {sc.column!r}: k^m-anonymity (k={spec.k}, m={sc.m}) fails in a "
+                                f"published class (smallest support {report['km_smallest_support_in_classes']})")
+    publication.table[sc.column] = cells
+    return report

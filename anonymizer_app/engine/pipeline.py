@@ -19,7 +19,7 @@ from . import out_of_core
 from .algorithms.base import ProgressCallback
 from .api import compute
 from .errors import Cancelled, InputError
-from .gate import Publication, publish
+from .gate import Publication, publish, publish_set_column
 from .report import build_report
 from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable
 from .table import Table
@@ -46,6 +46,8 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
     went to the sink, verified chunk by chunk."""
     if isinstance(spec.table, StreamedTable):
+        if spec.set_column is not None:
+            raise InputError("a set-valued column runs in memory: the disk hybrid streams relational tables only")
         return _run_streamed(spec, spec.table, progress, sink)
     table = spec.table
 
@@ -56,7 +58,13 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     result = compute(spec, progress)
     stage(0.96, "publishing: checking every model on the rows that leave")
     publication = publish(result, spec, table, result.hierarchies)
+    set_report = None
+    if spec.set_column is not None:
+        stage(0.965, f"k^m-anonymity of the set-valued column {spec.set_column.column!r} in every class")
+        set_report = publish_set_column(publication, spec, table)
     publication.report = build_report(publication, spec, table, result.hierarchies)
+    if set_report is not None:
+        publication.report["set_column"] = set_report
     if sink is not None:
         stage(0.98, "writing the published table")
         write_to(sink, publication.table, publication.suppressed, publication.rows)

@@ -44,6 +44,30 @@ class Publishing:
 
 
 @dataclass(frozen=True)
+class SetColumn:
+    """A set-valued column made k^m-anonymous within every published class (setvalued/mixed.py): its
+    cells hold items separated by ``delimiter``; ``algorithm`` "apriori" (with ``hierarchy``, an item
+    hierarchy) or "dynamic"."""
+
+    column: str
+    delimiter: str = "|"
+    m: int = 2
+    algorithm: str = "apriori"
+    hierarchy: Hierarchy | None = None
+
+    def __post_init__(self) -> None:
+        if self.m < 1:
+            raise InputError(f"m must be at least 1, got {self.m}")
+        if len(self.delimiter) != 1:
+            raise InputError(f"item delimiter {self.delimiter!r}: give one character")
+        if self.algorithm not in ("apriori", "dynamic"):
+            raise InputError(f"set-valued algorithm must be apriori or dynamic, got {self.algorithm!r}")
+        if self.algorithm == "apriori" and self.hierarchy is None:
+            raise InputError(f"set-valued column {self.column!r}: Apriori needs an item hierarchy "
+                             f"(or choose dynamic hierarchies)")
+
+
+@dataclass(frozen=True)
 class StreamedTable:
     """A table too large to hold: read again and again as chunks of text cells, in input order."""
 
@@ -68,19 +92,20 @@ class RunSpec:
     suppression_limit: float = 0.0
     sensitive: str | None = None
     publishing: Publishing = Publishing()
+    set_column: SetColumn | None = None
 
     @classmethod
     def build(cls, table: Table | StreamedTable, hierarchies: dict[str, Hierarchy] | None = None,
               algorithm: str = "datafly", k: int | None = None, models: Iterable[PrivacyModel] = (),
               options: dict | None = None, suppression_limit: float = 0.0, sensitive: str | None = None,
-              suppressed_rows: str = REMOVE) -> "RunSpec":
+              suppressed_rows: str = REMOVE, set_column: SetColumn | None = None) -> "RunSpec":
         """A spec from the usual parts; ``k`` adds k-anonymity unless a KAnonymity model is given."""
         models = list(models)
         if k is not None and not any(isinstance(m, KAnonymity) for m in models):
             models.insert(0, KAnonymity(k))
         return cls(table=table, hierarchies=dict(hierarchies or {}), algorithm=algorithm, models=tuple(models),
                    options=dict(options or {}), suppression_limit=float(SUPPRESSION.validate(suppression_limit)),
-                   sensitive=sensitive or None, publishing=Publishing(suppressed_rows))
+                   sensitive=sensitive or None, publishing=Publishing(suppressed_rows), set_column=set_column)
 
     @property
     def k(self) -> int:

@@ -163,3 +163,38 @@ def test_mixed_mode_is_k_anonymous_on_the_qis_and_km_within_every_class(seed):
         smallest = brute_force_min_support([c.split("|") for c in group["basket"]], m)
         assert smallest is None or smallest >= k
     assert report["km_holds"]
+
+
+@pytest.mark.parametrize("algorithm", ["apriori", "dynamic"])
+def test_the_pipeline_publishes_a_set_column_km_anonymous_in_every_class(algorithm):
+    import pandas as pd
+
+    from anonymizer_app.engine import Table, pipeline
+    from anonymizer_app.engine.spec import RunSpec, SetColumn
+
+    rng = random.Random(7)
+    records, hierarchy, _ = random_case(3)
+    n = 60
+    frame = pd.DataFrame({"age": [str(rng.randint(20, 60)) for _ in range(n)], "sex": [rng.choice("MF") for _ in range(n)],
+                          "basket": [",".join(rng.choice(records)) for _ in range(n)]})
+    spec = RunSpec.build(Table(frame, {"age": "qi", "sex": "qi", "basket": "insensitive"}), None, "flash", k=3,
+                         set_column=SetColumn("basket", ",", 2, algorithm, hierarchy if algorithm == "apriori" else None))
+    publication = pipeline.run(spec)
+    assert publication.report["set_column"]["km_holds"]
+    for _, group in publication.table.groupby(["age", "sex"]):
+        assert len(group) >= 3
+        smallest = brute_force_min_support([c.split(",") for c in group["basket"]], 2)
+        assert smallest is None or smallest >= 3
+
+
+def test_a_set_column_must_be_insensitive():
+    import pandas as pd
+
+    from anonymizer_app.engine import Table, pipeline
+    from anonymizer_app.engine.spec import RunSpec, SetColumn
+
+    frame = pd.DataFrame({"age": ["1", "2", "3", "4"], "basket": ["a|b", "a", "b", "a|b"]})
+    spec = RunSpec.build(Table(frame, {"age": "qi", "basket": "sensitive"}), None, "flash", k=2,
+                         set_column=SetColumn("basket", "|", 1, "dynamic"))
+    with pytest.raises(InputError, match=r"set-valued column 'basket' is sensitive; mark it insensitive"):
+        pipeline.run(spec)

@@ -38,7 +38,8 @@ class SetResult:
 
 def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str = "apriori",
                            hierarchy: Hierarchy | None = None, suppress_at_root: bool = False,
-                           numeric: bool | None = None, progress: Progress | None = None) -> SetResult:
+                           numeric: bool | None = None, progress: Progress | None = None,
+                           label_joiner: str = ", ") -> SetResult:
     """The k^m-anonymous release of ``tx`` by ``algorithm`` ("apriori": a cut of ``hierarchy``;
     "dynamic": hierarchies built from the data, ``numeric`` items as ranges)."""
     started = time.perf_counter()
@@ -49,7 +50,7 @@ def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str =
             raise InputError("Apriori needs an item hierarchy (or choose dynamic hierarchies)")
         generalizer = HierarchyCut(tx, hierarchy, suppress_at_root)
     else:
-        generalizer = DynamicGroups(tx, numeric)
+        generalizer = DynamicGroups(tx, numeric, label_joiner)
     recoding = run_apriori(tx, k, m, generalizer, progress)
     if progress is not None:
         progress(0.9, "publishing and verifying")

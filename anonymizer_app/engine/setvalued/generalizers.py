@@ -139,7 +139,8 @@ class DynamicGroups:
 
     can_suppress = False
 
-    def __init__(self, tx: Transactions, numeric: bool | None = None):
+    def __init__(self, tx: Transactions, numeric: bool | None = None, joiner: str = ", "):
+        self.joiner = joiner  # between the items of a set label; never the cells' item delimiter
         self.items = [str(x) for x in tx.items]
         values = [_number(x) for x in self.items]
         self.numeric = all(v is not None for v in values) if numeric is None else numeric
@@ -222,7 +223,7 @@ class DynamicGroups:
             lo = items[int(np.argmin(self.values[items]))]
             hi = items[int(np.argmax(self.values[items]))]
             return f"[{self.items[lo]}-{self.items[hi]}]"
-        return "{" + ", ".join(sorted(self.items[i] for i in items)) + "}"
+        return "{" + self.joiner.join(sorted(self.items[i] for i in items)) + "}"
 
     def recoding(self, rounds: int) -> SetRecoding:
         labels = self.labels

@@ -47,7 +47,12 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
         rows = np.flatnonzero(classes == c)
         sub = Transactions.from_records([tx.record(int(r)) for r in rows])
         class_m = min(m, int(sub.distinct().lengths.max()))
-        result = anonymize_transactions(sub, k, class_m, algorithm=algorithm, hierarchy=hierarchy)
+        result = anonymize_transactions(sub, k, class_m, algorithm=algorithm, hierarchy=hierarchy,
+                                        label_joiner="; " if delimiter == "," else ", ")
+        clash = [x for x in result.recoding.labels if delimiter in x and x in result.recoding.rules]
+        if clash:
+            raise InputError(f"column {column!r}: the generalized item {clash[0]!r} contains the item delimiter "
+                             f"{delimiter!r}; choose another delimiter or hierarchy labels without it")
         for r, record in zip(rows, result.records):
             out[int(r)] = delimiter.join(record)
         for label, items in result.recoding.rules.items():
