@@ -339,7 +339,7 @@ ERROR_CASES = [
      "--hierarchy-conflicts sex=lift: no --hierarchy sex=FILE is given"),
     ("k above the records", lambda a, p, t: ["--qi", "sex", "--k", "40000"],
      "k=40000 is larger than the table's 30162 records"),
-    ("missing --qi", lambda a, p, t: [], "the following arguments are required: --qi"),
+    ("missing --qi", lambda a, p, t: [], "--qi: name at least one quasi-identifying column (or give --transactions)"),
 ]
 
 

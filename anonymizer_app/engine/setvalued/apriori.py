@@ -66,7 +66,7 @@ def run_apriori(tx: Transactions, k: int, m: int, generalizer, progress: Progres
     for size in range(1, m + 1):
         while True:
             rounds += 1
-            if progress is not None and not progress((size - 1) / m, f"counting {size}-itemsets (round {rounds})"):
+            if progress is not None and progress((size - 1) / m, f"counting {size}-itemsets (round {rounds})") is False:
                 raise Cancelled("cancelled")
             offsets, codes = _generalized(tx, generalizer.node_of_item)
             base = generalizer.node_count

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import Cancelled, InputError
 from ..hierarchy import ROOT, Hierarchy
 from . import itemsets
 from .anonymize import anonymize_transactions
@@ -58,8 +58,8 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
         for label, items in result.recoding.rules.items():
             rules.setdefault(label, set()).update(items)
         generalized += sum(len(v) for v in result.recoding.rules.values())
-        if progress is not None and not progress(done / max(len(labels), 1), f"k^m in class {done + 1} of {len(labels)}"):
-            break
+        if progress is not None and progress(done / max(len(labels), 1), f"k^m in class {done + 1} of {len(labels)}") is False:
+            raise Cancelled("cancelled")
     check = column_check(out, delimiter, classes, k, m)
     report = {"column": column, "k": k, "m": m, "algorithm": algorithm, "classes": int(len(labels)),
               "generalization_rules": {g: sorted(v) for g, v in rules.items()},

@@ -172,8 +172,8 @@ class Command(OneLineCommand):
     def add_arguments(self, parser):
         algorithms = sorted(engine.ALGORITHMS)
         parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
-        parser.add_argument("--qi", action="append", required=True, metavar="COL",
-                            help="a quasi-identifying column (repeat for each)")
+        parser.add_argument("--qi", action="append", default=[], metavar="COL",
+                            help="a quasi-identifying column (repeat for each; required but with --transactions)")
         parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding,
                             metavar="COL=FILE",
                             help="generalization hierarchy of a QI: one row per value, 'value;level1;...;root' "
@@ -209,6 +209,28 @@ class Command(OneLineCommand):
                                  "keep them as rows with '*' in every QI, allowed only when together they "
                                  "satisfy every model of the run")
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
+        sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
+                                         "occurs is held by at least k records)")
+        sets.add_argument("--transactions", action="store_true",
+                          help="INPUT is a transaction file: one record per line, items separated by "
+                               "--item-delimiter; OUT gets the records the same way")
+        sets.add_argument("--record-id", action="store_true",
+                          help="with --transactions: the first field of each line is the record's id (kept)")
+        sets.add_argument("--set-column", default=None, metavar="COL",
+                          help="a set-valued column of the table (items separated by --item-delimiter inside "
+                               "the cell), made k^m-anonymous within every equivalence class of the QIs")
+        sets.add_argument("--item-delimiter", type=_delimiter, default=None, metavar="D",
+                          help="between the items of a record or cell (default: ',' for --transactions, "
+                               "'|' for --set-column)")
+        sets.add_argument("--m", type=int, default=None, metavar="M",
+                          help="the adversary knows at most M items of a record (default: 2)")
+        sets.add_argument("--set-algorithm", choices=("apriori", "dynamic"), default=None,
+                          help="apriori: AA with --item-hierarchy (the default when one is given); dynamic: "
+                               "hierarchies built from the data, only the items that break k^m merged")
+        sets.add_argument("--item-hierarchy", default=None, metavar="FILE",
+                          help="the items' generalization hierarchy (the formats of --hierarchy)")
+        sets.add_argument("--no-item-suppression", dest="item_suppression", action="store_false",
+                          help="apriori: generalize to the root instead of suppressing an item there")
         models = model_flags.add_model_arguments(parser)  # --l, --t, --beta, --delta-min, ... --model-column
         models.add_argument("--population", default=None, metavar="FILE",
                             help="δ-presence: the population table; INPUT is the research subset within it")
@@ -246,12 +268,19 @@ class Command(OneLineCommand):
         """One RunSpec, one pipeline run: the published rows go straight to OUT through a CSV sink (in
         memory, or streamed for the disk hybrid with k-anonymity alone); nothing is written on error."""
         from anonymizer_app.engine.pipeline import run
-        from anonymizer_app.engine.spec import RunSpec, StreamedTable
+        from anonymizer_app.engine.spec import RunSpec, SetColumn, StreamedTable
 
         source = Path(opts["input"])
         out = Path(opts["out"])
         report_path = Path(opts["report"]) if opts["report"] else None
         self._check_destinations(source, out, report_path)
+        if opts["transactions"]:
+            return self._run_transactions(opts, source, out, report_path, progress)
+        if not opts["qi"]:
+            raise AnonymizeError("--qi: name at least one quasi-identifying column (or give --transactions)")
+        for flag in ("record_id",):
+            if opts[flag]:
+                raise AnonymizeError("--record-id applies to --transactions input")
 
         k = engine.KAnonymity(opts["k"]).k  # the engine's own messages: "k must be at least 1, got 0"
         suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
@@ -295,6 +324,18 @@ class Command(OneLineCommand):
             table = engine.Table(frame, roles, name=source.stem)
             build["options"] = self._levels_in_table_order(opts, options, table)
             delimiter = fmt.delimiter
+        if opts["set_column"] is not None:
+            if isinstance(table, StreamedTable):
+                raise AnonymizeError(f"--set-column with --algorithm {opts['algorithm']}: the set-valued column is "
+                                     f"anonymized in memory; choose an in-memory algorithm")
+            if opts["set_column"] not in table.frame.columns:
+                raise AnonymizeError(f"--set-column {opts['set_column']}: unknown column; the table has: "
+                                     f"{', '.join(map(str, table.frame.columns))}")
+            hierarchy, algorithm = self._item_hierarchy(opts)
+            build["set_column"] = SetColumn(opts["set_column"], opts["item_delimiter"] or "|", self._m(opts),
+                                            algorithm, hierarchy)
+        elif any(opts[f] for f in ("item_hierarchy", "set_algorithm", "m")):
+            raise AnonymizeError("--m, --set-algorithm and --item-hierarchy apply to --set-column or --transactions")
         spec = RunSpec.build(table, hierarchies, **build)
 
         tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
@@ -319,6 +360,68 @@ class Command(OneLineCommand):
                 f"classes, smallest {report['k_achieved']:,} (k={k}), {report['seconds']:.2f} s"
                 + (", out of core" if spec.streamed else "")
                 + (f"; report {report_path}" if report_path else ""))
+
+    @staticmethod
+    def _m(opts: dict) -> int:
+        m = 2 if opts["m"] is None else opts["m"]
+        if m < 1:
+            raise AnonymizeError(f"--m {m}: m must be at least 1")
+        return m
+
+    @staticmethod
+    def _item_hierarchy(opts: dict):
+        """(the item hierarchy or None, the set algorithm)."""
+        path = Path(opts["item_hierarchy"]) if opts["item_hierarchy"] else None
+        algorithm = opts["set_algorithm"] or ("apriori" if path is not None else "dynamic")
+        if algorithm == "apriori" and path is None:
+            raise AnonymizeError("--set-algorithm apriori needs --item-hierarchy FILE (or choose dynamic)")
+        if path is None:
+            return None, algorithm
+        if not path.is_file():
+            raise AnonymizeError(f"--item-hierarchy {path}: no such file")
+        policies = dict(opts["hierarchy_conflicts"])
+        try:
+            return engine.read_hierarchy(path, "items", on_conflict=policies.get(None, "error")), algorithm
+        except OSError as exc:
+            raise AnonymizeError(f"--item-hierarchy {path}: cannot read the file ({exc.strerror})") from None
+        except engine.HierarchyError as exc:
+            raise AnonymizeError(f"--item-hierarchy: {exc}") from None
+
+    def _run_transactions(self, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
+        """A transaction file: k^m-anonymity by AA or dynamic hierarchies; OUT one record per line."""
+        from anonymizer_app.engine.setvalued import anonymize_transactions, parse_transactions
+
+        for flag in ("qi", "sensitive", "identifier", "hierarchy"):
+            if opts[flag]:
+                raise AnonymizeError(f"--{flag} applies to tables; a transaction file has records of items only")
+        if opts["set_column"]:
+            raise AnonymizeError("--set-column applies to tables, not to --transactions input")
+        k = engine.KAnonymity(opts["k"]).k
+        delimiter = opts["item_delimiter"] or ","
+        hierarchy, algorithm = self._item_hierarchy(opts)
+        try:
+            with open(source, encoding="utf-8-sig", newline="") as fh:
+                tx = parse_transactions(fh, delimiter, has_id=opts["record_id"], where=source.name)
+        except UnicodeDecodeError as exc:
+            raise AnonymizeError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+        result = anonymize_transactions(tx, k, self._m(opts), algorithm=algorithm, hierarchy=hierarchy,
+                                        suppress_at_root=opts["item_suppression"], progress=progress)
+        progress.close()
+        from anonymizer_app.services.exports import neutralize
+
+        lines = []
+        for r, record in enumerate(result.records):
+            fields = ([str(tx.ids[r])] if tx.ids is not None else []) + record
+            lines.append(delimiter.join(neutralize(x) for x in fields))
+        files = [(out, "\n".join(lines) + "\n")]
+        if report_path is not None:
+            files.append((report_path, json.dumps(result.report, indent=2, default=json_default) + "\n"))
+        _write_all(files)
+        metrics = result.report["metrics"]
+        return (f"{out}: {tx.n:,} records, {k}^{result.m}-anonymous ({algorithm}), "
+                f"{metrics['generalized_items']:,} items generalized by {len(result.recoding.rules):,} rule(s), "
+                f"{len(result.recoding.suppressed_items):,} suppressed, NCP {metrics['ncp']:.4f}, "
+                f"{result.report['seconds']:.2f} s" + (f"; report {report_path}" if report_path else ""))
 
     @staticmethod
     def _levels_in_table_order(opts: dict, options: dict, table) -> dict:
