@@ -3,14 +3,15 @@
 #   make run      set up .venv, migrate, load the demo (user demo / password demo), start one Celery
 #                 worker in the background and the web server on http://127.0.0.1:8000/
 #   make worker   one more Celery worker (run it in another terminal, as many times as you like)
-#   make test     ruff and lint-imports, then pytest on SQLite (in parallel, pytest-xdist); then,
+#   make test     ruff, lint-imports and mypy (the engine), then pytest on SQLite (in parallel, pytest-xdist); then,
 #                 when DATABASE_URL is set or CI=true, the database tests again on PostgreSQL. With
 #                 CI=true it first creates .venv-pycanon (pycanon, the second opinion of
 #                 tests/engine/test_pycanon.py; it pins its own numpy, so it never enters .venv);
 #                 without CI the pycanon comparison skips unless `make pycanon-venv` was run once.
 #                 PYTEST_WORKERS=N sets the number of pytest processes (default: one per CPU)
 #   make lint     ruff, then lint-imports (the import contract of [tool.importlinter] in
-#                 pyproject.toml: the engine imports nothing from Django, Celery or the web apps)
+#                 pyproject.toml: the engine imports nothing from Django, Celery or the web apps),
+#                 then mypy on the engine ([tool.mypy] in pyproject.toml)
 #   make bench    benchmarks/bench_datafly.py
 #
 # Without REDIS_URL, Celery uses kombu's filesystem transport under var/broker/ (nothing to install);
@@ -82,10 +83,12 @@ worker: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(MAKE) --no-print-directory test-sqlite
 	@if [ -n "$$DATABASE_URL" ] || [ "$$CI" = "true" ]; then \
 	  $(MAKE) --no-print-directory test-postgres; \

@@ -81,13 +81,14 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
 
     all_hs = dict(hierarchies or {})
     all_hs.update(hs)
-    domains = {m.column: domain_for(m, table.frame, all_hs, table.is_numeric(m.column))
+    domains = {m.target: domain_for(m, table.frame, all_hs, table.is_numeric(m.target))
                for m in models if getattr(m, "needs_sensitive", False)}
     problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
                       validate_options(info, spec.options or {}), search_progress, domains)
     recoding = info.run(problem)
     if isinstance(recoding, AnatomyRecoding):
         report(0.92, "building the quasi-identifier and sensitive tables")
+        sensitive = recoding.column  # the column its l-diverse groups protect
         result = assemble_anatomy(table, recoding, models, suppression_limit, sensitive)
         result.search = dict(recoding.info)
         result.options = problem.options
@@ -101,8 +102,9 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         return result
 
     report(0.92, "building the anonymized table")
-    if getattr(recoding, "hierarchies", None) is not None:
-        ordered = list(recoding.hierarchies)
+    recoded = getattr(recoding, "hierarchies", None)  # k-Optimize's cuts: the hierarchies it recoded with
+    if recoded is not None:
+        ordered = list(recoded)
         hs = dict(zip(table.qi, ordered))
         all_hs.update(hs)
         codes = table.encode(hs)
@@ -164,8 +166,8 @@ def sensitive_columns(table: Table, sensitive: str | None, models: list[PrivacyM
     if sensitive is not None and sensitive not in cols:
         cols.append(sensitive)
     for m in models:
-        if getattr(m, "needs_sensitive", False) and m.name != "delta-presence" and m.column not in cols:
-            cols.append(m.column)
+        if getattr(m, "needs_sensitive", False) and m.name != "delta-presence" and m.target not in cols:
+            cols.append(m.target)
     return cols
 
 

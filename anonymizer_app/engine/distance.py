@@ -27,7 +27,7 @@ class Encoded:
         cols = []
         self.lo = []
         for j in self.num:
-            v = space.values[j][codes[:, j]]
+            v = space.value_array(j)[codes[:, j]]
             v = np.where(np.isnan(v), 0.0, v)
             lo = float(v.min()) if len(v) else 0.0
             self.lo.append(lo)

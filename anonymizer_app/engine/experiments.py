@@ -23,7 +23,7 @@ import pandas as pd
 from .api import anonymize
 from .errors import InputError
 from .hierarchy import Hierarchy, read_hierarchy
-from .table import Table
+from .table import Role, Table
 
 PEOPLE_QIS = ("age", "city_birth", "zip_code")
 SENSITIVE = "disease"
@@ -70,7 +70,8 @@ def people_hierarchies(hierarchy_dir: str | Path | None = None) -> dict[str, Hie
 
 
 def people_table(frame: pd.DataFrame) -> Table:
-    return Table(frame, {"id": "identifying", **{q: "quasi-identifying" for q in PEOPLE_QIS}, SENSITIVE: "sensitive"})
+    roles = {"id": Role.IDENTIFYING, **{q: Role.QUASI_IDENTIFYING for q in PEOPLE_QIS}, SENSITIVE: Role.SENSITIVE}
+    return Table(frame, roles)
 
 
 def homogeneity_vs_k(

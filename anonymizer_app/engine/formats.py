@@ -269,9 +269,10 @@ def write_hierarchy(h: Hierarchy, fmt: str) -> str:
     blocks = _parent_blocks(h)  # level 1 .. H: [(parent, [children])]
     type_ = AMNESIA_TYPES[infer_type(pd.Series(h.leaves, dtype=object))]
     # every node an inclusive range "[lo-hi]" (as read from an Amnesia range file): write it as range
-    ranges = {str(x): _range_text(str(x)) for lv in range(h.level_count) for x in h.labels[lv]}
-    hier_type = "range" if all(ranges.values()) else "distinct"
+    found = {str(x): _range_text(str(x)) for lv in range(h.level_count) for x in h.labels[lv]}
+    hier_type = "range" if all(found.values()) else "distinct"
     if hier_type == "range":
+        ranges = {label: text for label, text in found.items() if text is not None}
         type_ = "double" if any("." in r for r in ranges.values()) else "int"
         blocks = [[(ranges[p], [ranges[c] for c in cs]) for p, cs in block] for block in blocks]
     if fmt == "amnesia-json":

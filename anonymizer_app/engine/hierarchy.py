@@ -373,11 +373,11 @@ def _resolve_inner(table: list[list[str]], numbers: Sequence[int], policy: str,
                     table[r][level + 1:] = upper
                 continue
             options = list(dict.fromkeys(tuple(table[r][level + 1:]) for r in rows))
-            upper, agree = _lift(options)
+            lifted_path, agree = _lift(options)
             for r in rows:
-                table[r][level + 1:] = upper
+                table[r][level + 1:] = lifted_path
             for lv in range(level + 1, level + 1 + agree):
-                lifted.setdefault(lv, {})[upper[0]] = level + 1 + agree
+                lifted.setdefault(lv, {})[lifted_path[0]] = level + 1 + agree
     return found
 
 
@@ -446,7 +446,8 @@ def parse_hierarchy(
         raise HierarchyError(f"{where}: binary content, not a text hierarchy file")
     text = text.lstrip("\ufeff")
     delimiter = delimiter or sniff_hierarchy_delimiter(text)
-    rows, numbers = [], []
+    rows: list[list[str]] = []
+    numbers: list[int] = []
     try:
         for row in csv.reader(io.StringIO(text), delimiter=delimiter, strict=True):
             numbers.append(len(numbers) + 1)
@@ -477,7 +478,7 @@ def read_hierarchy(
 # ---- default hierarchies built from the data --------------------------------------------
 def default_hierarchy(name: str, values: pd.Series, numeric: bool) -> Hierarchy:
     """Integers/decimals: nested intervals; anything else: value -> '*'."""
-    distinct = pd.unique(values.astype(str))
+    distinct = [str(v) for v in pd.unique(values.astype(str))]
     if numeric:
         return interval_hierarchy(name, distinct)
     rows = [[v, ROOT] for v in distinct]

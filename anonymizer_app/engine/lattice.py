@@ -231,7 +231,9 @@ class NodeEvaluator:
         if classes[slot] > self.m:
             return self.bottom
         self.rollups += 1
-        return self.cache_nodes[slot]
+        cached = self.cache_nodes[slot]
+        assert cached is not None  # a filled slot
+        return cached
 
     def classes(self, levels, source: NodeClasses | None = None, cache: bool = True) -> NodeClasses:
         levels = tuple(int(x) for x in levels)
@@ -307,6 +309,7 @@ class NodeEvaluator:
     def _group_fixed(self, levels: tuple[int, ...], source: NodeClasses) -> NodeClasses:
         """Group the source's classes by their key with the changed QIs' digits replaced."""
         reps, key = source.reps, source.key
+        assert key is not None  # only called with the fixed layout (keys present)
         for j, (new, old) in enumerate(zip(levels, source.levels)):
             if new != old:
                 key = key + self._delta(j, old, new)[reps]
@@ -356,6 +359,7 @@ class NodeEvaluator:
         n = len(node.sizes)
         if node.parent is not None:
             pc, pv, pn = self._sparse(node.parent, dom)
+            assert node.parent_map is not None  # set with the parent
             cls = node.parent_map[pc]
         else:
             pc, pv, pn = dom.tuple_triplets(self.freq_inverse)
@@ -376,6 +380,7 @@ class NodeEvaluator:
         found = node.hist.get(id(dom)) if node.hist is not None else None
         if found is None or found[0] is not dom:
             self.histogram(node, dom)
+            assert node.hist is not None  # histogram() stores it
             found = node.hist[id(dom)]
         return found[1], found[2], found[3]
 

@@ -81,6 +81,7 @@ class CellLoss(NodeMetric):
         for j, lv in enumerate(node.levels):
             total += self.totals[j][lv]
         if node.outliers:
+            assert node.failing is not None  # outliers are counted from the failing classes
             which = np.flatnonzero(node.failing)
             sizes = node.sizes[which].astype(float)
             extra = 0.0

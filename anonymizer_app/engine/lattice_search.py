@@ -48,7 +48,7 @@ class LatticeSearch:
         self.evaluator.class_level = problem.needs_classes
         self.evaluator.histograms = problem.needs_classes  # Problem.failing takes counts=
         if problem.models and all(type(m) is KAnonymity for m in problem.models):
-            k = max(m.k for m in problem.models)  # plain k-anonymity: the same test without the dispatch
+            k = max(m.k for m in problem.models if isinstance(m, KAnonymity))  # plain k-anonymity: the same test without the dispatch
             self.evaluator.failing_fn = lambda sizes, k=k: sizes < k
         self.metric_name = metric or problem.options.get("metric") or "discernibility"
         self.k_min = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
@@ -101,7 +101,10 @@ class LatticeSearch:
 
     def prune(self, levels) -> bool:
         """Tag the node and its generalizations PRUNED when its bound exceeds the incumbent."""
-        if not self.pruning or not self.class_lb[levels] > self.best:
+        if not self.pruning:
+            return False
+        assert self.class_lb is not None  # pruning needs the class bound
+        if not self.class_lb[levels] > self.best:
             return False
         view = self.tags[self.lattice.above(levels)]
         view[view == UNKNOWN] = PRUNED
@@ -156,7 +159,10 @@ class LatticeSearch:
         done = ~np.isnan(flat_values)
         best = float(np.min(flat_values[done])) if done.any() else math.inf
         cand = np.flatnonzero(anon.reshape(-1) & ~done)
-        bound = (level_bound if level_bound is not None else self.class_lb).reshape(-1)
+        class_lb = self.class_lb
+        source = level_bound if level_bound is not None else class_lb
+        assert source is not None  # without a level bound the search runs on the class bound
+        bound = source.reshape(-1)
         heap = list(zip(bound[cand].tolist(), cand.tolist()))
         heapq.heapify(heap)
         total = len(heap)
@@ -165,7 +171,8 @@ class LatticeSearch:
             if key >= best:
                 break
             if level_bound is None:  # the class bound may have risen since the node was queued
-                fresh = float(self.class_lb.flat[idx])
+                assert class_lb is not None
+                fresh = float(class_lb.flat[idx])
                 if fresh > key:
                     heapq.heappush(heap, (fresh, idx))
                     continue

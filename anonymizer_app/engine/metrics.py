@@ -134,7 +134,7 @@ def _cell_levels(h: Hierarchy, codes: np.ndarray, cell_ids: np.ndarray, distinct
     """Per (cell, leaf) item: the lowest level whose label of the leaf is the cell, -1 if none."""
     found = np.full(len(codes), -1, dtype=np.int64)
     for lv in range(h.level_count):
-        at_level = pd.Index(h.labels[lv]).get_indexer(distinct)
+        at_level = pd.Index(h.labels[lv]).get_indexer(pd.Index(distinct))
         hit = (found < 0) & (at_level[cell_ids] == h.maps[lv][codes])
         found[hit] = lv
     return found
@@ -188,7 +188,7 @@ def cell_loss_figures(
             key = cid.astype(np.int64) * len(h.leaves) + col[kept]
             pairs, pair_count = np.unique(key, return_counts=True)
         else:
-            distinct, pairs, pair_count = np.zeros(0, dtype=object), np.zeros(0, np.int64), np.zeros(0, np.int64)
+            distinct, pairs, pair_count = pd.Index([], dtype=object), np.zeros(0, np.int64), np.zeros(0, np.int64)
         sums += cell_loss_sums(h, numeric[j], leaf_count, np.asarray(distinct, dtype=object),
                                pairs // len(h.leaves), pairs % len(h.leaves), pair_count, col[suppressed])
     return loss_from_sums(sums, n, q)

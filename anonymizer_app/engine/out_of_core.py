@@ -27,7 +27,7 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -68,7 +68,7 @@ def supports(algorithm: str, models: list | None) -> bool:
 
 def anonymize_out_of_core(
     chunks: ChunkSource,
-    roles: dict[str, Role | str],
+    roles: Mapping[str, Role | str],
     hierarchies: dict[str, Hierarchy] | None,
     k: int,
     write: Callable[[pd.DataFrame], None],
@@ -100,13 +100,13 @@ def anonymize_out_of_core(
     # 0. scan
     report(0.0, "reading the table: distinct values")
     scan = _scan(chunks, roles, sensitive)
-    roles = scan.roles
-    qi = [c for c in scan.columns if roles[c] == Role.QUASI_IDENTIFYING]
+    role_of = scan.roles
+    qi = [c for c in scan.columns if role_of[c] == Role.QUASI_IDENTIFYING]
     if not qi:
         raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
     if sensitive is not None and sensitive not in scan.columns:
         raise InputError(f"unknown sensitive column {sensitive!r}")
-    attacked = [c for c in scan.columns if roles[c] == Role.SENSITIVE]
+    attacked = [c for c in scan.columns if role_of[c] == Role.SENSITIVE]
     if sensitive is not None and sensitive not in attacked:
         attacked.append(sensitive)
     if sensitive is None and attacked:
@@ -129,7 +129,7 @@ def anonymize_out_of_core(
     space = QISpace(hs, numeric, present=present)
     domains = {c: _domain(c, scan.distinct[c], types[c] in NUMERIC_TYPES) for c in attacked}
     rng = np.random.default_rng(int(options["seed"]))
-    out_columns = [c for c in scan.columns if roles[c] != Role.IDENTIFYING]
+    out_columns = [c for c in scan.columns if role_of[c] != Role.IDENTIFYING]
 
     with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=directory) as tmp, \
             ClusterStore(space, k, memory_mb, rng, keep_labels=True, directory=tmp) as store:
@@ -156,7 +156,7 @@ def anonymize_out_of_core(
         store.cluster(lambda f, phase: report(0.25 + 0.5 * f, phase))
 
         # 2. output, verified chunk by chunk
-        label_ids = [dict() for _ in qi]
+        label_ids: list[dict] = [dict() for _ in qi]
         label_counts = [np.zeros(0, dtype=np.int64) for _ in qi]
         pairs = [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in qi]
         no_suppression = None
@@ -245,7 +245,7 @@ def anonymize_out_of_core(
         "class_size_histogram": {str(s): int(c) for s, c in histogram.items()},
         "transformation_labels": {c: f"local recoding: {len(label_ids[j])} distinct value(s) in the output"
                                   for j, c in enumerate(qi)},
-        "identifying_removed": [c for c in scan.columns if roles[c] == Role.IDENTIFYING],
+        "identifying_removed": [c for c in scan.columns if role_of[c] == Role.IDENTIFYING],
         "verified": True,
         "seconds": round(seconds, 4),
         "attack": attack,
@@ -283,32 +283,33 @@ class _Scan:
     distinct: dict[str, np.ndarray]
 
 
-def _scan(chunks: ChunkSource, roles: dict, sensitive: str | None) -> _Scan:
+def _scan(chunks: ChunkSource, roles: Mapping, sensitive: str | None) -> _Scan:
     columns: list[str] | None = None
     n = 0
     seen: dict[str, list[np.ndarray]] = {}
     wanted: list[str] = []
+    resolved: dict[str, Role] = {}
     for chunk in chunks():
         if columns is None:
             columns = [str(c) for c in chunk.columns]
             unknown = [c for c in roles if c not in columns]
             if unknown:
                 raise InputError(f"unknown column {unknown[0]!r}; the table has: {', '.join(columns)}")
-            roles = {c: Role.parse(r) if not isinstance(r, Role) else r for c, r in roles.items()}
+            resolved = {c: Role.parse(r) if not isinstance(r, Role) else r for c, r in roles.items()}
             for c in columns:
-                roles.setdefault(c, Role.INSENSITIVE)
-            wanted = [c for c in columns if roles[c] in (Role.QUASI_IDENTIFYING, Role.SENSITIVE) or c == sensitive]
+                resolved.setdefault(c, Role.INSENSITIVE)
+            wanted = [c for c in columns if resolved[c] in (Role.QUASI_IDENTIFYING, Role.SENSITIVE) or c == sensitive]
             seen = {c: [] for c in wanted}
         chunk = _checked(chunk, columns)
         n += len(chunk)
         for c in wanted:
-            seen[c].append(pd.unique(chunk[c].astype(str)))
+            seen[c].append(np.asarray(pd.unique(chunk[c].astype(str)), dtype=object))
             if len(seen[c]) > 16:  # keep the lists short: distinct values in order of appearance
                 seen[c] = [pd.unique(np.concatenate(seen[c]))]
     if columns is None or n == 0:
         raise InputError("the table has no rows")
     distinct = {c: pd.unique(np.concatenate(v)) if v else np.zeros(0, dtype=object) for c, v in seen.items()}
-    return _Scan(columns, roles, n, distinct)
+    return _Scan(columns, resolved, n, distinct)
 
 
 def _checked(chunk: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -328,7 +329,7 @@ class _Domain:
     counts: np.ndarray
 
     def encode(self, values: pd.Series) -> np.ndarray:
-        return pd.Index(self.values).get_indexer(values.astype(str)).astype(np.int64)
+        return pd.Index(self.values).get_indexer(pd.Index(values.astype(str))).astype(np.int64)
 
     def domain(self, codes: np.ndarray) -> SensitiveDomain:
         return SensitiveDomain(self.column, self.values, codes, self.counts, self.numeric)

@@ -62,7 +62,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     if spec.set_column is not None:
         stage(0.965, f"k^m-anonymity of the set-valued column {spec.set_column.column!r} in every class")
         set_report = publish_set_column(publication, spec, table)
-    publication.report = build_report(publication, spec, table, result.hierarchies)
+    publication.report = dict(build_report(publication, spec, table, result.hierarchies))
     if set_report is not None:
         publication.report["set_column"] = set_report
     if sink is not None:

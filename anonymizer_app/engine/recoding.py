@@ -47,6 +47,13 @@ class QISpace:
                 self.values.append(None)
                 self.span.append(0.0)
 
+    def value_array(self, j: int) -> np.ndarray:
+        """The numeric values of QI j's leaves (NaN where a leaf is no number); numeric QIs only."""
+        values = self.values[j]
+        if values is None:
+            raise ValueError(f"quasi-identifier {j} is not numeric")
+        return values
+
     def lca_level(self, j: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Level of the lowest common ancestor of leaf codes a and b (broadcast)."""
         anc = self.anc[j]
@@ -74,7 +81,7 @@ def group_labels(space: QISpace, leaf_codes: np.ndarray, group: np.ndarray, n_gr
         hi_code = np.maximum.reduceat(col, starts) if len(col) else col
         single = lo_code == hi_code
         if space.numeric[j]:
-            v = space.values[j][col]
+            v = space.value_array(j)[col]
             vmin = np.minimum.reduceat(v, starts)
             vmax = np.maximum.reduceat(v, starts)
             # the leaf written for each bound: the first leaf of the group holding that value

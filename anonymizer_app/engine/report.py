@@ -149,7 +149,7 @@ def _scope_rows(publication: Publication, table: Table) -> np.ndarray:
         return np.arange(table.n)
     from .privacy import parse_marker
 
-    return np.flatnonzero(parse_marker(table.frame[presence.column], presence.column))
+    return np.flatnonzero(parse_marker(table.frame[presence.target], presence.target))
 
 
 def _in_scope(publication: Publication, table: Table) -> int:

@@ -228,7 +228,7 @@ def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], si
 
     for model in models:
         if getattr(model, "needs_sensitive", False):
-            dom = domain_for(model, table.frame, hierarchies, table.is_numeric(model.column))
+            dom = domain_for(model, table.frame, hierarchies, table.is_numeric(model.target))
             failing = model.classes_failing(sizes, dom.from_rows(row_class, len(sizes)), dom)
         else:
             failing = model.classes_failing(sizes)
@@ -239,10 +239,13 @@ def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], si
             )
 
 
-def verify_anatomy(table: Table, qit: pd.DataFrame, st: pd.DataFrame, column: str, models: list[PrivacyModel],
+def verify_anatomy(table: Table, qit: pd.DataFrame, st: pd.DataFrame, column: str | None,
+                   models: list[PrivacyModel],
                    suppression_limit: float) -> None:
     """Anatomy's QIT and ST against the input: QIs unchanged (``*`` when suppressed), ST counts equal to the
     input's sensitive values of each group, suppression within the limit, every model on the groups."""
+    if column is None:
+        raise VerificationError("Anatomy: the result names no sensitive column")
     n = table.n
     if len(qit) != n:
         raise VerificationError(f"QIT has {len(qit)} rows, input {n}")

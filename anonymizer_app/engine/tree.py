@@ -140,8 +140,8 @@ class HierarchyTree:
     def _node_dict(self, node: Node, path: list[str], max_depth: int | None) -> dict:
         counts = self._leaf_counts()
         # iterative, so that a deep tree cannot hit Python's recursion limit
-        out = {"label": node.label, "children": [], "leaves": counts[id(node)], "id": path_id(path),
-               "has_children": bool(node.children)}
+        out: dict = {"label": node.label, "children": [], "leaves": counts[id(node)], "id": path_id(path),
+                     "has_children": bool(node.children)}
         stack = [(node, path, out, 0)]
         while stack:
             n, p, d, depth = stack.pop()
@@ -149,8 +149,8 @@ class HierarchyTree:
                 continue
             for c in n.children:
                 cp = p + [c.label]
-                cd = {"label": c.label, "children": [], "leaves": counts[id(c)], "id": path_id(cp),
-                      "has_children": bool(c.children)}
+                cd: dict = {"label": c.label, "children": [], "leaves": counts[id(c)], "id": path_id(cp),
+                            "has_children": bool(c.children)}
                 d["children"].append(cd)
                 stack.append((c, cp, cd, depth + 1))
         return out

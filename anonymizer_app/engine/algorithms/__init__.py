@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Union
 
 from ..errors import InputError
 from ..privacy import Parameter
-from .base import FullDomainRecoding, Problem, PublishedClasses
+from .base import CellRecoding, FullDomainRecoding, Problem, PublishedClasses
+
+if TYPE_CHECKING:
+    from .anatomy import AnatomyRecoding
+
+# what an algorithm's run returns: levels per QI, cells per record, or Anatomy's groups
+Recoding = Union[FullDomainRecoding, CellRecoding, "AnatomyRecoding"]
 
 __all__ = ["ALGORITHMS", "AlgorithmInfo", "FullDomainRecoding", "Problem", "PublishedClasses", "get_algorithm",
            "register"]
@@ -18,7 +24,7 @@ class AlgorithmInfo:
     name: str
     label: str
     summary: str
-    run: Callable[[Problem], FullDomainRecoding]
+    run: Callable[[Problem], Recoding]
     models: tuple[str, ...]  # privacy models it can honour
     recoding: str = "full-domain"  # full-domain, multidimensional, local
     optimal: bool = False

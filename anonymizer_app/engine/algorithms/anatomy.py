@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
 from ..hierarchy import ROOT
+from ..privacy import DistinctLDiversity, EntropyLDiversity
 from . import AlgorithmInfo, register
 from .base import Problem
 
@@ -45,12 +46,12 @@ class AnatomyRecoding:
 def anatomy(problem: Problem) -> AnatomyRecoding:
     ls, columns = [], set()
     for m in problem.models:
-        if m.name == "distinct-l-diversity":
+        if isinstance(m, DistinctLDiversity):
             ls.append(int(m.l))
-        elif m.name == "entropy-l-diversity":
+        elif isinstance(m, EntropyLDiversity):
             ls.append(int(math.ceil(m.l - 1e-9)))
         if getattr(m, "needs_sensitive", False):
-            columns.add(m.column)
+            columns.add(m.target)
     if not ls:
         raise InputError("Anatomy needs distinct or entropy l-diversity (it publishes l-diverse groups)")
     if len(columns) != 1:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -55,7 +55,7 @@ class Problem:
 
     def failing(self, sizes: np.ndarray, tuple_class: np.ndarray | None = None,
                 row_class: np.ndarray | None = None,
-                counts: Callable[[object], np.ndarray] | None = None) -> np.ndarray:
+                counts: Callable[[Any], np.ndarray] | None = None) -> np.ndarray:
         """Classes that break at least one model.
 
         Models on sensitive values need the members of each class: ``tuple_class`` (frequency-set
@@ -69,7 +69,7 @@ class Problem:
             if not getattr(m, "needs_sensitive", False):
                 bad |= m.classes_failing(sizes)
                 continue
-            dom = self.domain(m.column)
+            dom = self.domain(m.target)
             if m.column in found:
                 c = found[m.column]
             elif counts is not None:

@@ -180,8 +180,9 @@ def _global_embedding(space, enc: Encoded, block: np.ndarray) -> np.ndarray:
     """Records in [0, 1]^q with the column's global range (not the block's)."""
     parts = []
     for j in enc.num:
-        v = space.values[j][block[:, j]]
-        lo = np.nanmin(space.values[j][np.isfinite(space.values[j])]) if np.isfinite(space.values[j]).any() else 0
+        values = space.value_array(j)
+        v = values[block[:, j]]
+        lo = np.nanmin(values[np.isfinite(values)]) if np.isfinite(values).any() else 0
         parts.append(((np.nan_to_num(v) - lo) / (space.span[j] or 1.0))[:, None])
     for t in range(len(enc.cat)):
         parts.append(enc.pos[t][enc.L[:, t]][:, None])

@@ -36,7 +36,7 @@ def flash(problem: Problem) -> FullDomainRecoding:
     problem.report(0.9, f"Flash: {search.checks} of {lat.size} nodes checked; choosing the optimum")
     levels, value = search.optimum()
     problem.report(1.0, f"Flash done: optimum {''.join(map(str, levels))}, {search.metric_name} {value:g}")
-    info = {"algorithm": "flash", "strategy": strategy}
+    info: dict[str, object] = {"algorithm": "flash", "strategy": strategy}
     if not search.pruned:  # with pruned regions the anonymous nodes are not all known
         info["minimal_anonymous_nodes"] = int(search.minimal_anonymous().sum())
     return search.recoding(levels, info)

@@ -66,7 +66,7 @@ class KOptimize:
         self.n = n
         self.k = max(int(k), 1)
         self.deadline = time.perf_counter() + time_budget
-        self.best_cost = None
+        self.best_cost: float | None = None
         self.best_head: tuple = ()
         self.nodes = 0
         self.complete = True

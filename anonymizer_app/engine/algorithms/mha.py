@@ -194,7 +194,9 @@ def beta_partition(counts: np.ndarray, p: np.ndarray, beta: float) -> tuple[list
     present = np.flatnonzero(kept > 0)
     order = present[np.lexsort((present, p[present]))]
     total = kept.sum()
-    buckets, bounds, cur = [], [], []
+    buckets: list[np.ndarray] = []
+    bounds: list[float] = []
+    cur: list[int] = []
     for v in order:
         if cur and (kept[cur].sum() + kept[v]) / total > f[cur[0]] + EPS:
             buckets.append(np.array(cur))
@@ -407,7 +409,8 @@ def _ancestor_chain(space, codes: np.ndarray, rows: np.ndarray, j: int, label: o
     finer than it) up to the root, each node once."""
     h = space.hierarchies[j]
     leaves = np.unique(codes[rows, j])
-    chain, seen = [], {label}
+    chain: list[tuple[int, object]] = []
+    seen = {label}
     for lv in range(h.level_count):
         anc = np.unique(np.asarray(h.maps[lv])[leaves])
         if len(anc) != 1:
@@ -573,7 +576,7 @@ def check_published(pc: PublishedClasses) -> None:
 
 # -- the algorithm ---------------------------------------------------------------------------------
 def _beta_model(problem: Problem):
-    betas = [m for m in problem.models if m.name == "beta-likeness"]
+    betas = [m for m in problem.models if isinstance(m, BetaLikeness)]
     if betas:
         cols = {m.column for m in betas}
         if len(cols) != 1:
@@ -652,7 +655,7 @@ def mha(problem: Problem) -> CellRecoding:
             rows_by_bucket.append(rb)
             keys_by_bucket.append(row_keys[rb])
         surplus_rows += len(rows) - int(kept_counts.sum())
-        leaves = beta_split([len(r) for r in rows_by_bucket], bounds, k)
+        leaves = beta_split([len(r) for r in rows_by_bucket], list(bounds), k)
         for members in select_records(rows_by_bucket, keys_by_bucket, leaves, rng):
             group[members] = len(cluster_of_class)
             cluster_of_class.append(c)

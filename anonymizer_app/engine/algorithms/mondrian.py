@@ -40,18 +40,18 @@ def default_allowable(problem: Problem) -> Allowable:
         inverse, n_tuples = problem.freq.inverse, len(problem.freq.counts)
         k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
 
-        def ok(li, lw, ri, rw) -> bool:
+        def ok_with_histograms(li, lw, ri, rw) -> bool:
             # (strict variant: every tuple lies whole in one half, so its own histogram is summed)
             sizes = np.array([lw.sum(), rw.sum()], dtype=np.int64)
             if sizes.min() < k_min:  # fails k before any histogram is built
                 return False
             return not bool(problem.failing(
                 sizes, counts=lambda dom: dom.from_tuple_sets(inverse, n_tuples, [li, ri])).any())
-        return ok
+        return ok_with_histograms
 
-    def ok(li, lw, ri, rw) -> bool:
+    def ok_sizes(li, lw, ri, rw) -> bool:
         return not bool(problem.failing(np.array([lw.sum(), rw.sum()], dtype=np.int64)).any())
-    return ok
+    return ok_sizes
 
 
 def balanced_subset(weights: np.ndarray) -> np.ndarray:
@@ -98,7 +98,7 @@ class _Space:
         self.codes = codes
         self.num = [j for j in range(space.q) if space.numeric[j]]
         self.cat = [j for j in range(space.q) if not space.numeric[j]]
-        self.vals = {j: space.values[j][codes[:, j]] for j in self.num}
+        self.vals = {j: space.value_array(j)[codes[:, j]] for j in self.num}
         self.V = np.stack([self.vals[j] for j in self.num], axis=1) if self.num else np.zeros((len(codes), 0))
         blocks, seg = [], []
         col = 0

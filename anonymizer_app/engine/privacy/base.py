@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -59,7 +59,7 @@ class Parameter:
     def field_label(self) -> str:
         return self.label or self.name[:1].upper() + self.name[1:]
 
-    def validate(self, value: object) -> object:
+    def validate(self, value: object) -> Any:
         if self.choices is not None:
             if str(value) not in self.choices:
                 raise InputError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
@@ -99,6 +99,17 @@ class PrivacyModel:
 
     # -- the card on the result page ------------------------------------------------------------------
     card_label: ClassVar[str] = ""  # what ``card()``'s value is ("smallest EC")
+
+    @property
+    def target(self) -> str:
+        """The column the model checks (every model on a column has one once bound; api.bind_models)."""
+        if self.column is None:
+            raise InputError(f"{self.describe()}: choose the column it applies to")
+        return self.column
+
+    def bind(self, column: str) -> PrivacyModel:
+        """The model on ``column`` when it has none (models on a sensitive column); others unchanged."""
+        return self
 
     def classes_failing(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> np.ndarray:
         raise NotImplementedError
@@ -154,7 +165,10 @@ class _Sensitive(PrivacyModel):
             raise ValueError(f"{self.describe()} needs the sensitive values of every class")
 
     def bind(self, column: str) -> PrivacyModel:
-        return self if self.column is not None else replace(self, column=column)
+        if self.column is not None:
+            return self
+        # every concrete model is a frozen dataclass (the classes below _Sensitive declare them)
+        return replace(cast(Any, self), column=column)
 
     def _where(self) -> str:
         return f" on {self.column}" if self.column else ""

@@ -38,7 +38,8 @@ def parse_marker(values: pd.Series, column: str) -> np.ndarray:
     verdict = np.empty(len(uniques) + 1, dtype=np.int8)  # the last slot: missing cells (code -1)
     verdict[-1] = 0
     for i, u in enumerate(uniques):
-        verdict[i] = {True: 1, False: 0}.get(_MARKERS.get(_normalize(u)), -1)
+        marker = _MARKERS.get(_normalize(u))
+        verdict[i] = -1 if marker is None else int(marker)
     flags = verdict[codes]
     unknown = flags < 0
     if unknown.any():

@@ -45,6 +45,7 @@ def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str =
     started = time.perf_counter()
     if algorithm not in SET_ALGORITHMS:
         raise InputError(f"unknown set-valued algorithm {algorithm!r}; available: {', '.join(SET_ALGORITHMS)}")
+    generalizer: HierarchyCut | DynamicGroups
     if algorithm == "apriori":
         if hierarchy is None:
             raise InputError("Apriori needs an item hierarchy (or choose dynamic hierarchies)")

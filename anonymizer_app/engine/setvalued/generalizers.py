@@ -191,7 +191,7 @@ class DynamicGroups:
         touched: set[int] = set()
         applied = False
         live = list(self.members)
-        by_support = [] if self.numeric else [live[i] for i in np.lexsort((live, node_support[live]))]
+        by_support = [] if self.numeric else [live[i] for i in np.lexsort((np.array(live), node_support[live]))]
         for row in violating:
             groups = sorted(set(int(x) for x in row))
             if touched.intersection(groups):
