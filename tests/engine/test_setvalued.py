@@ -198,3 +198,20 @@ def test_a_set_column_must_be_insensitive():
                          set_column=SetColumn("basket", "|", 1, "dynamic"))
     with pytest.raises(InputError, match=r"set-valued column 'basket' is sensitive; mark it insensitive"):
         pipeline.run(spec)
+
+
+def test_item_hierarchies_built_from_the_items():
+    from anonymizer_app.engine.setvalued.item_hierarchy import build_item_hierarchy
+
+    tx = parse_transactions(["chocolate milk,graviera,feta", "whole milk,graviera", "whole milk,graviera,feta",
+                             "chocolate milk,whole milk,feta"], ",")
+    # by frequency (feta 3, graviera 3, whole milk 3, chocolate milk 2; ties by name), two at a time
+    h = build_item_hierarchy(tx, "grouping", order="frequency", fanout="2")
+    assert h.to_rows() == [["feta", "{feta, graviera}", "*"], ["graviera", "{feta, graviera}", "*"],
+                           ["whole milk", "{whole milk, chocolate milk}", "*"],
+                           ["chocolate milk", "{whole milk, chocolate milk}", "*"]]
+    assert anonymize_transactions(tx, 2, 2, hierarchy=h).recoding.rules == {
+        "{whole milk, chocolate milk}": ["chocolate milk", "whole milk"]}
+    payments = parse_transactions(["11000,11000,20000", "30500,40000", "11000"], ",")
+    intervals = build_item_hierarchy(payments, "intervals", width=10000, fanout="2")
+    assert [intervals.ancestor("30500", lv) for lv in range(4)] == ["30500", "[30000-40000)", "[30000-50000)", "*"]
