@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django import forms
 from django.conf import settings
+from django.utils.html import format_html
 
 from anonymizer_app.engine import HierarchyError
 
@@ -93,9 +94,10 @@ class HierarchyUploadForm(forms.Form):
         required=False,
         allow_empty_file=True,  # the parser says "<file>: the hierarchy is empty", naming the file
         label="Hierarchy file",
-        help_text="CSV, one row per original value: <code>value;level1;…;root</code> "
-        "(ARX layout, <code>;</code>) or <code>value,level1,…</code> (Datafly exercise, <code>,</code>), "
-        "no header, identical duplicate rows accepted; or an Amnesia hierarchy (text or JSON).",
+        help_text=format_html(
+            "CSV, one row per original value: <code>{}</code> (ARX layout, <code>{}</code>) or <code>{}</code> "
+            "(Datafly exercise, <code>{}</code>), no header, identical duplicate rows accepted; or an Amnesia "
+            "hierarchy (text or JSON).", "value;level1;…;root", ";", "value,level1,…", ","),
     )
     name = forms.CharField(required=False, max_length=200, label="Name",
                            help_text="Optional; defaults to the file name.")

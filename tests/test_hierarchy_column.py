@@ -162,3 +162,15 @@ def test_it_explains_a_default_hierarchy_that_cannot_be_built(client_alice, data
     r = client_alice.get(url(city))
     assert r.status_code == 200
     assert "column &#x27;city&#x27;: value &#x27;Rome&#x27; is not a number" in r.content.decode()
+
+
+def test_upload_help_escapes_the_column_and_dataset_names(client_alice, user):
+    # the default hierarchy name in the upload form's help text holds both names (issue 10: stored XSS)
+    payload = "<img src=x onerror=alert(1)>"
+    ds = create_dataset(user, f"id,{payload}\n1,a\n2,b\n".encode(), "x.csv", name=f"<b>{payload}</b>")
+    html = client_alice.get(url(col(ds, payload))).content.decode()
+    assert "<img src=x" not in html and "<b><img" not in html
+    assert ("Optional; defaults to “&lt;img src=x onerror=alert(1)&gt; (&lt;b&gt;&lt;img src=x "
+            "onerror=alert(1)&gt;&lt;/b&gt;)”.") in html
+    # the format's own markup stays (format_html)
+    assert "CSV, one row per original value: <code>value;level1;…;root</code> (ARX layout, <code>;</code>)" in html

@@ -10,6 +10,7 @@ import json
 from .. import engine
 from ..engine import InputError, Role
 from ..models import Dataset, Job, Result
+from ..plotly_text import plotly_escape
 from . import comparison, datasets
 from .jobs import Progress, register
 
@@ -137,9 +138,11 @@ def experiment_figure(rows: list[dict]) -> dict:
     for label in dict.fromkeys(r["table"] for r in rows):
         mine = sorted((r for r in rows if r["table"] == label), key=lambda r: r["k"])
         traces.append(go.Scatter(
-            x=[r["k"] for r in mine], y=[r["homogeneous_classes"] for r in mine], mode="lines+markers", name=label,
+            # the table's label holds the dataset name: escaped for plotly, and kept out of the template
+            x=[r["k"] for r in mine], y=[r["homogeneous_classes"] for r in mine], mode="lines+markers",
+            name=plotly_escape(label),
             customdata=[[r["equivalence_classes"], r["homogeneous_records"]] for r in mine],
-            hovertemplate=f"{label}, k=%{{x}}: %{{y}} homogeneous of %{{customdata[0]}} ECs, "
+            hovertemplate="%{fullData.name}, k=%{x}: %{y} homogeneous of %{customdata[0]} ECs, "
                           "%{customdata[1]} records<extra></extra>"))
     layout = dict(template="none", paper_bgcolor="#ffffff", plot_bgcolor="#ffffff", height=380,
                   margin=dict(l=70, r=20, t=40, b=50),

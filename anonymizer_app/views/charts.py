@@ -8,6 +8,7 @@ import json
 import plotly.graph_objects as go
 
 from ..engine.report import TOP_VALUES
+from ..plotly_text import plotly_escape
 
 PALETTE = ["#1f4e79", "#2f855a", "#c05621", "#6b46c1", "#b83280", "#2c7a7b", "#975a16", "#4a5568", "#e53e3e",
            "#38a169", "#3182ce", "#d69e2e"]
@@ -43,15 +44,17 @@ def distribution_figure(before: dict, after: dict) -> dict:
     services.results.value_counts() output: {"values": [...], "counts": [...], ...}."""
     bars, axes, longest = [], [], 1
     for i, (side, color) in enumerate(((before, "#8aa4bf"), (after, "#2f855a"))):
-        labels = [str(v) for v in side["values"][:TOP_VALUES]]
+        values = [str(v) for v in side["values"][:TOP_VALUES]]
+        labels = [plotly_escape(v) for v in values]  # data values: drawn as text, never as plotly markup
         counts = list(side["counts"][:TOP_VALUES])
-        longest = max([longest, *(len(_short(v)) for v in labels)])
-        bars.append(go.Bar(x=labels, y=counts, marker_color=color,
+        longest = max([longest, *(len(_short(v)) for v in values)])
+        # long values are shortened on the axis only; the hover shows them whole (from customdata: %{x}
+        # would give the shortened tick text)
+        bars.append(go.Bar(x=labels, y=counts, marker_color=color, customdata=labels,
                            xaxis="x2" if i else "x", yaxis="y2" if i else "y",
-                           hovertemplate="%{x}: %{y} record(s)<extra></extra>"))
-        # long values are shortened on the axis only; the hover shows them whole
+                           hovertemplate="%{customdata}: %{y} record(s)<extra></extra>"))
         axes.append(dict(domain=[0.53, 1] if i else [0, 0.47], type="category", tickangle=-45,
-                         tickvals=labels, ticktext=[_short(v) for v in labels], **AXIS_STYLE))
+                         tickvals=labels, ticktext=[plotly_escape(_short(v)) for v in values], **AXIS_STYLE))
     title = dict(xref="paper", yref="paper", y=1.0, yanchor="bottom", showarrow=False, font=dict(size=13))
     bottom = 30 + int(longest * 5.5)
     layout = dict(
@@ -81,8 +84,10 @@ def attack_figure(attack: dict, worst: list[dict]) -> dict:
     bars = []
     for i, v in enumerate(values):
         shares = [attack["table_distribution"][v]] + [w["counts"].get(v, 0) / (w["size"] or 1) for w in worst]
-        bars.append(go.Bar(x=labels, y=shares, name=_short(str(v)), marker_color=PALETTE[i % len(PALETTE)],
-                           hovertemplate=f"{v}: %{{y:.1%}} of %{{x}}<extra></extra>"))
+        # the value goes in as data (customdata), not into the template, where "%{...}" would be expanded
+        bars.append(go.Bar(x=labels, y=shares, name=plotly_escape(_short(str(v))),
+                           marker_color=PALETTE[i % len(PALETTE)], customdata=[plotly_escape(v)] * len(labels),
+                           hovertemplate="%{customdata}: %{y:.1%} of %{x}<extra></extra>"))
     layout = dict(**{**LAYOUT_STYLE, "showlegend": True}, barmode="stack", height=380,
                   margin=dict(l=60, r=20, t=20, b=90), legend=dict(orientation="h", y=-0.35),
                   xaxis=dict(type="category", tickangle=-45, **AXIS_STYLE),

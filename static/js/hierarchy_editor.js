@@ -34,6 +34,10 @@
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+  // Plotly draws slice and hover labels as pseudo-HTML (<b>, <a href>, ...) and decodes these entities
+  // back, so an escaped label is shown literally.
+  function plotlyText(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
+
   function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
 
   // ---- server ------------------------------------------------------------------------------
@@ -543,7 +547,7 @@
       document.getElementById("sunburst-note").textContent = "Sized by " + d.measure + " under each node; top " +
         d.depth + " levels" + (d.truncated ? " (the largest levels are cut short)" : "") + ". Click a slice to zoom.";
       window.Plotly.react(target, [{
-        type: "sunburst", ids: d.ids, labels: d.labels, parents: d.parents, values: d.values,
+        type: "sunburst", ids: d.ids, labels: d.labels.map(plotlyText), parents: d.parents, values: d.values,
         branchvalues: "total", hovertemplate: "%{label}<br>%{value} " + d.measure + "<extra></extra>",
         insidetextorientation: "radial",
       }], { margin: { l: 0, r: 0, t: 10, b: 10 }, height: 420 },

@@ -25,6 +25,7 @@
     return Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : v.toPrecision(4);
   }
   function text(el, s) { el.textContent = s; return el; }
+  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
   function make(tag, cls, s) {
     var el = document.createElement(tag);
     if (cls) el.className = cls;
@@ -35,15 +36,16 @@
 
   function hover(i) {
     var lv = data.nodes.levels[i].split(",");
-    var lines = ["<b>" + data.nodes.levels[i] + "</b> (level " + data.nodes.rank[i] + ")"];
+    var lines = ["<b>" + escapeHtml(data.nodes.levels[i]) + "</b> (level " + data.nodes.rank[i] + ")"];
     for (var j = 0; j < data.qi.length; j++) {
       lines.push(escapeHtml(data.qi[j]) + ": " + lv[j] + " — " + escapeHtml(data.labels[j][+lv[j]]));
     }
-    lines.push(TAGS[data.nodes.tag[i]] || data.nodes.tag[i]);
-    lines.push(data.metric_label + ": " + fmt(data.nodes.value[i]));
+    lines.push(TAGS[data.nodes.tag[i]] || escapeHtml(data.nodes.tag[i]));
+    lines.push(escapeHtml(data.metric_label) + ": " + fmt(data.nodes.value[i]));
     if (data.nodes.frontier[i]) lines.push(isAnonymous(i) ? "minimal anonymous" : "maximal not anonymous");
     return lines.join("<br>");
   }
+  // QI names and labels are user data; plotly draws hover text as pseudo-HTML and decodes these entities back
   function escapeHtml(s) {
     return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
@@ -147,7 +149,7 @@
     var msg = $("node-message");
     var keepBtn = $("keep-button"), keptLink = $("node-kept-link");
     var tbody = $("node-transformation").tBodies[0];
-    tbody.innerHTML = "";
+    clear(tbody);
     var lv = data.nodes.levels[i].split(",");
     data.qi.forEach(function (q, j) {
       var tr = make("tr");
@@ -157,7 +159,7 @@
       tbody.appendChild(tr);
     });
     var mbody = $("node-metrics").tBodies[0];
-    mbody.innerHTML = "";
+    clear(mbody);
     keptLink.hidden = !d.kept;
     if (d.kept) keptLink.href = d.kept;
     if (d.error || !d.anonymous) {
@@ -182,7 +184,7 @@
   }
 
   function fillTable(table, columns, rows, side, struck) {
-    table.innerHTML = "";
+    clear(table);
     var head = make("thead"), hr = make("tr");
     hr.appendChild(make("th", "num", "#"));
     columns.forEach(function (c) { hr.appendChild(make("th", struck.indexOf(c) >= 0 ? "struck" : "", c)); });
