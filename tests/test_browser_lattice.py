@@ -10,7 +10,7 @@ import io
 
 import pandas as pd
 import pytest
-from anonymizer_helpers import make_dataset, run_jobs_synchronously
+from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -117,3 +117,25 @@ def test_lattice_plot_click_node_and_keep(browser, live_server, client, user, fl
     link = browser.find_element(By.ID, "node-kept-link")
     wait.until(lambda b: link.is_displayed())
     assert link.get_attribute("href").rstrip("/").endswith(f"/jobs/{new.pk}/result")
+
+
+def test_the_first_evaluation_shows_progress_then_the_lattice(browser, live_server, client, user, flash_job,
+                                                              monkeypatch):
+    """No stored lattice: the page shows a worker's progress (polling), then draws the lattice once the
+    evaluation job (run here by the test, as a worker would) has written it."""
+    queued = queue_without_running(monkeypatch)
+    wait = WebDriverWait(browser, 60)
+    _sign_in(browser, live_server, client, user)
+    browser.get(f"{live_server.url}/jobs/{flash_job.pk}/lattice/")
+    wait.until(lambda b: b.find_element(By.ID, "lattice-pending").is_displayed())
+    assert browser.find_element(By.ID, "lattice-progress-phase").text == "waiting for a worker"
+    wait.until(lambda b: queued)
+    evaluation = Job.objects.get(pk=queued[0])
+    assert evaluation.kind == Job.LATTICE
+    Job.objects.filter(pk=evaluation.pk).update(status=Job.RUNNING, progress=0.5, phase="evaluating the nodes")
+    wait.until(lambda b: b.find_element(By.ID, "lattice-progress-percent").text == "50%")
+    Job.objects.filter(pk=evaluation.pk).update(status=Job.QUEUED, progress=0.0)
+    assert jobs.run_job(evaluation).status == Job.SUCCEEDED
+    wait.until(lambda b: "nodes, optimum" in b.find_element(By.ID, "lattice-summary").text)
+    assert not browser.find_element(By.ID, "lattice-pending").is_displayed()
+    assert len(queued) == 1

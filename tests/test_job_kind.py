@@ -1,4 +1,4 @@
-"""Job.kind says what a job does (run, comparison, experiment, lattice-keep); run_job dispatches on it
+"""Job.kind says what a job does (run, comparison, experiment, lattice-keep, lattice); run_job dispatches on it
 through services.jobs.JOB_HANDLERS, never on the algorithm string."""
 
 import importlib
@@ -8,7 +8,7 @@ from anonymizer_helpers import make_dataset
 from django.apps import apps
 
 from anonymizer_app.models import Job
-from anonymizer_app.services import comparison, experiment, jobs, runs
+from anonymizer_app.services import comparison, experiment, jobs, lattice, runs
 
 pytestmark = pytest.mark.django_db
 
@@ -18,6 +18,7 @@ def test_every_kind_has_its_handler():
     assert jobs.JOB_HANDLERS[Job.RUN] is jobs.JOB_HANDLERS[Job.LATTICE_KEEP] is runs.run_job_spec
     assert jobs.JOB_HANDLERS[Job.COMPARISON] is comparison.run_comparison
     assert jobs.JOB_HANDLERS[Job.EXPERIMENT] is experiment.run_experiment
+    assert jobs.JOB_HANDLERS[Job.LATTICE] is lattice.run_lattice_job
 
 
 def test_each_creator_sets_its_kind(user):

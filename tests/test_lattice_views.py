@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from anonymizer_helpers import make_dataset, run_jobs_synchronously
+from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
 
 from anonymizer_app import engine
 from anonymizer_app.engine.lattice import equivalence_classes
@@ -26,6 +26,13 @@ def run(dataset, algorithm="flash", options=None, k=K, suppression=SUPPRESSION):
     job = jobs.run_job(job)
     assert job.status == Job.SUCCEEDED, job.message
     return job
+
+
+@pytest.fixture(autouse=True)
+def worker_at_once(monkeypatch):
+    """Jobs the views submit (lattice evaluation, keep) run at once, as a worker would; tests of the
+    pending state queue them instead (queue_without_running)."""
+    return run_jobs_synchronously(monkeypatch)
 
 
 @pytest.fixture
@@ -149,7 +156,7 @@ def test_a_stored_lattice_is_used_and_the_lattice_is_cached(client_alice, datase
     assert (storage.lattice_cache_dir(job) / "lattice.json").exists()
     other = run(dataset, "samarati")
     first = client_alice.get(urls(other)["data"]).json()
-    monkeypatch.setattr(engine, "anonymize", lambda *a, **kw: pytest.fail("the lattice was computed again"))
+    monkeypatch.setattr(engine.solution_lattice, "evaluate", lambda *a, **kw: pytest.fail("computed again"))
     assert client_alice.get(urls(other)["data"]).json()["nodes"] == first["nodes"]
 
 
@@ -213,7 +220,7 @@ def test_keeping_a_node_makes_a_verified_job(client_alice, job, monkeypatch):
     truth = brute_force(job)
     levels = next(lv for lv, (a, _) in sorted(truth.items()) if a and lv != job_levels(job))
     r = client_alice.post(urls(job)["keep"], {"levels": levels})
-    new = Job.objects.exclude(pk=job.pk).get()
+    new = Job.objects.filter(kind=Job.LATTICE_KEEP).get()
     assert r.status_code == 302 and r["Location"] == f"/jobs/{new.pk}/"
     assert (new.kind, new.algorithm, new.k, new.suppression_limit, new.sensitive) == (
         Job.LATTICE_KEEP, "full-domain", K, SUPPRESSION, "disease")
@@ -236,7 +243,7 @@ def test_keeping_a_bad_node_makes_no_job(client_alice, job, monkeypatch):
     assert r.status_code == 302 and r["Location"] == urls(job)["page"]
     assert Job.objects.count() == 1
     r = client_alice.post(urls(job)["keep"], {"levels": "0,0,0"})  # not anonymous: the job fails and says why
-    new = Job.objects.exclude(pk=job.pk).get()
+    new = Job.objects.filter(kind=Job.LATTICE_KEEP).get()
     assert new.status == Job.FAILED and "does not meet 2-anonymity" in new.message
     assert r["Location"] == f"/jobs/{new.pk}/"
 
@@ -271,7 +278,7 @@ def test_the_lattice_of_an_l_diverse_run_honours_l_and_its_kept_node_too(client_
     node = client_alice.get(f"/jobs/{job.pk}/lattice/node.json", {"levels": data["optimum"]}).json()
     assert "distinct 2-diversity on disease" in node["models"]
     client_alice.post(urls(job)["keep"], {"levels": data["optimum"]})
-    kept = Job.objects.exclude(pk=job.pk).get()
+    kept = Job.objects.filter(kind=Job.LATTICE_KEEP).get()
     assert kept.status == Job.SUCCEEDED, kept.message
     assert kept.models == job.models
     assert [c["describe"] for c in kept.result.report["model_checks"]] == ["2-anonymity",
@@ -280,3 +287,50 @@ def test_the_lattice_of_an_l_diverse_run_honours_l_and_its_kept_node_too(client_
     assert not suppressed.any()
     groups = output.groupby(table.qi)["disease"]
     assert groups.size().min() >= 2 and groups.nunique().min() >= 2
+
+
+# ---- the evaluation runs on a worker -------------------------------------------------------------------
+def test_the_evaluation_is_a_job_with_progress_and_one_at_a_time(client_alice, job, monkeypatch):
+    queued = queue_without_running(monkeypatch)
+    r = client_alice.get(urls(job)["data"])
+    assert r.status_code == 202
+    evaluation = Job.objects.get(kind=Job.LATTICE)
+    assert r.json() == {"pending": True, "job": str(evaluation.pk), "status": "queued", "progress": 0.0,
+                        "phase": "waiting for a worker", "job_url": f"/jobs/{evaluation.pk}/",
+                        "cancel_url": f"/jobs/{evaluation.pk}/cancel/"}
+    assert evaluation.options == {"source_job": str(job.pk)} and evaluation.models == job.models
+    Job.objects.filter(pk=evaluation.pk).update(status=Job.RUNNING, progress=0.4, phase="evaluating node 5 of 12")
+    again = client_alice.get(urls(job)["data"]).json()
+    assert (again["job"], again["progress"], again["phase"]) == (str(evaluation.pk), 0.4, "evaluating node 5 of 12")
+    assert Job.objects.filter(kind=Job.LATTICE).count() == 1 and queued == [evaluation.pk]
+    # the worker runs it: the lattice lands in the run's cache and the page gets it
+    Job.objects.filter(pk=evaluation.pk).update(status=Job.QUEUED)
+    evaluation = jobs.run_job(evaluation)
+    assert evaluation.status == Job.SUCCEEDED and evaluation.progress == 1.0
+    assert (storage.lattice_cache_dir(job) / "lattice.json").exists()
+    data = client_alice.get(urls(job)["data"])
+    assert data.status_code == 200 and data.json()["size"] == len(data.json()["nodes"]["levels"])
+    status = client_alice.get(f"/jobs/{evaluation.pk}/status/").json()
+    assert status["result_url"] == urls(job)["page"]
+    assert client_alice.get(f"/jobs/{evaluation.pk}/result/")["Location"] == urls(job)["page"]
+
+
+def test_a_failed_or_cancelled_evaluation_says_why_and_can_be_retried(client_alice, job, monkeypatch):
+    queue_without_running(monkeypatch)
+    client_alice.get(urls(job)["data"])
+    evaluation = Job.objects.get(kind=Job.LATTICE)
+    client_alice.post(f"/jobs/{evaluation.pk}/cancel/")
+    r = client_alice.get(urls(job)["data"])
+    assert r.status_code == 422
+    assert r.json() == {"error": "The lattice evaluation cancelled: cancelled before it started", "retry": True,
+                        "job": str(evaluation.pk)}
+    r = client_alice.get(urls(job)["data"], {"retry": "1"})
+    assert r.status_code == 202 and r.json()["job"] != str(evaluation.pk)
+    assert Job.objects.filter(kind=Job.LATTICE).count() == 2
+
+
+def test_another_user_starts_no_evaluation(client, other_user, job, monkeypatch):
+    queue_without_running(monkeypatch)
+    client.force_login(other_user)
+    assert client.get(urls(job)["data"]).status_code == 404
+    assert not Job.objects.filter(kind=Job.LATTICE).exists()

@@ -8,6 +8,7 @@ import logging
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils import timezone
 
 from ..engine import ALGORITHMS, Role
@@ -19,7 +20,16 @@ log = logging.getLogger(__name__)
 QI = Role.QUASI_IDENTIFYING.value
 # the page of a finished job of each kind that has no anonymized table of its own
 RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
-KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment"}
+KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment",
+               Job.LATTICE: "Solution lattice evaluation"}
+
+
+def result_url(job: Job) -> str:
+    """Where a finished job's outcome is shown: its result page, its comparison or experiment page, or, for
+    a lattice evaluation, the lattice page of the run it evaluated."""
+    if job.kind == Job.LATTICE:
+        return reverse("anonymizer:lattice", args=[(job.options or {}).get("source_job")])
+    return reverse(RESULT_PAGES.get(job.kind, "anonymizer:result"), args=[job.pk])
 
 
 def owned_dataset(request, dataset_id: int) -> Dataset:

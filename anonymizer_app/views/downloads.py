@@ -12,6 +12,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
 from ..forms import DELIMITER_CHOICES, parse_delimiter
+from ..models import Job
 from ..services import exports, results
 from .common import RESULT_PAGES, job_result, owned_job
 
@@ -22,7 +23,7 @@ STREAM_DOWNLOAD_ROWS = 100_000
 @require_GET
 def download_csv(request, job_id):
     j = owned_job(request, job_id)
-    if j.kind in RESULT_PAGES:  # a comparison or an experiment has a table of figures, no output rows
+    if j.kind in RESULT_PAGES or j.kind == Job.LATTICE:  # figures or a lattice: no output rows
         raise Http404("this job has no anonymized output")
     res = job_result(j)
     delimiter = parse_delimiter(request.GET.get("delimiter"), j.dataset.delimiter)

@@ -18,13 +18,13 @@ from ..models import Dataset, Job
 from ..services import jobs as job_service
 from .common import (
     QI,
-    RESULT_PAGES,
     format_duration,
     job_label,
     job_rows,
     owned_dataset,
     owned_job,
     queue_job,
+    result_url,
 )
 
 JOBS_PAGE_SIZE = 50
@@ -86,8 +86,7 @@ def _status_payload(job: Job) -> dict:
         "phase": job.phase,
         "message": job.message,
         "finished": job.is_finished,
-        "result_url": (reverse(RESULT_PAGES.get(job.kind, "anonymizer:result"), args=[job.pk])
-                       if succeeded else None),
+        "result_url": result_url(job) if succeeded else None,
     }
 
 

@@ -2,9 +2,10 @@
 
 - ``lattice``: the page (a zoomable plot, levels of the lattice as rows);
 - ``lattice_data``: every node's levels, tag, metric, rank, position and frontier flag as JSON. It
-  comes from the job's report (``search.lattice``, when the job ran with keep_lattice=yes) or is
-  computed once by an exhaustive evaluation of the job's table and cached in a file next to the
-  result (services.storage.lattice_cache_dir: MEDIA_ROOT/results/job-<id>-lattice/);
+  comes from the job's report (``search.lattice``, when the job ran with keep_lattice=yes) or from an
+  exhaustive evaluation of every node under every model, run once on a worker (a job of kind
+  "lattice", services.lattice; 202 with its progress meanwhile) and cached next to the result
+  (services.storage.lattice_cache_dir: MEDIA_ROOT/results/job-<id>-lattice/);
 - ``lattice_node``: one node's anonymized table (first rows beside the original) and metrics,
   computed on demand with the "full-domain" algorithm and cached per node in the same folder;
 - ``lattice_keep``: keeps a node as the result: a new job (kind "lattice-keep", algorithm full-domain,
@@ -23,17 +24,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from .. import engine
-from ..engine import pipeline, solution_lattice
+from ..engine import pipeline
 from ..engine.algorithms.fixed import parse_levels
-from ..engine.lattice_metrics import REPORT_KEYS
-from ..engine.solution_lattice import METRIC_LABELS, build_lattice
+from ..engine.solution_lattice import METRIC_LABELS
 from ..models import Job, Result
-from ..services import datasets, results, runs, storage
+from ..services import datasets, results
 from ..services import jobs as job_service
+from ..services import lattice as lattice_service
 
 LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 PREVIEW_ROWS = 50
-CACHE_VERSION = 1
 # metric key in the report -> label; the order of the node's metrics table
 NODE_METRICS = {
     "equivalence_classes": "Equivalence classes",
@@ -62,13 +62,10 @@ def _lattice_job(request, job_id) -> Job:
     return job
 
 
-def _read_cache(job: Job, name: str):
-    data = storage.read_json(storage.lattice_cache_dir(job) / name)
-    return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
-
-
-def _write_cache(job: Job, name: str, data: dict) -> None:
-    storage.write_json(storage.lattice_cache_dir(job) / name, data)
+_read_cache = lattice_service.read_cache
+_write_cache = lattice_service.write_cache
+job_metric = lattice_service.job_metric
+CACHE_VERSION = lattice_service.CACHE_VERSION
 
 
 def _job_table(job: Job):
@@ -82,32 +79,13 @@ def _job_table(job: Job):
     return frame, table, table.hierarchies(given)
 
 
-def job_metric(job: Job) -> str:
-    metric = (job.options or {}).get("metric") or "discernibility"
-    return metric if metric in REPORT_KEYS else "discernibility"
-
-
 # ---- the lattice -------------------------------------------------------------------------------
-def lattice_data(job: Job) -> dict:
-    """The whole lattice of the job under its full specification (every privacy model; cached)."""
-    cached = _read_cache(job, "lattice.json")
-    if cached is not None:
-        return cached
-    report = Result.objects.get(job=job).report
-    spec = _job_spec(job)
-    metric = (report.get("search") or {}).get("metric") or job_metric(job)
-    stored = (report.get("search") or {}).get("lattice")
-    if stored is not None:  # the job's own search under its own models
-        hs = spec.table.hierarchies(spec.hierarchies)
-        data = build_lattice(stored, [hs[c] for c in spec.table.qi], metric)
-        data["models"] = [m.describe() for m in spec.models]
-        source = "stored with the job's result (keep_lattice)"
-    else:
-        data = solution_lattice.evaluate(spec, metric)
-        source = "computed by an exhaustive evaluation of every node under every model of the job"
-    data.update(version=CACHE_VERSION, source=source, result=results.transformation_key(report))
-    _write_cache(job, "lattice.json", data)
-    return data
+def pending(evaluation: Job) -> dict:
+    """What the page shows while a worker evaluates the lattice."""
+    return {"pending": True, "job": str(evaluation.pk), "status": evaluation.status,
+            "progress": round(evaluation.progress, 4), "phase": evaluation.phase or "waiting for a worker",
+            "job_url": reverse("anonymizer:job", args=[evaluation.pk]),
+            "cancel_url": reverse("anonymizer:job_cancel", args=[evaluation.pk])}
 
 
 def kept_nodes(job: Job) -> dict[str, str]:
@@ -144,9 +122,27 @@ def lattice(request, job_id):
 @login_required
 @require_GET
 def lattice_data_view(request, job_id):
+    """The lattice (200) when it is known; otherwise a worker evaluates it: 202 with its progress while it
+    runs (one evaluation per run at a time), 422 with the reason when it failed or was cancelled (?retry=1
+    starts a new one)."""
     job = _lattice_job(request, job_id)
     try:
-        data = lattice_data(job)
+        data = lattice_service.stored_lattice(job)
+        if data is None:
+            last = lattice_service.last_evaluation(job)
+            retry = request.GET.get("retry") == "1"
+            if last is not None and last.status in (Job.FAILED, Job.CANCELLED) and not retry:
+                return JsonResponse({"error": f"The lattice evaluation {last.status}: {last.message}",
+                                     "retry": True, "job": str(last.pk)}, status=422)
+            evaluation = lattice_service.evaluation_job(job)
+            assert evaluation is not None
+            evaluation.refresh_from_db()
+            data = lattice_service.read_cache(job, lattice_service.LATTICE_FILE)  # an eager worker may be done
+            if data is None:
+                if evaluation.status in (Job.FAILED, Job.CANCELLED):
+                    return JsonResponse({"error": f"The lattice evaluation {evaluation.status}: {evaluation.message}",
+                                         "retry": True, "job": str(evaluation.pk)}, status=422)
+                return JsonResponse(pending(evaluation), status=202)
     except engine.EngineError as exc:
         return JsonResponse({"error": str(exc)}, status=422)
     data = dict(data, kept=kept_nodes(job))
@@ -168,13 +164,7 @@ def _checked_levels(job: Job, text: str) -> list[int]:
     return parse_levels(text, list(qi), [int(h) for h in heights])
 
 
-def _job_spec(job: Job):
-    try:
-        return runs.job_spec(job)
-    except engine.EngineError:
-        raise
-    except Exception as exc:  # a hierarchy of the snapshot was deleted since
-        raise engine.InputError(f"a hierarchy this job used is no longer available ({exc})") from None
+_job_spec = lattice_service.run_spec
 
 
 def node_detail(job: Job, levels: list[int]) -> dict:

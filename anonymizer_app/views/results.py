@@ -18,7 +18,7 @@ from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import datasets, results
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
-from .common import RESULT_PAGES, format_duration, format_value, job_label, job_result, owned_job
+from .common import RESULT_PAGES, format_duration, format_value, job_label, job_result, owned_job, result_url
 
 RESULT_PAGE_SIZE = 50
 ATTACK_WORST = 30  # ECs in the table and the chart of the attack report
@@ -217,8 +217,8 @@ def result(request, job_id):
     j = owned_job(request, job_id)
     if j.status != Job.SUCCEEDED:
         return redirect("anonymizer:job", job_id=j.pk)
-    if j.kind in RESULT_PAGES:
-        return redirect(RESULT_PAGES[j.kind], job_id=j.pk)
+    if j.kind in RESULT_PAGES or j.kind == Job.LATTICE:
+        return redirect(result_url(j))
     res = job_result(j)
     report = res.report
     ds = j.dataset

@@ -204,25 +204,61 @@
     table.appendChild(body);
   }
 
-  function start() {
-    if (typeof window.Plotly === "undefined") { text(statusEl, "The plotting library did not load."); return; }
-    fetch(urls.data, { credentials: "same-origin" })
-      .then(function (r) { return r.json(); })
-      .then(function (d) {
-        if (d.error) { statusEl.className = "message message-error"; text(statusEl, d.error); return; }
-        data = d;
-        data.index = {};
-        d.nodes.levels.forEach(function (l, i) { data.index[l] = i; });
-        text($("lattice-summary"), d.size.toLocaleString("en-US") + " nodes, optimum " + d.optimum);
-        ["lattice-show", "lattice-best", "lattice-min", "lattice-max", "lattice-only-anonymous"].forEach(function (id) {
-          $(id).addEventListener("change", draw);
-        });
-        draw();
-        chart.on("plotly_click", function (ev) {
-          if (ev && ev.points && ev.points.length) showNode(ev.points[0].customdata);
-        });
+  function showLattice(d) {
+    data = d;
+    data.index = {};
+    d.nodes.levels.forEach(function (l, i) { data.index[l] = i; });
+    text($("lattice-summary"), d.size.toLocaleString("en-US") + " nodes, optimum " + d.optimum);
+    ["lattice-show", "lattice-best", "lattice-min", "lattice-max", "lattice-only-anonymous"].forEach(function (id) {
+      $(id).addEventListener("change", draw);
+    });
+    draw();
+    chart.on("plotly_click", function (ev) {
+      if (ev && ev.points && ev.points.length) showNode(ev.points[0].customdata);
+    });
+  }
+
+  // While a worker evaluates the lattice (HTTP 202): its progress and phase, polled every second.
+  function showPending(d) {
+    var pct = Math.round((d.progress || 0) * 1000) / 10;
+    $("lattice-pending").classList.remove("hidden");
+    $("lattice-progress-bar").style.width = pct + "%";
+    $("lattice-pending").querySelector("[role=progressbar]").setAttribute("aria-valuenow", String(pct));
+    text($("lattice-progress-percent"), pct + "%");
+    text($("lattice-progress-phase"), d.phase || "");
+    $("lattice-cancel-form").setAttribute("action", d.cancel_url);
+    text(statusEl, "Evaluating the lattice on a worker…");
+  }
+
+  function load(retry) {
+    $("lattice-retry").classList.add("hidden");
+    fetch(urls.data + (retry ? "?retry=1" : ""), { credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (d) { return { status: r.status, body: d }; }); })
+      .then(function (res) {
+        var d = res.body;
+        if (res.status === 202 && d.pending) { showPending(d); setTimeout(function () { load(false); }, 1000); return; }
+        $("lattice-pending").classList.add("hidden");
+        if (d.error) {
+          statusEl.className = "message message-error";
+          text(statusEl, d.error);
+          if (d.retry) $("lattice-retry").classList.remove("hidden");
+          return;
+        }
+        statusEl.className = "lattice-status muted small";
+        showLattice(d);
       })
       .catch(function (e) { statusEl.className = "message message-error"; text(statusEl, "Could not load the lattice: " + e); });
+  }
+
+  function start() {
+    if (typeof window.Plotly === "undefined") { text(statusEl, "The plotting library did not load."); return; }
+    $("lattice-retry").addEventListener("click", function () { load(true); });
+    $("lattice-cancel-form").addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var form = ev.target;
+      fetch(form.getAttribute("action"), { method: "POST", credentials: "same-origin", body: new FormData(form) });
+    });
+    load(false);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,110 @@
+"""The solution lattice of a finished lattice run (Flash, Incognito, Samarati, exhaustive), evaluated on a
+worker: a job of kind "lattice" (options["source_job"]: the run) evaluates every node under every model
+of the run with progress, and writes the lattice into the run's cache folder
+(storage.lattice_cache_dir), where the lattice page reads it.
+
+When the run was made with keep_lattice=yes its report already holds the lattice of its own search:
+that is used directly, no job needed.
+"""
+
+from __future__ import annotations
+
+from .. import engine
+from ..engine import solution_lattice
+from ..engine.lattice_metrics import REPORT_KEYS
+from ..engine.solution_lattice import build_lattice
+from ..models import Job, Result
+from . import jobs, results, runs, storage
+
+CACHE_VERSION = 1
+LATTICE_FILE = "lattice.json"
+ACTIVE = (Job.QUEUED, Job.RUNNING)
+
+
+def read_cache(job: Job, name: str):
+    data = storage.read_json(storage.lattice_cache_dir(job) / name)
+    return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
+
+
+def write_cache(job: Job, name: str, data: dict) -> None:
+    storage.write_json(storage.lattice_cache_dir(job) / name, data)
+
+
+def job_metric(job: Job) -> str:
+    metric = (job.options or {}).get("metric") or "discernibility"
+    return metric if metric in REPORT_KEYS else "discernibility"
+
+
+def run_spec(job: Job):
+    """The run's full specification (every model), or InputError when a hierarchy it used is gone."""
+    try:
+        return runs.job_spec(job)
+    except engine.EngineError:
+        raise
+    except Exception as exc:  # a hierarchy of the snapshot was deleted since
+        raise engine.InputError(f"a hierarchy this job used is no longer available ({exc})") from None
+
+
+def stored_lattice(job: Job) -> dict | None:
+    """The lattice from the cache, or from the run's own report (keep_lattice), or None (a job needed)."""
+    cached = read_cache(job, LATTICE_FILE)
+    if cached is not None:
+        return cached
+    report = Result.objects.get(job=job).report
+    stored = (report.get("search") or {}).get("lattice")
+    if stored is None:
+        return None
+    spec = run_spec(job)
+    hs = spec.table.hierarchies(spec.hierarchies)
+    metric = (report.get("search") or {}).get("metric") or job_metric(job)
+    data = build_lattice(stored, [hs[c] for c in spec.table.qi], metric)
+    data["models"] = [m.describe() for m in spec.models]
+    data.update(version=CACHE_VERSION, source="stored with the job's result (keep_lattice)",
+                result=results.transformation_key(report))
+    write_cache(job, LATTICE_FILE, data)
+    return data
+
+
+def evaluation_job(source: Job, create: bool = True) -> Job | None:
+    """The lattice job of ``source`` that is queued or running, else (``create``) a new one, submitted;
+    never two at once for one run."""
+    active = Job.objects.filter(owner=source.owner, kind=Job.LATTICE, options__source_job=str(source.pk),
+                                status__in=ACTIVE).order_by("-created").first()
+    if active is not None or not create:
+        return active
+    job = Job.objects.create(owner=source.owner, dataset=source.dataset, kind=Job.LATTICE, algorithm=source.algorithm,
+                             k=source.k, suppression_limit=source.suppression_limit, sensitive=source.sensitive,
+                             options={"source_job": str(source.pk)}, models=list(source.models or []),
+                             config=source.config)
+    return jobs.submit_job(job)
+
+
+def last_evaluation(source: Job) -> Job | None:
+    return Job.objects.filter(owner=source.owner, kind=Job.LATTICE,
+                              options__source_job=str(source.pk)).order_by("-created").first()
+
+
+def source_of(job: Job) -> Job:
+    source_id = (job.options or {}).get("source_job")
+    source = Job.objects.filter(pk=source_id, owner=job.owner).first() if source_id else None
+    if source is None or not Result.objects.filter(job=source).exists():
+        raise engine.InputError("the run whose lattice this job evaluates no longer exists")
+    return source
+
+
+def run_lattice_job(job: Job) -> None:
+    """Evaluate the source run's lattice under its full specification, with progress; cache it."""
+    source = source_of(job)
+    if read_cache(source, LATTICE_FILE) is not None:
+        return
+    spec = run_spec(source)
+    report = Result.objects.get(job=source).report
+    metric = (report.get("search") or {}).get("metric") or job_metric(source)
+    data = solution_lattice.evaluate(spec, metric, progress=jobs.Progress(job))
+    data.update(version=CACHE_VERSION,
+                source="computed by an exhaustive evaluation of every node under every model of the job",
+                result=results.transformation_key(report))
+    write_cache(source, LATTICE_FILE, data)
+
+
+jobs.register(Job.LATTICE, run_lattice_job)
