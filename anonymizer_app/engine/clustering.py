@@ -11,7 +11,11 @@ import numpy as np
 from .algorithms.base import CellRecoding, Problem
 from .distance import Centroids, Encoded, nearest
 from .errors import UnsatisfiableError
+from .privacy import Parameter
 from .recoding import QISpace, cells_from_groups
+
+# the random choices of the clustering algorithms (OKA, k-member, MHA, the disk hybrid): one option, one seed
+SEED = Parameter("seed", int, 0, "seed of the random choices (cluster seeds, record order)", minimum=0)
 
 
 def space_of(problem: Problem) -> QISpace:

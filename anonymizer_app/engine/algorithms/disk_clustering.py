@@ -32,6 +32,7 @@ import tempfile
 import numpy as np
 
 from ..clustering import (
+    SEED,
     finish,
     identical_clusters,
     k_of,
@@ -45,7 +46,6 @@ from ..recoding import group_labels
 from ..table import group_rows
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
-from .oka import SEED
 
 # rough bytes per record of a bucket in memory: codes, encodings, candidates and distances per batch
 BYTES_PER_RECORD_AND_QI = 96

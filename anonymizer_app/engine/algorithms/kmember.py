@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import finish, identical_clusters, k_of, place_leftovers, space_of
+from ..clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of
 from ..distance import Encoded
 from ..privacy import PRIVACY_MODELS
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
-from .oka import SEED
 
 
 def kmember(problem: Problem) -> CellRecoding:

@@ -78,7 +78,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..clustering import k_of, space_of
+from ..clustering import SEED, k_of, space_of
 from ..distance import Centroids, Encoded, nearest
 from ..errors import InputError, UnsatisfiableError, VerificationError
 from ..hierarchy import ROOT
@@ -87,7 +87,6 @@ from ..privacy import BetaLikeness, Parameter
 from ..recoding import cells_from_groups
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem, PublishedClasses
-from .oka import SEED
 
 EPS = 1e-9
 MAX_UNITS = 3000

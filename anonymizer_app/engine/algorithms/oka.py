@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import finish, identical_clusters, k_of, oka_adjust, oka_fill, place_leftovers, space_of
+from ..clustering import (
+    SEED,
+    finish,
+    identical_clusters,
+    k_of,
+    oka_adjust,
+    oka_fill,
+    place_leftovers,
+    space_of,
+)
 from ..distance import Encoded
-from ..privacy import PRIVACY_MODELS, Parameter
+from ..privacy import PRIVACY_MODELS
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
-
-SEED = Parameter("seed", int, 0, "seed of the random choices (cluster seeds, record order)", minimum=0)
 
 
 def oka(problem: Problem) -> CellRecoding:
