@@ -41,7 +41,7 @@ PG_MARKERS ?= uses_db and not browser and not slow
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist load
 
-.PHONY: run worker test test-sqlite test-postgres lint bench venv pycanon-venv clean
+.PHONY: run worker serve test test-sqlite test-postgres lint bench venv pycanon-venv clean
 
 venv: $(STAMP)
 
@@ -59,6 +59,9 @@ $(VENV_PYCANON)/.installed:
 	$(PYTHON) -m venv $(VENV_PYCANON)
 	$(VENV_PYCANON)/bin/pip install "pycanon==$(PYCANON_VERSION)"
 	touch $@
+
+# Development: DEBUG on (tracebacks, the development SECRET_KEY); production is `make serve`.
+run worker: export DEBUG ?= 1
 
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
@@ -79,6 +82,26 @@ run: $(STAMP)
 
 worker: $(STAMP)
 	$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
+
+# Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files by whitenoise,
+# one Celery worker in the background (more: `make worker` with the same environment). Needs SECRET_KEY;
+# BIND (127.0.0.1:8000), WEB_WORKERS (3) and the variables of the README's table are read if set.
+serve: $(STAMP)
+	@test -n "$$SECRET_KEY" || { echo "make serve: set SECRET_KEY (README, Deployment)" >&2; exit 2; }
+	@test "$${DEBUG:-0}" = "0" || { echo "make serve: DEBUG must be off (unset it or DEBUG=0)" >&2; exit 2; }
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=serve-$$$$@%h & \
+	  worker=$$!; \
+	  stop_worker() { \
+	    kill -TERM $$worker 2>/dev/null || return 0; \
+	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
+	    kill -QUIT $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
+	  }; \
+	  trap stop_worker EXIT; \
+	  trap 'exit 130' INT TERM; \
+	  $(BIN)/gunicorn anonymizer_app.wsgi:application --bind $${BIND:-127.0.0.1:8000} \
+	    --workers $${WEB_WORKERS:-3} --threads 4 --timeout 120 --access-logfile -
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

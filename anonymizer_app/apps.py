@@ -10,4 +10,7 @@ class AnonymizerAppConfig(AppConfig):
         # Load the Celery app whenever Django starts (web process, manage.py, tests, and the worker,
         # whose Django fixup calls django.setup()), so that @shared_task binds to it and not to a
         # default app. Not in the package's __init__: the engine must import without Django/Celery.
-        from . import celery  # noqa: F401
+        from . import (
+            celery,  # noqa: F401
+            checks,  # noqa: F401  (registers the startup checks)
+        )

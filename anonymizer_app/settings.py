@@ -5,6 +5,7 @@ with defaults that make `make run` work on a fresh checkout (SQLite under var/, 
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -26,10 +27,32 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-secret-key-change-me-in-production")
-DEBUG = envbool("DEBUG", "True")
+# The development key is public: the checks of anonymizer_app/checks.py refuse to start a server (runserver,
+# gunicorn, migrate, check) with it while DEBUG is off. Production: SECRET_KEY from the environment.
+DEVELOPMENT_SECRET_KEY = "dev-only-insecure-secret-key-change-me-in-production"
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or DEVELOPMENT_SECRET_KEY
+# Off unless turned on: `make run` (development) sets DEBUG=1.
+DEBUG = envbool("DEBUG", "False")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
+
+# --- HTTPS and cookies (README, "Deployment") ------------------------------------------------
+# Cookies are sent over HTTPS only unless DEBUG is on (browsers treat http://localhost as secure too).
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", "False" if DEBUG else "True")
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", "False" if DEBUG else "True")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "False")
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", "False")
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "False")
+# Behind a reverse proxy that terminates TLS: SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO (it must set
+# that header itself, never pass the client's on).
+SECURE_PROXY_SSL_HEADER = ((os.environ["SECURE_PROXY_SSL_HEADER"], "https")
+                           if os.environ.get("SECURE_PROXY_SSL_HEADER") else None)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -38,6 +61,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "accounts",
     "anonymizer_app",
     "hierarchy_editor",
@@ -52,7 +76,23 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "anonymizer_app.middleware.NoStoreMiddleware",
+    # last: it turns a lockout (too many failed logins) into its page
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Login throttling (django-axes) ------------------------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = envbool("AXES_ENABLED", "True")
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "anonymizer_app.urls"
 WSGI_APPLICATION = "anonymizer_app.wsgi.application"

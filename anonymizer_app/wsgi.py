@@ -1,9 +1,16 @@
-"""WSGI entry point, e.g. `gunicorn anonymizer_app.wsgi`."""
+"""WSGI entry point, e.g. `gunicorn anonymizer_app.wsgi` (`make serve`)."""
 
 import os
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
 
 application = get_wsgi_application()
+
+# gunicorn runs no system checks: refuse to serve on the public development key with DEBUG off
+from anonymizer_app.checks import secret_key_check  # noqa: E402
+
+for _error in secret_key_check(None):
+    raise ImproperlyConfigured(f"{_error.msg} ({_error.hint})")

@@ -104,8 +104,9 @@ def _manage(env: dict, *args: str, timeout: float = 120) -> subprocess.Completed
 
 def _base_env(folder: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    # DEBUG off, as in production: then a SECRET_KEY must be given (anonymizer_app/checks.py)
     env.update(DATABASE_URL=f"sqlite:///{folder / 'db.sqlite3'}", MEDIA_ROOT=str(folder / "media"),
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", DEBUG="0", SECRET_KEY="worker-test-" + "k" * 50)
     return env
 
 

@@ -1,0 +1,19 @@
+"""Startup checks: a server with DEBUG off never runs on the public development key."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+
+@register()
+def secret_key_check(app_configs, **kwargs) -> list[Error]:
+    """Error (stops runserver, migrate, check) when DEBUG is off and SECRET_KEY is the development key."""
+    if settings.DEBUG or settings.SECRET_KEY != settings.DEVELOPMENT_SECRET_KEY:
+        return []
+    return [Error(
+        "SECRET_KEY is not set: the public development key must not be used with DEBUG off",
+        hint="set the environment variable SECRET_KEY to a long random value, e.g. the output of "
+             "python -c 'import secrets; print(secrets.token_urlsafe(50))' (or DEBUG=1 for development only)",
+        id="anonymizer.E001",
+    )]
