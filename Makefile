@@ -66,6 +66,7 @@ run worker: export DEBUG ?= 1
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --user demo --if-empty
+	$(BIN)/python manage.py sweep_jobs
 	@echo "Starting a Celery worker in the background (more: 'make worker' in another terminal)"
 	@# However runserver ends (Ctrl-C, crash), the trap stops the worker: TERM (warm shutdown,
 	@# finish the current task), then QUIT (cold shutdown) if it is still busy after 10 s.
@@ -91,6 +92,7 @@ serve: $(STAMP)
 	@test "$${DEBUG:-0}" = "0" || { echo "make serve: DEBUG must be off (unset it or DEBUG=0)" >&2; exit 2; }
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py sweep_jobs
 	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=serve-$$$$@%h & \
 	  worker=$$!; \
 	  stop_worker() { \

@@ -4,9 +4,12 @@ this module by itself (the `celery` submodule of the package named by -A).
 Django processes load it from AnonymizerAppConfig.ready() (apps.py), not from the package's
 __init__, so that importing anonymizer_app.engine loads neither Django nor Celery."""
 
+import logging
 import os
+import time
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
 
@@ -14,3 +17,27 @@ app = Celery("anonymizer")
 # Every CELERY_* Django setting configures Celery (CELERY_BROKER_URL -> broker_url, ...).
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def _sweep_while_running(sender=None, **kwargs) -> None:
+    """Each worker looks for jobs whose worker died (stale heartbeat) at start and then periodically, so
+    that no job stays "running" for good (services.jobs.sweep_stale_jobs)."""
+    import threading
+
+    def loop() -> None:
+        from django.conf import settings
+        from django.db import connection
+
+        from anonymizer_app.services.jobs import sweep_stale_jobs
+
+        while True:
+            try:
+                sweep_stale_jobs()
+            except Exception:  # a sweep must never stop the worker; the next one tries again
+                logging.getLogger(__name__).exception("sweeping stale jobs failed")
+            finally:
+                connection.close()
+            time.sleep(settings.ANONYMIZER_SWEEP_SECONDS)
+
+    threading.Thread(target=loop, name="sweep-stale-jobs", daemon=True).start()

@@ -208,7 +208,17 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_SERIALIZER = "json"
+# A job's message is acknowledged when the job ends, and given back when its worker process dies
+# (killed, out of memory): another worker then re-runs it (services.jobs._claim).
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Liveness (services.jobs): a running job's worker touches its heartbeat every few seconds; a job whose
+# heartbeat is older than the stale limit is queued again by the sweep (every worker runs it periodically,
+# `make run` at start, `manage.py sweep_jobs` on demand), and failed with the cause after the attempts.
+ANONYMIZER_HEARTBEAT_SECONDS = float(os.environ.get("ANONYMIZER_HEARTBEAT_SECONDS", "5"))
+ANONYMIZER_JOB_STALE_SECONDS = float(os.environ.get("ANONYMIZER_JOB_STALE_SECONDS", "60"))
+ANONYMIZER_JOB_MAX_ATTEMPTS = envint("ANONYMIZER_JOB_MAX_ATTEMPTS", 3)
+ANONYMIZER_SWEEP_SECONDS = float(os.environ.get("ANONYMIZER_SWEEP_SECONDS", "30"))
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE

@@ -76,7 +76,11 @@ if variant == "uncovered-age":
     h.save()
     column.hierarchy = h
     column.save()
-job = jobs.create_job(dataset, "datafly", k, suppression, sensitive="occupation")
+if variant == "slow":  # k-Optimize searches for its whole time budget: a job that runs for seconds
+    job = jobs.create_job(dataset, "koptimize", k, suppression, sensitive="occupation",
+                          options={"time_budget": 6.0})
+else:
+    job = jobs.create_job(dataset, "datafly", k, suppression, sensitive="occupation")
 jobs.submit_job(job)
 print(job.pk)
 '''
@@ -152,12 +156,19 @@ class Deployment:
         assert proc.returncode == 0, f"job submission failed:\n{proc.stdout}\n{proc.stderr}"
         return uuid.UUID(proc.stdout.strip().splitlines()[-1]).hex  # Django stores UUIDs as 32 hex chars
 
-    def start_worker(self) -> None:
-        cmd = [sys.executable, "-m", "celery", "-A", "anonymizer_app", "worker", "--pool=solo", "--concurrency=1",
-               "-l", "info", "-Q", self.queue, "-n", f"{self.queue}@%h",
+    def start_worker(self, pool: str = "solo") -> None:
+        cmd = [sys.executable, "-m", "celery", "-A", "anonymizer_app", "worker", f"--pool={pool}", "--concurrency=1",
+               "-l", "info", "-Q", self.queue, "-n", f"{self.queue}-{uuid.uuid4().hex[:6]}@%h",
                "--without-gossip", "--without-mingle", "--without-heartbeat"]
-        with open(self.worker_log, "wb") as log:
+        with open(self.worker_log, "ab") as log:
             self.worker = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+
+    def kill_worker(self, sig: int) -> None:
+        """Signal the worker's main process and wait for it to exit (SIGKILL: at once)."""
+        assert self.worker is not None
+        self.worker.send_signal(sig)
+        self.worker.wait(timeout=30)
+        self.worker = None
 
     def stop_worker(self) -> None:
         if self.worker is None or self.worker.poll() is not None:
@@ -316,3 +327,74 @@ def test_job_with_a_hierarchy_that_does_not_cover_the_data_fails(deployment):
     assert _statuses(d.history(job_id)) == ["queued", "running", "failed"], context
     assert d.result_report(job_id) is None
     assert d.worker.poll() is None  # the worker survives a failed job
+
+
+# ---- (d) worker deaths: every job reaches a final state --------------------------------------------------
+LIVENESS = {"ANONYMIZER_HEARTBEAT_SECONDS": "0.5", "ANONYMIZER_JOB_STALE_SECONDS": "3",
+            "ANONYMIZER_SWEEP_SECONDS": "1"}
+
+
+def _wait_running(d: Deployment, job_id: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = d.job(job_id)
+        if job["status"] == "running":
+            time.sleep(1.5)  # inside the 6 s k-Optimize search, heartbeats written
+            assert d.job(job_id)["status"] == "running"
+            return
+        time.sleep(0.05)
+    pytest.fail(f"the job never ran: {d.job(job_id)}\n{d.log_tail()}")
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def _temp_leftovers(d: Deployment) -> list[str]:
+    media = d.folder / "media"
+    return [str(p) for p in media.rglob("*") if p.is_file() and (p.suffix == ".tmp" or ".tmp" in p.name)]
+
+
+@pytest.mark.parametrize("broker", ["filesystem", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.mark.parametrize("death", ["sigkill", "child-oom", "warm-stop", "cold-stop"])
+def test_a_job_ends_in_a_final_state_after_its_worker_dies(deployment, request, broker, death):
+    redis_url = request.getfixturevalue("redis_url") if broker == "redis" else None
+    d = deployment(redis_url)
+    d.env.update(LIVENESS)
+    job_id = d.submit("Adult", k=5, suppression=0.04, variant="slow")
+    pool = "prefork" if death in ("child-oom", "cold-stop") else "solo"  # make run: prefork
+    d.start_worker(pool)
+    _wait_running(d, job_id)
+    started = time.monotonic()
+    assert d.worker is not None
+    if death == "sigkill":
+        d.kill_worker(signal.SIGKILL)
+    elif death == "child-oom":  # the pool child running the job is killed, as the OOM killer does
+        children = _children(d.worker.pid)
+        assert children, d.log_tail()
+        for child in children:
+            os.kill(child, signal.SIGKILL)
+    elif death == "warm-stop":  # SIGTERM: the worker finishes the job, then exits
+        d.kill_worker(signal.SIGTERM)
+    else:  # cold stop: SIGQUIT ends the worker at once
+        d.kill_worker(signal.SIGQUIT)
+    if d.worker is None and d.job(job_id)["status"] not in ("succeeded", "failed", "cancelled"):
+        d.start_worker(pool)  # the next worker's sweep finds the stale job and queues it again
+    job, _ = d.wait_until_finished(job_id)
+    elapsed = time.monotonic() - started
+    history = d.history(job_id)
+    context = f"\nhistory: {_statuses(history)}\nworker log:\n{d.log_tail(60)}"
+    assert job["status"] == "succeeded", f"{job}{context}"
+    assert elapsed < 40, context
+    stored = d.result_report(job_id)
+    assert stored is not None and stored[0]["verified"] is True, context
+    if death in ("sigkill", "child-oom", "cold-stop"):
+        assert _statuses(history)[:3] == ["queued", "running", "queued"] or "restarted" in str(history), context
+    assert _temp_leftovers(d) == [], context
+    # the dataset the job read is intact: the demo Adult table still has its 30,162 rows
+    count = subprocess.run([sys.executable, "-c", "import django; django.setup(); "
+                            "from anonymizer_app.models import Dataset; "
+                            "print(Dataset.objects.get(name__startswith='Adult').n_rows)"],
+                           cwd=REPO, env=d.env, capture_output=True, text=True, timeout=60)
+    assert count.stdout.strip().splitlines()[-1] == "30162", count.stderr

@@ -8,9 +8,13 @@ its own (runs: "run" and "lattice-keep"; comparison; experiment).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
+from django.conf import settings
+from django.db.models import F, Q
 from django.utils import timezone
 
 from .. import engine
@@ -121,7 +125,7 @@ def submit_job(job: Job) -> Job:
 
 
 class Progress:
-    """Writes progress to the job row at most every 0.1 s and stops the run when cancelled."""
+    """Writes progress to the job row at most every 0.1 s and stops the run when cancelled or deleted."""
 
     def __init__(self, job: Job):
         self.job = job
@@ -134,25 +138,135 @@ class Progress:
             return True
         self.last = now
         Job.objects.filter(pk=self.job.pk).update(progress=round(fraction, 4), phase=phase[:255])
-        return not Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
+        cancel = Job.objects.filter(pk=self.job.pk).values_list("cancel_requested", flat=True).first()
+        return cancel is False  # None: the job was deleted meanwhile
+
+
+# ---- liveness: heartbeat, redelivery, sweep ------------------------------------------------------------
+def _stale_after() -> timedelta:
+    return timedelta(seconds=settings.ANONYMIZER_JOB_STALE_SECONDS)
+
+
+class Heartbeat:
+    """Touches job.heartbeat every ANONYMIZER_HEARTBEAT_SECONDS from a thread of the worker process while the
+    job runs, whatever the algorithm is doing (a long numpy step makes no progress calls): a job whose
+    heartbeat stops is one whose worker died (sweep_stale_jobs)."""
+
+    def __init__(self, job: Job):
+        self.job_id = job.pk
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{job.pk}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        from django.db import connection
+
+        try:
+            while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
+                Job.objects.filter(pk=self.job_id, status=Job.RUNNING).update(heartbeat=timezone.now())
+        finally:
+            connection.close()
+
+
+def _claim(job: Job) -> str:
+    """Take the job for this worker: "run" (queued, or running on a worker that died: its heartbeat is
+    stale, the message came back), "busy" (a live worker runs it: a duplicate delivery) or "done"."""
+    now = timezone.now()
+    if Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
+            status=Job.RUNNING, started=now, heartbeat=now, phase="loading the dataset",
+            attempts=F("attempts") + 1):
+        return "run"
+    stale = now - _stale_after()
+    redelivered = Job.objects.filter(pk=job.pk, status=Job.RUNNING).filter(
+        Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale))
+    if redelivered.update(heartbeat=now, progress=0.0, phase="restarted: the worker running it stopped",
+                          attempts=F("attempts") + 1):
+        _discard_partial(job)
+        return "run"
+    return "busy" if Job.objects.filter(pk=job.pk, status=Job.RUNNING).exists() else "done"
+
+
+def _discard_partial(job: Job) -> None:
+    """What a dead worker may have left of the job: its stored output and result row."""
+    from ..models import Result
+    from . import storage
+
+    storage.delete_job_files(job)
+    Result.objects.filter(job_id=job.pk).delete()
+
+
+def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
+    """Running jobs whose heartbeat is stale (their worker died: killed, out of memory, its message lost
+    on a broker that loses messages) are queued again on the broker, or, after
+    ANONYMIZER_JOB_MAX_ATTEMPTS deliveries, failed with the cause. Run by every worker (at start and
+    periodically), at web start and by `manage.py sweep_jobs`."""
+    now = now or timezone.now()
+    stale = now - _stale_after()
+    out: dict[str, list[str]] = {"requeued": [], "failed": [], "cancelled": []}
+    candidates = Job.objects.filter(status=Job.RUNNING).filter(
+        Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale))
+    for job in candidates:
+        _discard_partial(job)
+        if job.cancel_requested:
+            if _settle(job, Job.CANCELLED, "cancelled (its worker had stopped)"):
+                out["cancelled"].append(str(job.pk))
+        elif job.attempts >= settings.ANONYMIZER_JOB_MAX_ATTEMPTS:
+            if _settle(job, Job.FAILED, f"the worker running it stopped {job.attempts} time(s) (killed, out of "
+                                        f"memory or shut down); not retried again"):
+                out["failed"].append(str(job.pk))
+        elif Job.objects.filter(pk=job.pk, status=Job.RUNNING, heartbeat=job.heartbeat).update(
+                status=Job.QUEUED, progress=0.0, heartbeat=None,
+                phase=f"queued again: the worker running it stopped (attempt {job.attempts + 1} next)"):
+            submit_job(job)
+            out["requeued"].append(str(job.pk))
+    return out
+
+
+def cancel_if_stale(job: Job) -> bool:
+    """Cancel at once a running job whose worker stopped (no live worker would notice the request)."""
+    stale = timezone.now() - _stale_after()
+    found = Job.objects.filter(pk=job.pk, status=Job.RUNNING).filter(
+        Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale)).first()
+    if found is None:
+        return False
+    _discard_partial(found)
+    return _settle(found, Job.CANCELLED, "cancelled (its worker had stopped)")
+
+
+def _settle(job: Job, status: str, message: str) -> bool:
+    """Move a stale running job to a final state (only if nobody took it meanwhile)."""
+    return bool(Job.objects.filter(pk=job.pk, status=Job.RUNNING, heartbeat=job.heartbeat).update(
+        status=status, message=message, finished=timezone.now()))
 
 
 def run_job(job: Job) -> Job:
     """Run a queued job to its end: succeeded with a stored, verified result, failed, or cancelled."""
     job.refresh_from_db()
-    if job.status != Job.QUEUED:
-        return job
-    if job.cancel_requested:
+    if job.status == Job.QUEUED and job.cancel_requested:
         _finish(job, Job.CANCELLED, "cancelled before it started")
         job.refresh_from_db()
         return job
-    Job.objects.filter(pk=job.pk).update(status=Job.RUNNING, started=timezone.now(), phase="loading the dataset")
+    if job.status not in (Job.QUEUED, Job.RUNNING) or _claim(job) != "run":
+        return job  # finished, or a live worker runs it (a duplicate delivery)
     job.refresh_from_db()
+    if job.attempts > settings.ANONYMIZER_JOB_MAX_ATTEMPTS:
+        _finish(job, Job.FAILED, f"the worker running it stopped {job.attempts - 1} time(s) (killed, out of memory "
+                                 f"or shut down); not retried again")
+        job.refresh_from_db()
+        return job
     try:
         handler = JOB_HANDLERS.get(job.kind)
         if handler is None:
             raise engine.EngineError(f"unknown job kind {job.kind!r}")
-        handler(job)
+        with Heartbeat(job):
+            handler(job)
     except engine.Cancelled:
         _finish(job, Job.CANCELLED, "cancelled by the user")
     except engine.EngineError as exc:
@@ -170,7 +284,7 @@ def _finish(job: Job, status: str, message: str) -> None:
     fields = {"status": status, "message": message, "finished": timezone.now()}
     if status == Job.SUCCEEDED:
         fields.update(progress=1.0, phase="done")
-    Job.objects.filter(pk=job.pk).update(**fields)
+    Job.objects.filter(pk=job.pk).exclude(status__in=Job.FINISHED).update(**fields)
 
 
 # Each kind's module registers its handler when imported; imported here so that JOB_HANDLERS is complete

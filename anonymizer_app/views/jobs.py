@@ -126,6 +126,8 @@ def job_cancel(request, job_id):
     # Still waiting for a worker: end it now (the worker skips jobs that are no longer queued).
     stopped = Job.objects.filter(pk=j.pk, status=Job.QUEUED).update(
         status=Job.CANCELLED, finished=timezone.now(), phase="cancelled", message="cancelled before it started")
+    if not stopped:  # running, but on a worker that died (stale heartbeat): nobody will stop it
+        stopped = job_service.cancel_if_stale(j)
     if stopped:
         messages.success(request, "Job cancelled.")
     else:
