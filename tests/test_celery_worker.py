@@ -78,7 +78,7 @@ if variant == "uncovered-age":
     column.save()
 if variant == "slow":  # k-Optimize searches for its whole time budget: a job that runs for seconds
     job = jobs.create_job(dataset, "koptimize", k, suppression, sensitive="occupation",
-                          options={"time_budget": 6.0})
+                          options={"time_budget": 4.0})
 else:
     job = jobs.create_job(dataset, "datafly", k, suppression, sensitive="occupation")
 jobs.submit_job(job)
@@ -330,8 +330,8 @@ def test_job_with_a_hierarchy_that_does_not_cover_the_data_fails(deployment):
 
 
 # ---- (d) worker deaths: every job reaches a final state --------------------------------------------------
-LIVENESS = {"ANONYMIZER_HEARTBEAT_SECONDS": "0.5", "ANONYMIZER_JOB_STALE_SECONDS": "3",
-            "ANONYMIZER_SWEEP_SECONDS": "1"}
+LIVENESS = {"ANONYMIZER_HEARTBEAT_SECONDS": "0.3", "ANONYMIZER_JOB_STALE_SECONDS": "2",
+            "ANONYMIZER_SWEEP_SECONDS": "0.5"}
 
 
 def _wait_running(d: Deployment, job_id: str, timeout: float = 30) -> None:
@@ -339,7 +339,7 @@ def _wait_running(d: Deployment, job_id: str, timeout: float = 30) -> None:
     while time.monotonic() < deadline:
         job = d.job(job_id)
         if job["status"] == "running":
-            time.sleep(1.5)  # inside the 6 s k-Optimize search, heartbeats written
+            time.sleep(1.0)  # inside the 4 s k-Optimize search, heartbeats written
             assert d.job(job_id)["status"] == "running"
             return
         time.sleep(0.05)

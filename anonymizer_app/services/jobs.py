@@ -166,11 +166,14 @@ class Heartbeat:
         self.thread.join(timeout=5)
 
     def _beat(self) -> None:
-        from django.db import connection
+        from django.db import DatabaseError, connection
 
         try:
             while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
-                Job.objects.filter(pk=self.job_id, status=Job.RUNNING).update(heartbeat=timezone.now())
+                try:
+                    Job.objects.filter(pk=self.job_id, status=Job.RUNNING).update(heartbeat=timezone.now())
+                except DatabaseError:  # a busy database (SQLite lock) misses one beat, not the job
+                    continue
         finally:
             connection.close()
 
