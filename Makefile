@@ -69,13 +69,16 @@ run: $(STAMP)
 	$(BIN)/python manage.py sweep_jobs
 	@echo "Starting a Celery worker in the background (more: 'make worker' in another terminal)"
 	@# However runserver ends (Ctrl-C, crash), the trap stops the worker: TERM (warm shutdown,
-	@# finish the current task), then QUIT (cold shutdown) if it is still busy after 10 s.
+	@# finish the current task), then QUIT (cold shutdown) if it is still busy after 10 s, then KILL after
+	@# 10 s more (its job is then re-run by the next worker's sweep).
 	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=run-$$$$@%h & \
 	  worker=$$!; \
 	  stop_worker() { \
 	    kill -TERM $$worker 2>/dev/null || return 0; \
 	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
-	    kill -QUIT $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
+	    kill -QUIT $$worker 2>/dev/null; \
+	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
+	    kill -KILL $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
 	  }; \
 	  trap stop_worker EXIT; \
 	  trap 'exit 130' INT TERM; \
@@ -98,7 +101,9 @@ serve: $(STAMP)
 	  stop_worker() { \
 	    kill -TERM $$worker 2>/dev/null || return 0; \
 	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
-	    kill -QUIT $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
+	    kill -QUIT $$worker 2>/dev/null; \
+	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
+	    kill -KILL $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
 	  }; \
 	  trap stop_worker EXIT; \
 	  trap 'exit 130' INT TERM; \

@@ -164,10 +164,15 @@ class Deployment:
             self.worker = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
 
     def kill_worker(self, sig: int) -> None:
-        """Signal the worker's main process and wait for it to exit (SIGKILL: at once)."""
+        """Signal the worker's main process and wait for it to exit; after 10 s it is killed, as a supervisor
+        (or `make run`'s stop) does with a worker that does not stop (a cold shutdown can hang in the pool)."""
         assert self.worker is not None
         self.worker.send_signal(sig)
-        self.worker.wait(timeout=30)
+        try:
+            self.worker.wait(timeout=10 if sig != signal.SIGTERM else 30)
+        except subprocess.TimeoutExpired:
+            self.worker.kill()
+            self.worker.wait(timeout=10)
         self.worker = None
 
     def stop_worker(self) -> None:
