@@ -3,6 +3,8 @@
 #   make run      set up .venv, migrate, load the demo (user demo / password demo), start one Celery
 #                 worker in the background and the web server on http://127.0.0.1:8000/
 #   make worker   one more Celery worker (run it in another terminal, as many times as you like)
+#   make serve    production (README, "Deployment"): gunicorn + whitenoise + a Celery worker, DEBUG off, on
+#                 PostgreSQL and Redis; stops with a message naming any required variable that is not set
 #   make test     ruff, lint-imports and mypy (the engine), then pytest on SQLite (in parallel, pytest-xdist); then,
 #                 when DATABASE_URL is set or CI=true, the database tests again on PostgreSQL. With
 #                 CI=true it first creates .venv-pycanon (pycanon, the second opinion of
@@ -41,7 +43,7 @@ PG_MARKERS ?= uses_db and not browser and not slow
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist load
 
-.PHONY: run worker serve test test-sqlite test-postgres lint bench venv pycanon-venv clean
+.PHONY: run worker serve serve-env test test-sqlite test-postgres lint bench venv pycanon-venv clean
 
 venv: $(STAMP)
 
@@ -60,8 +62,10 @@ $(VENV_PYCANON)/.installed:
 	$(VENV_PYCANON)/bin/pip install "pycanon==$(PYCANON_VERSION)"
 	touch $@
 
-# Development: DEBUG on (tracebacks, the development SECRET_KEY); production is `make serve`.
-run worker: export DEBUG ?= 1
+# Development: DEBUG on (tracebacks, the development SECRET_KEY); production is `make serve`. `make worker`
+# beside `make serve` (SECRET_KEY set) keeps DEBUG off like the server.
+run: export DEBUG ?= 1
+worker: export DEBUG ?= $(if $(SECRET_KEY),0,1)
 
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
@@ -87,16 +91,17 @@ run: $(STAMP)
 worker: $(STAMP)
 	$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
 
-# Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files by whitenoise,
-# one Celery worker in the background (more: `make worker` with the same environment). Needs SECRET_KEY;
-# BIND (127.0.0.1:8000), WEB_WORKERS (3) and the variables of the README's table are read if set.
-serve: $(STAMP)
-	@test -n "$$SECRET_KEY" || { echo "make serve: set SECRET_KEY (README, Deployment)" >&2; exit 2; }
-	@test "$${DEBUG:-0}" = "0" || { echo "make serve: DEBUG must be off (unset it or DEBUG=0)" >&2; exit 2; }
+# Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files collected into
+# STATIC_ROOT (var/static) and served by whitenoise, one Celery worker in the background (more: `make worker`
+# with the same environment). Needs SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL) and REDIS_URL
+# (serve-env checks them before anything starts); BIND (127.0.0.1:8000), WEB_WORKERS (3), WORKER_CONCURRENCY
+# (the number of CPUs) and the variables of the README's table are read if set.
+serve: serve-env $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py sweep_jobs
-	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=serve-$$$$@%h & \
+	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=serve-$$$$@%h \
+	    --concurrency $${WORKER_CONCURRENCY:-$$(nproc)} & \
 	  worker=$$!; \
 	  stop_worker() { \
 	    kill -TERM $$worker 2>/dev/null || return 0; \
@@ -109,6 +114,21 @@ serve: $(STAMP)
 	  trap 'exit 130' INT TERM; \
 	  $(BIN)/gunicorn anonymizer_app.wsgi:application --bind $${BIND:-127.0.0.1:8000} \
 	    --workers $${WEB_WORKERS:-3} --threads 4 --timeout 120 --access-logfile -
+
+# Every missing or wrong variable is named at once, with an example.
+serve-env:
+	@status=0; \
+	  need() { echo "make serve: set $$1: $$2 (README, Deployment)" >&2; status=2; }; \
+	  [ -n "$$SECRET_KEY" ] || need SECRET_KEY \
+	    "a long random value, e.g. the output of python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"; \
+	  [ -n "$$ALLOWED_HOSTS" ] || need ALLOWED_HOSTS "the host name(s) of the site, e.g. anonymizer.example.org"; \
+	  case "$$DATABASE_URL" in postgres://*|postgresql://*) ;; \
+	    *) need DATABASE_URL "the PostgreSQL database, e.g. postgres://anonymizer@db.internal:5432/anonymizer";; esac; \
+	  case "$$REDIS_URL" in redis://*|rediss://*) ;; \
+	    *) need REDIS_URL "the Redis server that carries the jobs, e.g. redis://127.0.0.1:6379/0";; esac; \
+	  case "$$(echo "$${DEBUG:-}" | tr A-Z a-z)" in 1|true|yes|on) \
+	    echo "make serve: DEBUG must be off on a server: unset it or set DEBUG=0" >&2; status=2;; esac; \
+	  exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -8,4 +8,6 @@ urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("", views.account, name="account"),
+    path("delete/", views.delete_account, name="delete"),
 ]

@@ -1,10 +1,15 @@
+from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.forms import SignupForm
+from accounts.forms import DeleteAccountForm, SignupForm
+from anonymizer_app.services import erasure
+from anonymizer_app.views.erasure import confirm_page
 
 
 @require_http_methods(["GET", "POST"])
@@ -40,3 +45,34 @@ class LogoutView(auth_views.LogoutView):
         if was_logged_in:
             messages.info(request, "You have been logged out.")
         return response
+
+
+@login_required
+@require_GET
+def account(request):
+    """The signed-in user's account: what it holds, how long results are kept, and the way to delete it."""
+    user = request.user
+    return render(request, "accounts/account.html", {
+        "datasets": user.datasets.count(), "jobs": user.jobs.count(), "hierarchies": user.hierarchies.count(),
+        "retention_days": settings.ANONYMIZER_RESULT_RETENTION_DAYS,
+    })
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def delete_account(request):
+    """Delete the account and everything it owns (datasets, jobs, results, hierarchies, editor sessions, their
+    files), after the password is typed again; then log out."""
+    user = request.user
+    form = DeleteAccountForm(request.POST if request.method == "POST" else None, user=user)
+    if request.method == "POST" and form.is_valid():
+        username = user.get_username()
+        done = erasure.erase_user(user)
+        logout(request)
+        # after logout: the message travels in the cookie storage, the session is gone
+        messages.success(request, f"Your account {username!r} and all its data were deleted: {done.summary()}.")
+        return redirect("accounts:login")
+    return confirm_page(request, title="Delete your account?", what=f"your account {user.get_username()!r}",
+                        preview=erasure.erase_user(user, dry_run=True), action=reverse("accounts:delete"),
+                        back_url=reverse("accounts:account"), form=form, button="Delete my account",
+                        status=400 if form.errors else 200)

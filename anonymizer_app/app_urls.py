@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import comparison, datasets, downloads, experiment, jobs, lattice, results
+from .views import comparison, datasets, downloads, erasure, experiment, jobs, lattice, results
 
 app_name = "anonymizer"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("datasets/demo/", datasets.load_demo, name="load_demo"),
     path("datasets/<int:dataset_id>/", datasets.dataset, name="dataset"),
     path("datasets/<int:dataset_id>/columns/", datasets.columns, name="columns"),
+    path("datasets/<int:dataset_id>/delete/", erasure.delete_dataset, name="delete_dataset"),
     path("datasets/<int:dataset_id>/run/", jobs.run, name="run"),
     path("datasets/<int:dataset_id>/compare/", comparison.compare, name="compare"),
     path("jobs/<uuid:job_id>/comparison/", comparison.comparison, name="comparison"),
@@ -21,6 +22,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/", jobs.job, name="job"),
     path("jobs/<uuid:job_id>/status/", jobs.job_status, name="job_status"),
     path("jobs/<uuid:job_id>/cancel/", jobs.job_cancel, name="job_cancel"),
+    path("jobs/<uuid:job_id>/delete/", erasure.delete_job, name="delete_job"),
     path("jobs/<uuid:job_id>/result/", results.result, name="result"),
     path("jobs/<uuid:job_id>/result/anonymized.csv", downloads.download_csv, name="download_csv"),
     path("jobs/<uuid:job_id>/config.json", downloads.download_config, name="download_config"),

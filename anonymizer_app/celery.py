@@ -41,3 +41,33 @@ def _sweep_while_running(sender=None, **kwargs) -> None:
             time.sleep(settings.ANONYMIZER_SWEEP_SECONDS)
 
     threading.Thread(target=loop, name="sweep-stale-jobs", daemon=True).start()
+
+
+@worker_ready.connect
+def _retention_while_running(sender=None, **kwargs) -> None:
+    """Each worker purges the results older than ANONYMIZER_RESULT_RETENTION_DAYS (when set) and the media
+    files no object owns, at start and then every ANONYMIZER_RETENTION_CHECK_SECONDS
+    (services.erasure.retention_check; `manage.py purge_results` does the same on demand or from cron)."""
+    import threading
+
+    def loop() -> None:
+        from django.conf import settings
+        from django.db import connection
+
+        from anonymizer_app.services.erasure import retention_check
+
+        log = logging.getLogger(__name__)
+        while True:
+            try:
+                purged, orphans = retention_check()
+                if purged is not None and (purged.counts or purged.files):
+                    log.info("retention: purged %s: %s", purged.what, purged.summary())
+                if orphans:
+                    log.info("retention: removed %d orphan file(s)", len(orphans))
+            except Exception:  # a purge must never stop the worker; the next one tries again
+                log.exception("the retention check failed")
+            finally:
+                connection.close()
+            time.sleep(settings.ANONYMIZER_RETENTION_CHECK_SECONDS)
+
+    threading.Thread(target=loop, name="retention-check", daemon=True).start()

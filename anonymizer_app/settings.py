@@ -27,6 +27,11 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+# Data at rest: every file and folder this process creates (uploads, tables, results, editor sessions,
+# the SQLite database, temporary files) is readable by the server's own user only (0600 / 0700).
+os.umask(int(os.environ.get("ANONYMIZER_UMASK", "077"), 8))
+
+
 # The development key is public: the checks of anonymizer_app/checks.py refuse to start a server (runserver,
 # gunicorn, migrate, check) with it while DEBUG is off. Production: SECRET_KEY from the environment.
 DEVELOPMENT_SECRET_KEY = "dev-only-insecure-secret-key-change-me-in-production"
@@ -54,6 +59,26 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# --- Content-Security-Policy (django-csp) -----------------------------------------------------
+# Scripts come from our own static files only (templates have no inline scripts or handlers; data for the
+# scripts travels in json_script blocks, which are never executed). Styles allow inline: plotly.js writes
+# style attributes into its SVG. The lattice page adds 'unsafe-eval' for itself: plotly's WebGL traces
+# compile their shaders' glue code with Function() (views/lattice.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "blob:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -62,6 +87,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "axes",
+    "csp",
     "accounts",
     "anonymizer_app",
     "hierarchy_editor",
@@ -76,6 +102,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "anonymizer_app.middleware.NoStoreMiddleware",
     # last: it turns a lockout (too many failed logins) into its page
     "axes.middleware.AxesMiddleware",
@@ -123,12 +150,13 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web process and the Celery workers write to the same file: wait for locks instead of
     # failing with "database is locked", take the write lock up front, and let readers run
-    # alongside a writer (WAL).
+    # alongside a writer (WAL). Deleted rows are overwritten with zeros (secure_delete: erasure must not
+    # leave personal data in the file's free pages, whatever the SQLite build's default).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "timeout": 30,
             "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;",
         }
     )
 
@@ -155,8 +183,9 @@ STATIC_URL = "/static/"
 # plotly.js is served locally from the plotly package (no CDN): /static/vendor/plotly/plotly.min.js
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", Path(__import__("plotly").__file__).parent / "package_data")]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
-# Serve straight from the app/static folders (no collectstatic needed for `make run` or tests).
-WHITENOISE_USE_FINDERS = True
+# Development serves straight from the app/static folders (no collectstatic needed for `make run`); with DEBUG
+# off, whitenoise serves what `make serve` collected into STATIC_ROOT (var/static).
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", "True" if DEBUG else "False")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -177,9 +206,20 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
+# Stored uploads and their folders: owner only (services/storage.py writes its own files 0600 too).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 # Non-file request bodies (e.g. hierarchy JSON posted by the editor) may be large.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_MB", 64) * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 20_000
+
+# --- Erasure and retention (services/erasure.py) ----------------------------------------------
+# Results (finished jobs of every kind, their stored rows and lattice caches) older than this many days are
+# purged by every worker once an hour and by `manage.py purge_results`; 0: kept until deleted.
+ANONYMIZER_RESULT_RETENTION_DAYS = envint("ANONYMIZER_RESULT_RETENTION_DAYS", 0)
+ANONYMIZER_RETENTION_CHECK_SECONDS = float(os.environ.get("ANONYMIZER_RETENTION_CHECK_SECONDS", "3600"))
+# Media files that belong to no object are removed by the same check once they are this old.
+ANONYMIZER_ORPHAN_GRACE_SECONDS = float(os.environ.get("ANONYMIZER_ORPHAN_GRACE_SECONDS", "86400"))
 
 # --- Celery ---------------------------------------------------------------------------------
 # With REDIS_URL: Redis is broker and result backend. Without it: kombu's filesystem transport

@@ -8,5 +8,7 @@ from .services.jobs import run_job
 
 @shared_task(name="anonymizer.run_job")
 def run_job_task(job_id: str) -> str:
-    job = Job.objects.get(pk=job_id)
-    return run_job(job).status
+    try:
+        return run_job(Job.objects.get(pk=job_id)).status
+    except Job.DoesNotExist:  # deleted by its owner before or while it ran (services.erasure): nothing to store
+        return "deleted"

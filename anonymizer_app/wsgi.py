@@ -2,7 +2,6 @@
 
 import os
 
-from django.core.exceptions import ImproperlyConfigured
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
@@ -10,7 +9,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
 application = get_wsgi_application()
 
 # gunicorn runs no system checks: refuse to serve on the public development key with DEBUG off
-from anonymizer_app.checks import secret_key_check  # noqa: E402
+from anonymizer_app.checks import refuse_public_key  # noqa: E402
 
-for _error in secret_key_check(None):
-    raise ImproperlyConfigured(f"{_error.msg} ({_error.hint})")
+refuse_public_key()

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-DRAFT_DIR = "hierarchy-drafts"
+from anonymizer_app.services import storage
+
+DRAFT_DIR = storage.DRAFTS  # erasure finds a user's and a hierarchy's sessions by this folder and naming
 MAX_AGE = 24 * 3600  # seconds an untouched editing session is kept
 MAX_STATES = 40  # undo depth
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")

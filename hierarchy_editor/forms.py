@@ -13,12 +13,13 @@ from django.conf import settings
 from django.utils.html import format_html
 
 from anonymizer_app.engine import HierarchyError
+from anonymizer_app.services import storage
 
 from .models import Hierarchy
 
 # Hierarchy files are kept whole in the database, so they get a tighter limit than datasets.
 DEFAULT_MAX_HIERARCHY_MB = 20
-PENDING_DIR = "pending-hierarchies"
+PENDING_DIR = storage.PENDING  # erasure finds a user's pending uploads by this folder and naming
 PENDING_MAX_AGE = 24 * 3600  # seconds an upload waiting for a conflict resolution is kept
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
 

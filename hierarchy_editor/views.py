@@ -31,7 +31,9 @@ from anonymizer_app.engine import HierarchyError, InputError, Role, default_hier
 from anonymizer_app.engine.table import NUMERIC_TYPES
 from anonymizer_app.engine.tree import HierarchyTree
 from anonymizer_app.models import Column, Dataset
+from anonymizer_app.services import erasure
 from anonymizer_app.services.datasets import load_frame
+from anonymizer_app.views.erasure import confirm_page
 
 from . import drafts
 from .forms import (
@@ -381,15 +383,21 @@ def export(request, pk: int, fmt: str):
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def delete(request, pk: int):
-    h = get_object_or_404(Hierarchy.objects.defer("content"), pk=pk, owner=request.user)
-    used = [f"{c.dataset.name} / {c.name}" for c in h.columns.select_related("dataset")]
-    name = h.name
-    h.delete()  # Column.hierarchy is SET_NULL: those columns fall back to the default hierarchy
-    note = f"; {len(used)} column(s) now use the default hierarchy: {', '.join(used)}" if used else ""
-    messages.success(request, f"Deleted hierarchy {name!r}{note}.")
-    return redirect("hierarchies:index")
+    """GET: what deleting the hierarchy does, and a confirmation; POST: delete it. Columns bound to it fall back
+    to the default hierarchy (as in ARX, where a removed hierarchy leaves the attribute without one); jobs keep
+    a copy of it with their configuration, so their lattice and comparisons still work."""
+    h = get_object_or_404(Hierarchy, pk=pk, owner=request.user)
+    if request.method == "POST":
+        name = h.name
+        done = erasure.erase_hierarchy(h)
+        messages.success(request, "; ".join([f"Deleted hierarchy {name!r}", *done.notes]) + ".")
+        return redirect("hierarchies:index")
+    return confirm_page(request, title=f"Delete the hierarchy {h.name}?", what=f"hierarchy {h.name!r}",
+                        preview=erasure.erase_hierarchy(h, dry_run=True),
+                        action=reverse("hierarchies:delete", args=[h.pk]),
+                        back_url=reverse("hierarchies:detail", args=[h.pk]))
 
 
 # ---- JSON endpoints: shared plumbing -------------------------------------------------------------

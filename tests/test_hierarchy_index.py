@@ -41,7 +41,7 @@ def test_it_lists_own_hierarchies_with_their_columns(client_alice, user, other_u
         ["cities", "cities.csv", "2", "2", "people / city", "Download Edit Export ▾ ARX CSV ( ; ) Datafly CSV ( , ) Amnesia text Amnesia JSON Delete"],
     ]
     assert f'href="/hierarchies/dataset/{ds.pk}/column/{city.pk}/"' in html
-    assert f'action="/hierarchies/{cities.pk}/delete/"' in html
+    assert f'href="/hierarchies/{cities.pk}/delete/"' in html
     assert f'href="/hierarchies/{cities.pk}/download/"' in html
     assert 'action="/hierarchies/upload/"' in html
 

@@ -11,8 +11,8 @@ import math
 
 from .. import engine
 from ..engine import InputError, Table
-from ..models import Dataset, Job, Result
-from . import datasets
+from ..models import Dataset, Job
+from . import datasets, results
 from .jobs import Progress, register
 
 COMPARE = "compare"  # Job.algorithm of a comparison (kept for older rows); its options hold the algorithms and ks
@@ -177,8 +177,8 @@ def run_comparison(job: Job) -> None:
     hierarchies = datasets.hierarchies_from_config(job.owner, job.config)
     rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
                    job.sensitive or None, progress=Progress(job))
-    Result.objects.create(job=job, report={"comparison": rows, "records": table.n,
-                                           "quasi_identifiers": list(table.qi), "sensitive": job.sensitive or None})
+    results.store(job, {"comparison": rows, "records": table.n, "quasi_identifiers": list(table.qi),
+                        "sensitive": job.sensitive or None})
 
 
 register(Job.COMPARISON, run_comparison)

@@ -197,10 +197,28 @@ def hierarchies_from_config(owner, config: dict, models: list | None = None) -> 
     wanted = {m.get("column") for m in (models or []) if m.get("distance") == "hierarchical"}
     out = {}
     for c in config["columns"]:
-        if (c["role"] == Role.QUASI_IDENTIFYING.value or c["name"] in wanted) and c.get("hierarchy"):
+        if c["role"] != Role.QUASI_IDENTIFYING.value and c["name"] not in wanted:
+            continue
+        if c.get("hierarchy_snapshot"):  # deleted since the job was made: its text was kept (snapshot_hierarchy)
+            out[c["name"]] = Hierarchy(owner=owner, **c["hierarchy_snapshot"]).to_engine(c["name"])
+        elif c.get("hierarchy"):
             h = Hierarchy.objects.get(pk=c["hierarchy"], owner=owner)
             out[c["name"]] = h.to_engine(c["name"])
     return out
+
+
+def snapshot_hierarchy(config: dict, hierarchy) -> bool:
+    """Keep the text of a hierarchy about to be deleted in a job's configuration, so that the job's lattice
+    and comparisons can still be computed; True when the configuration used it."""
+    changed = False
+    for c in config.get("columns", []):
+        if c.get("hierarchy") == hierarchy.pk:
+            c["hierarchy"] = None
+            c["hierarchy_snapshot"] = {"name": hierarchy.name, "source_name": hierarchy.source_name,
+                                       "content": hierarchy.content, "delimiter": hierarchy.delimiter,
+                                       "on_conflict": hierarchy.on_conflict}
+            changed = True
+    return changed
 
 
 def dataset_table(dataset: Dataset) -> tuple[Table, dict]:

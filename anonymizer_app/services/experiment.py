@@ -9,9 +9,9 @@ import json
 
 from .. import engine
 from ..engine import InputError, Role
-from ..models import Dataset, Job, Result
+from ..models import Dataset, Job
 from ..plotly_text import plotly_escape
-from . import comparison, datasets
+from . import comparison, datasets, results
 from .jobs import Progress, register
 
 EXPERIMENT = "homogeneity-experiment"  # Job.algorithm of an experiment (kept for older rows)
@@ -117,7 +117,7 @@ def run_experiment(job: Job) -> None:
                                                sensitive)[0]
             rows.append({"table": label, **row})
     progress(1.0, "done")
-    Result.objects.create(job=job, report={"experiment": rows})
+    results.store(job, {"experiment": rows})
 
 
 def experiment_csv(rows: list[dict]) -> str:

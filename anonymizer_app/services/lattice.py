@@ -28,6 +28,8 @@ def read_cache(job: Job, name: str):
 
 def write_cache(job: Job, name: str, data: dict) -> None:
     storage.write_json(storage.lattice_cache_dir(job) / name, data)
+    if not Job.objects.filter(pk=job.pk).exists():  # the run was deleted meanwhile: leave nothing of it
+        storage.delete_names([storage.lattice_cache_name(job)])
 
 
 def job_metric(job: Job) -> str:

@@ -9,8 +9,10 @@ import json
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from django.db import transaction
 
-from ..models import Result
+from ..engine import Cancelled
+from ..models import Job, Result
 from . import storage
 
 SUPPRESSED_COLUMN = "__suppressed__"
@@ -20,6 +22,20 @@ ROW_COLUMN = "__row__"  # stored beside the published rows: the dataset row each
 def report_json(report: dict) -> dict:
     """A report as it is stored (plain JSON: numpy scalars converted, NaN as null)."""
     return json.loads(json.dumps(report, default=storage.json_default))
+
+
+def store(job: Job, report: dict, output_name: str = "", files: list[str] | None = None) -> Result:
+    """Save the job's Result, only while the job exists: a job deleted as it ran (erasure) must leave
+    nothing behind, so its written ``files`` are removed and it ends as cancelled. The job row is locked
+    (PostgreSQL; SQLite takes the write lock) so that a deletion waits for the Result or comes first."""
+    with transaction.atomic():
+        if Job.objects.select_for_update().filter(pk=job.pk).exists():
+            record = Result(job=job, report=report)
+            record.output.name = output_name
+            record.save()
+            return record
+    storage.delete_names(files or [])
+    raise Cancelled("the job was deleted while it ran")
 
 
 # ---- the stored rows ------------------------------------------------------------------------------------

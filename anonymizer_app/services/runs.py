@@ -78,10 +78,7 @@ def run_and_store(job: Job, progress) -> Result:
     if job.config.get("population"):
         report["research_subset"] = dict(report.get("research_subset", {}),
                                          population=job.config["population"]["name"])
-    record = Result(job=job, report=results.report_json(report))
-    record.output.name = storage.result_name(job)
-    record.save()
-    return record
+    return results.store(job, results.report_json(report), storage.result_name(job), storage.job_files(job))
 
 
 def run_job_spec(job: Job) -> None:

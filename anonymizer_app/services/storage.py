@@ -3,24 +3,37 @@ and deleted.
 
 Names are relative to Django's default storage (MEDIA_ROOT, a FileSystemStorage):
 
-    datasets/<file>                        an upload as it came, never modified (Dataset.original)
-    tables/dataset-<pk>.parquet            its parsed table: string columns, row groups of ROW_GROUP rows
+    datasets/<hex>.<ext>                   an upload as it came, never modified (Dataset.original)
+    tables/dataset-<pk>-<tag>.parquet      its parsed table: string columns, row groups of ROW_GROUP rows
     tables/staging-<hex>.parquet           a table being parsed, moved into place once complete
-    results/job-<pk>.parquet               a job's published rows, the suppression flag, the dataset row
-    results/job-<pk>-st.parquet            an Anatomy result's sensitive table, beside its QIT
-    results/job-<pk>-lattice/*.json        the solution lattice and node views computed for a lattice job
+    results/job-<uuid>.parquet             a job's published rows, the suppression flag, the dataset row
+    results/job-<uuid>-st.parquet          an Anatomy result's sensitive table, beside its QIT
+    results/job-<uuid>-lattice/*.json      the solution lattice and node views computed for a lattice job
+    hierarchy-drafts/<user>-<h>-<hex>/     an editing session of the hierarchy editor (hierarchy_editor.drafts)
+    pending-hierarchies/<user>-<hex>.json  a hierarchy upload waiting for a conflict resolution (.forms)
+
+No name can be guessed: uploads get a random name (the user's file name is kept in the database only),
+a table's name carries a tag derived from SECRET_KEY, job ids are random UUIDs, sessions random tokens.
+Files are written 0600 and folders 0700 (FILE_MODE, DIR_MODE; the process umask of settings.py covers
+what other code writes). Every file behind an object is found by the ``*_files`` function of its kind
+and removed by ``delete_names`` (services.erasure calls them when the object is deleted, in whatever way).
 
 Parquet and pyarrow need local paths, which come from ``default_storage.path()``; existence, listing and
-deletion go through the storage API, so a remote storage or an erasure feature is a change here only.
+deletion go through the storage API, so a remote storage is a change here only.
 Tables are stored as Parquet so that pages read only the row groups they show, charts only the columns
 they draw.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import re
+import secrets
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -28,22 +41,65 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from django.conf import settings
 from django.core.files.storage import default_storage
 
 from ..engine.result import json_default as engine_json_default
 
 ROW_GROUP = 32_768
+DATASETS = "datasets"
 TABLES = "tables"
 RESULTS = "results"
+DRAFTS = "hierarchy-drafts"
+PENDING = "pending-hierarchies"
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 
 def _local(name: str) -> Path:
     return Path(default_storage.path(name))
 
 
+def media_root() -> Path:
+    return Path(settings.MEDIA_ROOT)
+
+
+# ---- permissions ------------------------------------------------------------------------------------
+def make_folder(path: Path) -> None:
+    """``path`` and its missing parents, each 0700 (mkdir's mode alone is filtered by the umask)."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(folder, DIR_MODE)
+
+
+def make_private(path: Path) -> None:
+    """A file (0600) or folder (0700) and everything under it readable by the owner only."""
+    if not path.exists():
+        return
+    for root, _dirs, files in os.walk(path):
+        os.chmod(root, DIR_MODE)
+        for name in files:
+            os.chmod(os.path.join(root, name), FILE_MODE)
+    if path.is_file():
+        os.chmod(path, FILE_MODE)
+
+
 # ---- names and paths ------------------------------------------------------------------------------
+def _tag(kind: str, key) -> str:
+    """A name component nobody can compute without SECRET_KEY (a changed key: tables are rebuilt)."""
+    message = f"anonymizer.storage:{kind}:{key}".encode()
+    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()[:24]
+
+
 def table_name(dataset) -> str:
-    return f"{TABLES}/dataset-{dataset.pk}.parquet"
+    return f"{TABLES}/dataset-{dataset.pk}-{_tag('table', dataset.pk)}.parquet"
 
 
 def table_path(dataset) -> Path:
@@ -95,8 +151,11 @@ def original_path(dataset) -> Path:
 
 # ---- originals --------------------------------------------------------------------------------------
 def save_original(dataset, filename: str, source) -> None:
-    """Store an upload (a Django File: a temporary upload file is moved, not read) as the dataset's original."""
-    dataset.original.save(Path(filename).name, source, save=False)
+    """Store an upload (a Django File: a temporary upload file is moved, not read) as the dataset's original,
+    under a random name with the file's extension (its own name is Dataset.original_name)."""
+    suffix = Path(filename).suffix.lower()
+    suffix = suffix if re.fullmatch(r"\.[a-z0-9]{1,8}", suffix) else ""
+    dataset.original.save(f"{secrets.token_hex(16)}{suffix}", source, save=False)
 
 
 def delete_original(dataset) -> None:
@@ -114,7 +173,7 @@ class AtomicParquet:
     commit(); leaving the ``with`` block without commit() removes the temporary file."""
 
     def __init__(self, target: Path):
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         self.target = target
         self.tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         self.writer: pq.ParquetWriter | None = None
@@ -124,13 +183,17 @@ class AtomicParquet:
 
     def write(self, table: pa.Table) -> None:
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
+            self._open(table.schema)
         self.writer.write_table(table, row_group_size=ROW_GROUP)
+
+    def _open(self, schema: pa.Schema) -> None:
+        self.writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+        os.chmod(self.tmp, FILE_MODE)
 
     def commit(self, empty_schema: pa.Schema | None = None) -> None:
         """Close and rename; with nothing written, an empty file of ``empty_schema``."""
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, empty_schema, compression="zstd")
+            self._open(empty_schema)
         self.writer.close()
         self.writer = None
         self.tmp.replace(self.target)
@@ -144,9 +207,16 @@ class AtomicParquet:
 
 def write_string_table(frame: pd.DataFrame, target: Path) -> None:
     """A small frame stored whole, every column as strings (an Anatomy result's sensitive table)."""
-    pq.write_table(pa.Table.from_arrays([pa.array(frame[c].astype(str).to_numpy(dtype=object), type=pa.string())
-                                         for c in frame.columns], names=[str(c) for c in frame.columns]),
-                   target, compression="zstd")
+    make_folder(target.parent)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(pa.Table.from_arrays([pa.array(frame[c].astype(str).to_numpy(dtype=object), type=pa.string())
+                                             for c in frame.columns], names=[str(c) for c in frame.columns]),
+                       tmp, compression="zstd")
+        os.chmod(tmp, FILE_MODE)
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def to_frame(table: pa.Table) -> pd.DataFrame:
@@ -227,8 +297,8 @@ def read_json(path: Path):
 
 
 def write_json(path: Path, data) -> None:
-    """Written under a temporary name and renamed, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Written under a temporary name and renamed, so a reader never sees half a file (mkstemp: 0600)."""
+    make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, separators=(",", ":"), default=json_default)
@@ -263,22 +333,147 @@ def _delete_tree(name: str) -> None:
     default_storage.delete(name)  # the folder itself, now empty
 
 
+def delete_names(names) -> None:
+    """Remove the named files and folders (with everything in them); missing ones are skipped."""
+    for name in names:
+        if name and _local(name).is_dir():
+            _delete_tree(name)
+        else:
+            _delete(name)
+
+
+def existing_files(names) -> list[str]:
+    """The files the names stand for that exist now (a folder: every file in it), sorted."""
+    found = []
+    for name in names:
+        path = _local(name) if name else None
+        if path is None or not path.exists():
+            continue
+        if path.is_dir():
+            found.extend(p.relative_to(media_root()).as_posix() for p in path.rglob("*") if p.is_file())
+        else:
+            found.append(name)
+    return sorted(set(found))
+
+
+def media_files() -> list[tuple[str, float]]:
+    """Every file under MEDIA_ROOT as (name, modification time), for the orphan sweep and the tests."""
+    root = media_root()
+    out = []
+    for folder, _, files in os.walk(root):
+        for file in files:
+            path = Path(folder) / file
+            try:
+                out.append((path.relative_to(root).as_posix(), path.stat().st_mtime))
+            except OSError:  # removed meanwhile
+                continue
+    return sorted(out)
+
+
+def remove_empty_parents(names) -> None:
+    """The folders (below the top-level ones) that removing ``names`` left empty."""
+    root = media_root()
+    for name in names:
+        folder = _local(name).parent
+        while folder.parent != root and folder != root and root in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty, or gone already
+                break
+            folder = folder.parent
+
+
+def prune_empty_folders(grace_seconds: float = 0) -> None:
+    """Remove empty folders below the top-level ones (lattice caches, editing sessions) left by a sweep."""
+    root, cutoff = media_root(), time.time() - grace_seconds
+    for folder, dirs, files in os.walk(root, topdown=False):
+        path = Path(folder)
+        if path.parent == root or path == root or files or dirs:
+            continue
+        try:
+            if path.stat().st_mtime <= cutoff:
+                path.rmdir()
+        except OSError:
+            continue
+
+
+# ---- the files of each kind of object -----------------------------------------------------------------------
+# Each returns names (files or folders) relative to MEDIA_ROOT, computed from the object's own fields, so that
+# they work on an object whose row was just deleted (services.erasure collects them in post_delete).
+DRAFT_RE = re.compile(r"^(?P<user>\d+)-(?P<hierarchy>\d+)-[0-9a-f]{32}$")
+PENDING_RE = re.compile(r"^(?P<user>\d+)-[0-9a-f]{32}\.json$")
+JOB_FILE_RE = re.compile(rf"^{RESULTS}/job-(?P<job>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}})"
+                         r"(\.parquet|-st\.parquet|-lattice(/.*)?)$")
+TABLE_RE = re.compile(rf"^{TABLES}/dataset-(?P<dataset>\d+)(-[0-9a-f]+)?\.parquet$")
+
+
+def _folder_entries(folder: str, pattern: re.Pattern, **groups) -> list[str]:
+    """Names in ``folder`` matching ``pattern`` whose named groups equal ``groups``."""
+    path = media_root() / folder
+    if not path.is_dir():
+        return []
+    out = []
+    for entry in sorted(os.listdir(path)):
+        match = pattern.match(entry)
+        if match and all(match.group(key) == str(value) for key, value in groups.items()):
+            out.append(f"{folder}/{entry}")
+    return out
+
+
+def dataset_files(dataset) -> list[str]:
+    """The upload as it came and its parsed table (under its current and its pre-tag name)."""
+    names = [table_name(dataset), f"{TABLES}/dataset-{dataset.pk}.parquet"]
+    if dataset.original.name:
+        names.append(dataset.original.name)
+    return names
+
+
+def job_files(job) -> list[str]:
+    """A job's stored output, an Anatomy result's sensitive table beside it, a lattice job's cache."""
+    name = result_name(job)
+    return [name, _sensitive_table_name(name), lattice_cache_name(job)]
+
+
+def result_files(result) -> list[str]:
+    name = result.output.name
+    return [name, _sensitive_table_name(name)] if name else []
+
+
+def hierarchy_files(hierarchy) -> list[str]:
+    """The editing sessions of the hierarchy editor open on this hierarchy."""
+    return _folder_entries(DRAFTS, DRAFT_RE, user=hierarchy.owner_id, hierarchy=hierarchy.pk)
+
+
+def user_files(user) -> list[str]:
+    """What belongs to a user but to none of their objects: editing sessions, uploads awaiting a resolution."""
+    return _folder_entries(DRAFTS, DRAFT_RE, user=user.pk) + _folder_entries(PENDING, PENDING_RE, user=user.pk)
+
+
 def delete_job_files(job) -> None:
     """Every file a job produced: its stored output (and an Anatomy result's sensitive table) and, for a
     lattice job, the cached lattice and node views. The database rows are the caller's business."""
-    names = {result_name(job)}
+    names = job_files(job)
     result = getattr(job, "result", None)  # no Result yet: a reverse one-to-one raises an AttributeError
-    if result is not None and result.output.name:
-        names.add(result.output.name)
-    for name in names:
-        _delete(name)
-        _delete(_sensitive_table_name(name))
-    _delete_tree(lattice_cache_name(job))
+    if result is not None:
+        names += result_files(result)
+    delete_names(names)
+
+
+def delete_result_files(result) -> None:
+    delete_names(result_files(result))
 
 
 def delete_dataset_files(dataset) -> None:
     """Every file of a dataset: the original upload, its parsed table, and the files of its jobs."""
     for job in dataset.jobs.all():
         delete_job_files(job)
-    _delete(table_name(dataset))
-    _delete(dataset.original.name)
+    delete_names(dataset_files(dataset))
+
+
+def delete_hierarchy_files(hierarchy) -> None:
+    delete_names(hierarchy_files(hierarchy))
+
+
+def delete_user_files(user) -> None:
+    """The user's own files; those of their datasets, jobs and hierarchies go with each of them."""
+    delete_names(user_files(user))

@@ -16,6 +16,8 @@ Everything is owner-scoped like the other pages: another user's job is a 404.
 
 from __future__ import annotations
 
+from csp.constants import UNSAFE_EVAL
+from csp.decorators import csp_update
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
@@ -102,6 +104,8 @@ def kept_nodes(job: Job) -> dict[str, str]:
 
 @login_required
 @require_GET
+# plotly's WebGL traces (scattergl, via regl) build their drawing code with Function(): this page only
+@csp_update({"script-src": [UNSAFE_EVAL]})
 def lattice(request, job_id):
     job = _lattice_job(request, job_id)
     return render(request, "anonymizer/lattice.html", {

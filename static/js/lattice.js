@@ -253,6 +253,8 @@
   function start() {
     if (typeof window.Plotly === "undefined") { text(statusEl, "The plotting library did not load."); return; }
     $("lattice-retry").addEventListener("click", function () { load(true); });
+    // the filter redraws on change; Enter in one of its boxes must not submit (and reload) the page
+    $("lattice-filter").addEventListener("submit", function (ev) { ev.preventDefault(); });
     $("lattice-cancel-form").addEventListener("submit", function (ev) {
       ev.preventDefault();
       var form = ev.target;
