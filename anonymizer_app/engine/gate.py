@@ -194,3 +194,62 @@ def publish_set_column(publication: Publication, spec: RunSpec, table: Table, pr
                                 f"published class (smallest support {report['km_smallest_support_in_classes']})")
     publication.table[sc.column] = cells
     return report
+
+
+# ---- transaction datasets ---------------------------------------------------------------------------------
+RECORD_ID, ITEMS = "record id", "items"  # the columns of a published transaction dataset
+
+
+def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[str, list[str]],
+                         suppressed_items: list[str]) -> Publication:
+    """The publication of a transaction dataset: one row per input record (its id, if the file has ids,
+    and its published items joined by the file's item delimiter), rechecked from those published cells:
+    the ids are the input's, in input order; every published record is a valid generalization of its
+    input record under the rules (each published item is an input item of the record or a rule's label
+    covering one, each input item is published, covered or suppressed); and k^m-anonymity recounted on
+    the published records (every itemset of at most m items that occurs is held by k records or more).
+    Returns the Publication; ``report["km"]`` holds the recount."""
+    from .setvalued import itemsets
+    from .setvalued.transactions import Transactions
+    from .spec import TransactionSet
+
+    source = spec.table
+    assert isinstance(source, TransactionSet)
+    tx, delimiter, k, m = source.transactions, source.delimiter, spec.k, source.m
+    if len(records) != tx.n:
+        raise VerificationError(f"{len(records)} published records for {tx.n} input records")
+    clash = sorted({item for record in records for item in record if delimiter in item or not item.strip()})
+    if clash:
+        raise InputError(f"the published item {clash[0]!r} contains the item delimiter {delimiter!r} (or is empty); "
+                         f"choose another delimiter or hierarchy labels without it")
+    frame = pd.DataFrame({ITEMS: [delimiter.join(record) for record in records]})
+    if tx.ids is not None:
+        frame.insert(0, RECORD_ID, [str(i) for i in tx.ids])
+
+    # from here on only the published cells are read
+    if tx.ids is not None and frame[RECORD_ID].tolist() != [str(i) for i in tx.ids]:
+        raise VerificationError("the published record ids differ from the input's")
+    published = [[x for x in cell.split(delimiter) if x] for cell in frame[ITEMS].tolist()]
+    covers = {label: set(items) for label, items in rules.items()}
+    gone = set(suppressed_items)
+    for r, items in enumerate(published):
+        line = r + 1
+        source_items = set(tx.record(r))
+        if len(set(items)) != len(items):
+            raise VerificationError(f"record {line}: an item is published twice")
+        for item in items:
+            if not (covers.get(item, {item}) & source_items):
+                raise VerificationError(f"record {line}: published item {item!r} generalizes none of its items")
+        for item in source_items - gone:
+            if not any(item == p or item in covers.get(p, ()) for p in items):
+                raise VerificationError(f"record {line}: item {item!r} is neither published nor suppressed")
+    recount = Transactions.from_records(published)
+    smallest, where = itemsets.smallest_support(recount.offsets, recount.codes, m)
+    if smallest is not None and smallest < k:
+        shown = ", ".join(str(recount.items[c]) for c in where or ())
+        raise VerificationError(f"k^m-anonymity (k={k}, m={m}) fails on the published records: {{{shown}}} occurs "
+                                f"in {smallest} record(s)")
+    rows = np.arange(tx.n, dtype=np.int64)
+    km = {"smallest_support": smallest, "weakest_itemset": [str(recount.items[c]) for c in where or ()],
+          "holds": True, "published_items": int(len(recount.items))}
+    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, report={"km": km})

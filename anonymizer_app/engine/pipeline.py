@@ -19,9 +19,9 @@ from . import out_of_core
 from .algorithms.base import ProgressCallback
 from .api import compute
 from .errors import Cancelled, InputError
-from .gate import Publication, publish, publish_set_column
-from .report import build_report
-from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable
+from .gate import Publication, publish, publish_set_column, publish_transactions
+from .report import build_report, build_set_report
+from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable, TransactionSet
 from .table import Table
 
 SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
@@ -44,7 +44,10 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
 
     An in-memory table (``Table``) runs every algorithm; a :class:`~.spec.StreamedTable` runs out of
     core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
-    went to the sink, verified chunk by chunk."""
+    went to the sink, verified chunk by chunk. A :class:`~.spec.TransactionSet` runs the set-valued
+    algorithms (k^m-anonymity) and publishes through the gate's :func:`~.gate.publish_transactions`."""
+    if isinstance(spec.table, TransactionSet):
+        return _run_transactions(spec, spec.table, progress, sink)
     if isinstance(spec.table, StreamedTable):
         if spec.set_column is not None:
             raise InputError("a set-valued column runs in memory: the disk hybrid streams relational tables only")
@@ -67,6 +70,37 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
         publication.report["set_column"] = set_report
     if sink is not None:
         stage(0.98, "writing the published table")
+        write_to(sink, publication.table, publication.suppressed, publication.rows)
+    stage(1.0, "published")
+    return publication
+
+
+def label_joiner(delimiter: str) -> str:
+    """Between the items of a dynamic group's label ({a, b}): never the records' item delimiter."""
+    return next(j for j in (", ", "; ", ",", ";", "/") if delimiter not in j)
+
+
+def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sink | None) -> Publication:
+    """A transaction dataset: AA or dynamic hierarchies to k^m, the gate, the report, the sink."""
+    from .setvalued import anonymize_transactions
+
+    def stage(fraction: float, phase: str) -> bool:
+        if progress is not None and progress(fraction, phase) is False:
+            raise Cancelled(phase)
+        return True
+
+    def searching(fraction: float, phase: str) -> bool:  # the algorithm's share of the bar: up to 90%
+        return stage(0.9 * fraction, phase)
+
+    result = anonymize_transactions(source.transactions, spec.k, source.m, algorithm=source.algorithm,
+                                    hierarchy=source.hierarchy, suppress_at_root=source.item_suppression,
+                                    progress=searching, label_joiner=label_joiner(source.delimiter))
+    stage(0.96, "publishing: recounting k^m on the records that leave")
+    publication = publish_transactions(spec, result.records, result.recoding.rules,
+                                       result.recoding.suppressed_items)
+    publication.report = dict(build_set_report(publication, spec, result.report))
+    if sink is not None:
+        stage(0.98, "writing the published records")
         write_to(sink, publication.table, publication.suppressed, publication.rows)
     stage(1.0, "published")
     return publication
@@ -99,7 +133,7 @@ def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | N
     outcome = out_of_core.anonymize_out_of_core(
         source.chunks, source.roles, spec.hierarchies, spec.k, write, types=source.types,
         sensitive=spec.sensitive, options=spec.options, progress=progress,
-        suppression_limit=spec.suppression_limit)
+        directory=spec.scratch, suppression_limit=spec.suppression_limit)
     if not outcome.verified:
         raise InputError("refusing to publish a result that was not verified")
     report = dict(outcome.report)
@@ -119,5 +153,6 @@ def publish_levels(spec: RunSpec, levels: str, progress: ProgressCallback | None
     return run(spec.with_algorithm("full-domain", {"levels": levels}), progress)
 
 
-__all__ = ["Publication", "RunSpec", "Sink", "StreamedTable", "Table", "REMOVE", "publish_levels", "run",
+__all__ = ["Publication", "RunSpec", "Sink", "StreamedTable", "Table", "TransactionSet", "REMOVE", "label_joiner",
+           "publish_levels", "run",
            "runs_out_of_core", "write_to"]

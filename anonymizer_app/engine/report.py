@@ -69,6 +69,20 @@ class Report(TypedDict, total=False):
     publishing: dict
     research_subset: dict
     guarantee: str
+    set_column: dict  # a table's set-valued column (mixed mode): its k^m figures and rules
+    # a transaction dataset (kind "set-valued"): k^m figures, rules, item losses (build_set_report)
+    kind: str
+    m: int
+    layout: dict
+    items: int
+    item_occurrences: int
+    records_with_repeated_items: int
+    repeated_items_rule: str
+    generalization_rules: dict[str, list[str]]
+    suppressed_items: list[str]
+    rounds: int
+    item_loss: dict[str, float]
+    hierarchy_rows: list[list[str]]
 
 
 def value_counts(values: pd.Series, top: int = TOP_VALUES) -> dict:
@@ -192,3 +206,32 @@ def _anatomy_figures(publication: Publication, table: Table, result) -> dict:
                       f"{int((counts == 1).sum()):,} of its records are unique on the quasi-identifiers "
                       f"(highest re-identification risk {qi_figures['prosecutor_risk_highest']:.0%})."),
     }
+
+
+def build_set_report(publication: Publication, spec: RunSpec, engine_report: dict) -> Report:
+    """The report of a published transaction dataset: the set-valued engine's figures (rules, NCP,
+    itemset-support error, repeated items), the k^m figure as the gate recounted it from the published
+    records, and the publishing keys every report has."""
+    from .spec import TransactionSet
+
+    source = spec.table
+    assert isinstance(source, TransactionSet)
+    km = publication.report["km"]
+    report: dict = dict(engine_report)
+    report["metrics"] = dict(report["metrics"], km_smallest_support=km["smallest_support"],
+                             km_weakest_itemset=km["weakest_itemset"])
+    n = int(len(publication.table))
+    report.update({
+        "k_achieved": km["smallest_support"] if km["smallest_support"] is not None else n,
+        "records": n,
+        "input_records": int(source.transactions.n),
+        "suppressed": 0,
+        "layout": {"kind": "transactions", "item_delimiter": source.delimiter, "record_id": source.has_ids,
+                   "name": source.name},
+        "item_suppression": source.item_suppression,
+        "publishing": {"suppressed_rows": spec.publishing.suppressed_rows, "description": "every record is "
+                       "published; items are generalized or suppressed, never records", "suppressed": 0,
+                       "suppressed_published": 0, "suppressed_removed": 0, "published_records": n},
+        "verified": True,
+    })
+    return json.loads(json.dumps(report, default=json_default))

@@ -15,6 +15,8 @@ import pandas as pd
 from .errors import InputError
 from .hierarchy import Hierarchy
 from .privacy import KAnonymity, Parameter, PrivacyModel
+from .setvalued.anonymize import SET_ALGORITHMS
+from .setvalued.transactions import Transactions
 from .table import Role, Table
 
 SUPPRESSION = Parameter("suppression limit", float, 0.0, "share of records that may be suppressed (0..1)",
@@ -68,6 +70,35 @@ class SetColumn:
 
 
 @dataclass(frozen=True)
+class TransactionSet:
+    """A transaction dataset as a run's input: records of items (one per line of the file, ``delimiter``
+    between the items, an optional record id first), made k^m-anonymous as a whole by ``algorithm``
+    ("apriori" with ``hierarchy``, or "dynamic"); with ``item_suppression`` Apriori may suppress an
+    item that reaches the hierarchy's root. The run's k is the spec's k."""
+
+    transactions: Transactions
+    m: int = 2
+    algorithm: str = "apriori"
+    hierarchy: Hierarchy | None = None
+    item_suppression: bool = True
+    delimiter: str = ","
+    name: str = "transactions"
+
+    def __post_init__(self) -> None:
+        if self.m < 1:
+            raise InputError(f"m must be at least 1, got {self.m}")
+        if self.algorithm not in SET_ALGORITHMS:
+            raise InputError(f"set-valued algorithm must be one of {', '.join(SET_ALGORITHMS)}, "
+                             f"got {self.algorithm!r}")
+        if self.algorithm == "apriori" and self.hierarchy is None:
+            raise InputError("Apriori needs an item hierarchy (or choose dynamic hierarchies)")
+
+    @property
+    def has_ids(self) -> bool:
+        return self.transactions.ids is not None
+
+
+@dataclass(frozen=True)
 class StreamedTable:
     """A table too large to hold: read again and again as chunks of text cells, in input order."""
 
@@ -84,7 +115,7 @@ class RunSpec:
     ``models`` holds every privacy model of the run, k-anonymity included (``k`` is a shortcut that
     adds it); ``sensitive`` is the column the homogeneity figures and models without a column use."""
 
-    table: Table | StreamedTable
+    table: Table | StreamedTable | TransactionSet
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     algorithm: str = "datafly"
     models: tuple[PrivacyModel, ...] = ()
@@ -93,9 +124,12 @@ class RunSpec:
     sensitive: str | None = None
     publishing: Publishing = Publishing()
     set_column: SetColumn | None = None
+    # a folder of the run's own for its scratch files (the disk hybrid's database and class counts), made and
+    # removed by the caller (a web job: services.storage.job_scratch); None: the system temp folder
+    scratch: str | None = None
 
     @classmethod
-    def build(cls, table: Table | StreamedTable, hierarchies: dict[str, Hierarchy] | None = None,
+    def build(cls, table: Table | StreamedTable | TransactionSet, hierarchies: dict[str, Hierarchy] | None = None,
               algorithm: str = "datafly", k: int | None = None, models: Iterable[PrivacyModel] = (),
               options: dict | None = None, suppression_limit: float = 0.0, sensitive: str | None = None,
               suppressed_rows: str = REMOVE, set_column: SetColumn | None = None) -> "RunSpec":
@@ -110,6 +144,10 @@ class RunSpec:
     @property
     def k(self) -> int:
         return max((int(getattr(m, "k", 1)) for m in self.models), default=1)
+
+    @property
+    def transactions(self) -> bool:
+        return isinstance(self.table, TransactionSet)
 
     @property
     def streamed(self) -> bool:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import Role
+from ..engine.gate import ITEMS, RECORD_ID
 from ..models import Job, Result
 from . import results, storage
 
@@ -26,6 +27,15 @@ def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False,
         frame = frame.sample(frac=1.0, random_state=np.random.default_rng(seed).integers(2**31))
     safe = pd.DataFrame({neutralize(str(c)): _neutralize_column(frame[c]) for c in frame.columns})
     return safe.to_csv(sep=delimiter, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+
+
+def transaction_lines(frame: pd.DataFrame, delimiter: str):
+    """Published transaction records (engine.gate: an optional record id column, then the items joined by
+    the item delimiter) as the lines of a transaction file, every field neutralized."""
+    ids = frame[RECORD_ID].tolist() if RECORD_ID in frame.columns else None
+    for r, cell in enumerate(frame[ITEMS].tolist()):
+        fields = ([ids[r]] if ids is not None else []) + [x for x in str(cell).split(delimiter) if x]
+        yield delimiter.join(neutralize(str(x)) for x in fields) + "\n"
 
 
 def _neutralize_column(values: pd.Series) -> pd.Series:

@@ -388,8 +388,11 @@ class Command(OneLineCommand):
             raise AnonymizeError(f"--item-hierarchy: {exc}") from None
 
     def _run_transactions(self, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
-        """A transaction file: k^m-anonymity by AA or dynamic hierarchies; OUT one record per line."""
-        from anonymizer_app.engine.setvalued import anonymize_transactions, parse_transactions
+        """A transaction file: one RunSpec (a TransactionSet), one pipeline run (k^m-anonymity by AA or
+        dynamic hierarchies, the publishing gate's recount); OUT one record per line, as the input."""
+        from anonymizer_app.engine.pipeline import run
+        from anonymizer_app.engine.setvalued import parse_transactions
+        from anonymizer_app.engine.spec import RunSpec, TransactionSet
 
         for flag in ("qi", "sensitive", "identifier", "hierarchy"):
             if opts[flag]:
@@ -399,29 +402,27 @@ class Command(OneLineCommand):
         k = engine.KAnonymity(opts["k"]).k
         delimiter = opts["item_delimiter"] or ","
         hierarchy, algorithm = self._item_hierarchy(opts)
+        m = self._m(opts)
         try:
             with open(source, encoding="utf-8-sig", newline="") as fh:
                 tx = parse_transactions(fh, delimiter, has_id=opts["record_id"], where=source.name)
         except UnicodeDecodeError as exc:
             raise AnonymizeError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-        result = anonymize_transactions(tx, k, self._m(opts), algorithm=algorithm, hierarchy=hierarchy,
-                                        suppress_at_root=opts["item_suppression"], progress=progress)
+        records = TransactionSet(tx, m, algorithm, hierarchy, opts["item_suppression"], delimiter, source.stem)
+        spec = RunSpec.build(records, k=k)
+        sink = TransactionSink(delimiter)
+        publication = run(spec, progress, sink)
         progress.close()
-        from anonymizer_app.services.exports import neutralize
-
-        lines = []
-        for r, record in enumerate(result.records):
-            fields = ([str(tx.ids[r])] if tx.ids is not None else []) + record
-            lines.append(delimiter.join(neutralize(x) for x in fields))
-        files = [(out, "\n".join(lines) + "\n")]
+        report = publication.report
+        files = [(out, "".join(sink.lines))]
         if report_path is not None:
-            files.append((report_path, json.dumps(result.report, indent=2, default=json_default) + "\n"))
+            files.append((report_path, json.dumps(report, indent=2, default=json_default) + "\n"))
         _write_all(files)
-        metrics = result.report["metrics"]
-        return (f"{out}: {tx.n:,} records, {k}^{result.m}-anonymous ({algorithm}), "
-                f"{metrics['generalized_items']:,} items generalized by {len(result.recoding.rules):,} rule(s), "
-                f"{len(result.recoding.suppressed_items):,} suppressed, NCP {metrics['ncp']:.4f}, "
-                f"{result.report['seconds']:.2f} s" + (f"; report {report_path}" if report_path else ""))
+        metrics = report["metrics"]
+        return (f"{out}: {tx.n:,} records, {k}^{m}-anonymous ({algorithm}), "
+                f"{metrics['generalized_items']:,} items generalized by {len(report['generalization_rules']):,} "
+                f"rule(s), {len(report['suppressed_items']):,} suppressed, NCP {metrics['ncp']:.4f}, "
+                f"{report['seconds']:.2f} s" + (f"; report {report_path}" if report_path else ""))
 
     @staticmethod
     def _levels_in_table_order(opts: dict, options: dict, table) -> dict:
@@ -583,6 +584,20 @@ class CsvSink:
         text = export_csv(frame, delimiter=self.delimiter)
         self.fh.write(text if not self.started else text.split("\n", 1)[1])
         self.started = True
+
+
+class TransactionSink:
+    """The pipeline's sink for a transaction file's OUT: one record per line in the input's layout (the
+    record id first, if any, then the items), every field neutralized against spreadsheet formulas."""
+
+    def __init__(self, delimiter: str):
+        self.delimiter = delimiter
+        self.lines: list[str] = []
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+        from anonymizer_app.services.exports import transaction_lines
+
+        self.lines.extend(transaction_lines(frame, self.delimiter))
 
 
 def _write_all(files: list[tuple[Path, str]]) -> None:
