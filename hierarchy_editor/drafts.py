@@ -6,11 +6,18 @@ file per state of the tree (``HierarchyTree.to_dict()``, nested ``{"label", "chi
 An edit writes state ``pos + 1`` and drops the redo states above it; undo/redo only move ``pos``.
 The tree of a city file (~18,000 leaves) is ~1 MB of JSON, so only MAX_STATES states are kept and
 the browser never receives the whole tree: it asks for one node's children at a time.
+
+Drafts are written only on change: opening the editor again on an unchanged hierarchy reuses the
+user's untouched session of it (``find_untouched``) instead of writing another copy. Each user has a
+cap on sessions and on their bytes (settings HIERARCHY_DRAFTS_PER_USER, HIERARCHY_DRAFT_BYTES_PER_USER):
+a new session or state evicts the user's least recently used other sessions, those without unsaved
+edits first; a tree that alone exceeds the bytes cap is refused (DraftTooLarge).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import shutil
@@ -25,6 +32,8 @@ from anonymizer_app.services import storage
 DRAFT_DIR = storage.DRAFTS  # erasure finds a user's and a hierarchy's sessions by this folder and naming
 MAX_AGE = 24 * 3600  # seconds an untouched editing session is kept
 MAX_STATES = 40  # undo depth
+DRAFTS_PER_USER = 10  # defaults of the per-user caps (settings override them)
+DRAFT_BYTES_PER_USER = 100 * 1024 * 1024
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
 
 _lock = threading.Lock()
@@ -36,6 +45,69 @@ _CACHE_SIZE = 6
 
 class DraftMissing(LookupError):
     """The session does not exist (never did, expired, or belongs to someone else)."""
+
+
+class DraftTooLarge(ValueError):
+    """A tree larger than the user's whole draft space; the message says by how much."""
+
+
+def per_user_caps() -> tuple[int, int]:
+    """(sessions, bytes) a user may keep."""
+    return (int(getattr(settings, "HIERARCHY_DRAFTS_PER_USER", DRAFTS_PER_USER)),
+            int(getattr(settings, "HIERARCHY_DRAFT_BYTES_PER_USER", DRAFT_BYTES_PER_USER)))
+
+
+def _size(folder: Path) -> int:
+    try:
+        return sum(f.stat().st_size for f in folder.iterdir())
+    except OSError:
+        return 0
+
+
+def _sessions(user_id: int) -> list[tuple[float, bool, int, Path]]:
+    """The user's sessions as (last use, has unsaved edits, bytes, folder), least recently used first."""
+    out = []
+    root = _root()
+    if not root.is_dir():
+        return out
+    for folder in root.glob(f"{int(user_id)}-*-*"):
+        try:
+            state_file = folder / "state.json"
+            state = json.loads(state_file.read_text(encoding="utf-8"))
+            used = state_file.stat().st_mtime
+        except (OSError, ValueError):
+            state, used = {}, 0.0
+        unsaved = state.get("pos", 0) != state.get("saved", 0)
+        out.append((used, unsaved, _size(folder), folder))
+    return sorted(out, key=lambda s: (s[0], str(s[3])))
+
+
+def make_room(user_id: int, new_bytes: int, keep: Path | None = None) -> None:
+    """Evict the user's sessions (not ``keep``) until one more session of ``new_bytes`` fits the caps:
+    untouched or saved ones first, then the least recently used; DraftTooLarge when it cannot fit."""
+    max_sessions, max_bytes = per_user_caps()
+    if new_bytes > max_bytes:
+        raise DraftTooLarge(f"the edited tree takes {new_bytes:,} bytes, more than the {max_bytes:,} bytes an "
+                            f"account may keep in editing sessions (HIERARCHY_DRAFT_BYTES_PER_USER)")
+    others = [s for s in _sessions(user_id) if s[3] != keep]
+    kept_bytes = _size(keep) if keep is not None and keep.is_dir() else 0
+    # evict saved/untouched sessions first, each group least recently used first
+    order = sorted(others, key=lambda s: (s[1], s[0]))
+    count = len(others) + (0 if keep is not None else 1)
+    total = sum(s[2] for s in others) + kept_bytes + new_bytes
+    for _used, _unsaved, size, folder in order:
+        if count <= max_sessions and total <= max_bytes:
+            break
+        shutil.rmtree(folder, ignore_errors=True)
+        with _lock:
+            for key in [k for k in _cache if k[0] == str(folder)]:
+                _cache.pop(key)
+        count -= 1
+        total -= size
+
+
+def _json_bytes(data) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _root() -> Path:
@@ -62,9 +134,9 @@ def _cleanup() -> None:
             pass
 
 
-def _write_json(path: Path, data) -> None:
+def _write_json(path: Path, data, encoded: bytes | None = None) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    tmp.write_bytes(_json_bytes(data) if encoded is None else encoded)
     tmp.replace(path)
 
 
@@ -77,15 +149,39 @@ class Draft:
 
     # ---- creation and lookup -------------------------------------------------------------------
     @classmethod
-    def create(cls, user_id: int, hierarchy_id: int, tree: dict, meta: dict | None = None) -> "Draft":
+    def create(cls, user_id: int, hierarchy_id: int, tree: dict, meta: dict | None = None,
+               digest: str = "") -> "Draft":
+        """A new session; ``digest`` identifies the hierarchy's stored text it was opened on."""
         _cleanup()
+        encoded = _json_bytes(tree)
+        make_room(user_id, len(encoded))
         token = secrets.token_hex(16)
         folder = _folder(user_id, hierarchy_id, token)
         folder.mkdir(parents=True)
-        draft = cls(folder, {"base": 0, "pos": 0, "top": 0, "meta": meta or {}, "token": token})
-        _write_json(folder / "0.json", tree)
+        draft = cls(folder, {"base": 0, "pos": 0, "top": 0, "meta": meta or {}, "token": token, "digest": digest})
+        _write_json(folder / "0.json", tree, encoded)
         draft._save_state()
         return draft
+
+    @classmethod
+    def find_untouched(cls, user_id: int, hierarchy_id: int, digest: str, meta: dict) -> "Draft | None":
+        """The user's session on this hierarchy's unchanged text with no edit and the same ``meta``: opening
+        the editor again goes back to it instead of writing another copy of the tree."""
+        root = _root()
+        if not digest or not root.is_dir():
+            return None
+        for folder in sorted(root.glob(f"{int(user_id)}-{int(hierarchy_id)}-*")):
+            try:
+                state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if state.get("digest") == digest and state.get("top") == 0 and state.get("meta") == meta:
+                try:
+                    os.utime(folder / "state.json")  # in use again: not the next to expire or be evicted
+                except OSError:
+                    continue
+                return cls(folder, state)
+        return None
 
     @classmethod
     def load(cls, user_id: int, hierarchy_id: int, token: str) -> "Draft":
@@ -128,11 +224,18 @@ class Draft:
     def push(self, tree: dict) -> None:
         """A new state after an edit: the redo states are dropped, the oldest beyond MAX_STATES too."""
         pos = self.state["pos"] + 1
+        encoded = _json_bytes(tree)
+        make_room(int(self.folder.name.split("-")[0]), len(encoded), keep=self.folder)
         for n in range(pos, self.state["top"] + 1):
             (self.folder / f"{n}.json").unlink(missing_ok=True)
-        _write_json(self.folder / f"{pos}.json", tree)
+        _write_json(self.folder / f"{pos}.json", tree, encoded)
         self.state["pos"] = self.state["top"] = pos
-        while self.state["top"] - self.state["base"] + 1 > MAX_STATES:
+        _, max_bytes = per_user_caps()
+        others = sum(size for _, _, size, folder in _sessions(int(self.folder.name.split("-")[0]))
+                     if folder != self.folder)
+        # the undo depth shrinks before the user's bytes cap is passed (the current state always stays)
+        while self.state["top"] - self.state["base"] + 1 > MAX_STATES or (
+                self.state["base"] < pos and others + _size(self.folder) > max_bytes):
             (self.folder / f"{self.state['base']}.json").unlink(missing_ok=True)
             self.state["base"] += 1
         self._save_state()

@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from anonymizer_app.engine import HierarchyError
 from anonymizer_app.services import storage
 
-from .models import Hierarchy
+from .models import NAME_MAX, Hierarchy, fit_name
 
 # Hierarchy files are kept whole in the database, so they get a tighter limit than datasets.
 DEFAULT_MAX_HIERARCHY_MB = 20
@@ -43,12 +43,20 @@ def max_hierarchy_bytes() -> int:
     return getattr(settings, "HIERARCHY_MAX_UPLOAD_MB", DEFAULT_MAX_HIERARCHY_MB) * 1024 * 1024
 
 
-def decode_upload(raw: bytes) -> str:
-    """UTF-8 (with or without BOM), else Latin-1; binary content is refused later by the parser."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+def decode_upload(raw: bytes, filename: str = "upload") -> str:
+    """UTF-8 (with or without BOM), UTF-16, else Latin-1 (engine.hierarchy.decode_hierarchy); binary
+    content raises HierarchyError naming the file."""
+    from anonymizer_app.engine.hierarchy import decode_hierarchy
+
+    return decode_hierarchy(raw, filename)
+
+
+def size_limits() -> dict:
+    """The size limits of a hierarchy (settings HIERARCHY_MAX_LABEL_CHARS, HIERARCHY_MAX_LEVELS)."""
+    from anonymizer_app.engine.hierarchy import MAX_LABEL_CHARS, MAX_LEVELS
+
+    return {"max_label_chars": int(getattr(settings, "HIERARCHY_MAX_LABEL_CHARS", MAX_LABEL_CHARS)),
+            "max_levels": int(getattr(settings, "HIERARCHY_MAX_LEVELS", MAX_LEVELS))}
 
 
 # ---- uploads waiting for a conflict resolution --------------------------------------------------
@@ -100,7 +108,7 @@ class HierarchyUploadForm(forms.Form):
             "(Datafly exercise, <code>{}</code>), no header, identical duplicate rows accepted; or an Amnesia "
             "hierarchy (text or JSON).", "value;level1;…;root", ";", "value,level1,…", ","),
     )
-    name = forms.CharField(required=False, max_length=200, label="Name",
+    name = forms.CharField(required=False, max_length=NAME_MAX, label="Name",
                            help_text="Optional; defaults to the file name.")
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", required=False, label="Format",
                                help_text="Detected from the file's name and content unless you choose.")
@@ -127,8 +135,12 @@ class HierarchyUploadForm(forms.Form):
                 raise forms.ValidationError(
                     f"{upload.name}: {upload.size / 1048576:.1f} MB, more than the limit of "
                     f"{max_hierarchy_bytes() // 1048576} MB for a hierarchy file")
-            cleaned["text"] = decode_upload(upload.read())
-            cleaned["source_name"] = Path(upload.name).name
+            source_name = fit_name(Path(upload.name).name, 255)
+            try:
+                cleaned["text"] = decode_upload(upload.read(), source_name)
+            except HierarchyError as exc:  # shown like the parser's errors, by build()
+                cleaned["text"], cleaned["unreadable"] = "", str(exc)
+            cleaned["source_name"] = source_name
             cleaned["pending"] = ""
         elif token:
             pending = load_pending(self.user, token)
@@ -142,7 +154,7 @@ class HierarchyUploadForm(forms.Form):
         else:
             raise forms.ValidationError("Choose a hierarchy file to upload.")
         if not cleaned.get("name"):
-            cleaned["name"] = self.default_name or Path(cleaned["source_name"]).stem or "hierarchy"
+            cleaned["name"] = fit_name(self.default_name or Path(cleaned["source_name"]).stem or "hierarchy")
         return cleaned
 
     def build(self) -> Hierarchy:
@@ -150,6 +162,8 @@ class HierarchyUploadForm(forms.Form):
         from anonymizer_app.engine.formats import detect_format, read_hierarchy_text
 
         data = self.cleaned_data
+        if data.get("unreadable"):
+            raise HierarchyError(data["unreadable"])
         fmt = data.get("format") or "auto"
         if fmt == "auto":
             fmt = detect_format(data["text"], data["source_name"])
@@ -164,6 +178,10 @@ class HierarchyUploadForm(forms.Form):
             h = Hierarchy(owner=self.user, name=data["name"], source_name=data["source_name"],
                           content=parsed.to_csv(";"), delimiter=";", on_conflict=data["on_conflict"],
                           leaves=len(parsed.leaves), height=parsed.height)
+            h._parsed = parsed
+        from anonymizer_app.engine.hierarchy import check_size
+
+        check_size(h.to_engine(), data["source_name"], **size_limits())
         h.source_format = fmt
         return h
 
@@ -171,7 +189,7 @@ class HierarchyUploadForm(forms.Form):
 class ResolutionForm(forms.Form):
     """Shown after a conflict error: the same upload (by token) with lift or first."""
 
-    name = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+    name = forms.CharField(required=False, max_length=NAME_MAX, widget=forms.HiddenInput)
     format = forms.CharField(required=False, widget=forms.HiddenInput)
     pending = forms.CharField(widget=forms.HiddenInput)
     on_conflict = forms.ChoiceField(choices=RESOLUTION_CHOICES, initial="lift", widget=forms.RadioSelect,

@@ -7,6 +7,14 @@ from django.db import models
 
 from anonymizer_app.engine import hierarchy as engine_hierarchy
 
+NAME_MAX = 200  # characters of a hierarchy's name (the column's max_length)
+
+
+def fit_name(text: str, limit: int = NAME_MAX) -> str:
+    """A name we derive (column and dataset names, a file name) shortened to fit the column with '…'; a name
+    the user types is refused when too long instead (forms say so)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class Hierarchy(models.Model):
     CONFLICT_CHOICES = [
@@ -16,7 +24,7 @@ class Hierarchy(models.Model):
     ]
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="hierarchies")
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=NAME_MAX)
     source_name = models.CharField(max_length=255, blank=True, help_text="file the hierarchy came from")
     # The one-row-per-leaf text exactly as uploaded; parsed on use so the file is never rewritten.
     content = models.TextField()

@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 
 import pandas as pd
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
@@ -46,7 +47,7 @@ from .forms import (
     label_of,
     save_pending,
 )
-from .models import Hierarchy
+from .models import NAME_MAX, Hierarchy, fit_name
 
 LABEL_SAMPLE = 8  # labels shown per level
 VALUE_SAMPLE = 10  # most frequent data values shown with their labels at every level
@@ -142,7 +143,7 @@ def _column_for(request, dataset_id: int, column_id: int) -> tuple[Dataset, Colu
 
 
 def _default_name(dataset: Dataset, column: Column) -> str:
-    return f"{column.name} ({dataset.name})"
+    return fit_name(f"{column.name} ({dataset.name})")
 
 
 def _column_url(column: Column) -> str:
@@ -425,11 +426,29 @@ def json_endpoint(methods: tuple[str, ...]):
             except drafts.DraftMissing:
                 return json_error("This editing session has expired or does not exist; open the editor again.",
                                   404)
+            except drafts.DraftTooLarge as exc:
+                return json_error(f"The edit was not kept: {exc}.")
         return wrapper
     return decorate
 
 
+EDITOR_MAX_BODY_BYTES = 64 * 1024  # an edit is a path and a label; settings HIERARCHY_EDITOR_MAX_BODY_BYTES
+EDITOR_MAX_NODES = 200_000  # nodes of an edited tree (a city file has ~30,000); HIERARCHY_EDITOR_MAX_NODES
+SEARCH_MAX_CHARS = 200
+
+
+def _editor_limit(name: str, default: int) -> int:
+    return int(getattr(settings, name, default))
+
+
 def _json_body(request) -> dict:
+    limit = _editor_limit("HIERARCHY_EDITOR_MAX_BODY_BYTES", EDITOR_MAX_BODY_BYTES)
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:  # refused before the body is read
+        raise BadRequest(f"The request body is {declared:,} bytes, more than the editor's limit of {limit:,}.")
     try:
         data = json.loads(request.body.decode("utf-8") or "{}")
     except (UnicodeDecodeError, ValueError):
@@ -450,6 +469,29 @@ def _path_arg(value, what: str = "path") -> list[str]:
     if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
         raise BadRequest(f"{what} must be a list of labels.")
     return value
+
+
+def _label_arg(value) -> str:
+    """A node label from an edit: text, not empty, within HIERARCHY_MAX_LABEL_CHARS."""
+    from .forms import size_limits
+
+    if not isinstance(value, str):
+        raise BadRequest(f"label must be text, got {json.dumps(value)[:40]}.")
+    limit = size_limits()["max_label_chars"]
+    if len(value) > limit:
+        raise BadRequest(f"label has {len(value):,} characters, more than the limit of {limit:,}.")
+    return value
+
+
+def _node_count(node: dict) -> tuple[int, int]:
+    """(nodes, depth in levels below the root) of a draft tree."""
+    count, depth, stack = 0, 0, [(node, 0)]
+    while stack:
+        n, d = stack.pop()
+        count += 1
+        depth = max(depth, d)
+        stack.extend((c, d + 1) for c in n.get("children") or ())
+    return count, depth
 
 
 def _int_arg(value, default: int, lo: int, hi: int) -> int:
@@ -544,16 +586,20 @@ def _node_json(node: dict, path: list[str], records: int | None) -> dict:
 @login_required
 @require_GET
 def edit(request, pk: int):
-    """Start an editing session on a copy of the hierarchy and open the editor on it."""
+    """Start an editing session on a copy of the hierarchy and open the editor on it; written only on change:
+    the user's untouched session on the same text and column is opened again instead of another copy."""
     h = get_object_or_404(Hierarchy, pk=pk, owner=request.user)
-    try:
-        tree = HierarchyTree.from_hierarchy(parsed_hierarchy(h))
-    except HierarchyError as exc:
-        messages.error(request, f"This hierarchy cannot be edited: {exc}")
-        return redirect("hierarchies:detail", pk=h.pk)
     column = _editor_column(request, h, request.GET.get("column"))
-    draft = drafts.Draft.create(request.user.pk, h.pk, _tree_to_draft(tree),
-                                {"column": column.pk if column else None})
+    meta = {"column": column.pk if column else None}
+    digest = hashlib.blake2b(h.content.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    draft = drafts.Draft.find_untouched(request.user.pk, h.pk, digest, meta)
+    if draft is None:
+        try:
+            tree = HierarchyTree.from_hierarchy(parsed_hierarchy(h))
+            draft = drafts.Draft.create(request.user.pk, h.pk, _tree_to_draft(tree), meta, digest)
+        except (HierarchyError, drafts.DraftTooLarge) as exc:
+            messages.error(request, f"This hierarchy cannot be edited: {exc}")
+            return redirect("hierarchies:detail", pk=h.pk)
     return redirect("hierarchies:editor", pk=h.pk, token=draft.token)
 
 
@@ -615,6 +661,9 @@ def editor_search(request, pk: int, token: str):
     query = (request.GET.get("q") or "").strip()
     if not query:
         return JsonResponse({"query": "", "hits": [], "total": 0})
+    if len(query) > SEARCH_MAX_CHARS:
+        return json_error(f"The search text has {len(query):,} characters; search for at most "
+                          f"{SEARCH_MAX_CHARS}.")
     hits, total = drafts.search(draft.tree, query, SEARCH_HITS)
     return JsonResponse({"query": query, "hits": hits, "total": total})
 
@@ -652,12 +701,24 @@ def editor_op(request, pk: int, token: str):
             tree = HierarchyTree.from_dict(draft.tree, h.name)
             path = _path_arg(data.get("path"))
             if op == "rename":
-                label = data.get("label")
+                label = _label_arg(data.get("label"))
                 tree.rename(path, label)
                 if path:
                     moved = {"from": path, "to": path[:-1] + [label]}
             elif op == "add":
-                tree.add_child(path, data.get("label"))
+                label = _label_arg(data.get("label"))
+                nodes, depth = _node_count(draft.tree)
+                most = _editor_limit("HIERARCHY_EDITOR_MAX_NODES", EDITOR_MAX_NODES)
+                if nodes >= most:
+                    raise BadRequest(f"The tree has {nodes:,} nodes, the editor's limit; delete some before "
+                                     f"adding more.")
+                from .forms import size_limits
+
+                levels = size_limits()["max_levels"]
+                if len(path) + 2 > levels:  # the new node's level count: root, the path, the node
+                    raise BadRequest(f"A node under {' > '.join(path)} would make {len(path) + 2} levels, more "
+                                     f"than the limit of {levels}.")
+                tree.add_child(path, label)
             elif op == "delete":
                 tree.delete(path, children=str(data.get("children") or "move"))
             elif op == "move":
@@ -751,6 +812,13 @@ PREVIEW_CHILDREN = 12  # children shown per node in the preview tree
 PREVIEW_DEPTH = 2  # levels below the root shown in the preview tree
 
 
+def max_builder_intervals() -> int:
+    """The cap on the intervals one builder may lay (setting HIERARCHY_BUILDER_MAX_INTERVALS)."""
+    from anonymizer_app.engine.builders import MAX_INTERVALS
+
+    return int(getattr(settings, "HIERARCHY_BUILDER_MAX_INTERVALS", MAX_INTERVALS))
+
+
 def _builders() -> dict:
     from anonymizer_app.engine.builders import BUILDERS
 
@@ -793,15 +861,24 @@ def builder_preview_data(parsed, values: pd.Series) -> dict:
 
 
 def _build(builder_key: str, builder, form: BuilderForm, name: str, values: pd.Series):
-    """(hierarchy, error message) for a bound builder form."""
+    """(hierarchy, error message) for a bound builder form; a column the builder cannot use is named first."""
+    refused = builder.refusal(name, values)
+    if refused:
+        return None, refused
     if not form.is_valid():
         errors = [f"{form.fields[k].label if k in form.fields else 'Options'}: {' '.join(v)}"
                   for k, v in form.errors.items()]
         return None, "; ".join(errors)
     try:
-        return builder.build(name, values, **form.cleaned_data["options"]), ""
+        return builder.run(name, values, form.cleaned_data["options"], max_builder_intervals()), ""
     except (HierarchyError, InputError) as exc:
         return None, str(exc)
+
+
+def _builder_form(builder, column: Column, values: pd.Series, data=None) -> BuilderForm:
+    """The builder's form with defaults from the data; none when the builder cannot use the column."""
+    defaults = {} if builder.refusal(column.name, values) else builder.defaults(values)
+    return BuilderForm(data, builder=builder, defaults=defaults)
 
 
 def _builder_context(request, dataset, column, key, builder, form, values, error=""):
@@ -810,8 +887,8 @@ def _builder_context(request, dataset, column, key, builder, form, values, error
         "dataset": dataset, "column": column, "builder_key": key, "builder": builder, "form": form,
         "builders": [(k, b) for k, b in _builders().items()], "error": error,
         "preview_url": reverse("hierarchies:build_preview", args=[dataset.pk, column.pk]),
-        "build_url": base, "name": request.POST.get("hierarchy_name") or f"{column.name} ({dataset.name}) "
-                                                                           f"{builder.label.lower()}",
+        "build_url": base, "name": request.POST.get("hierarchy_name") or fit_name(
+            f"{column.name} ({dataset.name}) {builder.label.lower()}"),
         "distinct_count": int(values.nunique()), "n_rows": int(len(values)),
     }
 
@@ -824,12 +901,16 @@ def build(request, dataset_id: int, column_id: int):
     values = load_frame(dataset, columns=[col.name])[col.name]
     key, builder = _builder_for(request, request.POST.get("builder") or request.GET.get("builder"), col)
     if request.method == "GET":
-        form = BuilderForm(builder=builder, defaults=builder.defaults(values))
+        form = _builder_form(builder, col, values)
         return render(request, "hierarchy_editor/build.html",
-                      _builder_context(request, dataset, col, key, builder, form, values))
-    form = BuilderForm(request.POST, builder=builder, defaults=builder.defaults(values))
-    name = (request.POST.get("hierarchy_name") or "").strip()[:200] or f"{col.name} ({dataset.name})"
-    parsed, error = _build(key, builder, form, col.name, values)
+                      _builder_context(request, dataset, col, key, builder, form, values,
+                                       builder.refusal(col.name, values) or ""))
+    form = _builder_form(builder, col, values, request.POST)
+    name = (request.POST.get("hierarchy_name") or "").strip() or _default_name(dataset, col)
+    if len(name) > NAME_MAX:
+        parsed, error = None, f"Name in your library: at most {NAME_MAX} characters (it has {len(name)})"
+    else:
+        parsed, error = _build(key, builder, form, col.name, values)
     if parsed is None:
         return render(request, "hierarchy_editor/build.html",
                       _builder_context(request, dataset, col, key, builder, form, values, error), status=400)
@@ -849,7 +930,7 @@ def build_preview(request, dataset_id: int, column_id: int):
     dataset, col = _column_for(request, dataset_id, column_id)
     values = load_frame(dataset, columns=[col.name])[col.name]
     key, builder = _builder_for(request, request.POST.get("builder"), col)
-    form = BuilderForm(request.POST, builder=builder, defaults=builder.defaults(values))
+    form = _builder_form(builder, col, values, request.POST)
     parsed, error = _build(key, builder, form, col.name, values)
     if parsed is None:
         return JsonResponse({"builder": key, "error": error,

@@ -25,6 +25,11 @@ from .hierarchy import MAX_LISTED, ROOT, Hierarchy, _fmt, _interval_label, nice_
 from .privacy import Parameter
 
 SMALL_GROUP = 3  # groups of at most this many values are labelled by listing them
+# Intervals one builder may lay between lower and upper (the web app passes its setting
+# HIERARCHY_BUILDER_MAX_INTERVALS): a width of 1e-9 over [20, 60) would ask for 4e10 of them.
+MAX_INTERVALS = 100_000
+MAX_FANOUT = 1_000_000  # more merges one level than any column has values
+MAX_FANOUT_LEVELS = 64  # fanouts listed per level (engine.hierarchy.MAX_LEVELS)
 
 
 # ---- shared helpers ----------------------------------------------------------------------------
@@ -73,6 +78,9 @@ def parse_fanout(fanout: str | int | Sequence[int]) -> list[int]:
         raise InputError(f"fanout must be an integer or integers separated by commas, got {fanout!r}") from None
     if not out or any(f < 2 for f in out):
         raise InputError(f"fanout must be at least 2 on every level, got {fanout!r}")
+    if any(f > MAX_FANOUT for f in out) or len(out) > MAX_FANOUT_LEVELS:
+        raise InputError(f"fanout must be at most {MAX_FANOUT:,} on every level and list at most "
+                         f"{MAX_FANOUT_LEVELS} levels, got {fanout if len(str(fanout)) < 60 else str(fanout)[:60] + '…'!r}")
     return out
 
 
@@ -162,11 +170,14 @@ def build_intervals(
     width: float | None = None,
     fanout: str = "2",
     outside: str = "nodes",
+    max_intervals: int = MAX_INTERVALS,
 ) -> Hierarchy:
     """value -> [lo-hi) of ``width`` from ``lower`` -> ``fanout`` of those merged -> ... -> '*'.
 
     Intervals cover [lower, upper); values below go to a '<lower' node and values from upper on to a
-    '>=upper' node (``outside='nodes'``), or are refused (``outside='refuse'``)."""
+    '>=upper' node (``outside='nodes'``), or are refused (``outside='refuse'``). A width that lays more
+    than ``max_intervals`` intervals over [lower, upper), or whose labels cannot be told apart at their
+    printed precision, is refused with the smallest width that would do."""
     strings = _strings(name, values)
     distinct = strings.unique().tolist()
     arr = _numbers(name, distinct)
@@ -188,6 +199,14 @@ def build_intervals(
     upper = float(upper)
     if not upper > lower:
         raise InputError(f"upper ({_fmt(upper)}) must be greater than lower ({_fmt(lower)})")
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise InputError(f"lower and upper must be finite numbers, got {lower!r} and {upper!r}")
+    count = (upper - lower) / width
+    if count > max_intervals:
+        shown = f"{math.ceil(_snap(count)):,}" if count < 1e12 else f"{count:.3g}"
+        raise InputError(f"width {width:g} lays {shown} intervals over [{lower:g}, {upper:g}), more "
+                         f"than the limit of {max_intervals:,}; choose a width of at least "
+                         f"{_at_least((upper - lower) / max_intervals)}")
 
     order = np.argsort(arr, kind="stable")  # rows and labels listed low to high
     distinct = [distinct[i] for i in order]
@@ -207,6 +226,8 @@ def build_intervals(
         hi = min(_snap(lower + (start + span) * width), upper)  # the last node stops at upper
         return _interval_label(lo, hi)
 
+    _check_labels(width, [(_snap(lower + int(g) * width), min(_snap(lower + (int(g) + 1) * width), upper))
+                          for g in np.unique(index[inside])])
     columns = [distinct]
     span = 1
     level = 0
@@ -227,6 +248,25 @@ def build_intervals(
         notes.append(f"{int(below.sum() + above.sum())} value(s) outside [{_fmt(lower)}, {_fmt(upper)}) "
                      f"kept in the nodes {low_label!r} / {high_label!r}")
     return _finish(name, columns, "intervals", notes)
+
+
+def _at_least(width: float) -> str:
+    """A round width (1, 2 or 5 x 10^n) no smaller than ``width``, as people type it."""
+    return f"{nice_width(width * 10, 10, False):g}" if width > 0 else "a positive number"
+
+
+def _check_labels(width: float, bounds: list[tuple[float, float]]) -> None:
+    """Every first-level interval must print as its own label with lo < hi: bounds are printed rounded
+    to 9 decimals and 10 significant digits, so a width of 1e-9 would give '[20-20)'."""
+    seen: set[tuple[str, str]] = set()
+    for lo, hi in bounds:
+        printed = (_fmt(lo), _fmt(hi))
+        if printed[0] == printed[1] or printed in seen:
+            raise InputError(f"width {width:g} is too small for the labels' precision: the interval "
+                             f"{_interval_label(lo, hi)} cannot be told apart from "
+                             f"{'an empty one' if printed[0] == printed[1] else 'its neighbour'}; choose a "
+                             f"wider width")
+        seen.add(printed)
 
 
 # ---- ordered grouping -----------------------------------------------------------------------------
@@ -290,7 +330,10 @@ def build_masking(
     levels = width if levels is None else int(levels)
     if levels < 1:
         raise InputError(f"levels must be at least 1, got {levels}")
-    levels = min(levels, width)
+    if levels > width:
+        longest = max(distinct, key=len)
+        raise InputError(f"levels {levels} masks more characters than the values of column {name!r} have: "
+                         f"the longest, {longest!r}, has {width}; choose at most {width} levels")
     padded = [v.ljust(width, mask) if from_right else v.rjust(width, mask) for v in distinct]
     columns = [distinct]
     for k in range(1, levels + 1):
@@ -509,6 +552,34 @@ class BuilderInfo:
     build: Callable[..., Hierarchy]
     parameters: tuple[Parameter, ...]
     defaults: Callable[[pd.Series], dict]  # data-derived defaults for the form
+    needs: str = ""  # "numbers" or "dates": the values it can build from ("" any text)
+
+    @property
+    def limited(self) -> bool:
+        """Takes ``max_intervals`` (the web app's and the CLI's cap on the intervals it lays)."""
+        return self.build is build_intervals
+
+    def refusal(self, name: str, values: pd.Series | Sequence[str]) -> str | None:
+        """Why this builder cannot build from the column's values (naming the column, a value that does
+        not fit and the builders that do), or None when it can."""
+        if not self.needs:
+            return None
+        distinct = _strings(name, values).unique().tolist()
+        misfit = _misfit(self.needs, distinct)
+        if misfit is None:
+            return None
+        able = [b.label for b in BUILDERS.values() if not b.needs or _misfit(b.needs, distinct) is None]
+        return (f"column {name!r}: value {misfit[1]!r} {misfit[0]}: the {self.label.lower()} builder cannot "
+                f"use this column; builders that fit: {', '.join(able)}")
+
+    def run(self, name: str, values: pd.Series, options: dict, max_intervals: int | None = None) -> Hierarchy:
+        """Build from validated ``options``; a column the builder cannot use is refused first."""
+        refused = self.refusal(name, values)
+        if refused:
+            raise HierarchyError(refused)
+        if self.limited and max_intervals is not None:
+            return self.build(name, values, max_intervals=max_intervals, **options)
+        return self.build(name, values, **options)
 
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
@@ -516,6 +587,18 @@ class BuilderInfo:
                 return p
         raise InputError(f"builder {self.name!r} has no option {name!r}; options: "
                          f"{', '.join(p.name for p in self.parameters)}")
+
+
+def _misfit(needs: str, distinct: list[str]) -> tuple[str, str] | None:
+    """(what is wrong, a value showing it) when the distinct values are not what ``needs`` asks for."""
+    if needs == "numbers":
+        nums = pd.to_numeric(pd.Series(distinct, dtype=object).str.strip(), errors="coerce")
+        finite = np.isfinite(nums.to_numpy(dtype=float, na_value=np.nan))
+        return None if finite.all() else ("is not a number", distinct[int(np.flatnonzero(~finite)[0])])
+    probe = distinct[:1000]
+    if any(_parse_all(probe, p)[1] < len(probe) for p in DATE_FORMATS.values()):
+        return None  # some values are dates: a value that is not is named by the builder itself
+    return "is not a date in a known format (no value of the column is)", distinct[0]
 
 
 _ORDERS = ("alphabetical", "frequency", "numeric", "custom")
@@ -537,6 +620,7 @@ BUILDERS: dict[str, BuilderInfo] = {
                           "'>=upper', or refuse", choices=("nodes", "refuse")),
             ),
             interval_defaults,
+            needs="numbers",
         ),
         BuilderInfo(
             "grouping", "Ordered grouping",
@@ -573,6 +657,7 @@ BUILDERS: dict[str, BuilderInfo] = {
                 Parameter("format", str, None, "date format (default: detected), e.g. dd/mm/yyyy or %d/%m/%Y"),
             ),
             dates_defaults,
+            needs="dates",
         ),
         BuilderInfo(
             "data-driven", "Data-driven grouping for k",
@@ -624,6 +709,8 @@ def get_builder(kind: str) -> BuilderInfo:
 
 
 def build(kind: str, name: str, values: pd.Series, **options: object) -> Hierarchy:
-    """Validate the options and run the builder ``kind``."""
+    """Validate the options and run the builder ``kind``; ``max_intervals=N`` among them caps the intervals
+    the intervals builder lays (the CLI passes the web app's setting)."""
     info = get_builder(kind)
-    return info.build(name, values, **validate_options(kind, options))
+    cap = options.pop("max_intervals", None)
+    return info.run(name, values, validate_options(kind, options), None if cap is None else int(str(cap)))

@@ -38,12 +38,14 @@ def detect_format(text: str, filename: str = "") -> str:
     ';' or tab -> arx, ',' -> datafly; a one-column file by its extension, else arx."""
     text = text.lstrip("\ufeff")
     stripped = text.lstrip()
-    if stripped.startswith("{"):
+    if stripped[:1] in ("{", "[") or filename.lower().endswith(".json"):
         try:
-            if isinstance(json.loads(stripped), dict):
-                return "amnesia-json"
+            json.loads(stripped)
+            return "amnesia-json"  # any JSON document: the reader says what is wrong with its shape
         except ValueError:
-            pass  # e.g. a first leaf '{a, b}' of a CSV file
+            if filename.lower().endswith(".json"):
+                return "amnesia-json"  # the reader names the line of the syntax error
+            # else e.g. a first leaf '{a, b}' of a CSV file
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if first.lower() in ("distinct", "range"):
         return "amnesia-text"
@@ -160,7 +162,8 @@ def _read_amnesia_json(text: str, name: str, where: str, on_conflict: str) -> Hi
     except json.JSONDecodeError as exc:
         raise HierarchyError(f"{where}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
     if not isinstance(doc, dict):
-        raise HierarchyError(f"{where}: expected a JSON object with hierType and level1..levelN")
+        raise HierarchyError(f"{where}, line 1: expected an Amnesia JSON object with hierType and level1..levelN "
+                             f"maps; got {_json_kind(doc)}")
     hier_type = str(doc.get("hierType", "distinct")).lower()
     if hier_type not in ("distinct", "range"):
         raise HierarchyError(f"{where}: hierType must be distinct or range, got {doc.get('hierType')!r}")
@@ -189,6 +192,24 @@ def _read_amnesia_json(text: str, name: str, where: str, on_conflict: str) -> Hi
                     c, p = _range_label(c, f"{where}: {key}"), _range_label(p, f"{where}: {key}")
                 edges.append(((child_level, c), (child_level + 1, p), i, f"{key}, parent {parent!r}"))
     return _from_edges(edges, str(doc.get("name") or name), where, on_conflict)
+
+
+def _json_kind(doc: object) -> str:
+    """What a JSON document is, in words: 'a list of numbers', 'a string', ..."""
+    def one(x: object) -> str:
+        if isinstance(x, bool):
+            return "true/false"
+        if isinstance(x, (int, float)):
+            return "number"
+        return {str: "string", list: "list", dict: "object", type(None): "null"}[type(x)]
+
+    if isinstance(doc, list):
+        if not doc:
+            return "an empty list"
+        kinds = sorted({one(x) for x in doc})
+        return f"a list of {kinds[0]}s" if len(kinds) == 1 else f"a list of {', '.join(k + 's' for k in kinds)}"
+    kind = one(doc)
+    return "null" if kind == "null" else f"a{'n' if kind[0] in 'aeiou' else ''} {kind}"
 
 
 def _from_edges(edges: list, name: str, where: str, on_conflict: str) -> Hierarchy:

@@ -7,6 +7,7 @@ fancy-indexing operation on its integer codes.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import math
@@ -21,6 +22,11 @@ from .errors import HierarchyError
 
 ROOT = "*"
 CONFLICT_POLICIES = ("error", "lift", "first")
+# Size limits of a hierarchy file (the web app passes its settings HIERARCHY_MAX_LABEL_CHARS and
+# HIERARCHY_MAX_LEVELS; the CLI uses these): a label longer than any cell, or thousands of levels, is
+# no generalization anyone meant, and every page and lattice would pay for it.
+MAX_LABEL_CHARS = 1000
+MAX_LEVELS = 64
 MAX_LISTED = 8
 
 
@@ -445,6 +451,8 @@ def parse_hierarchy(
     if "\x00" in text:
         raise HierarchyError(f"{where}: binary content, not a text hierarchy file")
     text = text.lstrip("\ufeff")
+    if "\r" in text and "\n" not in text:
+        text = text.replace("\r", "\n")  # old Mac line ends: lines as people see them
     delimiter = delimiter or sniff_hierarchy_delimiter(text)
     rows: list[list[str]] = []
     numbers: list[int] = []
@@ -453,7 +461,12 @@ def parse_hierarchy(
             numbers.append(len(numbers) + 1)
             rows.append(row)
     except csv.Error as exc:
-        raise HierarchyError(f"{where}, line {len(numbers) + 1}: {exc}") from exc
+        why = str(exc)
+        if "new-line character" in why:
+            why = "a carriage return inside an unquoted value (mixed line ends?)"
+        elif "unexpected end of data" in why:
+            why = "a quoted value is not closed before the end of the file"
+        raise HierarchyError(f"{where}, line {len(numbers) + 1}: {why}") from exc
     kept = [(r, n) for r, n in zip(rows, numbers) if r and any(c.strip() for c in r)]
     for row, n in kept:
         if any(c == "" for c in row):
@@ -463,16 +476,69 @@ def parse_hierarchy(
     )
 
 
-def read_hierarchy(
-    path: str | Path, name: str | None = None, delimiter: str | None = None, on_conflict: str = "error"
-) -> Hierarchy:
-    path = Path(path)
-    raw = path.read_bytes()
+def decode_hierarchy(raw: bytes, where: str) -> str:
+    """The text of a hierarchy file: UTF-8 (BOM or not), UTF-16 (BOM, or the NUL pattern of plain ASCII
+    text without one), else Latin-1. Other content with NUL or control bytes is refused as binary."""
+    for bom, encoding in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+                          (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if raw.startswith(bom):
+            try:
+                return raw[len(bom):].decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise HierarchyError(f"{where}: starts with a {encoding.upper()} byte-order mark but byte "
+                                     f"{exc.start + len(bom)} is not {encoding.upper()}") from None
+    head = raw[:4096]
+    if b"\x00" in head:
+        half = max(1, len(head) // 2)
+        for encoding, zeros in (("utf-16-le", head[1::2]), ("utf-16-be", head[0::2])):
+            if zeros.count(0) >= 0.9 * half:
+                try:
+                    text = raw.decode(encoding)
+                except UnicodeDecodeError:
+                    break
+                if "\x00" not in text:
+                    return text
+        raise HierarchyError(f"{where}: binary content, not a text hierarchy file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("latin-1")
-    return parse_hierarchy(text, name or path.stem, path.name, delimiter, on_conflict)
+    control = sum(1 for ch in text[:4096] if ch < " " and ch not in "\t\r\n")
+    if control > max(2, len(text[:4096]) // 100):
+        raise HierarchyError(f"{where}: binary content, not a text hierarchy file")
+    return text
+
+
+def check_size(h: Hierarchy, where: str, max_label_chars: int = MAX_LABEL_CHARS, max_levels: int = MAX_LEVELS
+               ) -> None:
+    """Refuse a hierarchy beyond the size limits, naming the level and the label."""
+    if h.level_count > max_levels:
+        raise HierarchyError(f"{where}: {h.level_count} levels (the values and {h.height} generalizations), "
+                             f"more than the limit of {max_levels}")
+    for lv in range(h.level_count):
+        lengths = [len(str(x)) for x in h.labels[lv]]
+        if lengths and max(lengths) > max_label_chars:
+            label = str(h.labels[lv][int(np.argmax(lengths))])
+            raise HierarchyError(f"{where}: a label of {len(label):,} characters at level {lv} "
+                                 f"({label[:30]!r}…), more than the limit of {max_label_chars:,}")
+
+
+def read_hierarchy(
+    path: str | Path, name: str | None = None, delimiter: str | None = None, on_conflict: str = "error",
+    max_label_chars: int = MAX_LABEL_CHARS, max_levels: int = MAX_LEVELS,
+) -> Hierarchy:
+    """A hierarchy file in any of the formats (engine.formats), or with ``delimiter`` the one-row-per-leaf
+    layout; within the size limits."""
+    from .formats import read_hierarchy_text  # formats builds on this module
+
+    path = Path(path)
+    text = decode_hierarchy(path.read_bytes(), path.name)
+    if delimiter is None:
+        h = read_hierarchy_text(text, name or path.stem, path.name, on_conflict=on_conflict)
+    else:
+        h = parse_hierarchy(text, name or path.stem, path.name, delimiter, on_conflict)
+    check_size(h, path.name, max_label_chars, max_levels)
+    return h
 
 
 # ---- default hierarchies built from the data --------------------------------------------

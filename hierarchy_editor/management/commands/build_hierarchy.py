@@ -18,6 +18,8 @@ import os
 import secrets
 from pathlib import Path
 
+from django.conf import settings
+
 from anonymizer_app.engine import EngineError, read_table
 from anonymizer_app.engine.builders import BUILDERS, build, get_builder
 from anonymizer_app.engine.formats import FORMATS, write_hierarchy
@@ -91,7 +93,8 @@ class Command(OneLineCommand):
             frame, _ = read_table(source)
             if opts["column"] not in frame.columns:
                 raise BuildError(f"{source.name}: no column {opts['column']!r}; columns: {', '.join(map(str, frame.columns))}")
-            h = build(kind, opts["column"], frame[opts["column"]], **given)
+            h = build(kind, opts["column"], frame[opts["column"]], **given,
+                      max_intervals=getattr(settings, "HIERARCHY_BUILDER_MAX_INTERVALS", None))
             text = write_hierarchy(h, opts["fmt"])
         except EngineError as exc:
             raise BuildError(str(exc)) from None
