@@ -213,6 +213,16 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_MB", 64) * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 20_000
 
+# --- Hierarchies: upload, builders, editor (hierarchy_editor/) --------------------------------
+HIERARCHY_MAX_UPLOAD_MB = envint("HIERARCHY_MAX_UPLOAD_MB", 20)
+HIERARCHY_MAX_LABEL_CHARS = envint("HIERARCHY_MAX_LABEL_CHARS", 1000)  # a label's characters (files, editor)
+HIERARCHY_MAX_LEVELS = envint("HIERARCHY_MAX_LEVELS", 64)  # levels of a hierarchy, the values included
+HIERARCHY_BUILDER_MAX_INTERVALS = envint("HIERARCHY_BUILDER_MAX_INTERVALS", 100_000)  # one builder's intervals
+HIERARCHY_EDITOR_MAX_BODY_BYTES = envint("HIERARCHY_EDITOR_MAX_BODY_BYTES", 64 * 1024)  # one edit's JSON
+HIERARCHY_EDITOR_MAX_NODES = envint("HIERARCHY_EDITOR_MAX_NODES", 200_000)  # nodes of an edited tree
+HIERARCHY_DRAFTS_PER_USER = envint("HIERARCHY_DRAFTS_PER_USER", 10)  # editing sessions kept per user
+HIERARCHY_DRAFT_BYTES_PER_USER = envint("HIERARCHY_DRAFT_BYTES_PER_USER", 100 * 1024 * 1024)
+
 # --- Erasure and retention (services/erasure.py) ----------------------------------------------
 # Results (finished jobs of every kind, their stored rows and lattice caches) older than this many days are
 # purged by every worker once an hour and by `manage.py purge_results`; 0: kept until deleted.
@@ -259,6 +269,11 @@ ANONYMIZER_HEARTBEAT_SECONDS = float(os.environ.get("ANONYMIZER_HEARTBEAT_SECOND
 ANONYMIZER_JOB_STALE_SECONDS = float(os.environ.get("ANONYMIZER_JOB_STALE_SECONDS", "60"))
 ANONYMIZER_JOB_MAX_ATTEMPTS = envint("ANONYMIZER_JOB_MAX_ATTEMPTS", 3)
 ANONYMIZER_SWEEP_SECONDS = float(os.environ.get("ANONYMIZER_SWEEP_SECONDS", "30"))
+# Every running job's scratch files (the disk hybrid's database, class counts) live in a folder of its own,
+# <ANONYMIZER_JOB_TMP>/<job id>/ (0700), never in the system temp folder: removed when the job ends in any
+# state, and by the sweep when its worker died (services.storage.job_scratch, services.jobs). Local to the
+# worker's machine; independent of MEDIA_ROOT.
+ANONYMIZER_JOB_TMP = Path(os.environ.get("ANONYMIZER_JOB_TMP", VAR_DIR / "tmp" / "jobs"))
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE

@@ -79,7 +79,21 @@ def validate_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: fl
         raise InputError(f"unknown sensitive column {sensitive!r}")
     if k > dataset.n_rows:
         raise InputError(f"k={k} is larger than the dataset's {dataset.n_rows} records")
-    return validate_models(dataset, info, k, models, marker)
+    models = validate_models(dataset, info, k, models, marker)
+    check_feasible(dataset, k, models, suppression_limit, marker)
+    return models
+
+
+def check_feasible(dataset: Dataset, k: int, models: list[dict], suppression_limit: float,
+                   marker: str | None = None) -> None:
+    """Each model's own feasibility check on the dataset's values (engine.privacy.check_feasible): l above
+    the distinct values of its column and the like are named before the job is queued, not by a search
+    that fails on the worker."""
+    built = build_models(models)
+    names = sorted({m.column for m in built if getattr(m, "column", None) and m.column != marker})
+    frame = datasets.load_frame(dataset, columns=names) if names else None
+    columns = {name: frame[name] for name in names} if frame is not None else {}
+    engine.privacy.check_feasible([engine.KAnonymity(k), *built], dataset.n_rows, columns, suppression_limit)
 
 
 def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: float, sensitive: str = "",
@@ -168,8 +182,11 @@ class Heartbeat:
     def _beat(self) -> None:
         from django.db import DatabaseError, connection
 
+        from . import storage
+
         try:
             while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
+                storage.touch_scratch(self.job_id)  # the scratch folder says it too, without the database (stale_scratch)
                 try:
                     Job.objects.filter(pk=self.job_id, status=Job.RUNNING).update(heartbeat=timezone.now())
                 except DatabaseError:  # a busy database (SQLite lock) misses one beat, not the job
@@ -197,11 +214,13 @@ def _claim(job: Job) -> str:
 
 
 def _discard_partial(job: Job) -> None:
-    """What a dead worker may have left of the job: its stored output and result row."""
+    """What a dead worker may have left of the job: its stored output and result row, its scratch folder and
+    its half-written outputs."""
     from ..models import Result
     from . import storage
 
     storage.delete_job_files(job)
+    storage.discard_leftovers(job)
     Result.objects.filter(job_id=job.pk).delete()
 
 
@@ -209,7 +228,10 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
     """Running jobs whose heartbeat is stale (their worker died: killed, out of memory, its message lost
     on a broker that loses messages) are queued again on the broker, or, after
     ANONYMIZER_JOB_MAX_ATTEMPTS deliveries, failed with the cause. Run by every worker (at start and
-    periodically), at web start and by `manage.py sweep_jobs`."""
+    periodically), at web start and by `manage.py sweep_jobs`. Scratch folders that no live worker touches (a
+    dead worker's, also of a job deleted meanwhile) are removed too ("scratch_removed": their job ids)."""
+    from . import storage
+
     now = now or timezone.now()
     stale = now - _stale_after()
     out: dict[str, list[str]] = {"requeued": [], "failed": [], "cancelled": []}
@@ -229,6 +251,9 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
                 phase=f"queued again: the worker running it stopped (attempt {job.attempts + 1} next)"):
             submit_job(job)
             out["requeued"].append(str(job.pk))
+    folders = storage.stale_scratch(settings.ANONYMIZER_JOB_STALE_SECONDS, now.timestamp())
+    storage.remove_scratch(folders)
+    out["scratch_removed"] = [folder.name for folder in folders]
     return out
 
 
@@ -264,11 +289,13 @@ def run_job(job: Job) -> Job:
                                  f"or shut down); not retried again")
         job.refresh_from_db()
         return job
+    from . import storage
+
     try:
         handler = JOB_HANDLERS.get(job.kind)
         if handler is None:
             raise engine.EngineError(f"unknown job kind {job.kind!r}")
-        with Heartbeat(job):
+        with storage.job_scratch(job), Heartbeat(job):  # the scratch folder goes whatever the ending
             handler(job)
     except engine.Cancelled:
         _finish(job, Job.CANCELLED, "cancelled by the user")

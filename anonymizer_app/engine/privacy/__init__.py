@@ -32,6 +32,20 @@ def make_model(name: str, **params) -> PrivacyModel:
     return cls(**params)
 
 
+def check_feasible(models: list[PrivacyModel], n_records: int, columns: dict, suppression_limit: float) -> None:
+    """Refuse, before any run, a model no anonymization of the table can satisfy (each model's own
+    ``infeasible``: k above the records, l above the distinct values, ...). ``columns``: the values of the
+    models' columns by name (a model whose column is missing is left to the later checks)."""
+    for m in models:
+        column = getattr(m, "column", None)
+        values = columns.get(column) if column is not None else None
+        if column is not None and values is None:
+            continue
+        why = m.infeasible(n_records, values, suppression_limit)
+        if why:
+            raise InputError(why)
+
+
 def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[ModelGroup]:
     """The models offered beside k, grouped as the run form and the CLI show them (registry order; read
     when called, so a model registered later is offered too)."""
@@ -49,5 +63,5 @@ __all__ = [
     "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "BetaLikeness",
     "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "ModelGroup", "Parameter",
     "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
-    "emd_ordered", "make_model", "model_groups", "parse_marker", "shares",
+    "emd_ordered", "make_model", "model_groups", "check_feasible", "parse_marker", "shares",
 ]

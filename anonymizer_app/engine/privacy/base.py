@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, cast
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
 
@@ -49,6 +50,7 @@ class Parameter:
     choices: tuple[str, ...] | None = None  # for kind=str: the allowed values
     label: str | None = None  # the form label (default: the name, capitalized)
     cli_flag: str | None = None  # the CLI flag when it is not `--<name>` (t-closeness's --t-distance)
+    above: float | None = None  # an exclusive lower bound (t, β, c: 0 makes the model ask the impossible)
 
     @property
     def flag(self) -> str:
@@ -77,6 +79,8 @@ class Parameter:
             raise InputError(f"{self.name} must be at least {self.minimum:g}, got {v!r}")
         if self.maximum is not None and v > self.maximum:
             raise InputError(f"{self.name} must be at most {self.maximum:g}, got {v!r}")
+        if self.above is not None and v <= self.above:
+            raise InputError(f"{self.name} must be above {self.above:g}, got {v!r}")
         return v
 
 
@@ -132,6 +136,13 @@ class PrivacyModel:
 
     def describe(self) -> str:
         return self.summary()
+
+    def infeasible(self, n_records: int, values: pd.Series | None, suppression_limit: float) -> str | None:
+        """Why no anonymization of a table of ``n_records`` records can satisfy the model, ``values`` being
+        its column's values (None for a model without a column); None when one may. Checked before a run
+        (the run form, the CLI), so an impossible parameter is named at once, not by a search that fails;
+        a model with a bound its data may not allow overrides this."""
+        return None
 
     def to_dict(self) -> dict:
         """The model as stored on a job and in reports: its registry name, parameters and column."""

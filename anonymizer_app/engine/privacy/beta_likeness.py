@@ -25,7 +25,7 @@ class BetaLikeness(_Sensitive):
     label: ClassVar[str] = "β-likeness"
     parameters: ClassVar[tuple[Parameter, ...]] = (
         Parameter("beta", float, 1.0, "largest relative gain of an attacker's belief in a sensitive value",
-                  minimum=0.0, label="β"),
+                  minimum=0.0, label="β", above=0.0),
         Parameter("variant", str, "enhanced", "basic or enhanced β-likeness", choices=("basic", "enhanced"),
                   cli_flag="--beta-variant"),
     )

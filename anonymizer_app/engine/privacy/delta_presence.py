@@ -89,6 +89,18 @@ class DeltaPresence(_Sensitive):
     def values(self, counts, domain):
         return counts[:, 1] / np.maximum(counts.sum(axis=1), 1)
 
+    def infeasible(self, n_records, values, suppression_limit):
+        """With no suppression the classes split the whole population, so the research share of the whole
+        population is a weighted mean of the classes' shares: outside [δmin, δmax] no class layout helps."""
+        if values is None or suppression_limit > 0 or not len(values):
+            return None
+        share = float(parse_marker(values, self.column or "").mean())
+        if share < self.delta_min - _EPS or share > self.delta_max + _EPS:
+            return (f"delta_min={self.delta_min:g} and delta_max={self.delta_max:g} but {share:.3g} of the "
+                    f"population is in the research subset (column {self.column!r}): with no suppression no "
+                    f"table can be ({self.delta_min:g},{self.delta_max:g})-present")
+        return None
+
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
         p = self.values(counts, domain)

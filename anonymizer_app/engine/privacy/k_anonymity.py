@@ -39,3 +39,8 @@ class KAnonymity(PrivacyModel):
 
     def summary(self) -> str:
         return f"{self.k}-anonymity"
+
+    def infeasible(self, n_records, values, suppression_limit):
+        if self.k > n_records:
+            return f"k={self.k} but the table has only {n_records} records: no table can be {self.k}-anonymous"
+        return None

@@ -21,6 +21,23 @@ class _LDiversity(_Sensitive):
     group: ClassVar[str | None] = "l"
     group_label: ClassVar[str] = "l-diversity"
     enabled_by: ClassVar[tuple[str, ...]] = ("l",)
+    l: float  # noqa: E741 - each variant's dataclass field (int for distinct and recursive)
+
+    def infeasible(self, n_records, values, suppression_limit):
+        """A class holds at most the column's distinct values: l above their number is out of reach (for
+        every variant: distinct needs l values, entropy ln l <= ln m, recursive an l-th value)."""
+        if values is None:
+            return None
+        distinct = int(values.nunique(dropna=False))
+        l = self.l  # noqa: E741
+        if l <= distinct:
+            return None
+        shown = f"{l:g}" if isinstance(l, float) else str(l)
+        target = {"entropy": f"entropy {shown}-diverse",
+                  "recursive": f"recursive ({getattr(self, 'c', 0):g},{shown})-diverse"}.get(self.variant_name,
+                                                                                     f"{shown}-diverse")
+        return (f"l={shown} but column {self.column!r} has only {distinct} distinct value"
+                f"{'s' if distinct != 1 else ''}: no table can be {target}")
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,20 @@ class EntropyLDiversity(_LDiversity):
     def card_value(self, values):
         return float(math.exp(values.min()))
 
+    def infeasible(self, n_records, values, suppression_limit):
+        """Besides l above the distinct values: with no suppression the classes split the whole table, and
+        the smallest class entropy is at most the table's (entropy is concave)."""
+        found = super().infeasible(n_records, values, suppression_limit)
+        if found or values is None or suppression_limit > 0 or not len(values):
+            return found
+        shares = values.value_counts(normalize=True, dropna=False).to_numpy(dtype=float)
+        entropy = float(-(shares * np.log(shares)).sum())
+        if entropy < math.log(self.l) - _EPS:
+            return (f"l={self.l:g} but the sensitive values of column {self.column!r} have an entropy of "
+                    f"ln {math.exp(entropy):.3g} over the whole table: with no suppression no table can be "
+                    f"entropy {self.l:g}-diverse")
+        return None
+
     def summary(self) -> str:
         return f"entropy {self.l:g}-diversity{self._where()}"
 
@@ -101,7 +132,7 @@ class RecursiveCLDiversity(_LDiversity):
     label: ClassVar[str] = "recursive (c,l)-diversity"
     parameters: ClassVar[tuple[Parameter, ...]] = (
         Parameter("c", float, 3.0, "the most frequent value must occur fewer than c times the l-th and "
-                  "rarer ones together", minimum=0.0, label="c"),
+                  "rarer ones together", minimum=0.0, label="c", above=0.0),
         Parameter("l", int, 2, "l of recursive (c,l)-diversity", minimum=1, label="l"),
     )
     variant_name: ClassVar[str] = "recursive"

@@ -66,7 +66,7 @@ class TCloseness(_Sensitive):
     label: ClassVar[str] = "t-closeness"
     parameters: ClassVar[tuple[Parameter, ...]] = (
         Parameter("t", float, 0.2, "largest Earth Mover's Distance from the table's distribution", minimum=0.0,
-                  maximum=1.0, label="t"),
+                  maximum=1.0, label="t", above=0.0),
         Parameter("distance", str, "equal", "ground distance: equal, ordered (numeric values) or hierarchical "
                   "(the sensitive column's hierarchy)", choices=DISTANCES, label="Ground distance",
                   cli_flag="--t-distance"),

@@ -323,6 +323,9 @@ class Command(OneLineCommand):
             hierarchies = self._hierarchies(opts, roles)
             table = engine.Table(frame, roles, name=source.stem)
             build["options"] = self._levels_in_table_order(opts, options, table)
+            # an impossible parameter (k above the records, l above the distinct values, ...) is named now
+            engine.privacy.check_feasible([engine.KAnonymity(k), *build["models"]], len(frame),
+                                          {c: frame[c] for c in frame.columns}, suppression)
             delimiter = fmt.delimiter
         if opts["set_column"] is not None:
             if isinstance(table, StreamedTable):
