@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import comparison, datasets, downloads, erasure, experiment, jobs, lattice, results
+from .views import comparison, datasets, downloads, erasure, experiment, jobs, lattice, results, setvalued
 
 app_name = "anonymizer"
 
@@ -10,6 +10,14 @@ urlpatterns = [
     path("", datasets.index, name="index"),
     path("datasets/upload/", datasets.upload, name="upload"),
     path("datasets/demo/", datasets.load_demo, name="load_demo"),
+    # set-valued data: transaction files and tables with a set-valued column
+    path("datasets/upload-items/", setvalued.upload, name="upload_items"),
+    path("datasets/<int:dataset_id>/items/", setvalued.items, name="items"),
+    path("datasets/<int:dataset_id>/set-column/", setvalued.set_column, name="set_column"),
+    path("datasets/<int:dataset_id>/run-items/", setvalued.run, name="run_items"),
+    path("jobs/<uuid:job_id>/result/records.txt", setvalued.download_records, name="download_records"),
+    path("jobs/<uuid:job_id>/result/report.json", setvalued.download_report, name="download_report"),
+    path("jobs/<uuid:job_id>/result/item-rules.csv", setvalued.download_rules, name="download_rules"),
     path("datasets/<int:dataset_id>/", datasets.dataset, name="dataset"),
     path("datasets/<int:dataset_id>/columns/", datasets.columns, name="columns"),
     path("datasets/<int:dataset_id>/delete/", erasure.delete_dataset, name="delete_dataset"),

@@ -28,12 +28,23 @@ class Dataset(models.Model):
     n_columns = models.PositiveIntegerField(default=0)
     is_demo = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
+    # Set-valued data: a table (a column may hold sets, Column.item_delimiter) or a transaction file (one
+    # record of items per line, separated by item_delimiter; record_id: the first field is the record's id).
+    TABLE, TRANSACTIONS = "table", "transactions"
+    LAYOUT_CHOICES = [(TABLE, "table"), (TRANSACTIONS, "transactions")]
+    layout = models.CharField(max_length=12, choices=LAYOUT_CHOICES, default=TABLE)
+    item_delimiter = models.CharField(max_length=1, blank=True, default="")
+    record_id = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_transactions(self) -> bool:
+        return self.layout == self.TRANSACTIONS
 
     @property
     def qi_columns(self):
@@ -51,6 +62,8 @@ class Column(models.Model):
     # None: the default hierarchy built from the data (intervals for numbers, value -> * otherwise).
     hierarchy = models.ForeignKey("hierarchy_editor.Hierarchy", null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="columns")
+    # Non-empty: a set-valued column, its cells' items separated by this character (k^m within every class).
+    item_delimiter = models.CharField(max_length=1, blank=True, default="")
 
     class Meta:
         ordering = ["position"]

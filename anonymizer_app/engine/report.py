@@ -83,6 +83,7 @@ class Report(TypedDict, total=False):
     rounds: int
     item_loss: dict[str, float]
     hierarchy_rows: list[list[str]]
+    frequent_itemsets: dict  # the top itemsets of at most min(m, 2) items before and after, with supports
 
 
 def value_counts(values: pd.Series, top: int = TOP_VALUES) -> dict:
@@ -216,8 +217,17 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
 
     source = spec.table
     assert isinstance(source, TransactionSet)
+    from .gate import ITEMS
+    from .setvalued.measures import frequent_itemsets
+    from .setvalued.transactions import Transactions
+
     km = publication.report["km"]
     report: dict = dict(engine_report)
+    published = Transactions.from_records([[x for x in str(cell).split(source.delimiter) if x]
+                                           for cell in publication.table[ITEMS]])
+    size = min(source.m, 2)
+    report["frequent_itemsets"] = {"size": size, "before": frequent_itemsets(source.transactions, size),
+                                   "after": frequent_itemsets(published, size)}
     report["metrics"] = dict(report["metrics"], km_smallest_support=km["smallest_support"],
                              km_weakest_itemset=km["weakest_itemset"])
     n = int(len(publication.table))

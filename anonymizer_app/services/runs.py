@@ -7,6 +7,8 @@ Handles the job kinds "run" and "lattice-keep" (registered in jobs.JOB_HANDLERS)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
@@ -14,13 +16,15 @@ from ..engine import KAnonymity, Role, out_of_core
 from ..engine.pipeline import run
 from ..engine.spec import RunSpec, StreamedTable
 from ..models import Job, Result
-from . import datasets, population, results, storage
+from . import datasets, population, results, setvalued, storage
 from .jobs import Progress, build_models, register
 
 
 def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False) -> RunSpec:
     """The RunSpec of a job (or of the same setup with another algorithm, e.g. a lattice node)."""
     config = job.config
+    if config.get("layout") == "transactions":  # a transaction dataset: k^m on its records
+        return setvalued.transaction_spec(job)
     hierarchies = datasets.hierarchies_from_config(job.owner, config, job.models)
     build = dict(algorithm=algorithm or job.algorithm, k=job.k, models=build_models(job.models),
                  options=job.options if options is None else options, suppression_limit=job.suppression_limit,
@@ -28,6 +32,7 @@ def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None
                  suppressed_rows=(job.options or {}).get("suppressed_rows", "remove") if options is None
                  else options.get("suppressed_rows", "remove"))
     build["options"] = {k: v for k, v in build["options"].items() if k != "suppressed_rows"}
+    build["set_column"] = setvalued.set_column_spec(job.owner, config)  # mixed mode: k^m within every class
     if config.get("population"):
         source, marked, _ = population.marked_population(job)
         table = datasets.table_from_config(marked, config, source.name)
@@ -59,9 +64,10 @@ class ParquetSink:
 
 def run_and_store(job: Job, progress) -> Result:
     """Run the job's spec through the pipeline; the published rows and the report become its Result."""
-    streamed = not job.config.get("population") and out_of_core.supports(
+    streamed = not job.config.get("population") and not job.config.get("layout") == "transactions" \
+        and not job.config.get("set_column") and out_of_core.supports(
         job.algorithm, [KAnonymity(job.k), *build_models(job.models)])
-    spec = job_spec(job, streamed=streamed)
+    spec = replace(job_spec(job, streamed=streamed), scratch=storage.scratch_of(job))
     target = storage.result_path(job)
     display = None
     if job.config.get("population"):  # the page shows the research dataset's row beside each published row

@@ -23,13 +23,16 @@ PREVIEW_ROWS = 20
 SAMPLE_VALUES = 5
 
 
-def _render_index(request, form: UploadForm, status: int = 200):
+def _render_index(request, form: UploadForm | None, status: int = 200, set_form=None):
+    from ..setvalued_forms import SetUploadForm
+
     datasets = Dataset.objects.filter(owner=request.user).annotate(
         qi_count=Count("columns", filter=Q(columns__role=QI), distinct=True),
         job_count=Count("jobs", distinct=True),
     )
     return render(request, "anonymizer/index.html", {
-        "datasets": datasets, "form": form, "max_upload_mb": settings.ANONYMIZER_MAX_UPLOAD_MB}, status=status)
+        "datasets": datasets, "form": form or UploadForm(), "set_form": set_form or SetUploadForm(),
+        "max_upload_mb": settings.ANONYMIZER_MAX_UPLOAD_MB}, status=status)
 
 
 @login_required
@@ -79,6 +82,8 @@ def load_demo(request):
 @require_http_methods(["GET", "POST"])
 def dataset(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
+    if ds.is_transactions:  # records of items: the items page shows and re-reads them
+        return redirect("anonymizer:items", dataset_id=ds.pk)
     initial = {"delimiter": delimiter_name(ds.delimiter), "encoding": ds.encoding, "header": ds.has_header}
     if request.method == "POST":
         form = FormatForm(request.POST, kind=ds.kind, initial=initial)
@@ -116,6 +121,8 @@ def dataset(request, dataset_id: int):
 @require_http_methods(["GET", "POST"])
 def columns(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
+    if ds.is_transactions:  # a transaction dataset has no columns
+        return redirect("anonymizer:items", dataset_id=ds.pk)
     cols = list(ds.columns.select_related("hierarchy"))
     stored = set(dataset_service.dataset_columns(ds))
     if request.method == "POST":
@@ -146,7 +153,14 @@ def columns(request, dataset_id: int):
             "hierarchy_url": f"/hierarchies/dataset/{ds.pk}/column/{c.pk}/",
             "hierarchy_label": c.hierarchy.name if c.hierarchy_id else default_hierarchy_label(c.type),
         })
+    from ..services.setvalued import delimiter_label
+    from ..setvalued_forms import SetColumnForm
+
+    marked = next((c for c in cols if c.item_delimiter), None)  # the set-valued column, if any
+    column_form = SetColumnForm(columns=[c.name for c in cols], initial={
+        "column": marked.name if marked else "", "item_delimiter": delimiter_label(marked.item_delimiter if marked else "|")})
     return render(request, "anonymizer/columns.html", {
+        "column_form": column_form, "set_column": marked,
         "dataset": ds, "tab": "columns", "form": form, "rows": rows, "role_help": ROLE_HELP,
         "qi_count": sum(1 for c in cols if c.role == QI),
     })

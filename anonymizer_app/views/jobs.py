@@ -16,6 +16,8 @@ from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
 from ..services import jobs as job_service
+from ..services import setvalued as set_service
+from ..setvalued_forms import SetRunForm, item_library
 from .common import (
     QI,
     format_duration,
@@ -34,24 +36,36 @@ JOBS_PAGE_SIZE = 50
 @require_http_methods(["GET", "POST"])
 def run(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
+    if ds.is_transactions:  # k^m on records of items: the set-valued run form
+        return redirect("anonymizer:run_items", dataset_id=ds.pk)
     cols = list(ds.columns.all())
     sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
     # δ-presence: the research subset is marked by a 0/1 column that is neither a QI nor identifying
     subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
     # ... or this dataset is the research subset of another of the owner's datasets (the population)
     populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk).order_by("name"))
+    set_column = next((c for c in cols if c.item_delimiter), None)  # mixed mode: k^m on it within every class
+    set_form = None
     if request.method == "POST":
         form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
-        if form.is_valid():
+        if set_column is not None:
+            set_form = SetRunForm(request.POST, prefix="set", with_k=False, hierarchies=item_library(request.user))
+        if form.is_valid() and (set_form is None or set_form.is_valid()):
             d = form.cleaned_data
             population = next((p for p in populations if p.pk == form.population()), None)
             try:
                 options = form.algorithm_options()
                 if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options
                     options = dict(options, suppressed_rows="keep")
+                set_config = None if set_form is None else set_service.set_column_config(
+                    ds, d["k"], set_form.cleaned_data["m"], set_form.cleaned_data["set_algorithm"],
+                    set_form.hierarchy())
                 job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
                                              d["sensitive"] or "", options, form.privacy_models(),
                                              population=population)
+                if set_config is not None:
+                    job.config["set_column"] = set_config
+                    job.save(update_fields=["config"])
             except InputError as exc:
                 form.add_error(None, str(exc))
             else:
@@ -59,6 +73,8 @@ def run(request, dataset_id: int):
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
         form = RunForm(sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+        if set_column is not None:
+            set_form = SetRunForm(prefix="set", with_k=False, hierarchies=item_library(request.user))
     return render(request, "anonymizer/run.html", {
         "dataset": ds,
         "tab": "run",
@@ -67,6 +83,8 @@ def run(request, dataset_id: int):
         "qi_columns": [c for c in cols if c.role == QI],
         "identifying": [c.name for c in cols if c.role == Role.IDENTIFYING.value],
         "recent_jobs": job_rows(ds.jobs.all()[:5]),
+        "set_column": set_column,
+        "set_form": set_form,
     })
 
 

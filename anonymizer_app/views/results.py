@@ -221,6 +221,10 @@ def result(request, job_id):
         return redirect(result_url(j))
     res = job_result(j)
     report = res.report
+    if report.get("kind") == "set-valued":  # a transaction dataset's k^m result
+        from .setvalued import result_page
+
+        return result_page(request, j, res)
     ds = j.dataset
     n = report.get("records", ds.n_rows)
     research = report.get("research_subset")  # δ-presence against a population: the research rows only

@@ -74,3 +74,23 @@ def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: in
         estimate = support * float(np.prod(1.0 / covered[mapped]))
         errors.append(abs(estimate - true) / true)
     return {"itemsets": len(chosen), "mean_relative_error": float(np.mean(errors))}
+
+
+TOP_CHART = 15
+
+
+def frequent_itemsets(tx: Transactions, size: int, top: int = TOP_CHART) -> list[dict]:
+    """The ``top`` most frequent itemsets of 1..``size`` items (records as sets): items and support, by
+    support descending, then smaller itemsets first, then the items' order."""
+    offsets, codes = itemsets.sorted_sets(tx.offsets, tx.codes)
+    base = max(len(tx.items), 1)
+    found: list[tuple[int, int, list[str]]] = []
+    for s in range(1, size + 1):
+        keys, sup = itemsets.supports(offsets, codes, s, base)
+        if not len(keys):
+            continue
+        best = np.argsort(-sup, kind="stable")[:top]
+        for key, value in zip(itemsets.decode(keys[best], s, base), sup[best]):
+            found.append((int(value), s, [str(tx.items[c]) for c in key]))
+    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    return [{"items": items, "support": support} for support, _, items in found[:top]]

@@ -1,0 +1,295 @@
+"""Set-valued data pages: the upload (layout detected or chosen), the items preview (layout, item counts,
+items per record, repeated items, item-frequency chart, the layout override), the set-valued column of a
+table, the k^m run form of a transaction dataset, its result page and downloads."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..engine import InputError
+from ..engine.gate import ITEMS, RECORD_ID
+from ..engine.setvalued import SET_ALGORITHMS
+from ..models import Dataset, Job
+from ..services import datasets, exports, results, setvalued
+from ..setvalued_forms import LayoutForm, SetColumnForm, SetRunForm, SetUploadForm, item_library
+from .common import format_duration, job_label, job_result, job_rows, owned_dataset, owned_job, queue_job
+from .items_charts import item_frequency_figure, itemset_figure
+
+RESULT_PAGE_SIZE = 50
+
+
+# ---- upload ---------------------------------------------------------------------------------------------
+@login_required
+@require_POST
+def upload(request):
+    from .datasets import _render_index  # the datasets page, with this form's errors
+
+    form = SetUploadForm(request.POST, request.FILES)
+    refused = getattr(request, "upload_refused", "")
+    if refused:
+        form.is_valid()
+        form.errors["file"] = form.error_class([refused])
+        return _render_index(request, None, status=413, set_form=form)
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            ds = setvalued.upload(request.user, d["file"], d["file"].name, d["layout"], form.delimiter(),
+                                  d["record_id"], name=d["name"] or None)
+        except InputError as exc:
+            form.add_error("file", str(exc))
+        else:
+            messages.success(request, f"Uploaded {ds.name} as {ds.layout}: {ds.n_rows:,} records. Check the "
+                                      f"detected layout and the items.")
+            return redirect("anonymizer:items", dataset_id=ds.pk)
+    return _render_index(request, None, status=400, set_form=form)
+
+
+# ---- the items preview ------------------------------------------------------------------------------------
+def _render_items(request, ds: Dataset, layout_form=None, column_form=None, status: int = 200):
+    figures, error, column = None, "", None
+    try:
+        if ds.is_transactions:
+            figures = setvalued.figures(setvalued.transactions(ds))
+        else:
+            column = setvalued.set_column(ds)
+            if column is not None:
+                figures = setvalued.figures(setvalued.column_records(ds, column.name, column.item_delimiter))
+    except InputError as exc:  # the file was read with these settings before; say so if it no longer is
+        error = str(exc)
+    initial = {"layout": ds.layout, "item_delimiter": setvalued.delimiter_label(ds.item_delimiter or ","),
+               "record_id": ds.record_id}
+    names = [c.name for c in ds.columns.all()]
+    column_initial = {"column": column.name if column else "",
+                      "item_delimiter": setvalued.delimiter_label(column.item_delimiter) if column else "pipe"}
+    preview = datasets.dataset_rows(ds, 0, 10)
+    return render(request, "anonymizer/items.html", {
+        "dataset": ds, "tab": "items", "figures": figures, "error": error, "column": column,
+        "layout_form": layout_form or LayoutForm(initial=initial),
+        "column_form": column_form or SetColumnForm(columns=names, initial=column_initial),
+        "delimiter_label": setvalued.delimiter_label(ds.item_delimiter) if ds.item_delimiter else "",
+        "preview_columns": [str(c) for c in preview.columns],
+        "preview_rows": preview.astype(str).values.tolist(),
+        "charts": {"items": item_frequency_figure(figures["top_items"]) if figures else None},
+    }, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def items(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    if request.method == "GET":
+        return _render_items(request, ds)
+    form = LayoutForm(request.POST)
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            setvalued.relayout(ds, d["layout"], form.delimiter(), d["record_id"])
+        except InputError as exc:
+            form.add_error(None, str(exc))
+            ds.refresh_from_db()
+        else:
+            messages.success(request, f"Read {ds.original_name} again as {ds.layout}: {ds.n_rows:,} records.")
+            return redirect("anonymizer:items", dataset_id=ds.pk)
+    return _render_items(request, ds, layout_form=form, status=400)
+
+
+@login_required
+@require_POST
+def set_column(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    if ds.is_transactions:
+        raise Http404("a transaction dataset has no columns")
+    form = SetColumnForm(request.POST, columns=[c.name for c in ds.columns.all()])
+    if form.is_valid():
+        name = form.cleaned_data["column"]
+        try:
+            if name:
+                setvalued.mark_set_column(ds, name, form.delimiter())
+            else:
+                setvalued.unmark_set_column(ds)
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Column {name!r} is set-valued (items separated by "
+                                      f"{setvalued.delimiter_label(form.delimiter())})." if name
+                             else "No set-valued column.")
+            return redirect("anonymizer:items", dataset_id=ds.pk)
+    return _render_items(request, ds, column_form=form, status=400)
+
+
+# ---- the k^m run of a transaction dataset ---------------------------------------------------------------------
+@login_required
+@require_http_methods(["GET", "POST"])
+def run(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    if not ds.is_transactions:
+        return redirect("anonymizer:run", dataset_id=ds.pk)
+    library = item_library(request.user)
+    status = 200
+    if request.method == "POST":
+        form = SetRunForm(request.POST, hierarchies=library)
+        if form.is_valid():
+            d = form.cleaned_data
+            try:
+                job = setvalued.create_set_job(ds, d["set_algorithm"], d["k"], d["m"], d["item_suppression"],
+                                               form.hierarchy())
+            except InputError as exc:
+                form.add_error(None, str(exc))
+            else:
+                queue_job(request, job)
+                return redirect("anonymizer:job", job_id=job.pk)
+        status = 400
+    else:
+        form = SetRunForm(hierarchies=library)
+    return render(request, "anonymizer/run_items.html", {
+        "dataset": ds, "tab": "run", "form": form, "algorithms": SET_ALGORITHMS,
+        "recent_jobs": job_rows(ds.jobs.all()[:5]),
+    }, status=status)
+
+
+# ---- the result ----------------------------------------------------------------------------------------------
+def _original_records(job: Job, start: int, stop: int) -> list[list[str]]:
+    """The input records [start, stop) as the job read them (the stored table, or the original parsed again
+    with the job's settings when the dataset was read another way since)."""
+    ds, config = job.dataset, job.config
+    delimiter = config["item_delimiter"]
+    if ds.is_transactions and ds.item_delimiter == delimiter and ds.record_id == config["record_id"]:
+        frame = datasets.dataset_rows(ds, start, stop)
+        return [[x for x in str(cell).split(delimiter) if x] for cell in frame[ITEMS].tolist()]
+    from ..services import storage
+
+    tx = setvalued.parse(storage.original_path(ds), ds.original_name, delimiter, config["record_id"])
+    return [tx.record(r) for r in range(start, min(stop, tx.n))]
+
+
+def _side_by_side(originals: list[list[str]], published: list[list[str]], ids: list[str] | None, start: int):
+    """Rows of the comparison: every item flagged when it differs (generalized, suppressed, or a label)."""
+    rows = []
+    for i, (before, after) in enumerate(zip(originals, published)):
+        kept = set(after)
+        source = set(before)
+        rows.append({
+            "number": start + i + 1,
+            "id": ids[i] if ids is not None else None,
+            "before": [{"item": x, "changed": x not in kept} for x in dict.fromkeys(before)],
+            "after": [{"item": x, "changed": x not in source} for x in after],
+            "changed": kept != source,
+        })
+    return rows
+
+
+def rules_rows(report: dict) -> list[dict]:
+    rules = report.get("generalization_rules") or {}
+    return [{"label": label, "items": items} for label, items in sorted(rules.items())]
+
+
+def result_page(request, job: Job, res):
+    """The result page of a transaction dataset's k^m run."""
+    report = res.report
+    metrics = report.get("metrics", {})
+    n = int(report.get("records", 0))
+    page = Paginator(range(n), RESULT_PAGE_SIZE).get_page(request.GET.get("page"))
+    start = page.start_index() - 1 if n else 0
+    stop = page.end_index() if n else 0
+    output, _ = results.output_rows(res, start, stop)
+    delimiter = job.config["item_delimiter"]
+    published = [[x for x in str(cell).split(delimiter) if x] for cell in output[ITEMS].tolist()]
+    ids = output[RECORD_ID].astype(str).tolist() if RECORD_ID in output.columns else None
+    rows = _side_by_side(_original_records(job, start, stop), published, ids, start)
+    km = metrics.get("km_smallest_support")
+    cards = [
+        {"label": "k", "value": job.k, "id": "card-k"},
+        {"label": "m", "value": report.get("m"), "id": "card-m"},
+        {"label": "k^m reached (smallest support of a published itemset of ≤ m items)",
+         "value": "—" if km is None else km, "id": "card-km"},
+        {"label": "NCP (information loss)", "value": f"{metrics.get('ncp', 0):.4f}", "id": "card-ncp"},
+        {"label": f"Itemset-support error ({metrics.get('support_error_itemsets', 0)} top itemsets)",
+         "value": f"{metrics.get('support_error', 0):.4f}", "id": "card-support-error"},
+        {"label": "Generalized items", "value": metrics.get("generalized_items", 0), "id": "card-generalized"},
+        {"label": "Suppressed items", "value": len(report.get("suppressed_items", [])), "id": "card-suppressed"},
+    ]
+    return render(request, "anonymizer/result_items.html", {
+        "job": job, "dataset": job.dataset, "report": report, "cards": cards,
+        "algorithm": job_label(job), "duration": format_duration(job.duration),
+        "km_ok": km is None or km >= job.k,
+        "rules": rules_rows(report), "suppressed_items": report.get("suppressed_items", []),
+        "hierarchy_rows": report.get("hierarchy_rows", []),
+        "layout": report.get("layout", {}),
+        "delimiter_label": setvalued.delimiter_label(delimiter),
+        "page": page, "rows": rows, "has_ids": ids is not None,
+        "charts": {"itemsets": itemset_figure(report.get("frequent_itemsets", {}))},
+    })
+
+
+# ---- downloads -----------------------------------------------------------------------------------------------
+def _set_result(request, job_id):
+    """A succeeded run with set-valued output (a transaction dataset, or a table's set-valued column)."""
+    j = owned_job(request, job_id)
+    res = job_result(j)
+    report = res.report
+    if report.get("kind") != "set-valued" and not report.get("set_column"):
+        raise Http404("this result has no set-valued data")
+    return j, res
+
+
+def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+def _stem(job: Job) -> str:
+    return f"{Path(job.dataset.original_name).stem}-{job.algorithm}-k{job.k}"
+
+
+@login_required
+@require_GET
+def download_records(request, job_id):
+    """The published records in the input's layout (one per line, the record id first), formulas neutralized."""
+    j, res = _set_result(request, job_id)
+    if res.report.get("kind") != "set-valued":
+        raise Http404("a table's set-valued result downloads as CSV")
+    frame, _ = results.load_output(res)
+    body = "".join(exports.transaction_lines(frame, j.config["item_delimiter"]))
+    return _attachment(body, "text/plain; charset=utf-8", f"{_stem(j)}-m{res.report.get('m')}-anonymized.txt")
+
+
+@login_required
+@require_GET
+def download_report(request, job_id):
+    j, res = _set_result(request, job_id)
+    body = json.dumps(res.report, indent=2, ensure_ascii=False) + "\n"
+    return _attachment(body, "application/json; charset=utf-8", f"{_stem(j)}-report.json")
+
+
+@login_required
+@require_GET
+def download_rules(request, job_id):
+    """The generalization rules (item;generalized item, as a two-level hierarchy file in ARX's layout), or for
+    dynamic hierarchies the hierarchy that was built (item;group;*), which the hierarchy library can load."""
+    j, res = _set_result(request, job_id)
+    report = res.report if res.report.get("kind") == "set-valued" else res.report["set_column"]
+    rows = report.get("hierarchy_rows") or []
+    if not rows:
+        rows = [[item, label] for label, items in sorted((report.get("generalization_rules") or {}).items())
+                for item in items]
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=";", lineterminator="\n")  # a label holding ';' is quoted
+    writer.writerows([[exports.neutralize(str(x)) for x in row] for row in rows])
+    body = out.getvalue()
+    return _attachment(body, "text/csv; charset=utf-8", f"{_stem(j)}-item-rules.csv")
+
+
+__all__ = ["download_records", "download_report", "download_rules", "items", "result_page",
+           "run", "set_column", "upload"]
