@@ -58,6 +58,7 @@ def server_env(var: Path, database_url: str, queue: str, port: int) -> dict[str,
         "MEDIA_ROOT": str(var / "media"),
         "STATIC_ROOT": str(var / "static"),
         "CELERY_BROKER_DIR": str(var / "broker"),
+        "ANONYMIZER_JOB_TMP": str(var / "job-tmp"),
         # plain HTTP on 127.0.0.1: no HTTPS redirect, cookies not Secure-only, and locust may log in fast
         "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
         "AXES_ENABLED": "0", "LOG_LEVEL": "WARNING",

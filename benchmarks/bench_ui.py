@@ -13,7 +13,7 @@ tools/make_large_adult.py).
 Nothing of the checkout's var/ is touched: a throwaway folder (``--workdir``, default a new
 /tmp/bench_ui-XXXX, removed at the end unless ``--keep-workdir``) holds the SQLite database, MEDIA_ROOT,
 STATIC_ROOT, the filesystem broker and TMPDIR (where Django spools uploads). With that environment the
-script runs ``manage.py migrate``, then starts, as ``make run`` does but on a free port,
+script runs ``manage.py migrate``, then starts, as ``make run`` does (DEBUG=1) but on a free port,
 ``manage.py runserver --noreload`` (so its pid is the serving process) and
 ``celery -A anonymizer_app worker`` (``--pool``/``--concurrency``/``--max-tasks-per-child`` as given;
 prefork with celery's defaults unless told, as in ``make run``). Both are stopped at the end, whatever
@@ -411,8 +411,11 @@ class Servers:
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "CELERY_QUEUE")}
         env.update(DATABASE_URL=f"sqlite:///{self.db}", MEDIA_ROOT=str(workdir / "media"),
                    STATIC_ROOT=str(workdir / "static"), CELERY_BROKER_DIR=str(workdir / "broker"),
-                   TMPDIR=str(workdir / "tmp"), ANONYMIZER_MAX_UPLOAD_MB=str(max_upload_mb),
-                   ANONYMIZER_MAX_ROWS=str(max_rows), PYTHONUNBUFFERED="1")
+                   TMPDIR=str(workdir / "tmp"), ANONYMIZER_JOB_TMP=str(workdir / "tmp" / "jobs"),
+                   ANONYMIZER_MAX_UPLOAD_MB=str(max_upload_mb),
+                   ANONYMIZER_MAX_ROWS=str(max_rows), PYTHONUNBUFFERED="1",
+                   # as `make run` (runserver refuses to start with DEBUG off on the development SECRET_KEY)
+                   DEBUG="1")
         self.env = env
         self.commands: list[str] = []
         self.web = self.worker = None
@@ -424,7 +427,7 @@ class Servers:
             self.worker_args.append(f"--max-tasks-per-child={max_tasks}")
 
     def _shown(self, argv) -> str:
-        keys = ("DATABASE_URL", "MEDIA_ROOT", "STATIC_ROOT", "CELERY_BROKER_DIR", "TMPDIR",
+        keys = ("DEBUG", "DATABASE_URL", "MEDIA_ROOT", "STATIC_ROOT", "CELERY_BROKER_DIR", "TMPDIR",
                 "ANONYMIZER_MAX_UPLOAD_MB", "ANONYMIZER_MAX_ROWS")
         return " ".join(f"{k}={self.env[k]}" for k in keys) + " " + " ".join(map(str, argv))
 

@@ -112,6 +112,8 @@ def _fast_password_hashing(settings):
 def _media_root(settings, tmp_path_factory):
     # tmp_path_factory's base folder is per xdist worker (pytest-of-<user>/pytest-N/popen-gwN)
     settings.MEDIA_ROOT = tmp_path_factory.mktemp("media")
+    # jobs' scratch folders too (services.storage.job_scratch): never var/tmp/jobs, which the sweep cleans
+    settings.ANONYMIZER_JOB_TMP = tmp_path_factory.mktemp("job-tmp")
 
 
 @pytest.fixture(scope="session", autouse=True)

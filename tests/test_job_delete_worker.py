@@ -92,3 +92,49 @@ def test_a_running_job_deleted_stores_nothing_and_the_worker_goes_on(deployment)
     assert job["status"] == "succeeded", f"{job}\n{d.log_tail()}"
     assert [p.name for p in results.iterdir()] == [f"job-{next_id[:8]}-{next_id[8:12]}-{next_id[12:16]}-"
                                                    f"{next_id[16:20]}-{next_id[20:]}.parquet"]
+
+
+# A k-Optimize job with a 600 s time budget: its set-enumeration search reports progress (and so sees a cancel or a
+# deletion) every engine.algorithms.koptimize.REPORT_SECONDS, not only when its budget runs out.
+SUBMIT_KOPTIMIZE = r"""
+import django
+
+django.setup()
+from anonymizer_app.models import Dataset
+from anonymizer_app.services import jobs
+
+dataset = Dataset.objects.get(name__startswith="Adult")
+job = jobs.create_job(dataset, "koptimize", 5, 0.0, sensitive="occupation", options={"time_budget": 600.0})
+jobs.submit_job(job)
+print(job.pk)
+"""
+
+
+def _searching(d, job_id: str) -> bool:
+    row = d.db.execute("SELECT status, phase FROM anonymizer_app_job WHERE id = ?", (job_id,)).fetchone()
+    return row is not None and row[0] == "running" and "nodes searched" in row[1]
+
+
+def test_a_koptimize_search_stops_at_once_when_cancelled_or_deleted(deployment):  # noqa: F811
+    d = deployment(None)
+    d.start_worker()
+
+    # cancel (what the Cancel button does: services' cancel request on the row)
+    job_id = _python(d, SUBMIT_KOPTIMIZE).replace("-", "")
+    _wait(lambda: _searching(d, job_id), "the search never reported", d)
+    d.db.execute("UPDATE anonymizer_app_job SET cancel_requested = 1 WHERE id = ?", (job_id,))
+    job, _ = d.wait_until_finished(job_id)  # fails after 45 s: the budget is 600 s
+    assert (job["status"], job["message"]) == ("cancelled", "cancelled by the user"), d.log_tail()
+    # the last progress written is the search's, a small share of its budget: it was stopped, not timed out
+    running = [(p, ph) for s, p, ph, _ in d.history(job_id) if s == "running" and "nodes searched" in ph]
+    assert running and running[-1][0] < 0.2, running
+    assert d.result_report(job_id) is None
+
+    # delete (services.erasure, what the Delete button calls) while the search runs
+    job_id = _python(d, SUBMIT_KOPTIMIZE)
+    _wait(lambda: _searching(d, job_id.replace("-", "")), "the search never reported", d)
+    out = _python(d, ERASE_WHEN_RUNNING, job_id)
+    assert out.split("|")[2] == "1 job and 0 files", out
+    _wait(lambda: "'deleted'" in d.worker_log.read_text(errors="replace"), "the deleted search did not stop", d)
+    assert d.db.execute("SELECT count(*) FROM anonymizer_app_job").fetchone() == (1,)  # the cancelled one
+    assert d.db.execute("SELECT count(*) FROM anonymizer_app_result").fetchone() == (0,)

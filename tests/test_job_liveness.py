@@ -30,13 +30,14 @@ def dead_job(user, monkeypatch):
 
 def test_the_sweep_queues_a_stale_job_again_and_a_worker_finishes_it(dead_job, monkeypatch):
     submitted = queue_without_running(monkeypatch)
-    assert jobs.sweep_stale_jobs() == {"requeued": [str(dead_job.pk)], "failed": [], "cancelled": []}
+    assert jobs.sweep_stale_jobs() == {"requeued": [str(dead_job.pk)], "failed": [], "cancelled": [],
+                                       "scratch_removed": []}
     dead_job.refresh_from_db()
     assert (dead_job.status, dead_job.progress, submitted) == (Job.QUEUED, 0.0, [dead_job.pk])
     assert dead_job.phase == "queued again: the worker running it stopped (attempt 2 next)"
     done = jobs.run_job(dead_job)
     assert (done.status, done.attempts) == (Job.SUCCEEDED, 2)
-    assert jobs.sweep_stale_jobs() == {"requeued": [], "failed": [], "cancelled": []}
+    assert jobs.sweep_stale_jobs() == {"requeued": [], "failed": [], "cancelled": [], "scratch_removed": []}
 
 
 def test_after_the_attempts_the_job_fails_with_the_cause(dead_job, settings):

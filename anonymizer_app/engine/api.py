@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -33,11 +34,13 @@ def anonymize(
     models: list[PrivacyModel] | None = None,
     options: dict | None = None,
     progress: ProgressCallback | None = None,
+    scratch: str | None = None,
 ) -> Result:
     """Search, recode, measure and verify: the Result (every row, suppressed ones as '*') has passed
-    ``verify()``. What may leave the product is decided by :func:`.pipeline.run` (the publishing gate)."""
-    spec = RunSpec.build(table, hierarchies, algorithm, k=k, models=models or [], options=options,
-                         suppression_limit=suppression_limit, sensitive=sensitive)
+    ``verify()``. What may leave the product is decided by :func:`.pipeline.run` (the publishing gate).
+    ``scratch``: the folder for the run's temporary files (RunSpec.scratch)."""
+    spec = replace(RunSpec.build(table, hierarchies, algorithm, k=k, models=models or [], options=options,
+                                 suppression_limit=suppression_limit, sensitive=sensitive), scratch=scratch)
     return compute(spec, progress)
 
 
@@ -84,7 +87,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     domains = {m.target: domain_for(m, table.frame, all_hs, table.is_numeric(m.target))
                for m in models if getattr(m, "needs_sensitive", False)}
     problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
-                      validate_options(info, spec.options or {}), search_progress, domains)
+                      validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch)
     recoding = info.run(problem)
     if isinstance(recoding, AnatomyRecoding):
         report(0.92, "building the quasi-identifier and sensitive tables")

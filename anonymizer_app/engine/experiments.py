@@ -81,8 +81,10 @@ def homogeneity_vs_k(
     algorithm: str = "datafly",
     suppression_limit: float = 0.0,
     sensitive: str | None = None,
+    scratch: str | None = None,
 ) -> list[dict]:
-    """Per k: equivalence classes, homogeneous ECs and their records, smallest EC (k reached), seconds."""
+    """Per k: equivalence classes, homogeneous ECs and their records, smallest EC (k reached), seconds.
+    ``scratch``: the folder for the runs' temporary files (RunSpec.scratch)."""
     if sensitive is None:
         if not table.sensitive:
             raise InputError("homogeneity needs a sensitive column")
@@ -91,7 +93,7 @@ def homogeneity_vs_k(
     for k in k_values:
         started = time.perf_counter()
         r = anonymize(table, hierarchies, algorithm, k=int(k), suppression_limit=suppression_limit,
-                      sensitive=sensitive)
+                      sensitive=sensitive, scratch=scratch)
         m = r.metrics
         sizes = r.class_sizes
         rows.append({

@@ -12,7 +12,7 @@ import math
 from .. import engine
 from ..engine import InputError, Table
 from ..models import Dataset, Job
-from . import datasets, results
+from . import datasets, results, storage
 from .jobs import Progress, register
 
 COMPARE = "compare"  # Job.algorithm of a comparison (kept for older rows); its options hold the algorithms and ks
@@ -60,11 +60,13 @@ def parse_algorithm_list(names) -> list[str]:
 
 
 def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int], suppression_limit: float = 0.0,
-            sensitive: str | None = None, options: dict | None = None, progress=None) -> list[dict]:
+            sensitive: str | None = None, options: dict | None = None, progress=None,
+            scratch: str | None = None) -> list[dict]:
     """Run every algorithm for every k on one table (engine.anonymize, each result verified).
 
     A run that finds no solution (or refuses the k) is a row with its error, not the end of the
-    comparison. ``progress(fraction, phase)`` returning False stops it (engine.Cancelled)."""
+    comparison. ``progress(fraction, phase)`` returning False stops it (engine.Cancelled). ``scratch``: the
+    folder for the runs' temporary files (the job's scratch folder)."""
     options = options or {}
     rows = []
     total = len(algorithms) * len(ks)
@@ -81,7 +83,8 @@ def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int
             row = {"algorithm": name, "label": info.label, "recoding": info.recoding, "k": k}
             try:
                 result = engine.anonymize(table, hierarchies, name, k=k, suppression_limit=suppression_limit,
-                                          sensitive=sensitive, options=options.get(name), progress=sub)
+                                          sensitive=sensitive, options=options.get(name), progress=sub,
+                                          scratch=scratch)
             except engine.Cancelled:
                 raise
             except engine.EngineError as exc:
@@ -176,7 +179,7 @@ def run_comparison(job: Job) -> None:
     table = datasets.table_from_config(frame, job.config, job.dataset.name)
     hierarchies = datasets.hierarchies_from_config(job.owner, job.config)
     rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
-                   job.sensitive or None, progress=Progress(job))
+                   job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job))
     results.store(job, {"comparison": rows, "records": table.n, "quasi_identifiers": list(table.qi),
                         "sensitive": job.sensitive or None})
 

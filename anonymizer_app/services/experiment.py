@@ -11,7 +11,7 @@ from .. import engine
 from ..engine import InputError, Role
 from ..models import Dataset, Job
 from ..plotly_text import plotly_escape
-from . import comparison, datasets, results
+from . import comparison, datasets, results, storage
 from .jobs import Progress, register
 
 EXPERIMENT = "homogeneity-experiment"  # Job.algorithm of an experiment (kept for older rows)
@@ -114,7 +114,7 @@ def run_experiment(job: Job) -> None:
             if not progress((i * len(ks) + j) / total, f"{label}: {algorithm}, k={k}"):
                 raise engine.Cancelled("cancelled")
             row = experiments.homogeneity_vs_k(table, hierarchies, [k], algorithm, job.suppression_limit,
-                                               sensitive)[0]
+                                               sensitive, scratch=storage.scratch_of(job))[0]
             rows.append({"table": label, **row})
     progress(1.0, "done")
     results.store(job, {"experiment": rows})

@@ -32,9 +32,12 @@ import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -395,6 +398,89 @@ def prune_empty_folders(grace_seconds: float = 0) -> None:
                 path.rmdir()
         except OSError:
             continue
+
+
+# ---- a job's scratch folder and partial outputs --------------------------------------------------------------
+# A running job's temporary files live in <ANONYMIZER_JOB_TMP>/<job id>/ (0700), outside MEDIA_ROOT: the engine
+# is given the folder (RunSpec.scratch) and never writes to the system temp folder. The worker removes it when
+# the job ends, whatever the ending; the heartbeat touches it, so a folder untouched for the stale limit is one
+# whose worker died, and the sweep removes it (also when the job was deleted meanwhile).
+def scratch_root() -> Path:
+    return Path(settings.ANONYMIZER_JOB_TMP)
+
+
+def job_scratch_path(job) -> Path:
+    return scratch_root() / str(job.pk)
+
+
+@contextmanager
+def job_scratch(job) -> Iterator[Path]:
+    """The job's scratch folder, fresh (what an earlier attempt left is discarded), removed on leaving."""
+    folder = job_scratch_path(job)
+    shutil.rmtree(folder, ignore_errors=True)
+    make_folder(folder)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def touch_scratch(job_id) -> None:
+    """The heartbeat: the job's worker is alive (see stale_scratch)."""
+    try:
+        os.utime(scratch_root() / str(job_id))
+    except OSError:  # not made yet, or removed (the job ended)
+        pass
+
+
+def scratch_of(job) -> str | None:
+    """The folder a job's handler gives the engine (RunSpec.scratch): the job's scratch folder while
+    services.jobs.run_job runs it; None (the system temp folder) for a handler called on its own."""
+    folder = job_scratch_path(job)
+    return str(folder) if folder.is_dir() else None
+
+
+def delete_job_scratch(job) -> None:
+    shutil.rmtree(job_scratch_path(job), ignore_errors=True)
+
+
+def stale_scratch(stale_seconds: float, now: float | None = None) -> list[Path]:
+    """The scratch folders not touched for ``stale_seconds``: their worker died (a live one touches its
+    job's folder with every heartbeat)."""
+    root = scratch_root()
+    if not root.is_dir():
+        return []
+    cutoff = (time.time() if now is None else now) - stale_seconds
+    out = []
+    for entry in sorted(root.iterdir()):
+        try:
+            if entry.is_dir() and entry.stat().st_mtime <= cutoff:
+                out.append(entry)
+        except OSError:  # removed meanwhile
+            continue
+    return out
+
+
+def remove_scratch(folders) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def partial_outputs(job) -> list[str]:
+    """The job's outputs left half-written beside their targets (AtomicParquet's and write_string_table's
+    ``.<name>.<pid>.tmp``) by a worker that died while writing them."""
+    folder = media_root() / RESULTS
+    if not folder.is_dir():
+        return []
+    prefixes = tuple(f".{Path(name).name}." for name in (result_name(job), _sensitive_table_name(result_name(job))))
+    return [f"{RESULTS}/{entry}" for entry in sorted(os.listdir(folder))
+            if entry.endswith(".tmp") and entry.startswith(prefixes)]
+
+
+def discard_leftovers(job) -> None:
+    """What a dead worker left of a job besides its stored files: scratch folder and partial outputs."""
+    delete_job_scratch(job)
+    delete_names(partial_outputs(job))
 
 
 # ---- the files of each kind of object -----------------------------------------------------------------------

@@ -148,3 +148,47 @@ def test_registered_run_is_optimal_within_its_time_budget(k, suppression, cost):
     assert sizes.min() >= k
     assert int(result.suppressed.sum()) <= math.floor(suppression * n + 1e-9)
     assert int(np.sum(sizes ** 2)) + int(result.suppressed.sum()) * n == expected
+
+
+def test_a_cancel_stops_the_search_at_its_next_report(monkeypatch):
+    """The search reports to the run's progress callback while it runs (here at every node); a callback that
+    answers False (a cancelled or deleted job) stops it there, long before its 600 s budget."""
+    from anonymizer_app.engine import Cancelled
+    from anonymizer_app.engine.algorithms import koptimize
+
+    monkeypatch.setattr(koptimize, "REPORT_SECONDS", 0.0)
+    table, hs = _big_table()
+    problem = make_problem(table, hs, 2, 0.0, time_budget=600.0)
+    calls: list[tuple[float, str]] = []
+
+    def progress(fraction: float, phase: str) -> bool:
+        calls.append((fraction, phase))
+        return len(calls) < 5  # the fifth report is answered "stop"
+
+    problem.progress = progress
+    with pytest.raises(Cancelled):
+        solve(problem)
+    import re
+
+    assert len(calls) == 5 and calls[0][1] == "k-Optimize: 38 cut points"
+    # one report per node, the search stopped at the fourth: no node after the "stop"
+    assert [int(re.match(r"k-Optimize: (\d+) nodes searched, best cost \d+$", phase).group(1))
+            for _, phase in calls[1:]] == [1, 2, 3, 4]
+    assert all(0.05 <= f < 0.06 for f, _ in calls)  # a few ms of a 600 s budget
+
+
+def test_reports_are_spaced_in_time_and_follow_the_budget():
+    """Without a cancel the search reports at most every REPORT_SECONDS; its fraction is the share of the
+    time budget used."""
+    from anonymizer_app.engine.algorithms import koptimize
+
+    table, hs = _big_table()
+    problem = make_problem(table, hs, 2, 0.0, time_budget=0.6)
+    calls: list[float] = []
+    problem.progress = lambda fraction, phase: calls.append(fraction) is None
+    out = solve(problem)
+    assert out["info"]["complete"] is False
+    search = out["search"]
+    assert search.reports == len(calls) - 1  # the first call is the "cut points" report
+    assert 1 <= search.reports <= 0.6 / koptimize.REPORT_SECONDS + 1
+    assert calls == sorted(calls) and calls[-1] < 0.95

@@ -29,6 +29,8 @@ class Problem:
     progress: ProgressCallback | None = None
     # sensitive column -> its encoding, for the attribute-disclosure models (filled by the API)
     domains: dict = field(default_factory=dict)
+    # the run's scratch folder (RunSpec.scratch) for algorithms that spill to disk; None: the system temp folder
+    scratch: str | None = None
 
     @property
     def needs_classes(self) -> bool:

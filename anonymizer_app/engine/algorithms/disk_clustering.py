@@ -64,7 +64,7 @@ def disk_clustering(problem: Problem) -> CellRecoding:
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
     codes = problem.codes
     group = np.full(n, -1, dtype=np.int64)
-    with ClusterStore(space_of(problem), k, memory_mb, rng) as store:
+    with ClusterStore(space_of(problem), k, memory_mb, rng, directory=problem.scratch) as store:
         for s in range(0, n, store.io_batch):
             store.add(codes[s:s + store.io_batch])
             problem.report(0.2 * min(s + store.io_batch, n) / n,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -52,11 +53,14 @@ class TimeUp(Exception):
     pass
 
 
+REPORT_SECONDS = 0.25  # how often the search reports progress (and so sees a cancel request)
+
+
 class KOptimize:
     """The search on a frequency set: ``pos`` (m x q) ordered value positions, ``counts`` (m)."""
 
     def __init__(self, pos: np.ndarray, counts: np.ndarray, domain: list[int], failing, budget: int,
-                 n: int, k: int, time_budget: float = 60.0):
+                 n: int, k: int, time_budget: float = 60.0, report: Callable[[float, str], None] | None = None):
         self.pos = np.asarray(pos, dtype=np.int64)
         self.counts = np.asarray(counts, dtype=np.int64)
         self.m, self.q = self.pos.shape
@@ -65,7 +69,14 @@ class KOptimize:
         self.budget = budget
         self.n = n
         self.k = max(int(k), 1)
-        self.deadline = time.perf_counter() + time_budget
+        self.started = time.perf_counter()
+        self.time_budget = time_budget
+        self.deadline = self.started + time_budget
+        # the run's progress callback, called at most every REPORT_SECONDS during the search: the bar moves
+        # with the time budget, and a cancel or delete (it raises Cancelled) stops the search at once
+        self.report = report
+        self.next_report = self.started + REPORT_SECONDS
+        self.reports = 0
         self.best_cost: float | None = None
         self.best_head: tuple = ()
         self.nodes = 0
@@ -125,8 +136,14 @@ class KOptimize:
             return  # every descendant suppresses at least these records
         if self.best_cost is None or c < self.best_cost:
             self.best_cost, self.best_head = c, head
-        if time.perf_counter() > self.deadline:
+        now = time.perf_counter()
+        if now > self.deadline:
             raise TimeUp
+        if self.report is not None and now >= self.next_report:
+            self.next_report = now + REPORT_SECONDS
+            self.reports += 1
+            self.report(min((now - self.started) / max(self.time_budget, 1e-9), 1.0),
+                        f"k-Optimize: {self.nodes} nodes searched, best cost {self.best_cost}")
         tail = self._prune_useless(inv, sizes, tail)
         tail = self._prune(head, tail, inv, sizes)
         tail = self._reorder(inv, tail)
@@ -248,7 +265,8 @@ def solve(problem: Problem) -> dict:
         presents.append(present)
     k = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
     budget_s = float(problem.options.get("time_budget", TIME_BUDGET.default))
-    search = KOptimize(pos, freq.counts, domain, problem.failing, problem.budget, problem.table.n, k, budget_s)
+    search = KOptimize(pos, freq.counts, domain, problem.failing, problem.budget, problem.table.n, k, budget_s,
+                       report=lambda fraction, phase: problem.report(0.05 + 0.9 * fraction, phase))
     problem.report(0.05, f"k-Optimize: {len(search.sigma)} cut points")
     search.run()
     if search.best_cost is None:

@@ -11,7 +11,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         done = sweep_stale_jobs()
+        scratch = done.pop("scratch_removed", [])
         for what, ids in done.items():
             for job_id in ids:
                 self.stdout.write(f"{what}: {job_id}")
         self.stdout.write(f"{sum(len(v) for v in done.values())} stale job(s)")
+        if scratch:  # folders of dead workers' jobs (ANONYMIZER_JOB_TMP)
+            self.stdout.write(f"{len(scratch)} stale scratch folder(s) removed: {', '.join(scratch)}")
