@@ -198,6 +198,12 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 ANONYMIZER_MAX_UPLOAD_MB = envint("ANONYMIZER_MAX_UPLOAD_MB", 200)
 ANONYMIZER_MAX_ROWS = envint("ANONYMIZER_MAX_ROWS", 2_000_000)
 ANONYMIZER_MAX_COLUMNS = envint("ANONYMIZER_MAX_COLUMNS", 200)
+# Checked while a table is read (engine/reader.py Limits): a cell, a column name (the database stores 255),
+# a workbook's unpacked parts and the unpacked : packed ratio of one part (zip bombs).
+ANONYMIZER_MAX_CELL_CHARS = envint("ANONYMIZER_MAX_CELL_CHARS", 32_767)
+ANONYMIZER_MAX_HEADER_CHARS = min(envint("ANONYMIZER_MAX_HEADER_CHARS", 255), 255)
+ANONYMIZER_MAX_XLSX_MB = envint("ANONYMIZER_MAX_XLSX_MB", 100)
+ANONYMIZER_MAX_XLSX_RATIO = envint("ANONYMIZER_MAX_XLSX_RATIO", 100)
 # Uploaded files stream to disk past 10 MB; the limit above is enforced by the upload form.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # uploads above ANONYMIZER_MAX_UPLOAD_MB are cut off on their declared length (anonymizer_app/uploads.py)

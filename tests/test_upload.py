@@ -70,12 +70,13 @@ def test_it_refuses_empty_file(client_alice):
 
 def test_it_refuses_binary_file(client_alice):
     r = upload(client_alice, "blob.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
-    assert_refused(r, "blob.csv: this is a binary file, not a CSV/TSV text table or an .xlsx workbook")
+    assert_refused(r, "blob.csv: not a text table (a NUL byte on line 3); upload a CSV/TSV/TXT text file (UTF-8, "
+                      "UTF-16, Windows-1252 or Latin-1) or an .xlsx workbook")
 
 
 def test_it_refuses_broken_xlsx(client_alice):
     r = upload(client_alice, "bad.xlsx", b"PK\x03\x04 not really a workbook")
-    assert_refused(r, "bad.xlsx: not a readable .xlsx workbook (BadZipFile: File is not a zip file)")
+    assert_refused(r, "bad.xlsx: not a readable .xlsx workbook (a damaged zip archive: File is not a zip file)")
 
 
 def test_it_refuses_ragged_csv_with_a_long_row(client_alice):

@@ -1,6 +1,10 @@
 """Reading user tables: CSV/TSV/TXT with sniffed delimiter, encoding and header; Excel (.xlsx).
 
 Every cell is read as text without missing-value parsing: a town called ``None`` stays ``None``.
+Hostile files are refused before they cost memory or time (Limits): a workbook's unpacked size is read
+from its zip directory before a byte is inflated and counted again while its rows stream by (openpyxl
+read-only); every cell and column name is measured while the field counts are checked. Text is UTF-8,
+UTF-16 (BOM or not), Windows-1252 or Latin-1; bytes that are not text are named as such.
 """
 
 from __future__ import annotations
@@ -8,7 +12,9 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-from dataclasses import asdict, dataclass
+import re
+import zipfile
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +24,34 @@ from .errors import InputError
 
 DELIMITERS = [",", ";", "\t", "|"]
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
-ENCODINGS = ["utf-8", "windows-1252", "latin-1"]
+ENCODINGS = ["utf-8", "windows-1252", "latin-1", "utf-16", "utf-16-le", "utf-16-be"]
 XLSX_MAGIC = b"PK\x03\x04"
+XLS_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the old binary Excel format (OLE2)
+TEXT_HINT = "upload a CSV/TSV/TXT text file (UTF-8, UTF-16, Windows-1252 or Latin-1) or an .xlsx workbook"
+
+# Defaults of the caps (the web app sets them from ANONYMIZER_MAX_* settings).
+MAX_CELL_CHARS = 32_767  # a spreadsheet cell's own limit (Excel)
+MAX_HEADER_CHARS = 255  # a column name: what the database stores
+MAX_XLSX_MB = 100  # a workbook's parts, unpacked (openpyxl parses about 5-10 MB of sheet XML a second)
+MAX_XLSX_RATIO = 100  # unpacked : packed size of one part above 1 MB (real sheets: 5-30)
+SHEET_ROWS = 1_048_576  # the rows a sheet can have (row numbers beyond are forged)
+UNDECLARED_SHEET_MB = 16  # a sheet without <dimension> is parsed twice by openpyxl: only small ones
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on a table, checked while it is read; None: no cap."""
+
+    max_rows: int | None = None
+    max_columns: int | None = None
+    max_cell_chars: int | None = MAX_CELL_CHARS
+    max_header_chars: int | None = MAX_HEADER_CHARS
+    max_xlsx_mb: int | None = MAX_XLSX_MB
+    max_xlsx_ratio: float | None = MAX_XLSX_RATIO
+
+
+class DecodeError(InputError):
+    """The bytes are not text in the encoding used (a sniffed encoding may then be replaced)."""
 
 
 @dataclass
@@ -36,17 +68,20 @@ class Format:
 
 
 def sniff(raw: bytes, filename: str = "upload") -> Format:
-    """Guess kind, encoding, delimiter and header from the first bytes."""
+    """Guess kind, encoding, delimiter and header from the first bytes (the content decides, not the name)."""
     if not raw.strip():
         raise InputError(f"{filename}: the file is empty")
-    if raw.startswith(XLSX_MAGIC) or filename.lower().endswith((".xlsx", ".xlsm")):
-        return Format(kind="xlsx")
+    if raw.startswith(XLSX_MAGIC):
+        return Format(kind="xlsx")  # read_table checks that the zip is a workbook
+    if raw.startswith(XLS_MAGIC):
+        raise InputError(f"{filename}: an old Excel .xls workbook; save it as .xlsx or CSV and upload that")
     head = raw[:65536]
-    if b"\x00" in head:
-        raise InputError(f"{filename}: this is a binary file, not a CSV/TSV text table or an .xlsx workbook")
     encoding = _encoding(head)
-    text = head.decode(encoding, errors="replace")
+    text = _strip_bom(head.decode(encoding, errors="replace"))
+    _refuse_binary(text, filename)
     lines = [ln for ln in text.splitlines() if ln.strip()][:200]
+    if not lines:
+        raise InputError(f"{filename}: the file is empty")
     if len(raw) > len(head) and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut in the middle
     delimiter = _delimiter(lines, filename)
@@ -54,8 +89,50 @@ def sniff(raw: bytes, filename: str = "upload") -> Format:
     return Format("csv", delimiter, encoding, header)
 
 
+def _strip_bom(text: str) -> str:
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _refuse_binary(text: str, filename: str) -> None:
+    """A NUL or a run of control characters: not a text table (with the line of the first one)."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        pos, what = nul, "a NUL byte"
+    else:
+        controls = [m.start() for m in re.finditer(r"[\x01-\x08\x0e-\x1f\x7f]", text)]
+        if len(controls) < 4 and len(controls) * 100 < len(text):
+            return  # a stray control character in a text file: kept as text
+        pos = controls[0]
+        what = f"control character 0x{ord(text[pos]):02X}"
+    raise InputError(f"{filename}: not a text table ({what} on line {_line_of(text, pos)}); {TEXT_HINT}")
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """ASCII-range text in UTF-16 has a zero in every other byte."""
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    zeros_even, zeros_odd = even.count(0) / len(even), odd.count(0) / len(odd)
+    if zeros_odd > 0.4 and zeros_even < 0.05:
+        return "utf-16-le"
+    if zeros_even > 0.4 and zeros_odd < 0.05:
+        return "utf-16-be"
+    return None
+
+
 def _encoding(head: bytes) -> str:
-    for enc in ENCODINGS:
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"  # the codec reads the BOM for the byte order
+    wide = _utf16_without_bom(head)
+    if wide:
+        return wide
+    for enc in ENCODINGS[:3]:
         try:
             head.decode(enc)
         except UnicodeDecodeError as exc:
@@ -64,6 +141,15 @@ def _encoding(head: bytes) -> str:
             continue
         return enc
     return "latin-1"
+
+
+def _fallback_encoding(raw: bytes) -> str:
+    """For a file sniffed as UTF-8 whose later bytes are not: the single-byte encoding they are in."""
+    try:
+        raw.decode("windows-1252")
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "windows-1252"
 
 
 def _delimiter(lines: list[str], filename: str) -> str:
@@ -93,8 +179,7 @@ def _has_header(lines: list[str], delimiter: str) -> bool:
     if len(rows) < 2:
         return True
     first, rest = rows[0], rows[1:]
-    if len(set(first)) != len(first) or any(c.strip() == "" for c in first):
-        return False
+    # duplicate or empty names do not make the first line data: the reader reports them by position
     for j, cell in enumerate(first):
         column = [r[j] for r in rest if j < len(r)]
         if _is_number(cell) and column and all(_is_number(v) for v in column):
@@ -109,8 +194,16 @@ def read_table(
     max_rows: int | None = None,
     max_columns: int | None = None,
     nrows: int | None = None,
+    limits: Limits | None = None,
+    encoding_sniffed: bool | None = None,
 ) -> tuple[pd.DataFrame, Format]:
-    """Read a table as text; returns the frame and the format used."""
+    """Read a table as text; returns the frame and the format used. ``limits`` caps it (default: Limits());
+    ``max_rows``/``max_columns`` given here win over the ones in ``limits``. A sniffed UTF-8 (``fmt`` None, or
+    ``encoding_sniffed``) that fails past the sniffed bytes becomes Windows-1252 or Latin-1."""
+    limits = limits or Limits()
+    if max_rows is not None or max_columns is not None:
+        limits = replace(limits, max_rows=max_rows if max_rows is not None else limits.max_rows,
+                         max_columns=max_columns if max_columns is not None else limits.max_columns)
     if isinstance(source, (str, Path)):
         path = Path(source)
         filename = filename or path.name
@@ -121,57 +214,150 @@ def read_table(
     else:
         raw = source
         filename = filename or "upload"
+    sniffed = fmt is None if encoding_sniffed is None else encoding_sniffed
     fmt = fmt or sniff(raw, filename)
     if fmt.kind == "xlsx":
-        frame = _read_xlsx(raw, filename, fmt, nrows)
+        frame = _read_xlsx(raw, filename, fmt, nrows, limits)
     else:
-        frame = _read_csv(raw, filename, fmt, nrows)
+        try:
+            frame = _read_csv(raw, filename, fmt, nrows, limits)
+        except DecodeError:
+            if not (sniffed and fmt.encoding == "utf-8"):
+                raise
+            # UTF-8 in the first 64 KiB only: the file is in a single-byte encoding
+            fmt = replace(fmt, encoding=_fallback_encoding(raw))
+            frame = _read_csv(raw, filename, fmt, nrows, limits)
     if frame.shape[1] == 0 or (frame.shape[0] == 0 and nrows != 0):
-        raise InputError(f"{filename}: no data rows")
-    if max_columns is not None and frame.shape[1] > max_columns:
-        raise InputError(f"{filename}: {frame.shape[1]} columns, more than the limit of {max_columns}")
-    if max_rows is not None and len(frame) > max_rows:
-        raise InputError(f"{filename}: {len(frame):,} rows, more than the limit of {max_rows:,}")
+        raise InputError(f"{filename}: no data rows" + (" (only a header line)" if frame.shape[1] else ""))
+    if limits.max_columns is not None and frame.shape[1] > limits.max_columns:
+        raise InputError(f"{filename}: {frame.shape[1]} columns, more than the limit of {limits.max_columns}")
+    if limits.max_rows is not None and len(frame) > limits.max_rows:
+        raise InputError(f"{filename}: {len(frame):,} rows, more than the limit of {limits.max_rows:,}")
     return frame, fmt
 
 
-def _names(columns: list, filename: str) -> list[str]:
-    names = []
-    for i, c in enumerate(columns):
-        name = str(c).strip() if c is not None and str(c).strip() != "" else f"column_{i + 1}"
-        if name in names:
-            raise InputError(f"{filename}: the column name {name!r} appears twice in the header")
-        names.append(name)
+def _positions(numbers: list[int]) -> str:
+    words = [str(n) for n in numbers]
+    if len(words) == 1:
+        return f"column {words[0]}"
+    return f"columns {', '.join(words[:-1])} and {words[-1]}"
+
+
+NO_HEADER_HINT = "or read the first line as data (no header row)"
+
+
+def _names(columns: list, filename: str, limits: Limits | None = None, where: str = "line 1") -> list[str]:
+    """Column names from a header row: too long, empty or repeated names are refused by position."""
+    names = ["" if c is None else str(c).strip() for c in columns]
+    cap = (limits or Limits()).max_header_chars
+    for i, name in enumerate(names):
+        if cap is not None and len(name) > cap:
+            raise InputError(f"{filename}, {where}: the name of column {i + 1} has {len(name):,} characters, more "
+                             f"than the limit of {cap:,} (it starts {name[:40]!r})")
+    empty = [i + 1 for i, name in enumerate(names) if name == ""]
+    if empty:
+        raise InputError(f"{filename}, {where}: {_positions(empty)} {'has' if len(empty) == 1 else 'have'} no name "
+                         f"in the header; name {'it' if len(empty) == 1 else 'them'}, {NO_HEADER_HINT}")
+    seen: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        seen.setdefault(name, []).append(i + 1)
+    repeated = [(name, at) for name, at in seen.items() if len(at) > 1]
+    if repeated:
+        parts = [f"the column name {name!r} appears {'twice' if len(at) == 2 else f'{len(at)} times'} in the "
+                 f"header ({_positions(at)})" for name, at in repeated[:5]]
+        more = f" and {len(repeated) - 5} more repeated names" if len(repeated) > 5 else ""
+        raise InputError(f"{filename}, {where}: {'; '.join(parts)}{more}; rename them, {NO_HEADER_HINT}")
     return names
 
 
-def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None) -> pd.DataFrame:
+def _is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+def _one_newline(raw: bytes) -> bytes:
+    """CR-only (old Mac) or mixed line ends as LF: every reader below splits lines on LF."""
+    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):
+        return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return raw
+
+
+def _one_newline_text(text: str) -> str:
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _decode(raw: bytes, encoding: str, filename: str) -> str:
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].decode(encoding, errors="replace").count("\n") + 1
+        other = "windows-1252" if _is_utf8(encoding) else "utf-8"
+        raise DecodeError(f"{filename}, line {line}: cannot be decoded as {encoding} (byte 0x{raw[exc.start]:02X}); "
+                          f"choose the file's encoding, e.g. {other}") from None
+
+
+def _csv_error(exc: csv.Error) -> str:
+    """csv's messages in the user's words (never Python's advice about universal-newline mode)."""
+    text = str(exc)
+    if "new-line character" in text:
+        return "a line break inside an unquoted field"
+    if "NUL" in text:
+        return "a NUL byte, which a text table cannot hold"
+    return text
+
+
+def _first_row(head: str, delimiter: str, filename: str) -> list[str]:
+    reader = csv.reader(io.StringIO(head), delimiter=delimiter)
+    try:
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                return row
+    except csv.Error as exc:
+        raise InputError(f"{filename}, line {reader.line_num}: {_csv_error(exc)}") from None
+    raise InputError(f"{filename}: the file is empty")
+
+
+def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
+              limits: Limits | None = None) -> pd.DataFrame:
+    limits = limits or Limits()
     try:
         codecs.lookup(fmt.encoding)
     except LookupError:
         raise InputError(f"{filename}: unknown encoding {fmt.encoding!r}") from None
-    bom = codecs.BOM_UTF8 if fmt.encoding.replace("_", "-").lower() in ("utf-8", "utf8") else b""
-    if bom and raw.startswith(bom):
-        raw = raw[len(bom):]
-    # pandas decodes the bytes itself; only the first line is decoded here, for the header
-    head = raw[:65536].decode(fmt.encoding, errors="replace")
-    try:
-        header_row = next(csv.reader(io.StringIO(head), delimiter=fmt.delimiter))
-    except StopIteration:
-        raise InputError(f"{filename}: the file is empty") from None
-    except csv.Error as exc:
-        raise InputError(f"{filename}, line 1: {exc}") from None
+    if len(fmt.delimiter) != 1 or fmt.delimiter in "\r\n\"":
+        raise InputError(f"{filename}: the delimiter must be one character other than a quote or a line break, "
+                         f"got {fmt.delimiter!r}")
+    text: str | None = None
+    if _ascii_compatible(fmt.encoding):
+        if _is_utf8(fmt.encoding) and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8):]
+        if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _utf16_without_bom(raw[:65536]):
+            raise InputError(f"{filename}: the bytes are UTF-16 text, not {fmt.encoding}; choose utf-16 as the "
+                             "encoding")
+        raw = _one_newline(raw)
+        nul = raw.find(b"\x00")
+        if nul >= 0:
+            line = raw.count(b"\n", 0, nul) + 1
+            raise InputError(f"{filename}: not a text table (a NUL byte on line {line}); {TEXT_HINT}")
+        head = raw[:65536].decode(fmt.encoding, errors="replace")
+    else:
+        text = _one_newline_text(_strip_bom(_decode(raw, fmt.encoding, filename)))
+        _refuse_binary(text, filename)
+        head = text[:65536]
+    header_row = _first_row(head, fmt.delimiter, filename)
     width = len(header_row)
+    names = _names(header_row, filename, limits) if fmt.header else [f"column_{i + 1}" for i in range(width)]
+    if limits.max_columns is not None and width > limits.max_columns:
+        raise InputError(f"{filename}: {width} columns, more than the limit of {limits.max_columns}")
     source: io.IOBase
-    if b'"' not in raw and _ascii_compatible(fmt.encoding) and len(fmt.delimiter.encode()) == 1:
-        _check_unquoted(raw, fmt.delimiter, width, filename, nrows)
+    if text is None and b'"' not in raw:
+        _check_unquoted(raw, fmt, names, filename, nrows, limits)
         source = io.BytesIO(raw)
     else:
-        try:
-            text = raw.decode(fmt.encoding)
-        except UnicodeError as exc:
-            raise InputError(f"{filename}: cannot be decoded as {fmt.encoding} ({exc})") from None
-        _check_quoted(text, fmt.delimiter, width, filename, nrows)
+        if text is None:
+            text = _decode(raw, fmt.encoding, filename)
+        _check_quoted(text, fmt.delimiter, names, filename, nrows, limits)
         source = io.StringIO(text)
     try:
         frame = pd.read_csv(
@@ -187,14 +373,12 @@ def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None) -> pd.D
             encoding=fmt.encoding if isinstance(source, io.BytesIO) else None,
             engine="c",
         )
-    except UnicodeError as exc:
-        raise InputError(f"{filename}: cannot be decoded as {fmt.encoding} ({exc})") from None
+    except UnicodeError:
+        _decode(raw, fmt.encoding, filename)  # raises, naming the line
+        raise InputError(f"{filename}: cannot be decoded as {fmt.encoding}") from None
     except pd.errors.ParserError as exc:
         raise InputError(f"{filename}: cannot be parsed as a delimited table ({exc})") from None
-    if fmt.header:
-        frame.columns = _names(header_row, filename)
-    else:
-        frame.columns = [f"column_{i + 1}" for i in range(width)]
+    frame.columns = names
     return frame
 
 
@@ -203,8 +387,17 @@ def _ascii_compatible(encoding: str) -> bool:
     return "16" not in encoding and "32" not in encoding
 
 
-def _check_quoted(text: str, delimiter: str, width: int, filename: str, nrows: int | None) -> None:
-    """Every line has as many fields as the first (pandas would pad short rows silently)."""
+def _cell_error(filename: str, line: int, column: int, names: list[str], length: int, cap: int) -> InputError:
+    return InputError(f"{filename}, line {line}, column {column + 1} ({names[column]!r}): a cell of {length:,} "
+                      f"characters, more than the limit of {cap:,}")
+
+
+def _check_quoted(text: str, delimiter: str, names: list[str], filename: str, nrows: int | None,
+                  limits: Limits | None = None) -> None:
+    """Every line has as many fields as the first (pandas would pad short rows silently); no cell is longer
+    than the cap."""
+    width = len(names)
+    cap = (limits or Limits()).max_cell_chars
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     try:
         for row in reader:
@@ -213,13 +406,19 @@ def _check_quoted(text: str, delimiter: str, width: int, filename: str, nrows: i
             if row and len(row) != width:
                 raise InputError(f"{filename}, line {reader.line_num}: {len(row)} field(s) where the first "
                                  f"line has {width}")
+            if cap is not None and row and max(map(len, row)) > cap:
+                j = next(j for j, cell in enumerate(row) if len(cell) > cap)
+                raise _cell_error(filename, reader.line_num, j, names, len(row[j]), cap)
     except csv.Error as exc:
-        raise InputError(f"{filename}, line {reader.line_num}: {exc}") from None
+        raise InputError(f"{filename}, line {reader.line_num}: {_csv_error(exc)}") from None
 
 
-def _check_unquoted(raw: bytes, delimiter: str, width: int, filename: str, nrows: int | None) -> None:
+def _check_unquoted(raw: bytes, fmt: Format, names: list[str], filename: str, nrows: int | None,
+                    limits: Limits | None = None) -> None:
     """Without quoting a field count is a delimiter count: counted per line with numpy, since a
-    Python loop over millions of lines would dominate the reading time."""
+    Python loop over millions of lines would dominate the reading time. A line no longer than the cell
+    cap in bytes holds no cell over it; longer lines are split and measured."""
+    width, delimiter = len(names), fmt.delimiter
     data = np.frombuffer(raw, dtype=np.uint8)
     ends = np.flatnonzero(data == 10)
     if len(ends) == 0 or ends[-1] != len(data) - 1:
@@ -227,29 +426,152 @@ def _check_unquoted(raw: bytes, delimiter: str, width: int, filename: str, nrows
     starts = np.concatenate(([0], ends[:-1] + 1))
     delims = np.flatnonzero(data == ord(delimiter))
     counts = np.searchsorted(delims, ends) - np.searchsorted(delims, starts)
-    lengths = ends - starts - (data[np.maximum(ends - 1, 0)] == 13)  # without a trailing \r
+    lengths = ends - starts
     if nrows is not None:
-        counts, lengths = counts[: nrows + 1], lengths[: nrows + 1]
+        counts, lengths, starts = counts[: nrows + 1], lengths[: nrows + 1], starts[: nrows + 1]
     bad = np.flatnonzero((counts != width - 1) & (lengths > 0))
     if bad.size:
         line = int(bad[0])
         raise InputError(f"{filename}, line {line + 1}: {int(counts[line]) + 1} field(s) where the first "
                          f"line has {width}")
+    cap = (limits or Limits()).max_cell_chars
+    if cap is None:
+        return
+    for line in np.flatnonzero(lengths > cap):
+        start = int(starts[line])
+        cells = raw[start:start + int(lengths[line])].decode(fmt.encoding, errors="replace").split(delimiter)
+        for j, cell in enumerate(cells):
+            if len(cell) > cap:
+                raise _cell_error(filename, int(line) + 1, j, names, len(cell), cap)
 
 
-def _read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None) -> pd.DataFrame:
+# ---- Excel -----------------------------------------------------------------------------------------
+def _check_workbook(raw: bytes, filename: str, limits: Limits) -> None:
+    """From the zip's central directory, before anything is inflated: a workbook at all, its unpacked size
+    and each part's packing ratio (zipfile never inflates a part beyond the size listed there)."""
     try:
-        frame = pd.read_excel(io.BytesIO(raw), sheet_name=0, header=None, dtype=str, engine="openpyxl",
-                              keep_default_na=False, na_filter=False, nrows=nrows)
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        raise InputError(f"{filename}: not a readable .xlsx workbook (a damaged zip archive: {exc})") from None
+    names = {i.filename for i in infos}
+    if "[Content_Types].xml" not in names or not any(n.startswith("xl/") for n in names):
+        raise InputError(f"{filename}: a zip archive, not an .xlsx workbook; {TEXT_HINT}")
+    total = sum(i.file_size for i in infos)
+    if limits.max_xlsx_mb is not None and total > limits.max_xlsx_mb * 2**20:
+        raise InputError(f"{filename}: the workbook unpacks to {total / 2**20:,.0f} MB, more than the limit of "
+                         f"{limits.max_xlsx_mb:,} MB; save the sheet as CSV and upload that")
+    if limits.max_xlsx_ratio is not None:
+        for i in infos:
+            ratio = i.file_size / max(i.compress_size, 1)
+            if i.file_size > 2**20 and ratio > limits.max_xlsx_ratio:
+                raise InputError(f"{filename}: the part {i.filename} is packed {ratio:,.0f} to 1, more than the "
+                                 f"limit of {limits.max_xlsx_ratio:,.0f} to 1 (a zip bomb?); save the sheet as CSV "
+                                 "and upload that")
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        for i in infos:
+            if i.file_size > UNDECLARED_SHEET_MB * 2**20 and not _declares_size(zf, i):
+                raise InputError(f"{filename}: the sheet {i.filename} ({i.file_size / 2**20:,.0f} MB) does not state "
+                                 "its size; open and save it in a spreadsheet program, or save it as CSV")
+
+
+def _declares_size(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
+    """openpyxl looks for a sheet's <dimension> through the whole sheet when it is missing; only the first
+    64 KiB are inflated here to see it. A large part that is no sheet (shared strings) is fine."""
+    try:
+        with zf.open(info) as part:
+            head = part.read(65536)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError):
+        return False
+    data = head.find(b"sheetData")
+    return data < 0 or 0 <= head.find(b"dimension") < data
+
+
+def _cell_text(value) -> str:
+    """A cell as text the way pandas' Excel reader wrote it (1.0 -> "1", dates "2024-01-31 00:00:00")."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)  # datetime: "2024-01-31 00:00:00", bool: "True"
+
+
+def _read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
+               limits: Limits | None = None) -> pd.DataFrame:
+    """The first worksheet, streamed (openpyxl read-only): rows, cells and cell text counted as they come."""
+    import openpyxl
+
+    limits = limits or Limits()
+    _check_workbook(raw, filename, limits)
+    try:
+        wb = openpyxl.load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for broken workbooks
         raise InputError(f"{filename}: not a readable .xlsx workbook ({exc.__class__.__name__}: {exc})") from None
-    frame = frame.fillna("").astype(str)
-    if frame.empty:
-        return frame
+    try:
+        rows, where = _xlsx_rows(wb, filename, fmt, nrows, limits)
+    except InputError:
+        raise
+    except Exception as exc:  # a sheet that breaks while streaming
+        raise InputError(f"{filename}: not a readable .xlsx workbook ({exc.__class__.__name__}: {exc})") from None
+    finally:
+        wb.close()
+    if not rows:
+        return pd.DataFrame()
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
     if fmt.header:
-        columns = _names(list(frame.iloc[0]), filename)
-        frame = frame.iloc[1:].reset_index(drop=True)
+        columns = _names(rows[0], filename, limits, where=where)
+        rows = rows[1:]
     else:
-        columns = [f"column_{i + 1}" for i in range(frame.shape[1])]
-    frame.columns = columns
-    return frame
+        columns = [f"column_{i + 1}" for i in range(width)]
+    return pd.DataFrame(rows, columns=columns, dtype=object) if rows else pd.DataFrame(columns=columns)
+
+
+def _xlsx_rows(wb, filename: str, fmt: Format, nrows: int | None, limits: Limits) -> tuple[list[list[str]], str]:
+    from openpyxl.utils import get_column_letter
+
+    if not wb.worksheets:
+        raise InputError(f"{filename}: the workbook has no worksheet")
+    ws = wb.worksheets[0]
+    sheet = f"sheet {ws.title!r}"
+    header = 1 if fmt.header else 0
+    budget = limits.max_xlsx_mb * 2**20 if limits.max_xlsx_mb is not None else None
+    cap = limits.max_cell_chars
+    cell_budget = budget // 4 if budget is not None else None  # an XML cell takes 8 bytes or more
+    rows: list[list[str]] = []
+    where, chars, cells_seen = f"{sheet}, row 1", 0, 0
+    for r, values in enumerate(ws.iter_rows(values_only=True), start=1):
+        # openpyxl pads missing rows and cells: counted too, so forged row or column numbers cost nothing
+        cells_seen += len(values)
+        if r > SHEET_ROWS or (cell_budget is not None and cells_seen > cell_budget):
+            raise InputError(f"{filename}, {sheet}: more cells (empty ones included) than the limit by row {r:,}; "
+                             "save the sheet as CSV and upload that")
+        width = limits.max_columns
+        if width is not None and len(values) > width:
+            if values[width:].count(None) != len(values) - width:
+                last = max(j for j, v in enumerate(values) if v is not None) + 1
+                raise InputError(f"{filename}, {sheet}, row {r}: {last} columns, more than the limit of {width}")
+            values = values[:width]
+        cells = [_cell_text(v) for v in values]
+        while cells and cells[-1] == "":
+            cells.pop()
+        if not cells:
+            continue  # a blank row, as blank lines of a text file
+        if not rows:
+            where = f"{sheet}, row {r}"
+        if cap is not None and (not header or rows):
+            for j, cell in enumerate(cells):
+                if len(cell) > cap:
+                    raise InputError(f"{filename}, {sheet}, cell {get_column_letter(j + 1)}{r}: a cell of "
+                                     f"{len(cell):,} characters, more than the limit of {cap:,}")
+        chars += sum(map(len, cells))
+        if budget is not None and chars > budget:
+            raise InputError(f"{filename}, {sheet}: more than {limits.max_xlsx_mb:,} MB of cell text by row {r}; "
+                             "save the sheet as CSV and upload that")
+        rows.append(cells)
+        data_rows = len(rows) - header
+        if limits.max_rows is not None and data_rows > limits.max_rows:
+            raise InputError(f"{filename}: more than the limit of {limits.max_rows:,} rows ({sheet}, row {r})")
+        if nrows is not None and data_rows >= nrows:
+            break
+    return rows, where

@@ -22,14 +22,24 @@ DISTINCT_SLICE = 200_000
 
 
 def _limits() -> dict:
-    return {"max_rows": settings.ANONYMIZER_MAX_ROWS, "max_columns": settings.ANONYMIZER_MAX_COLUMNS}
+    return {"caps": ingestion.limits(rows=True)}
+
+
+def shorten(text: str, limit: int) -> str:
+    """A name cut to what the database column holds, the cut marked with an ellipsis (an extension kept)."""
+    if len(text) <= limit:
+        return text
+    suffix = Path(text).suffix if len(Path(text).suffix) < 16 else ""
+    return text[: limit - len(suffix) - 1] + "…" + suffix
 
 
 def create_dataset(owner, source, filename: str, name: str | None = None, fmt: Format | None = None,
-                   is_demo: bool = False) -> Dataset:
+                   is_demo: bool = False, header: bool | None = None) -> Dataset:
     """Store the original upload untouched, parse it from disk into Parquet, describe every column.
 
-    ``source`` is bytes, a Django File (an upload: a temporary file is moved, not read) or a path."""
+    ``source`` is bytes, a Django File (an upload: a temporary file is moved, not read) or a path.
+    ``header``: the user's choice over the sniffed one (None: sniffed). Names longer than their database
+    columns are shortened (the dataset name and the original file name)."""
     if isinstance(source, (bytes, bytearray)):
         source = ContentFile(bytes(source))
     elif isinstance(source, (str, Path)):
@@ -39,13 +49,16 @@ def create_dataset(owner, source, filename: str, name: str | None = None, fmt: F
     if size > limit:
         raise InputError(f"{filename}: {size / 1048576:.1f} MB, more than the limit of "
                          f"{settings.ANONYMIZER_MAX_UPLOAD_MB} MB")
-    dataset = Dataset(owner=owner, name=name or Path(filename).stem, original_name=filename, size_bytes=size,
-                      is_demo=is_demo)
+    name_limit = Dataset._meta.get_field("name").max_length
+    file_limit = Dataset._meta.get_field("original_name").max_length
+    dataset = Dataset(owner=owner, name=shorten(name or Path(filename).stem, name_limit),
+                      original_name=shorten(filename, file_limit), size_bytes=size, is_demo=is_demo)
     storage.save_original(dataset, filename, source)
     staging = storage.staging_path()
     try:
         fmt, n_rows, columns = ingestion.write_parquet(
-            ingestion.iter_table_file(storage.original_path(dataset), filename, fmt, **_limits()), staging)
+            ingestion.iter_table_file(storage.original_path(dataset), filename, fmt, header=header, **_limits()),
+            staging)
         with transaction.atomic():
             _apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()

@@ -3,10 +3,13 @@ Parquet. The one reader of uploads, the CLI's inputs and the comparison command'
 
 Files up to STREAM_THRESHOLD bytes are parsed in one piece by the engine's reader; larger text files
 are read in blocks of STREAM_BLOCK bytes and written to Parquet block by block, never whole in memory.
+Every path applies the same caps (engine.reader.Limits from the ANONYMIZER_MAX_* settings): cell and
+column-name lengths, a workbook's unpacked size, and rows and columns where the caller asks for them.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import re
 from dataclasses import replace
@@ -14,15 +17,29 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+from django.conf import settings
 
 from .. import engine
 from ..engine import Format, InputError
 from ..engine import reader as reader_mod
+from ..engine.reader import Limits
 from . import storage
 
 STREAM_THRESHOLD = 32 * 1024 * 1024
 STREAM_BLOCK = 16 * 1024 * 1024
 SNIFF_BYTES = 65537
+
+
+def limits(rows: bool = False) -> Limits:
+    """The caps from the settings; the row and column caps only when ``rows`` (uploads; the CLI reads any size)."""
+    return Limits(
+        max_rows=settings.ANONYMIZER_MAX_ROWS if rows else None,
+        max_columns=settings.ANONYMIZER_MAX_COLUMNS if rows else None,
+        max_cell_chars=settings.ANONYMIZER_MAX_CELL_CHARS,
+        max_header_chars=settings.ANONYMIZER_MAX_HEADER_CHARS,
+        max_xlsx_mb=settings.ANONYMIZER_MAX_XLSX_MB,
+        max_xlsx_ratio=settings.ANONYMIZER_MAX_XLSX_RATIO,
+    )
 
 
 def sniff_file(path: Path, filename: str) -> Format:
@@ -34,29 +51,42 @@ def sniff_file(path: Path, filename: str) -> Format:
 
 def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format | None = None,
                     max_rows: int | None = None, max_columns: int | None = None,
-                    block_bytes: int | None = None):
+                    block_bytes: int | None = None, caps: Limits | None = None, header: bool | None = None):
     """Parse a table file from its path; yields (frame, format) pieces in row order.
 
     Small files and workbooks: one piece from engine.read_table. Larger text files: blocks of
     ``block_bytes`` cut at a line end (unquoted, ASCII-compatible encodings) or pandas chunks
-    (quoted fields may hold line breaks), each checked like the engine's reader (same field-count
-    messages, with the line numbers of the whole file)."""
+    (quoted fields may hold line breaks), each checked like the engine's reader (same field-count,
+    cell-length and encoding messages, with the line numbers of the whole file). ``caps``: limits()
+    unless given; ``max_rows``/``max_columns`` win over its row and column caps. ``header`` overrides
+    the sniffed header choice of a sniffed format."""
     path = Path(path)
     filename = filename or path.name
+    caps = caps or limits()
+    caps = replace(caps, max_rows=max_rows if max_rows is not None else caps.max_rows,
+                   max_columns=max_columns if max_columns is not None else caps.max_columns)
+    max_rows, max_columns = caps.max_rows, caps.max_columns
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    sniffed = fmt is None
     fmt = fmt or sniff_file(path, filename)
+    if sniffed and header is not None:
+        fmt = replace(fmt, header=header)
     if fmt.kind == "xlsx" or size <= STREAM_THRESHOLD:
-        frame, fmt = engine.read_table(path.read_bytes(), filename, fmt, max_rows=max_rows, max_columns=max_columns)
+        # a sniffed UTF-8 may turn out single-byte past the first 64 KiB: the engine then reads it so
+        frame, fmt = engine.read_table(path.read_bytes(), filename, fmt, limits=caps, encoding_sniffed=sniffed)
         yield frame, fmt
         return
     block_bytes = block_bytes or STREAM_BLOCK
-    if _has_quote(path) or not reader_mod._ascii_compatible(fmt.encoding):
-        pieces = _iter_quoted(path, filename, fmt, block_bytes)
+    quoted, utf8 = _scan(path, check_utf8=sniffed and fmt.encoding == "utf-8")
+    if not utf8:  # UTF-8 in the first 64 KiB only: the file is in a single-byte encoding
+        fmt = replace(fmt, encoding=_single_byte_encoding(path))
+    if quoted or not reader_mod._ascii_compatible(fmt.encoding):
+        pieces = _iter_quoted(path, filename, fmt, block_bytes, caps)
     else:
-        pieces = _iter_blocks(path, filename, fmt, block_bytes)
+        pieces = _iter_blocks(path, filename, fmt, block_bytes, caps)
     rows = 0
     for frame in pieces:
         if max_columns is not None and frame.shape[1] > max_columns:
@@ -69,12 +99,38 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
         raise InputError(f"{filename}: no data rows")
 
 
-def _has_quote(path: Path) -> bool:
+def _scan(path: Path, check_utf8: bool) -> tuple[bool, bool]:
+    """One pass over the file: does it quote fields, and is it UTF-8 throughout (when asked)."""
+    quoted, decoder = False, codecs.getincrementaldecoder("utf-8")() if check_utf8 else None
     with open(path, "rb") as fh:
         while chunk := fh.read(STREAM_BLOCK):
-            if b'"' in chunk:
-                return True
+            quoted = quoted or b'"' in chunk
+            if decoder is not None:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    return quoted or _has_quote(fh), False
+            elif quoted:
+                break
+    return quoted, True
+
+
+def _has_quote(fh) -> bool:
+    while chunk := fh.read(STREAM_BLOCK):
+        if b'"' in chunk:
+            return True
     return False
+
+
+def _single_byte_encoding(path: Path) -> str:
+    decoder = codecs.getincrementaldecoder("windows-1252")()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(STREAM_BLOCK):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                return "latin-1"
+    return "windows-1252"
 
 
 def _renumber(exc: InputError, offset: int) -> InputError:
@@ -82,7 +138,7 @@ def _renumber(exc: InputError, offset: int) -> InputError:
     return InputError(text)
 
 
-def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int):
+def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits):
     """Unquoted text: blocks cut after a newline, parsed by the engine's reader one by one."""
     names, width, line_offset = None, 0, 0
     rest = b""
@@ -102,7 +158,7 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int):
                 first = names is None
                 piece_fmt = fmt if first else replace(fmt, header=False)
                 try:
-                    frame = reader_mod._read_csv(block, filename, piece_fmt, None)
+                    frame = reader_mod._read_csv(block, filename, piece_fmt, None, caps)
                 except InputError as exc:
                     raise _renumber(exc, line_offset) from None
                 if first:
@@ -118,9 +174,10 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int):
                 break
 
 
-def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int):
-    """Quoted fields or a wide encoding: one streaming pass of csv.reader checks the field counts,
-    then pandas parses the file in chunks of rows."""
+def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits):
+    """Quoted fields or a wide encoding: one streaming pass of csv.reader checks the field counts and cell
+    lengths, then pandas parses the file in chunks of rows."""
+    cap = caps.max_cell_chars
     with open(path, encoding=fmt.encoding, newline="", errors="strict") as fh:
         bom = fh.read(1)
         if bom != "\ufeff":
@@ -129,17 +186,23 @@ def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int):
         try:
             header = next(rows)
             width = len(header)
+            names = reader_mod._names(header, filename, caps) if fmt.header else [f"column_{i + 1}" for i in range(width)]
+            if caps.max_columns is not None and width > caps.max_columns:
+                raise InputError(f"{filename}: {width} columns, more than the limit of {caps.max_columns}")
             for row in rows:
                 if row and len(row) != width:
                     raise InputError(f"{filename}, line {rows.line_num}: {len(row)} field(s) where the first "
                                      f"line has {width}")
+                if cap is not None and row and max(map(len, row)) > cap:
+                    j = next(j for j, cell in enumerate(row) if len(cell) > cap)
+                    raise reader_mod._cell_error(filename, rows.line_num, j, names, len(row[j]), cap)
         except StopIteration:
             raise InputError(f"{filename}: the file is empty") from None
         except csv.Error as exc:
-            raise InputError(f"{filename}, line {rows.line_num}: {exc}") from None
+            raise InputError(f"{filename}, line {rows.line_num}: {reader_mod._csv_error(exc)}") from None
         except UnicodeError as exc:
-            raise InputError(f"{filename}: cannot be decoded as {fmt.encoding} ({exc})") from None
-    names = reader_mod._names(header, filename) if fmt.header else [f"column_{i + 1}" for i in range(width)]
+            raise InputError(f"{filename}, line {rows.line_num + 1}: cannot be decoded as {fmt.encoding} ({exc.reason}); "
+                             "choose the file's encoding") from None
     chunk_rows = max(1000, block_bytes // max(1, 8 * width))
     reader = pd.read_csv(path, sep=fmt.delimiter, header=0 if fmt.header else None, dtype=str,
                          keep_default_na=False, na_filter=False, skip_blank_lines=True, names=range(width),

@@ -56,9 +56,14 @@ def test_header_override():
     assert _rows(frame) == [["2", "51"]]
 
 
-def test_blank_header_cell_is_named():
-    frame, _ = read_table(b"a,,c\nx,y,z\n", "b.csv", fmt=Format("csv", ",", "utf-8", True))
-    assert list(frame.columns) == ["a", "column_2", "c"]
+def test_blank_header_cell_is_reported():
+    # an empty name is reported by position (the user may read the line as data instead)
+    with pytest.raises(InputError) as info:
+        read_table(b"a,,c\nx,y,z\n", "b.csv", fmt=Format("csv", ",", "utf-8", True))
+    assert str(info.value) == ("b.csv, line 1: column 2 has no name in the header; name it, or read the first line "
+                               "as data (no header row)")
+    frame, _ = read_table(b"a,,c\nx,y,z\n", "b.csv", fmt=Format("csv", ",", "utf-8", False))
+    assert list(frame.columns) == ["column_1", "column_2", "column_3"]
 
 
 def test_bom_is_dropped():
@@ -106,7 +111,7 @@ def test_header_only():
 
 
 def test_binary_file():
-    with pytest.raises(InputError, match="binary file"):
+    with pytest.raises(InputError, match=r"^image\.csv: not a text table \(a NUL byte on line 3\)"):
         read_table(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image.csv")
 
 
