@@ -305,7 +305,7 @@ def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, 
     if algorithm == "apriori":
         if hierarchy is None:
             raise InputError("Apriori needs an item hierarchy: choose one (or dynamic hierarchies)")
-        missing_items(tx, hierarchy.to_engine("items"), where, record)
+        missing_items(tx, hierarchy.to_engine(hierarchy.name), where, record)
 
 
 def create_set_job(dataset: Dataset, algorithm: str, k: int, m: int, item_suppression: bool = True,

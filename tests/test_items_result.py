@@ -1,0 +1,96 @@
+"""The result page of a transaction dataset's k^m run (views.setvalued.result_page, reached through
+views.results.result): the seeds' worked examples exactly (cards, rules, records side by side with the
+changed items highlighted, the frequent-itemset chart), owner only."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from setvalued_helpers import FIGURE_22, PAYMENTS, TABLE_19, item_hierarchy, transaction_dataset
+
+from anonymizer_app.models import Job
+from anonymizer_app.services import jobs, setvalued
+
+pytestmark = pytest.mark.django_db
+
+
+def finished(ds, algorithm: str = "apriori", k: int = 2, m: int = 2, hierarchy=None) -> Job:
+    return jobs.run_job(setvalued.create_set_job(ds, algorithm, k, m, True, hierarchy))
+
+
+def card(html: str, card_id: str) -> str:
+    match = re.search(rf'id="{card_id}">.*?class="stat-value">([^<]*)<', html, re.S)
+    assert match, card_id
+    return match.group(1).strip()
+
+
+def chips(cell: str) -> list[tuple[str, bool]]:
+    return [(text, "changed" in cls) for cls, text in re.findall(r'<span class="value-chip([^"]*)">([^<]*)</span>', cell)]
+
+
+def records(html: str) -> list[tuple]:
+    body = html[html.index('id="records"'):]
+    body = body[:body.index("</table>")]
+    out = []
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)[1:]:
+        before = re.search(r'class="items-before">(.*?)</td>', row, re.S).group(1)
+        after = re.search(r'class="items-after">(.*?)</td>', row, re.S).group(1)
+        out.append((chips(before), chips(after)))
+    return out
+
+
+def test_the_milk_example_at_k_2_m_2(client_alice, user):
+    ds = transaction_dataset(user)
+    job = finished(ds, hierarchy=item_hierarchy(user))
+    r = client_alice.get(f"/jobs/{job.pk}/result/")
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert [card(html, c) for c in ("card-k", "card-m", "card-km", "card-generalized", "card-suppressed")] == [
+        "2", "2", "2", "2", "0"]
+    rules = html[html.index('id="rules"'):html.index("</table>", html.index('id="rules"'))]
+    assert re.findall(r'<span class="value-chip[^"]*">([^<]*)</span>', rules) == ["chocolate milk", "whole milk", "milk"]
+    m, c, w = ("milk", True), ("chocolate milk", True), ("whole milk", True)
+    g, f = ("graviera", False), ("feta", False)
+    assert records(html) == [([c, g, f], [m, g, f]), ([w, g], [m, g]), ([w, g, f], [m, g, f]), ([c, w, f], [m, f])]
+    data = json.loads(re.search(r'id="chart-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    before, after = data["itemsets"]["data"]
+    assert before["x"][:3] == ["{feta}", "{graviera}", "{whole milk}"] and before["y"][:3] == [3, 3, 3]
+    assert after["x"][:3] == ["{milk}", "{feta}", "{graviera}"] and after["y"][:3] == [4, 3, 3]
+
+
+def test_seed_003_table_19_becomes_table_20_with_its_ids(client_alice, user):
+    ds = transaction_dataset(user, TABLE_19, "t19.txt", record_id=True)
+    job = finished(ds, hierarchy=item_hierarchy(user, FIGURE_22, "figure 22"))
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert [[x for x, _ in after] for _, after in records(html)] == [["A", "b1", "b2"], ["A", "b1"], ["A", "b1", "b2"],
+                                                                    ["A", "b2"]]
+    assert re.findall(r"<td>(t\d)</td>", html) == ["t1", "t2", "t3", "t4"]
+
+
+def test_seed_003_table_16_with_a_dynamic_hierarchy_becomes_table_18(client_alice, user):
+    ds = transaction_dataset(user, PAYMENTS, "payments.txt", record_id=True)
+    job = finished(ds, "dynamic")
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert [[x for x, _ in after] for _, after in records(html)] == [
+        ["11000", "[20000-30500]", "40000"], ["11000", "[20000-30500]", "40000"], ["11000", "40000"], ["11000"],
+        ["[20000-30500]"]]
+    assert 'id="hierarchy-built"' in html and "<td>30500</td><td>[20000-30500]</td><td>*</td>" in html
+    assert "2 record(s) repeated an item" in html
+
+
+def test_item_labels_are_escaped_on_the_result_page(client_alice, user):
+    ds = transaction_dataset(user, "<b>x</b>,y\n<b>x</b>,y,z\n", "x.txt")
+    job = finished(ds, "dynamic", m=1)
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert "<b>x</b>" not in html.replace('id="chart-data"', "")
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+    data = json.loads(re.search(r'id="chart-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert "{&lt;b&gt;x&lt;/b&gt;}" in data["itemsets"]["data"][0]["x"]  # plotly draws it as text
+
+
+def test_another_user_gets_404(client, other_user, user):
+    job = finished(transaction_dataset(user), "dynamic")
+    client.force_login(other_user)
+    assert client.get(f"/jobs/{job.pk}/result/").status_code == 404

@@ -1,0 +1,124 @@
+"""The k^m run form of a transaction dataset (views.setvalued.run) and the set-valued part of the run form
+of a table (views.jobs.run, mixed mode): algorithms from the engine's registry, hierarchies from the
+owner's library, bad parameters refused at once naming the numbers, jobs run by the one handler."""
+
+from __future__ import annotations
+
+import pytest
+from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
+from django.utils.html import escape
+from setvalued_helpers import BASKETS, FOOD, item_hierarchy, transaction_dataset
+
+from anonymizer_app.engine.setvalued import SET_ALGORITHMS
+from anonymizer_app.models import Job
+from anonymizer_app.services import setvalued
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, ds, **fields):
+    return client.post(f"/datasets/{ds.pk}/run-items/", {"k": 2, "m": 2, "set_algorithm": "apriori",
+                                                        "item_suppression": "on", **fields})
+
+
+def test_the_form_offers_the_registry_s_algorithms_and_the_library(client_alice, user):
+    ds = transaction_dataset(user)
+    h = item_hierarchy(user)
+    html = client_alice.get(f"/datasets/{ds.pk}/run-items/").content.decode()
+    for name, text in SET_ALGORITHMS.items():
+        assert f'<option value="{name}"' in html and escape(text) in html
+    assert f'<option value="{h.pk}">food</option>' in html
+
+
+def test_a_run_is_queued_with_its_configuration(client_alice, user, monkeypatch):
+    queued = queue_without_running(monkeypatch)
+    ds = transaction_dataset(user)
+    h = item_hierarchy(user)
+    r = post(client_alice, ds, item_hierarchy=h.pk)
+    job = Job.objects.get()
+    assert (r.status_code, r["Location"], queued) == (302, f"/jobs/{job.pk}/", [job.pk])
+    assert (job.kind, job.algorithm, job.k, job.options) == ("run", "apriori", 2, {"m": 2, "item_suppression": True})
+    assert job.config["layout"] == "transactions" and job.config["item_delimiter"] == ","
+    assert job.config["item_hierarchy"]["content"] == FOOD
+
+
+def test_the_job_runs_through_the_pipeline_with_progress(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = transaction_dataset(user)
+    post(client_alice, ds, item_hierarchy=item_hierarchy(user).pk)
+    job = Job.objects.get()
+    assert (job.status, job.progress, job.phase) == ("succeeded", 1.0, "done")
+    assert job.result.report["generalization_rules"] == {"milk": ["chocolate milk", "whole milk"]}
+
+
+@pytest.mark.parametrize("fields,message", [
+    ({"m": 4, "set_algorithm": "dynamic"},
+     "m=4 is larger than the longest record (3 distinct items): no itemset of 4 items can occur; choose m <= 3"),
+    ({"k": 5, "set_algorithm": "dynamic"}, "k=5 is larger than the dataset's 4 records"),
+    ({"k": 0, "set_algorithm": "dynamic"}, "k must be at least 1, got 0"),
+    ({"m": 0, "set_algorithm": "dynamic"}, "m must be at least 1, got 0"),
+    ({}, "Apriori needs an item hierarchy: choose one (or dynamic hierarchies)"),
+    ({"hierarchy": "partial"}, "item hierarchy 'food' has no item 'feta' (milk.txt, record 1)"),
+])
+def test_bad_parameters_are_refused_at_once(client_alice, user, fields, message):
+    ds = transaction_dataset(user)
+    if fields.pop("hierarchy", None):
+        fields["item_hierarchy"] = item_hierarchy(user, FOOD.replace("feta;cheese;*\n", "")).pk
+    r = post(client_alice, ds, **fields)
+    assert r.status_code == 400
+    assert escape(message) in r.content.decode()
+    assert Job.objects.count() == 0
+
+
+def test_the_table_run_page_sends_a_transaction_dataset_to_its_form(client_alice, user):
+    ds = transaction_dataset(user)
+    r = client_alice.get(f"/datasets/{ds.pk}/run/")
+    assert (r.status_code, r["Location"]) == (302, f"/datasets/{ds.pk}/run-items/")
+
+
+def test_another_user_gets_404(client, other_user, user):
+    ds = transaction_dataset(user)
+    client.force_login(other_user)
+    assert client.get(f"/datasets/{ds.pk}/run-items/").status_code == 404
+    assert post(client, ds, set_algorithm="dynamic").status_code == 404
+    assert Job.objects.count() == 0
+
+
+# ---- a table with a set-valued column: the run form's mixed mode ------------------------------------------------
+def baskets(user):
+    ds = make_dataset(user, BASKETS, "baskets.csv", roles={"id": "identifying", "age": "quasi-identifying",
+                                                           "sex": "quasi-identifying"})
+    setvalued.mark_set_column(ds, "basket", "|")
+    return ds
+
+
+def test_the_run_form_of_a_table_with_a_set_column_offers_k_m(client_alice, user):
+    ds = baskets(user)
+    html = client_alice.get(f"/datasets/{ds.pk}/run/").content.decode()
+    assert 'id="set-column-run"' in html and "Set-valued column basket" in html
+    assert 'name="set-m"' in html and 'name="set-set_algorithm"' in html
+
+
+def test_mixed_mode_runs_k_m_within_every_class(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = baskets(user)
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,
+                                                      "set-m": 2, "set-set_algorithm": "dynamic"})
+    job = Job.objects.get()
+    assert r.status_code == 302 and job.status == "succeeded", job.message
+    assert job.config["set_column"] == {"column": "basket", "delimiter": "|", "m": 2, "algorithm": "dynamic",
+                                        "item_hierarchy": None}
+    report = job.result.report["set_column"]
+    assert report["km_holds"] is True and report["km_smallest_support_in_classes"] >= 2
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert 'id="set-column-result"' in html
+
+
+def test_mixed_mode_refuses_m_above_the_longest_cell(client_alice, user):
+    ds = baskets(user)
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,
+                                                      "set-m": 4, "set-set_algorithm": "dynamic"})
+    assert r.status_code == 200
+    assert escape("m=4 is larger than the longest record (3 distinct items): no itemset of 4 items can occur; "
+                  "choose m <= 3") in r.content.decode()
+    assert Job.objects.count() == 0
