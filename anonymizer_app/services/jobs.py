@@ -84,6 +84,18 @@ def validate_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: fl
     return models
 
 
+def check_levels(dataset: Dataset, algorithm: str, options: dict) -> None:
+    """A fixed transformation (full-domain's ``levels``) checked against the QIs and their hierarchies'
+    heights before the job is queued: a wrong count or a level above a hierarchy is named at once."""
+    if not any(p.name == "levels" for p in engine.get_algorithm(algorithm).options):
+        return
+    from ..engine.algorithms.fixed import parse_levels
+
+    table, given = datasets.dataset_table(dataset)
+    hierarchies = table.hierarchies(given)
+    parse_levels(options.get("levels", ""), table.qi, [hierarchies[q].height for q in table.qi])
+
+
 def check_feasible(dataset: Dataset, k: int, models: list[dict], suppression_limit: float,
                    marker: str | None = None) -> None:
     """Each model's own feasibility check on the dataset's values (engine.privacy.check_feasible): l above
@@ -104,6 +116,7 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
     --population does), the population is anonymized and the result keeps the research rows only."""
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
+        check_levels(dataset, algorithm, options or {})
         return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
                                   suppression_limit=suppression_limit, sensitive=sensitive,
                                   options=options or {}, models=models, config=datasets.dataset_config(dataset))
