@@ -6,15 +6,18 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
 
+from anonymizer_app.management.base import RUN_FAILED, OneLineCommand, UserError
 from anonymizer_app.models import Dataset, Job
 from anonymizer_app.services import erasure, storage
 
 KINDS = ("dataset", "job", "hierarchy", "user", "orphans")
 
 
-class Command(BaseCommand):
+class Command(OneLineCommand):
+    """Bad arguments: one line `erase: error: ...` and exit status 2, before anything is deleted."""
+
+    prog = "erase"
     help = ("Delete datasets (with their jobs and results), jobs (of any kind and state: running ones are "
             "cancelled), hierarchies, or whole users with everything they own, and every file behind them; or "
             "remove the media files that belong to no object (orphans). Prints what was removed.")
@@ -30,11 +33,11 @@ class Command(BaseCommand):
     def handle(self, *args, kind, ids, dry_run, grace, **options):
         if kind == "orphans":
             if ids:
-                raise CommandError("erase orphans takes no ids")
+                raise UserError("erase orphans takes no ids")
             self._orphans(grace, dry_run)
             return
         if not ids:
-            raise CommandError(f"erase {kind}: give at least one {'username' if kind == 'user' else 'id'}")
+            raise UserError(f"erase {kind}: give at least one {'username' if kind == 'user' else 'id'}")
         targets = [self._find(kind, key) for key in dict.fromkeys(ids)]  # all found before anything is deleted
         for target, owner in targets:
             self._report(getattr(erasure, f"erase_{kind}")(target, dry_run=dry_run), owner, dry_run)
@@ -45,19 +48,19 @@ class Command(BaseCommand):
         if kind == "user":
             user = get_user_model().objects.filter(username=key).first()
             if user is None:
-                raise CommandError(f"no user named {key!r}")
+                raise UserError(f"no user named {key!r}")
             return user, None
         if kind == "job":
             try:
                 key = uuid.UUID(key)
             except ValueError:
-                raise CommandError(f"{key!r} is not a job id (a UUID such as {uuid.UUID(int=0)})") from None
+                raise UserError(f"{key!r} is not a job id (a UUID such as {uuid.UUID(int=0)})") from None
         elif not key.isdigit():
-            raise CommandError(f"{key!r} is not a {kind} id (a number)")
+            raise UserError(f"{key!r} is not a {kind} id (a number)")
         model = {"dataset": Dataset, "job": Job, "hierarchy": Hierarchy}[kind]
         target = model.objects.select_related("owner").filter(pk=key).first()
         if target is None:
-            raise CommandError(f"no {kind} with id {key}")
+            raise UserError(f"no {kind} with id {key}")
         return target, target.owner.get_username()
 
     def _report(self, done: erasure.Erasure, owner: str | None, dry_run: bool) -> None:
@@ -69,7 +72,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  {'would remove' if dry_run else 'removed'} {name}")
         left = [] if dry_run else storage.existing_files(done.files)
         if left:
-            raise CommandError(f"{len(left)} file(s) could not be removed: {', '.join(left)}")
+            raise UserError(f"{len(left)} file(s) could not be removed: {', '.join(left)}", RUN_FAILED)
 
     def _orphans(self, grace: float | None, dry_run: bool) -> None:
         names = erasure.sweep_orphans(grace, dry_run=dry_run)
