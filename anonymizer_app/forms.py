@@ -17,7 +17,8 @@ UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
 # Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).
 DELIMITER_BY_NAME = {DELIMITER_NAMES[d]: d for d in DELIMITERS}
 DELIMITER_CHOICES = [(DELIMITER_NAMES[d], f"{DELIMITER_NAMES[d]}  ( {d if d != chr(9) else '⇥'} )") for d in DELIMITERS]
-ENCODING_CHOICES = [(e, e) for e in [*ENCODINGS, "utf-16", "iso-8859-15", "mac-roman", "cp850"]]
+ENCODING_CHOICES = [(e, e) for e in dict.fromkeys([*ENCODINGS, "iso-8859-15", "mac-roman", "cp850"])]
+HEADER_CHOICES = [("auto", "detect"), ("yes", "first line holds the column names"), ("no", "no header row")]
 
 ROLE_HELP = {
     Role.IDENTIFYING.value: "identifies a person directly (name, e-mail, record id): removed from the output",
@@ -49,6 +50,8 @@ class UploadForm(forms.Form):
                            error_messages={"required": "Choose a file to upload."})
     name = forms.CharField(label="Name (optional)", required=False, max_length=200,
                            help_text="Defaults to the file name.")
+    header = forms.ChoiceField(label="Header row", choices=HEADER_CHOICES, required=False, initial="auto",
+                               help_text="Detected unless chosen; it can be changed on the preview.")
 
     def clean_file(self):
         f = self.cleaned_data["file"]
@@ -63,6 +66,10 @@ class UploadForm(forms.Form):
             raise forms.ValidationError(
                 f"{f.name}: {f.size / 1048576:.1f} MB, more than the limit of {limit_mb} MB")
         return f
+
+    def clean_header(self) -> bool | None:
+        """True or False when chosen, None to detect it."""
+        return {"yes": True, "no": False}.get(self.cleaned_data.get("header") or "auto")
 
 
 # ---- read format -------------------------------------------------------------------------------

@@ -298,7 +298,7 @@ def test_cells_are_neutralized_against_spreadsheet_formulas(tmp_path):
     assert code == 0, msg
     rows = list(csv.reader(out.open(newline="")))
     assert rows[0] == ["age", "note"]
-    assert [r[1] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'+1", "'@SUM(A1)", "'-2", "ok", "fine"]
+    assert [r[1] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "+1", "'@SUM(A1)", "-2", "ok", "fine"]
 
 
 # ---- errors: exit status 2, one line, nothing written ------------------------------------------------------------

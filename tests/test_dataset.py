@@ -47,12 +47,13 @@ def test_it_rereads_with_another_format(client_alice, user):
 
 
 def test_it_shows_reformat_errors_and_keeps_the_dataset(client_alice, user):
-    ds = datasets.create_dataset(user, b"x,x\n1,2\n3,4\n", "dup.csv")
-    assert ds.has_header is False  # sniffed: a repeated name is no header
+    ds = datasets.create_dataset(user, b"x,x\n1,2\n3,4\n", "dup.csv", header=False)  # chosen at upload
+    assert ds.has_header is False
     r = client_alice.post(url(ds), {"delimiter": "comma", "encoding": "utf-8", "header": "on"})
     assert r.status_code == 200
     html = r.content.decode()
-    assert escape("dup.csv: the column name 'x' appears twice in the header") in html
+    assert escape("dup.csv, line 1: the column name 'x' appears twice in the header (columns 1 and 2); rename them, "
+                  "or read the first line as data (no header row)") in html
     ds.refresh_from_db()
     assert (ds.has_header, ds.n_rows, ds.n_columns) == (False, 3, 2)
     assert Column.objects.filter(dataset=ds).count() == 2

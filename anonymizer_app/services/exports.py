@@ -4,6 +4,7 @@ a row group at a time) and the run configuration as JSON."""
 from __future__ import annotations
 
 import csv
+import re
 
 import numpy as np
 import pandas as pd
@@ -13,12 +14,18 @@ from ..engine.gate import ITEMS, RECORD_ID
 from ..models import Job, Result
 from . import results, storage
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# What a spreadsheet evaluates when a cell starts with it (OWASP CSV injection), full-width forms included
+# (some spreadsheets fold them to the ASCII ones).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# A number stays a number: -5, +2, -3.5, 1e5, -0.25, .5 are data, not formulas.
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def neutralize(value: str) -> str:
-    """Cells a spreadsheet would run as a formula get a leading apostrophe (OWASP CSV injection)."""
-    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
+    """Text a spreadsheet would run as a formula gets a leading apostrophe; numbers are left alone."""
+    if value.startswith(FORMULA_PREFIXES) and not NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False, seed: int | None = None) -> str:
@@ -42,7 +49,7 @@ def _neutralize_column(values: pd.Series) -> pd.Series:
     """Only the distinct values are tested and rewritten, then mapped back onto the rows."""
     codes, uniques = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=False)
     text = pd.Series(uniques, dtype=object).astype(str)
-    risky = text.str.startswith(FORMULA_PREFIXES)
+    risky = text.str.startswith(FORMULA_PREFIXES) & ~text.str.fullmatch(NUMBER.pattern)
     safe = text.where(~risky, "'" + text).to_numpy(dtype=object)
     return pd.Series(safe[codes], index=values.index, dtype=object)
 

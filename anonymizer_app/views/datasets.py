@@ -56,7 +56,8 @@ def upload(request):
         f = form.cleaned_data["file"]
         try:
             # the upload is on disk (TemporaryFileUploadHandler above FILE_UPLOAD_MAX_MEMORY_SIZE): moved, not read
-            dataset = dataset_service.create_dataset(request.user, f, f.name, name=form.cleaned_data["name"] or None)
+            dataset = dataset_service.create_dataset(request.user, f, f.name, name=form.cleaned_data["name"] or None,
+                                                     header=form.cleaned_data["header"])
         except InputError as exc:
             form.add_error("file", str(exc))
         else:

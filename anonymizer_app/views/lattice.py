@@ -33,6 +33,7 @@ from ..models import Job, Result
 from ..services import datasets, results
 from ..services import jobs as job_service
 from ..services import lattice as lattice_service
+from ..templatetags.cells import cut
 
 LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 PREVIEW_ROWS = 50
@@ -220,13 +221,21 @@ def comparison(frame, output, suppressed, rows: int, identifying: list[str], num
     for i in range(len(out)):
         o = orig.iloc[i] if i < len(orig) else None
         a = out.iloc[i]
-        shown.append({
+        row = {
             "number": int(numbers[i]) + 1 if numbers is not None else i + 1,
             "suppressed": bool(suppressed[i]),
-            "original": ["" if o is None else str(o[c]) for c in frame.columns],
-            "anonymized": [str(a[c]) for c in output.columns],
             "changed": [o is None or c not in frame.columns or str(a[c]) != str(o[c]) for c in output.columns],
-        })
+            "cut": {"original": {}, "anonymized": {}},  # column index -> full length of a cell cut for the page
+        }
+        for side, values in (("original", ["" if o is None else str(o[c]) for c in frame.columns]),
+                             ("anonymized", [str(a[c]) for c in output.columns])):
+            row[side] = []
+            for j, value in enumerate(values):
+                text, length = cut(value)
+                row[side].append(text)
+                if length is not None:
+                    row["cut"][side][j] = length
+        shown.append(row)
     return {"original_columns": orig_cols, "anonymized_columns": out_cols,
             "identifying": [str(c) for c in identifying], "rows": shown}
 

@@ -197,7 +197,10 @@
       row[side].forEach(function (v, j) {
         var cls = side === "anonymized" ? (row.changed[j] ? "changed" : "")
           : (struck.indexOf(columns[j]) >= 0 ? "struck" : "");
-        tr.appendChild(make("td", cls, v));
+        var td = make("td", cls, v);
+        var length = row.cut && row.cut[side][j];
+        if (length) td.title = length.toLocaleString("en-US") + " characters; cut for the page";
+        tr.appendChild(td);
       });
       body.appendChild(tr);
     });

@@ -1,0 +1,31 @@
+"""Showing table cells on pages: a long cell is cut (a 30 MB cell must not make a 30 MB page), the cut
+marked with an ellipsis and the full length in the tooltip. The text stays escaped: format_html escapes
+it, the markup around it is ours."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html
+
+register = template.Library()
+
+CELL_CHARS = 100  # characters shown of a cell
+NAME_CHARS = 60  # of a column name in a table heading
+
+
+def cut(value, limit: int = CELL_CHARS) -> tuple[str, int | None]:
+    """The text shown and, when it was cut, the full length."""
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return text, None
+    return text[:limit] + "…", len(text)
+
+
+@register.filter
+def cell(value, limit: int = CELL_CHARS):
+    """``{{ value|cell }}``: the value, or its first ``limit`` characters, an ellipsis and a tooltip."""
+    text, length = cut(value, int(limit))
+    if length is None:
+        return text  # escaped by the template like any value
+    return format_html('<span class="cell-cut" title="{} characters; {} shown">{}</span>',
+                       f"{length:,}", f"{int(limit):,}", text)
