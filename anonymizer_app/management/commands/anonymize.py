@@ -559,6 +559,8 @@ class Command(OneLineCommand):
                                      f"column (a sensitive column's hierarchy serves hierarchical t-closeness)")
             if column in out:
                 raise AnonymizeError(f"--hierarchy {column}=...: given twice")
+            if path.is_dir():
+                raise AnonymizeError(f"--hierarchy {column}={path}: is a folder, not a hierarchy file")
             if not path.is_file():
                 raise AnonymizeError(f"--hierarchy {column}={path}: no such file")
             try:
