@@ -74,8 +74,12 @@ class UploadForm(forms.Form):
 
 # ---- read format -------------------------------------------------------------------------------
 class FormatForm(forms.Form):
-    delimiter = forms.ChoiceField(label="Delimiter", choices=DELIMITER_CHOICES)
-    encoding = forms.ChoiceField(label="Encoding", choices=ENCODING_CHOICES)
+    delimiter = forms.ChoiceField(label="Delimiter", choices=DELIMITER_CHOICES, error_messages={
+        "invalid_choice": "%(value)s is not a delimiter; choose " + ", ".join(DELIMITER_BY_NAME),
+        "required": "Choose a delimiter."})
+    encoding = forms.ChoiceField(label="Encoding", choices=ENCODING_CHOICES, error_messages={
+        "invalid_choice": "%(value)s is not an encoding offered; choose one of the list",
+        "required": "Choose an encoding."})
     header = forms.BooleanField(label="First row holds the column names", required=False)
 
     def __init__(self, *args, kind: str = "csv", **kwargs):
@@ -121,12 +125,19 @@ class ColumnsForm(forms.Form):
             values = lambda name: frame[name] if name in frame.columns else None  # noqa: E731
         self.values = values
         for c in self.columns:
+            # %% escapes a column name's own % signs from the %(value)s substitution
+            name = repr(c.name).replace("%", "%%")
             self.fields[f"type:{c.name}"] = forms.ChoiceField(
                 label=f"type of {c.name}", choices=TYPE_CHOICES, initial=c.type,
-                widget=forms.Select(attrs={"id": f"col-{c.position}-type"}))
+                widget=forms.Select(attrs={"id": f"col-{c.position}-type"}), error_messages={
+                    "invalid_choice": f"column {name}: %(value)s is not a type; choose {', '.join(COLUMN_TYPES)}",
+                    "required": f"column {name}: choose a type"})
             self.fields[f"role:{c.name}"] = forms.ChoiceField(
                 label=f"role of {c.name}", choices=ROLE_CHOICES, initial=c.role,
-                widget=forms.Select(attrs={"id": f"col-{c.position}-role", "class": "role-select"}))
+                widget=forms.Select(attrs={"id": f"col-{c.position}-role", "class": "role-select"}), error_messages={
+                    "invalid_choice": f"column {name}: %(value)s is not a role; choose "
+                                      f"{', '.join(r.value for r in Role)}",
+                    "required": f"column {name}: choose a role"})
 
     def clean(self):
         cleaned = super().clean()
@@ -143,6 +154,15 @@ class ColumnsForm(forms.Form):
                     bad = type_mismatch(values, chosen)
                     if bad is not None:
                         self.add_error(f"type:{c.name}", f"column {c.name!r}: {bad!r} is not a valid {chosen}")
+                if cleaned.get(f"role:{c.name}") == Role.QUASI_IDENTIFYING.value and c.role != Role.QUASI_IDENTIFYING.value:
+                    values = self.values(c.name)
+                    if values is not None and not (values.astype(str).str.strip() != "").any():
+                        self.add_error(f"role:{c.name}", f"column {c.name!r} has no values (every cell is empty): "
+                                                         "it cannot be a quasi-identifier")
+        roles = [cleaned.get(f"role:{c.name}") for c in self.columns]
+        if self.columns and all(r == Role.IDENTIFYING.value for r in roles):
+            raise forms.ValidationError("every column is identifying: the output would have no column; mark at "
+                                        "least one as quasi-identifying, sensitive or insensitive")
         return cleaned
 
     def changes(self) -> dict[str, tuple[str, str]]:

@@ -88,7 +88,8 @@ def test_it_rejects_unknown_role(client_alice, user):
     ds = make_dataset(user)
     r = client_alice.post(url(ds), form_data(ds, sex="secret"))
     assert r.status_code == 200
-    assert "Select a valid choice. secret is not one of the available choices." in r.content.decode()
+    assert escape("column 'sex': secret is not a role; choose identifying, quasi-identifying, sensitive, "
+                  "insensitive") in r.content.decode()
     assert ds.columns.get(name="sex").role == "quasi-identifying"
 
 
