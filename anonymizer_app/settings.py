@@ -188,7 +188,8 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
 WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", "True" if DEBUG else "False")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # files 0644, folders 0755: static files are public (anonymizer_app/static_storage.py)
+    "staticfiles": {"BACKEND": "anonymizer_app.static_storage.PublicStaticFilesStorage"},
 }
 
 MEDIA_URL = "/media/"
