@@ -13,7 +13,7 @@ from .. import builders
 from ..hierarchy import Hierarchy
 from .transactions import Transactions
 
-ITEM_BUILDERS = ("grouping", "intervals", "masking", "data_driven")
+ITEM_BUILDERS = ("grouping", "intervals", "masking", "data-driven")
 
 
 def item_occurrences(tx: Transactions) -> pd.Series:
