@@ -52,7 +52,7 @@ def call(command: str, *args: str) -> CommandError:
 
 ANONYMIZE = [
     (lambda t: small(t, "--k", "0"), "k must be at least 1, got 0"),
-    (lambda t: small(t, "--k", "9"), "k=9 but the table has only 8 records: no table can be 9-anonymous"),
+    (lambda t: small(t, "--k", "9"), "k=9 is larger than the table's 8 records"),
     (lambda t: small(t, "--k", "two"), "argument --k: invalid int value: 'two'"),
     (lambda t: small(t, "--k", "2", "--suppression", "2"), "suppression limit must be at most 1, got 2.0"),
     (lambda t: small(t, "--k", "2", "--algorithm", "best"),

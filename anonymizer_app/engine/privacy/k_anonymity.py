@@ -42,5 +42,5 @@ class KAnonymity(PrivacyModel):
 
     def infeasible(self, n_records, values, suppression_limit):
         if self.k > n_records:
-            return f"k={self.k} but the table has only {n_records} records: no table can be {self.k}-anonymous"
+            return f"k={self.k} is larger than the table's {n_records} records"
         return None
