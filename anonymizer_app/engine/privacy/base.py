@@ -21,6 +21,12 @@ Each parameter's CLI flag is ``Parameter.flag``; the flags of ``enabled_by`` swi
 ``column_source`` says which column the model applies to: ``"sensitive"`` (the first --sensitive or
 --model-column; a sensitive or insensitive column on the form), ``"research"`` (δ-presence's
 research-subset marker) or None (the model needs no column).
+
+Feasibility: ``infeasible(n_records, values, suppression_limit)`` says why no anonymization of the table
+can satisfy the model (l above the column's distinct values, ...); ``privacy.check_feasible`` runs it for
+every model before a run, from the web app's job creation and from ``manage.py anonymize``, so a new
+model brings its own check. Parameters' bounds (``minimum``, ``maximum``, ``above``) are checked when a
+model is built.
 """
 
 from __future__ import annotations
