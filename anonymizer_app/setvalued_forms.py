@@ -118,3 +118,44 @@ def item_library(user) -> list:
     from hierarchy_editor.models import Hierarchy
 
     return list(Hierarchy.objects.filter(owner=user).order_by("name"))
+
+
+class ItemBuildForm(forms.Form):
+    """An item hierarchy from the data: the builders that apply to items, with their main options."""
+
+    kind = forms.ChoiceField(label="Builder", choices=[
+        ("grouping", "grouping (by frequency, alphabetical or numeric order, with a fanout)"),
+        ("intervals", "intervals (numeric items)"), ("masking", "masking (codes: 6701* → 670**)"),
+        ("data-driven", "data-driven (merge only the items rarer than k)")])
+    order = forms.ChoiceField(label="Order (grouping, data-driven)", initial="frequency",
+                              choices=[("frequency", "frequency"), ("alphabetical", "alphabetical"),
+                                       ("numeric", "numeric")])
+    fanout = forms.CharField(label="Fanout (grouping, intervals)", initial="2", max_length=40,
+                             help_text="Items (or groups) merged per level, e.g. 2 or 2,5.")
+    width = forms.FloatField(label="Interval width (intervals)", required=False, min_value=0)
+    k = forms.IntegerField(label="k (data-driven)", required=False, min_value=1)
+    name = forms.CharField(label="Name (optional)", required=False, max_length=100)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "build_%s")
+        super().__init__(*args, **kwargs)
+
+    def options(self) -> dict:
+        d = self.cleaned_data
+        kind = d["kind"]
+        if kind == "grouping":
+            return {"order": d["order"], "fanout": d["fanout"]}
+        if kind == "intervals":
+            return {"fanout": d["fanout"], **({"width": d["width"]} if d.get("width") else {})}
+        if kind == "data-driven":
+            return {"order": d["order"], **({"k": d["k"]} if d.get("k") else {})}
+        return {}
+
+
+class ItemHierarchyUploadForm(forms.Form):
+    file = forms.FileField(label="Hierarchy file", allow_empty_file=True,
+                           help_text="ARX (;), Datafly (,), Amnesia text or JSON: the format is detected.")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "hierarchy_%s")
+        super().__init__(*args, **kwargs)

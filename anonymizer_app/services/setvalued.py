@@ -355,3 +355,54 @@ def transaction_spec(job: Job):
                              config.get("item_hierarchy")), bool(job.options.get("item_suppression", True)),
                              config["item_delimiter"], dataset.name)
     return RunSpec.build(records, k=job.k)
+
+
+# ---- item hierarchies ---------------------------------------------------------------------------------------
+def dataset_items(dataset: Dataset) -> tuple[Transactions, str, str]:
+    """The records of items of a dataset (a transaction file, or a table's set-valued column), where they
+    come from and how a record is called in messages."""
+    if dataset.is_transactions:
+        return transactions(dataset), dataset.original_name, "record"
+    col = set_column(dataset)
+    if col is None:
+        raise InputError("no set-valued column: mark one first")
+    return column_records(dataset, col.name, col.item_delimiter), f"{dataset.original_name}, column {col.name!r}", "row"
+
+
+def _save_item_hierarchy(owner, name: str, hierarchy, source_name: str, source_format: str = "arx"):
+    """The hierarchy as a library entry (ARX text), usable as an item hierarchy and in the tree editor."""
+    from hierarchy_editor.models import Hierarchy, fit_name
+
+    from ..engine.formats import write_hierarchy
+
+    row = Hierarchy.from_text(owner, fit_name(name), write_hierarchy(hierarchy, "arx"), source_name=source_name,
+                              delimiter=";")
+    row.source_format = source_format
+    row.save()
+    return row
+
+
+def build_item_hierarchy(dataset: Dataset, kind: str, options: dict, name: str = ""):
+    """An item hierarchy built from the dataset's items (engine.setvalued.item_hierarchy) into the library."""
+    from ..engine.setvalued.item_hierarchy import ITEM_BUILDERS
+    from ..engine.setvalued.item_hierarchy import build_item_hierarchy as build
+
+    if kind not in ITEM_BUILDERS:
+        raise InputError(f"builder {kind!r} does not apply to items; choose one of {', '.join(ITEM_BUILDERS)}")
+    tx, _, _ = dataset_items(dataset)
+    label = name or f"{dataset.name} items ({kind})"
+    limit = getattr(settings, "HIERARCHY_BUILDER_MAX_INTERVALS", None)
+    hierarchy = build(tx, kind, label, **options, max_intervals=limit)
+    return _save_item_hierarchy(dataset.owner, label, hierarchy, f"built from {dataset.original_name}")
+
+
+def upload_item_hierarchy(dataset: Dataset, text: str, filename: str):
+    """An uploaded item hierarchy (any supported format, detected) into the library, once it covers every
+    item of the dataset (a missing item is named with its record)."""
+    from ..engine.formats import detect_format, read_hierarchy_text
+
+    fmt = detect_format(text, filename)
+    hierarchy = read_hierarchy_text(text, Path(filename).stem, filename, fmt)
+    tx, where, record = dataset_items(dataset)
+    missing_items(tx, hierarchy, where, record)
+    return _save_item_hierarchy(dataset.owner, Path(filename).stem, hierarchy, filename, fmt)

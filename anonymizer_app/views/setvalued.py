@@ -9,6 +9,7 @@ import io
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -17,12 +18,20 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..engine import InputError
+from ..engine import EngineError, InputError
 from ..engine.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
 from ..models import Dataset, Job
 from ..services import datasets, exports, results, setvalued
-from ..setvalued_forms import LayoutForm, SetColumnForm, SetRunForm, SetUploadForm, item_library
+from ..setvalued_forms import (
+    ItemBuildForm,
+    ItemHierarchyUploadForm,
+    LayoutForm,
+    SetColumnForm,
+    SetRunForm,
+    SetUploadForm,
+    item_library,
+)
 from .common import format_duration, job_label, job_result, job_rows, owned_dataset, owned_job, queue_job
 from .items_charts import item_frequency_figure, itemset_figure
 
@@ -56,7 +65,8 @@ def upload(request):
 
 
 # ---- the items preview ------------------------------------------------------------------------------------
-def _render_items(request, ds: Dataset, layout_form=None, column_form=None, status: int = 200):
+def _render_items(request, ds: Dataset, layout_form=None, column_form=None, status: int = 200, build_form=None,
+                  hierarchy_form=None):
     figures, error, column = None, "", None
     try:
         if ds.is_transactions:
@@ -81,6 +91,9 @@ def _render_items(request, ds: Dataset, layout_form=None, column_form=None, stat
         "preview_columns": [str(c) for c in preview.columns],
         "preview_rows": preview.astype(str).values.tolist(),
         "charts": {"items": item_frequency_figure(figures["top_items"]) if figures else None},
+        "build_form": build_form or ItemBuildForm(),
+        "hierarchy_form": hierarchy_form or ItemHierarchyUploadForm(),
+        "library": item_library(request.user),
     }, status=status)
 
 
@@ -126,6 +139,48 @@ def set_column(request, dataset_id: int):
                              else "No set-valued column.")
             return redirect("anonymizer:items", dataset_id=ds.pk)
     return _render_items(request, ds, column_form=form, status=400)
+
+
+# ---- item hierarchies: built from the items or uploaded, into the library (and its tree editor) ----------------
+@login_required
+@require_POST
+def build_hierarchy(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    form = ItemBuildForm(request.POST)
+    if form.is_valid():
+        try:
+            h = setvalued.build_item_hierarchy(ds, form.cleaned_data["kind"], form.options(),
+                                               form.cleaned_data["name"])
+        except (InputError, EngineError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Item hierarchy {h.name!r} added to your library ({h.leaves} items, height "
+                                      f"{h.height}); edit it in the tree editor or choose it on the run form.")
+            return redirect("hierarchies:detail", pk=h.pk)
+    return _render_items(request, ds, build_form=form, status=400)
+
+
+@login_required
+@require_POST
+def upload_hierarchy(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    form = ItemHierarchyUploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        f = form.cleaned_data["file"]
+        try:
+            raw = f.read(settings.ANONYMIZER_MAX_UPLOAD_MB * 1024 * 1024 + 1)
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{f.name}: not UTF-8 text (byte {exc.start})") from None
+            h = setvalued.upload_item_hierarchy(ds, text, f.name)
+        except (InputError, EngineError) as exc:
+            form.add_error("file", str(exc))
+        else:
+            messages.success(request, f"Item hierarchy {h.name!r} added to your library ({h.leaves} items, height "
+                                      f"{h.height}).")
+            return redirect("hierarchies:detail", pk=h.pk)
+    return _render_items(request, ds, hierarchy_form=form, status=400)
 
 
 # ---- the k^m run of a transaction dataset ---------------------------------------------------------------------
@@ -291,5 +346,5 @@ def download_rules(request, job_id):
     return _attachment(body, "text/csv; charset=utf-8", f"{_stem(j)}-item-rules.csv")
 
 
-__all__ = ["download_records", "download_report", "download_rules", "items", "result_page",
+__all__ = ["build_hierarchy", "upload_hierarchy", "download_records", "download_report", "download_rules", "items", "result_page",
            "run", "set_column", "upload"]
