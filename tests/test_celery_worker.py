@@ -76,9 +76,9 @@ if variant == "uncovered-age":
     h.save()
     column.hierarchy = h
     column.save()
-if variant == "slow":  # k-Optimize searches for its whole time budget: a job that runs for seconds
-    job = jobs.create_job(dataset, "koptimize", k, suppression, sensitive="occupation",
-                          options={"time_budget": 4.0})
+if variant == "disk":  # the disk hybrid out of core, in small chunks: seconds of writing, scratch files on disk
+    job = jobs.create_job(dataset, "disk-clustering", k, suppression, sensitive="occupation",
+                          options={"memory_mb": 16})
 else:
     job = jobs.create_job(dataset, "datafly", k, suppression, sensitive="occupation")
 jobs.submit_job(job)
@@ -110,8 +110,34 @@ def _base_env(folder: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
     # DEBUG off, as in production: then a SECRET_KEY must be given (anonymizer_app/checks.py)
     env.update(DATABASE_URL=f"sqlite:///{folder / 'db.sqlite3'}", MEDIA_ROOT=str(folder / "media"),
-               PYTHONUNBUFFERED="1", DEBUG="0", SECRET_KEY="worker-test-" + "k" * 50)
+               PYTHONUNBUFFERED="1", DEBUG="0", SECRET_KEY="worker-test-" + "k" * 50,
+               # the system temp folder of every process, and the jobs' scratch folders: the test's own, so
+               # that it can see what a job leaves behind
+               TMPDIR=str(folder / "system-tmp"), ANONYMIZER_JOB_TMP=str(folder / "job-tmp"))
+    (folder / "system-tmp").mkdir(exist_ok=True)
     return env
+
+
+# Runs in a child process: a dataset of 5 copies of the demo Adult table (150,810 rows), with its roles and
+# hierarchies, for jobs that run long enough to be killed while they write.
+ADULT_X5 = r'''
+import django
+
+django.setup()
+
+from anonymizer_app.models import Dataset
+from anonymizer_app.services.datasets import create_dataset
+
+adult = Dataset.objects.get(name__startswith="Adult")
+head, *rows = adult.original.open("rb").read().decode("utf-8").splitlines()
+big = create_dataset(adult.owner, ("\n".join([head, *rows * 5]) + "\n").encode("utf-8"), "adult_x5.csv",
+                     name="Five Adults (150,810 rows)")
+source = {c.name: c for c in adult.columns.all()}
+for column in big.columns.all():
+    column.role, column.hierarchy = source[column.name].role, source[column.name].hierarchy
+    column.save()
+print(big.n_rows)
+'''
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +147,9 @@ def template_db(tmp_path_factory, shared_datasets) -> Path:
     env = _base_env(folder)
     _manage(env, "migrate", "--noinput")
     _manage(env, "load_demo", "--user", "demo")
+    big = subprocess.run([sys.executable, "-c", ADULT_X5], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**env, "DJANGO_SETTINGS_MODULE": "anonymizer_app.settings"})
+    assert big.returncode == 0 and big.stdout.split()[-1] == "150810", big.stderr
     return folder
 
 
@@ -339,16 +368,30 @@ LIVENESS = {"ANONYMIZER_HEARTBEAT_SECONDS": "0.3", "ANONYMIZER_JOB_STALE_SECONDS
             "ANONYMIZER_SWEEP_SECONDS": "0.5"}
 
 
-def _wait_running(d: Deployment, job_id: str, timeout: float = 30) -> None:
+def _writing(d: Deployment, job_id: str) -> tuple[list[str], list[str]]:
+    """The job's half-written output in media and the files in its scratch folder, right now."""
+    name = str(uuid.UUID(job_id))
+    results = d.folder / "media" / "results"
+    partial = sorted(p.name for p in results.glob(f".job-{name}.parquet.*.tmp")) if results.is_dir() else []
+    return partial, _files(d.folder / "job-tmp" / name)
+
+
+def _wait_writing(d: Deployment, job_id: str, timeout: float = 45) -> list[str]:
+    """Wait until the disk hybrid writes its output (a partial .tmp Parquet in media) while its scratch files are
+    on disk; returns the scratch files seen then."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        job = d.job(job_id)
-        if job["status"] == "running":
-            time.sleep(1.0)  # inside the 4 s k-Optimize search, heartbeats written
-            assert d.job(job_id)["status"] == "running"
-            return
-        time.sleep(0.05)
-    pytest.fail(f"the job never ran: {d.job(job_id)}\n{d.log_tail()}")
+        partial, scratch = _writing(d, job_id)
+        if partial and scratch:
+            return scratch
+        if d.job(job_id)["status"] in ("succeeded", "failed", "cancelled"):
+            break
+        time.sleep(0.02)
+    pytest.fail(f"never saw the job writing with scratch files: {d.job(job_id)}\n{d.log_tail()}")
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
 
 
 def _children(pid: int) -> list[int]:
@@ -364,13 +407,19 @@ def _temp_leftovers(d: Deployment) -> list[str]:
 @pytest.mark.parametrize("broker", ["filesystem", pytest.param("redis", marks=pytest.mark.redis)])
 @pytest.mark.parametrize("death", ["sigkill", "child-oom", "warm-stop", "cold-stop"])
 def test_a_job_ends_in_a_final_state_after_its_worker_dies(deployment, request, broker, death):
+    """A disk-clustering job on 150,810 rows, its worker killed while the job writes its output (a partial
+    Parquet in media, the disk hybrid's database and class counts in its scratch folder): the job ends
+    succeeded (re-run from scratch), and neither media, nor the scratch folders, nor the system temp
+    folder (TMPDIR of every process) holds anything of it."""
     redis_url = request.getfixturevalue("redis_url") if broker == "redis" else None
     d = deployment(redis_url)
     d.env.update(LIVENESS)
-    job_id = d.submit("Adult", k=5, suppression=0.04, variant="slow")
+    job_id = d.submit("Five Adults", k=5, suppression=0.0, variant="disk")
     pool = "prefork" if death in ("child-oom", "cold-stop") else "solo"  # make run: prefork
     d.start_worker(pool)
-    _wait_running(d, job_id)
+    scratch = _wait_writing(d, job_id)
+    # what is killed: the disk hybrid's database and the input and output class counts
+    assert any(f.endswith("/records.sqlite") for f in scratch) and any("/after/part-" in f for f in scratch), scratch
     started = time.monotonic()
     assert d.worker is not None
     if death == "sigkill":
@@ -384,6 +433,8 @@ def test_a_job_ends_in_a_final_state_after_its_worker_dies(deployment, request, 
         d.kill_worker(signal.SIGTERM)
     else:  # cold stop: SIGQUIT ends the worker at once
         d.kill_worker(signal.SIGQUIT)
+    if death in ("sigkill", "child-oom"):  # no code ran after the kill: its leftovers wait for the sweep or re-run
+        assert _temp_leftovers(d) and _files(d.folder / "job-tmp"), d.log_tail()
     if d.worker is None and d.job(job_id)["status"] not in ("succeeded", "failed", "cancelled"):
         d.start_worker(pool)  # the next worker's sweep finds the stale job and queues it again
     job, _ = d.wait_until_finished(job_id)
@@ -394,12 +445,16 @@ def test_a_job_ends_in_a_final_state_after_its_worker_dies(deployment, request, 
     assert elapsed < 40, context
     stored = d.result_report(job_id)
     assert stored is not None and stored[0]["verified"] is True, context
+    assert stored[0]["records"] == 150810, context
     if death in ("sigkill", "child-oom", "cold-stop"):
         assert _statuses(history)[:3] == ["queued", "running", "queued"] or "restarted" in str(history), context
+    # nothing of the job left: no partial output in media, no scratch folder, nothing in the system temp folder
     assert _temp_leftovers(d) == [], context
-    # the dataset the job read is intact: the demo Adult table still has its 30,162 rows
+    assert sorted(os.listdir(d.folder / "job-tmp")) == [], context
+    assert _files(d.folder / "system-tmp") == [], context
+    # the dataset the job read is intact
     count = subprocess.run([sys.executable, "-c", "import django; django.setup(); "
                             "from anonymizer_app.models import Dataset; "
-                            "print(Dataset.objects.get(name__startswith='Adult').n_rows)"],
+                            "print(Dataset.objects.get(name__startswith='Five Adults').n_rows)"],
                            cwd=REPO, env=d.env, capture_output=True, text=True, timeout=60)
-    assert count.stdout.strip().splitlines()[-1] == "30162", count.stderr
+    assert count.stdout.strip().splitlines()[-1] == "150810", count.stderr
