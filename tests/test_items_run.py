@@ -49,6 +49,10 @@ def test_the_job_runs_through_the_pipeline_with_progress(client_alice, user, mon
     job = Job.objects.get()
     assert (job.status, job.progress, job.phase) == ("succeeded", 1.0, "done")
     assert job.result.report["generalization_rules"] == {"milk": ["chocolate milk", "whole milk"]}
+    for page in (f"/jobs/{job.pk}/", "/jobs/", f"/datasets/{ds.pk}/run-items/"):
+        assert client_alice.get(page).status_code == 200
+    config = client_alice.get(f"/jobs/{job.pk}/config.json").json()
+    assert (config["algorithm"], config["k"], config["options"]) == ("apriori", 2, {"m": 2, "item_suppression": True})
 
 
 @pytest.mark.parametrize("fields,message", [

@@ -71,8 +71,10 @@ def format_duration(seconds: float | None) -> str:
 
 
 def algorithm_label(name: str) -> str:
+    from ..engine.setvalued import SET_ALGORITHMS  # a transaction dataset's k^m run
+
     info = ALGORITHMS.get(name)
-    return info.label if info else name
+    return info.label if info else SET_ALGORITHMS.get(name, name)
 
 
 def job_label(job: Job) -> str:
