@@ -51,7 +51,9 @@ class UploadForm(forms.Form):
     name = forms.CharField(label="Name (optional)", required=False, max_length=200,
                            help_text="Defaults to the file name.")
     header = forms.ChoiceField(label="Header row", choices=HEADER_CHOICES, required=False, initial="auto",
-                               help_text="Detected unless chosen; it can be changed on the preview.")
+                               help_text="Detected unless chosen; it can be changed on the preview.",
+                               error_messages={"invalid_choice": "%(value)s is not a header choice; choose auto, "
+                                                                 "yes or no"})
 
     def clean_file(self):
         f = self.cleaned_data["file"]

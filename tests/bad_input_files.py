@@ -87,3 +87,18 @@ def zip_of(names: dict[str, bytes]) -> bytes:
         for name, data in names.items():
             zf.writestr(name, data)
     return buf.getvalue()
+
+
+def xlsx_with_sheet(rows_xml: str, dimension: str | None = None, sheets: bool = True) -> bytes:
+    """A workbook written by hand: ``rows_xml`` (``<row>`` elements) as the first sheet's data; ``sheets``
+    False gives a workbook that lists no sheet at all."""
+    head = _SHEET_HEAD if dimension is None else _SHEET_HEAD.replace(
+        "<sheetData>", f'<dimension ref="{dimension}"/><sheetData>')
+    workbook = _WORKBOOK if sheets else _WORKBOOK.replace(
+        '<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets>', "<sheets/>")
+    parts = {"[Content_Types].xml": _CONTENT_TYPES.encode(), "_rels/.rels": _RELS.encode(),
+             "xl/workbook.xml": workbook.encode()}
+    if sheets:
+        parts["xl/_rels/workbook.xml.rels"] = _WORKBOOK_RELS.encode()
+        parts["xl/worksheets/sheet1.xml"] = (head + rows_xml + _SHEET_TAIL).encode()
+    return zip_of(parts)

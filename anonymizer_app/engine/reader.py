@@ -399,16 +399,22 @@ def _check_quoted(text: str, delimiter: str, names: list[str], filename: str, nr
     width = len(names)
     cap = (limits or Limits()).max_cell_chars
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    start = 1  # the line a record starts on (a quoted field may hold line breaks)
     try:
         for row in reader:
             if nrows is not None and reader.line_num > nrows + 1:
                 return
             if row and len(row) != width:
+                if reader.line_num > start:
+                    raise InputError(f"{filename}, lines {start}-{reader.line_num}: {len(row)} field(s) where the "
+                                     f"first line has {width} (a quoted field runs over "
+                                     f"{reader.line_num - start + 1} lines: is a closing quote missing?)")
                 raise InputError(f"{filename}, line {reader.line_num}: {len(row)} field(s) where the first "
                                  f"line has {width}")
             if cap is not None and row and max(map(len, row)) > cap:
                 j = next(j for j, cell in enumerate(row) if len(cell) > cap)
                 raise _cell_error(filename, reader.line_num, j, names, len(row[j]), cap)
+            start = reader.line_num + 1
     except csv.Error as exc:
         raise InputError(f"{filename}, line {reader.line_num}: {_csv_error(exc)}") from None
 
@@ -487,6 +493,27 @@ def _declares_size(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     return data < 0 or 0 <= head.find(b"dimension") < data
 
 
+# A formula cell without a computed value (<v>): data_only reading would show it as an empty cell.
+_NS = rb"(?:[A-Za-z_][\w.-]*:)?"
+_FORMULA_ONLY = re.compile(
+    rb"<" + _NS + rb"c\b[^>]*?\br=\"([A-Z]{1,3}[0-9]{1,7})\"[^>]*>\s*<" + _NS + rb"f\b[^>]*(?:/>|>[^<]*</"
+    + _NS + rb"f>)\s*(?:<" + _NS + rb"v\s*/>|<" + _NS + rb"v>\s*</" + _NS + rb"v>)?\s*</" + _NS + rb"c>")
+
+
+def _formula_without_value(raw: bytes, part: str) -> str | None:
+    """The first cell (e.g. "B2") of a sheet part holding a formula whose value was never computed."""
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf, zf.open(part) as fh:
+        tail = b""
+        while chunk := fh.read(1 << 20):
+            data = tail + chunk
+            if b"<f" in data or b":f" in data:
+                found = _FORMULA_ONLY.search(data)
+                if found:
+                    return found.group(1).decode()
+            tail = data[-8192:]
+    return None
+
+
 def _cell_text(value) -> str:
     """A cell as text the way pandas' Excel reader wrote it (1.0 -> "1", dates "2024-01-31 00:00:00")."""
     if value is None:
@@ -508,7 +535,7 @@ def _read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
     except Exception as exc:  # openpyxl raises many types for broken workbooks
         raise InputError(f"{filename}: not a readable .xlsx workbook ({exc.__class__.__name__}: {exc})") from None
     try:
-        rows, where = _xlsx_rows(wb, filename, fmt, nrows, limits)
+        rows, where = _xlsx_rows(wb, raw, filename, fmt, nrows, limits)
     except InputError:
         raise
     except Exception as exc:  # a sheet that breaks while streaming
@@ -527,13 +554,20 @@ def _read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
     return pd.DataFrame(rows, columns=columns, dtype=object) if rows else pd.DataFrame(columns=columns)
 
 
-def _xlsx_rows(wb, filename: str, fmt: Format, nrows: int | None, limits: Limits) -> tuple[list[list[str]], str]:
+def _xlsx_rows(wb, raw: bytes, filename: str, fmt: Format, nrows: int | None,
+               limits: Limits) -> tuple[list[list[str]], str]:
     from openpyxl.utils import get_column_letter
 
     if not wb.worksheets:
         raise InputError(f"{filename}: the workbook has no worksheet")
     ws = wb.worksheets[0]
     sheet = f"sheet {ws.title!r}"
+    part = getattr(ws, "_worksheet_path", None)  # the sheet's zip member (openpyxl's read-only worksheet)
+    cell = _formula_without_value(raw, part) if isinstance(part, str) else None
+    if cell:
+        raise InputError(f"{filename}, {sheet}, cell {cell}: a formula with no computed value (the program that "
+                         "wrote the workbook did not compute it); open and save it in a spreadsheet program, or "
+                         "save it as CSV")
     header = 1 if fmt.header else 0
     budget = limits.max_xlsx_mb * 2**20 if limits.max_xlsx_mb is not None else None
     cap = limits.max_cell_chars
