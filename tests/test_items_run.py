@@ -62,12 +62,16 @@ def test_the_job_runs_through_the_pipeline_with_progress(client_alice, user, mon
     ({"k": 0, "set_algorithm": "dynamic"}, "k must be at least 1, got 0"),
     ({"m": 0, "set_algorithm": "dynamic"}, "m must be at least 1, got 0"),
     ({}, "Apriori needs an item hierarchy: choose one (or dynamic hierarchies)"),
-    ({"hierarchy": "partial"}, "item hierarchy 'food' has no item 'feta' (milk.txt, record 1)"),
+    ({"hierarchy": FOOD.replace("feta;cheese;*\n", "")},
+     "item hierarchy 'food' has no item 'feta' (milk.txt, record 1)"),
+    ({"hierarchy": FOOD.replace(";milk;", ";milk, dairy;")},
+     "item hierarchy 'food': the generalized item 'milk, dairy' contains the item delimiter ','; choose a hierarchy "
+     "whose labels do not"),
 ])
 def test_bad_parameters_are_refused_at_once(client_alice, user, fields, message):
     ds = transaction_dataset(user)
-    if fields.pop("hierarchy", None):
-        fields["item_hierarchy"] = item_hierarchy(user, FOOD.replace("feta;cheese;*\n", "")).pk
+    if "hierarchy" in fields:
+        fields["item_hierarchy"] = item_hierarchy(user, fields.pop("hierarchy")).pk
     r = post(client_alice, ds, **fields)
     assert r.status_code == 400
     assert escape(message) in r.content.decode()

@@ -4,6 +4,9 @@ stored."""
 
 from __future__ import annotations
 
+import io
+
+import openpyxl
 import pytest
 from django.utils.html import escape
 from setvalued_helpers import BASKETS, MILK, PAYMENTS, upload_items
@@ -45,6 +48,24 @@ def test_a_table_with_a_set_valued_column_is_detected(client_alice):
     assert (ds.layout, ds.n_rows, ds.n_columns) == ("table", 12, 4)
     assert [(c.name, c.item_delimiter, c.role) for c in ds.columns.exclude(item_delimiter="")] == [
         ("basket", "|", "insensitive")]
+
+
+def test_a_workbook_with_a_set_valued_column(client_alice):
+    wb = openpyxl.Workbook()
+    for line in BASKETS.splitlines():
+        wb.active.append(line.split(","))
+    buf = io.BytesIO()
+    wb.save(buf)
+    r = upload_items(client_alice, "baskets.xlsx", buf.getvalue())
+    ds = Dataset.objects.get()
+    assert (r.status_code, ds.layout, ds.kind, ds.n_rows) == (302, "table", "xlsx", 12)
+    assert [(c.name, c.item_delimiter) for c in ds.columns.exclude(item_delimiter="")] == [("basket", "|")]
+
+
+def test_items_with_spaces_and_one_item_records(client_alice):
+    upload_items(client_alice, "shop.txt", "whole milk,feta\nwhole milk\nblue cheese,feta,olive oil\n")
+    ds = Dataset.objects.get()
+    assert (ds.layout, ds.item_delimiter, ds.record_id, ds.n_rows) == ("transactions", ",", False, 3)
 
 
 def test_the_layout_can_be_chosen(client_alice):

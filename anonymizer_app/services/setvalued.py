@@ -37,12 +37,11 @@ REPEATED_ITEMS_RULE = ("a record is anonymized and published as the set of its i
 
 @dataclass(frozen=True)
 class Layout:
-    """What a file holds: "table" (with ``set_column`` if one was found) or "transactions"."""
+    """What a text file holds: "table" (``delimiter`` between its cells) or "transactions" (between items)."""
 
     layout: str
-    item_delimiter: str
+    delimiter: str
     record_id: bool = False
-    set_column: str | None = None
 
 
 def delimiter_label(delimiter: str) -> str:
@@ -76,23 +75,14 @@ def read_text(path: Path, filename: str, limit: int | None = None) -> str:
 def detect_layout(text: str) -> Layout:
     """The layout of a file from its first lines (see the module's docstring)."""
     lines = [line for line in text.splitlines() if line.strip()][:DETECT_LINES]
-    best, best_lines = ",", -1
-    for d in ITEM_DELIMITERS:
+    best, best_lines = ",", 0
+    for d in ITEM_DELIMITERS:  # the one most lines hold; a space only when no other one occurs (items have spaces)
         holding = sum(1 for line in lines if d in line)
-        if holding > best_lines:
+        if holding > best_lines and (d != " " or best_lines == 0):
             best, best_lines = d, holding
     counts = {len(line.split(best)) for line in lines}
     if len(lines) > 1 and len(counts) == 1 and counts != {1}:
-        header = lines[0].split(best)
-        cells = [line.split(best) for line in lines[1:]]
-        for i, name in enumerate(header):
-            for d in SET_DELIMITERS:
-                if d == best:
-                    continue
-                holding = sum(1 for row in cells if d in row[i])
-                if holding and holding * 2 >= len(cells):
-                    return Layout(Dataset.TABLE, d, False, name.strip())
-        return Layout(Dataset.TABLE, "")
+        return Layout(Dataset.TABLE, best)  # its set-valued column is found in the stored table
     fields = [[f.strip() for f in line.split(best)] for line in lines]
     firsts = [f[0] for f in fields]
     others = {x for f in fields for x in f[1:]}
@@ -160,6 +150,8 @@ def upload(owner, source: File, filename: str, layout: str = "auto", delimiter: 
            record_id: str = "auto", name: str | None = None) -> Dataset:
     """A set-valued upload: the layout detected (or as chosen), then stored as a transaction dataset or as a
     table whose set-valued column is marked."""
+    if Path(filename).suffix.lower() == ".xlsx":  # a workbook is a table
+        return _table(owner, source, filename, delimiter, name)
     path = getattr(source, "temporary_file_path", None)
     if path is not None:
         head = read_text(Path(path()), filename, DETECT_BYTES)
@@ -171,19 +163,34 @@ def upload(owner, source: File, filename: str, layout: str = "auto", delimiter: 
     found = detect_layout(head)
     chosen = found.layout if layout == "auto" else layout
     if chosen == Dataset.TRANSACTIONS:
-        d = found.item_delimiter if delimiter == "auto" else delimiter
-        d = d or ","
+        d = found.delimiter if delimiter == "auto" else delimiter
         rid = found.record_id if record_id == "auto" else record_id == "yes"
         return create_transaction_dataset(owner, source, filename, d, rid, name)
+    return _table(owner, source, filename, delimiter, name)
+
+
+def _table(owner, source, filename: str, delimiter: str, name: str | None) -> Dataset:
+    """A table; the column whose cells mostly hold a set delimiter (or the chosen one) is marked set-valued."""
     dataset = datasets.create_dataset(owner, source, filename, name=name)
-    column = found.set_column
-    d = found.item_delimiter if delimiter == "auto" else delimiter
-    if column and d:
+    found = detect_set_column(dataset, SET_DELIMITERS if delimiter == "auto" else (delimiter,))
+    if found is not None:
         try:
-            mark_set_column(dataset, column, d)
+            mark_set_column(dataset, *found)
         except InputError:
-            pass  # detected, but the column's cells do not agree: the column page offers the marking
+            pass  # detected, but some cell holds no item: the columns page offers the marking, with the reason
     return dataset
+
+
+def detect_set_column(dataset: Dataset, delimiters=SET_DELIMITERS) -> tuple[str, str] | None:
+    """A column of a stored table whose first cells mostly hold a set delimiter: (column, delimiter)."""
+    head = datasets.dataset_rows(dataset, 0, DETECT_LINES)
+    for column in head.columns:
+        cells = [str(v) for v in head[column].tolist() if str(v).strip()]
+        for d in delimiters:
+            holding = sum(1 for v in cells if d in v)
+            if holding and holding * 2 >= len(cells):
+                return str(column), d
+    return None
 
 
 def _head_text(data: bytes, filename: str) -> str:
@@ -287,7 +294,8 @@ def item_hierarchy(owner, snapshot: dict | None):
     return None if not snapshot else Hierarchy(owner=owner, **snapshot).to_engine("items")
 
 
-def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, where: str, record: str) -> None:
+def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, where: str, record: str,
+                   delimiter: str) -> None:
     from ..engine import KAnonymity
     from ..engine.setvalued import SET_ALGORITHMS
 
@@ -305,14 +313,19 @@ def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, 
     if algorithm == "apriori":
         if hierarchy is None:
             raise InputError("Apriori needs an item hierarchy: choose one (or dynamic hierarchies)")
-        missing_items(tx, hierarchy.to_engine(hierarchy.name), where, record)
+        tree = hierarchy.to_engine(hierarchy.name)
+        missing_items(tx, tree, where, record)
+        clash = next((str(x) for labels in tree.labels[1:] for x in labels if delimiter in str(x)), None)
+        if clash is not None:
+            raise InputError(f"item hierarchy {hierarchy.name!r}: the generalized item {clash!r} contains the item "
+                             f"delimiter {delimiter!r}; choose a hierarchy whose labels do not")
 
 
 def create_set_job(dataset: Dataset, algorithm: str, k: int, m: int, item_suppression: bool = True,
                    hierarchy=None) -> Job:
     """A queued k^m run of a transaction dataset (a Job of kind run: the same handler, pipeline and gate)."""
     tx = transactions(dataset)
-    _check_set_run(tx, k, m, algorithm, hierarchy, dataset.original_name, "record")
+    _check_set_run(tx, k, m, algorithm, hierarchy, dataset.original_name, "record", dataset.item_delimiter)
     config = {"columns": [], "layout": Dataset.TRANSACTIONS, "item_delimiter": dataset.item_delimiter,
               "record_id": dataset.record_id, "item_hierarchy": hierarchy_snapshot(hierarchy)}
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
@@ -329,7 +342,7 @@ def set_column_config(dataset: Dataset, k: int, m: int, algorithm: str, hierarch
         raise InputError(f"set-valued column {col.name!r} is {col.role}; mark it insensitive: its items are "
                          f"protected by k^m-anonymity within each class")
     tx = column_records(dataset, col.name, col.item_delimiter)
-    _check_set_run(tx, k, m, algorithm, hierarchy, f"column {col.name!r}", "row")
+    _check_set_run(tx, k, m, algorithm, hierarchy, f"column {col.name!r}", "row", col.item_delimiter)
     return {"column": col.name, "delimiter": col.item_delimiter, "m": m, "algorithm": algorithm,
             "item_hierarchy": hierarchy_snapshot(hierarchy)}
 
