@@ -12,6 +12,7 @@ import hashlib
 import io
 import itertools
 import json
+import re
 import threading
 from collections import OrderedDict
 
@@ -519,8 +520,8 @@ def _tree_to_draft(tree: HierarchyTree) -> dict:
 def _editor_column(request, h: Hierarchy, column_id) -> Column | None:
     """The dataset column whose values the checks use: the one asked for, else the first bound one."""
     columns = Column.objects.select_related("dataset").filter(dataset__owner=request.user)
-    if column_id:
-        col = columns.filter(pk=column_id).first()
+    if re.fullmatch(r"[0-9]{1,18}", str(column_id or "")):  # ?column=abc: the bound one, not a 500
+        col = columns.filter(pk=int(column_id)).first()
         if col is not None:
             return col
     return columns.filter(hierarchy=h).order_by("dataset__name", "position").first()

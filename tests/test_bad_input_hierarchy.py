@@ -383,3 +383,14 @@ def test_drafts_are_capped_per_user(client_alice, user, settings):
                 r.content.decode())
     assert r.redirect_chain == [(f"/hierarchies/{hs[1].pk}/", 302)]
 
+
+
+@pytest.mark.parametrize("column", ["abc", "1e309", "²", "9" * 30])
+def test_a_column_that_is_not_an_id_opens_the_editor_on_the_bound_one(client_alice, user, column):
+    dataset = make_dataset(user)
+    h = make_hierarchy(user)
+    bound = bind(dataset, "city", h)
+    r = client_alice.get(f"/hierarchies/{h.pk}/edit/", {"column": column})
+    assert r.status_code == 302
+    html_page = client_alice.get(r["Location"]).content.decode()
+    assert f"Checks and sizes use column <strong>{dataset.name} / {bound.name}</strong>" in html_page
