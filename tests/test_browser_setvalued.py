@@ -129,7 +129,7 @@ def test_transactions_and_a_set_column_from_upload_to_result(browser, live_serve
     shown = browser.find_element(By.ID, "set-rules").text
     assert all(label in shown for label in report["generalization_rules"])
     assert browser.find_elements(By.CSS_SELECTOR, "td.changed"), "generalized cells are highlighted"
-    wait.until(lambda b: _plots(b) >= 1)
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-set-itemsets.js-plotly-plot"))
     status, text = _fetch(browser, f"{base}/jobs/{job.pk}/result/item-rules.csv")
     assert status == 200 and text.count("\n") == sum(len(v) for v in report["generalization_rules"].values())
     status, csv_text = _fetch(browser, f"{base}/jobs/{job.pk}/result/anonymized.csv")

@@ -119,7 +119,10 @@ def test_mixed_mode_runs_k_m_within_every_class(client_alice, user, monkeypatch)
     report = job.result.report["set_column"]
     assert report["km_holds"] is True and report["km_smallest_support_in_classes"] >= 2
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
-    assert 'id="set-column-result"' in html
+    assert 'id="set-column-result"' in html and 'id="chart-set-itemsets"' in html
+    # every basket holds c: the most frequent itemset before and after
+    assert report["frequent_itemsets"]["before"][0] == {"items": ["c"], "support": 12}
+    assert report["frequent_itemsets"]["after"][0] == {"items": ["c"], "support": 12}
 
 
 def test_mixed_mode_refuses_m_above_the_longest_cell(client_alice, user):

@@ -265,6 +265,10 @@ def result(request, job_id):
         if qi in counts:
             charts["distributions"][qi] = distribution_figure(counts[qi]["before"], counts[qi]["after"])
     attack, charts["attack"] = attack_sections(report)
+    if report.get("set_column", {}).get("frequent_itemsets"):  # mixed mode: the set column's itemsets
+        from .items_charts import itemset_figure
+
+        charts["set_itemsets"] = itemset_figure(report["set_column"]["frequent_itemsets"])
     return render(request, "anonymizer/result.html", {
         "model_cards": model_cards(report),
         "attack": attack,

@@ -13,6 +13,7 @@
   }
 
   draw("chart-classes", charts.classes);
+  draw("chart-set-itemsets", charts.set_itemsets);  // a set-valued column's frequent itemsets (mixed mode)
 
   // Attack report: one stacked-bar chart per sensitive column.
   document.querySelectorAll(".chart-attack").forEach(function (el) {

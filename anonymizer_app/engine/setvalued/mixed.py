@@ -24,6 +24,7 @@ from ..errors import Cancelled, InputError
 from ..hierarchy import ROOT, Hierarchy
 from . import itemsets
 from .anonymize import anonymize_transactions
+from .measures import frequent_itemsets
 from .transactions import Transactions, column_transactions
 
 
@@ -61,7 +62,11 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
         if progress is not None and progress(done / max(len(labels), 1), f"k^m in class {done + 1} of {len(labels)}") is False:
             raise Cancelled("cancelled")
     check = column_check(out, delimiter, classes, k, m)
+    published = Transactions.from_records([[x for x in cell.split(delimiter) if x] for cell in out])
+    size = min(m, 2)
     report = {"column": column, "k": k, "m": m, "algorithm": algorithm, "classes": int(len(labels)),
+              "frequent_itemsets": {"size": size, "before": frequent_itemsets(tx, size),
+                                    "after": frequent_itemsets(published, size)},
               "generalization_rules": {g: sorted(v) for g, v in rules.items()},
               "generalized_items_in_classes": generalized,
               "records_with_repeated_items": tx.repeated_records(), **check}
