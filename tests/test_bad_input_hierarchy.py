@@ -394,3 +394,37 @@ def test_a_column_that_is_not_an_id_opens_the_editor_on_the_bound_one(client_ali
     assert r.status_code == 302
     html_page = client_alice.get(r["Location"]).content.decode()
     assert f"Checks and sizes use column <strong>{dataset.name} / {bound.name}</strong>" in html_page
+
+
+# ---- no server error, whatever a field holds ---------------------------------------------------------
+HOSTILE = ["", "-1", "1e309", "nan", "9" * 400, "x" * 5000, "\x00", "²", "[]", "<script>"]
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=[f"value{i}" for i in range(len(HOSTILE))])
+def test_no_field_of_the_hierarchy_pages_gives_a_server_error(client_alice, user, other_user, value):
+    client_alice.raise_request_exception = False
+    dataset = make_dataset(user)
+    h = make_hierarchy(user)
+    bind(dataset, "city", h)
+    base = start_session(client_alice, h)
+    statuses = []
+    for column in dataset.columns.filter(name__in=("age", "city")):
+        url = f"/hierarchies/dataset/{dataset.pk}/column/{column.pk}/"
+        for builder in ("intervals", "grouping", "masking", "dates", "data-driven"):
+            data = {"builder": builder, "hierarchy_name": value, **{name: value for name in (
+                "lower", "upper", "width", "fanout", "outside", "order", "custom_order", "from_right", "mask",
+                "levels", "format", "k")}}
+            statuses += [client_alice.post(url + "build/preview/", data).status_code,
+                         client_alice.post(url + "build/", data).status_code]
+        statuses.append(client_alice.post(url + "select/", {"hierarchy": value}).status_code)
+    statuses.append(client_alice.post(UPLOAD, {"file": SimpleUploadedFile("a.csv", b"Rome;*\n"), "format": value,
+                                               "on_conflict": value, "name": value, "pending": value}).status_code)
+    statuses.append(client_alice.get(base + "nodes/", {"path": value, "offset": value, "limit": value,
+                                                       "around": value}).status_code)
+    statuses.append(client_alice.get(base + "sunburst/", {"depth": value}).status_code)
+    for body in ({"op": "rename", "path": value, "label": value}, {"op": "add", "path": [value], "label": value},
+                 {"op": "move", "path": ["North"], "to": value}, {"op": value}):
+        statuses.append(op(client_alice, base, **body).status_code)
+    statuses.append(client_alice.post(base + "save/", json.dumps({"pad": value}),
+                                      content_type="application/json").status_code)
+    assert max(statuses) < 500, statuses

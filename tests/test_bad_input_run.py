@@ -202,3 +202,30 @@ def test_the_experiment_form_refuses(client_alice, user, monkeypatch, fields, me
     assert r.status_code == 200
     assert escape(message) in r.content.decode()
     assert Job.objects.count() == 0 and media() == before
+
+
+HOSTILE = ["", "-1", "1e309", "nan", "9" * 400, "x" * 5000, "\x00", "²", "[]", "<script>"]
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=[f"value{i}" for i in range(len(HOSTILE))])
+def test_no_field_of_the_run_pages_gives_a_server_error(client_alice, user, monkeypatch, value):
+    client_alice.raise_request_exception = False
+    queue_without_running(monkeypatch)
+    ds = make_dataset(user)
+    statuses = []
+    for algorithm in ALGORITHMS:
+        data = {"algorithm": algorithm, "k": value, "suppression_percent": value, "sensitive": value,
+                "suppressed_rows": value}
+        data.update({f"option:{info.name}:{p.name}": value for info in ALGORITHMS.values() for p in info.options})
+        for group in ("l", "t", "beta", "delta"):
+            data[f"model:{group}:enabled"] = "on"
+            data.update({f"model:{group}:{name}": value for name in (
+                "variant", "l", "c", "t", "distance", "beta", "delta_min", "delta_max", "column", "population")})
+        statuses.append(client_alice.post(f"/datasets/{ds.pk}/run/", data).status_code)
+    statuses.append(client_alice.post(f"/datasets/{ds.pk}/compare/", {
+        "algorithms": [value], "k_values": value, "suppression_percent": value, "sensitive": value}).status_code)
+    statuses.append(client_alice.post(f"/datasets/{ds.pk}/experiment/", {
+        "sizes": value, "seed": value, "k_values": value, "algorithm": value, "suppression_percent": value,
+        "sensitive": value, "include_dataset": value}).status_code)
+    assert max(statuses) < 500, statuses
+    assert Job.objects.count() == 0
