@@ -45,8 +45,9 @@ def test_the_hierarchy_built_downloads_as_a_hierarchy_file(client_alice, user, t
 
 
 def test_formulas_are_neutralized(client_alice, user):
-    job = finished(transaction_dataset(user, "=cmd,x\n=cmd,x\n+1,x\n+1,x\n", "f.txt"), "dynamic", m=1)
-    assert client_alice.get(f"/jobs/{job.pk}/result/records.txt").content.decode() == "'=cmd,x\n'=cmd,x\n'+1,x\n'+1,x\n"
+    job = finished(transaction_dataset(user, "=cmd,x\n=cmd,x\n@SUM(1),-5\n@SUM(1),-5\n", "f.txt"), "dynamic", m=1)
+    assert client_alice.get(f"/jobs/{job.pk}/result/records.txt").content.decode() == (
+        "'=cmd,x\n'=cmd,x\n'@SUM(1),-5\n'@SUM(1),-5\n")  # a number stays a number
 
 
 def test_another_user_gets_404_on_every_download(client, other_user, user):
@@ -60,3 +61,18 @@ def test_a_relational_result_has_no_set_valued_downloads(client_alice, user):
     job = finished_job(make_dataset(user))
     for name in ("records.txt", "report.json", "item-rules.csv"):
         assert client_alice.get(f"/jobs/{job.pk}/result/{name}").status_code == 404
+
+
+def test_deleting_a_transaction_dataset_removes_its_job_results_and_files(client_alice, user,
+                                                                          django_capture_on_commit_callbacks):
+    from anonymizer_app.models import Dataset, Job, Result
+    from anonymizer_app.services import storage
+
+    ds = transaction_dataset(user)
+    finished(ds, hierarchy=item_hierarchy(user))
+    assert len(storage.media_files()) == 3  # the original, its records, the published records
+    with django_capture_on_commit_callbacks(execute=True):
+        r = client_alice.post(f"/datasets/{ds.pk}/delete/")
+    assert r.status_code == 302
+    assert (Dataset.objects.count(), Job.objects.count(), Result.objects.count()) == (0, 0, 0)
+    assert storage.media_files() == []
