@@ -518,3 +518,32 @@ def test_cli_reads_utf16_and_cr_only(tmp_path):
         assert text.splitlines()[0] == "a,b"
         assert len(text.splitlines()) == 3
         (tmp_path / "out" / "o.csv").unlink()
+
+
+def test_result_page_cuts_long_cells(client_alice, user):
+    """The side-by-side tables of a result: a long sensitive value is cut on both sides, escaped."""
+    long = "<i>" + "d" * 997  # 1,000 characters
+    csv_text = "age,disease\n" + "".join(f"{30 + i % 2},{long if i == 0 else 'flu'}\n" for i in range(6))
+    ds = make_dataset(user, csv_text, "res.csv", roles={"age": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE})
+    job = finished_job(ds, k=2)
+    html = page(client_alice.get(f"/jobs/{job.pk}/result/"))
+    cut = f'<span class="cell-cut" title="1,000 characters; 100 shown">{escape(long[:100])}…</span>'
+    assert html.count(cut) == 2  # original and anonymized
+    assert "<i>ddd" not in html
+
+
+def test_lattice_node_rows_cut_long_cells():
+    """The node detail's rows (JSON for the page's script): cut cells and their full lengths."""
+    import pandas as pd
+
+    from anonymizer_app.views.lattice import comparison
+
+    frame = pd.DataFrame({"age": ["30", "31"], "note": ["n" * 250, "short"]})
+    output = pd.DataFrame({"age": ["[30-32)", "[30-32)"], "note": ["n" * 250, "short"]})
+    table = comparison(frame, output, np.array([False, False]), 2, [])
+    first, second = table["rows"]
+    assert first["original"] == ["30", "n" * 100 + "…"]
+    assert first["anonymized"] == ["[30-32)", "n" * 100 + "…"]
+    assert first["cut"] == {"original": {1: 250}, "anonymized": {1: 250}}
+    assert second["cut"] == {"original": {}, "anonymized": {}}
+    assert first["changed"] == [True, False]
