@@ -53,6 +53,8 @@ class Publication:
     # classes the gate checked the models on: row -> class over the released rows (-1 not released)
     class_of_row: np.ndarray | None = None
     class_sizes: np.ndarray | None = None
+    # a transaction dataset: the published records as the gate recounted them (setvalued.Transactions)
+    published_records: object | None = None
 
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
@@ -240,9 +242,9 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
         for item in items:
             if not (covers.get(item, {item}) & source_items):
                 raise VerificationError(f"record {line}: published item {item!r} generalizes none of its items")
-        for item in source_items - gone:
-            if not any(item == p or item in covers.get(p, ()) for p in items):
-                raise VerificationError(f"record {line}: item {item!r} is neither published nor suppressed")
+        covered = set(items).union(*(covers[p] for p in items if p in covers))
+        for item in sorted(source_items - gone - covered):
+            raise VerificationError(f"record {line}: item {item!r} is neither published nor suppressed")
     recount = Transactions.from_records(published)
     smallest, where = itemsets.smallest_support(recount.offsets, recount.codes, m)
     if smallest is not None and smallest < k:
@@ -252,4 +254,4 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     rows = np.arange(tx.n, dtype=np.int64)
     km = {"smallest_support": smallest, "weakest_itemset": [str(recount.items[c]) for c in where or ()],
           "holds": True, "published_items": int(len(recount.items))}
-    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, report={"km": km})
+    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, report={"km": km}, published_records=recount)

@@ -223,8 +223,10 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
 
     km = publication.report["km"]
     report: dict = dict(engine_report)
-    published = Transactions.from_records([[x for x in str(cell).split(source.delimiter) if x]
-                                           for cell in publication.table[ITEMS]])
+    published = publication.published_records
+    if not isinstance(published, Transactions):
+        published = Transactions.from_records([[x for x in str(cell).split(source.delimiter) if x]
+                                               for cell in publication.table[ITEMS]])
     size = min(source.m, 2)
     report["frequent_itemsets"] = {"size": size, "before": frequent_itemsets(source.transactions, size),
                                    "after": frequent_itemsets(published, size)}

@@ -85,9 +85,9 @@ def verify(tx: Transactions, records: list[list[str]], recoding: SetRecoding, k:
         for item in published:
             if not (covers.get(item, {item}) & source):
                 raise VerificationError(f"record {r + 1}: published item {item!r} covers none of its items")
-        for item in source - suppressed:
-            if not any(item == p or item in covers.get(p, ()) for p in published):
-                raise VerificationError(f"record {r + 1}: item {item!r} is neither published nor suppressed")
+        covered = set(published).union(*(covers[p] for p in published if p in covers))
+        for item in source - suppressed - covered:
+            raise VerificationError(f"record {r + 1}: item {item!r} is neither published nor suppressed")
     pub = Transactions.from_records(records)
     smallest, where = itemsets.smallest_support(pub.offsets, pub.codes, m)
     if smallest is not None and smallest < k:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
 
@@ -67,8 +68,16 @@ class Transactions:
     def from_records(cls, records: Sequence[Sequence[str]], ids: Sequence[str] | None = None) -> Transactions:
         lengths = np.fromiter((len(r) for r in records), dtype=np.int64, count=len(records))
         flat = [str(x) for r in records for x in r]
-        items, codes = np.unique(np.array(flat, dtype=object), return_inverse=True) if flat else (
-            np.array([], dtype=object), np.zeros(0, dtype=np.int64))
+        if flat:
+            # codes in the items' sorted order (as np.unique gives them), found by hashing: sorting a million
+            # strings is the slow part, sorting the distinct ones is not
+            found, uniques = pd.factorize(np.array(flat, dtype=object))
+            order = np.argsort(uniques.astype(object), kind="stable")
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            items, codes = uniques.astype(object)[order], rank[found]
+        else:
+            items, codes = np.array([], dtype=object), np.zeros(0, dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         return cls(items.astype(object), offsets, codes.astype(np.int64).reshape(-1),
                    None if ids is None else np.array(list(ids), dtype=object))
