@@ -547,3 +547,53 @@ def test_lattice_node_rows_cut_long_cells():
     assert first["cut"] == {"original": {1: 250}, "anonymized": {1: 250}}
     assert second["cut"] == {"original": {}, "anonymized": {}}
     assert first["changed"] == [True, False]
+
+
+# ---- the streamed path (files above STREAM_THRESHOLD are read in blocks) ----------------------------------------
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    from anonymizer_app.services import ingestion
+
+    monkeypatch.setattr(ingestion, "STREAM_THRESHOLD", 1024)
+    monkeypatch.setattr(ingestion, "STREAM_BLOCK", 4096)
+
+
+FILLER = "".join(f"r{i},{i}\n" for i in range(2000))  # about 20 KB: several blocks
+STREAMED_REFUSED = [
+    ("a long cell in a late block", "a,b\n" + FILLER + "x," + "y" * 40_000 + "\n", "utf-8",
+     "s.csv, line 2002, column 2 ('b'): a cell of 40,000 characters, more than the limit of 32,767"),
+    ("a long quoted cell", 'a,b\n"q",1\n' + FILLER + 'x,"' + "y" * 40_000 + '"\n', "utf-8",
+     "s.csv, line 2003, column 2 ('b'): a cell of 40,000 characters, more than the limit of 32,767"),
+    ("a NUL in a late block", "a,b\n" + FILLER + "x,\x00\n", "utf-8",
+     f"s.csv: not a text table (a NUL byte on line 2002); {TEXT_HINT}"),
+    ("a NUL past the sniffed 64 KiB", "a,b\n" + FILLER * 5 + "x,\x00\n", "utf-8",
+     f"s.csv: not a text table (a NUL byte on line 10002); {TEXT_HINT}"),
+    ("a ragged line in a late block", "a,b\n" + FILLER + "x,y,z\n", "utf-8",
+     "s.csv, line 2002: 3 field(s) where the first line has 2"),
+    ("a repeated header name", "a,a\n" + FILLER, "utf-8",
+     f"s.csv, line 1: the column name 'a' appears twice in the header (columns 1 and 2); rename them, {NO_HEADER}"),
+    ("a long cell in UTF-16", "a,b\n" + FILLER + "x," + "y" * 40_000 + "\n", "utf-16",
+     "s.csv, line 2002, column 2 ('b'): a cell of 40,000 characters, more than the limit of 32,767"),
+]
+
+
+@pytest.mark.parametrize("case", STREAMED_REFUSED, ids=[c[0] for c in STREAMED_REFUSED])
+def test_streamed_upload_refused(case, client_alice, tiny_blocks):
+    _, text, encoding, message = case
+    before = state()
+    r = upload(client_alice, "s.csv", text.encode(encoding))
+    assert r.status_code == 200
+    assert escape(message) in page(r)
+    assert state() == before
+
+
+@pytest.mark.parametrize("encoding, stored", [("utf-16", "utf-16"), ("latin-1", "windows-1252")])
+def test_streamed_upload_of_other_encodings(encoding, stored, client_alice, user, tiny_blocks):
+    text = "name,city\n" + FILLER + "Zoë,Forlì\n"
+    r = upload(client_alice, "s.csv", text.encode(encoding))
+    assert r.status_code == 302, page(r)[:2000]
+    ds = Dataset.objects.get(owner=user)
+    assert (ds.encoding, ds.n_rows) == (stored, 2001)
+    from anonymizer_app.services import datasets
+
+    assert datasets.dataset_rows(ds, 2000, 2001).values.tolist() == [["Zoë", "Forlì"]]

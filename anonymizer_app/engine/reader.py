@@ -319,7 +319,8 @@ def _first_row(head: str, delimiter: str, filename: str) -> list[str]:
 
 
 def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
-              limits: Limits | None = None) -> pd.DataFrame:
+              limits: Limits | None = None, names: list[str] | None = None) -> pd.DataFrame:
+    """``names``: the columns of a headerless piece of a file whose header came before (named in messages)."""
     limits = limits or Limits()
     try:
         codecs.lookup(fmt.encoding)
@@ -347,7 +348,10 @@ def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
         head = text[:65536]
     header_row = _first_row(head, fmt.delimiter, filename)
     width = len(header_row)
-    names = _names(header_row, filename, limits) if fmt.header else [f"column_{i + 1}" for i in range(width)]
+    if fmt.header:
+        names = _names(header_row, filename, limits)
+    elif names is None or len(names) != width:
+        names = [f"column_{i + 1}" for i in range(width)]
     if limits.max_columns is not None and width > limits.max_columns:
         raise InputError(f"{filename}: {width} columns, more than the limit of {limits.max_columns}")
     source: io.IOBase

@@ -134,7 +134,8 @@ def _single_byte_encoding(path: Path) -> str:
 
 
 def _renumber(exc: InputError, offset: int) -> InputError:
-    text = re.sub(r", line (\d+):", lambda m: f", line {int(m.group(1)) + offset}:", str(exc), count=1)
+    text = re.sub(r", line (\d+)([:,])", lambda m: f", line {int(m.group(1)) + offset}{m.group(2)}", str(exc), count=1)
+    text = re.sub(r"on line (\d+)\)", lambda m: f"on line {int(m.group(1)) + offset})", text, count=1)
     return InputError(text)
 
 
@@ -158,7 +159,7 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                 first = names is None
                 piece_fmt = fmt if first else replace(fmt, header=False)
                 try:
-                    frame = reader_mod._read_csv(block, filename, piece_fmt, None, caps)
+                    frame = reader_mod._read_csv(block, filename, piece_fmt, None, caps, names=names)
                 except InputError as exc:
                     raise _renumber(exc, line_offset) from None
                 if first:
