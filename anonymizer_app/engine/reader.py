@@ -565,6 +565,7 @@ def _xlsx_rows(wb, raw: bytes, filename: str, fmt: Format, nrows: int | None,
     if not wb.worksheets:
         raise InputError(f"{filename}: the workbook has no worksheet")
     ws = wb.worksheets[0]
+    ws.reset_dimensions()  # a declared size may be wrong (too small cuts rows, too large pads them): rows as written
     sheet = f"sheet {ws.title!r}"
     part = getattr(ws, "_worksheet_path", None)  # the sheet's zip member (openpyxl's read-only worksheet)
     cell = _formula_without_value(raw, part) if isinstance(part, str) else None
