@@ -89,18 +89,19 @@ run: $(STAMP)
 	  $(BIN)/python manage.py runserver 127.0.0.1:8000
 
 worker: $(STAMP)
-	$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
+	nice -n $${WORKER_NICE:-10} $(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
 
 # Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files collected into
 # STATIC_ROOT (var/static) and served by whitenoise, one Celery worker in the background (more: `make worker`
 # with the same environment). Needs SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL) and REDIS_URL
-# (serve-env checks them before anything starts); BIND (127.0.0.1:8000), WEB_WORKERS (3), WORKER_CONCURRENCY
-# (the number of CPUs) and the variables of the README's table are read if set.
+# (serve-env checks them before anything starts); BIND (127.0.0.1:8000), WEB_WORKERS (4), WEB_THREADS (2),
+# WEB_KEEPALIVE (75 s; gunicorn.conf.py), WORKER_CONCURRENCY (the number of CPUs), WORKER_NICE (10: jobs yield
+# the CPU to the pages) and the variables of the README's table are read if set.
 serve: serve-env $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py sweep_jobs
-	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=serve-$$$$@%h \
+	@nice -n $${WORKER_NICE:-10} $(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=serve-$$$$@%h \
 	    --concurrency $${WORKER_CONCURRENCY:-$$(nproc)} & \
 	  worker=$$!; \
 	  stop_worker() { \
@@ -112,8 +113,7 @@ serve: serve-env $(STAMP)
 	  }; \
 	  trap stop_worker EXIT; \
 	  trap 'exit 130' INT TERM; \
-	  $(BIN)/gunicorn anonymizer_app.wsgi:application --bind $${BIND:-127.0.0.1:8000} \
-	    --workers $${WEB_WORKERS:-3} --threads 4 --timeout 120 --access-logfile -
+	  $(BIN)/gunicorn anonymizer_app.wsgi:application --config gunicorn.conf.py
 
 # Every missing or wrong variable is named at once, with an example.
 serve-env:

@@ -141,10 +141,14 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 # DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/anonymizer; default: SQLite under var/.
+# On PostgreSQL a connection is kept for DATABASE_CONN_MAX_AGE seconds (default 60; checked before reuse)
+# instead of a new server process forked for every request; SQLite opens its file in no time (default 0).
+_POSTGRES = os.environ.get("DATABASE_URL", "").startswith(("postgres:", "postgresql:", "pgsql:"))
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
-        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0),
+        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 60 if _POSTGRES else 0),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

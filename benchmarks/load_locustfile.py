@@ -25,7 +25,8 @@ JOB_TIMEOUT = 300.0
 _numbers = itertools.count()
 DATASET_LINK = re.compile(r'href="/datasets/(\d+)/"')
 DATASET_PAGE = re.compile(r"/datasets/\d+/$")
-JOB_LINK = re.compile(r'href="/jobs/([0-9a-f-]{36})/"')
+# the jobs list links a finished job to its result, others to their page
+JOB_LINK = re.compile(r'href="/jobs/([0-9a-f-]{36})/(result/)?"')
 
 
 class Steward(HttpUser):
@@ -60,9 +61,9 @@ class Steward(HttpUser):
     @task(4)
     def browse_jobs(self) -> None:
         page = self.client.get("/jobs/", name="jobs").text
-        for job in list(dict.fromkeys(JOB_LINK.findall(page)))[:2]:
+        for job in list(dict.fromkeys(job for job, _ in JOB_LINK.findall(page)))[:2]:
             detail = self.client.get(f"/jobs/{job}/", name="job")
-            if "result/" in detail.text:
+            if f"/jobs/{job}/result/" in detail.text:
                 self.client.get(f"/jobs/{job}/result/", name="result")
 
     @task(1)
@@ -93,7 +94,7 @@ class Steward(HttpUser):
             status = self.client.get(f"/jobs/{job}/status/", name="job status").json().get("status", "")
             if status in ("succeeded", "failed", "cancelled"):
                 break
-            time.sleep(0.5)
+            time.sleep(0.7)  # as the job page polls (static/js/job.js)
         error = None if status == "succeeded" else RuntimeError(f"job ended {status or 'never'}")
         events.request.fire(request_type="JOB", name=f"{algorithm} k=5 on Adult",
                             response_time=(time.perf_counter() - start) * 1000, response_length=0, exception=error)

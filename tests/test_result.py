@@ -120,6 +120,19 @@ def test_it_builds_the_charts(client_alice, people_job):
     assert sources and all(src.startswith("/static/") for src in sources), sources
 
 
+def test_the_charts_are_valid_plotly_figures(client_alice, people_job):
+    """The figures are written as plain dicts (views/charts.py); plotly's own validation gives each back
+    unchanged: every property exists, has a valid value, and nothing is missing that plotly would add."""
+    import plotly.graph_objects as go
+
+    html = client_alice.get(url(people_job)).content.decode()
+    charts = json_script(html, "chart-data")
+    figures = [charts["classes"], *charts["distributions"].values(), *charts["attack"].values()]
+    assert len(figures) == 1 + 3 + 1
+    for figure in figures:
+        assert json.loads(go.Figure(figure).to_json()) == figure
+
+
 def test_plotly_js_is_served_locally():
     # a static file of our own (collectstatic puts it in STATIC_ROOT, which whitenoise serves with DEBUG off)
     from django.contrib.staticfiles import finders

@@ -157,16 +157,10 @@ def dataset_columns(dataset: Dataset) -> list[str]:
     return storage.stored_columns(stored_table(dataset))
 
 
-def column_samples(dataset: Dataset, column: str, count: int) -> list[str]:
-    """The first ``count`` distinct non-empty values of a column, reading row groups until found."""
-    seen: list[str] = []
-    for values in storage.iter_column(stored_table(dataset), column):
-        for v in values.unique().to_pylist():
-            if v is not None and v.strip() != "" and v not in seen:
-                seen.append(v)
-                if len(seen) == count:
-                    return seen
-    return seen
+def columns_samples(dataset: Dataset, columns: list[str], count: int) -> dict[str, list[str]]:
+    """Per column, its first ``count`` distinct non-empty values, all columns in one pass over the table's
+    first rows (batches are read until every column has its values)."""
+    return storage.first_distinct(stored_table(dataset), columns, count)
 
 
 def distinct_values(dataset: Dataset, column: str) -> pd.Series:

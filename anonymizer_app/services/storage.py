@@ -232,8 +232,14 @@ def read_frame(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
     return to_frame(pq.read_table(path, columns=columns))
 
 
+# A range that ends within this many rows of its first row group's start is decoded batch-wise, from that
+# start only (a page of 20 or 50 rows near the top of a group: ~0.7 ms instead of ~6 ms for the whole group).
+HEAD_ROWS = ROW_GROUP // 4
+
+
 def read_rows(path: Path, start: int, stop: int, columns: list[str] | None = None) -> pd.DataFrame:
-    """Rows [start, stop) of a stored table: only the row groups that hold them are read."""
+    """Rows [start, stop) of a stored table: only the row groups that hold them are read, and of a range near
+    the start of its row group only the pages up to its end are decoded."""
     pf = pq.ParquetFile(path)
     groups, first, offset = [], None, 0
     for g in range(pf.metadata.num_row_groups):
@@ -244,6 +250,9 @@ def read_rows(path: Path, start: int, stop: int, columns: list[str] | None = Non
         offset += n
     if not groups:
         return to_frame(pf.schema_arrow.empty_table().select(columns) if columns else pf.schema_arrow.empty_table())
+    if stop - first <= HEAD_ROWS:
+        batch = next(pf.iter_batches(batch_size=stop - first, row_groups=groups, columns=columns))
+        return to_frame(pa.Table.from_batches([batch]).slice(start - first, stop - start))
     table = pf.read_row_groups(groups, columns=columns)
     return to_frame(table.slice(start - first, stop - start))
 
@@ -260,6 +269,29 @@ def iter_batches(path: Path, batch_size: int = ROW_GROUP):
     pf = pq.ParquetFile(path)
     for batch in pf.iter_batches(batch_size=batch_size):
         yield to_frame(pa.Table.from_batches([batch]))
+
+
+def first_distinct(path: Path, columns: list[str], count: int, batch_size: int = 4096) -> dict[str, list[str]]:
+    """Per column, its first ``count`` distinct non-empty values in order of appearance, all columns read
+    together a batch at a time until each has its values (or the table ends): the columns page's samples."""
+    found: dict[str, list[str]] = {c: [] for c in columns}
+    if not columns:
+        return found
+    pf = pq.ParquetFile(path)
+    wanted = list(columns)
+    for batch in pf.iter_batches(batch_size=batch_size, columns=wanted):
+        for name, values in zip(batch.schema.names, batch.columns):
+            seen = found[name]
+            if len(seen) >= count:
+                continue
+            for v in pc.unique(values).to_pylist():
+                if v is not None and v.strip() != "" and v not in seen:
+                    seen.append(v)
+                    if len(seen) == count:
+                        break
+        if all(len(found[c]) >= count for c in wanted):
+            break
+    return found
 
 
 def iter_column(path: Path, column: str):

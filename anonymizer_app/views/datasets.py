@@ -143,8 +143,9 @@ def columns(request, dataset_id: int):
     else:
         form = ColumnsForm(columns=cols)
     rows = []
+    samples = dataset_service.columns_samples(ds, [c.name for c in cols if c.name in stored], SAMPLE_VALUES)
     for c in cols:
-        sample = dataset_service.column_samples(ds, c.name, SAMPLE_VALUES) if c.name in stored else []
+        sample = samples.get(c.name, [])
         rows.append({
             "column": c,
             "type_field": form[f"type:{c.name}"],
