@@ -93,7 +93,7 @@ def make_room(user_id: int, new_bytes: int, keep: Path | None = None) -> None:
     kept_bytes = _size(keep) if keep is not None and keep.is_dir() else 0
     # evict saved/untouched sessions first, each group least recently used first
     order = sorted(others, key=lambda s: (s[1], s[0]))
-    count = len(others) + (0 if keep is not None else 1)
+    count = len(others) + 1  # the new session, or the kept one that grows
     total = sum(s[2] for s in others) + kept_bytes + new_bytes
     for _used, _unsaved, size, folder in order:
         if count <= max_sessions and total <= max_bytes:

@@ -428,3 +428,22 @@ def test_no_field_of_the_hierarchy_pages_gives_a_server_error(client_alice, user
     statuses.append(client_alice.post(base + "save/", json.dumps({"pad": value}),
                                       content_type="application/json").status_code)
     assert max(statuses) < 500, statuses
+
+
+def test_an_edit_past_the_bytes_cap_gives_up_undo_states_then_is_refused(client_alice, user, settings):
+    h = make_hierarchy(user)
+    base = start_session(client_alice, h)
+    folder = next(p for p in _drafts())
+    settings.HIERARCHY_DRAFT_BYTES_PER_USER = 1000  # the first state (444 bytes) and one more do not fit
+    r = op(client_alice, base, op="add", path=["North"], label="Veneto")
+    assert r.status_code == 200
+    assert r.json()["state"] == {"can_undo": False, "can_redo": False, "edits": 1}  # the undo state went
+    settings.HIERARCHY_DRAFT_BYTES_PER_USER = 300
+    r = op(client_alice, base, op="add", path=["North"], label="Liguria")
+    assert r.status_code == 400
+    size = 444 + sum(len(json.dumps({"label": x, "children": []}, separators=(",", ":"))) + 1
+                     for x in ("Veneto", "Liguria"))  # two more children of North, after a comma each
+    assert r.json()["error"] == (f"The edit was not kept: the edited tree takes {size} bytes, more than the 300 "
+                                 f"bytes an account may keep in editing sessions (HIERARCHY_DRAFT_BYTES_PER_USER).")
+    assert folder in _drafts()
+    assert "Liguria" not in json.dumps(client_alice.get(base + "nodes/", {"path": '["North"]'}).json())
