@@ -177,8 +177,9 @@ class Command(OneLineCommand):
         parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding,
                             metavar="COL=FILE",
                             help="generalization hierarchy of a QI: one row per value, 'value;level1;...;root' "
-                                 "(';', ',' or tab). QIs without one get a default: nested intervals for "
-                                 "numbers, value -> '*' otherwise")
+                                 "(';', ',' or tab), or Amnesia text or JSON (format detected; UTF-8, UTF-16 or "
+                                 "Latin-1). QIs without one get a default: nested intervals for numbers, "
+                                 "value -> '*' otherwise")
         parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=_conflict_policy,
                             metavar="[COL=]POLICY",
                             help="values a hierarchy file generalizes in more than one way: refuse the file "
