@@ -886,7 +886,8 @@ def _builder_context(request, dataset, column, key, builder, form, values, error
     base = reverse("hierarchies:build", args=[dataset.pk, column.pk])
     return {
         "dataset": dataset, "column": column, "builder_key": key, "builder": builder, "form": form,
-        "builders": [(k, b) for k, b in _builders().items()], "error": error,
+        # every builder with why it cannot use this column ("" when it can): the page greys those out
+        "builders": [(k, b, b.refusal(column.name, values) or "") for k, b in _builders().items()], "error": error,
         "preview_url": reverse("hierarchies:build_preview", args=[dataset.pk, column.pk]),
         "build_url": base, "name": request.POST.get("hierarchy_name") or fit_name(
             f"{column.name} ({dataset.name}) {builder.label.lower()}"),

@@ -447,3 +447,12 @@ def test_an_edit_past_the_bytes_cap_gives_up_undo_states_then_is_refused(client_
                                  f"bytes an account may keep in editing sessions (HIERARCHY_DRAFT_BYTES_PER_USER).")
     assert folder in _drafts()
     assert "Liguria" not in json.dumps(client_alice.get(base + "nodes/", {"path": '["North"]'}).json())
+
+
+def test_the_builders_a_column_cannot_use_are_marked(client_alice, user):
+    dataset = make_dataset(user)
+    city = dataset.columns.get(name="city")
+    page = html.unescape(client_alice.get(f"/hierarchies/dataset/{dataset.pk}/column/{city.pk}/build/").content.decode())
+    tabs = dict(re.findall(r'<a href="\?builder=([a-z-]+)" class="([^"]*)"', page))
+    assert tabs == {"intervals": " unfit", "grouping": "active", "masking": "", "dates": " unfit", "data-driven": ""}
+    assert f'title="{NOT_A_NUMBER}"' in page
