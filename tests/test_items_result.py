@@ -60,6 +60,19 @@ def test_the_milk_example_at_k_2_m_2(client_alice, user):
     assert after["x"][:3] == ["{milk}", "{feta}", "{graviera}"] and after["y"][:3] == [4, 3, 3]
 
 
+def test_the_charts_are_valid_plotly_figures(client_alice, user):
+    """Written as plain dicts (views/items_charts.py); plotly's validation gives each back unchanged."""
+    import plotly.graph_objects as go
+
+    ds = transaction_dataset(user)
+    job = finished(ds, hierarchy=item_hierarchy(user))
+    pages = [client_alice.get(f"/jobs/{job.pk}/result/"), client_alice.get(f"/datasets/{ds.pk}/items/")]
+    figures = [json.loads(re.search(r'id="chart-data" type="application/json">(.*?)</script>', r.content.decode(),
+                                    re.S).group(1)) for r in pages]
+    for figure in (figures[0]["itemsets"], figures[1]["items"]):
+        assert json.loads(go.Figure(figure).to_json()) == figure
+
+
 def test_seed_003_table_19_becomes_table_20_with_its_ids(client_alice, user):
     ds = transaction_dataset(user, TABLE_19, "t19.txt", record_id=True)
     job = finished(ds, hierarchy=item_hierarchy(user, FIGURE_22, "figure 22"))

@@ -1,25 +1,24 @@
 """The plotly figures of the set-valued pages: the item frequencies of a preview and the supports of the
-most frequent itemsets before and after anonymization. Item labels are user data: escaped for plotly."""
+most frequent itemsets before and after anonymization. Item labels are user data: escaped for plotly.
+Plain dicts as plotly.js reads them, as views/charts.py writes them (no graph-object validation)."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
 from ..plotly_text import plotly_escape
-from .charts import AXIS_STYLE, LAYOUT_STYLE, _figure_json, _short
+from .charts import AXIS_STYLE, LAYOUT_STYLE, _bar, _figure, _short
 
 
 def item_frequency_figure(top_items: list) -> dict:
     """Bars: records holding each of the most frequent items."""
     items = [plotly_escape(item) for item, _ in top_items]
     counts = [int(count) for _, count in top_items]
-    bar = go.Bar(x=items, y=counts, marker_color="#1f4e79", customdata=items,
-                 hovertemplate="%{customdata}: %{y} record(s)<extra></extra>")
+    bar = _bar(x=items, y=counts, marker=dict(color="#1f4e79"), customdata=items,
+               hovertemplate="%{customdata}: %{y} record(s)<extra></extra>")
     layout = dict(**LAYOUT_STYLE, margin=dict(l=60, r=20, t=20, b=120), height=360,
                   xaxis=dict(title=dict(text="item"), type="category", tickangle=-45, tickvals=items,
                              ticktext=[plotly_escape(_short(item)) for item, _ in top_items], **AXIS_STYLE),
                   yaxis=dict(title=dict(text="records holding the item"), **AXIS_STYLE))
-    return _figure_json(go.Figure(data=[bar], layout=layout))
+    return _figure([bar], layout)
 
 
 def _label(items: list[str]) -> str:
@@ -32,9 +31,9 @@ def itemset_figure(frequent: dict) -> dict:
     for i, (key, name, color) in enumerate((("before", "original", "#8aa4bf"), ("after", "anonymized", "#2f855a"))):
         sets = frequent.get(key, [])
         labels = [plotly_escape(_label(s["items"])) for s in sets]
-        bars.append(go.Bar(x=labels, y=[int(s["support"]) for s in sets], marker_color=color, name=name,
-                           customdata=labels, xaxis="x2" if i else "x", yaxis="y2" if i else "y",
-                           hovertemplate="%{customdata}: %{y} record(s)<extra>" + name + "</extra>"))
+        bars.append(_bar(x=labels, y=[int(s["support"]) for s in sets], marker=dict(color=color), name=name,
+                         customdata=labels, xaxis="x2" if i else "x", yaxis="y2" if i else "y",
+                         hovertemplate="%{customdata}: %{y} record(s)<extra>" + name + "</extra>"))
         axes.append(dict(domain=[0.53, 1] if i else [0, 0.47], type="category", tickangle=-45, tickvals=labels,
                          ticktext=[plotly_escape(_short(_label(s["items"]))) for s in sets], **AXIS_STYLE))
     title = dict(xref="paper", yref="paper", y=1.0, yanchor="bottom", showarrow=False, font=dict(size=13))
@@ -43,4 +42,4 @@ def itemset_figure(frequent: dict) -> dict:
                   yaxis2=dict(anchor="x2", **AXIS_STYLE),
                   annotations=[dict(text="original", x=0.0, xanchor="left", **title),
                                dict(text="anonymized", x=0.53, xanchor="left", **title)])
-    return _figure_json(go.Figure(data=bars, layout=layout))
+    return _figure(bars, layout)
