@@ -12,7 +12,16 @@ import json
 import pytest
 from anonymizer_helpers import make_dataset
 from django.core.management import call_command
-from setvalued_helpers import BASKETS, FIGURE_22, FOOD, MILK, PAYMENTS, TABLE_19, item_hierarchy, transaction_dataset
+from setvalued_helpers import (
+    BASKETS,
+    FIGURE_22,
+    FOOD,
+    MILK,
+    PAYMENTS,
+    TABLE_19,
+    item_hierarchy,
+    transaction_dataset,
+)
 
 from anonymizer_app.engine import read_hierarchy
 from anonymizer_app.engine.pipeline import run
