@@ -7,13 +7,18 @@ What runs, all on 127.0.0.1 and all torn down afterwards:
 - a fresh PostgreSQL database (anonymizer_load; DATABASE_URL's server, default the local one), migrated,
   with LOAD_USERS accounts load-0 .. load-19, each with the demo data (Adult with its ARX hierarchies and
   the people table);
-- the production server as `make serve` starts it: gunicorn with DEBUG off, whitenoise, the production
-  settings from the environment; and ``--workers`` Celery workers over Redis (a queue of their own);
-- locust, headless, with benchmarks/load_locustfile.py (browse, upload Adult, run Flash/Datafly k=5 on
-  Adult and poll until the job ends).
+- the production server as `make serve` starts it: gunicorn with DEBUG off and gunicorn.conf.py, whitenoise,
+  the production settings from the environment; and ``--workers`` Celery workers over Redis (a queue of
+  their own) at nice WORKER_NICE (10); ``--web-workers``, ``--web-threads``, ``--keep-alive``,
+  ``--worker-nice`` and ``--conn-max-age`` override the production values (e.g. to measure older ones);
+- locust, headless, with benchmarks/load_locustfile.py (browse datasets, jobs and results, upload Adult,
+  run Flash/Datafly k=5 on Adult and poll until the job ends).
 
-Prints page latency percentiles (every request but the job-latency events), p95/p99 per page, job
-latency and the error count. Figures depend on the machine; this is not a test.
+Prints page latency percentiles as the clients saw them (every request but the job-latency events), per
+page, the job latency and the errors; the server's own time per request (gunicorn's access log); the
+CPU seconds each part used (web, workers, PostgreSQL, Redis, locust) and what the rest of the machine
+used meanwhile, with the load average before and after: on a shared machine the figures move with the
+other work, so read them together. Figures depend on the machine; this is not a test.
 """
 
 from __future__ import annotations

@@ -183,8 +183,20 @@ def test_the_sweep_removes_what_a_dead_worker_left(user, settings, scratch_root,
     stale = time.time() - 120
     os.utime(orphan, (stale, stale))
 
+    # half-written outputs untouched for 2 minutes: of a job deleted after its worker died (removed), and of a
+    # job whose live worker still writes it (kept)
+    live_job = jobs.create_job(make_dataset(user), "datafly", 2, 0.25, "disease")
+    Job.objects.filter(pk=live_job.pk).update(status=Job.RUNNING, started=timezone.now(), heartbeat=timezone.now())
+    deleted_partial = results / f".job-{uuid.uuid4()}.parquet.99.tmp"
+    live_partial = results / f".job-{live_job.pk}.parquet.98.tmp"
+    for path in (deleted_partial, live_partial):
+        path.write_bytes(b"PAR1")
+        os.utime(path, (stale, stale))
+
     done = jobs.sweep_stale_jobs()
     assert done == {"requeued": [str(job.pk)], "failed": [], "cancelled": [], "scratch_removed": [orphan.name]}
     assert not folder.exists() and not orphan.exists() and _files(live) == ["records.sqlite"]
     assert [p.exists() for p in partials] == [False, False]
-    assert [p.exists() for p in kept] == [True, True]  # another job's files are not this job's leftovers
+    # another job's stored file and its fresh partial (a worker writing it now) are not leftovers
+    assert [p.exists() for p in kept] == [True, True]
+    assert (deleted_partial.exists(), live_partial.exists()) == (False, True)

@@ -242,7 +242,8 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
     on a broker that loses messages) are queued again on the broker, or, after
     ANONYMIZER_JOB_MAX_ATTEMPTS deliveries, failed with the cause. Run by every worker (at start and
     periodically), at web start and by `manage.py sweep_jobs`. Scratch folders that no live worker touches (a
-    dead worker's, also of a job deleted meanwhile) are removed too ("scratch_removed": their job ids)."""
+    dead worker's, also of a job deleted meanwhile) are removed too ("scratch_removed": their job ids), and so
+    are half-written outputs of jobs that no longer run."""
     from . import storage
 
     now = now or timezone.now()
@@ -267,6 +268,11 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
     folders = storage.stale_scratch(settings.ANONYMIZER_JOB_STALE_SECONDS, now.timestamp())
     storage.remove_scratch(folders)
     out["scratch_removed"] = [folder.name for folder in folders]
+    # half-written outputs of jobs that no longer run (deleted, or ended, after their worker died)
+    partials = storage.old_partial_outputs(settings.ANONYMIZER_JOB_STALE_SECONDS, now.timestamp())
+    running = {str(pk) for pk in Job.objects.filter(pk__in=list(partials), status=Job.RUNNING)
+               .values_list("pk", flat=True)}
+    storage.delete_names([name for job_id, names in partials.items() if job_id not in running for name in names])
     return out
 
 

@@ -509,6 +509,27 @@ def partial_outputs(job) -> list[str]:
             if entry.endswith(".tmp") and entry.startswith(prefixes)]
 
 
+PARTIAL_RE = re.compile(r"^\.job-(?P<job>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(-st)?\.parquet\.\d+\.tmp$")
+
+
+def old_partial_outputs(stale_seconds: float, now: float | None = None) -> dict[str, list[str]]:
+    """Half-written outputs of any job not written to for ``stale_seconds``, by job id (the sweep removes
+    those of jobs that no longer run: deleted, or ended, after their worker died)."""
+    folder = media_root() / RESULTS
+    if not folder.is_dir():
+        return {}
+    cutoff = (time.time() if now is None else now) - stale_seconds
+    out: dict[str, list[str]] = {}
+    for entry in sorted(os.listdir(folder)):
+        match = PARTIAL_RE.match(entry)
+        try:
+            if match and (folder / entry).stat().st_mtime <= cutoff:
+                out.setdefault(match.group("job"), []).append(f"{RESULTS}/{entry}")
+        except OSError:  # removed meanwhile
+            continue
+    return out
+
+
 def discard_leftovers(job) -> None:
     """What a dead worker left of a job besides its stored files: scratch folder and partial outputs."""
     delete_job_scratch(job)
