@@ -62,6 +62,18 @@ def test_a_workbook_with_a_set_valued_column(client_alice):
     assert [(c.name, c.item_delimiter) for c in ds.columns.exclude(item_delimiter="")] == [("basket", "|")]
 
 
+def test_a_workbook_is_not_read_as_transactions(client_alice):
+    wb = openpyxl.Workbook()
+    wb.active.append(["a", "b"])
+    buf = io.BytesIO()
+    wb.save(buf)
+    r = upload_items(client_alice, "w.xlsx", buf.getvalue(), layout="transactions")
+    assert r.status_code == 400
+    assert escape("w.xlsx: an .xlsx workbook holds a table; upload transactions as a text file (one record per "
+                  "line) or choose the table layout") in r.content.decode()
+    assert Dataset.objects.count() == 0 and stored_files() == []
+
+
 def test_items_with_spaces_and_one_item_records(client_alice):
     upload_items(client_alice, "shop.txt", "whole milk,feta\nwhole milk\nblue cheese,feta,olive oil\n")
     ds = Dataset.objects.get()

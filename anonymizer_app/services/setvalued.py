@@ -151,6 +151,9 @@ def upload(owner, source: File, filename: str, layout: str = "auto", delimiter: 
     """A set-valued upload: the layout detected (or as chosen), then stored as a transaction dataset or as a
     table whose set-valued column is marked."""
     if Path(filename).suffix.lower() == ".xlsx":  # a workbook is a table
+        if layout == Dataset.TRANSACTIONS:
+            raise InputError(f"{filename}: an .xlsx workbook holds a table; upload transactions as a text file "
+                             f"(one record per line) or choose the table layout")
         return _table(owner, source, filename, delimiter, name)
     path = getattr(source, "temporary_file_path", None)
     if path is not None:
