@@ -232,7 +232,45 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     if tx.ids is not None and frame[RECORD_ID].tolist() != [str(i) for i in tx.ids]:
         raise VerificationError("the published record ids differ from the input's")
     published = [[x for x in cell.split(delimiter) if x] for cell in frame[ITEMS].tolist()]
+    recount = Transactions.from_records(published)
+    if not _images_match(tx, recount, rules, suppressed_items):
+        _explain_mismatch(tx, published, rules, suppressed_items)
+    smallest, where = itemsets.smallest_support(recount.offsets, recount.codes, m)
+    if smallest is not None and smallest < k:
+        shown = ", ".join(str(recount.items[c]) for c in where or ())
+        raise VerificationError(f"k^m-anonymity (k={k}, m={m}) fails on the published records: {{{shown}}} occurs "
+                                f"in {smallest} record(s)")
+    rows = np.arange(tx.n, dtype=np.int64)
+    km = {"smallest_support": smallest, "weakest_itemset": [str(recount.items[c]) for c in where or ()],
+          "holds": True, "published_items": int(len(recount.items))}
+    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, report={"km": km}, published_records=recount)
+
+
+def _images_match(tx, recount, rules: dict[str, list[str]], suppressed_items: list[str]) -> bool:
+    """Vectorized: is every published record exactly the set of its input items' images under the rules
+    (an item in a rule -> the rule's label, a suppressed item -> nothing, any other item -> itself)?"""
+    label_of = {item: label for label, items in rules.items() for item in items}
+    gone = set(suppressed_items)
+    index = {str(x): i for i, x in enumerate(recount.items)}
+    # input item -> published item code; -1 suppressed; -2 an image no record shows (a mismatch wherever it occurs)
+    image = np.array([-1 if str(x) in gone else index.get(label_of.get(str(x), str(x)), -2) for x in tx.items],
+                     dtype=np.int64)
+    sets = tx.distinct()
+    mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
+    if (mapped == -2).any():
+        return False
+    base = max(len(recount.items), 1)
+    keep = mapped >= 0
+    expected = np.unique(sets.record_of[keep] * base + mapped[keep])
+    shown = recount.record_of * base + recount.codes
+    return len(np.unique(shown)) == len(shown) and np.array_equal(expected, np.sort(shown))
+
+
+def _explain_mismatch(tx, published: list[list[str]], rules: dict[str, list[str]],
+                      suppressed_items: list[str]) -> None:
+    """The first published record that is not the image of its input record, named with the reason."""
     covers = {label: set(items) for label, items in rules.items()}
+    label_of = {item: label for label, items in rules.items() for item in items}
     gone = set(suppressed_items)
     for r, items in enumerate(published):
         line = r + 1
@@ -245,13 +283,8 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
         covered = set(items).union(*(covers[p] for p in items if p in covers))
         for item in sorted(source_items - gone - covered):
             raise VerificationError(f"record {line}: item {item!r} is neither published nor suppressed")
-    recount = Transactions.from_records(published)
-    smallest, where = itemsets.smallest_support(recount.offsets, recount.codes, m)
-    if smallest is not None and smallest < k:
-        shown = ", ".join(str(recount.items[c]) for c in where or ())
-        raise VerificationError(f"k^m-anonymity (k={k}, m={m}) fails on the published records: {{{shown}}} occurs "
-                                f"in {smallest} record(s)")
-    rows = np.arange(tx.n, dtype=np.int64)
-    km = {"smallest_support": smallest, "weakest_itemset": [str(recount.items[c]) for c in where or ()],
-          "holds": True, "published_items": int(len(recount.items))}
-    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, report={"km": km}, published_records=recount)
+        images = {label_of.get(x, x) for x in source_items - gone}
+        if images != set(items):
+            raise VerificationError(f"record {line}: published items {sorted(items)} are not the images of its items "
+                                    f"under the rules ({sorted(images)})")
+    raise VerificationError("the published records are not the images of the input records under the rules")
