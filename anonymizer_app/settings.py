@@ -233,6 +233,7 @@ HIERARCHY_EDITOR_MAX_BODY_BYTES = envint("HIERARCHY_EDITOR_MAX_BODY_BYTES", 64 *
 HIERARCHY_EDITOR_MAX_NODES = envint("HIERARCHY_EDITOR_MAX_NODES", 200_000)  # nodes of an edited tree
 HIERARCHY_DRAFTS_PER_USER = envint("HIERARCHY_DRAFTS_PER_USER", 10)  # editing sessions kept per user
 HIERARCHY_DRAFT_BYTES_PER_USER = envint("HIERARCHY_DRAFT_BYTES_PER_USER", 100 * 1024 * 1024)
+HIERARCHY_PENDING_PER_USER = envint("HIERARCHY_PENDING_PER_USER", 5)  # uploads waiting for a conflict resolution
 
 # --- Erasure and retention (services/erasure.py) ----------------------------------------------
 # Results (finished jobs of every kind, their stored rows and lattice caches) older than this many days are

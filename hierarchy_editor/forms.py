@@ -21,6 +21,7 @@ from .models import NAME_MAX, Hierarchy, fit_name
 DEFAULT_MAX_HIERARCHY_MB = 20
 PENDING_DIR = storage.PENDING  # erasure finds a user's pending uploads by this folder and naming
 PENDING_MAX_AGE = 24 * 3600  # seconds an upload waiting for a conflict resolution is kept
+PENDING_PER_USER = 5  # and how many of them per user, the newest
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
 
 POLICY_CHOICES = [
@@ -76,10 +77,19 @@ def save_pending(user, text: str, source_name: str, name: str) -> str:
                 old.unlink()
         except OSError:
             pass
+    # a user's older pending uploads make room (each may be HIERARCHY_MAX_UPLOAD_MB): the newest few are kept
+    mine = sorted(folder.glob(f"{int(user.pk)}-*.json"), key=lambda p: (p.stat().st_mtime, p.name))
+    for old in mine[: max(0, len(mine) - pending_per_user() + 1)]:
+        old.unlink(missing_ok=True)
     token = secrets.token_hex(16)
     path = _pending_path(user, token)
     path.write_text(json.dumps({"text": text, "source_name": source_name, "name": name}), encoding="utf-8")
     return token
+
+
+def pending_per_user() -> int:
+    """Uploads waiting for a conflict resolution kept per user (setting HIERARCHY_PENDING_PER_USER)."""
+    return max(1, int(getattr(settings, "HIERARCHY_PENDING_PER_USER", PENDING_PER_USER)))
 
 
 def load_pending(user, token: str) -> dict | None:

@@ -7,13 +7,16 @@ case is about (a conflicting upload is kept, on purpose, to be resolved without 
 
 import html
 import json
+import os
 import re
+import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from erasure_helpers import media
 from hierarchy_editor_helpers import bind, make_dataset, make_hierarchy, op, start_session
 
+from anonymizer_app.services import storage
 from hierarchy_editor.models import Hierarchy
 
 pytestmark = pytest.mark.django_db
@@ -456,3 +459,22 @@ def test_the_builders_a_column_cannot_use_are_marked(client_alice, user):
     tabs = dict(re.findall(r'<a href="\?builder=([a-z-]+)" class="([^"]*)"', page))
     assert tabs == {"intervals": " unfit", "grouping": "active", "masking": "", "dates": " unfit", "data-driven": ""}
     assert f'title="{NOT_A_NUMBER}"' in page
+
+
+def test_uploads_waiting_for_a_resolution_are_capped_per_user(client_alice, settings):
+    settings.HIERARCHY_PENDING_PER_USER = 2
+    tokens = []
+    for i in range(4):
+        r = post_file(client_alice, f"twice{i}.csv", b"Rome;Lazio;*\nRome;Tuscany;*\n")
+        assert r.status_code == 400
+        tokens.append(re.search(r'name="pending" value="([0-9a-f]{32})"', r.content.decode()).group(1))
+        for path in (storage.media_root() / "pending-hierarchies").glob(f"*-{tokens[-1]}.json"):
+            stamp = time.time() - 60 + i  # uploaded in this order, whatever the clock's grain
+            os.utime(path, (stamp, stamp))
+    pending = {p.rsplit("-", 1)[1][:-5] for p in media() if p.startswith("pending-hierarchies/") and p.endswith(".json")}
+    assert pending == set(tokens[2:])  # the newest two
+    r = client_alice.post(UPLOAD, {"on_conflict": "lift", "pending": tokens[0]})
+    assert r.status_code == 400
+    assert "The uploaded file is no longer available; please upload it again." in r.content.decode()
+    r = client_alice.post(UPLOAD, {"on_conflict": "lift", "pending": tokens[3]})
+    assert r.status_code == 302
