@@ -94,7 +94,7 @@ worker: $(STAMP)
 # Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files collected into
 # STATIC_ROOT (var/static) and served by whitenoise, one Celery worker in the background (more: `make worker`
 # with the same environment). Needs SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL) and REDIS_URL
-# (serve-env checks them before anything starts); BIND (127.0.0.1:8000), WEB_WORKERS (4), WEB_THREADS (2),
+# (serve-env checks them before anything starts); BIND (127.0.0.1:8000), WEB_WORKERS (4), WEB_THREADS (4),
 # WEB_KEEPALIVE (75 s; gunicorn.conf.py), WORKER_CONCURRENCY (the number of CPUs), WORKER_NICE (10: jobs yield
 # the CPU to the pages) and the variables of the README's table are read if set.
 serve: serve-env $(STAMP)

@@ -27,7 +27,7 @@ def _gunicorn_conf(monkeypatch, **env: str) -> dict:
 def test_gunicorn_defaults(monkeypatch):
     conf = _gunicorn_conf(monkeypatch)
     assert (conf["bind"], conf["workers"], conf["threads"], conf["worker_class"], conf["timeout"]) == (
-        "127.0.0.1:8000", 4, 2, "gthread", 120)
+        "127.0.0.1:8000", 4, 4, "gthread", 120)
     # longer than a person's (or locust's 1-3 s) pause between two requests, and than nginx's 60 s upstream idle
     assert conf["keepalive"] == 75
     assert conf["accesslog"] == "-" and conf["access_log_format"].endswith("%(D)sus")
