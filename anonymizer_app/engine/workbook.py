@@ -2,8 +2,8 @@
 
 Before anything is inflated, the zip's central directory gives each part's unpacked size (zipfile never
 inflates a part beyond it): the workbook's total and each part's packing ratio are capped (the issue's
-2.4 MB file holding 540 MB of sheet XML), and a large sheet must state its size (openpyxl otherwise parses
-it twice). The sheet then streams by row (openpyxl read-only): rows, cells (the padding openpyxl adds for
+2.4 MB file holding 540 MB of sheet XML); a sheet that does not state its size gets one in a copy (openpyxl
+otherwise parses it twice). The sheet then streams by row (openpyxl read-only): rows, cells (the padding openpyxl adds for
 forged row and column numbers included) and cell text are counted as they come. Loaded by the reader
 only for workbooks (openpyxl is a slow import).
 """
@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
+import tempfile
 import zipfile
+from typing import IO
 
 import openpyxl
 import pandas as pd
@@ -22,7 +25,6 @@ from .errors import InputError
 from .reader import TEXT_HINT, Format, Limits, _names
 
 SHEET_ROWS = 1_048_576  # the rows a sheet can have (row numbers beyond are forged)
-UNDECLARED_SHEET_MB = 16  # a sheet without <dimension> is parsed twice by openpyxl: only small ones
 
 
 def _check_workbook(raw: bytes, filename: str, limits: Limits) -> None:
@@ -47,23 +49,43 @@ def _check_workbook(raw: bytes, filename: str, limits: Limits) -> None:
                 raise InputError(f"{filename}: the part {i.filename} is packed {ratio:,.0f} to 1, more than the "
                                  f"limit of {limits.max_xlsx_ratio:,.0f} to 1 (a zip bomb?); save the sheet as CSV "
                                  "and upload that")
-    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
-        for i in infos:
-            if i.file_size > UNDECLARED_SHEET_MB * 2**20 and not _declares_size(zf, i):
-                raise InputError(f"{filename}: the sheet {i.filename} ({i.file_size / 2**20:,.0f} MB) does not state "
-                                 "its size; open and save it in a spreadsheet program, or save it as CSV")
 
 
-def _declares_size(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
-    """openpyxl looks for a sheet's <dimension> through the whole sheet when it is missing; only the first
-    64 KiB are inflated here to see it. A large part that is no sheet (shared strings) is fine."""
-    try:
-        with zf.open(info) as part:
-            head = part.read(65536)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError):
-        return False
-    data = head.find(b"sheetData")
-    return data < 0 or 0 <= head.find(b"dimension") < data
+_SHEET_DATA = re.compile(rb"<([A-Za-z_][\w.-]*:)?sheetData\b")
+
+
+def _undeclared(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes | None:
+    """For a sheet part with no <dimension> before its data (openpyxl's write-only mode writes none): the
+    namespace prefix of its sheetData tag (b"" or b"x:"); None for any other part. Only 64 KiB are inflated."""
+    with zf.open(info) as part:
+        head = part.read(65536)
+    found = _SHEET_DATA.search(head)
+    if found is None or b"dimension" in head[:found.start()]:
+        return None
+    return found.group(1) or b""
+
+
+def _declared(raw: bytes) -> IO[bytes]:
+    """The workbook to open: as uploaded, or a copy in which every sheet without <dimension> states one.
+    openpyxl looks for it through the whole sheet otherwise (every row parsed twice); the rows are read as
+    written anyway (reset_dimensions). The copy is stored unpacked, on disk past 16 MB, removed on close."""
+    src = zipfile.ZipFile(io.BytesIO(raw))
+    missing = {i.filename: prefix for i in src.infolist() if (prefix := _undeclared(src, i)) is not None}
+    if not missing:
+        return io.BytesIO(raw)
+    out = tempfile.SpooledTemporaryFile(max_size=16 * 2**20)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            with src.open(info) as part, dst.open(info.filename, "w", force_zip64=True) as copy:
+                prefix = missing.get(info.filename)
+                if prefix is not None:
+                    head = part.read(65536)
+                    found = _SHEET_DATA.search(head)  # found by _undeclared in the same 64 KiB
+                    cut = found.start() if found else 0
+                    copy.write(head[:cut] + b"<" + prefix + b'dimension ref="A1"/>' + head[cut:])
+                shutil.copyfileobj(part, copy, 1 << 20)
+    out.seek(0)
+    return out
 
 
 # A formula cell without a computed value (<v>): data_only reading would show it as an empty cell.
@@ -102,8 +124,9 @@ def read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
     limits = limits or Limits()
     _check_workbook(raw, filename, limits)
     try:
-        wb = openpyxl.load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises many types for broken workbooks
+        source = _declared(raw)
+        wb = openpyxl.load_workbook(source, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl and zipfile raise many types for broken workbooks
         raise InputError(f"{filename}: not a readable .xlsx workbook ({exc.__class__.__name__}: {exc})") from None
     try:
         rows, where = _xlsx_rows(wb, raw, filename, fmt, nrows, limits)
@@ -113,6 +136,7 @@ def read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
         raise InputError(f"{filename}: not a readable .xlsx workbook ({exc.__class__.__name__}: {exc})") from None
     finally:
         wb.close()
+        source.close()
     if not rows:
         return pd.DataFrame()
     width = max(len(r) for r in rows)
