@@ -7,8 +7,8 @@ prints the reader's answer, the seconds and the child's peak memory (ru_maxrss).
     .venv/bin/python benchmarks/bench_xlsx_bomb.py            # 540 MB of sheet XML
     .venv/bin/python benchmarks/bench_xlsx_bomb.py --xml-mb 60 --dimension
 
-``--dimension`` gives the sheet a declared size (then the packing ratio is the check that refuses a sheet
-under the size cap); ``--no-caps`` reads it with every cap off, to see what the caps save.
+``--dimension`` gives the sheet a declared size (<dimension>, as spreadsheet programs write it); under the
+size cap the packing ratio refuses it; ``--no-caps`` reads it with every cap off, to see what the caps save.
 """
 
 from __future__ import annotations
