@@ -125,6 +125,36 @@ def test_mixed_mode_runs_k_m_within_every_class(client_alice, user, monkeypatch)
     assert report["frequent_itemsets"]["after"][0] == {"items": ["c"], "support": 12}
 
 
+MILK_TABLE = ("id,age,sex,basket\n1,30,M,chocolate milk|graviera|feta\n2,30,M,whole milk|graviera\n"
+              "3,30,M,whole milk|graviera|feta\n4,30,M,chocolate milk|whole milk|feta\n5,40,F,feta|graviera\n"
+              "6,40,F,graviera|feta\n")
+
+
+def test_mixed_mode_shows_the_set_column_s_ncp_and_support_error(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user, MILK_TABLE, "milk-table.csv", roles={"id": "identifying", "age": "quasi-identifying",
+                                                                  "sex": "quasi-identifying"})
+    setvalued.mark_set_column(ds, "basket", "|")
+    food = item_hierarchy(user)
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,
+                                                      "set-m": 2, "set-set_algorithm": "apriori",
+                                                      "set-item_hierarchy": food.pk})
+    job = Job.objects.get()
+    assert r.status_code == 302 and job.status == "succeeded", job.message
+    report = job.result.report["set_column"]
+    assert report["generalization_rules"] == {"milk": ["chocolate milk", "whole milk"]}
+    # classes (30, M) and (40, F): the 5 milk occurrences of 15 cost 2/4 each; of the 10 itemsets of at most
+    # 2 items, whole milk (estimated 4 * 1/2 = 2 of 3), {chocolate milk, graviera} (3 * 1/2 of 1) and the
+    # three other pairs with a milk (3 * 1/2 of 2) are off
+    assert report["ncp"] == pytest.approx(2.5 / 15, abs=1e-12)
+    assert report["support_error"] == pytest.approx((1 / 3 + 0.5 + 3 * 0.25) / 10, abs=1e-12)
+    assert report["support_error_itemsets"] == 10
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert '<dd id="set-ncp">0.1667</dd>' in html
+    assert '<dd id="set-support-error">0.1583</dd>' in html
+    assert "Itemset-support error (10 top itemsets)" in html
+
+
 def test_mixed_mode_refuses_m_above_the_longest_cell(client_alice, user):
     ds = baskets(user)
     r = client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,

@@ -215,3 +215,107 @@ def test_item_hierarchies_built_from_the_items():
     payments = parse_transactions(["11000,11000,20000", "30500,40000", "11000"], ",")
     intervals = build_item_hierarchy(payments, "intervals", width=10000, fanout="2")
     assert [intervals.ancestor("30500", lv) for lv in range(4)] == ["30500", "[30000-40000)", "[30000-50000)", "*"]
+
+
+# ---- mixed mode: the set column's NCP and itemset-support error -----------------------------------------
+MIXED_CELLS = ["chocolate milk|graviera|feta", "whole milk|graviera", "whole milk|graviera|feta",
+               "chocolate milk|whole milk|feta", "feta|graviera", "graviera|feta", "whole milk"]
+MIXED_CLASSES = [0, 0, 0, 0, 1, 1, -1]  # the milk example, two records of cheese, one suppressed row
+
+
+def _independent_mixed_measures(cells, published, classes, cost, covers_in_class):
+    """NCP and support error recomputed from the cells: ``cost(item, published_cell)`` is the loss of an
+    input item in its published record; ``covers_in_class(c)`` maps a published label of class c to the
+    input items of that class it covers."""
+    records = [set(c.split("|")) for c in cells]
+    pub = [set(c.split("|")) for c in published]
+    losses = [cost(item, pub[r]) if classes[r] >= 0 else 1.0 for r in range(len(cells)) for item in records[r]]
+    ncp = sum(losses) / len(losses)
+    support = Counter()
+    for rec in records:
+        for size in (1, 2):
+            support.update(combinations(sorted(rec), size))
+    chosen = sorted(support.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[:100]
+    errors = []
+    for itemset, true in chosen:
+        estimate = 0.0
+        for c in set(classes) - {-1}:
+            covers = covers_in_class(c)
+            label_of = {i: label for label, items in covers.items() for i in items}
+            rows = [r for r in range(len(cells)) if classes[r] == c]
+            present = set().union(*(records[r] for r in rows))
+            if not set(itemset) <= present:
+                continue
+            labels = {label_of.get(i, i) for i in itemset}
+            weight = 1.0
+            for i in itemset:
+                weight /= len(covers.get(label_of.get(i, i), [i]))
+            estimate += weight * sum(1 for r in rows if labels <= pub[r])
+        errors.append(abs(estimate - true) / true)
+    return ncp, sum(errors) / len(errors)
+
+
+def test_mixed_mode_reports_the_set_columns_ncp_and_support_error_with_a_hierarchy():
+    import numpy as np
+
+    from anonymizer_app.engine.setvalued.mixed import anonymize_set_column
+
+    food = Hierarchy.from_rows([["chocolate milk", "milk", "*"], ["whole milk", "milk", "*"],
+                                ["graviera", "cheese", "*"], ["feta", "cheese", "*"]], "food")
+    cells, report = anonymize_set_column(MIXED_CELLS, "basket", "|", np.array(MIXED_CLASSES), 2, 2, hierarchy=food)
+    assert cells == ["milk|graviera|feta", "milk|graviera", "milk|graviera|feta", "milk|feta", "feta|graviera",
+                     "graviera|feta", "*"]
+    leaves = {"milk": 2, "cheese": 2}
+
+    def cost(item, published):
+        return 0.0 if item in published else leaves[next(p for p in published if p in leaves)] / 4
+
+    def covers(c):
+        return {"milk": ["chocolate milk", "whole milk"]} if c == 0 else {}
+
+    ncp, error = _independent_mixed_measures(MIXED_CELLS, cells, MIXED_CLASSES, cost, covers)
+    # by hand: 5 milk occurrences at 2/4 and the suppressed row's 1 item at 1, over 16 occurrences; of the
+    # 10 itemsets, whole milk (est. 2 of 4), {chocolate milk, graviera} (1.5 of 1) and the three other
+    # milk pairs (1.5 of 2) are off: (0.5 + 0.5 + 3 * 0.25) / 10
+    assert (ncp, error) == (3.5 / 16, 1.75 / 10)
+    assert report["ncp"] == pytest.approx(ncp, abs=1e-12)
+    assert report["support_error"] == pytest.approx(error, abs=1e-12)
+    assert report["support_error_itemsets"] == 10
+
+
+def test_mixed_mode_reports_the_set_columns_ncp_and_support_error_with_dynamic_hierarchies():
+    import numpy as np
+
+    from anonymizer_app.engine.setvalued.mixed import anonymize_set_column
+
+    cells, report = anonymize_set_column(MIXED_CELLS, "basket", "|", np.array(MIXED_CLASSES), 2, 2,
+                                         algorithm="dynamic")
+    group = "{chocolate milk, feta}"
+    assert report["generalization_rules"] == {group: ["chocolate milk", "feta"]}
+
+    def cost(item, published):
+        return 0.0 if item in published else 2 / 4  # a set of 2 of the column's 4 items
+
+    def covers(c):
+        return {group: ["chocolate milk", "feta"]} if c == 0 else {}
+
+    ncp, error = _independent_mixed_measures(MIXED_CELLS, cells, MIXED_CLASSES, cost, covers)
+    assert ncp == 3.5 / 16
+    assert report["ncp"] == pytest.approx(ncp, abs=1e-12)
+    assert report["support_error"] == pytest.approx(error, abs=1e-12)
+
+
+def test_mixed_mode_ranges_are_measured_on_the_columns_span():
+    import numpy as np
+
+    from anonymizer_app.engine.setvalued.mixed import anonymize_set_column
+
+    cells = ["10|20", "10|30", "10|20|30", "40|50", "40|50", "10|50"]
+    published, report = anonymize_set_column(cells, "pay", "|", np.array([0, 0, 0, 1, 1, 1]), 2, 1,
+                                             algorithm="dynamic")
+    # class 0: every item occurs twice or more; class 1: 10 occurs once and joins its neighbour 40
+    assert published == cells[:3] + ["[10-40]|50"] * 3
+    assert report["generalization_rules"] == {"[10-40]": ["10", "40"]}
+    # the range costs (40-10)/(50-10) of the column's span (not class 1's 40-10 = its whole span): the
+    # occurrences of 40, 40 and 10 in class 1, 3 of the column's 13
+    assert report["ncp"] == pytest.approx(3 * 0.75 / 13, abs=1e-12)

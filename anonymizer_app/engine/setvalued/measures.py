@@ -37,8 +37,9 @@ def item_ncp(tx: Transactions, node_of_item: np.ndarray, loss_of_node) -> dict:
             "item_loss": {str(tx.items[i]): float(per_item[i]) for i in np.flatnonzero(per_item > 0)}}
 
 
-def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS) -> dict:
-    """Relative error of the estimated supports of the input's ``top`` most frequent itemsets."""
+def top_itemsets(tx: Transactions, size: int, top: int = TOP_ITEMSETS) -> list[tuple[int, tuple[str, ...]]]:
+    """The input's ``top`` most frequent itemsets of 1..``size`` items: (support, item texts), by support
+    descending, then smaller itemsets first, then the items' codes."""
     offsets, codes = itemsets.sorted_sets(tx.offsets, tx.codes)
     base = max(len(tx.items), 1)
     candidates = []
@@ -47,10 +48,18 @@ def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: in
         for key, value in zip(keys, sup):
             candidates.append((int(value), s, int(key)))
     candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-    chosen = candidates[:top]
-    if not chosen:
-        return {"itemsets": 0, "mean_relative_error": 0.0}
-    # the release, as node ids
+    return [(true, tuple(str(tx.items[c]) for c in itemsets.decode(np.array([key]), s, base)[0]))
+            for true, s, key in candidates[:top]]
+
+
+def estimated_supports(tx: Transactions, node_of_item: np.ndarray, wanted: list[tuple[str, ...]]) -> np.ndarray:
+    """The supports of the ``wanted`` itemsets (item texts) as estimated from the release of ``tx`` under
+    ``node_of_item``: the support of the generalized itemset times 1/u for each generalized item covering
+    u items of ``tx`` (as if uniform); 0 for an itemset with an item suppressed or absent from ``tx``."""
+    out = np.zeros(len(wanted))
+    if not len(tx.items) or not wanted:
+        return out
+    code_of = {str(x): i for i, x in enumerate(tx.items)}
     nodes = node_of_item[tx.codes]
     keep = nodes >= 0
     lengths = np.bincount(tx.record_of[keep], minlength=tx.n)
@@ -58,22 +67,34 @@ def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: in
     nbase = int(max(node_of_item.max(initial=0), pub_codes.max(initial=0))) + 1
     covered = np.bincount(node_of_item[node_of_item >= 0], minlength=nbase)
     released: dict[int, dict[int, int]] = {}
-    errors = []
-    for true, s, key in chosen:
-        items = itemsets.decode(np.array([key]), s, base)[0]
-        mapped = node_of_item[items]
+    for i, names in enumerate(wanted):
+        if any(name not in code_of for name in names):
+            continue  # not in these records
+        mapped = node_of_item[[code_of[name] for name in names]]
         if (mapped < 0).any():
-            errors.append(1.0)  # a suppressed item: the itemset is gone from the release
-            continue
+            continue  # a suppressed item: the itemset is gone from the release
         distinct = np.unique(mapped)
         if len(distinct) not in released:
             rk, rs = itemsets.supports(pub_off, pub_codes, len(distinct), nbase)
             released[len(distinct)] = dict(zip(rk.tolist(), rs.tolist()))
         weights = nbase ** np.arange(len(distinct) - 1, -1, -1, dtype=np.int64)
         support = released[len(distinct)].get(int(distinct @ weights), 0)
-        estimate = support * float(np.prod(1.0 / covered[mapped]))
-        errors.append(abs(estimate - true) / true)
-    return {"itemsets": len(chosen), "mean_relative_error": float(np.mean(errors))}
+        out[i] = support * float(np.prod(1.0 / covered[mapped]))
+    return out
+
+
+def relative_error(chosen: list[tuple[int, tuple[str, ...]]], estimates: np.ndarray) -> dict:
+    """Mean |estimate - true| / true over the ``chosen`` itemsets ((true support, items))."""
+    if not chosen:
+        return {"itemsets": 0, "mean_relative_error": 0.0}
+    true = np.array([t for t, _ in chosen], dtype=float)
+    return {"itemsets": len(chosen), "mean_relative_error": float(np.mean(np.abs(estimates - true) / true))}
+
+
+def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS) -> dict:
+    """Relative error of the estimated supports of the input's ``top`` most frequent itemsets."""
+    chosen = top_itemsets(tx, size, top)
+    return relative_error(chosen, estimated_supports(tx, node_of_item, [names for _, names in chosen]))
 
 
 TOP_CHART = 15
