@@ -1,0 +1,239 @@
+"""Risk analysis (engine/risk): figures on small tables computed by hand here, and the population
+estimators against values computed independently from the published formulas (plain loops, exact
+binomials, a different solver and start) on a toy class-size frequency table."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+
+from anonymizer_app.engine import InputError
+from anonymizer_app.engine.risk import (
+    REGIONS,
+    analyze,
+    dankar,
+    pitman,
+    population_model,
+    population_uniqueness,
+    shlosser,
+    snb,
+    zayatz,
+)
+
+# classes on (a, b): (x,1) x3, (x,2) x1, (y,1) x1, (y,2) x2, (z,3) x1 -> sizes 3, 1, 1, 2, 1
+TOY = pd.DataFrame({"a": list("xxxxyyyz"), "b": ["1", "1", "1", "2", "1", "2", "2", "3"], "s": list("pqrstuvw")})
+
+
+def test_class_statistics_and_sample_risks():
+    r = analyze(TOY, ["a", "b"])
+    assert r["records"] == 8
+    assert r["equivalence_classes"] == 5
+    assert (r["min_class_size"], r["max_class_size"]) == (1, 3)
+    assert r["mean_class_size"] == 8 / 5
+    assert r["sample_uniques"] == 3 and r["sample_uniques_share"] == 3 / 8
+    assert r["prosecutor_risk_highest"] == 1.0
+    assert r["prosecutor_risk_average"] == 5 / 8
+    assert r["marketer_risk"] == 5 / 8
+    assert r["records_at_risk"] == 8  # 1/3 > 0.2: every record
+    assert r["class_size_histogram"] == {"1": 3, "2": 1, "3": 1}
+    assert r["population"] is None and "journalist_risk_highest" not in r
+    bands = {b["label"]: b["records"] for b in r["risk_bands"]}
+    assert bands["50%–100%"] == 3 and bands["33.3%–50%"] == 2 and bands["25%–33.3%"] == 3
+    assert sum(bands.values()) == 8
+
+
+def test_threshold_counts_records_strictly_above():
+    r = analyze(TOY, ["a", "b"], threshold=0.4)
+    assert r["records_at_risk"] == 5 and r["records_at_risk_share"] == 5 / 8  # risks 1 (3) and 1/2 (2)
+    assert analyze(TOY, ["a", "b"], threshold=0.5)["records_at_risk"] == 3
+
+
+def test_distinction_separation_and_order():
+    rows = analyze(TOY, ["a", "b"], combinations=2)["attributes"]["rows"]
+    assert [r["columns"] for r in rows] == [["a", "b"], ["a"], ["b"]]
+    ab, a, b = rows
+    assert (ab["distinct"], ab["distinction"], ab["separation"], ab["uniques"]) == (5, 5 / 8, 1 - 8 / 56, 3)
+    # a: x 4, y 3, z 1 -> pairs alike 4*3 + 3*2 = 18 of 8*7
+    assert (a["distinct"], a["distinction"], a["separation"], a["uniques"]) == (3, 3 / 8, 1 - 18 / 56, 1)
+    assert (b["distinct"], b["separation"]) == (3, 1 - 18 / 56)
+
+
+def test_identifier_suggestions_are_minimal():
+    frame = TOY.assign(id=[str(i) for i in range(8)])
+    att = analyze(frame, ["a", "b", "id"], combinations=3, identifier_distinction=0.6)["attributes"]
+    assert [r["columns"] for r in att["identifiers"]] == [["id"], ["a", "b"]]  # no superset of either
+    assert att["evaluated"] == 7
+    assert analyze(TOY, ["a", "b"], combinations=2)["attributes"]["identifiers"] == []
+
+
+def test_combination_limit_refuses_with_the_count():
+    with pytest.raises(InputError, match=r"^3 combinations of up to 2 of 2 QIs: at most 2 "):
+        analyze(TOY, ["a", "b"], combinations=2, combination_limit=2)
+
+
+def test_journalist_risk_estimated_from_a_sampling_fraction():
+    r = analyze(TOY, ["a", "b"], population=population_model(8, sampling_fraction=0.5))
+    assert r["population"]["size"] == 16
+    # estimated population class sizes 2f: risks 1/2 (f=1), 1/4 (f=2), 1/6 (f=3)
+    assert r["journalist_risk_highest"] == 0.5
+    assert r["journalist_risk_average"] == pytest.approx((3 * 0.5 + 2 * 0.25 + 3 / 6) / 8)
+    assert r["journalist_records_at_risk"] == 5
+
+
+def test_journalist_risk_against_a_population_table():
+    extra = pd.DataFrame({"a": ["x", "x", "y", "w"], "b": ["2", "2", "1", "9"], "s": list("abcd")})
+    population = pd.concat([TOY, extra], ignore_index=True)
+    r = analyze(TOY, ["a", "b"], population=population_model(8, table=population))
+    assert r["population"]["size"] == 12 and r["population"]["sampling_fraction"] == 8 / 12
+    # population sizes: (x,1) 3, (x,2) 3, (y,1) 2, (y,2) 2, (z,3) 1
+    assert r["journalist_risk_highest"] == 1.0
+    assert r["journalist_risk_average"] == pytest.approx((3 / 3 + 1 / 3 + 1 / 2 + 2 / 2 + 1 / 1) / 8)
+    assert r["population"]["uniques"] == {"uniques": 2, "share": 2 / 12}  # (z,3) and (w,9)
+
+
+def test_population_table_without_a_sample_record_is_refused():
+    with pytest.raises(InputError, match=r"holds 0 records with a = 'z', b = '3', the sample 1"):
+        analyze(TOY, ["a", "b"], population=population_model(8, table=pd.concat([TOY.iloc[:7]] * 2)))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"sampling_fraction": 0.0}, "sampling fraction 0.0: it is above 0 and at most 1"),
+    ({"sampling_fraction": 1.5}, "sampling fraction 1.5: it is above 0 and at most 1"),
+    ({"region": "mars"}, "unknown region 'mars' (one of: usa, uk, france, germany, canada, australia)"),
+    ({"size": 5}, "population size 5 is smaller than the sample (8 records)"),
+    ({"size": 100, "region": "usa"}, "give one population model, not region and population size"),
+])
+def test_population_model_refusals(kwargs, message):
+    with pytest.raises(InputError) as e:
+        population_model(8, **kwargs)
+    assert str(e.value) == message
+
+
+def test_region_preset_gives_the_cited_population():
+    p = population_model(30162, region="USA")
+    assert p.size == 331_449_281 == REGIONS["usa"]["population"]
+    assert p.sampling_fraction == 30162 / 331_449_281
+    assert "2020 Census" in p.source
+
+
+# ---- population uniqueness on a toy frequency table -------------------------------------------------
+HIST = {1: 30, 2: 10, 3: 5, 4: 3, 6: 2, 10: 1}  # class size -> classes
+N_SAMPLE = sum(s * c for s, c in HIST.items())  # 99 records, 51 classes
+N_POP = 10_000
+
+
+def _pitman_equations(x):
+    """The Pitman likelihood equations as plain sums (Hoshino 2001)."""
+    theta, alpha = x
+    u = sum(HIST.values())
+    d_theta = sum(1 / (theta + i * alpha) for i in range(1, u)) - sum(1 / (theta + i) for i in range(1, N_SAMPLE))
+    d_alpha = sum(i / (theta + i * alpha) for i in range(1, u)) - sum(
+        c * sum(1 / (k - alpha) for k in range(1, j)) for j, c in HIST.items() if j > 1)
+    return [d_theta, d_alpha]
+
+
+def test_pitman_against_the_likelihood_equations():
+    theta, alpha = optimize.fsolve(_pitman_equations, [20.0, 0.3], xtol=1e-13)
+    assert max(abs(v) for v in _pitman_equations([theta, alpha])) < 1e-9
+    expected = math.exp(math.lgamma(theta + 1) - math.lgamma(theta + alpha) + alpha * math.log(N_POP))
+    got = pitman(HIST, N_POP)
+    assert got.converged
+    assert got.parameters["theta"] == pytest.approx(theta, rel=1e-6)
+    assert got.parameters["alpha"] == pytest.approx(alpha, rel=1e-6)
+    assert got.uniques == pytest.approx(expected, rel=1e-6)
+    assert got.share == pytest.approx(expected / N_POP, rel=1e-6)
+
+
+def test_zayatz_with_exact_hypergeometric_probabilities():
+    u = sum(HIST.values())
+
+    def p_one(j):  # P(f = 1 | F = j) = j C(N - j, n - 1) / C(N, n), exactly
+        return Fraction(j * math.comb(N_POP - j, N_SAMPLE - 1), math.comb(N_POP, N_SAMPLE))
+
+    num = Fraction(HIST[1], u) * p_one(1)
+    den = sum(Fraction(c, u) * p_one(j) for j, c in HIST.items())
+    conditional = num / den
+    expected = float(HIST[1] * conditional / Fraction(N_SAMPLE, N_POP))
+    got = zayatz(HIST, N_POP, N_SAMPLE / N_POP)
+    assert got.converged and got.uniques == pytest.approx(expected, rel=1e-9)
+    assert got.parameters["p_population_unique_given_sample_unique"] == pytest.approx(float(conditional), rel=1e-9)
+
+
+def test_snb_against_its_two_equations():
+    pi = 0.3
+    k = len(HIST) and sum(HIST.values()) + HIST[1] * sum((1 - pi) ** j * c for j, c in HIST.items()) / sum(
+        j * pi * (1 - pi) ** (j - 1) * c for j, c in HIST.items())
+    assert shlosser(HIST, pi) == pytest.approx(k, rel=1e-12)
+
+    def equations(x):  # E[s1] = s1, E[s2] = s2 with F = 1 + NB(alpha, beta), Bernoulli(pi) sampling
+        alpha, beta = x
+        d = (1 - pi) * (1 - beta)
+        e1 = k * pi * (beta / (1 - d)) ** alpha * (1 + alpha * d / (1 - d)) - HIST[1]
+        e2 = k * alpha * beta ** alpha * pi ** 2 * (1 - beta) * (2 - (1 - alpha) * d) / (2 * (1 - d) ** (alpha + 2)) \
+            - HIST[2]
+        return [e1, e2]
+
+    alpha, beta = optimize.fsolve(equations, [0.3, 0.1], xtol=1e-13)
+    assert max(abs(v) for v in equations([alpha, beta])) < 1e-8
+    got = snb(HIST, round(N_SAMPLE / pi), pi)
+    assert got.converged
+    assert got.parameters["alpha"] == pytest.approx(alpha, rel=1e-6)
+    assert got.uniques == pytest.approx(k * beta ** alpha, rel=1e-6)
+
+
+def test_estimators_that_cannot_converge_say_so_without_a_number():
+    # every class unique: the Pitman alpha-equation is sum i/(theta + i alpha) > 0, never 0
+    p = pitman({1: 40}, 4000)
+    assert (p.converged, p.uniques, p.share) == (False, None, None)
+    assert p.reason.startswith("every sample class is unique")
+    # no class of size 2: the SNB second equation needs alpha (1 - beta) beta^alpha = 0, outside the space
+    s = snb({1: 5, 3: 2}, 1000, 11 / 1000)
+    assert (s.converged, s.uniques) == (False, None)
+    assert "no sample class of size 2" in s.reason
+    # the likelihood is largest on the boundary alpha -> 0: the solver stops there
+    b = pitman({1: 10, 2: 5, 3: 3, 5: 2}, 3800)
+    assert (b.converged, b.uniques) == (False, None) and "did not" not in b.reason
+    assert b.reason.startswith("no maximum-likelihood θ, α found: the root finder stopped at α = ")
+
+
+def test_dankar_rule():
+    small = population_uniqueness(HIST, N_POP, N_SAMPLE / N_POP)
+    assert small["dankar"]["model"] == "pitman"
+    assert small["dankar"]["uniques"] == small["estimators"]["pitman"]["uniques"]
+    fallback = population_uniqueness({1: 10, 2: 5, 3: 3, 5: 2}, 3800, 38 / 3800)
+    assert fallback["dankar"]["model"] == "zayatz"
+    assert fallback["dankar"]["why"] == "sampling fraction <= 0.1 and Pitman did not converge: Zayatz"
+    large = population_uniqueness(HIST, 330, 0.3)
+    z, s = large["estimators"]["zayatz"]["uniques"], large["estimators"]["snb"]["uniques"]
+    assert large["dankar"]["model"] == ("zayatz" if z < s else "snb")
+    assert large["dankar"]["uniques"] == min(z, s)
+    no_snb = dankar(pitman({1: 5, 3: 2}, 50), zayatz({1: 5, 3: 2}, 50, 11 / 50), snb({1: 5, 3: 2}, 50, 11 / 50),
+                    11 / 50)
+    assert no_snb["model"] == "zayatz" and no_snb["why"] == "sampling fraction > 0.1 and SNB did not converge: Zayatz"
+
+
+def test_no_sample_uniques_means_no_population_uniques():
+    r = population_uniqueness({2: 4, 3: 1}, 1000, 11 / 1000)
+    assert r["dankar"]["uniques"] == 0.0
+    assert all(e["uniques"] == 0.0 and e["converged"] for e in r["estimators"].values())
+
+
+def test_adult_eight_qis_reference_classes():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "anonymizer_app" / "demo_data"
+    files = sorted(path.glob("**/adult*.csv"))
+    frame = next((pd.read_csv(f, sep=";", dtype=str, keep_default_na=False) for f in files
+                  if "hierarchy" not in f.name), None)
+    if frame is None:
+        pytest.skip("no Adult table in demo_data")
+    qi = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
+    r = analyze(frame, qi)
+    assert r["equivalence_classes"] == 12458  # definitions.md's reference number
+    assert r["records"] == 30162
+    assert np.isclose(r["marketer_risk"], 12458 / 30162)
