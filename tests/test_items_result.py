@@ -49,6 +49,7 @@ def test_the_milk_example_at_k_2_m_2(client_alice, user):
     assert r.status_code == 200
     assert [card(html, c) for c in ("card-k", "card-m", "card-km", "card-generalized", "card-suppressed")] == [
         "2", "2", "2", "2", "0"]
+    assert "<h1>Result: Apriori (AA), k=2, m=2</h1>" in html  # the registry's short label
     rules = html[html.index('id="rules"'):html.index("</table>", html.index('id="rules"'))]
     assert re.findall(r'<span class="value-chip[^"]*">([^<]*)</span>', rules) == ["chocolate milk", "whole milk", "milk"]
     m, c, w = ("milk", True), ("chocolate milk", True), ("whole milk", True)

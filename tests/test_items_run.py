@@ -25,8 +25,9 @@ def test_the_form_offers_the_registry_s_algorithms_and_the_library(client_alice,
     ds = transaction_dataset(user)
     h = item_hierarchy(user)
     html = client_alice.get(f"/datasets/{ds.pk}/run-items/").content.decode()
-    for name, text in SET_ALGORITHMS.items():
-        assert f'<option value="{name}"' in html and escape(text) in html
+    for name, algorithm in SET_ALGORITHMS.items():
+        assert f'<option value="{name}">{escape(algorithm.summary)}</option>' in html
+        assert f"<dt>{escape(algorithm.label)}</dt><dd>{escape(algorithm.summary)}</dd>" in html
     assert f'<option value="{h.pk}">food</option>' in html
 
 
@@ -120,6 +121,7 @@ def test_mixed_mode_runs_k_m_within_every_class(client_alice, user, monkeypatch)
     assert report["km_holds"] is True and report["km_smallest_support_in_classes"] >= 2
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="set-column-result"' in html and 'id="chart-set-itemsets"' in html
+    assert '<dd id="set-algorithm">Dynamic hierarchies</dd>' in html
     # every basket holds c: the most frequent itemset before and after
     assert report["frequent_itemsets"]["before"][0] == {"items": ["c"], "support": 12}
     assert report["frequent_itemsets"]["after"][0] == {"items": ["c"], "support": 12}

@@ -38,3 +38,20 @@ def test_it_requires_login(client):
     r = client.get(URL)
     assert r.status_code == 302
     assert r["Location"] == "/accounts/login/?next=/jobs/"
+
+
+def test_k_m_jobs_carry_the_set_algorithms_short_labels(client_alice, user):
+    from setvalued_helpers import item_hierarchy, transaction_dataset
+
+    from anonymizer_app.services import setvalued
+
+    ds = transaction_dataset(user)
+    aa = setvalued.create_set_job(ds, "apriori", 2, 2, True, item_hierarchy(user))
+    dyn = setvalued.create_set_job(ds, "dynamic", 2, 2, False, None)
+    html = client_alice.get(URL).content.decode()
+    assert "<td>Apriori (AA)</td>" in html and "<td>Dynamic hierarchies</td>" in html
+    assert "Apriori-based anonymization (AA) with an item hierarchy" not in html
+    assert "only the items that break" not in html
+    for job, label in ((aa, "Apriori (AA)"), (dyn, "Dynamic hierarchies")):
+        page = client_alice.get(f"/jobs/{job.pk}/").content.decode()
+        assert f"{label}, k=2" in page and "Apriori-based anonymization" not in page

@@ -74,7 +74,9 @@ def algorithm_label(name: str) -> str:
     from ..engine.setvalued import SET_ALGORITHMS  # a transaction dataset's k^m run
 
     info = ALGORITHMS.get(name)
-    return info.label if info else SET_ALGORITHMS.get(name, name)
+    if info:
+        return info.label
+    return SET_ALGORITHMS[name].label if name in SET_ALGORITHMS else name
 
 
 def job_label(job: Job) -> str:

@@ -18,7 +18,16 @@ from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import datasets, results
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
-from .common import RESULT_PAGES, format_duration, format_value, job_label, job_result, owned_job, result_url
+from .common import (
+    RESULT_PAGES,
+    algorithm_label,
+    format_duration,
+    format_value,
+    job_label,
+    job_result,
+    owned_job,
+    result_url,
+)
 
 RESULT_PAGE_SIZE = 50
 ATTACK_WORST = 30  # ECs in the table and the chart of the attack report
@@ -278,6 +287,7 @@ def result(request, job_id):
         "dataset": ds,
         "report": report,
         "algorithm": job_label(j),
+        "set_algorithm": algorithm_label(report["set_column"]["algorithm"]) if report.get("set_column") else "",
         "duration": format_duration(j.duration),
         "k_achieved": k_achieved,
         "k_ok": k_achieved >= j.k,

@@ -18,10 +18,24 @@ from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut
 from .transactions import Transactions
 
-SET_ALGORITHMS = {
-    "apriori": "Apriori-based anonymization (AA) with an item hierarchy",
-    "dynamic": "Apriori with dynamic hierarchies (only the items that break k^m are merged)",
-}
+
+@dataclass(frozen=True)
+class SetAlgorithm:
+    """A registry entry: the short label shown in job lists and titles, and what it does."""
+
+    name: str
+    label: str
+    summary: str
+
+    def __str__(self) -> str:
+        return self.summary
+
+
+SET_ALGORITHMS = {a.name: a for a in (
+    SetAlgorithm("apriori", "Apriori (AA)", "Apriori-based anonymization (AA) with an item hierarchy"),
+    SetAlgorithm("dynamic", "Dynamic hierarchies",
+                 "Apriori with dynamic hierarchies (only the items that break k^m are merged)"),
+)}
 
 
 @dataclass
@@ -133,4 +147,4 @@ def km_holds(records: list[list[str]], k: int, m: int) -> bool:
     return smallest is None or smallest >= k
 
 
-__all__ = ["SET_ALGORITHMS", "SetResult", "anonymize_transactions", "km_holds", "publish", "verify"]
+__all__ = ["SET_ALGORITHMS", "SetAlgorithm", "SetResult", "anonymize_transactions", "km_holds", "publish", "verify"]
