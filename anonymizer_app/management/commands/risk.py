@@ -1,0 +1,161 @@
+"""manage.py risk: the risk analysis of a table on chosen quasi-identifiers, before any run.
+
+    python manage.py risk adult.csv --qi sex,age,race,marital-status,education,native-country,workclass,salary-class \\
+        [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE] \\
+        [--threshold 0.2] [--combinations 3] [--json report.json]
+
+The figures are engine.risk.analyze's, the same as the web app's risk page (without its cap on QI
+combinations). The table (and a population table) is read the way uploads are. Exit status: 0 done, 2 bad
+flags or files (one line on stderr, `risk: error: ...`), 1 internal error, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from anonymizer_app import engine
+from anonymizer_app.engine.risk import REGIONS, analyze, population_model
+from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
+from anonymizer_app.management.commands.anonymize import _write_all
+from anonymizer_app.management.commands.compare import read_table_file
+
+PROG = "risk"
+
+
+class RiskError(UserError):
+    """One line on stderr, exit status 2 unless said otherwise."""
+
+
+def _number(kind: type, low: float, high: float | None, what: str):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if (isinstance(value, float) and not math.isfinite(value)) or value <= low or (
+                high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+    return parse
+
+
+class Command(OneLineCommand):
+    prog = PROG
+    error_class = RiskError
+    help = ("Risk analysis of a table on chosen QIs: equivalence classes, sample uniques, prosecutor, journalist "
+            "and marketer risk, risk bands, distinction and separation of QIs and QI combinations, identifier "
+            "suggestions, population uniqueness (Pitman, Zayatz, SNB, Dankar's rule). Exit status: 0 done, "
+            "2 bad arguments or files, 1 internal error.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("--qi", action="append", required=True, metavar="COL",
+                            help="a quasi-identifying column (repeat, or separate with commas)")
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--sampling-fraction", type=_number(float, 0, 1, "a number above 0 and at most 1"),
+                           metavar="F", help="the table is this share of its population")
+        group.add_argument("--population-region", choices=sorted(REGIONS), metavar="REGION",
+                           help=f"the population of a region: {', '.join(REGIONS)}")
+        group.add_argument("--population-size", type=_number(int, 0, None, "a whole number above 0"), metavar="N",
+                           help="the number of people in the population")
+        group.add_argument("--population-table", metavar="FILE",
+                           help="the population itself (a table with the QI columns)")
+        parser.add_argument("--threshold", type=_number(float, 0, 1, "a number above 0 and at most 1"),
+                            default=0.2, help="records whose risk is above this are at risk (default 0.2)")
+        parser.add_argument("--combinations", type=_number(int, 0, None, "a whole number above 0"), default=1,
+                            metavar="SIZE", help="distinction and separation of QI combinations of up to SIZE "
+                                                 "QIs (default 1: single QIs)")
+        parser.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+
+    def handle(self, *args, **opts):
+        try:
+            report = self._run(opts)
+        except (engine.EngineError, OSError) as exc:
+            raise RiskError(str(exc), USAGE_ERROR) from None
+        self.stdout.write(format_report(report))
+
+    def _run(self, opts: dict) -> dict:
+        source = Path(opts["input"])
+        if opts["json"]:
+            out = Path(opts["json"])
+            parent = out.parent if str(out.parent) else Path(".")
+            if not parent.is_dir():
+                raise RiskError(f"--json {out}: the folder {parent} does not exist")
+            if out.is_dir():
+                raise RiskError(f"--json {out}: is a folder")
+        if not source.is_file():
+            raise RiskError(f"{source}: no such file")
+        qi = [c.strip() for q in opts["qi"] for c in q.split(",") if c.strip()]
+        if len(set(qi)) != len(qi):
+            raise RiskError(f"--qi: {next(c for c in qi if qi.count(c) > 1)!r} is given twice")
+        frame = read_table_file(source)
+        missing = [c for c in qi if c not in frame.columns]
+        if missing:
+            raise RiskError(f"--qi: {source.name} has no column {', '.join(map(repr, missing))} "
+                            f"(columns: {', '.join(map(str, frame.columns))})")
+        table = None
+        if opts["population_table"]:
+            pop_path = Path(opts["population_table"])
+            if not pop_path.is_file():
+                raise RiskError(f"--population-table {pop_path}: no such file")
+            table = read_table_file(pop_path)
+        population = population_model(len(frame), sampling_fraction=opts["sampling_fraction"],
+                                      region=opts["population_region"], size=opts["population_size"], table=table)
+        report = analyze(frame, qi, threshold=opts["threshold"], population=population,
+                         combinations=opts["combinations"])
+        report["input"] = source.name
+        if opts["json"]:
+            _write_all([(Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False) + "\n")])
+        return report
+
+
+def _share(x: float | None) -> str:
+    return "—" if x is None else f"{x:.4%}"
+
+
+def format_report(r: dict) -> str:
+    """The figures as text, for the terminal."""
+    lines = [f"{r.get('input', 'table')}: {r['records']:,} records, QIs: {', '.join(r['quasi_identifiers'])}",
+             f"equivalence classes   {r['equivalence_classes']:,} (smallest {r['min_class_size']}, "
+             f"mean {r['mean_class_size']:.3f}, largest {r['max_class_size']})",
+             f"sample uniques        {r['sample_uniques']:,} ({_share(r['sample_uniques_share'])} of the records)",
+             f"prosecutor risk       highest {_share(r['prosecutor_risk_highest'])}, "
+             f"average {_share(r['prosecutor_risk_average'])}",
+             f"records at risk       {r['records_at_risk']:,} ({_share(r['records_at_risk_share'])}) above "
+             f"{r['threshold']:g}",
+             f"marketer risk         {_share(r['marketer_risk'])}"]
+    pop = r.get("population")
+    if pop:
+        given = "" if pop["source"].startswith("sampling fraction") else f"; {pop['source']}"
+        lines += [f"population            {pop['size']:,} (sampling fraction {pop['sampling_fraction']:.6g}{given})",
+                  f"journalist risk       highest {_share(r['journalist_risk_highest'])}, "
+                  f"average {_share(r['journalist_risk_average'])}, records at risk "
+                  f"{r['journalist_records_at_risk']:,}"]
+        if "uniques" in pop:
+            lines.append(f"population uniques    {pop['uniques']['uniques']:,} counted in the population table")
+        pu = r["population_uniqueness"]
+        lines.append("population uniqueness (estimated population uniques, share of the population):")
+        chosen = pu["dankar"]["model"]
+        for name, e in pu["estimators"].items():
+            mark = "  <- Dankar's rule" if name == chosen else ""
+            figure = (f"{e['uniques']:,.1f} ({_share(e['share'])})" if e["converged"]
+                      else f"did not converge: {e['reason']}")
+            lines.append(f"  {name:<8} {figure}{mark}")
+        lines.append(f"  Dankar's rule: {pu['dankar']['why']}")
+    lines.append("risk bands (prosecutor risk: records):")
+    lines += [f"  {b['label']:>12}  {b['records']:,}" for b in r["risk_bands"]]
+    att = r["attributes"]
+    lines.append(f"distinction / separation ({att['evaluated']} combinations of up to {att['combinations']} QIs, "
+                 f"best first):")
+    for row in att["rows"][:20]:
+        lines.append(f"  {' + '.join(row['columns']):<50} distinction {row['distinction']:.4f}  "
+                     f"separation {row['separation']:.4f}  uniques {row['uniques']:,}")
+    if len(att["rows"]) > 20:
+        lines.append(f"  ... {len(att['rows']) - 20} more (--json has them all)")
+    ids = att["identifiers"]
+    lines.append(f"identifier suggestions (distinction >= {att['identifier_distinction']}): "
+                 + ("; ".join(" + ".join(i["columns"]) for i in ids) if ids else "none"))
+    return "\n".join(lines)

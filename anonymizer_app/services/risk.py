@@ -1,0 +1,98 @@
+"""Risk analysis for the web app and the CLI: one call into engine.risk.analyze for a dataset (before any
+run), a result's published rows (after), or a file (manage.py risk).
+
+The risk page computes in the request: distinction and separation are capped at WEB_COMBINATION_LIMIT
+combinations and at WEB_ROW_EVALUATIONS (rows x combinations, one np.unique each) so that no request
+runs long; a larger request is refused with the figures and a smaller choice to make. Adult's 8 QIs with
+combinations of up to 3 QIs (92 combinations) take about 0.3 s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..engine import InputError, Role
+from ..engine.risk import Population, analyze, combination_count, population_model
+from ..models import Dataset, Result
+from . import datasets, results
+
+WEB_COMBINATION_LIMIT = 100
+WEB_ROW_EVALUATIONS = 50_000_000
+MAX_COMBINATION_SIZE = 4
+
+
+def default_qi(dataset: Dataset) -> list[str]:
+    """The columns marked quasi-identifying, in column order."""
+    return [c.name for c in dataset.columns.order_by("position") if c.role == Role.QUASI_IDENTIFYING.value]
+
+
+def population_for(n: int, model: str, sampling_fraction: float | None = None, region: str | None = None,
+                   size: int | None = None) -> Population | None:
+    """The population model chosen on the form: "none", "fraction", "region" or "size"."""
+    if model == "fraction":
+        return population_model(n, sampling_fraction=sampling_fraction)
+    if model == "region":
+        return population_model(n, region=region)
+    if model == "size":
+        return population_model(n, size=size)
+    return None
+
+
+def check_budget(n_rows: int, n_qi: int, combinations: int) -> None:
+    """Refuse a request whose distinction/separation would run long (see the module docstring)."""
+    count = combination_count(n_qi, combinations)
+    if count > WEB_COMBINATION_LIMIT:
+        raise InputError(f"{count:,} combinations of up to {min(combinations, n_qi)} of {n_qi} QIs: at most "
+                         f"{WEB_COMBINATION_LIMIT} on this page (choose a smaller size or fewer QIs; "
+                         f"manage.py risk has no cap)")
+    if count * n_rows > WEB_ROW_EVALUATIONS:
+        raise InputError(f"{count:,} combinations over {n_rows:,} records is more than this page computes in a "
+                         f"request ({WEB_ROW_EVALUATIONS:,} row evaluations): choose a smaller combination size "
+                         f"(manage.py risk has no cap)")
+
+
+def dataset_risk(dataset: Dataset, qi: list[str], *, threshold: float, population: dict,
+                 combinations: int) -> dict:
+    """The figures of the dataset as uploaded; ``population``: the keyword arguments of population_for."""
+    check_budget(dataset.n_rows, len(qi), combinations)
+    frame = datasets.load_frame(dataset, columns=qi)
+    return analyze(frame, qi, threshold=threshold, population=population_for(len(frame), **population),
+                   combinations=combinations)
+
+
+def published_rows(result: Result) -> pd.DataFrame:
+    """The rows a result publishes: suppressed rows only when the run published them ('*' rows)."""
+    frame, suppressed = results.load_output(result)
+    if not result.report.get("publishing", {}).get("suppressed_published"):
+        frame = frame[~np.asarray(suppressed, dtype=bool)]
+    return frame
+
+
+def result_risk(result: Result, *, threshold: float, population: dict) -> dict:
+    """The same figures before (the dataset's rows the run read) and after (the published rows), on the
+    run's QIs; single QIs only for distinction and separation."""
+    qi = [q for q in result.report.get("quasi_identifiers", [])]
+    if not qi:
+        raise InputError("this result has no quasi-identifiers to analyse")
+    before_frame = datasets.load_frame(result.job.dataset, columns=qi)
+    after_frame = published_rows(result)
+    missing = [q for q in qi if q not in after_frame.columns]
+    if missing:
+        raise InputError(f"the published table has no column {', '.join(map(repr, missing))} "
+                         f"(this kind of result is not analysed per record)")
+    before = analyze(before_frame, qi, threshold=threshold,
+                     population=population_for(len(before_frame), **population))
+    # the published sample is drawn from the same population as the input
+    after_population = population_for(len(before_frame), **population)
+    after = analyze(after_frame, qi, threshold=threshold, population=_resized(after_population, len(after_frame)))
+    return {"quasi_identifiers": qi, "before": before, "after": after}
+
+
+def _resized(population: Population | None, n: int) -> Population | None:
+    """The input's population for a published table of ``n`` rows (fewer when rows were removed)."""
+    if population is None or n == 0:
+        return population
+    if population.table is not None:
+        return population
+    return Population(population.size, n / population.size, population.source)
