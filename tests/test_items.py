@@ -87,3 +87,17 @@ def test_another_user_gets_404(client, other_user, user):
     assert client.get(f"/datasets/{ds.pk}/items/").status_code == 404
     assert client.post(f"/datasets/{ds.pk}/items/", {"layout": "table", "item_delimiter": "comma"}).status_code == 404
     assert Dataset.objects.get().layout == "transactions"
+
+
+def test_long_items_are_cut_in_the_tables(client_alice, user):
+    long = 'a "quoted" <item> ' + "x" * 282  # 300 characters
+    ds = transaction_dataset(user, f"{long},b\n{long},c\n", "long.txt")
+    html = client_alice.get(f"/datasets/{ds.pk}/items/").content.decode()
+    cut = f'<span class="cell-cut" title="300 characters; 100 shown">{escape(long[:100])}…</span>'
+    top = html[html.index('id="top-items"'):]
+    top = top[:top.index("</table>")]
+    assert f"<td>{cut}</td>" in top and escape(long) not in top
+    preview = html[html.index('id="items-preview"'):]
+    preview = preview[:preview.index("</table>")]
+    assert escape(long) not in preview
+    assert preview.count('<span class="cell-cut" title="') == 2  # each record's cell, cut at 100

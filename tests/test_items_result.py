@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from django.utils.html import escape
 from setvalued_helpers import FIGURE_22, PAYMENTS, TABLE_19, item_hierarchy, transaction_dataset
 
 from anonymizer_app.models import Job
@@ -108,3 +109,25 @@ def test_another_user_gets_404(client, other_user, user):
     job = finished(transaction_dataset(user), "dynamic")
     client.force_login(other_user)
     assert client.get(f"/jobs/{job.pk}/result/").status_code == 404
+
+
+def test_long_items_are_cut_in_the_rules_and_the_records(client_alice, user):
+    long = 'a "quoted" <item> ' + "x" * 282  # 300 characters, once in the data: merged with another item
+    ds = transaction_dataset(user, f"{long},b\nb,c\nc,d\nd,b\n", "long.txt")
+    job = finished(ds, "dynamic", m=1)
+    rules = job.result.report["generalization_rules"]
+    group = next(label for label, items in rules.items() if long in items)
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    cut_item = f'<span class="cell-cut" title="300 characters; 100 shown">{escape(long[:100])}…</span>'
+    cut_group = (f'<span class="cell-cut" title="{len(group):,} characters; 100 shown">{escape(group[:100])}…'
+                 f'</span>')
+    table = html[html.index('id="rules"'):]
+    table = table[:table.index("</table>")]
+    assert f'<span class="value-chip">{cut_item}</span>' in table
+    assert f'<span class="value-chip changed">{cut_group}</span>' in table
+    assert escape(long) not in table
+    body = html[html.index('id="records"'):]
+    body = body[:body.index("</table>")]
+    assert f'<span class="value-chip changed">{cut_item}</span>' in body  # before: the item changed
+    assert f'<span class="value-chip changed">{cut_group}</span>' in body  # after: its group
+    assert escape(long) not in body

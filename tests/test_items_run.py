@@ -157,6 +157,29 @@ def test_mixed_mode_shows_the_set_column_s_ncp_and_support_error(client_alice, u
     assert "Itemset-support error (10 top itemsets)" in html
 
 
+def test_mixed_mode_cuts_long_items_in_the_set_column_s_rules(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    long = "an <item> & " + "x" * 288  # 300 characters, once in its class: merged with another item
+    rows = [f"{long}|b", "b|c", "c|d", "d|b"]
+    ds = make_dataset(user, "id,age,basket\n" + "".join(f"{i},30,{r}\n" for i, r in enumerate(rows)), "long.csv",
+                      roles={"id": "identifying", "age": "quasi-identifying"})
+    setvalued.mark_set_column(ds, "basket", "|")
+    client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,
+                                                  "set-m": 1, "set-set_algorithm": "dynamic"})
+    job = Job.objects.get()
+    assert job.status == "succeeded", job.message
+    group = next(label for label, items in job.result.report["set_column"]["generalization_rules"].items()
+                 if long in items)
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    table = html[html.index('id="set-rules"'):]
+    table = table[:table.index("</table>")]
+    assert (f'<span class="value-chip"><span class="cell-cut" title="300 characters; 100 shown">'
+            f'{escape(long[:100])}…</span></span>') in table
+    assert (f'<span class="value-chip changed"><span class="cell-cut" title="{len(group):,} characters; 100 shown">'
+            f'{escape(group[:100])}…</span></span>') in table
+    assert escape(long) not in table
+
+
 def test_mixed_mode_refuses_m_above_the_longest_cell(client_alice, user):
     ds = baskets(user)
     r = client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,
