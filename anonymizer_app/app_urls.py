@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import comparison, datasets, downloads, erasure, experiment, jobs, lattice, results, setvalued
+from .views import comparison, datasets, downloads, erasure, experiment, jobs, lattice, results, risk, setvalued
 
 app_name = "anonymizer"
 
@@ -21,11 +21,14 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/result/records.txt", setvalued.download_records, name="download_records"),
     path("jobs/<uuid:job_id>/result/report.json", setvalued.download_report, name="download_report"),
     path("jobs/<uuid:job_id>/result/item-rules.csv", setvalued.download_rules, name="download_rules"),
+    path("jobs/<uuid:job_id>/result/save-hierarchy/", setvalued.save_built_hierarchy, name="save_built_hierarchy"),
     path("datasets/<int:dataset_id>/", datasets.dataset, name="dataset"),
     path("datasets/<int:dataset_id>/columns/", datasets.columns, name="columns"),
     path("datasets/<int:dataset_id>/delete/", erasure.delete_dataset, name="delete_dataset"),
     path("datasets/<int:dataset_id>/run/", jobs.run, name="run"),
     path("datasets/<int:dataset_id>/compare/", comparison.compare, name="compare"),
+    path("datasets/<int:dataset_id>/risk/", risk.dataset_risk, name="risk"),
+    path("jobs/<uuid:job_id>/result/risk/", risk.result_risk, name="result_risk"),
     path("jobs/<uuid:job_id>/comparison/", comparison.comparison, name="comparison"),
     path("datasets/<int:dataset_id>/experiment/", experiment.experiment, name="experiment"),
     path("jobs/<uuid:job_id>/experiment/", experiment.experiment_result, name="experiment_result"),

@@ -422,3 +422,26 @@ def upload_item_hierarchy(dataset: Dataset, text: str, filename: str):
     tx, where, record = dataset_items(dataset)
     missing_items(tx, hierarchy, where, record)
     return _save_item_hierarchy(dataset.owner, Path(filename).stem, hierarchy, filename, fmt)
+
+
+def save_built_hierarchy(job: Job, report: dict):
+    """The hierarchy a dynamic-hierarchies run built (item -> group -> *, as its report holds it) into the
+    owner's library, stored like an uploaded item hierarchy; the library's entry already holding it when it
+    was saved before. Returns (entry, created)."""
+    from hierarchy_editor.models import Hierarchy as LibraryHierarchy
+    from hierarchy_editor.models import fit_name
+
+    from ..engine.formats import write_hierarchy
+    from ..engine.hierarchy import Hierarchy
+
+    rows = report.get("hierarchy_rows") or []
+    if not rows:
+        raise InputError("this run built no hierarchy: only dynamic hierarchies of a transaction dataset build one")
+    name = f"{job.dataset.name} items (dynamic hierarchies, k={job.k}, m={report.get('m')})"
+    hierarchy = Hierarchy.from_rows(rows, name, f"built by job {job.pk}")
+    source = fit_name(f"built by a run on {job.dataset.original_name}", 255)
+    same = LibraryHierarchy.objects.filter(owner=job.owner, source_name=source,
+                                           content=write_hierarchy(hierarchy, "arx")).first()
+    if same is not None:  # saved before (a second click)
+        return same, False
+    return _save_item_hierarchy(job.owner, name, hierarchy, source, "dynamic"), True

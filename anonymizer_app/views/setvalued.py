@@ -287,6 +287,29 @@ def result_page(request, job: Job, res):
     })
 
 
+@login_required
+@require_POST
+def save_built_hierarchy(request, job_id):
+    """Save the hierarchy a dynamic-hierarchies run built to the owner's hierarchy library."""
+    j = owned_job(request, job_id)
+    res = job_result(j)
+    if res.report.get("kind") != "set-valued":
+        raise Http404("this result has no hierarchy built")
+    try:
+        h, created = setvalued.save_built_hierarchy(j, res.report)
+    except (InputError, EngineError) as exc:
+        messages.error(request, f"The hierarchy built could not be saved: {exc}")
+        response = result_page(request, j, res)
+        response.status_code = 400
+        return response
+    if created:
+        messages.success(request, f"Item hierarchy {h.name!r} added to your library ({h.leaves} items, height "
+                                  f"{h.height}); edit it in the tree editor or choose it on the run form.")
+    else:
+        messages.info(request, f"This hierarchy is already in your library as {h.name!r}.")
+    return redirect("hierarchies:detail", pk=h.pk)
+
+
 # ---- downloads -----------------------------------------------------------------------------------------------
 def _set_result(request, job_id):
     """A succeeded run with set-valued output (a transaction dataset, or a table's set-valued column)."""
@@ -347,4 +370,4 @@ def download_rules(request, job_id):
 
 
 __all__ = ["build_hierarchy", "upload_hierarchy", "download_records", "download_report", "download_rules", "items", "result_page",
-           "run", "set_column", "upload"]
+           "run", "save_built_hierarchy", "set_column", "upload"]
