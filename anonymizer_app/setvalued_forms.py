@@ -94,7 +94,7 @@ class SetRunForm(forms.Form):
     m = forms.IntegerField(label="m", initial=2, widget=forms.NumberInput(attrs={"min": 1, "step": 1}),
                            help_text=M_HELP)
     set_algorithm = forms.ChoiceField(label="Set-valued algorithm",
-                                      choices=[(name, text) for name, text in SET_ALGORITHMS.items()])
+                                      choices=[(name, a.summary) for name, a in SET_ALGORITHMS.items()])
     item_hierarchy = forms.TypedChoiceField(label="Item hierarchy", required=False, coerce=int, empty_value=None,
                                             help_text="From your hierarchy library (Apriori needs one).")
     item_suppression = forms.BooleanField(label="Suppress an item that reaches the hierarchy's root", required=False,
