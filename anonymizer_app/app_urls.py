@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from .views import comparison, datasets, downloads, erasure, experiment, jobs, lattice, results, risk, setvalued
+from .views import (
+    comparison,
+    datasets,
+    downloads,
+    erasure,
+    experiment,
+    jobs,
+    lattice,
+    results,
+    risk,
+    setvalued,
+)
 
 app_name = "anonymizer"
 

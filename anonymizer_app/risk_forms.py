@@ -1,0 +1,55 @@
+"""The risk analysis form (a GET form: the page computes and shows, it stores nothing): the QIs, the
+population model, the risk threshold and the size of the QI combinations."""
+
+from __future__ import annotations
+
+from django import forms
+
+from .engine.risk import REGIONS
+from .services.risk import MAX_COMBINATION_SIZE
+
+POPULATION_CHOICES = [("none", "none (the table is the population)"), ("fraction", "sampling fraction"),
+                      ("region", "region"), ("size", "population size")]
+REGION_CHOICES = [(key, f"{r['label']}: {r['population']:,} ({r['source']})") for key, r in REGIONS.items()]
+
+
+class RiskForm(forms.Form):
+    qi = forms.MultipleChoiceField(label="Quasi-identifiers", widget=forms.CheckboxSelectMultiple,
+                                   error_messages={"required": "Choose at least one quasi-identifier."})
+    population = forms.ChoiceField(label="Population model", choices=POPULATION_CHOICES, initial="none",
+                                   widget=forms.RadioSelect)
+    sampling_fraction = forms.FloatField(label="Sampling fraction", required=False, min_value=0.0, max_value=1.0,
+                                         help_text="the share of the population the table holds, above 0 and at most 1")
+    region = forms.ChoiceField(label="Region", choices=REGION_CHOICES, required=False, initial="usa")
+    population_size = forms.IntegerField(label="Population size", required=False, min_value=1)
+    threshold = forms.FloatField(label="Risk threshold", initial=0.2, min_value=0.0, max_value=1.0,
+                                 help_text="records whose risk is above it are at risk")
+    combinations = forms.IntegerField(label="QI combinations up to", initial=1, min_value=1,
+                                      max_value=MAX_COMBINATION_SIZE,
+                                      help_text="distinction and separation of combinations of up to this many QIs")
+
+    def __init__(self, *args, columns: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["qi"].choices = [(c, c) for c in columns]
+
+    def clean(self):
+        data = super().clean()
+        model = data.get("population")
+        if model == "fraction":
+            f = data.get("sampling_fraction")
+            if f is None:
+                self.add_error("sampling_fraction", "Give the sampling fraction.")
+            elif f <= 0:
+                self.add_error("sampling_fraction", f"Sampling fraction {f:g}: it is above 0 and at most 1.")
+        if model == "size" and data.get("population_size") is None:
+            self.add_error("population_size", "Give the population size.")
+        if model == "region" and not data.get("region"):
+            self.add_error("region", "Choose a region.")
+        if data.get("threshold") == 0:
+            self.add_error("threshold", "The threshold is above 0.")
+        return data
+
+    def population_options(self) -> dict:
+        d = self.cleaned_data
+        return {"model": d["population"], "sampling_fraction": d.get("sampling_fraction"),
+                "region": d.get("region") or None, "size": d.get("population_size")}

@@ -1,0 +1,144 @@
+"""Risk analysis pages: a dataset's risk before any run (reachable from the dataset's tabs right after the
+upload), and a result's figures before and after (the dataset's rows against the published rows).
+
+Both compute in the request (services.risk caps the QI combinations so that none runs long) and store
+nothing; the form is a GET form. Owner-only: another user's dataset or job is a 404.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from ..engine import InputError
+from ..plotly_text import plotly_escape
+from ..risk_forms import RiskForm
+from ..services import datasets as dataset_service
+from ..services import risk as risk_service
+from .common import job_result, owned_dataset, owned_job
+
+BAND_COLORS = ["#2f855a", "#38a169", "#68d391", "#d69e2e", "#dd6b20", "#c05621", "#e53e3e", "#c53030", "#9b2c2c"]
+ESTIMATOR_LABELS = {"pitman": "Pitman", "zayatz": "Zayatz", "snb": "SNB (slide negative binomial)"}
+
+
+def band_chart(series: list[tuple[str, list[dict]]], title: str) -> dict:
+    """Records per risk band, one bar trace per analysed table (before, after)."""
+    data = []
+    for i, (name, bands) in enumerate(series):
+        data.append({"type": "bar", "name": plotly_escape(name), "x": [plotly_escape(b["label"]) for b in bands],
+                     "y": [b["records"] for b in bands],
+                     "marker": {"color": BAND_COLORS if len(series) == 1 else ["#1f4e79", "#c05621"][i % 2]},
+                     "hovertemplate": "%{x}: %{y:,} records<extra></extra>"})
+    layout = {"title": {"text": plotly_escape(title)}, "barmode": "group", "height": 320,
+              "margin": {"l": 60, "r": 20, "t": 40, "b": 60}, "showlegend": len(series) > 1,
+              "xaxis": {"title": {"text": "risk of re-identification"}, "type": "category"},
+              "yaxis": {"title": {"text": "records"}}}
+    return {"data": data, "layout": layout}
+
+
+def estimator_rows(report: dict) -> list[dict]:
+    """Population uniqueness per estimator, Dankar's choice marked."""
+    pu = report.get("population_uniqueness")
+    if not pu:
+        return []
+    chosen = pu["dankar"]["model"]
+    return [{"model": name, "label": ESTIMATOR_LABELS[name], "converged": e["converged"], "uniques": e["uniques"],
+             "share": e["share"], "reason": e["reason"], "chosen": name == chosen}
+            for name, e in pu["estimators"].items()]
+
+
+def _form(request, columns: list[str], default_qi: list[str]) -> RiskForm:
+    if request.GET:
+        return RiskForm(request.GET, columns=columns)
+    return RiskForm(columns=columns, initial={"qi": default_qi})
+
+
+@login_required
+@require_GET
+def dataset_risk(request, dataset_id: int):
+    ds = owned_dataset(request, dataset_id)
+    columns = dataset_service.dataset_columns(ds)
+    default_qi = risk_service.default_qi(ds)
+    form = _form(request, columns, default_qi)
+    report = None
+    status = 200
+    if not request.GET and default_qi:  # right after the upload: the QIs marked so far, no population
+        form = RiskForm({"qi": default_qi, "population": "none", "threshold": 0.2, "combinations": 1},
+                        columns=columns)
+    if form.is_bound:
+        if form.is_valid():
+            d = form.cleaned_data
+            try:
+                report = risk_service.dataset_risk(ds, d["qi"], threshold=d["threshold"],
+                                                   population=form.population_options(),
+                                                   combinations=d["combinations"])
+            except InputError as exc:
+                form.add_error(None, str(exc))
+                status = 400
+        else:
+            status = 400
+    charts = {"bands": band_chart([("records", report["risk_bands"])], "Prosecutor risk")} if report else {}
+    if report and report.get("journalist_risk_bands"):
+        charts["journalist"] = band_chart([("records", report["journalist_risk_bands"])], "Journalist risk")
+    return render(request, "anonymizer/risk.html", {
+        "dataset": ds, "tab": "risk", "form": form, "report": report, "charts": charts,
+        "estimators": estimator_rows(report) if report else [], "default_qi": default_qi,
+    }, status=status)
+
+
+@login_required
+@require_GET
+def result_risk(request, job_id):
+    job = owned_job(request, job_id)
+    result = job_result(job)
+    qi = list(result.report.get("quasi_identifiers") or [])
+    form = RiskForm(request.GET or {"qi": qi, "population": "none", "threshold": 0.2, "combinations": 1},
+                    columns=qi)
+    figures = None
+    status = 200
+    if form.is_valid():
+        try:
+            figures = risk_service.result_risk(result, threshold=form.cleaned_data["threshold"],
+                                               population=form.population_options())
+        except InputError as exc:
+            form.add_error(None, str(exc))
+            status = 400
+    else:
+        status = 400
+    charts = {}
+    if figures:
+        charts["bands"] = band_chart([("before", figures["before"]["risk_bands"]),
+                                      ("after", figures["after"]["risk_bands"])], "Prosecutor risk, before and after")
+    return render(request, "anonymizer/result_risk.html", {
+        "job": job, "dataset": job.dataset, "form": form, "figures": figures, "charts": charts,
+        "rows": comparison_rows(figures) if figures else [],
+        "estimators": bool(figures and figures["before"].get("population_uniqueness")),
+        "before_estimators": estimator_rows(figures["before"]) if figures else [],
+        "after_estimators": estimator_rows(figures["after"]) if figures else [],
+    }, status=status)
+
+
+# (label, key, kind) of the before/after table
+FIGURES = [
+    ("Records", "records", "int"), ("Equivalence classes", "equivalence_classes", "int"),
+    ("Smallest class", "min_class_size", "int"), ("Sample uniques", "sample_uniques", "int"),
+    ("Prosecutor risk, highest", "prosecutor_risk_highest", "percent"),
+    ("Prosecutor risk, average", "prosecutor_risk_average", "percent"),
+    ("Records at risk", "records_at_risk", "int"), ("Marketer risk", "marketer_risk", "percent"),
+    ("Journalist risk, highest", "journalist_risk_highest", "percent"),
+    ("Journalist risk, average", "journalist_risk_average", "percent"),
+]
+
+
+def _show(value, kind: str) -> str:
+    if value is None:
+        return "—"
+    return f"{int(value):,}" if kind == "int" else f"{value:.2%}"
+
+
+def comparison_rows(figures: dict) -> list[dict]:
+    """The before/after table (journalist rows only with a population model)."""
+    before, after = figures["before"], figures["after"]
+    return [{"label": label, "before": _show(before.get(key), kind), "after": _show(after.get(key), kind)}
+            for label, key, kind in FIGURES if key in before]
