@@ -548,23 +548,76 @@ def _value_counts(column: Column | None) -> dict[str, int] | None:
     return counts
 
 
+def _item_counts(dataset: Dataset, column: Column | None) -> dict[str, int]:
+    """Item -> records holding it, of a transaction dataset or of a table's set-valued column: an item
+    hierarchy's leaves are items, so its nodes are sized by their item occurrences; cached per file."""
+    from anonymizer_app.services import setvalued
+
+    key = ("items", dataset.pk, column.name if column else None, dataset.original.name, dataset.n_rows)
+    with _parsed_lock:
+        hit = _counts_cache.get(key)
+    if hit is not None:
+        return hit
+    tx = (setvalued.transactions(dataset) if column is None
+          else setvalued.column_records(dataset, column.name, column.item_delimiter))
+    counts = tx.item_frequencies()
+    with _parsed_lock:
+        _counts_cache[key] = counts
+        while len(_counts_cache) > PARSED_CACHE_SIZE:
+            _counts_cache.popitem(last=False)
+    return counts
+
+
+def _editor_items(request, dataset_id) -> Dataset | None:
+    """The owner's transaction dataset asked for by ?items=<id> (its items size an item hierarchy)."""
+    if not re.fullmatch(r"[0-9]{1,18}", str(dataset_id or "")):
+        return None
+    return Dataset.objects.filter(pk=int(dataset_id), owner=request.user, layout=Dataset.TRANSACTIONS).first()
+
+
+class _Source:
+    """The data an editing session checks and sizes the tree with: a table column's values (records), or the
+    items of a set-valued column or a transaction dataset (item occurrences), or nothing."""
+
+    def __init__(self, request, h: Hierarchy, meta: dict):
+        self.items_dataset = _editor_items(request, meta.get("items"))
+        self.column = None if self.items_dataset else _editor_column(request, h, meta.get("column"))
+
+    @property
+    def set_valued(self) -> bool:
+        return self.items_dataset is not None or bool(self.column and self.column.item_delimiter)
+
+    @property
+    def measure(self) -> str:
+        return "item occurrences" if self.set_valued else "records"
+
+    @property
+    def label(self) -> str:
+        if self.items_dataset is not None:
+            return f"{self.items_dataset.name} / items"
+        return f"{self.column.dataset.name} / {self.column.name}" if self.column else ""
+
+    def counts(self) -> dict[str, int] | None:
+        if self.items_dataset is not None:
+            return _item_counts(self.items_dataset, None)
+        if self.column is not None and self.column.item_delimiter:
+            return _item_counts(self.column.dataset, self.column)
+        return _value_counts(self.column)
+
+
 def _load_draft(request, pk: int, token: str) -> tuple[Hierarchy, drafts.Draft]:
     h = get_object_or_404(Hierarchy.objects.defer("content"), pk=pk, owner=request.user)
     return h, drafts.Draft.load(request.user.pk, h.pk, token)
 
 
-def _draft_column(request, h: Hierarchy, draft: drafts.Draft) -> Column | None:
-    return _editor_column(request, h, draft.meta.get("column"))
-
-
 def _checks(request, h: Hierarchy, draft: drafts.Draft, tree: HierarchyTree | None = None) -> dict:
-    column = _draft_column(request, h, draft)
-    counts = _value_counts(column)
+    source = _Source(request, h, draft.meta)
+    counts = source.counts()
     tree = tree or HierarchyTree.from_dict(draft.tree, h.name)
     found = tree.checks(list(counts) if counts is not None else None)
     lo, hi = tree.depth_range()
     return {
-        "column": f"{column.dataset.name} / {column.name}" if column else "",
+        "column": source.label,
         "uncovered": found["uncovered"][:LISTED * 5], "uncovered_count": len(found["uncovered"]),
         "empty_nodes": found["empty_nodes"][:LISTED], "empty_count": len(found["empty_nodes"]),
         "unequal_depth": found["unequal_depth"], "depth_range": [lo, hi],
@@ -590,8 +643,9 @@ def edit(request, pk: int):
     """Start an editing session on a copy of the hierarchy and open the editor on it; written only on change:
     the user's untouched session on the same text and column is opened again instead of another copy."""
     h = get_object_or_404(Hierarchy, pk=pk, owner=request.user)
-    column = _editor_column(request, h, request.GET.get("column"))
-    meta = {"column": column.pk if column else None}
+    items = _editor_items(request, request.GET.get("items"))  # a transaction dataset's items
+    column = None if items else _editor_column(request, h, request.GET.get("column"))
+    meta = {"column": None, "items": items.pk} if items else {"column": column.pk if column else None}
     digest = hashlib.blake2b(h.content.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     draft = drafts.Draft.find_untouched(request.user.pk, h.pk, digest, meta)
     if draft is None:
@@ -613,17 +667,17 @@ def editor(request, pk: int, token: str):
     except drafts.DraftMissing:
         messages.warning(request, "That editing session has expired; a new one was started.")
         return redirect("hierarchies:edit", pk=h.pk)
-    column = _draft_column(request, h, draft)
+    source = _Source(request, h, draft.meta)
     base = reverse("hierarchies:editor", args=[h.pk, token])
     config = {
         "name": h.name, "root": draft.tree["label"], "page": EDITOR_PAGE,
         "urls": {"nodes": base + "nodes/", "search": base + "search/", "op": base + "op/",
                  "checks": base + "checks/", "sunburst": base + "sunburst/", "save": base + "save/",
                  "detail": reverse("hierarchies:detail", args=[h.pk])},
-        "state": _session_state(draft),
+        "state": _session_state(draft), "measure": source.measure,
     }
     return render(request, "hierarchy_editor/editor.html", {
-        "h": h, "token": token, "column": column, "config": config,
+        "h": h, "token": token, "source": source, "config": config,
         "columns": h.columns.select_related("dataset").order_by("dataset__name", "position"),
     })
 
@@ -646,7 +700,8 @@ def editor_nodes(request, pk: int, token: str):
         at = next((i for i, c in enumerate(children) if c["label"] == around), None)
         if at is not None:
             offset, limit = 0, (at // limit + 1) * limit
-    counts = _value_counts(_draft_column(request, h, draft))
+    source = _Source(request, h, draft.meta)
+    counts = source.counts()
     records = drafts.record_counts(node, counts) if counts is not None else None
     page = children[offset:offset + limit]
     return JsonResponse({
@@ -741,15 +796,17 @@ def editor_op(request, pk: int, token: str):
 
 @json_endpoint(("GET",))
 def editor_sunburst(request, pk: int, token: str):
-    """Plotly sunburst data of the top levels, each node sized by the column's records under it
-    (by leaves when the hierarchy is not bound to a column)."""
+    """Plotly sunburst data of the top levels, each node sized by the column's records under it, by the item
+    occurrences under it for an item hierarchy opened on set-valued data (by leaves when the hierarchy is not
+    bound to a column)."""
     h, draft = _load_draft(request, pk, token)
     depth = _int_arg(request.GET.get("depth"), SUNBURST_DEPTH, 1, 8)
     tree = draft.tree
-    counts = _value_counts(_draft_column(request, h, draft))
+    source = _Source(request, h, draft.meta)
+    counts = source.counts()
     if counts is not None:
         sizes = drafts.record_counts(tree, counts)
-        measure = "records"
+        measure = source.measure
     else:
         sizes = drafts.record_counts(tree, _LeafOnes())
         measure = "leaves"

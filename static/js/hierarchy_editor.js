@@ -8,6 +8,7 @@
   if (!configEl) return;
   var config = JSON.parse(configEl.textContent);
   var urls = config.urls;
+  var unit = config.measure || "records"; // what a node's count counts: records, or item occurrences
   var csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
   var treeEl = document.getElementById("tree");
   var messageEl = document.getElementById("editor-message");
@@ -67,7 +68,10 @@
   function nodeMeta(info) {
     var parts = [];
     if (info.children) parts.push(plural(info.leaves, "leaf", "leaves"));
-    if (info.records !== null && info.records !== undefined) parts.push(plural(info.records, "record", "records"));
+    if (info.records !== null && info.records !== undefined) {
+      parts.push(unit === "item occurrences" ? plural(info.records, "item occurrence", "item occurrences")
+        : plural(info.records, "record", "records"));
+    }
     return parts.join(" · ");
   }
 
