@@ -4,6 +4,7 @@
 import csv
 import io
 import json
+import re
 
 import pytest
 from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
@@ -146,3 +147,26 @@ def test_it_requires_login(client, user):
     for path in (url(ds), f"/jobs/{job.pk}/comparison/"):
         r = client.get(path)
         assert r.status_code == 302 and r["Location"] == f"/accounts/login/?next={path}"
+
+
+def test_risk_per_algorithm_and_k(client_alice, user, monkeypatch):
+    """The risk table: the input's figures (computed by hand: classes 3,1,1,2,1 on a, b) and each run's,
+    computed here from the engine's published class sizes."""
+    run_jobs_synchronously(monkeypatch)
+    toy = "a,b,s\nx,1,p\nx,1,q\nx,1,r\nx,2,s\ny,1,t\ny,2,u\ny,2,v\nz,3,w\n"
+    ds = make_dataset(user, toy, "toy.csv", roles={"a": engine.Role.QUASI_IDENTIFYING,
+                                                   "b": engine.Role.QUASI_IDENTIFYING, "s": engine.Role.SENSITIVE})
+    client_alice.post(url(ds), {"algorithms": ["datafly", "mondrian"], "k_values": "2", "suppression_percent": 0,
+                                "sensitive": "s"})
+    job = Job.objects.get()
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/").content.decode()
+    body = html[html.index('id="risk-table"'):]
+    body = body[:body.index("</table>")]
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r'<tr class="(?:before|run)">(.*?)</tr>', body)]
+    assert cells[0] == ["input (before)", "—", "3", "100.00%", "62.50%", "8", "62.50%"]
+    table, hierarchies = datasets.dataset_table(ds)
+    for name, row in zip(["Datafly", "Mondrian"], cells[1:]):
+        sizes = engine.anonymize(table, hierarchies, name.lower(), k=2, sensitive="s").class_sizes
+        kept = int(sizes.sum())
+        assert row == [name, "2", str(int((sizes == 1).sum())), f"{1 / sizes.min():.2%}", f"{len(sizes) / kept:.2%}",
+                       f"{int(sizes[1 / sizes > 0.2].sum()):,}", f"{len(sizes) / kept:.2%}"]

@@ -9,8 +9,12 @@ import io
 import json
 import math
 
+import numpy as np
+
 from .. import engine
 from ..engine import InputError, Table
+from ..engine.metrics import RISK_THRESHOLD
+from ..engine.risk import Classes, column_codes, sample_risks
 from ..models import Dataset, Job
 from . import datasets, results, storage
 from .jobs import Progress, register
@@ -21,8 +25,11 @@ COMPARE_FIGURES = {
     "discernibility": ("Discernibility C_DM", "discernibility"),
     "seconds": ("Time (s)", "seconds"),
 }
+# the risk figures of each run's published classes (engine.risk.sample_risks, docs/definitions.md "Risk analysis")
+RISK_FIELDS = ["sample_uniques", "prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk",
+               "marketer_risk"]
 COMPARE_CSV_FIELDS = ["algorithm", "k", "k_achieved", "equivalence_classes", "suppressed", "ncp", "discernibility",
-                      "seconds", "verified", "error"]
+                      "seconds", *RISK_FIELDS, "verified", "error"]
 
 
 def parse_k_list(text: str) -> list[int]:
@@ -96,10 +103,22 @@ def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int
                     suppressed=int(result.suppressed.sum()), ncp=_plain_float(m.get("ncp")),
                     discernibility=int(m["discernibility"]), seconds=round(result.seconds, 4),
                     verified=result.verified, error="")
+                row.update(run_risk(result.class_sizes))
             rows.append(row)
     if progress is not None:
         progress(1.0, "done")
     return rows
+
+
+def run_risk(class_sizes, threshold: float = RISK_THRESHOLD) -> dict:
+    """The risk figures of a run's published classes (suppressed records are in none)."""
+    figures = sample_risks(np.asarray(class_sizes, dtype=np.int64), threshold)
+    return {f: figures[f] for f in RISK_FIELDS}
+
+
+def input_risk(table: Table, threshold: float = RISK_THRESHOLD) -> dict:
+    """The same figures for the input on its QIs: the row "before" of the comparison."""
+    return run_risk(Classes.of(column_codes(table.frame, list(table.qi))).sizes, threshold)
 
 
 def _plain_float(v):
@@ -181,7 +200,7 @@ def run_comparison(job: Job) -> None:
     rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
                    job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job))
     results.store(job, {"comparison": rows, "records": table.n, "quasi_identifiers": list(table.qi),
-                        "sensitive": job.sensitive or None})
+                        "sensitive": job.sensitive or None, "risk_before": input_risk(table)})
 
 
 register(Job.COMPARISON, run_comparison)

@@ -62,8 +62,18 @@ def comparison_rows(rows: list[dict]) -> list[dict]:
             "discernibility": "—" if failed else f"{r['discernibility']:,}",
             "seconds": "—" if failed else format_duration(r["seconds"]),
             "verified": r.get("verified", False),
+            "risk": risk_cells(r, failed),
         })
     return out
+
+
+def risk_cells(r: dict, failed: bool = False) -> dict:
+    """A run's (or the input's) risk figures as shown; runs stored before they were computed show —."""
+    if failed or "marketer_risk" not in r:
+        return {"uniques": "—", "highest": "—", "average": "—", "at_risk": "—", "marketer": "—"}
+    return {"uniques": f"{r['sample_uniques']:,}", "highest": f"{r['prosecutor_risk_highest']:.2%}",
+            "average": f"{r['prosecutor_risk_average']:.2%}", "at_risk": f"{r['records_at_risk']:,}",
+            "marketer": f"{r['marketer_risk']:.2%}"}
 
 
 @login_required
@@ -82,6 +92,7 @@ def comparison(request, job_id):
         return response
     return render(request, "anonymizer/comparison.html", {
         "job": j, "dataset": j.dataset, "rows": comparison_rows(rows),
+        "risk_before": risk_cells(job_result(j).report.get("risk_before") or {}),
         "algorithms": ", ".join(algorithm_label(a) for a in j.options.get("algorithms", [])),
         "ks": ", ".join(map(str, j.options.get("k", []))),
         "suppression_percent": f"{j.suppression_limit * 100:g}",

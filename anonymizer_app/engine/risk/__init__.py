@@ -26,7 +26,7 @@ def analyze(frame: pd.DataFrame, qi: list[str], *, threshold: float = DEFAULT_TH
     """Every risk figure of ``frame`` on the QIs ``qi`` (see the module docstring)."""
     codes = column_codes(frame, qi)
     classes = Classes.of(codes)
-    out: dict = {"quasi_identifiers": list(qi), **sample_risks(classes, threshold)}
+    out: dict = {"quasi_identifiers": list(qi), **sample_risks(classes.sizes, threshold)}
     out["attributes"] = attribute_risks(codes, list(qi), combinations, combination_limit, identifier_distinction)
     if population is None:
         out["population"] = None

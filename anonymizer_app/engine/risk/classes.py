@@ -68,10 +68,11 @@ class Classes:
         return {int(s): int(c) for s, c in zip(size, count)}
 
 
-def sample_risks(classes: Classes, threshold: float) -> dict:
-    """Class statistics and prosecutor/marketer risks of a sample (every record in one class)."""
-    sizes = classes.sizes
-    n = classes.n
+def sample_risks(sizes: np.ndarray, threshold: float) -> dict:
+    """Class statistics and prosecutor/marketer risks of a sample from its class sizes (every record in
+    one class): also what a run's published classes give (the comparison page)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
     ecs = len(sizes)
     if not 0 < threshold <= 1:
         raise InputError(f"threshold {threshold}: a risk threshold is above 0 and at most 1")
@@ -97,7 +98,7 @@ def sample_risks(classes: Classes, threshold: float) -> dict:
         "records_at_risk": at_risk,
         "records_at_risk_share": at_risk / n,
         "marketer_risk": ecs / n,
-        "class_size_histogram": {str(k): v for k, v in classes.size_histogram().items()},
+        "class_size_histogram": {str(int(k)): int(v) for k, v in zip(*np.unique(sizes, return_counts=True))},
         "risk_bands": risk_bands(sizes),
     }
 
