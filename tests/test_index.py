@@ -44,3 +44,15 @@ def test_it_requires_login(client):
     r = client.get(URL)
     assert r.status_code == 302
     assert r["Location"] == "/accounts/login/?next=/"
+
+
+def test_its_queries_do_not_grow_with_the_datasets(client_alice, user, django_assert_num_queries):
+    """The session, the user and one query for the list, with 1 dataset or 9 (no query per row)."""
+    make_dataset(user, name="first")
+    with django_assert_num_queries(3):
+        assert client_alice.get(URL).status_code == 200
+    for i in range(8):
+        make_dataset(user, name=f"more {i}")
+    with django_assert_num_queries(3):
+        html = client_alice.get(URL).content.decode()
+    assert all(f"more {i}" in html for i in range(8))

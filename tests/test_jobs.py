@@ -55,3 +55,18 @@ def test_k_m_jobs_carry_the_set_algorithms_short_labels(client_alice, user):
     for job, label in ((aa, "Apriori (AA)"), (dyn, "Dynamic hierarchies")):
         page = client_alice.get(f"/jobs/{job.pk}/").content.decode()
         assert f"{label}, k=2" in page and "Apriori-based anonymization" not in page
+
+
+def test_its_queries_do_not_grow_with_the_jobs(client_alice, user, django_assert_num_queries):
+    """The session, the user, the paginator's count and one query for the page (datasets joined), with 1 job
+    or 17 of 9 datasets (no query per row)."""
+    finished_job(make_dataset(user))
+    with django_assert_num_queries(4):
+        assert client_alice.get("/jobs/").status_code == 200
+    for i in range(8):
+        dataset = make_dataset(user, name=f"set {i}")
+        finished_job(dataset)
+        jobs.create_job(dataset, "flash", 2, 0.25, "disease")  # queued: another row layout
+    with django_assert_num_queries(4):
+        html = client_alice.get("/jobs/").content.decode()
+    assert all(f"set {i}" in html for i in range(8))
