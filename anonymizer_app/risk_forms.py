@@ -9,7 +9,8 @@ from .engine.risk import REGIONS
 from .services.risk import MAX_COMBINATION_SIZE
 
 POPULATION_CHOICES = [("none", "none (the table is the population)"), ("fraction", "sampling fraction"),
-                      ("region", "region"), ("size", "population size")]
+                      ("region", "region"), ("size", "population size"),
+                      ("table", "population table (another of your datasets)")]
 REGION_CHOICES = [(key, f"{r['label']}: {r['population']:,} ({r['source']})") for key, r in REGIONS.items()]
 
 
@@ -22,15 +23,19 @@ class RiskForm(forms.Form):
                                          help_text="the share of the population the table holds, above 0 and at most 1")
     region = forms.ChoiceField(label="Region", choices=REGION_CHOICES, required=False, initial="usa")
     population_size = forms.IntegerField(label="Population size", required=False, min_value=1)
+    population_dataset = forms.TypedChoiceField(label="Population dataset", required=False, coerce=int,
+                                                empty_value=None,
+                                                help_text="holds every record of this table, with the same QI columns")
     threshold = forms.FloatField(label="Risk threshold", initial=0.2, min_value=0.0, max_value=1.0,
                                  help_text="records whose risk is above it are at risk")
     combinations = forms.IntegerField(label="QI combinations up to", initial=1, min_value=1,
                                       max_value=MAX_COMBINATION_SIZE,
                                       help_text="distinction and separation of combinations of up to this many QIs")
 
-    def __init__(self, *args, columns: list[str], **kwargs):
+    def __init__(self, *args, columns: list[str], populations: list[tuple[int, str]] = (), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["qi"].choices = [(c, c) for c in columns]
+        self.fields["population_dataset"].choices = [("", "—"), *populations]
 
     def clean(self):
         data = super().clean()
@@ -43,6 +48,8 @@ class RiskForm(forms.Form):
                 self.add_error("sampling_fraction", f"Sampling fraction {f:g}: it is above 0 and at most 1.")
         if model == "size" and data.get("population_size") is None:
             self.add_error("population_size", "Give the population size.")
+        if model == "table" and data.get("population_dataset") is None:
+            self.add_error("population_dataset", "Choose the population dataset.")
         if model == "region" and not data.get("region"):
             self.add_error("region", "Choose a region.")
         if data.get("threshold") == 0:
@@ -52,4 +59,5 @@ class RiskForm(forms.Form):
     def population_options(self) -> dict:
         d = self.cleaned_data
         return {"model": d["population"], "sampling_fraction": d.get("sampling_fraction"),
-                "region": d.get("region") or None, "size": d.get("population_size")}
+                "region": d.get("region") or None, "size": d.get("population_size"),
+                "dataset": d.get("population_dataset")}

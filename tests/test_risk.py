@@ -124,3 +124,28 @@ def test_column_names_are_escaped_and_no_inline_script(client_alice, user):
     assert "&lt;b&gt;q&lt;/b&gt;" in html and "<b>q</b>" not in html
     scripts = re.findall(r"<script([^>]*)>", html)
     assert all("src=" in s or 'type="application/json"' in s for s in scripts)
+
+
+def test_another_dataset_as_the_population_table(client_alice, user, other_user, toy):
+    population = make_dataset(user, TOY_CSV + "x,2,a\nx,2,b\ny,1,c\nw,9,d\n", "pop.csv", roles={}, name="pop")
+    params = {"qi": ["a", "b"], "population": "table", "population_dataset": str(population.pk),
+              "threshold": "0.2", "combinations": "1"}
+    resp = client_alice.get(url(toy), params)
+    assert resp.status_code == 200
+    html = resp.content.decode()
+    assert stat(html, "stat-journalist") == "1.0000"  # (z,3) is unique in the population too
+    assert "Counted in the population table: 2 population uniques." in html
+    assert "Population 12 (sampling fraction 0.666667; population table of 12 records)" in html
+    foreign = make_dataset(other_user, TOY_CSV, "theirs.csv", roles={})
+    resp = client_alice.get(url(toy), {**params, "population_dataset": str(foreign.pk)})
+    assert resp.status_code == 400
+    assert f"Select a valid choice. {foreign.pk} is not one of the available choices." in resp.content.decode()
+
+
+def test_a_population_table_missing_sample_records_is_refused(client_alice, user, toy):
+    population = make_dataset(user, "a,b\nx,1\nx,1\nx,1\nx,1\nx,1\nx,1\nx,1\nx,1\nx,1\n", "pop.csv", roles={})
+    resp = client_alice.get(url(toy), {"qi": ["a", "b"], "population": "table", "population_dataset": population.pk,
+                                       "threshold": "0.2", "combinations": "1"})
+    assert resp.status_code == 400
+    assert ("the population table holds 0 records with a = &#x27;x&#x27;, b = &#x27;2&#x27;, the sample 1"
+            in resp.content.decode())

@@ -28,8 +28,18 @@ def default_qi(dataset: Dataset) -> list[str]:
 
 
 def population_for(n: int, model: str, sampling_fraction: float | None = None, region: str | None = None,
-                   size: int | None = None) -> Population | None:
-    """The population model chosen on the form: "none", "fraction", "region" or "size"."""
+                   size: int | None = None, dataset: Dataset | None = None,
+                   qi: list[str] | None = None) -> Population | None:
+    """The population model chosen on the form: "none", "fraction", "region", "size" or "table" (another
+    dataset of the same owner, read on the QI columns)."""
+    if model == "table":
+        if dataset is None:
+            raise InputError("choose the population dataset")
+        present = set(datasets.dataset_columns(dataset))
+        missing = [q for q in qi or [] if q not in present]
+        if missing:
+            raise InputError(f"population {dataset.name}: no column {', '.join(map(repr, missing))}")
+        return population_model(n, table=datasets.load_frame(dataset, columns=list(qi or [])))
     if model == "fraction":
         return population_model(n, sampling_fraction=sampling_fraction)
     if model == "region":
@@ -52,12 +62,31 @@ def check_budget(n_rows: int, n_qi: int, combinations: int) -> None:
                          f"(manage.py risk has no cap)")
 
 
+def population_choices(dataset: Dataset) -> list[tuple[int, str]]:
+    """The owner's other datasets (tables), offered as population tables."""
+    others = Dataset.objects.filter(owner_id=dataset.owner_id).exclude(pk=dataset.pk).order_by("name")
+    return [(d.pk, f"{d.name} ({d.n_rows:,} rows)") for d in others if getattr(d, "layout", "table") != "transactions"]
+
+
+def owned_population(dataset: Dataset, options: dict) -> dict:
+    """The form's options with the population dataset id turned into the owner's dataset (else refused)."""
+    options = dict(options)
+    pk = options.pop("dataset", None)
+    if options.get("model") == "table":
+        found = Dataset.objects.filter(pk=pk, owner_id=dataset.owner_id).exclude(pk=dataset.pk).first()
+        if found is None:
+            raise InputError("unknown population dataset")
+        options["dataset"] = found
+    return options
+
+
 def dataset_risk(dataset: Dataset, qi: list[str], *, threshold: float, population: dict,
                  combinations: int) -> dict:
-    """The figures of the dataset as uploaded; ``population``: the keyword arguments of population_for."""
+    """The figures of the dataset as uploaded; ``population``: the form's options (RiskForm.population_options)."""
     check_budget(dataset.n_rows, len(qi), combinations)
     frame = datasets.load_frame(dataset, columns=qi)
-    return analyze(frame, qi, threshold=threshold, population=population_for(len(frame), **population),
+    options = owned_population(dataset, population)
+    return analyze(frame, qi, threshold=threshold, population=population_for(len(frame), **options, qi=qi),
                    combinations=combinations)
 
 
@@ -81,18 +110,19 @@ def result_risk(result: Result, *, threshold: float, population: dict) -> dict:
     if missing:
         raise InputError(f"the published table has no column {', '.join(map(repr, missing))} "
                          f"(this kind of result is not analysed per record)")
-    before = analyze(before_frame, qi, threshold=threshold,
-                     population=population_for(len(before_frame), **population))
-    # the published sample is drawn from the same population as the input
-    after_population = population_for(len(before_frame), **population)
-    after = analyze(after_frame, qi, threshold=threshold, population=_resized(after_population, len(after_frame)))
+    options = owned_population(result.job.dataset, population)
+    before_population = population_for(len(before_frame), **options, qi=qi)
+    before = analyze(before_frame, qi, threshold=threshold, population=before_population)
+    # the published table is a sample of the same population as the input
+    after = analyze(after_frame, qi, threshold=threshold, population=_resized(before_population, len(after_frame)))
     return {"quasi_identifiers": qi, "before": before, "after": after}
 
 
 def _resized(population: Population | None, n: int) -> Population | None:
-    """The input's population for a published table of ``n`` rows (fewer when rows were removed)."""
+    """The input's population for a published table of ``n`` rows: its size only (a population table holds
+    the original values, the published rows generalized ones, so classes are estimated from the size)."""
     if population is None or n == 0:
         return population
-    if population.table is not None:
-        return population
-    return Population(population.size, n / population.size, population.source)
+    source = population.source if population.table is None else \
+        f"{population.source} (after: its size; published values are generalized)"
+    return Population(population.size, n / population.size, source)

@@ -48,10 +48,13 @@ def estimator_rows(report: dict) -> list[dict]:
             for name, e in pu["estimators"].items()]
 
 
-def _form(request, columns: list[str], default_qi: list[str]) -> RiskForm:
+def _form(request, columns: list[str], default_qi: list[str], populations: list) -> RiskForm:
     if request.GET:
-        return RiskForm(request.GET, columns=columns)
-    return RiskForm(columns=columns, initial={"qi": default_qi})
+        return RiskForm(request.GET, columns=columns, populations=populations)
+    if default_qi:  # right after the upload: the QIs marked so far, no population model
+        return RiskForm({"qi": default_qi, "population": "none", "threshold": 0.2, "combinations": 1},
+                        columns=columns, populations=populations)
+    return RiskForm(columns=columns, populations=populations, initial={"qi": default_qi})
 
 
 @login_required
@@ -60,12 +63,9 @@ def dataset_risk(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     columns = dataset_service.dataset_columns(ds)
     default_qi = risk_service.default_qi(ds)
-    form = _form(request, columns, default_qi)
+    form = _form(request, columns, default_qi, risk_service.population_choices(ds))
     report = None
     status = 200
-    if not request.GET and default_qi:  # right after the upload: the QIs marked so far, no population
-        form = RiskForm({"qi": default_qi, "population": "none", "threshold": 0.2, "combinations": 1},
-                        columns=columns)
     if form.is_bound:
         if form.is_valid():
             d = form.cleaned_data
@@ -94,7 +94,7 @@ def result_risk(request, job_id):
     result = job_result(job)
     qi = list(result.report.get("quasi_identifiers") or [])
     form = RiskForm(request.GET or {"qi": qi, "population": "none", "threshold": 0.2, "combinations": 1},
-                    columns=qi)
+                    columns=qi, populations=risk_service.population_choices(job.dataset))
     figures = None
     status = 200
     if form.is_valid():
