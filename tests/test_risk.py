@@ -149,3 +149,24 @@ def test_a_population_table_missing_sample_records_is_refused(client_alice, user
     assert resp.status_code == 400
     assert ("the population table holds 0 records with a = &#x27;x&#x27;, b = &#x27;2&#x27;, the sample 1"
             in resp.content.decode())
+
+
+def test_adult_right_after_upload(client_alice, user):
+    """Adult with its 8 QIs (occupation sensitive): definitions.md's 12,458 classes; the sample uniques
+    counted here with pandas; Dankar's rule picks Pitman at a sampling fraction of 0.01."""
+    import pandas as pd
+    from anonymizer_helpers import DEMO_DIR
+
+    qi = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
+    path = DEMO_DIR / "adult" / "adult.csv"
+    ds = make_dataset(user, path.read_text(), "adult.csv",
+                      roles={"occupation": Role.SENSITIVE, **{c: Role.QUASI_IDENTIFYING for c in qi}})
+    frame = pd.read_csv(path, sep=";", dtype=str, keep_default_na=False)
+    sizes = frame.groupby(qi).size()
+    html = client_alice.get(url(ds), {"qi": qi, "population": "fraction", "sampling_fraction": "0.01",
+                                      "threshold": "0.2", "combinations": "3"}).content.decode()
+    assert stat(html, "stat-classes") == "12,458" == f"{len(sizes):,}"
+    assert stat(html, "stat-uniques") == f"{int((sizes == 1).sum()):,}"
+    assert stat(html, "stat-journalist") == "0.0100"  # a sample unique: 1 / (1 / 0.01)
+    assert re.search(r'<tr data-model="pitman" class="chosen">', html)
+    assert "92 combinations of up to 3 quasi-identifiers" in html
