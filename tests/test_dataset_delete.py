@@ -92,3 +92,47 @@ def test_the_list_and_the_dataset_pages_link_to_it(client_alice, dataset):
     assert link in client_alice.get("/").content.decode()
     for page in ("", "columns/", "run/"):
         assert link in client_alice.get(f"/datasets/{dataset.pk}/{page}").content.decode()
+
+
+# ---- a transaction dataset deleted while its k^m job runs -----------------------------------------------
+def _set_job(user):
+    from setvalued_helpers import PAYMENTS, transaction_dataset
+
+    from anonymizer_app.services import setvalued
+
+    ds = transaction_dataset(user, PAYMENTS, "payments.txt", record_id=True)
+    return ds, setvalued.create_set_job(ds, "dynamic", 2, 2, False, None)
+
+
+def test_a_transaction_dataset_deleted_while_its_job_runs_leaves_nothing(user, django_capture_on_commit_callbacks):
+    """The deletion lands between two progress reports of the k^m search: the worker finishes, finds its job
+    gone when it stores the result, removes its files and saves nothing."""
+    from erasure_helpers import media
+
+    from anonymizer_app import engine
+    from anonymizer_app.services import erasure, runs
+
+    ds, job = _set_job(user)
+
+    def progress(fraction, phase):
+        if Dataset.objects.filter(pk=ds.pk).exists():
+            with django_capture_on_commit_callbacks(execute=True):
+                erasure.erase_dataset(ds)
+        return True  # as if the deletion came after this check
+
+    with pytest.raises(engine.Cancelled, match="the job was deleted while it ran"):
+        runs.run_and_store(job, progress)
+    assert (Dataset.objects.count(), Job.objects.count(), Result.objects.count()) == (0, 0, 0)
+    assert [n for n in media() if not n.endswith("/")] == []
+
+
+def test_a_transaction_dataset_deleted_while_its_job_runs_stops_the_search(user, django_capture_on_commit_callbacks):
+    from anonymizer_app.services import erasure
+    from anonymizer_app.tasks import run_job_task
+
+    ds, job = _set_job(user)
+    Job.objects.filter(pk=job.pk).update(status=Job.RUNNING)
+    with django_capture_on_commit_callbacks(execute=True):
+        erasure.erase_dataset(ds)
+    assert run_job_task(str(job.pk)) == "deleted"
+    assert (Dataset.objects.count(), Job.objects.count(), Result.objects.count()) == (0, 0, 0)

@@ -79,6 +79,46 @@ def test_bad_parameters_are_refused_at_once(client_alice, user, fields, message)
     assert Job.objects.count() == 0
 
 
+@pytest.mark.parametrize("k,m,status,message", [
+    (2, 1, 400, "k=2 is larger than the dataset's 1 record"),
+    (1, 3, 302, None),  # k=1: every itemset of the one record occurs once, which is enough
+    (1, 4, 400, "m=4 is larger than the longest record (3 distinct items): no itemset of 4 items can occur; "
+                "choose m <= 3"),
+])
+def test_a_single_record(client_alice, user, monkeypatch, k, m, status, message):
+    run_jobs_synchronously(monkeypatch)
+    ds = transaction_dataset(user, "a,b,c\n", "one.txt")
+    r = post(client_alice, ds, k=k, m=m, set_algorithm="dynamic")
+    assert r.status_code == status
+    if message:
+        assert escape(message) in r.content.decode() and Job.objects.count() == 0
+    else:
+        job = Job.objects.get()
+        assert job.status == "succeeded", job.message
+        assert job.result.report["generalization_rules"] == {}
+
+
+@pytest.mark.parametrize("text,k,m,records,rules", [
+    # identical records: already k^m-anonymous for k up to their number
+    ("a,b\na,b\na,b\n", 3, 2, 3, {}),
+    # decimals stay numbers: the rare ones become a range
+    ("1.5,2.25\n1.5,2.25\n4.75\n10.0\n", 2, 1, 4, {"[4.75-10.0]": ["10.0", "4.75"]}),
+    # spaces, quotes and unicode are items like any other
+    ('big "red" apple,café\nbig "red" apple,日本\ncafé,日本\n', 2, 2, 3,
+     {'{big "red" apple; café}': ['big "red" apple', "café"]}),  # then {group, 日本} is in 2 records
+])
+def test_other_items_run_through(client_alice, user, monkeypatch, text, k, m, records, rules):
+    run_jobs_synchronously(monkeypatch)
+    ds = transaction_dataset(user, text, "other.txt")
+    assert post(client_alice, ds, k=k, m=m, set_algorithm="dynamic").status_code == 302
+    job = Job.objects.get()
+    assert job.status == "succeeded", job.message
+    report = job.result.report
+    assert (report["records"], report["generalization_rules"]) == (records, rules)
+    assert report["metrics"]["km_smallest_support"] >= k
+    assert client_alice.get(f"/jobs/{job.pk}/result/").status_code == 200
+
+
 def test_the_table_run_page_sends_a_transaction_dataset_to_its_form(client_alice, user):
     ds = transaction_dataset(user)
     r = client_alice.get(f"/datasets/{ds.pk}/run/")

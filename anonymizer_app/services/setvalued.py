@@ -312,7 +312,7 @@ def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, 
         raise InputError(f"m={m} is larger than the longest record ({longest} distinct items): no itemset of {m} "
                          f"items can occur; choose m <= {longest}")
     if k > tx.n:
-        raise InputError(f"k={k} is larger than the dataset's {tx.n} records")
+        raise InputError(f"k={k} is larger than the dataset's {tx.n} record{'' if tx.n == 1 else 's'}")
     if algorithm == "apriori":
         if hierarchy is None:
             raise InputError("Apriori needs an item hierarchy: choose one (or dynamic hierarchies)")
