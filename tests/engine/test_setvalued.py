@@ -319,3 +319,14 @@ def test_mixed_mode_ranges_are_measured_on_the_columns_span():
     # the range costs (40-10)/(50-10) of the column's span (not class 1's 40-10 = its whole span): the
     # occurrences of 40, 40 and 10 in class 1, 3 of the column's 13
     assert report["ncp"] == pytest.approx(3 * 0.75 / 13, abs=1e-12)
+
+
+@pytest.mark.parametrize("joiner,delimiter", [(", ", "|"), ("; ", ",")])
+def test_a_dynamic_group_is_never_labelled_like_an_item_of_the_data(joiner, delimiter):
+    item = "{a" + joiner + "b}"  # an item that reads like the group of a and b
+    tx = parse_transactions([f"{item}{delimiter}c", f"{item}{delimiter}c", f"a{delimiter}c", f"b{delimiter}c"],
+                            delimiter)
+    result = anonymize_transactions(tx, 2, 1, algorithm="dynamic", label_joiner=joiner)
+    group = item + " (group)"
+    assert result.recoding.rules == {group: ["a", "b"]}
+    assert result.records == [[item, "c"], [item, "c"], [group, "c"], [group, "c"]]

@@ -142,6 +142,7 @@ class DynamicGroups:
     def __init__(self, tx: Transactions, numeric: bool | None = None, joiner: str = ", "):
         self.joiner = joiner  # between the items of a set label; never the cells' item delimiter
         self.items = [str(x) for x in tx.items]
+        self.item_texts = set(self.items)
         values = [_number(x) for x in self.items]
         self.numeric = all(v is not None for v in values) if numeric is None else numeric
         if self.numeric and any(v is None for v in values):
@@ -223,7 +224,10 @@ class DynamicGroups:
             lo = items[int(np.argmin(self.values[items]))]
             hi = items[int(np.argmax(self.values[items]))]
             return f"[{self.items[lo]}-{self.items[hi]}]"
-        return "{" + self.joiner.join(sorted(self.items[i] for i in items)) + "}"
+        label = "{" + self.joiner.join(sorted(self.items[i] for i in items)) + "}"
+        while label in self.item_texts:  # an item of the data reads so: the group must not pass for that item
+            label += " (group)"
+        return label
 
     def recoding(self, rounds: int) -> SetRecoding:
         labels = self.labels
