@@ -107,6 +107,9 @@ def test_population_table_without_a_sample_record_is_refused():
     ({"region": "mars"}, "unknown region 'mars' (one of: usa, uk, france, germany, canada, australia)"),
     ({"size": 5}, "population size 5 is smaller than the sample (8 records)"),
     ({"size": 100, "region": "usa"}, "give one population model, not region and population size"),
+    ({"sampling_fraction": 1e-300}, "sampling fraction 1e-300: 8 records would be a sample of 8e+300 people, "
+                                    "more than 10,000,000,000"),
+    ({"size": 10**30}, "population size 1e+30 is more than 10,000,000,000"),
 ])
 def test_population_model_refusals(kwargs, message):
     with pytest.raises(InputError) as e:

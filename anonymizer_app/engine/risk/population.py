@@ -33,6 +33,11 @@ REGIONS: dict[str, dict] = {
 }
 
 
+# More people than live on Earth (about 8.1 billion) is no population: a sampling fraction or size that
+# implies one is refused rather than fed to the estimators.
+MAX_POPULATION = 10_000_000_000
+
+
 @dataclass(frozen=True)
 class Population:
     """The population of a sample of ``n`` records: its size and the sampling fraction n / size."""
@@ -56,6 +61,9 @@ def population_model(n: int, *, sampling_fraction: float | None = None, region: 
         f = float(sampling_fraction)
         if not (0 < f <= 1) or np.isnan(f):
             raise InputError(f"sampling fraction {sampling_fraction}: it is above 0 and at most 1")
+        if n / f > MAX_POPULATION:
+            raise InputError(f"sampling fraction {sampling_fraction}: {n:,} records would be a sample of "
+                             f"{n / f:.3g} people, more than {MAX_POPULATION:,}")
         return Population(int(round(n / f)), f, f"sampling fraction {f:g}")
     if region is not None:
         key = str(region).strip().lower()
@@ -72,6 +80,8 @@ def population_model(n: int, *, sampling_fraction: float | None = None, region: 
 def _sized(n: int, size: int, source: str, table: pd.DataFrame | None = None) -> Population:
     if size < max(n, 1):
         raise InputError(f"population size {size:,} is smaller than the sample ({n:,} records)")
+    if size > MAX_POPULATION:
+        raise InputError(f"population size {size:.3g} is more than {MAX_POPULATION:,}")
     return Population(size, n / size, source, table)
 
 

@@ -88,7 +88,7 @@ def pitman(hist: dict[int, int], population_size: int) -> Estimate:
     alpha = float(special.expit(x[1]))
     theta = float(-alpha + np.exp(x[0]))
     params = {"theta": theta, "alpha": alpha}
-    log_uniques = special.gammaln(theta + 1) - special.gammaln(theta + alpha) + alpha * np.log(population_size)
+    log_uniques = special.gammaln(theta + 1) - special.gammaln(theta + alpha) + alpha * np.log(float(population_size))
     uniques = float(np.exp(log_uniques))
     if not 0 <= uniques <= population_size:
         return Estimate("pitman", None, None, False, f"the estimate {uniques:.4g} lies outside 0..N", params)
@@ -121,7 +121,7 @@ def _hypergeom_one(population: int, successes: int, draws: int) -> float:
 
 
 def _log_choose(a: int, b: int) -> float:
-    return float(special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(a - b + 1))
+    return float(special.gammaln(float(a) + 1) - special.gammaln(float(b) + 1) - special.gammaln(float(a - b) + 1))
 
 
 def shlosser(hist: dict[int, int], sampling_fraction: float) -> float:
