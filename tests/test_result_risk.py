@@ -76,3 +76,13 @@ def test_another_users_job_is_404(client, other_user, job):
 def test_the_result_page_links_here(client_alice, job):
     assert f'href="/jobs/{job.pk}/result/risk/"' in client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
 
+
+
+def test_a_comparison_job_has_no_risk_page(client_alice, user):
+    from anonymizer_app.models import Job
+    from anonymizer_app.services import comparison, jobs
+
+    job = comparison.create_comparison(make_dataset(user, TOY_CSV, "toy.csv", roles=ROLES), ["datafly"], [2])
+    jobs.run_job(job)
+    assert Job.objects.get(pk=job.pk).status == Job.SUCCEEDED
+    assert client_alice.get(url(job)).status_code == 404

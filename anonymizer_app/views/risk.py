@@ -8,10 +8,12 @@ nothing; the form is a GET form. Owner-only: another user's dataset or job is a 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..engine import InputError
+from ..models import Job
 from ..plotly_text import plotly_escape
 from ..risk_forms import RiskForm
 from ..services import datasets as dataset_service
@@ -91,6 +93,8 @@ def dataset_risk(request, dataset_id: int):
 @require_GET
 def result_risk(request, job_id):
     job = owned_job(request, job_id)
+    if job.kind != Job.RUN:  # comparisons and experiments publish no table (the comparison shows its own risk)
+        raise Http404("this job has no published table")
     result = job_result(job)
     qi = list(result.report.get("quasi_identifiers") or [])
     form = RiskForm(request.GET or {"qi": qi, "population": "none", "threshold": 0.2, "combinations": 1},
