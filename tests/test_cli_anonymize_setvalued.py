@@ -74,7 +74,16 @@ def test_a_table_with_a_set_column_is_k_anonymous_and_km_in_every_class(tmp_path
     for records in classes.values():
         assert len(records) >= 3
         assert min_support(records, 2) >= 3
-    assert json.loads((tmp_path / "r.json").read_text())["set_column"]["km_holds"] is True
+    sc = json.loads((tmp_path / "r.json").read_text())["set_column"]
+    assert sc["km_holds"] is True
+    out = io.StringIO()  # the summary line (--quiet prints none)
+    call_command("anonymize", *map(str, (tmp_path / "t.csv", "--identifier", "id", "--qi", "age", "--qi", "sex",
+                                         "--set-column", "basket", "--m", 2, "--k", 3, "--algorithm", "mondrian",
+                                         "--out", tmp_path / "out.csv", "--report", tmp_path / "r.json")),
+                 stdout=out, stderr=io.StringIO())
+    assert out.getvalue().strip().endswith(f"; set-valued column basket: 3^2 within every class (smallest support "
+                        f"{sc['km_smallest_support_in_classes']}), NCP {sc['ncp']:.4f}, itemset-support error "
+                        f"{sc['support_error']:.4f}; report {tmp_path / 'r.json'}")
 
 
 @pytest.mark.parametrize("args,message", [

@@ -363,7 +363,18 @@ class Command(OneLineCommand):
                 f" {report['suppressed']:,} suppressed ({how}), {report['equivalence_classes']:,} equivalence "
                 f"classes, smallest {report['k_achieved']:,} (k={k}), {report['seconds']:.2f} s"
                 + (", out of core" if spec.streamed else "")
+                + self._set_column_summary(report, k)
                 + (f"; report {report_path}" if report_path else ""))
+
+    @staticmethod
+    def _set_column_summary(report: dict, k: int) -> str:
+        """Mixed mode: the set-valued column's figures, as the result page shows them."""
+        sc = report.get("set_column")
+        if not sc:
+            return ""
+        return (f"; set-valued column {sc['column']}: {k}^{sc['m']} within every class (smallest support "
+                f"{sc['km_smallest_support_in_classes']}), NCP {sc['ncp']:.4f}, itemset-support error "
+                f"{sc['support_error']:.4f}")
 
     @staticmethod
     def _m(opts: dict) -> int:
