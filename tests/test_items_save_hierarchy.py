@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 from setvalued_helpers import FOOD, PAYMENTS, item_hierarchy, transaction_dataset
 
 from anonymizer_app.models import Job
@@ -96,4 +97,18 @@ def test_another_user_gets_404(client, other_user, user):
     job = dynamic_job(user)
     client.force_login(other_user)
     assert client.post(url(job)).status_code == 404
+    assert Hierarchy.objects.count() == 0
+
+
+def test_a_hierarchy_beyond_the_upload_limits_is_refused(client_alice, user, settings):
+    settings.HIERARCHY_MAX_LABEL_CHARS = 40
+    long = "x" * 30  # rare long items merged into a group label of 66 characters
+    ds = transaction_dataset(user, f"{long}1,b\n{long}2,b\nb\n", "long.txt")
+    job = jobs.run_job(setvalued.create_set_job(ds, "dynamic", 2, 1, False, None))
+    group = "{" + f"{long}1; {long}2" + "}"  # items joined by "; " in a comma-separated file
+    assert job.result.report["generalization_rules"][group] == [f"{long}1", f"{long}2"]
+    r = client_alice.post(url(job))
+    assert r.status_code == 400
+    assert escape(f"The hierarchy built could not be saved: the hierarchy built: a label of 66 characters at level 1 "
+                  f"({group[:30]!r}…), more than the limit of 40") in r.content.decode()
     assert Hierarchy.objects.count() == 0

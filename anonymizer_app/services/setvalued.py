@@ -429,16 +429,18 @@ def save_built_hierarchy(job: Job, report: dict):
     owner's library, stored like an uploaded item hierarchy; the library's entry already holding it when it
     was saved before. Returns (entry, created)."""
     from hierarchy_editor.models import Hierarchy as LibraryHierarchy
+    from hierarchy_editor.forms import size_limits
     from hierarchy_editor.models import fit_name
 
     from ..engine.formats import write_hierarchy
-    from ..engine.hierarchy import Hierarchy
+    from ..engine.hierarchy import Hierarchy, check_size
 
     rows = report.get("hierarchy_rows") or []
     if not rows:
         raise InputError("this run built no hierarchy: only dynamic hierarchies of a transaction dataset build one")
     name = f"{job.dataset.name} items (dynamic hierarchies, k={job.k}, m={report.get('m')})"
     hierarchy = Hierarchy.from_rows(rows, name, f"built by job {job.pk}")
+    check_size(hierarchy, "the hierarchy built", **size_limits())  # the limits of an upload
     source = fit_name(f"built by a run on {job.dataset.original_name}", 255)
     same = LibraryHierarchy.objects.filter(owner=job.owner, source_name=source,
                                            content=write_hierarchy(hierarchy, "arx")).first()
