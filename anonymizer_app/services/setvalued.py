@@ -428,8 +428,8 @@ def save_built_hierarchy(job: Job, report: dict):
     """The hierarchy a dynamic-hierarchies run built (item -> group -> *, as its report holds it) into the
     owner's library, stored like an uploaded item hierarchy; the library's entry already holding it when it
     was saved before. Returns (entry, created)."""
-    from hierarchy_editor.models import Hierarchy as LibraryHierarchy
     from hierarchy_editor.forms import size_limits
+    from hierarchy_editor.models import Hierarchy as LibraryHierarchy
     from hierarchy_editor.models import fit_name
 
     from ..engine.formats import write_hierarchy
