@@ -53,9 +53,10 @@ class SetResult:
 def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str = "apriori",
                            hierarchy: Hierarchy | None = None, suppress_at_root: bool = False,
                            numeric: bool | None = None, progress: Progress | None = None,
-                           label_joiner: str = ", ") -> SetResult:
+                           label_joiner: str = ", ", measure: bool = True) -> SetResult:
     """The k^m-anonymous release of ``tx`` by ``algorithm`` ("apriori": a cut of ``hierarchy``;
-    "dynamic": hierarchies built from the data, ``numeric`` items as ranges)."""
+    "dynamic": hierarchies built from the data, ``numeric`` items as ranges). ``measure=False`` leaves the
+    report out (the mixed mode measures the whole column, not each class)."""
     started = time.perf_counter()
     if algorithm not in SET_ALGORITHMS:
         raise InputError(f"unknown set-valued algorithm {algorithm!r}; available: {', '.join(SET_ALGORITHMS)}")
@@ -72,7 +73,8 @@ def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str =
     records = publish(tx, recoding)
     verify(tx, records, recoding, k, m)
     result = SetResult(records, recoding, k, m, algorithm)
-    result.report = build_report(tx, result, generalizer, time.perf_counter() - started)
+    if measure:
+        result.report = build_report(tx, result, generalizer, time.perf_counter() - started)
     return result
 
 

@@ -66,7 +66,8 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
         sub = Transactions.from_records([tx.record(int(r)) for r in rows])
         class_m = min(m, int(sub.distinct().lengths.max()))
         result = anonymize_transactions(sub, k, class_m, algorithm=algorithm, hierarchy=hierarchy,
-                                        numeric=domain.numeric, label_joiner="; " if delimiter == "," else ", ")
+                                        numeric=domain.numeric, label_joiner="; " if delimiter == "," else ", ",
+                                        measure=False)
         lost += float(domain.losses(sub, result)[sub.distinct().codes].sum())
         estimates += estimated_supports(sub, result.recoding.node_of_item, [names for _, names in chosen])
         clash = [x for x in result.recoding.labels if delimiter in x and x in result.recoding.rules]
