@@ -48,6 +48,8 @@ def pages(user, monkeypatch) -> list[tuple[str, str]]:
         ("/jobs/", "return true"),
         (f"/jobs/{datafly.pk}/", "return true"),
         (f"/jobs/{datafly.pk}/result/", PLOTS + " >= 1"),
+        (f"/datasets/{small.pk}/risk/", PLOTS + " >= 1"),  # the risk bands, drawn by static/js/risk.js
+        (f"/jobs/{datafly.pk}/result/risk/", PLOTS + " >= 1"),
         (f"/jobs/{flash.pk}/lattice/",
          "return document.getElementById('lattice-summary').textContent.includes('nodes, optimum') && "
          "document.querySelectorAll('#lattice-chart .gl-canvas, #lattice-chart canvas').length >= 1"),
