@@ -50,6 +50,12 @@ def estimator_rows(report: dict) -> list[dict]:
             for name, e in pu["estimators"].items()]
 
 
+def _given_as(report: dict | None) -> str:
+    """How the population was given, unless it is the sampling fraction shown beside it anyway."""
+    source = ((report or {}).get("population") or {}).get("source", "")
+    return "" if source.startswith("sampling fraction") else source
+
+
 def _form(request, columns: list[str], default_qi: list[str], populations: list) -> RiskForm:
     if request.GET:
         return RiskForm(request.GET, columns=columns, populations=populations)
@@ -86,6 +92,7 @@ def dataset_risk(request, dataset_id: int):
     return render(request, "anonymizer/risk.html", {
         "dataset": ds, "tab": "risk", "form": form, "report": report, "charts": charts,
         "estimators": estimator_rows(report) if report else [], "default_qi": default_qi,
+        "population_source": _given_as(report),
     }, status=status)
 
 
