@@ -105,3 +105,17 @@ def test_population_table_not_holding_the_sample(toy, tmp_path):
     status, text = call(toy, "--qi", "a,b", "--population-table", pop)
     assert status == 2
     assert text.startswith("the population table holds 0 records with a = 'x', b = '2', the sample 1")
+
+
+def test_estimators_that_do_not_converge_print_why_not_a_number(toy):
+    """Every record unique on a, b, s: Pitman's likelihood has no maximum and SNB has no class of size 2;
+    Zayatz: P(F=1 | f=1) = 1, so 8 / 0.01 = 800 population uniques, all of the population."""
+    status, text = call(toy, "--qi", "a,b,s", "--sampling-fraction", "0.01")
+    assert status == 0
+    lines = text.splitlines()
+    assert "  pitman   did not converge: every sample class is unique: the likelihood grows without bound as " \
+           "α → 1, so it has no maximum inside 0 < α < 1" in lines
+    assert "  zayatz   800.0 (100.0000%)  <- Dankar's rule" in lines
+    assert "  snb      did not converge: no sample class of size 2: the second equation has no root with α > 0 " \
+           "and 0 < β < 1" in lines
+    assert "  Dankar's rule: sampling fraction <= 0.1 and Pitman did not converge: Zayatz" in lines
