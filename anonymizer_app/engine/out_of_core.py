@@ -40,10 +40,11 @@ from .attack import merge_parts, report_part
 from .distributions import SensitiveDomain, _numeric_order
 from .errors import Cancelled, InputError, VerificationError
 from .hierarchy import Hierarchy, default_hierarchy
-from .metrics import cell_loss_sums, class_figures_from_histogram, loss_from_sums
+from .metrics import RISK_THRESHOLD, cell_loss_sums, class_figures_from_histogram, loss_from_sums
 from .privacy import KAnonymity
 from .recoding import QISpace
 from .result import _check_cells, _plain
+from .risk import sample_risks
 from .table import NUMERIC_TYPES, Role, group_rows, infer_type
 
 ALGORITHM = "disk-clustering"
@@ -243,6 +244,8 @@ def anonymize_out_of_core(
                   f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
                   f"(memory setting {memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
         "class_size_histogram": {str(s): int(c) for s, c in histogram.items()},
+        # as build_report: the published classes' risk figures (one size per class, ~n/k integers)
+        "risk": sample_risks(np.repeat(out_classes.size, out_classes.count), RISK_THRESHOLD),
         "transformation_labels": {c: f"local recoding: {len(label_ids[j])} distinct value(s) in the output"
                                   for j, c in enumerate(qi)},
         "identifying_removed": [c for c in scan.columns if role_of[c] == Role.IDENTIFYING],

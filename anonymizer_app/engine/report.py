@@ -14,8 +14,9 @@ import pandas as pd
 
 from .distributions import domain_for
 from .gate import Publication
-from .metrics import class_figures
+from .metrics import RISK_THRESHOLD, class_figures
 from .result import _plain, json_default
+from .risk import sample_risks
 from .spec import SUPPRESSED_ROWS, RunSpec
 from .table import Table
 
@@ -83,6 +84,7 @@ class Report(TypedDict, total=False):
     rounds: int
     item_loss: dict[str, float]
     hierarchy_rows: list[list[str]]
+    risk: dict  # engine.risk.sample_risks of the published classes (not for Anatomy)
     frequent_itemsets: dict  # the top itemsets of at most min(m, 2) items before and after, with supports
 
 
@@ -121,6 +123,9 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     sizes = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
     row_class = publication.class_of_row if publication.class_of_row is not None else np.full(table.n, -1)
     report["model_checks"] = model_checks(table, list(result.models), hierarchies, sizes, row_class)
+    if result.recoding != "anatomy" and len(sizes):  # Anatomy's classes are groups, not QI classes
+        # the published classes' risk figures and bands, as engine.risk computes them for every table
+        report["risk"] = sample_risks(sizes, RISK_THRESHOLD)
     suppressed = int(np.asarray(result.suppressed, dtype=bool).sum())
     kept = int(publication.suppressed.sum())
     in_scope = _in_scope(publication, table)

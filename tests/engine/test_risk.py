@@ -240,3 +240,18 @@ def test_adult_eight_qis_reference_classes():
     assert r["equivalence_classes"] == 12458  # definitions.md's reference number
     assert r["records"] == 30162
     assert np.isclose(r["marketer_risk"], 12458 / 30162)
+
+
+def test_a_runs_report_holds_the_risk_of_its_published_classes():
+    """The report calls engine.risk on the classes the gate checked: recounted here from the published rows."""
+    from anonymizer_app.engine import Table, pipeline
+    from anonymizer_app.engine.spec import RunSpec
+
+    table = Table(TOY, {"a": "qi", "b": "qi", "s": "sensitive"})
+    pub = pipeline.run(RunSpec.build(table, None, "datafly", k=2))
+    sizes = pub.table.groupby(["a", "b"]).size()
+    risk = pub.report["risk"]
+    assert risk["equivalence_classes"] == len(sizes) and risk["min_class_size"] == int(sizes.min()) >= 2
+    assert risk["sample_uniques"] == 0
+    assert risk["prosecutor_risk_highest"] == 1 / int(sizes.min())
+    assert risk["marketer_risk"] == len(sizes) / int(sizes.sum())
