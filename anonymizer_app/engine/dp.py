@@ -1,0 +1,239 @@
+"""Differential privacy for counts and randomized response, with OpenDP's mechanisms (no noise sampled here).
+
+dp_counts: the histogram of one column or of a combination of columns over a domain the user declares public
+(every cell of it is released, also the empty ones, plus an "(other)" cell for records outside it), with
+Laplace noise (continuous, on float counts) or the geometric mechanism (two-sided geometric, i.e. discrete
+Laplace, on integer counts), scale b = sensitivity/ε with sensitivity 1 (add/remove-one neighbours change one
+cell by 1). The privacy loss is read back from OpenDP's measurement (measurement.map(d_in=1)).
+
+randomized_response: each record keeps its value with probability p = e^ε/(e^ε+K-1), otherwise it gets one
+of the K-1 other categories uniformly (OpenDP's make_randomized_response, Warner 1965), and the distribution
+is estimated without bias as π_j = (q_j - r)/(p - r), r = (1-p)/(K-1), q_j the perturbed share of j.
+
+OpenDP draws from the operating system's CSPRNG and cannot be seeded: releases are not reproducible, and the
+tests check the distributions statistically. Formulas and citations: docs/definitions.md, "Differential
+privacy".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import product
+
+import numpy as np
+import opendp.prelude as dp
+import pandas as pd
+
+from .errors import InputError
+
+# OpenDP keeps its mechanisms (Laplace, geometric, randomized response, count_by_categories) behind the
+# "contrib" flag until their proofs are vetted; enabling it is the library's documented opt-in.
+dp.enable_features("contrib")
+
+MECHANISMS = ("laplace", "geometric")
+OTHER = "(other)"
+MAX_CELLS = 100_000  # cells of a released histogram (the product of the columns' domains)
+DEFAULT_BINS = 10
+SEPARATOR = " | "
+
+
+@dataclass
+class CountsRelease:
+    columns: list[str]
+    mechanism: str
+    epsilon: float
+    scale: float
+    epsilon_spent: float  # OpenDP's measurement.map(d_in=1)
+    cells: list[str]  # the labels, in release order; the last is OTHER
+    true_counts: list[int]
+    noisy_counts: list[float]
+    errors: dict = field(default_factory=dict)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"cell": self.cells, "noisy_count": self.noisy_counts})
+
+
+@dataclass
+class RandomizedResponseRelease:
+    column: str
+    epsilon: float
+    keep_probability: float
+    epsilon_spent: float
+    categories: list[str]
+    perturbed: pd.Series
+    true_counts: list[int]
+    perturbed_counts: list[int]
+    estimated_counts: list[float]
+    errors: dict = field(default_factory=dict)
+
+
+def check_epsilon(epsilon: float) -> float:
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise InputError(f"ε must be a number above 0, got {epsilon!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"ε must be a number above 0, got {epsilon!r}")
+    return value
+
+
+def error_figures(true: list[int] | list[float], estimate: list[float]) -> dict:
+    """Mean and max absolute error per cell, and the total absolute error over the total true count."""
+    t = np.asarray(true, dtype=float)
+    e = np.asarray(estimate, dtype=float)
+    diff = np.abs(e - t)
+    total = float(t.sum())
+    return {"mean_absolute_error": float(diff.mean()) if len(diff) else 0.0,
+            "max_absolute_error": float(diff.max()) if len(diff) else 0.0,
+            "relative_error": float(diff.sum() / total) if total else math.nan}
+
+
+def _label(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _numeric_labels(series: pd.Series, column: str, bounds: tuple[float, float], bins: int) -> tuple[list[str], pd.Series]:
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise InputError(f"column {column!r}: the bounds must be two numbers, lower below upper, got {bounds!r}")
+    if bins < 1:
+        raise InputError(f"column {column!r}: the number of bins must be at least 1, got {bins}")
+    edges = np.linspace(lo, hi, bins + 1)
+    labels = [f"[{_fmt(edges[i])}, {_fmt(edges[i + 1])}{']' if i == bins - 1 else ')'}" for i in range(bins)]
+    values = pd.to_numeric(series, errors="coerce")
+    index = np.searchsorted(edges, values.to_numpy(dtype=float), side="right") - 1
+    index = np.where(values.to_numpy(dtype=float) == hi, bins - 1, index)
+    inside = (index >= 0) & (index < bins) & values.notna().to_numpy()
+    out = pd.Series([labels[i] if ok else OTHER for i, ok in zip(index, inside)], index=series.index)
+    return labels, out
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.6g}"
+
+
+def _column_domain(table: pd.DataFrame, column: str, numeric: bool, bounds: dict, categories: dict,
+                   bins: int) -> tuple[list[str], pd.Series]:
+    """The column's public domain (declared or, for categories, taken from the data) and each record's cell."""
+    series = table[column]
+    if column in bounds:
+        return _numeric_labels(series, column, bounds[column], bins)
+    if column in categories:
+        domain = [str(c) for c in categories[column]]
+        if not domain:
+            raise InputError(f"column {column!r}: the declared categories are empty")
+    elif numeric:
+        raise InputError(f"column {column!r} is numeric: declare its bounds (lower and upper), "
+                         "the domain of a differentially private histogram must not come from the data")
+    else:
+        domain = sorted({_label(v) for v in series})
+    labels = series.map(_label)
+    return domain, labels.where(labels.isin(set(domain)), OTHER)
+
+
+def _check_columns(table: pd.DataFrame, columns: list[str]) -> None:
+    if not columns:
+        raise InputError("choose at least one column to count")
+    for c in columns:
+        if c not in table.columns:
+            raise InputError(f"unknown column {c!r}; the table has: {', '.join(map(str, table.columns))}")
+    if len(set(columns)) != len(columns):
+        raise InputError("a column is named twice")
+
+
+def counts_measurement(cells: list[str], epsilon: float, mechanism: str):
+    """count_by_categories (sensitivity 1 under add/remove-one) chained with the noise mechanism, scale 1/ε."""
+    if mechanism not in MECHANISMS:
+        raise InputError(f"unknown mechanism {mechanism!r}: choose laplace or geometric")
+    scale = 1.0 / epsilon
+    space = dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()
+    if mechanism == "laplace":
+        count = dp.t.make_count_by_categories(*space, categories=cells, null_category=True, TOA=float)
+        return count, count >> dp.m.then_laplace(scale=scale), scale
+    count = dp.t.make_count_by_categories(*space, categories=cells, null_category=True)
+    return count, count >> dp.m.then_geometric(scale=scale), scale
+
+
+def dp_counts(table: pd.DataFrame, columns: list[str], epsilon: float, mechanism: str = "laplace", *,
+              numeric_columns: set[str] | None = None, bounds: dict | None = None,
+              categories: dict | None = None, bins: int = DEFAULT_BINS) -> CountsRelease:
+    """An ε-differentially private histogram of `columns` over their declared domain (see the module doc).
+
+    numeric_columns: those that need bounds {column: (lower, upper)} (cut into `bins` equal bins); other
+    columns take `categories` {column: [...]} or their distinct values, which the caller declares public.
+    """
+    epsilon = check_epsilon(epsilon)
+    if mechanism not in MECHANISMS:
+        raise InputError(f"unknown mechanism {mechanism!r}: choose laplace or geometric")
+    _check_columns(table, columns)
+    numeric_columns = numeric_columns or set()
+    domains, keys = [], []
+    for c in columns:
+        domain, labels = _column_domain(table, c, c in numeric_columns, bounds or {}, categories or {}, bins)
+        domains.append(domain)
+        keys.append(labels)
+    size = math.prod(len(d) for d in domains)
+    if size > MAX_CELLS:
+        raise InputError(f"the histogram would have {size:,} cells (the product of the columns' domains), "
+                         f"more than {MAX_CELLS:,}: choose fewer columns or fewer bins")
+    cells = [SEPARATOR.join(combo) for combo in product(*domains)]
+    if OTHER in cells:
+        raise InputError(f"a category reads {OTHER!r}, the name of the cell for records outside the domain: rename it")
+    if len(set(cells)) != len(cells):
+        raise InputError(f"two cells read the same once joined with {SEPARATOR!r}: rename the categories")
+    if len(columns) == 1:
+        record_cells = keys[0]
+    else:
+        outside = pd.concat([k == OTHER for k in keys], axis=1).any(axis=1)
+        joined = keys[0].astype(str)
+        for k in keys[1:]:
+            joined = joined + SEPARATOR + k.astype(str)
+        record_cells = joined.where(~outside, OTHER)
+    data = record_cells.astype(str).tolist()
+    count, measurement, scale = counts_measurement(cells, epsilon, mechanism)
+    true_counts = [int(x) for x in count(data)]
+    noisy = [float(x) for x in measurement(data)]
+    spent = float(measurement.map(1))
+    return CountsRelease(columns=list(columns), mechanism=mechanism, epsilon=epsilon, scale=scale,
+                         epsilon_spent=spent, cells=cells + [OTHER], true_counts=true_counts,
+                         noisy_counts=noisy, errors=error_figures(true_counts, noisy))
+
+
+def keep_probability(epsilon: float, k: int) -> float:
+    """p = e^ε / (e^ε + K - 1), written to stay finite for a large ε."""
+    return 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
+
+
+def estimate_distribution(perturbed_counts: list[int], p: float) -> list[float]:
+    """Unbiased estimate of the true counts: n·(q_j - r)/(p - r), r = (1-p)/(K-1)."""
+    k = len(perturbed_counts)
+    n = sum(perturbed_counts)
+    r = (1 - p) / (k - 1)
+    return [n * ((c / n if n else 0.0) - r) / (p - r) for c in perturbed_counts]
+
+
+def randomized_response(series: pd.Series, epsilon: float, categories: list[str] | None = None) -> RandomizedResponseRelease:
+    """Each record's value kept with probability e^ε/(e^ε+K-1), else a uniform other category (OpenDP)."""
+    epsilon = check_epsilon(epsilon)
+    column = str(series.name)
+    labels = series.map(_label)
+    domain = [str(c) for c in categories] if categories is not None else sorted(set(labels))
+    if len(set(domain)) != len(domain):
+        raise InputError(f"column {column!r}: a category is declared twice")
+    if len(domain) < 2:
+        raise InputError(f"column {column!r}: randomized response needs at least 2 categories, got {len(domain)}")
+    unknown = sorted(set(labels) - set(domain))
+    if unknown:
+        raise InputError(f"column {column!r}: value {unknown[0]!r} is not one of the declared categories")
+    p = keep_probability(epsilon, len(domain))
+    measurement = dp.m.make_randomized_response(categories=domain, prob=p, T=str)
+    perturbed = pd.Series([measurement(v) for v in labels.tolist()], index=series.index, name=series.name)
+    true_counts = [int(x) for x in labels.value_counts().reindex(domain, fill_value=0)]
+    perturbed_counts = [int(x) for x in perturbed.value_counts().reindex(domain, fill_value=0)]
+    estimated = estimate_distribution(perturbed_counts, p)
+    return RandomizedResponseRelease(
+        column=column, epsilon=epsilon, keep_probability=p, epsilon_spent=float(measurement.map(1)),
+        categories=domain, perturbed=perturbed, true_counts=true_counts, perturbed_counts=perturbed_counts,
+        estimated_counts=estimated, errors={"estimate": error_figures(true_counts, estimated),
+                                            "perturbed": error_figures(true_counts, [float(c) for c in perturbed_counts])})
