@@ -48,10 +48,22 @@ class CountsRelease:
     cells: list[str]  # the labels, in release order; the last is OTHER
     true_counts: list[int]
     noisy_counts: list[float]
+    domains: list[list[str]] = field(default_factory=list)  # each column's declared domain
     errors: dict = field(default_factory=dict)
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"cell": self.cells, "noisy_count": self.noisy_counts})
+        """The release: one column per counted column (OTHER in each for the outside cell), then noisy_count."""
+        rows = [list(combo) for combo in product(*self.domains)] + [[OTHER] * len(self.columns)]
+        out = pd.DataFrame(rows, columns=self.columns)
+        out["noisy_count"] = self.noisy_counts
+        return out
+
+    def summary(self) -> dict:
+        return {"columns": self.columns, "mechanism": self.mechanism, "epsilon": self.epsilon,
+                "scale": self.scale, "sensitivity": 1, "epsilon_spent": self.epsilon_spent,
+                "cells": [{"cell": c, "true_count": t, "noisy_count": n}
+                          for c, t, n in zip(self.cells, self.true_counts, self.noisy_counts)],
+                "utility_cost": self.errors}
 
 
 @dataclass
@@ -66,6 +78,14 @@ class RandomizedResponseRelease:
     perturbed_counts: list[int]
     estimated_counts: list[float]
     errors: dict = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        return {"column": self.column, "mechanism": "randomized response", "epsilon": self.epsilon,
+                "keep_probability": self.keep_probability, "epsilon_spent": self.epsilon_spent,
+                "categories": [{"category": c, "true_count": t, "perturbed_count": p, "estimated_count": e}
+                               for c, t, p, e in zip(self.categories, self.true_counts, self.perturbed_counts,
+                                                     self.estimated_counts)],
+                "utility_cost": self.errors}
 
 
 def check_epsilon(epsilon: float) -> float:
@@ -193,11 +213,19 @@ def dp_counts(table: pd.DataFrame, columns: list[str], epsilon: float, mechanism
     data = record_cells.astype(str).tolist()
     count, measurement, scale = counts_measurement(cells, epsilon, mechanism)
     true_counts = [int(x) for x in count(data)]
-    noisy = [float(x) for x in measurement(data)]
+    # the geometric mechanism's counts stay whole numbers
+    noisy: list[float] = [int(x) if mechanism == "geometric" else float(x) for x in measurement(data)]
     spent = float(measurement.map(1))
     return CountsRelease(columns=list(columns), mechanism=mechanism, epsilon=epsilon, scale=scale,
                          epsilon_spent=spent, cells=cells + [OTHER], true_counts=true_counts,
-                         noisy_counts=noisy, errors=error_figures(true_counts, noisy))
+                         noisy_counts=noisy, domains=domains, errors=error_figures(true_counts, noisy))
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """Every non-empty value reads as a number (such a column needs declared bounds)."""
+    values = series.dropna().astype(str).str.strip()
+    values = values[values != ""]
+    return bool(len(values)) and bool(pd.to_numeric(values, errors="coerce").notna().all())
 
 
 def keep_probability(epsilon: float, k: int) -> float:
