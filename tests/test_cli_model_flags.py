@@ -30,7 +30,8 @@ def parse(*args: str) -> dict:
 
 def test_the_flags_of_before():
     assert set(MODEL_FLAGS) == {"--l", "--l-variant", "--c", "--t", "--t-distance", "--beta", "--beta-variant",
-                                "--delta-min", "--delta-max", "--population", "--research-column", "--model-column"}
+                                "--delta-min", "--delta-max", "--population", "--research-column", "--model-column",
+                                "--ak-alpha", "--ak-k", "--delta-disclosure", "--average-risk"}
     opts = parse()
     assert (opts["l_variant"], opts["t_distance"], opts["beta_variant"]) == ("distinct", "equal", "enhanced")
     assert all(opts[d] is None for d in ("l", "c", "t", "beta", "delta_min", "delta_max", "model_column"))
@@ -59,9 +60,9 @@ def test_delta_presence_defaults_and_marker_column():
 @pytest.mark.parametrize("args,message", [
     (["--c", "3"], "--c applies to --l with --l-variant recursive"),
     (["--l", "2", "--l-variant", "entropy", "--c", "3"], "--c applies to --l with --l-variant recursive"),
-    (["--model-column", "disease"], "--model-column applies to --l, --t or --beta"),
+    (["--model-column", "disease"], "--model-column applies to --l, --t, --beta, --ak-alpha or --delta-disclosure"),
     (["--delta-max", "0.5", "--model-column", "disease", "--research-column", "r"],
-     "--model-column applies to --l, --t or --beta"),
+     "--model-column applies to --l, --t, --beta, --ak-alpha or --delta-disclosure"),
     (["--research-column", "r"], "--population and --research-column apply to δ-presence: give --delta-min and/or "
                                  "--delta-max"),
     (["--delta-min", "0.1", "--population", "p.csv", "--research-column", "r"],

@@ -81,7 +81,7 @@ def test_the_cli_parser_gains_the_toy_flags(toy):
     help_text = parser.format_help()
     assert "--alpha ALPHA" in help_text and "--alpha-min-size ALPHA_MIN_SIZE" in help_text
     assert "--alpha-scope {class,table}" in help_text
-    assert "the column --l, --t, --beta or --alpha apply to" in help_text  # --model-column's help
+    assert "the column --l, --t, --beta, --ak-alpha, --delta-disclosure or --alpha apply to" in help_text  # --model-column's help
     opts = vars(parser.parse_args(["--alpha", "0.6", "--alpha-min-size", "3", "--alpha-scope", "table"]))
     assert models_from_options(opts, "disease") == [AlphaCap(0.6, 3, "table", "disease")]
     # the generated checks apply to it as to the built-in models

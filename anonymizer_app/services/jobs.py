@@ -50,6 +50,8 @@ def validate_models(dataset: Dataset, info, k: int, specs: list[dict] | None, ma
     for m in models:
         if marker is not None and m.column == marker:
             continue
+        if m.column_source is None:
+            continue  # a model on the classes alone (average risk)
         if m.column is None:
             raise InputError(f"{m.describe()}: choose the column it applies to")
         col = columns.get(m.column)

@@ -132,7 +132,8 @@ def test_every_registered_model_carries_its_own_metadata():
         assert cls.name == name and cls.label and cls.parameters
         assert callable(cls.card) and callable(cls.summary)
     groups = {g.key: g for g in model_groups()}
-    assert list(groups) == ["l", "t", "beta", "delta"]  # k-anonymity has the run's own k
+    # k-anonymity has the run's own k
+    assert list(groups) == ["l", "t", "beta", "delta", "alphak", "ddisclosure", "avgrisk"]
     assert list(groups["l"].variants) == ["distinct", "entropy", "recursive"]
     assert [p.flag for p in groups["l"].parameters] == ["--l", "--c"]
     assert groups["l"].parameters[0].kind is float  # entropy's l is a number, distinct's an integer
@@ -140,6 +141,10 @@ def test_every_registered_model_carries_its_own_metadata():
     assert [p.flag for p in groups["beta"].parameters] == ["--beta", "--beta-variant"]
     assert [p.flag for p in groups["delta"].parameters] == ["--delta-min", "--delta-max"]
     assert groups["delta"].column_source == "research" and groups["l"].takers("c") == ["recursive"]
+    assert [p.flag for p in groups["alphak"].parameters] == ["--ak-alpha", "--ak-k"]
+    assert [p.flag for p in groups["ddisclosure"].parameters] == ["--delta-disclosure"]
+    assert [p.flag for p in groups["avgrisk"].parameters] == ["--average-risk"]
+    assert groups["avgrisk"].column_source is None and groups["alphak"].column_source == "sensitive"
 
 
 # ---- parse_marker -------------------------------------------------------------------------------

@@ -68,6 +68,8 @@ class Problem:
         bad = np.zeros(len(sizes), dtype=bool)
         found: dict = {}  # column -> counts, for several models on one column
         for m in self.models:
+            if getattr(m, "whole_table", False):
+                continue  # after the others: on the classes they keep
             if not getattr(m, "needs_sensitive", False):
                 bad |= m.classes_failing(sizes)
                 continue
@@ -84,6 +86,9 @@ class Problem:
                 raise ValueError(f"{m.describe()} needs the members of each class")
             found[m.column] = c
             bad |= m.classes_failing(sizes, c, dom)
+        for m in self.models:
+            if getattr(m, "whole_table", False):
+                bad |= m.classes_failing(np.where(bad, 0, sizes))
         return bad
 
 

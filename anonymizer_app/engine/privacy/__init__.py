@@ -9,8 +9,11 @@ module plus an entry in ``PRIVACY_MODELS`` below. The run form (``forms.RunForm`
 from __future__ import annotations
 
 from ..errors import InputError
+from .alpha_k import AlphaKAnonymity
+from .average_risk import AverageRisk, average_risk
 from .base import _EPS, ModelGroup, Parameter, PrivacyModel, _Sensitive, shares
 from .beta_likeness import BetaLikeness
+from .delta_disclosure import DeltaDisclosure
 from .delta_presence import MARKER_IN, MARKER_OUT, DeltaPresence, parse_marker
 from .k_anonymity import KAnonymity
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
@@ -18,7 +21,7 @@ from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd
 
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     m.name: m for m in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness,
-                        BetaLikeness, DeltaPresence)
+                        BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk)
 }
 SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
 
@@ -60,7 +63,8 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 
 
 __all__ = [
-    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "BetaLikeness",
+    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "AlphaKAnonymity",
+    "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
     "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "ModelGroup", "Parameter",
     "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
     "emd_ordered", "make_model", "model_groups", "check_feasible", "parse_marker", "shares",

@@ -96,6 +96,9 @@ class PrivacyModel:
     monotonic: ClassVar[bool] = True  # under generalization with suppression
     monotonic_without_suppression: ClassVar[bool] = True
     needs_sensitive: ClassVar[bool] = False
+    # A property of the whole release (average risk): ``classes_failing`` gets the classes other models
+    # leave out with size 0 (algorithms.base.Problem.failing) and names the further classes to leave out.
+    whole_table: ClassVar[bool] = False
     parameters: ClassVar[tuple[Parameter, ...]] = ()
     column: str | None = None
 

@@ -1,0 +1,238 @@
+"""Privacy models that bound risk beside k: average re-identification risk, (α,k)-anonymity and
+δ-disclosure privacy. Values by hand on small class layouts; Flash's optimum equals the exhaustive
+search's; every node the solution lattice tags anonymous passes an independent check written here (and
+only those); the gate refuses a publication that breaks them; CLI flags and the run form run them."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from anonymizer_helpers import people_dataset, run_jobs_synchronously
+from django.core.management import call_command
+
+from anonymizer_app.engine import (
+    InputError,
+    Table,
+    UnsatisfiableError,
+    anonymize,
+    parse_hierarchy,
+    pipeline,
+    solution_lattice,
+)
+from anonymizer_app.engine.privacy import (
+    AlphaKAnonymity,
+    AverageRisk,
+    DeltaDisclosure,
+    KAnonymity,
+    check_feasible,
+    make_model,
+)
+from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.models import Job
+from anonymizer_app.services import results
+
+
+class _Domain:
+    def __init__(self, p):
+        self.table_distribution = np.asarray(p, dtype=float)
+
+
+# ---- values by hand -------------------------------------------------------------------------------
+def test_average_risk_leaves_out_the_smallest_classes_as_few_as_needed():
+    m = AverageRisk(0.3)
+    sizes = np.array([6, 1, 2, 1])  # 4 classes / 10 records = 0.4
+    # without one 1: 3/9 = 0.333 > 0.3; without both 1s: 2/8 = 0.25
+    assert m.classes_failing(sizes).tolist() == [False, True, False, True]
+    assert AverageRisk(0.4).classes_failing(sizes).tolist() == [False] * 4
+    assert m.card(sizes) == {"value": 0.4, "value_label": "average prosecutor risk"}
+    # classes already left out by another model come with size 0: 3 classes / 9 records = 0.333 > 0.3
+    assert m.classes_failing(np.array([6, 0, 2, 1])).tolist() == [False, False, False, True]
+    assert AverageRisk(0.1).classes_failing(np.array([2, 2])).tolist() == [True, True]  # 0.5, then 1/2
+    assert m.summary() == "average risk ≤ 0.3"
+
+
+def test_alpha_k_anonymity_by_hand():
+    m = AlphaKAnonymity(0.5, 3, "dis")
+    counts = np.array([[2, 2], [1, 1], [3, 1], [2, 1]])  # shares .5, .5, .75, .667; sizes 4, 2, 4, 3
+    assert m.classes_failing(counts.sum(axis=1), counts, _Domain([0.5, 0.5])).tolist() == [False, True, True, True]
+    assert m.card(counts.sum(axis=1), counts, _Domain([0.5, 0.5]))["value"] == 0.75
+    assert m.summary() == "(0.5,3)-anonymity on dis"
+
+
+def test_delta_disclosure_by_hand():
+    p = [0.5, 0.25, 0.25]
+    counts = np.array([[1, 1, 0], [2, 1, 1], [1, 0, 0], [4, 0, 0]])
+    # |ln(q/p)|: class 0 (.5,.5,-): ln 2 = 0.693; class 1 (.5,.25,.25): 0; class 2 and 3 (1,-,-): ln 2
+    m = DeltaDisclosure(0.7, "dis")
+    values = m.values(counts, _Domain(p))
+    assert values == pytest.approx([math.log(2), 0.0, math.log(2), math.log(2)])
+    assert m.classes_failing(counts.sum(axis=1), counts, _Domain(p)).tolist() == [False] * 4
+    # strict: |ln(q/p)| < δ, so δ = ln 2 fails the classes at ln 2
+    on_the_bound = DeltaDisclosure(math.log(2), "dis")
+    assert on_the_bound.classes_failing(counts.sum(axis=1), counts, _Domain(p)).tolist() == [True, False, True, True]
+    assert m.summary() == "0.7-disclosure privacy on dis"
+
+
+def test_parameters_and_feasibility_are_checked():
+    with pytest.raises(InputError, match="average_risk must be above 0, got 0.0"):
+        AverageRisk(0)
+    with pytest.raises(InputError, match="alpha must be at most 1, got 1.5"):
+        make_model("alpha-k-anonymity", alpha=1.5, column="dis")
+    with pytest.raises(InputError, match="delta must be above 0, got 0.0"):
+        DeltaDisclosure(0.0)
+    with pytest.raises(InputError, match="average risk 0.01 is below 1/10"):
+        check_feasible([AverageRisk(0.01)], 10, {}, 0.0)
+    values = pd.Series(["a"] * 7 + ["b"] * 3)
+    with pytest.raises(InputError, match="α=0.6 but the most frequent value of 'dis' is 0.7 of the table"):
+        check_feasible([AlphaKAnonymity(0.6, 2, "dis")], 10, {"dis": values}, 0.0)
+    check_feasible([AlphaKAnonymity(0.6, 2, "dis")], 10, {"dis": values}, 0.1)  # suppression may help
+    assert AverageRisk.monotonic is False and AverageRisk.monotonic_without_suppression is True
+    assert AlphaKAnonymity.monotonic is False and AlphaKAnonymity.monotonic_without_suppression is True
+    assert DeltaDisclosure.monotonic is False and DeltaDisclosure.monotonic_without_suppression is False
+
+
+# ---- search, lattice and gate on small random tables -------------------------------------------------
+def _problem(seed: int):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(15, 45))
+    files, frame = {}, {}
+    for name in ("a", "b"):
+        leaves = [f"{name}{i}" for i in range(int(rng.integers(2, 6)))]
+        files[name] = "".join(f"{v};{name}g{i % 2};*\n" for i, v in enumerate(leaves))
+        frame[name] = rng.choice(leaves, n)
+    frame["s"] = rng.choice(["x", "y", "z"], n, p=[0.5, 0.3, 0.2])
+    table = Table(pd.DataFrame(frame), {"a": "qi", "b": "qi", "s": "sensitive"})
+    return table, {c: parse_hierarchy(files[c], c) for c in ("a", "b")}
+
+
+MODELS = [[AverageRisk(0.2)], [AverageRisk(0.35)], [AlphaKAnonymity(0.6, 3, "s")], [DeltaDisclosure(1.0, "s")],
+          [AlphaKAnonymity(0.7, 2, "s"), AverageRisk(0.3)]]
+
+
+def _failing_records(groups: list[pd.DataFrame], source: pd.DataFrame, models: list) -> int:
+    """Independent: records to suppress so that every model holds (k=2 always): per-class models
+    first, then the smallest remaining classes until the average risk holds."""
+    p = source["s"].value_counts(normalize=True)
+    bad = [len(g) < 2 for g in groups]
+    for m in models:
+        for i, g in enumerate(groups):
+            q = g["s"].value_counts(normalize=True)
+            if isinstance(m, AlphaKAnonymity):
+                bad[i] |= len(g) < m.k or q.max() > m.alpha + 1e-9
+            elif isinstance(m, DeltaDisclosure):
+                bad[i] |= max(abs(math.log(q[v] / p[v])) for v in q.index) >= m.delta - 1e-9
+    kept = sorted(len(g) for g, b in zip(groups, bad) if not b)
+    dropped = sum(len(g) for g, b in zip(groups, bad) if b)
+    for m in models:
+        if isinstance(m, AverageRisk):
+            while kept and len(kept) / sum(kept) > m.average_risk + 1e-9:
+                dropped += kept.pop(0)
+    return dropped
+
+
+def _groups(table, hs, levels) -> list[pd.DataFrame]:
+    out = table.frame.copy()
+    for col, lv in zip(table.qi, levels):
+        h = hs[col]
+        out[col] = np.asarray(h.labels[lv], dtype=object)[h.maps[lv][h.encode(out[col], col)]]
+    return [g for _, g in out.groupby(table.qi, sort=False)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("which", range(len(MODELS)))
+@pytest.mark.parametrize("limit", [0.0, 0.2])
+def test_flash_equals_exhaustive_and_the_lattice_tags_follow_the_models(seed, which, limit):
+    table, hs = _problem(seed)
+    models = MODELS[which]
+    outcomes = []
+    for algorithm in ("flash", "exhaustive"):
+        try:
+            r = anonymize(table, hs, algorithm, k=2, suppression_limit=limit, models=models)
+            outcomes.append((r.search["optimum_value"], int(r.suppressed.sum())))
+        except UnsatisfiableError:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]
+    spec = RunSpec.build(table, hs, "flash", models=[KAnonymity(2), *models], suppression_limit=limit)
+    try:
+        data = solution_lattice.evaluate(spec)
+    except UnsatisfiableError:
+        assert outcomes[0] is None
+        return
+    budget = int(np.floor(limit * table.n + 1e-9))
+    for levels, tag in zip(data["nodes"]["levels"], data["nodes"]["tag"]):
+        lv = [int(x) for x in levels.split(",")]
+        assert (tag in "Aa") == (_failing_records(_groups(table, hs, lv), table.frame, models) <= budget), levels
+    # Flash's suppressed records are the independent count at its node
+    if outcomes[0] is not None:
+        best = pipeline.run(spec)
+        lv = [best.result.transformation[c] for c in table.qi]
+        assert outcomes[0][1] == _failing_records(_groups(table, hs, lv), table.frame, models)
+
+
+def test_the_gate_refuses_a_node_that_breaks_average_risk():
+    for seed in range(60):
+        table, hs = _problem(seed)
+        spec = RunSpec.build(table, hs, "flash", models=[KAnonymity(1), AverageRisk(0.2)])
+        data = solution_lattice.evaluate(spec)
+        failing = [lv for lv, tag in zip(data["nodes"]["levels"], data["nodes"]["tag"]) if tag in "Nn"]
+        if failing:
+            break
+    assert failing
+    with pytest.raises(UnsatisfiableError, match="average risk ≤ 0.2"):
+        pipeline.publish_levels(spec, failing[0])
+
+
+def test_algorithms_that_cannot_honour_them_refuse_naming_those_that_can():
+    table, _ = _problem(1)
+    with pytest.raises(InputError) as err:
+        anonymize(table, None, "koptimize", k=2, models=[AverageRisk(0.3)])
+    assert "k-Optimize cannot honour average-risk; algorithms that can: Datafly," in str(err.value)
+    assert "Flash" in str(err.value) and "Anatomy" not in str(err.value)
+    with pytest.raises(InputError, match="cannot honour delta-disclosure; algorithms that can: Datafly,"):
+        anonymize(table, None, "mha", k=2, models=[DeltaDisclosure(1.5, "s")])
+
+
+# ---- the command line and the run form -----------------------------------------------------------
+def test_the_cli_flags_run_the_models(tmp_path):
+    table, _ = _problem(4)
+    src = tmp_path / "in.csv"
+    table.frame.to_csv(src, index=False)
+    out = tmp_path / "out.csv"
+    call_command("anonymize", str(src), "--qi", "a", "--qi", "b", "--sensitive", "s", "--algorithm", "mondrian",
+                 "--k", "2", "--average-risk", "0.25", "--ak-alpha", "0.8", "--ak-k", "3", "--delta-disclosure", "2",
+                 "--out", str(out), stdout=io.StringIO(), stderr=io.StringIO())
+    published = pd.read_csv(out, dtype=str)
+    sizes = published.groupby(["a", "b"]).size()
+    assert len(sizes) / sizes.sum() <= 0.25 and sizes.min() >= 3
+    shares = published.groupby(["a", "b"])["s"].value_counts(normalize=True)
+    assert shares.max() <= 0.8 + 1e-9
+
+
+@pytest.mark.django_db
+def test_the_run_form_runs_them(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = people_dataset(user)
+    data = {"algorithm": "flash", "k": 2, "suppression_percent": 10, "sensitive": "disease",
+            "model:avgrisk:enabled": "on", "model:avgrisk:average_risk": "0.25",
+            "model:alphak:enabled": "on", "model:alphak:alpha": "0.9", "model:alphak:k": "2",
+            "model:alphak:column": "disease"}
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", data)
+    assert r.status_code == 302, [line for line in r.content.decode().splitlines() if "error" in line]
+    job = Job.objects.get()
+    assert job.status == Job.SUCCEEDED, job.message
+    checks = {c["model"]: c for c in job.result.report["model_checks"]}
+    output, suppressed = results.load_output(job.result)
+    qis = [c for c in ("age", "city_birth", "zip_code") if c in output.columns]
+    sizes = output[~suppressed].groupby(qis).size()
+    assert checks["average-risk"]["holds"] is True
+    assert checks["average-risk"]["value"] == pytest.approx(len(sizes) / sizes.sum())
+    assert len(sizes) / sizes.sum() <= 0.25
+    assert checks["alpha-k-anonymity"]["holds"] is True
+    # a bad value is a form error, nothing stored
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {**data, "model:avgrisk:average_risk": "2"})
+    assert r.status_code in (200, 400) and Job.objects.count() == 1
+    assert "average_risk must be at most 1, got 2.0" in r.content.decode()
