@@ -1,0 +1,47 @@
+"""The differential privacy form: a histogram of chosen columns (ε, mechanism, bounds of numeric columns)
+or randomized response on one column (ε). A POST form: every submission is a new release."""
+
+from __future__ import annotations
+
+import math
+
+from django import forms
+
+from .engine import dp
+
+MODE_CHOICES = [("counts", "histogram (noisy counts)"), ("rr", "randomized response on one column")]
+MECHANISM_CHOICES = [("laplace", "Laplace (real-valued noise)"), ("geometric", "geometric (whole-number noise)")]
+
+
+class DPForm(forms.Form):
+    mode = forms.ChoiceField(label="Release", choices=MODE_CHOICES, initial="counts", widget=forms.RadioSelect)
+    epsilon = forms.FloatField(label="ε (privacy budget)", initial=1.0,
+                               help_text="above 0; smaller is more private and noisier")
+    columns = forms.MultipleChoiceField(label="Columns to count", required=False,
+                                        widget=forms.CheckboxSelectMultiple,
+                                        help_text="one histogram cell per combination of their values")
+    mechanism = forms.ChoiceField(label="Mechanism", choices=MECHANISM_CHOICES, initial="laplace")
+    bounds = forms.CharField(label="Bounds of numeric columns", required=False,
+                             widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text="one COLUMN=LOWER:UPPER a line, e.g. age=17:90; public, not read from the data")
+    bins = forms.IntegerField(label="Bins between the bounds", initial=dp.DEFAULT_BINS, min_value=1, max_value=1000)
+    rr_column = forms.ChoiceField(label="Column for randomized response", required=False)
+
+    def __init__(self, *args, columns: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["columns"].choices = [(c, c) for c in columns]
+        self.fields["rr_column"].choices = [("", "—"), *[(c, c) for c in columns]]
+
+    def clean_epsilon(self):
+        e = self.cleaned_data["epsilon"]
+        if not math.isfinite(e) or e <= 0:
+            raise forms.ValidationError(f"ε {e:g}: it is a number above 0.")
+        return e
+
+    def clean(self):
+        data = super().clean()
+        if data.get("mode") == "counts" and not data.get("columns"):
+            self.add_error("columns", "Choose at least one column to count.")
+        if data.get("mode") == "rr" and not data.get("rr_column"):
+            self.add_error("rr_column", "Choose the column for randomized response.")
+        return data

@@ -1,0 +1,60 @@
+"""Differential privacy releases of a dataset for the web app: engine.dp's histogram and randomized response
+on the stored table, the numeric columns (which need declared bounds) taken from the columns' types.
+
+A release is computed in the request and stored nowhere: every call draws new noise, so every call is a
+release of its own that spends its ε again. Randomized response calls OpenDP once per record (about 2 s for
+Adult's 30,162 records), so the page refuses tables above WEB_RR_MAX_ROWS (manage.py dp_release has no cap).
+"""
+
+from __future__ import annotations
+
+from ..engine import InputError, dp
+from ..models import Dataset
+from . import datasets
+
+NUMERIC_TYPES = {"integer", "decimal"}
+WEB_RR_MAX_ROWS = 200_000
+
+
+def numeric_columns(dataset: Dataset) -> set[str]:
+    return {c.name for c in dataset.columns.all() if c.type in NUMERIC_TYPES}
+
+
+def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
+    """One COL=LOWER:UPPER a line (the column name may hold '='; the last one splits)."""
+    bounds: dict[str, tuple[float, float]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        column, sep, rng = line.strip().rpartition("=")
+        lo, sep2, hi = rng.partition(":")
+        try:
+            if not (sep and sep2 and column):
+                raise ValueError
+            bounds[column.strip()] = (float(lo), float(hi))
+        except ValueError:
+            raise InputError(f"bounds, line {number}: expected COLUMN=LOWER:UPPER (e.g. age=17:90), "
+                             f"got {line.strip()!r}") from None
+    return bounds
+
+
+def release_counts(dataset: Dataset, columns: list[str], epsilon: float, mechanism: str,
+                   bounds: dict[str, tuple[float, float]], bins: int) -> dp.CountsRelease:
+    extra = [c for c in bounds if c not in columns]
+    if extra:
+        raise InputError(f"bounds: {extra[0]!r} is not one of the counted columns")
+    frame = datasets.load_frame(dataset, columns=[c for c in columns if c in datasets.dataset_columns(dataset)])
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"unknown column {missing[0]!r}")
+    return dp.dp_counts(frame, columns, epsilon, mechanism, numeric_columns=numeric_columns(dataset),
+                        bounds=bounds, bins=bins)
+
+
+def release_randomized_response(dataset: Dataset, column: str, epsilon: float) -> dp.RandomizedResponseRelease:
+    if dataset.n_rows > WEB_RR_MAX_ROWS:
+        raise InputError(f"{dataset.n_rows:,} records: this page randomizes at most {WEB_RR_MAX_ROWS:,} "
+                         f"(manage.py dp_release has no cap)")
+    if column not in datasets.dataset_columns(dataset):
+        raise InputError(f"unknown column {column!r}")
+    return dp.randomized_response(datasets.load_frame(dataset, columns=[column])[column], epsilon)
