@@ -31,7 +31,8 @@ def parse(*args: str) -> dict:
 def test_the_flags_of_before():
     assert set(MODEL_FLAGS) == {"--l", "--l-variant", "--c", "--t", "--t-distance", "--beta", "--beta-variant",
                                 "--delta-min", "--delta-max", "--population", "--research-column", "--model-column",
-                                "--ak-alpha", "--ak-k", "--delta-disclosure", "--average-risk"}
+                                "--ak-alpha", "--ak-k", "--delta-disclosure", "--average-risk", "--kmap",
+                                "--kmap-sampling-fraction", "--population-uniqueness", "--uniqueness-sampling-fraction"}
     opts = parse()
     assert (opts["l_variant"], opts["t_distance"], opts["beta_variant"]) == ("distinct", "equal", "enhanced")
     assert all(opts[d] is None for d in ("l", "c", "t", "beta", "delta_min", "delta_max", "model_column"))

@@ -75,7 +75,8 @@ def test_the_toy_is_a_complete_model(toy):
     assert model.card(np.array([2, 4]), counts, object()) == {"value": 0.75, "value_label": "largest share of one value"}
 
 
-def test_the_cli_parser_gains_the_toy_flags(toy):
+def test_the_cli_parser_gains_the_toy_flags(toy, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps help at the terminal's width
     parser = argparse.ArgumentParser()
     add_model_arguments(parser)
     help_text = parser.format_help()

@@ -133,7 +133,8 @@ def test_every_registered_model_carries_its_own_metadata():
         assert callable(cls.card) and callable(cls.summary)
     groups = {g.key: g for g in model_groups()}
     # k-anonymity has the run's own k
-    assert list(groups) == ["l", "t", "beta", "delta", "alphak", "ddisclosure", "avgrisk"]
+    assert list(groups) == ["l", "t", "beta", "delta", "alphak", "ddisclosure", "avgrisk", "kmap",
+                            "uniqueness"]
     assert list(groups["l"].variants) == ["distinct", "entropy", "recursive"]
     assert [p.flag for p in groups["l"].parameters] == ["--l", "--c"]
     assert groups["l"].parameters[0].kind is float  # entropy's l is a number, distinct's an integer
@@ -144,6 +145,9 @@ def test_every_registered_model_carries_its_own_metadata():
     assert [p.flag for p in groups["alphak"].parameters] == ["--ak-alpha", "--ak-k"]
     assert [p.flag for p in groups["ddisclosure"].parameters] == ["--delta-disclosure"]
     assert [p.flag for p in groups["avgrisk"].parameters] == ["--average-risk"]
+    assert [p.flag for p in groups["kmap"].parameters] == ["--kmap", "--kmap-sampling-fraction"]
+    assert [p.flag for p in groups["uniqueness"].parameters] == ["--population-uniqueness",
+                                                                 "--uniqueness-sampling-fraction"]
     assert groups["avgrisk"].column_source is None and groups["alphak"].column_source == "sensitive"
 
 

@@ -1,5 +1,5 @@
-"""Privacy models that bound risk beside k: average re-identification risk, (α,k)-anonymity and
-δ-disclosure privacy. Values by hand on small class layouts; Flash's optimum equals the exhaustive
+"""Privacy models that bound risk beside k: average re-identification risk, (α,k)-anonymity,
+δ-disclosure privacy, k-map with an estimated population and a population uniqueness threshold. Values by hand on small class layouts; Flash's optimum equals the exhaustive
 search's; every node the solution lattice tags anonymous passes an independent check written here (and
 only those); the gate refuses a publication that breaks them; CLI flags and the run form run them."""
 
@@ -28,6 +28,8 @@ from anonymizer_app.engine.privacy import (
     AverageRisk,
     DeltaDisclosure,
     KAnonymity,
+    KMap,
+    PopulationUniqueness,
     check_feasible,
     make_model,
 )
@@ -77,6 +79,34 @@ def test_delta_disclosure_by_hand():
     assert m.summary() == "0.7-disclosure privacy on dis"
 
 
+def test_k_map_with_an_estimated_population_by_hand():
+    m = KMap(5, 0.25)  # a class of f records stands for max(f, 4f) people
+    sizes = np.array([1, 2, 5])
+    assert m.classes_failing(sizes).tolist() == [True, False, False]  # 4, 8, 20 people
+    assert m.card(sizes) == {"value": 4.0, "value_label": "smallest estimated population class"}
+    assert KMap(3, 1.0).classes_failing(sizes).tolist() == [True, True, False]  # π = 1: k-anonymity
+    assert m.summary() == "5-map at π=0.25"
+    with pytest.raises(InputError, match="k-map: k=500 but the whole table of 10 records stands for about 40 people"):
+        check_feasible([KMap(500, 0.25)], 10, {}, 0.0)
+    assert KMap.monotonic and KMap.monotonic_without_suppression
+
+
+def test_population_uniqueness_follows_dankars_rule():
+    from anonymizer_app.engine.risk import population_uniqueness
+
+    sizes = np.array([1, 1, 1, 2, 3, 5, 10, 50])  # 73 records, 3 sample uniques, π = 0.01: N = 7300
+    chosen = population_uniqueness({1: 3, 2: 1, 3: 1, 5: 1, 10: 1, 50: 1}, 7300, 0.01)["dankar"]
+    assert chosen["model"] == "pitman"  # π <= 0.1
+    m = PopulationUniqueness(0.01, 0.01)
+    assert m.estimate(sizes)["share"] == pytest.approx(chosen["share"])
+    assert m.classes_failing(sizes).tolist() == [chosen["share"] > 0.01] * 8
+    tight = PopulationUniqueness(chosen["share"] / 2, 0.01)
+    assert tight.classes_failing(sizes).tolist() == [True] * 8  # a release-wide property: every class fails
+    assert tight.classes_failing(np.array([0, 0, 0, 2, 3, 5, 10, 50])).tolist() == [False] * 8  # no uniques left
+    assert m.card(np.array([4, 6])) == {"value": 0.0, "value_label": "estimated population uniqueness"}
+    assert PopulationUniqueness.monotonic is False and PopulationUniqueness.monotonic_without_suppression is False
+
+
 def test_parameters_and_feasibility_are_checked():
     with pytest.raises(InputError, match="average_risk must be above 0, got 0.0"):
         AverageRisk(0)
@@ -110,7 +140,8 @@ def _problem(seed: int):
 
 
 MODELS = [[AverageRisk(0.2)], [AverageRisk(0.35)], [AlphaKAnonymity(0.6, 3, "s")], [DeltaDisclosure(1.0, "s")],
-          [AlphaKAnonymity(0.7, 2, "s"), AverageRisk(0.3)]]
+          [AlphaKAnonymity(0.7, 2, "s"), AverageRisk(0.3)], [KMap(8, 0.5)], [PopulationUniqueness(0.002, 0.05)],
+          [KMap(5, 0.5), PopulationUniqueness(0.01, 0.05)]]
 
 
 def _failing_records(groups: list[pd.DataFrame], source: pd.DataFrame, models: list) -> int:
@@ -125,12 +156,24 @@ def _failing_records(groups: list[pd.DataFrame], source: pd.DataFrame, models: l
                 bad[i] |= len(g) < m.k or q.max() > m.alpha + 1e-9
             elif isinstance(m, DeltaDisclosure):
                 bad[i] |= max(abs(math.log(q[v] / p[v])) for v in q.index) >= m.delta - 1e-9
+            elif isinstance(m, KMap):
+                bad[i] |= max(len(g), len(g) / m.sampling_fraction) < m.kmap_k
     kept = sorted(len(g) for g, b in zip(groups, bad) if not b)
     dropped = sum(len(g) for g, b in zip(groups, bad) if b)
     for m in models:
         if isinstance(m, AverageRisk):
             while kept and len(kept) / sum(kept) > m.average_risk + 1e-9:
                 dropped += kept.pop(0)
+        elif isinstance(m, PopulationUniqueness) and kept:
+            from anonymizer_app.engine.risk import population_uniqueness
+
+            n = sum(kept)
+            population = max(n, round(n / m.sampling_fraction))
+            hist = pd.Series(kept).value_counts().to_dict()
+            chosen = population_uniqueness({int(a): int(b) for a, b in hist.items()}, population, n / population)
+            if not chosen["dankar"]["converged"] or chosen["dankar"]["share"] > m.uniqueness + 1e-9:
+                dropped += sum(kept)
+                kept = []
     return dropped
 
 
@@ -210,6 +253,12 @@ def test_the_cli_flags_run_the_models(tmp_path):
     assert len(sizes) / sizes.sum() <= 0.25 and sizes.min() >= 3
     shares = published.groupby(["a", "b"])["s"].value_counts(normalize=True)
     assert shares.max() <= 0.8 + 1e-9
+    call_command("anonymize", str(src), "--qi", "a", "--qi", "b", "--algorithm", "flash", "--k", "2",
+                 "--kmap", "9", "--kmap-sampling-fraction", "0.5", "--population-uniqueness", "0.001",
+                 "--uniqueness-sampling-fraction", "0.01", "--out", str(out), stdout=io.StringIO(),
+                 stderr=io.StringIO())
+    sizes = pd.read_csv(out, dtype=str).groupby(["a", "b"]).size()
+    assert sizes.min() * 2 >= 9 and (sizes == 1).sum() == 0
 
 
 @pytest.mark.django_db
@@ -232,6 +281,21 @@ def test_the_run_form_runs_them(client_alice, user, monkeypatch):
     assert checks["average-risk"]["value"] == pytest.approx(len(sizes) / sizes.sum())
     assert len(sizes) / sizes.sum() <= 0.25
     assert checks["alpha-k-anonymity"]["holds"] is True
+    # k-map and population uniqueness from the form
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {
+        "algorithm": "flash", "k": 2, "suppression_percent": 10, "sensitive": "disease",
+        "model:kmap:enabled": "on", "model:kmap:kmap_k": "6", "model:kmap:sampling_fraction": "0.5",
+        "model:uniqueness:enabled": "on", "model:uniqueness:uniqueness": "0.01",
+        "model:uniqueness:sampling_fraction": "0.01"})
+    assert r.status_code == 302
+    job2 = Job.objects.exclude(pk=job.pk).get()
+    assert job2.status == Job.SUCCEEDED, job2.message
+    checks = {c["model"]: c for c in job2.result.report["model_checks"]}
+    output, suppressed = results.load_output(job2.result)
+    sizes = output[~suppressed].groupby(qis).size()
+    assert checks["k-map"]["holds"] is True and checks["k-map"]["value"] == 2.0 * sizes.min() >= 6
+    assert checks["population-uniqueness"]["holds"] is True
+    Job.objects.filter(pk=job2.pk).delete()
     # a bad value is a form error, nothing stored
     r = client_alice.post(f"/datasets/{ds.pk}/run/", {**data, "model:avgrisk:average_risk": "2"})
     assert r.status_code in (200, 400) and Job.objects.count() == 1

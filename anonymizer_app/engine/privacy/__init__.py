@@ -16,12 +16,15 @@ from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
 from .delta_presence import MARKER_IN, MARKER_OUT, DeltaPresence, parse_marker
 from .k_anonymity import KAnonymity
+from .k_map import KMap
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from .population_uniqueness import PopulationUniqueness
 from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd_ordered
 
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     m.name: m for m in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness,
-                        BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk)
+                        BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk, KMap,
+                        PopulationUniqueness)
 }
 SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
 
@@ -65,7 +68,7 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 __all__ = [
     "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "AlphaKAnonymity",
     "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
-    "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "ModelGroup", "Parameter",
-    "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
+    "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "KMap", "ModelGroup", "Parameter",
+    "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
     "emd_ordered", "make_model", "model_groups", "check_feasible", "parse_marker", "shares",
 ]
