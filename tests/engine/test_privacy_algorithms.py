@@ -17,10 +17,15 @@ from anonymizer_app.engine import InputError, Table, UnsatisfiableError, anonymi
 from anonymizer_app.engine.algorithms import ALGORITHMS
 from anonymizer_app.engine.distributions import mark_research_subset
 from anonymizer_app.engine.privacy import (
+    AlphaKAnonymity,
+    AverageRisk,
     BetaLikeness,
+    DeltaDisclosure,
     DeltaPresence,
     DistinctLDiversity,
     EntropyLDiversity,
+    KMap,
+    PopulationUniqueness,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -36,6 +41,12 @@ MODEL_SETS = [
     [BetaLikeness(3, "basic")],
     [BetaLikeness(2)],
     [DistinctLDiversity(2), TCloseness(0.4, "ordered", "pay")],
+    [AverageRisk(0.2)],
+    [AlphaKAnonymity(0.7, 3)],
+    [DeltaDisclosure(1.2)],
+    [KMap(6, 0.5)],
+    [PopulationUniqueness(0.01, 0.1)],
+    [DistinctLDiversity(2), AverageRisk(0.15)],
 ]
 
 

@@ -23,6 +23,7 @@ from anonymizer_app.engine import (
     pipeline,
     solution_lattice,
 )
+from anonymizer_app.engine.algorithms import ALGORITHMS
 from anonymizer_app.engine.privacy import (
     AlphaKAnonymity,
     AverageRisk,
@@ -300,3 +301,31 @@ def test_the_run_form_runs_them(client_alice, user, monkeypatch):
     r = client_alice.post(f"/datasets/{ds.pk}/run/", {**data, "model:avgrisk:average_risk": "2"})
     assert r.status_code in (200, 400) and Job.objects.count() == 1
     assert "average_risk must be at most 1, got 2.0" in r.content.decode()
+
+
+ALL_SETS = [[AverageRisk(0.2)], [AlphaKAnonymity(0.7, 3, "s")], [DeltaDisclosure(1.2, "s")], [KMap(6, 0.5)],
+            [PopulationUniqueness(0.01, 0.1)], [AverageRisk(0.15), AlphaKAnonymity(0.8, 2, "s")]]
+
+
+@pytest.mark.parametrize("algorithm", sorted(a for a in ALGORITHMS if a != "full-domain"))
+@pytest.mark.parametrize("which", range(len(ALL_SETS)))
+def test_every_algorithm_honours_or_refuses_them(algorithm, which):
+    """Every algorithm either refuses the models (naming those that can) or publishes through the gate
+    (anonymize() raises when the published classes break a model); a search may find no solution."""
+    table, hs = _problem(11)
+    models = ALL_SETS[which]
+    if not all(m.name in ALGORITHMS[algorithm].models for m in models):
+        with pytest.raises(InputError, match="algorithms that can"):
+            anonymize(table, hs, algorithm, k=2, suppression_limit=0.1, models=models)
+        return
+    try:
+        result = anonymize(table, hs, algorithm, k=2, suppression_limit=0.1, models=models)
+    except UnsatisfiableError:
+        return
+    assert result.verified
+    kept = np.asarray(result.class_sizes)
+    for m in models:
+        if isinstance(m, AverageRisk):
+            assert len(kept) / kept.sum() <= m.average_risk + 1e-9
+        if isinstance(m, KMap):
+            assert kept.min() / m.sampling_fraction >= m.kmap_k
