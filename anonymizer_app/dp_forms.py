@@ -3,11 +3,9 @@ or randomized response on one column (ε). A POST form: every submission is a ne
 
 from __future__ import annotations
 
-import math
-
 from django import forms
 
-from .engine import dp
+from .engine import InputError, dp
 
 MODE_CHOICES = [("counts", "histogram (noisy counts)"), ("rr", "randomized response on one column")]
 MECHANISM_CHOICES = [("laplace", "Laplace (real-valued noise)"), ("geometric", "geometric (whole-number noise)")]
@@ -16,7 +14,7 @@ MECHANISM_CHOICES = [("laplace", "Laplace (real-valued noise)"), ("geometric", "
 class DPForm(forms.Form):
     mode = forms.ChoiceField(label="Release", choices=MODE_CHOICES, initial="counts", widget=forms.RadioSelect)
     epsilon = forms.FloatField(label="ε (privacy budget)", initial=1.0,
-                               help_text="above 0; smaller is more private and noisier")
+                               help_text=f"from {dp.MIN_EPSILON:g} to {dp.MAX_EPSILON:g}; smaller is more private and noisier")
     columns = forms.MultipleChoiceField(label="Columns to count", required=False,
                                         widget=forms.CheckboxSelectMultiple,
                                         help_text="one histogram cell per combination of their values")
@@ -34,9 +32,10 @@ class DPForm(forms.Form):
 
     def clean_epsilon(self):
         e = self.cleaned_data["epsilon"]
-        if not math.isfinite(e) or e <= 0:
-            raise forms.ValidationError(f"ε {e:g}: it is a number above 0.")
-        return e
+        try:
+            return dp.check_epsilon(e)
+        except InputError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean(self):
         data = super().clean()

@@ -73,9 +73,10 @@ def test_randomized_response_writes_the_column(toy, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--counts", "sex", "--epsilon", "0"], "argument --epsilon: expected a number above 0, got '0'"),
-    (["--counts", "sex", "--epsilon", "-1"], "argument --epsilon: expected a number above 0, got '-1'"),
-    (["--counts", "sex", "--epsilon", "nan"], "argument --epsilon: expected a number above 0, got 'nan'"),
+    (["--counts", "sex", "--epsilon", "0"], "argument --epsilon: ε must be a number above 0, from 0.001 to 20, got '0'"),
+    (["--counts", "sex", "--epsilon", "-1"], "argument --epsilon: ε must be a number above 0, from 0.001 to 20, got '-1'"),
+    (["--counts", "sex", "--epsilon", "nan"], "argument --epsilon: ε must be a number above 0, from 0.001 to 20, got 'nan'"),
+    (["--counts", "sex", "--epsilon", "21"], "argument --epsilon: ε must be a number above 0, from 0.001 to 20, got '21'"),
     (["--counts", "zip", "--epsilon", "1"], "unknown column 'zip'; the table has: sex, age, job"),
     (["--counts", "age", "--epsilon", "1"], "column 'age' is numeric: declare its bounds (lower and upper), the "
                                             "domain of a differentially private histogram must not come from the data"),

@@ -115,8 +115,11 @@ def test_randomized_response(client_alice, toy):
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ({"mode": "counts", "columns": ["sex"], "epsilon": "0"}, "ε 0: it is a number above 0."),
-    ({"mode": "counts", "columns": ["sex"], "epsilon": "-2"}, "ε -2: it is a number above 0."),
+    ({"mode": "counts", "columns": ["sex"], "epsilon": "0"}, "ε must be a number above 0, from 0.001 to 20, got 0.0"),
+    ({"mode": "counts", "columns": ["sex"], "epsilon": "-2"}, "ε must be a number above 0, from 0.001 to 20, got -2.0"),
+    ({"mode": "counts", "columns": ["sex"], "epsilon": "1e-4"},
+     "ε must be a number above 0, from 0.001 to 20, got 0.0001"),
+    ({"mode": "counts", "columns": ["sex"], "epsilon": "inf"}, "Enter a number."),
     ({"mode": "counts", "epsilon": "1"}, "Choose at least one column to count."),
     ({"mode": "rr", "epsilon": "1"}, "Choose the column for randomized response."),
     ({"mode": "counts", "columns": ["age"], "epsilon": "1"},

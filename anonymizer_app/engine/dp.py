@@ -35,6 +35,9 @@ MECHANISMS = ("laplace", "geometric")
 OTHER = "(other)"
 MAX_CELLS = 100_000  # cells of a released histogram (the product of the columns' domains)
 DEFAULT_BINS = 10
+# ε outside this range breaks the mechanisms rather than giving a weak or strong release: below it the
+# geometric noise saturates at OpenDP's 32-bit integers; above it e^ε/(e^ε+K-1) rounds to 1 (no randomization).
+MIN_EPSILON, MAX_EPSILON = 0.001, 20.0
 SEPARATOR = " | "
 
 
@@ -89,12 +92,14 @@ class RandomizedResponseRelease:
 
 
 def check_epsilon(epsilon: float) -> float:
+    """ε as a float, or an InputError naming the value and the accepted range."""
+    message = f"ε must be a number above 0, from {MIN_EPSILON:g} to {MAX_EPSILON:g}, got {epsilon!r}"
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
-        raise InputError(f"ε must be a number above 0, got {epsilon!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"ε must be a number above 0, got {epsilon!r}")
+        raise InputError(message) from None
+    if not math.isfinite(value) or not MIN_EPSILON <= value <= MAX_EPSILON:
+        raise InputError(message)
     return value
 
 
@@ -117,8 +122,8 @@ def _numeric_labels(series: pd.Series, column: str, bounds: tuple[float, float],
     lo, hi = float(bounds[0]), float(bounds[1])
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
         raise InputError(f"column {column!r}: the bounds must be two numbers, lower below upper, got {bounds!r}")
-    if bins < 1:
-        raise InputError(f"column {column!r}: the number of bins must be at least 1, got {bins}")
+    if not 1 <= bins <= MAX_CELLS:
+        raise InputError(f"column {column!r}: the number of bins must be from 1 to {MAX_CELLS:,}, got {bins}")
     edges = np.linspace(lo, hi, bins + 1)
     labels = [f"[{_fmt(edges[i])}, {_fmt(edges[i + 1])}{']' if i == bins - 1 else ')'}" for i in range(bins)]
     values = pd.to_numeric(series, errors="coerce")
@@ -177,7 +182,8 @@ def counts_measurement(cells: list[str], epsilon: float, mechanism: str):
 
 def dp_counts(table: pd.DataFrame, columns: list[str], epsilon: float, mechanism: str = "laplace", *,
               numeric_columns: set[str] | None = None, bounds: dict | None = None,
-              categories: dict | None = None, bins: int = DEFAULT_BINS) -> CountsRelease:
+              categories: dict | None = None, bins: int = DEFAULT_BINS,
+              max_cells: int = MAX_CELLS) -> CountsRelease:
     """An ε-differentially private histogram of `columns` over their declared domain (see the module doc).
 
     numeric_columns: those that need bounds {column: (lower, upper)} (cut into `bins` equal bins); other
@@ -194,9 +200,9 @@ def dp_counts(table: pd.DataFrame, columns: list[str], epsilon: float, mechanism
         domains.append(domain)
         keys.append(labels)
     size = math.prod(len(d) for d in domains)
-    if size > MAX_CELLS:
-        raise InputError(f"the histogram would have {size:,} cells (the product of the columns' domains), "
-                         f"more than {MAX_CELLS:,}: choose fewer columns or fewer bins")
+    if size + 1 > max_cells:
+        raise InputError(f"the histogram would have {size + 1:,} cells (the product of the columns' domains and "
+                         f"'{OTHER}'), more than {max_cells:,}: choose fewer columns or fewer bins")
     cells = [SEPARATOR.join(combo) for combo in product(*domains)]
     if OTHER in cells:
         raise InputError(f"a category reads {OTHER!r}, the name of the cell for records outside the domain: rename it")
@@ -241,7 +247,8 @@ def estimate_distribution(perturbed_counts: list[int], p: float) -> list[float]:
     return [n * ((c / n if n else 0.0) - r) / (p - r) for c in perturbed_counts]
 
 
-def randomized_response(series: pd.Series, epsilon: float, categories: list[str] | None = None) -> RandomizedResponseRelease:
+def randomized_response(series: pd.Series, epsilon: float, categories: list[str] | None = None,
+                        max_categories: int = MAX_CELLS) -> RandomizedResponseRelease:
     """Each record's value kept with probability e^ε/(e^ε+K-1), else a uniform other category (OpenDP)."""
     epsilon = check_epsilon(epsilon)
     column = str(series.name)
@@ -249,6 +256,9 @@ def randomized_response(series: pd.Series, epsilon: float, categories: list[str]
     domain = [str(c) for c in categories] if categories is not None else sorted(set(labels))
     if len(set(domain)) != len(domain):
         raise InputError(f"column {column!r}: a category is declared twice")
+    if len(domain) > max_categories:
+        raise InputError(f"column {column!r} has {len(domain):,} categories, more than {max_categories:,}: "
+                         "randomized response is for a categorical column")
     if len(domain) < 2:
         raise InputError(f"column {column!r}: randomized response needs at least 2 categories, got {len(domain)}")
     unknown = sorted(set(labels) - set(domain))

@@ -3,7 +3,8 @@ on the stored table, the numeric columns (which need declared bounds) taken from
 
 A release is computed in the request and stored nowhere: every call draws new noise, so every call is a
 release of its own that spends its ε again. Randomized response calls OpenDP once per record (about 2 s for
-Adult's 30,162 records), so the page refuses tables above WEB_RR_MAX_ROWS (manage.py dp_release has no cap).
+Adult's 30,162 records), so the page refuses tables above WEB_RR_MAX_ROWS (manage.py dp_release has no cap), and it shows at most
+WEB_MAX_CELLS histogram cells or categories.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from . import datasets
 
 NUMERIC_TYPES = {"integer", "decimal"}
 WEB_RR_MAX_ROWS = 200_000
+WEB_MAX_CELLS = 5_000  # cells (or categories) one page shows in its table and chart; the CLI allows dp.MAX_CELLS
 
 
 def numeric_columns(dataset: Dataset) -> set[str]:
@@ -48,7 +50,7 @@ def release_counts(dataset: Dataset, columns: list[str], epsilon: float, mechani
     if missing:
         raise InputError(f"unknown column {missing[0]!r}")
     return dp.dp_counts(frame, columns, epsilon, mechanism, numeric_columns=numeric_columns(dataset),
-                        bounds=bounds, bins=bins)
+                        bounds=bounds, bins=bins, max_cells=WEB_MAX_CELLS)
 
 
 def release_randomized_response(dataset: Dataset, column: str, epsilon: float) -> dp.RandomizedResponseRelease:
@@ -57,4 +59,5 @@ def release_randomized_response(dataset: Dataset, column: str, epsilon: float) -
                          f"(manage.py dp_release has no cap)")
     if column not in datasets.dataset_columns(dataset):
         raise InputError(f"unknown column {column!r}")
-    return dp.randomized_response(datasets.load_frame(dataset, columns=[column])[column], epsilon)
+    return dp.randomized_response(datasets.load_frame(dataset, columns=[column])[column], epsilon,
+                                  max_categories=WEB_MAX_CELLS)

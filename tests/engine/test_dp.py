@@ -57,17 +57,37 @@ def test_numeric_column_bins_within_declared_bounds():
     assert release.true_counts == [2, 1, 2]  # 99 and 17 are outside
 
 
+def test_cell_and_category_caps_named():
+    table = pd.DataFrame({"id": [str(i) for i in range(30)], "c": ["a", "b", "c"] * 10})
+    with pytest.raises(InputError, match=r"^the histogram would have 91 cells \(the product of the columns' domains "
+                                         r"and '\(other\)'\), more than 50: choose fewer columns or fewer bins$"):
+        dp.dp_counts(table, ["id", "c"], 1.0, max_cells=50)
+    assert len(dp.dp_counts(table, ["id", "c"], 1.0, max_cells=91).cells) == 91
+    with pytest.raises(InputError, match=r"^column 'id' has 30 categories, more than 29: randomized response is "
+                                         r"for a categorical column$"):
+        dp.randomized_response(table["id"], 1.0, max_categories=29)
+
+
 def test_error_figures_exact():
     assert dp.error_figures([10, 0, 5], [12.0, -1.0, 5.0]) == {
         "mean_absolute_error": 1.0, "max_absolute_error": 2.0, "relative_error": 3 / 15}
 
 
-@pytest.mark.parametrize("epsilon", [0, -1, "x", math.inf, math.nan])
-def test_epsilon_must_be_positive(epsilon):
-    with pytest.raises(InputError, match="ε must be a number above 0, got"):
+@pytest.mark.parametrize("epsilon", [0, -1, "x", math.inf, math.nan, 0.0009, 20.5])
+def test_epsilon_must_be_positive_within_the_working_range(epsilon):
+    message = f"^ε must be a number above 0, from 0.001 to 20, got {epsilon!r}$".replace("(", r"\(").replace(")", r"\)")
+    with pytest.raises(InputError, match=message):
         dp.dp_counts(toy(), ["sex"], epsilon)
-    with pytest.raises(InputError, match="ε must be a number above 0, got"):
+    with pytest.raises(InputError, match=message):
         dp.randomized_response(toy()["sex"], epsilon)
+
+
+@pytest.mark.parametrize("epsilon", [0.001, 20.0])
+def test_epsilon_range_ends_work(epsilon):
+    release = dp.randomized_response(pd.Series(["a", "b"] * 5, name="s"), epsilon)
+    assert math.isfinite(release.epsilon_spent) and release.keep_probability < 1
+    counts = dp.dp_counts(toy(), ["sex"], epsilon, "geometric")
+    assert all(abs(v) < 2**31 - 1 for v in counts.noisy_counts)
 
 
 def test_bad_parameters_named():
@@ -79,6 +99,8 @@ def test_bad_parameters_named():
         dp.dp_counts(toy(), ["sex"], 1.0, "gauss")
     with pytest.raises(InputError, match=r"^column 'age': the bounds must be two numbers, lower below upper"):
         dp.dp_counts(toy(), ["age"], 1.0, numeric_columns={"age"}, bounds={"age": (5, 5)})
+    with pytest.raises(InputError, match=r"^column 'age': the number of bins must be from 1 to 100,000, got 10000000000$"):
+        dp.dp_counts(toy(), ["age"], 1.0, numeric_columns={"age"}, bounds={"age": (5, 6)}, bins=10**10)
     with pytest.raises(InputError, match=r"^column 'race': value 'b' is not one of the declared categories$"):
         dp.randomized_response(toy()["race"], 1.0, categories=["a", "c"])
     with pytest.raises(InputError, match=r"^column 'sex': randomized response needs at least 2 categories, got 1$"):

@@ -33,12 +33,9 @@ class DPError(UserError):
 
 def _epsilon(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
-    return value
+        return dp.check_epsilon(text)
+    except engine.InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _bins(text: str) -> int:
