@@ -60,6 +60,13 @@ def test_counts_numeric_with_bounds(toy):
     assert rows == [["[20,", "40)", "2"], ["[40,", "60]", "1"], ["(other)", "2", rows[2][2]]]
 
 
+def test_numeric_codes_counted_as_categories(toy):
+    status, text = call(toy, "--counts", "age", "--categorical", "age", "--epsilon", "1")
+    assert status == 0
+    assert [re.split(r"\s{2,}", line)[:2] for line in text.splitlines()[3:9]] == [
+        ["17", "1"], ["20", "1"], ["35", "1"], ["41", "1"], ["99", "1"], ["(other)", "0"]]
+
+
 def test_randomized_response_writes_the_column(toy, tmp_path):
     out = tmp_path / "rr.csv"
     status, text = call(toy, "--randomized-response", "job", "--epsilon", "1", "--out", out)
@@ -87,6 +94,10 @@ def test_randomized_response_writes_the_column(toy, tmp_path):
      "argument --mechanism: invalid choice: 'gauss' (choose from 'laplace', 'geometric')"),
     (["--randomized-response", "job", "--epsilon", "1"],
      "--randomized-response needs --out FILE (the perturbed column)"),
+    (["--counts", "age", "--categorical", "age", "--bounds", "age=1:2", "--epsilon", "1"],
+     "--categorical 'age' has --bounds too: choose one"),
+    (["--randomized-response", "job", "--bounds", "age=1:2", "--epsilon", "1", "--out", "x.csv"],
+     "--bounds, --categorical and --mechanism apply to --counts only"),
     (["--epsilon", "1"], "one of the arguments --counts --randomized-response is required"),
 ])
 def test_bad_flags_one_line_exit_2(toy, args, message):

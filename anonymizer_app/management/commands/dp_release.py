@@ -1,7 +1,7 @@
 """manage.py dp_release: an ε-differentially private histogram, or randomized response on one column.
 
     python manage.py dp_release adult.csv --counts sex,race --epsilon 1 [--mechanism laplace|geometric] \\
-        [--bounds age=17:90] [--bins 10] [--out counts.csv] [--json report.json]
+        [--bounds age=17:90] [--bins 10] [--categorical COL] [--out counts.csv] [--json report.json]
     python manage.py dp_release adult.csv --randomized-response occupation --epsilon 1 --out occupation.csv
 
 engine.dp computes both with OpenDP, as the web app's "Differential privacy" page does. A numeric column
@@ -95,6 +95,8 @@ class Command(OneLineCommand):
                             help="noise for --counts (default laplace)")
         parser.add_argument("--bounds", action="append", default=[], metavar="COL=LO:HI",
                             help="public bounds of a numeric column of --counts (repeat)")
+        parser.add_argument("--categorical", action="append", default=[], metavar="COL",
+                            help="count this numeric-looking column (codes) by its values, declared public (repeat)")
         parser.add_argument("--bins", type=_bins, default=dp.DEFAULT_BINS, metavar="N",
                             help=f"equal bins between a numeric column's bounds (default {dp.DEFAULT_BINS})")
         parser.add_argument("--out", default=None, metavar="FILE",
@@ -112,8 +114,8 @@ class Command(OneLineCommand):
         source = Path(opts["input"])
         if opts["randomized_response"] and not opts["out"]:
             raise DPError("--randomized-response needs --out FILE (the perturbed column)")
-        if opts["randomized_response"] and (opts["bounds"] or opts["mechanism"] != "laplace"):
-            raise DPError("--bounds and --mechanism apply to --counts only")
+        if opts["randomized_response"] and (opts["bounds"] or opts["categorical"] or opts["mechanism"] != "laplace"):
+            raise DPError("--bounds, --categorical and --mechanism apply to --counts only")
         _check_out("--out", opts["out"])
         _check_out("--json", opts["json"])
         if not source.is_file():
@@ -125,7 +127,11 @@ class Command(OneLineCommand):
             extra = [c for c in bounds if c not in columns]
             if extra:
                 raise DPError(f"--bounds {extra[0]!r}: not a column of --counts")
-            numeric = {c for c in columns if c in frame.columns and dp.is_numeric(frame[c])}
+            categorical = set(opts["categorical"])
+            both = sorted(categorical & set(bounds))
+            if both:
+                raise DPError(f"--categorical {both[0]!r} has --bounds too: choose one")
+            numeric = {c for c in columns if c in frame.columns and c not in categorical and dp.is_numeric(frame[c])}
             release = dp.dp_counts(frame, columns, opts["epsilon"], opts["mechanism"], numeric_columns=numeric,
                                    bounds=bounds, bins=opts["bins"])
             summary = release.summary()
