@@ -282,6 +282,9 @@ def test_the_run_form_runs_them(client_alice, user, monkeypatch):
     assert checks["average-risk"]["value"] == pytest.approx(len(sizes) / sizes.sum())
     assert len(sizes) / sizes.sum() <= 0.25
     assert checks["alpha-k-anonymity"]["holds"] is True
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert "average risk ≤ 0.25" in html and "(0.9,2)-anonymity on disease" in html
+    assert "average prosecutor risk" in html
     # k-map and population uniqueness from the form
     r = client_alice.post(f"/datasets/{ds.pk}/run/", {
         "algorithm": "flash", "k": 2, "suppression_percent": 10, "sensitive": "disease",
