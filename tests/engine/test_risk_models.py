@@ -217,16 +217,21 @@ def test_flash_equals_exhaustive_and_the_lattice_tags_follow_the_models(seed, wh
         assert outcomes[0][1] == _failing_records(_groups(table, hs, lv), table.frame, models)
 
 
-def test_the_gate_refuses_a_node_that_breaks_average_risk():
+@pytest.mark.parametrize("model,summary", [
+    (AverageRisk(0.2), "average risk ≤ 0.2"), (AlphaKAnonymity(0.6, 3, "s"), "(0.6,3)-anonymity on s"),
+    (DeltaDisclosure(0.8, "s"), "0.8-disclosure privacy on s"), (KMap(8, 0.5), "8-map at π=0.5"),
+    (PopulationUniqueness(0.002, 0.05), "population uniqueness ≤ 0.002 at π=0.05"),
+])
+def test_a_node_that_breaks_the_model_is_refused_as_a_publication(model, summary):
     for seed in range(60):
         table, hs = _problem(seed)
-        spec = RunSpec.build(table, hs, "flash", models=[KAnonymity(1), AverageRisk(0.2)])
+        spec = RunSpec.build(table, hs, "flash", models=[KAnonymity(1), model])
         data = solution_lattice.evaluate(spec)
         failing = [lv for lv, tag in zip(data["nodes"]["levels"], data["nodes"]["tag"]) if tag in "Nn"]
         if failing:
             break
     assert failing
-    with pytest.raises(UnsatisfiableError, match="average risk ≤ 0.2"):
+    with pytest.raises(UnsatisfiableError, match=summary.replace("(", r"\(").replace(")", r"\)")):
         pipeline.publish_levels(spec, failing[0])
 
 
@@ -332,3 +337,18 @@ def test_every_algorithm_honours_or_refuses_them(algorithm, which):
             assert len(kept) / kept.sum() <= m.average_risk + 1e-9
         if isinstance(m, KMap):
             assert kept.min() / m.sampling_fraction >= m.kmap_k
+
+
+def test_the_gate_refuses_a_tampered_release_that_breaks_average_risk():
+    from anonymizer_app.engine import VerificationError, gate
+    from anonymizer_app.engine.api import compute
+
+    table, hs = _problem(6)  # 28 records in 17 classes on the raw QIs: average risk 0.607
+    spec = RunSpec.build(table, hs, "flash", k=1, models=[AverageRisk(0.3)])
+    result = compute(spec)
+    gate.publish(result, spec, table, result.hierarchies)  # as found: it holds
+    kept = ~np.asarray(result.suppressed)
+    for col in ("a", "b"):  # the raw values back: still generalizations (level 0), but 0.6 > 0.3
+        result.output.loc[kept, col] = table.frame.loc[kept, col].to_numpy()
+    with pytest.raises(VerificationError, match="average risk ≤ 0.3 does not hold"):
+        gate.publish(result, spec, table, result.hierarchies)
