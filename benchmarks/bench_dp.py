@@ -1,6 +1,7 @@
 """Differential privacy on Adult: the utility cost (error against the true figures) of engine.dp's releases
-for several ε, averaged over repeated releases, and the time of randomized response (one OpenDP call per
-record). Figures are printed for the report, never asserted.
+for several ε, averaged over repeated releases, and the time of randomized response (one composed OpenDP
+call per category; bench_randomized_response.py compares it with one call per record). Figures are printed
+for the report, never asserted.
 
     .venv/bin/python benchmarks/bench_dp.py [../shared/datasets/adult/adult.csv] [--runs 200]
 """

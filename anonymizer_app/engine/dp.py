@@ -7,7 +7,8 @@ Laplace, on integer counts), scale b = sensitivity/ε with sensitivity 1 (add/re
 cell by 1). The privacy loss is read back from OpenDP's measurement (measurement.map(d_in=1)).
 
 randomized_response: each record keeps its value with probability p = e^ε/(e^ε+K-1), otherwise it gets one
-of the K-1 other categories uniformly (OpenDP's make_randomized_response, Warner 1965), and the distribution
+of the K-1 other categories uniformly (OpenDP's make_randomized_response, Warner 1965; the records of one
+category drawn in one call through OpenDP's composition, see draw_responses), and the distribution
 is estimated without bias as π_j = (q_j - r)/(p - r), r = (1-p)/(K-1), q_j the perturbed share of j.
 
 OpenDP draws from the operating system's CSPRNG and cannot be seeded: releases are not reproducible, and the
@@ -247,6 +248,27 @@ def estimate_distribution(perturbed_counts: list[int], p: float) -> list[float]:
     return [n * ((c / n if n else 0.0) - r) / (p - r) for c in perturbed_counts]
 
 
+def draw_responses(measurement, labels: pd.Series) -> np.ndarray:
+    """One draw of ``measurement`` (OpenDP's randomized response on one value) per record, in record order.
+
+    Invoking the measurement once per record costs one round trip through OpenDP's C interface each (about
+    2 s for 30,000 records). The records of one true category all need independent draws of the same
+    measurement on the same input, which is what OpenDP's composition of n copies of it computes in one
+    invocation (make_composition runs each copy in turn on the input, each drawing afresh): one call per
+    category. The composition's own privacy map (n·ε, as if one person answered n times) is not the
+    guarantee: each draw is a different record's, and each record's answer is ε-locally private."""
+    values = labels.to_numpy(dtype=object)
+    out = np.empty(len(values), dtype=object)
+    codes, uniques = pd.factorize(values)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    for code, value in enumerate(uniques):
+        rows = order[bounds[code]:bounds[code + 1]]
+        composed = dp.c.make_composition([measurement] * len(rows))
+        out[rows] = composed(str(value))
+    return out
+
+
 def randomized_response(series: pd.Series, epsilon: float, categories: list[str] | None = None,
                         max_categories: int = MAX_CELLS) -> RandomizedResponseRelease:
     """Each record's value kept with probability e^ε/(e^ε+K-1), else a uniform other category (OpenDP)."""
@@ -266,7 +288,7 @@ def randomized_response(series: pd.Series, epsilon: float, categories: list[str]
         raise InputError(f"column {column!r}: value {unknown[0]!r} is not one of the declared categories")
     p = keep_probability(epsilon, len(domain))
     measurement = dp.m.make_randomized_response(categories=domain, prob=p, T=str)
-    perturbed = pd.Series([measurement(v) for v in labels.tolist()], index=series.index, name=series.name)
+    perturbed = pd.Series(draw_responses(measurement, labels), index=series.index, name=series.name)
     true_counts = [int(x) for x in labels.value_counts().reindex(domain, fill_value=0)]
     perturbed_counts = [int(x) for x in perturbed.value_counts().reindex(domain, fill_value=0)]
     estimated = estimate_distribution(perturbed_counts, p)
