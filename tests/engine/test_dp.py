@@ -169,3 +169,30 @@ def test_randomized_response_estimate_is_unbiased():
 def test_estimate_distribution_exact():
     # K=2, p=0.75: r=0.25; 100 records perturbed into 60/40: true share (0.6-0.25)/0.5 = 0.7
     assert dp.estimate_distribution([60, 40], 0.75) == pytest.approx([70.0, 30.0], rel=1e-12)
+
+
+def test_randomized_response_answers_stay_with_their_records():
+    # Drawn per category in one composed OpenDP call (dp.draw_responses): at ε = 20 (p = 1 - 2e^-20 for K = 3,
+    # a flip among 3,000 records has probability below 1.3e-5) every record must get back its own value, in
+    # the series' own order and index.
+    values = np.array(["b", "a", "c", "a", "b", "b", "c", "a", "c", "a"] * 300, dtype=object)
+    series = pd.Series(values, index=np.arange(len(values))[::-1] * 7, name="s")
+    release = dp.randomized_response(series, 20.0)
+    assert release.perturbed.index.equals(series.index)
+    assert release.perturbed.tolist() == values.tolist()
+
+
+def test_randomized_response_each_record_drawn_independently_within_its_category():
+    # Records of every category keep their value with probability p and move to each other category with r;
+    # the records of one category are one composed OpenDP call, so a shared draw would show as all-or-nothing.
+    n, epsilon = 3000, 1.0
+    values = np.array(["a", "b", "c"] * n, dtype=object)
+    release = dp.randomized_response(pd.Series(values, name="s"), epsilon)
+    p = dp.keep_probability(epsilon, 3)
+    r = (1 - p) / 2
+    out = release.perturbed.to_numpy(dtype=object)
+    for true in ("a", "b", "c"):
+        mine = out[values == true]
+        for answer in ("a", "b", "c"):
+            q = p if answer == true else r
+            assert abs((mine == answer).sum() - n * q) <= SIGMAS * math.sqrt(n * q * (1 - q)), (true, answer)
