@@ -23,11 +23,27 @@ def test_it_lists_own_jobs(client_alice, user, other_user):
     assert html.index("Second table") < html.index("Alice table")  # newest first
     assert '<span class="badge badge-succeeded">succeeded</span>' in html
     assert '<span class="badge badge-queued">queued</span>' in html
-    assert "<td>Datafly</td>" in html
-    assert '<td class="num">3</td>' in html and '<td class="num">25%</td>' in html
+    assert f'<a href="/jobs/{done.pk}/">Datafly, k=2</a>' in html and f'<a href="/jobs/{queued.pk}/">Datafly, k=3</a>' in html
+    assert '<td class="num">3</td>' in html
+    assert '<td class="num">25% <span class="muted small">(2 suppressed)</span></td>' in html
+    # the outcome of the finished run: k reached and NCP from its report; none for the queued one
+    report = done.result.report
+    assert report["k_achieved"] == 2
+    assert f'<td class="num">2</td>\n          <td class="num">{report["metrics"]["ncp"]:.3f}</td>' in html
+    assert '<td class="num">—</td>\n          <td class="num">—</td>' in html
     assert '<td class="num nowrap">1.50 s</td>' in html
     assert f'href="/jobs/{done.pk}/result/"' in html
     assert f'href="/jobs/{queued.pk}/"' in html
+
+
+def test_it_lists_models_and_why_a_job_failed(client_alice, user):
+    ds = make_dataset(user)
+    job = jobs.create_job(ds, "datafly", 2, 0.0, "disease", {}, [{"model": "distinct-l-diversity", "l": 2,
+                                                                   "column": "disease"}])
+    Job.objects.filter(pk=job.pk).update(status=Job.FAILED, message="no solution <b>here</b>")
+    html = client_alice.get(URL).content.decode()
+    assert '<td class="small">distinct l-diversity (l=2) on disease</td>' in html
+    assert "no solution &lt;b&gt;here&lt;/b&gt;" in html and "<b>here</b>" not in html
 
 
 def test_it_shows_an_empty_state(client_alice):
@@ -49,7 +65,7 @@ def test_k_m_jobs_carry_the_set_algorithms_short_labels(client_alice, user):
     aa = setvalued.create_set_job(ds, "apriori", 2, 2, True, item_hierarchy(user))
     dyn = setvalued.create_set_job(ds, "dynamic", 2, 2, False, None)
     html = client_alice.get(URL).content.decode()
-    assert "<td>Apriori (AA)</td>" in html and "<td>Dynamic hierarchies</td>" in html
+    assert ">Apriori (AA), k=2</a>" in html and ">Dynamic hierarchies, k=2</a>" in html
     assert "Apriori-based anonymization (AA) with an item hierarchy" not in html
     assert "only the items that break" not in html
     for job, label in ((aa, "Apriori (AA)"), (dyn, "Dynamic hierarchies")):
@@ -58,15 +74,15 @@ def test_k_m_jobs_carry_the_set_algorithms_short_labels(client_alice, user):
 
 
 def test_its_queries_do_not_grow_with_the_jobs(client_alice, user, django_assert_num_queries):
-    """The session, the user, the paginator's count and one query for the page (datasets joined), with 1 job
-    or 17 of 9 datasets (no query per row)."""
+    """The session, the user, the paginator's count, one query for the page (datasets joined) and one for
+    the finished runs' figures (k reached, NCP), with 1 job or 17 of 9 datasets (no query per row)."""
     finished_job(make_dataset(user))
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         assert client_alice.get("/jobs/").status_code == 200
     for i in range(8):
         dataset = make_dataset(user, name=f"set {i}")
         finished_job(dataset)
         jobs.create_job(dataset, "flash", 2, 0.25, "disease")  # queued: another row layout
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         html = client_alice.get("/jobs/").content.decode()
     assert all(f"set {i}" in html for i in range(8))

@@ -88,9 +88,46 @@ def default_hierarchy_label(column_type: str) -> str:
     return "default (intervals)" if column_type in ("integer", "decimal") else "default (value → *)"
 
 
+def _outcomes(jobs: list[Job]) -> dict:
+    """job id -> the few figures a list shows of its result (k reached, NCP, suppressed, verified), read
+    from the stored reports by the database (KT: not the whole report of every job)."""
+    from django.db.models.fields.json import KT
+
+    ids = [j.pk for j in jobs if j.status == Job.SUCCEEDED]
+    if not ids:
+        return {}
+    rows = Result.objects.filter(job_id__in=ids).annotate(
+        k_reached=KT("report__k_achieved"), ncp=KT("report__metrics__ncp"), suppressed=KT("report__suppressed"),
+        verified=KT("report__verified")).values("job_id", "k_reached", "ncp", "suppressed", "verified")
+    return {r["job_id"]: r for r in rows}
+
+
+def _number(value, kind=float):
+    try:
+        return kind(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
 def job_rows(jobs) -> list[dict]:
-    return [{"job": j, "algorithm": job_label(j), "duration": format_duration(j.duration),
-             "suppression_percent": f"{j.suppression_limit * 100:g}"} for j in jobs]
+    """What the lists of jobs show: the job's name (algorithm, k), its models, and for a finished run the k
+    reached, the NCP and the suppressed records; for a failed one, why."""
+    from ..services.rerun import models_text
+
+    jobs = list(jobs)
+    outcomes = _outcomes(jobs)
+    rows = []
+    for j in jobs:
+        out = outcomes.get(j.pk, {})
+        ncp = _number(out.get("ncp"))
+        rows.append({"job": j, "algorithm": job_label(j), "duration": format_duration(j.duration),
+                     "suppression_percent": f"{j.suppression_limit * 100:g}",
+                     "name": f"{job_label(j)}, k={j.k}" if j.kind == Job.RUN else job_label(j),
+                     "models": models_text(j.models),
+                     "k_reached": _number(out.get("k_reached"), int),
+                     "ncp": None if ncp is None else f"{ncp:.3f}",
+                     "suppressed": _number(out.get("suppressed"), int)})
+    return rows
 
 
 def queue_job(request, job: Job) -> None:

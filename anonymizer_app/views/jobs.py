@@ -3,11 +3,13 @@ cancelling."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import JsonResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,6 +18,7 @@ from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
 from ..services import jobs as job_service
+from ..services import rerun
 from ..services import setvalued as set_service
 from ..setvalued_forms import SetRunForm, item_library
 from .common import (
@@ -72,7 +75,9 @@ def run(request, dataset_id: int):
                 queue_job(request, job)
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
-        form = RunForm(sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+        source = _source_job(request, ds)
+        initial = rerun.run_form_initial(source, _form_changes(request)) if source is not None else None
+        form = RunForm(initial=initial, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
         if set_column is not None:
             set_form = SetRunForm(prefix="set", with_k=False, hierarchies=item_library(request.user))
     return render(request, "anonymizer/run.html", {
@@ -86,6 +91,24 @@ def run(request, dataset_id: int):
         "set_column": set_column,
         "set_form": set_form,
     })
+
+
+def _source_job(request, ds: Dataset) -> Job | None:
+    """The run whose settings fill the form (``?from=<job id>``): the owner's run on this dataset, else 404."""
+    job_id = request.GET.get("from")
+    if not job_id:
+        return None
+    try:
+        uuid.UUID(job_id)
+    except ValueError:
+        raise Http404("no such job") from None
+    return get_object_or_404(Job, pk=job_id, owner=request.user, dataset=ds, kind=Job.RUN)
+
+
+def _form_changes(request) -> dict[str, str]:
+    """The run form's fields given beside ``from`` (an advice link's change: another algorithm, a metric,
+    a suppression limit); the form checks them as any submitted value when the run is started."""
+    return {key: value for key, value in request.GET.items() if key != "from" and key != "page"}
 
 
 @login_required
@@ -121,6 +144,10 @@ def job(request, job_id):
         "qis": [c["name"] for c in columns if c["role"] == QI],
         "identifying": [c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value],
         "progress_percent": round(j.progress * 100, 1),
+        "model_rows": rerun.model_rows(j.models, (j.config.get("population") or {}).get("name")),
+        "option_rows": [{"name": key.replace("_", " "), "value": value} for key, value in (j.options or {}).items()
+                        if j.kind == Job.RUN],
+        "can_rerun": j.kind == Job.RUN and not j.dataset.is_transactions,
         "status_json": {**_status_payload(j), "status_url": reverse("anonymizer:job_status", args=[j.pk])},
     })
 
