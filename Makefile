@@ -52,7 +52,7 @@ $(BIN)/python:
 
 # Reinstall only when pyproject.toml changed since the last install.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -e ".[dev]"
+	$(BIN)/pip install -e ".[dev,cluster]"
 	touch $@
 
 pycanon-venv: $(VENV_PYCANON)/.installed

@@ -18,6 +18,7 @@ import pandas as pd
 from . import out_of_core
 from .algorithms.base import ProgressCallback
 from .api import compute
+from .distributed.source import ParquetTable
 from .errors import Cancelled, InputError
 from .gate import Publication, publish, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
@@ -46,6 +47,10 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
     went to the sink, verified chunk by chunk. A :class:`~.spec.TransactionSet` runs the set-valued
     algorithms (k^m-anonymity) and publishes through the gate's :func:`~.gate.publish_transactions`."""
+    if spec.cluster is not None or isinstance(spec.table, ParquetTable):
+        from .distributed.backend import run_on_cluster  # dask is imported only for a cluster run
+
+        return run_on_cluster(spec, progress, sink)
     if isinstance(spec.table, TransactionSet):
         return _run_transactions(spec, spec.table, progress, sink)
     if isinstance(spec.table, StreamedTable):

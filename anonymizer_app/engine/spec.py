@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
+from .distributed.source import ParquetTable
 from .errors import InputError
 from .hierarchy import Hierarchy
 from .privacy import KAnonymity, Parameter, PrivacyModel
@@ -115,7 +116,7 @@ class RunSpec:
     ``models`` holds every privacy model of the run, k-anonymity included (``k`` is a shortcut that
     adds it); ``sensitive`` is the column the homogeneity figures and models without a column use."""
 
-    table: Table | StreamedTable | TransactionSet
+    table: Table | StreamedTable | TransactionSet | ParquetTable
     hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
     algorithm: str = "datafly"
     models: tuple[PrivacyModel, ...] = ()
@@ -127,9 +128,12 @@ class RunSpec:
     # a folder of the run's own for its scratch files (the disk hybrid's database and class counts), made and
     # removed by the caller (a web job: services.storage.job_scratch); None: the system temp folder
     scratch: str | None = None
+    # a Dask cluster (tcp://HOST:PORT or local:N) that runs the stages (engine.distributed); the table is
+    # then a ParquetTable every worker can read
+    cluster: str | None = None
 
     @classmethod
-    def build(cls, table: Table | StreamedTable | TransactionSet, hierarchies: dict[str, Hierarchy] | None = None,
+    def build(cls, table: Table | StreamedTable | TransactionSet | ParquetTable, hierarchies: dict[str, Hierarchy] | None = None,
               algorithm: str = "datafly", k: int | None = None, models: Iterable[PrivacyModel] = (),
               options: dict | None = None, suppression_limit: float = 0.0, sensitive: str | None = None,
               suppressed_rows: str = REMOVE, set_column: SetColumn | None = None) -> "RunSpec":

@@ -1,0 +1,209 @@
+"""What a worker does with one partition of the table (plain pandas/numpy: no dask here).
+
+Each function takes the partition as a DataFrame of text cells (input order) and returns small
+figures; none keeps the partition. The driver (:mod:`.backend`) merges the figures exactly.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError, VerificationError
+from ..hierarchy import ROOT, Hierarchy
+from ..result import _check_cells
+from ..table import group_rows
+
+
+def checked(part: pd.DataFrame, columns: list[str], index: int) -> pd.DataFrame:
+    if [str(c) for c in part.columns] != columns:
+        raise InputError(f"partition {index} of the table has the columns {list(part.columns)}, expected {columns}")
+    return part.reset_index(drop=True)
+
+
+@dataclass
+class Scan:
+    """One partition's rows and, per column asked for, its distinct values in order of first
+    appearance with their counts."""
+
+    rows: int
+    values: dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def scan(part: pd.DataFrame, columns: list[str], wanted: list[str], index: int, offset: int = 0) -> Scan:
+    part = checked(part, columns, index)
+    out = {}
+    for c in wanted:
+        codes, uniques = pd.factorize(part[c], sort=False)  # first-appearance order
+        out[c] = (np.asarray(uniques, dtype=object), np.bincount(codes, minlength=len(uniques)).astype(np.int64))
+    return Scan(len(part), out)
+
+
+def encode_sensitive(values: pd.Series, domain_values: np.ndarray) -> np.ndarray:
+    codes = pd.Index(domain_values).get_indexer(pd.Index(values.astype(str)))
+    if (codes < 0).any():  # the scan saw every value: a partition read differently the second time
+        raise VerificationError(f"value {values[codes < 0].iloc[0]!r} of {values.name!r} was not in the first pass")
+    return codes.astype(np.int32)
+
+
+def combinations(part: pd.DataFrame, columns: list[str], qi: list[str], hierarchies: list[Hierarchy],
+                 attacked: list[str], domains: list[np.ndarray], index: int,
+                 offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The partition's distinct (QI leaf codes, attacked sensitive codes) with their counts."""
+    part = checked(part, columns, index)
+    cols = [h.encode(part[c], c) for c, h in zip(qi, hierarchies)]
+    cols += [encode_sensitive(part[c], d) for c, d in zip(attacked, domains)]
+    matrix = np.column_stack(cols).astype(np.int32) if cols else np.zeros((len(part), 0), np.int32)
+    if not len(matrix):
+        return matrix, np.zeros(0, dtype=np.int64)
+    first, _, counts = group_rows(matrix.astype(np.int64))
+    return matrix[first], counts.astype(np.int64)
+
+
+@dataclass
+class Recipe:
+    """How every partition is published: the chosen levels, the classes (generalized QI codes) whose
+    records are suppressed, what happens to those records, and the columns that leave."""
+
+    columns: list[str]  # the input's
+    out_columns: list[str]  # the published ones (identifying columns removed)
+    qi: list[str]
+    hierarchies: list[Hierarchy]
+    levels: list[int]
+    suppressed_classes: np.ndarray  # rows x q generalized codes
+    keep_suppressed: bool
+    attacked: list[str]
+    domains: list[np.ndarray]
+    target_classes: np.ndarray  # rows x q generalized codes whose rows the attack report lists
+    limit: int = 200
+
+
+def _generalized(part: pd.DataFrame, recipe: Recipe) -> np.ndarray:
+    return np.column_stack([h.maps[lv][h.encode(part[c], c)] for c, h, lv in
+                            zip(recipe.qi, recipe.hierarchies, recipe.levels)]).astype(np.int64)
+
+
+def _member(rows: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Which rows of ``rows`` (n x q ints) occur in ``table`` (m x q)."""
+    if not len(table) or not len(rows):
+        return np.zeros(len(rows), dtype=bool)
+    both = np.concatenate([table, rows]).astype(np.int64)
+    _, inverse, _ = group_rows(both)
+    return np.isin(inverse[len(table):], inverse[:len(table)])
+
+
+def part_path(folder: str, index: int) -> str:
+    return os.path.join(folder, f"part-{index:05d}.parquet")
+
+
+def rows_path(folder: str, index: int) -> str:
+    return os.path.join(folder, f"part-{index:05d}.rows.npy")
+
+
+def write(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: int) -> dict:
+    """Build the partition's output (as api.build_output: QIs at their level, '*' where suppressed),
+    keep the published rows, write them to ``folder`` (Parquet, text columns; their input rows beside),
+    and list the rows of the attack report's target classes."""
+    part = checked(part, recipe.columns, index)
+    gen = _generalized(part, recipe)
+    suppressed = _member(gen, recipe.suppressed_classes)
+    out = part[recipe.out_columns].copy()
+    for j, (c, h, lv) in enumerate(zip(recipe.qi, recipe.hierarchies, recipe.levels)):
+        cells = h.labels[lv][gen[:, j]].astype(object)
+        cells[suppressed] = ROOT
+        out[c] = cells
+    published = np.ones(len(part), dtype=bool) if recipe.keep_suppressed else ~suppressed
+    frame = out[published].reset_index(drop=True)
+    rows = np.flatnonzero(published).astype(np.int64) + offset
+    table = pa.Table.from_pandas(frame.astype(str), preserve_index=False,
+                                 schema=pa.schema([(c, pa.string()) for c in recipe.out_columns]))
+    pq.write_table(table, part_path(folder, index), compression="zstd")
+    np.save(rows_path(folder, index), np.column_stack([rows, suppressed[published]]).astype(np.int64))
+    targets: dict[int, list[int]] = {}
+    if len(recipe.target_classes):
+        kept = ~suppressed
+        both = np.concatenate([recipe.target_classes, gen[kept]])
+        _, inverse, _ = group_rows(both)
+        target_of = {int(g): i for i, g in enumerate(inverse[:len(recipe.target_classes)])}
+        which = _lookup(inverse[len(recipe.target_classes):], target_of)
+        kept_rows = np.flatnonzero(kept) + offset
+        for t in np.unique(which[which >= 0]).tolist():
+            targets[int(t)] = [int(r) + 1 for r in kept_rows[which == t][:recipe.limit]]
+    return {"published": int(published.sum()), "targets": targets}
+
+
+def _lookup(keys: np.ndarray, table: dict[int, int]) -> np.ndarray:
+    src = np.fromiter(table.keys(), dtype=np.int64, count=len(table))
+    dst = np.fromiter(table.values(), dtype=np.int64, count=len(table))
+    out = np.full(len(keys), -1, dtype=np.int64)
+    order = np.argsort(src)
+    pos = np.searchsorted(src[order], keys)
+    pos = np.minimum(pos, len(src) - 1)
+    hit = src[order][pos] == keys
+    out[hit] = dst[order][pos[hit]]
+    return out
+
+
+@dataclass
+class Checked:
+    """The gate's figures of one verified partition: its published classes (each QI's cell as a code:
+    its index among the level's labels, ``len(labels)`` for '*' where '*' is no label) with the counts
+    of every (class, attacked values) combination, and each QI's published cells in order of first
+    appearance with their counts."""
+
+    combos: np.ndarray
+    counts: np.ndarray
+    cells: dict[str, tuple[np.ndarray, np.ndarray]]
+    rows: int
+    suppressed: int
+
+
+def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: int) -> Checked:
+    """The publishing gate on one partition, from the file as written: the columns that leave; the
+    published rows are input rows of this partition, in order; every QI cell is its input value's
+    label at the chosen level ('*' only on a suppressed record kept as such); every other column unchanged."""
+    part = checked(part, recipe.columns, index)
+    written = pq.read_table(part_path(folder, index)).to_pandas()
+    meta = np.load(rows_path(folder, index))
+    where = f"partition {index}"
+    if list(written.columns) != recipe.out_columns:
+        raise VerificationError(f"{where}: output columns {list(written.columns)} differ from the expected "
+                                f"{recipe.out_columns}")
+    if meta.shape != (len(written), 2):
+        raise VerificationError(f"{where}: {len(written)} published rows but {len(meta)} row numbers")
+    rows = meta[:, 0] - offset
+    flags = meta[:, 1].astype(bool)
+    if len(rows) and (rows.min() < 0 or rows.max() >= len(part) or (np.diff(rows) <= 0).any()):
+        raise VerificationError(f"{where}: the published rows are not rows of the partition in input order")
+    if flags.any() and not recipe.keep_suppressed:
+        raise VerificationError(f"{where}: a suppressed record is published although suppressed records are removed")
+    source = part.iloc[rows].reset_index(drop=True)
+    codes = []
+    for c, h, lv in zip(recipe.qi, recipe.hierarchies, recipe.levels):
+        cells = written[c].to_numpy(dtype=object)
+        if (cells[flags] != ROOT).any():
+            raise VerificationError(f"{where}: a suppressed record shows a value in {c!r} instead of {ROOT!r}")
+        _check_cells(c, source[c], cells, h, flags, lv)
+        code = pd.Index(h.labels[lv]).get_indexer(pd.Index(cells))
+        codes.append(np.where(code >= 0, code, len(h.labels[lv])))
+    for c in recipe.out_columns:
+        if c not in recipe.qi and not np.array_equal(written[c].to_numpy(dtype=object), source[c].to_numpy(dtype=object)):
+            raise VerificationError(f"{where}: column {c!r} is not a QI but was changed")
+    # the sensitive values the models are checked on come from the input, as at the gate
+    codes += [encode_sensitive(source[c], d) for c, d in zip(recipe.attacked, recipe.domains)]
+    matrix = np.column_stack(codes).astype(np.int64) if len(written) else np.zeros((0, len(codes)), np.int64)
+    if len(matrix):
+        first, _, counts = group_rows(matrix)
+        combos, counts = matrix[first].astype(np.int32), counts.astype(np.int64)
+    else:
+        combos, counts = matrix.astype(np.int32), np.zeros(0, np.int64)
+    cells_seen = {}
+    for c in recipe.qi:
+        fcodes, uniques = pd.factorize(written[c], sort=False)
+        cells_seen[c] = (np.asarray(uniques, dtype=object), np.bincount(fcodes, minlength=len(uniques)).astype(np.int64))
+    return Checked(combos, counts, cells_seen, len(written), int(flags.sum()))

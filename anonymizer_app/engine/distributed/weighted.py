@@ -1,0 +1,78 @@
+"""The merged frequency set of a cluster run, shaped so that the engine's own code runs on it.
+
+The workers send, per partition, the distinct combinations of (QI leaf codes, codes of the attacked
+sensitive columns) with their counts; merged, these "weighted rows" stand for the N records. The
+algorithms read a table only through the frequency set (distinct QI tuples with counts), the sensitive
+histograms of those tuples and ``table.n``/``qi``/``is_numeric``: :class:`FrequencyTable` and
+:class:`WeightedDomain` give exactly those, so the lattice search runs unchanged and sees the figures a
+single-process run sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..distributions import SensitiveDomain
+from ..table import FrequencySet, Table, group_rows
+
+
+@dataclass
+class FrequencyTable(Table):
+    """A Table whose rows are distinct combinations, each standing for ``weights[i]`` records."""
+
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def n(self) -> int:
+        return int(self.weights.sum())
+
+
+@dataclass
+class WeightedDomain(SensitiveDomain):
+    """A sensitive domain whose ``codes`` are per weighted row: every histogram counts the weights."""
+
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def from_rows(self, row_class: np.ndarray, n_classes: int | None = None) -> np.ndarray:
+        row_class = np.asarray(row_class, dtype=np.int64)
+        kept = row_class >= 0
+        if n_classes is None:
+            n_classes = int(row_class.max()) + 1 if kept.any() else 0
+        flat = row_class[kept] * self.m + self.codes[kept]
+        return np.bincount(flat, weights=self.weights[kept], minlength=n_classes * self.m).reshape(
+            n_classes, self.m).astype(np.int64)
+
+    def tuple_triplets(self, tuple_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        key = id(tuple_of_row)
+        hit = self._tuple_cache.get(key)
+        if hit is not None and hit[0] is tuple_of_row:
+            return hit[1]
+        pair = np.asarray(tuple_of_row, dtype=np.int64) * self.m + self.codes
+        uniq, inverse = np.unique(pair, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=self.weights, minlength=len(uniq)).astype(np.int64)
+        trip = (uniq // self.m, uniq % self.m, counts)
+        self._tuple_cache.clear()
+        self._tuple_cache[key] = (tuple_of_row, trip)
+        return trip
+
+
+def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray]], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of several (combinations, counts) pairs with their summed counts, in key order."""
+    parts = [p for p in parts if len(p[1])]
+    if not parts:
+        return np.zeros((0, width), dtype=np.int32), np.zeros(0, dtype=np.int64)
+    combos = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+    counts = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    first, inverse, _ = group_rows(combos.astype(np.int64))
+    total = np.bincount(inverse, weights=counts, minlength=len(first)).astype(np.int64)
+    return combos[first], total
+
+
+def tuple_frequency_set(qi_codes: np.ndarray, weights: np.ndarray, leaf_counts: np.ndarray) -> FrequencySet:
+    """The frequency set of the weighted rows: distinct QI tuples in the order table.frequency_set gives
+    them (the same mixed-radix key), counts summed from the weights, ``inverse``: weighted row -> tuple."""
+    first, inverse, _ = group_rows(qi_codes, leaf_counts)
+    counts = np.bincount(inverse, weights=weights, minlength=len(first)).astype(np.int64)
+    return FrequencySet(qi_codes[first], counts, inverse)
