@@ -38,6 +38,7 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/columns/", datasets.columns, name="columns"),
     path("datasets/<int:dataset_id>/delete/", erasure.delete_dataset, name="delete_dataset"),
     path("datasets/<int:dataset_id>/run/", jobs.run, name="run"),
+    path("datasets/<int:dataset_id>/run/check/", jobs.run_check, name="run_check"),
     path("datasets/<int:dataset_id>/compare/", comparison.compare, name="compare"),
     path("datasets/<int:dataset_id>/risk/", risk.dataset_risk, name="risk"),
     path("datasets/<int:dataset_id>/dp/", dp.dataset_dp, name="dp"),

@@ -139,6 +139,8 @@ def columns(request, dataset_id: int):
             n_qi = sum(1 for t, r in changes.values() if r == QI)
             messages.success(request, f"Saved the column settings ({n_qi} quasi-identifier"
                                       f"{'' if n_qi == 1 else 's'}).")
+            if request.POST.get("next") == "run":  # "Save and run" of the unsaved-changes warning
+                return redirect("anonymizer:run", dataset_id=ds.pk)
             return redirect("anonymizer:columns", dataset_id=ds.pk)
     else:
         form = ColumnsForm(columns=cols)

@@ -18,7 +18,7 @@ from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
 from ..services import jobs as job_service
-from ..services import rerun
+from ..services import preflight, rerun
 from ..services import setvalued as set_service
 from ..setvalued_forms import SetRunForm, item_library
 from .common import (
@@ -56,7 +56,13 @@ def run(request, dataset_id: int):
         if form.is_valid() and (set_form is None or set_form.is_valid()):
             d = form.cleaned_data
             population = next((p for p in populations if p.pk == form.population()), None)
+            problems = [] if population is not None else preflight.check_run(
+                ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models())
+            for problem in problems:
+                form.add_error(problem.field if problem.field in form.fields else None, problem.message)
             try:
+                if problems:
+                    raise _Refused
                 options = form.algorithm_options()
                 if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options
                     options = dict(options, suppressed_rows="keep")
@@ -69,6 +75,8 @@ def run(request, dataset_id: int):
                 if set_config is not None:
                     job.config["set_column"] = set_config
                     job.save(update_fields=["config"])
+            except _Refused:
+                pass  # the pre-flight problems are on the form
             except InputError as exc:
                 form.add_error(None, str(exc))
             else:
@@ -91,6 +99,35 @@ def run(request, dataset_id: int):
         "set_column": set_column,
         "set_form": set_form,
     })
+
+
+class _Refused(Exception):
+    """The pre-flight checks found problems: nothing is created."""
+
+
+@login_required
+@require_POST
+def run_check(request, dataset_id: int):
+    """The pre-flight checks of the run form as it stands (the page asks while fields change): the form's
+    own errors and the problems found on the data, as {"problems": [{"field", "message"}]}."""
+    ds = owned_dataset(request, dataset_id)
+    cols = list(ds.columns.all())
+    sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
+    subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
+    populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk))
+    form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+    if not form.is_valid():
+        problems = [{"field": None if f == "__all__" else f, "message": str(m)}
+                    for f, errors in form.errors.items() for m in errors]
+    elif form.population() is not None:
+        problems = []
+    else:
+        d = form.cleaned_data
+        problems = [p.to_dict() for p in preflight.check_run(
+            ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models())]
+    response = JsonResponse({"problems": problems})
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def _source_job(request, ds: Dataset) -> Job | None:
