@@ -7,6 +7,7 @@ thread each). dask and distributed are imported here, when a run asks for a clus
 
 from __future__ import annotations
 
+import logging
 import re
 from contextlib import contextmanager
 from typing import Iterator
@@ -61,7 +62,8 @@ def connect(address: str, memory_limit: str | int | None = None, timeout: float 
     local = _LOCAL.match(address)
     if local:
         cluster = distributed.LocalCluster(n_workers=int(local.group(1)), processes=True, threads_per_worker=1,
-                                           memory_limit=memory_limit or "auto", dashboard_address=None)
+                                           memory_limit=memory_limit or "auto", dashboard_address=None,
+                                           silence_logs=logging.ERROR)
         try:
             with distributed.Client(cluster) as client:
                 yield client

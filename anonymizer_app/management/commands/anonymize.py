@@ -47,7 +47,7 @@ from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
-from anonymizer_app.management import model_flags
+from anonymizer_app.management import cluster_flags, model_flags
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 
 PROG = "anonymize"
@@ -210,6 +210,7 @@ class Command(OneLineCommand):
                                  "keep them as rows with '*' in every QI, allowed only when together they "
                                  "satisfy every model of the run")
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
+        cluster_flags.add_arguments(parser)
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
                                          "occurs is held by at least k records)")
         sets.add_argument("--transactions", action="store_true",
@@ -290,6 +291,8 @@ class Command(OneLineCommand):
         options = self._algorithm_options(opts)
         build = dict(algorithm=opts["algorithm"], k=k, models=models, options=options,
                      suppression_limit=suppression, sensitive=sensitive, suppressed_rows=opts["suppressed_rows"])
+        if opts["cluster"] is not None:  # the stages on a Dask cluster (management/cluster_flags.py)
+            return cluster_flags.run(self, opts, build, source, out, report_path, progress)
 
         if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None:
             fmt = self._input_format(source, opts["delimiter"])

@@ -1,0 +1,143 @@
+"""manage.py anonymize on a Dask cluster: --cluster tcp://HOST:PORT | local:N (engine.distributed).
+
+The table is read by the cluster's workers as Parquet from storage they all see: a .parquet file or
+folder given as INPUT is read where it is; a CSV/TSV/XLSX INPUT is first written as Parquet (row groups
+of --partition-rows rows: the partitions) into --cluster-storage (default: the folder of --out, which
+must then be such shared storage). The workers write the published partitions there too, the gate
+checks them, and OUT is written from them in input order, byte for byte what the same run without
+--cluster writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PARTITION_ROWS = 1_000_000
+
+
+def _address(text: str) -> str:
+    from anonymizer_app.engine.distributed.cluster import ClusterError, check_address
+
+    try:
+        return check_address(text)
+    except ClusterError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"cluster {text!r}: ")) from None
+
+
+def _rows(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of rows, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 row, got {value}")
+    return value
+
+
+def add_arguments(parser) -> None:
+    group = parser.add_argument_group("a Dask cluster (Flash on tables beyond one machine; README, "
+                                      "\"Running on a Dask cluster\")")
+    group.add_argument("--cluster", type=_address, default=None, metavar="ADDRESS",
+                       help="run on the Dask scheduler at tcp://HOST:PORT, or on local:N worker processes")
+    group.add_argument("--cluster-storage", default=None, metavar="DIR",
+                       help="a folder every worker sees under the same path, for the table's Parquet and the "
+                            "written partitions (default: the folder of --out)")
+    group.add_argument("--partition-rows", type=_rows, default=PARTITION_ROWS, metavar="N",
+                       help=f"rows per partition when INPUT is converted to Parquet (default {PARTITION_ROWS:,})")
+
+
+def is_parquet(source: Path) -> bool:
+    return source.suffix.lower() in (".parquet", ".parq", ".pq") or source.is_dir()
+
+
+def parquet_columns(source: Path) -> list[str]:
+    first = source if source.is_file() else next(iter(sorted(source.glob("*.parquet"))), None)
+    if first is None:
+        raise OSError(f"{source}: no .parquet file in the folder")
+    return [str(n) for n in pq.read_schema(first).names]
+
+
+def write_input(command, source: Path, delimiter: str | None, folder: Path, rows: int) -> tuple[Path, str]:
+    """INPUT as Parquet in ``folder`` (string columns, row groups of ``rows``); its CSV delimiter."""
+    from anonymizer_app.services import ingestion
+
+    fmt = command._input_format(source, delimiter)
+    target = folder / f".anonymize-input-{secrets.token_hex(4)}.parquet"
+    writer = None
+    try:
+        for piece, piece_fmt in ingestion.iter_table_file(source, source.name, fmt):
+            fmt = piece_fmt
+            table = pa.Table.from_pandas(piece.astype(str), preserve_index=False,
+                                         schema=pa.schema([(str(c), pa.string()) for c in piece.columns]))
+            if writer is None:
+                writer = pq.ParquetWriter(target, table.schema, compression="zstd")
+            writer.write_table(table, row_group_size=rows)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        target.unlink(missing_ok=True)
+        raise
+    if writer is not None:
+        writer.close()
+    return target, (fmt.delimiter if fmt.kind == "csv" else ",")
+
+
+def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
+    """The run of ``build`` on the cluster; OUT and REPORT as the in-memory run writes them."""
+    from anonymizer_app.engine.distributed import ParquetTable
+    from anonymizer_app.engine.pipeline import run as run_pipeline
+    from anonymizer_app.engine.spec import RunSpec
+
+    from .commands.anonymize import AnonymizeError, CsvSink, _write_all, json_default
+
+    for flag, name in (("transactions", "--transactions"), ("set_column", "--set-column"),
+                       ("population", "--population"), ("research_column", "--research-column")):
+        if opts.get(flag):
+            raise AnonymizeError(f"{name} runs on one machine, not with --cluster")
+    storage = Path(opts["cluster_storage"]) if opts["cluster_storage"] else (out.parent if str(out.parent) else Path("."))
+    if not storage.is_dir():
+        raise AnonymizeError(f"--cluster-storage {storage}: no such folder")
+    converted = None
+    try:
+        if is_parquet(source):
+            if not source.exists():
+                raise AnonymizeError(f"{source}: no such file or folder")
+            columns, path, delimiter = parquet_columns(source), source, opts["delimiter"] or ","
+        else:
+            converted, delimiter = write_input(command, source, opts["delimiter"], storage, opts["partition_rows"])
+            columns, path = parquet_columns(converted), converted
+        roles = command._roles(opts, columns)
+        hierarchies = command._hierarchies(opts, roles)
+        spec = replace(RunSpec.build(ParquetTable(str(path), roles, name=source.stem), hierarchies, **build),
+                       cluster=opts["cluster"])
+        tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
+                fh.flush()
+                os.fsync(fh.fileno())
+            progress.close()
+            report = publication.report
+            if report_path is not None:
+                import json
+
+                _write_all([(report_path, json.dumps(report, indent=2, default=json_default) + "\n")])
+            os.replace(tmp, out)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+    finally:
+        if converted is not None:
+            converted.unlink(missing_ok=True)
+    return (f"{out}: {report['records']:,} records written of {report['input_records']:,}, {report['suppressed']:,} "
+            f"suppressed, {report['equivalence_classes']:,} equivalence classes, smallest {report['k_achieved']:,} "
+            f"(k={build['k']}), {report['seconds']:.2f} s on the Dask cluster {opts['cluster']}"
+            + (f"; report {report_path}" if report_path else ""))
