@@ -296,12 +296,26 @@ class RunForm(forms.Form):
         return out
 
     def population(self) -> int | None:
-        """The id of the population dataset chosen for a model on the research subset (δ-presence), or None
-        (a 0/1 column of this dataset)."""
+        """The id of the population dataset chosen for the models on the research subset (δ-presence, k-map
+        against a population table), or None (a 0/1 column of this dataset)."""
         for group in self.model_group_list:
             if group.column_source == "research" and self.cleaned_data.get(model_field_name(group.key, "enabled")):
                 return self.cleaned_data.get(model_field_name(group.key, "population"))
         return None
+
+    def clean(self):
+        """The models on the research subset share one: the same population dataset, or the same 0/1 column."""
+        cleaned = super().clean()
+        chosen = {}
+        for group in self.model_group_list:
+            if group.column_source == "research" and cleaned.get(model_field_name(group.key, "enabled")):
+                population = cleaned.get(model_field_name(group.key, "population"))
+                chosen[group.label] = ("population", population) if population is not None else \
+                    ("column", cleaned.get(model_field_name(group.key, "column")) or None)
+        if len(set(chosen.values())) > 1:
+            raise forms.ValidationError(f"{' and '.join(chosen)} apply to one research subset: choose the same "
+                                        f"population dataset or the same 0/1 column for both")
+        return cleaned
 
     def model_groups(self) -> list[dict]:
         groups = []

@@ -32,7 +32,8 @@ def test_the_flags_of_before():
     assert set(MODEL_FLAGS) == {"--l", "--l-variant", "--c", "--t", "--t-distance", "--beta", "--beta-variant",
                                 "--delta-min", "--delta-max", "--population", "--research-column", "--model-column",
                                 "--ak-alpha", "--ak-k", "--delta-disclosure", "--average-risk", "--kmap",
-                                "--kmap-sampling-fraction", "--population-uniqueness", "--uniqueness-sampling-fraction"}
+                                "--kmap-sampling-fraction", "--kmap-population", "--population-uniqueness",
+                                "--uniqueness-sampling-fraction"}
     opts = parse()
     assert (opts["l_variant"], opts["t_distance"], opts["beta_variant"]) == ("distinct", "equal", "enhanced")
     assert all(opts[d] is None for d in ("l", "c", "t", "beta", "delta_min", "delta_max", "model_column"))
@@ -64,8 +65,10 @@ def test_delta_presence_defaults_and_marker_column():
     (["--model-column", "disease"], "--model-column applies to --l, --t, --beta, --ak-alpha or --delta-disclosure"),
     (["--delta-max", "0.5", "--model-column", "disease", "--research-column", "r"],
      "--model-column applies to --l, --t, --beta, --ak-alpha or --delta-disclosure"),
-    (["--research-column", "r"], "--population and --research-column apply to δ-presence: give --delta-min and/or "
-                                 "--delta-max"),
+    (["--research-column", "r"], "--population and --research-column apply to δ-presence or k-map (population "
+                                 "table): give --delta-min and/or --delta-max or --kmap-population"),
+    (["--kmap-population", "3"], "--kmap-population needs the research subset: --population FILE or "
+                                 "--research-column COL"),
     (["--delta-min", "0.1", "--population", "p.csv", "--research-column", "r"],
      "give --population or --research-column, not both"),
     (["--delta-max", "0.5"], "--delta-min/--delta-max need the research subset: --population FILE or "

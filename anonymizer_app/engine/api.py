@@ -150,8 +150,8 @@ def bind_models(models: list[PrivacyModel], sensitive: str | None, table: Table)
     for m in models:
         if getattr(m, "needs_sensitive", False):
             if m.column is None:
-                if m.name == "delta-presence":
-                    raise InputError("δ-presence needs the column that marks the research subset")
+                if m.column_source == "research":
+                    raise InputError(f"{m.label} needs the column that marks the research subset")
                 if sensitive is None:
                     raise InputError(f"{m.describe()} needs a sensitive column")
                 m = m.bind(sensitive)
@@ -169,7 +169,7 @@ def sensitive_columns(table: Table, sensitive: str | None, models: list[PrivacyM
     if sensitive is not None and sensitive not in cols:
         cols.append(sensitive)
     for m in models:
-        if getattr(m, "needs_sensitive", False) and m.name != "delta-presence" and m.target not in cols:
+        if getattr(m, "needs_sensitive", False) and m.column_source != "research" and m.target not in cols:
             cols.append(m.target)
     return cols
 

@@ -7,9 +7,10 @@ specification on exactly those rows, independently of the algorithm:
 - suppressed records are removed (default) or, when the run asks to keep them, published as rows
   with ``*`` in every QI, and then only when the suppressed records taken together satisfy every
   model of the run (definitions.md): a small all-``*`` group would disclose its sensitive values;
-- δ-presence: the published table holds the research subset only, without its marker column (the
-  marker is read by the one parser of marker values, ``privacy.parse_marker``); the models are
-  checked on the classes of the generalized population, which is what the attacker matches against;
+- a population table (δ-presence, k-map against a population table): the published table holds the
+  research subset only, without its marker column (the marker is read by the one parser of marker
+  values, ``privacy.parse_marker``); the models are checked on the classes of the generalized
+  population, which is what the attacker matches against;
 - every model of the run on every published class (identical published QI tuples; a kept group of
   suppressed records is such a class); every cell a valid generalization of its input; columns
   that are not QIs unchanged; identifying columns absent;
@@ -34,7 +35,7 @@ from .algorithms import get_algorithm
 from .algorithms.base import PublishedClasses
 from .errors import InputError, VerificationError
 from .hierarchy import ROOT, Hierarchy
-from .privacy import PrivacyModel
+from .privacy import PrivacyModel, research_column
 from .result import Result, _check_cells, check_models, verify_anatomy
 from .spec import KEEP, RunSpec
 from .table import Role, Table, group_rows
@@ -58,15 +59,15 @@ class Publication:
 
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
-    """δ-presence: which rows of the population are the research subset (None without δ-presence)."""
-    presence = [m for m in models if m.name == "delta-presence"]
-    if not presence:
-        return None
-    from .privacy import parse_marker
+    """Which rows of the population are the research subset, for the models on a population table (δ-presence,
+    k-map against a population table); None without such a model."""
+    from .privacy import parse_marker, research_column, research_models
 
-    column = presence[0].column
+    if not research_models(models):
+        return None
+    column = research_column(models)
     if column is None or column not in table.frame.columns:
-        raise InputError(f"δ-presence: unknown research-subset column {column!r}")
+        raise InputError(f"{research_models(models)[0].label}: unknown research-subset column {column!r}")
     return parse_marker(table.frame[column], column)
 
 
@@ -99,13 +100,13 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
 
     # the columns that may leave: never an identifying column, never the research marker
     research = research_rows(table, result.models)
-    marker = next((m.column for m in result.models if m.name == "delta-presence"), None)
+    marker = research_column(result.models)
     expected = [c for c in table.frame.columns if c not in table.identifying]
     if list(output.columns) != expected:
         raise VerificationError(f"output columns {list(output.columns)} differ from the expected {expected}")
     columns = [c for c in expected if c != marker]
 
-    # every model on the released classes (the population's, with δ-presence), suppressed group included
+    # every model on the released classes (the population's, with a population table), suppressed group included
     row_class, sizes = released_classes(output, table.qi, released)
     check_models(table, hierarchies, result.models, sizes, row_class)
 

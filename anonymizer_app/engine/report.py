@@ -15,6 +15,7 @@ import pandas as pd
 from .distributions import domain_for
 from .gate import Publication
 from .metrics import RISK_THRESHOLD, class_figures
+from .privacy import research_column
 from .result import _plain, json_default
 from .risk import sample_risks
 from .spec import SUPPRESSED_ROWS, RunSpec
@@ -144,10 +145,10 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         qi: {"before": value_counts(before[qi]), "after": value_counts(publication.table[qi])}
         for qi in result.qi if qi in publication.table.columns
     }
-    presence = next((m for m in result.models if m.name == "delta-presence"), None)
-    if presence is not None:
+    marker = research_column(result.models)
+    if marker is not None:
         research = int(in_scope)
-        report["research_subset"] = {"column": presence.column, "population_records": int(table.n),
+        report["research_subset"] = {"column": marker, "population_records": int(table.n),
                                      "research_records": research, "written": int(len(publication.table)),
                                      "suppressed": int(research - len(publication.table)),
                                      "population_suppressed": suppressed}
@@ -162,14 +163,14 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
 
 
 def _scope_rows(publication: Publication, table: Table) -> np.ndarray:
-    """The input rows the publication speaks for: the research subset with δ-presence, else all."""
+    """The input rows the publication speaks for: the research subset with a population table, else all."""
     result = publication.result
-    presence = next((m for m in result.models if m.name == "delta-presence"), None) if result else None
-    if presence is None:
+    marker = research_column(result.models) if result else None
+    if marker is None:
         return np.arange(table.n)
     from .privacy import parse_marker
 
-    return np.flatnonzero(parse_marker(table.frame[presence.target], presence.target))
+    return np.flatnonzero(parse_marker(table.frame[marker], marker))
 
 
 def _in_scope(publication: Publication, table: Table) -> int:

@@ -113,8 +113,8 @@ def check_feasible(dataset: Dataset, k: int, models: list[dict], suppression_lim
 def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: float, sensitive: str = "",
                options: dict | None = None, models: list[dict] | None = None,
                population: Dataset | None = None) -> Job:
-    """A queued job. With ``population`` (δ-presence against another dataset of the owner) ``dataset`` is
-    the research subset: its rows are matched into the population on their shared columns (as the CLI's
+    """A queued job. With ``population`` (δ-presence or k-map against another dataset of the owner) ``dataset``
+    is the research subset: its rows are matched into the population on their shared columns (as the CLI's
     --population does), the population is anonymized and the result keeps the research rows only."""
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
@@ -128,7 +128,7 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
 def _create_population_job(dataset: Dataset, source: Dataset, algorithm: str, k: int, suppression_limit: float,
                            sensitive: str, options: dict | None, models: list[dict] | None) -> Job:
     marker = population.RESEARCH_MARKER
-    specs = population.presence_models(dataset, source, models)
+    specs = population.population_models(dataset, source, models)
     models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, specs, marker=marker)
     if k > source.n_rows:
         raise InputError(f"k={k} is larger than the population's {source.n_rows} records")

@@ -1,7 +1,8 @@
-"""δ-presence against another dataset: the job's dataset is the research subset of a population (another
-dataset of the owner). Its rows are found in the population on their shared columns and marked by the
-RESEARCH_MARKER column; the population is anonymized and the publication keeps the research rows only.
-The one matching function of the web app and the CLI (--population)."""
+"""A population table for the models on the research subset (δ-presence, k-map against a population table):
+the job's dataset is the research subset of a population (another dataset of the owner). Its rows are found
+in the population on their shared columns and marked by the RESEARCH_MARKER column; the population is
+anonymized and the publication keeps the research rows only. The one matching function of the web app and the
+CLI (--population)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
+from ..engine.privacy import PRIVACY_MODELS
 from ..models import Dataset, Job
 from . import datasets
 
@@ -63,20 +65,26 @@ def population_config(research: Dataset, population: Dataset) -> dict:
                                                "research_columns": list(mine)}}
 
 
-def presence_models(research: Dataset, population: Dataset, models: list[dict] | None) -> list[dict]:
-    """The job's models with every δ-presence model applied to the research marker; refuses a population
-    without δ-presence, another user's dataset or the research subset itself."""
+def population_models(research: Dataset, population: Dataset, models: list[dict] | None) -> list[dict]:
+    """The job's models with every model on the research subset (δ-presence, k-map against a population table)
+    applied to the research marker; refuses a population without such a model, another user's dataset or the
+    research subset itself."""
     specs = [dict(m) for m in models or []]
-    presence = [m for m in specs if m.get("model") == "delta-presence"]
-    if not presence:
-        raise InputError("a population dataset applies to δ-presence: tick δ-presence or choose no population")
+    on_subset = [m for m in specs if getattr(PRIVACY_MODELS.get(str(m.get("model"))), "column_source", None)
+                 == "research"]
+    if not on_subset:
+        offered = " or ".join(cls.label for cls in PRIVACY_MODELS.values() if cls.column_source == "research")
+        raise InputError(f"a population dataset applies to {offered}: tick one or choose no population")
     if population.owner_id != research.owner_id:
         raise InputError("unknown population dataset")
     if population.pk == research.pk:
         raise InputError("the population must be another dataset than the research subset")
-    for m in presence:
+    for m in on_subset:
         m["column"] = RESEARCH_MARKER
     return specs
+
+
+presence_models = population_models  # the name of before, when δ-presence was the only such model
 
 
 def marked_population(job: Job) -> tuple[Dataset, pd.DataFrame, np.ndarray]:

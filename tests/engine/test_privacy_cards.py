@@ -134,7 +134,7 @@ def test_every_registered_model_carries_its_own_metadata():
     groups = {g.key: g for g in model_groups()}
     # k-anonymity has the run's own k
     assert list(groups) == ["l", "t", "beta", "delta", "alphak", "ddisclosure", "avgrisk", "kmap",
-                            "uniqueness"]
+                            "kmap_table", "uniqueness"]
     assert list(groups["l"].variants) == ["distinct", "entropy", "recursive"]
     assert [p.flag for p in groups["l"].parameters] == ["--l", "--c"]
     assert groups["l"].parameters[0].kind is float  # entropy's l is a number, distinct's an integer
@@ -146,6 +146,8 @@ def test_every_registered_model_carries_its_own_metadata():
     assert [p.flag for p in groups["ddisclosure"].parameters] == ["--delta-disclosure"]
     assert [p.flag for p in groups["avgrisk"].parameters] == ["--average-risk"]
     assert [p.flag for p in groups["kmap"].parameters] == ["--kmap", "--kmap-sampling-fraction"]
+    assert [p.flag for p in groups["kmap_table"].parameters] == ["--kmap-population"]
+    assert groups["kmap_table"].column_source == "research"
     assert [p.flag for p in groups["uniqueness"].parameters] == ["--population-uniqueness",
                                                                  "--uniqueness-sampling-fraction"]
     assert groups["avgrisk"].column_source is None and groups["alphak"].column_source == "sensitive"

@@ -17,6 +17,7 @@ from .delta_disclosure import DeltaDisclosure
 from .delta_presence import MARKER_IN, MARKER_OUT, DeltaPresence, parse_marker
 from .k_anonymity import KAnonymity
 from .k_map import KMap
+from .k_map_table import KMapPopulationTable
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .population_uniqueness import PopulationUniqueness
 from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd_ordered
@@ -24,7 +25,7 @@ from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     m.name: m for m in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness,
                         BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk, KMap,
-                        PopulationUniqueness)
+                        KMapPopulationTable, PopulationUniqueness)
 }
 SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
 
@@ -52,6 +53,22 @@ def check_feasible(models: list[PrivacyModel], n_records: int, columns: dict, su
             raise InputError(why)
 
 
+def research_models(models: list[PrivacyModel]) -> list[PrivacyModel]:
+    """The models that need the table split into a population and the research subset published from it
+    (δ-presence, k-map against a population table): those whose ``column_source`` is "research"."""
+    return [m for m in models if m.column_source == "research"]
+
+
+def research_column(models: list[PrivacyModel]) -> str | None:
+    """The marker column of the research subset within the population (None: the whole table is published).
+    The models on the research subset must all name the same one."""
+    columns = list(dict.fromkeys(m.column for m in research_models(models)))
+    if len(columns) > 1:
+        raise InputError(f"{' and '.join(m.describe() for m in research_models(models))} mark the research subset "
+                         f"with different columns ({', '.join(map(repr, columns))}): use one")
+    return columns[0] if columns else None
+
+
 def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[ModelGroup]:
     """The models offered beside k, grouped as the run form and the CLI show them (registry order; read
     when called, so a model registered later is offered too)."""
@@ -68,7 +85,7 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 __all__ = [
     "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "AlphaKAnonymity",
     "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
-    "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "KMap", "ModelGroup", "Parameter",
+    "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "ModelGroup", "Parameter",
     "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
-    "emd_ordered", "make_model", "model_groups", "check_feasible", "parse_marker", "shares",
+    "emd_ordered", "make_model", "model_groups", "research_column", "research_models", "check_feasible", "parse_marker", "shares",
 ]

@@ -16,12 +16,13 @@ COL's file only, so a run of the web app (each hierarchy with its own policy) ca
 Privacy models beside --k (engine.privacy), all on the first --sensitive column unless --model-column
 names another: --l L --l-variant distinct|entropy|recursive [--c C], --t T --t-distance
 equal|ordered|hierarchical (hierarchical: give the sensitive column's hierarchy with --hierarchy COL=FILE),
---beta B [--beta-variant basic|enhanced]. δ-presence (--delta-min/--delta-max) needs the research subset:
-either --population FILE (INPUT is then the research subset, its rows are found in the population by
-their shared columns and the population is anonymized) or --research-column COL (INPUT is the population
-and COL marks its research records: 1/0, yes/no, true/false, in/out, ...; other values are refused). With δ-presence OUT holds the research
-subset only (population order, the marker column left out), generalized as the population's classes
-require.
+--beta B [--beta-variant basic|enhanced]. δ-presence (--delta-min/--delta-max) and k-map against a population
+table (--kmap-population K: every published class matches at least K population records, counted on the
+population generalized alike) need the research subset: either --population FILE (INPUT is then the research
+subset, its rows are found in the population by their shared columns and the population is anonymized) or
+--research-column COL (INPUT is the population and COL marks its research records: 1/0, yes/no, true/false,
+in/out, ...; other values are refused). With either OUT holds the research subset only (population order, the
+marker column left out), generalized as the population's classes require.
 
 Exit status: 0 success; 2 bad flags, files, columns, hierarchies or parameters; 1 when the privacy
 model cannot be met with the given hierarchies and suppression limit, or on an internal error;
@@ -235,9 +236,11 @@ class Command(OneLineCommand):
                           help="apriori: generalize to the root instead of suppressing an item there")
         models = model_flags.add_model_arguments(parser)  # --l, --t, --beta, --delta-min, ... --model-column
         models.add_argument("--population", default=None, metavar="FILE",
-                            help="δ-presence: the population table; INPUT is the research subset within it")
+                            help="δ-presence or --kmap-population: the population table; INPUT is the research "
+                                 "subset within it")
         models.add_argument("--research-column", default=None, metavar="COL",
-                            help="δ-presence without --population: a column of INPUT marking the research "
+                            help="δ-presence or --kmap-population without --population: a column of INPUT "
+                                 "(the population) marking the research "
                                  "subset's records (1/0, yes/no, true/false, in/out, ...)")
         # Each algorithm's own options, from the registry: a flag per option name, shared where two
         # algorithms take the same option (e.g. --metric).
@@ -316,12 +319,12 @@ class Command(OneLineCommand):
             if opts["population"] is not None:
                 population, _ = self._read_input(Path(opts["population"]), opts["delimiter"], "--population")
                 frame = self._mark_research(frame, population)
-            if any(m.name == "delta-presence" for m in models):
+            if engine.privacy.research_models(models):
                 marker = opts["research_column"] or RESEARCH_MARKER
                 if marker not in frame.columns:
                     raise AnonymizeError(f"--research-column {marker}: unknown column; the table has: "
                                          f"{', '.join(map(str, frame.columns))}")
-                models = [replace(m, column=marker) if m.name == "delta-presence" else m for m in models]
+                models = [replace(m, column=marker) if m.column_source == "research" else m for m in models]
                 build["models"] = models
             roles = self._roles(opts, list(frame.columns))
             hierarchies = self._hierarchies(opts, roles)
@@ -457,12 +460,14 @@ class Command(OneLineCommand):
     @staticmethod
     def _models(opts: dict) -> list:
         """The privacy models of the model flags (generated from the registry: management/model_flags.py;
-        the engine's own messages on bad values). A model on the research subset (δ-presence) needs
-        --population or --research-column; its column is the marker column _run binds."""
+        the engine's own messages on bad values). A model on the research subset (δ-presence, k-map against
+        a population table) needs --population or --research-column; its column is the marker column _run
+        binds."""
         research = [group for group, _ in model_flags.requested(opts) if group.column_source == "research"]
         if research:
             if opts["population"] is None and opts["research_column"] is None:
-                raise AnonymizeError(f"{model_flags.switches(research[0], '/')} need the research subset: "
+                flags = model_flags.switches(research[0], "/")
+                raise AnonymizeError(f"{flags} {'need' if '/' in flags else 'needs'} the research subset: "
                                      f"--population FILE or --research-column COL")
             if opts["population"] is not None and opts["research_column"] is not None:
                 raise AnonymizeError("give --population or --research-column, not both")
