@@ -11,6 +11,7 @@ from .views import (
     experiment,
     jobs,
     lattice,
+    release_report,
     results,
     risk,
     setvalued,
@@ -54,6 +55,9 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/result/", results.result, name="result"),
     path("jobs/<uuid:job_id>/result/anonymized.csv", downloads.download_csv, name="download_csv"),
     path("jobs/<uuid:job_id>/config.json", downloads.download_config, name="download_config"),
+    path("jobs/<uuid:job_id>/result/release-report/", release_report.release_report_page, name="release_report"),
+    path("jobs/<uuid:job_id>/result/release-report.pdf", release_report.release_report_pdf,
+         name="release_report_pdf"),
     # the solution lattice of a lattice job
     path("jobs/<uuid:job_id>/lattice/", lattice.lattice, name="lattice"),
     path("jobs/<uuid:job_id>/lattice/data.json", lattice.lattice_data_view, name="lattice_data"),

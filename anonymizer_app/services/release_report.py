@@ -1,0 +1,177 @@
+"""The release report of a run: what a data steward files with the data protection officer. The dataset, the
+columns' roles, the hierarchies and the level each was generalized to, the privacy models with their
+parameters, the algorithm and its options, the verification statement, the risk and utility figures before
+and after (explained, with charts), the suppressed records and the configuration that repeats the run.
+
+One context for the page and the PDF; the PDF is the same HTML rendered by WeasyPrint, with no access to
+any URL (the charts are inline SVG, the stylesheet is read from the static files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from ..engine import Role
+from ..models import Job, Result
+from . import explain, exports, rerun
+from .svg_charts import Series, bar_chart
+
+UTILITY_KEYS = ["ncp", "generalization_height", "equivalence_classes", "mean_class_size", "discernibility", "c_avg",
+                "non_uniform_entropy"]
+RISK_KEYS = ["prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk", "marketer_risk",
+             "sample_uniques", "homogeneous_classes", "homogeneous_records"]
+RISK_CHART = {"prosecutor_risk_highest": "highest", "prosecutor_risk_average": "average",
+              "records_at_risk": "records at risk", "marketer_risk": "marketer"}
+MAX_BARS = 16
+REPORT_CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "report.css"
+
+
+def hierarchy_rows(job: Job, report: dict) -> list[dict]:
+    """Per quasi-identifier: the hierarchy used (its name, or the default built from the data) and the
+    generalization applied (level of height, or what the local/multidimensional recoding left)."""
+    from hierarchy_editor.models import Hierarchy
+
+    columns = [c for c in job.config.get("columns", []) if c["role"] == Role.QUASI_IDENTIFYING.value]
+    ids = [c["hierarchy"] for c in columns if c.get("hierarchy")]
+    names = dict(Hierarchy.objects.filter(pk__in=ids, owner=job.owner).values_list("pk", "name"))
+    labels = report.get("transformation_labels", {})
+    counts = report.get("value_counts", {})
+    rows = []
+    for c in columns:
+        if c.get("hierarchy_snapshot"):
+            used = f"{c['hierarchy_snapshot'].get('name', '')} (deleted since; its text is kept with the job)"
+        elif c.get("hierarchy"):
+            used = names.get(c["hierarchy"], "(deleted)")
+        else:
+            used = f"default for a {c['type']} column, built from the data"
+        distinct = counts.get(c["name"], {})
+        rows.append({"column": c["name"], "hierarchy": used, "applied": labels.get(c["name"], ""),
+                     "before": distinct.get("before", {}).get("distinct"),
+                     "after": distinct.get("after", {}).get("distinct")})
+    return rows
+
+
+def verification_statement(report: dict) -> str:
+    """One paragraph: whether the published rows were checked again and what holds."""
+    checks = report.get("model_checks") or []
+    held = [c.get("describe") or c.get("model", "") for c in checks if c.get("holds")]
+    broken = [c.get("describe") or c.get("model", "") for c in checks if c.get("holds") is False]
+    if not report.get("verified"):
+        return ("This table was NOT verified: the figures below are those of the run, not a check of the "
+                "published rows. Do not release it.")
+    text = (f"Before it was stored, the published table ({report.get('records', 0):,} rows) was read back and "
+            f"every privacy model was checked again on its rows, independently of the algorithm that produced it")
+    text += f": {', '.join(held)} hold{'s' if len(held) == 1 else ''}." if held else "."
+    if broken:
+        text += f" Not met: {', '.join(broken)}."
+    return text
+
+
+def figure_rows(report: dict, keys: list[str], k: int, labels: dict[str, tuple[str, str]], fmt) -> list[dict]:
+    """Before and after of each figure, with its plain-words reading and cue (of the value after)."""
+    after, before = report.get("metrics", {}), report.get("metrics_before", {})
+    ctx = explain.context(report, k)
+    ctx_before = {**ctx, "kept": ctx["n"]}
+    rows = []
+    for key in keys:
+        if key not in after and key not in before:
+            continue
+        label, kind = labels[key]
+        now = explain.reading(key, after.get(key), ctx)
+        was = explain.reading(key, before.get(key), ctx_before)
+        rows.append({"key": key, "label": label, "before": fmt(before.get(key), kind), "after": fmt(after.get(key), kind),
+                     "text": now.text if now else "", "cue": now.cue if now else None,
+                     "cue_label": now.cue_label if now else "", "cue_before": was.cue if was else None,
+                     "cue_before_label": was.cue_label if was else ""})
+    return rows
+
+
+def _size_bins(histogram: dict) -> tuple[list[str], list[int]]:
+    """The class-size histogram ({size: classes}) as at most MAX_BARS bars: single sizes when few, else
+    ranges doubling in width (1, 2-3, 4-7, ...)."""
+    sizes = sorted((int(s), int(c)) for s, c in histogram.items())
+    if len(sizes) <= MAX_BARS:
+        return [str(s) for s, _ in sizes], [c for _, c in sizes]
+    bins: dict[int, int] = {}
+    for s, c in sizes:
+        low = 1 << (max(s, 1).bit_length() - 1)
+        bins[low] = bins.get(low, 0) + c
+    labels = [str(low) if low == 1 else f"{low}–{2 * low - 1}" for low in bins]
+    return labels, list(bins.values())
+
+
+def charts(report: dict) -> dict[str, str]:
+    """The report's charts as SVG markup: risk before and after, class sizes, distinct values per QI."""
+    after, before = report.get("metrics", {}), report.get("metrics_before", {})
+    keys = [k for k in RISK_CHART if k in after]
+    out = {}
+    if keys:
+        out["risk"] = bar_chart("Re-identification risk before and after", [RISK_CHART[k] for k in keys],
+                                [Series("before", [before.get(k) for k in keys]),
+                                 Series("after", [after.get(k) for k in keys])],
+                                "probability", percent=True)
+    histogram = report.get("class_size_histogram") or {}
+    if histogram:
+        labels, counts = _size_bins(histogram)
+        out["classes"] = bar_chart("Equivalence classes by size", labels, [Series("classes", counts)],
+                                   "classes", x_title="records in the class", integer=True)
+    counts = report.get("value_counts") or {}
+    qis = [q for q in report.get("quasi_identifiers", []) if q in counts]
+    if qis:
+        out["distinct"] = bar_chart("Distinct values per quasi-identifier", qis,
+                                    [Series("original", [counts[q]["before"].get("distinct") for q in qis]),
+                                     Series("published", [counts[q]["after"].get("distinct") for q in qis])],
+                                    "distinct values", integer=True)
+    return out
+
+
+def configuration_json(job: Job) -> str:
+    return json.dumps(exports.job_configuration(job), indent=2, ensure_ascii=False)
+
+
+def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -> dict:
+    """Everything the report template shows (``labels``/``fmt``: the result page's figure names and format)."""
+    report = result.report
+    n = int(report.get("input_records", report.get("records", 0)) or 0)
+    suppressed = int(report.get("suppressed", 0) or 0)
+    columns = job.config.get("columns", [])
+    return {
+        "generated": timezone.now(),
+        "columns": columns,
+        "hierarchies": hierarchy_rows(job, report),
+        "model_rows": rerun.model_rows(job.models, (job.config.get("population") or {}).get("name")),
+        "options": [{"name": key.replace("_", " "), "value": value} for key, value in (job.options or {}).items()],
+        "verification": verification_statement(report),
+        "verified": bool(report.get("verified")),
+        "model_checks": report.get("model_checks") or [],
+        "utility": figure_rows(report, UTILITY_KEYS, job.k, labels, fmt),
+        "risk": figure_rows(report, RISK_KEYS, job.k, labels, fmt),
+        "charts": charts(report),
+        "records": n,
+        "published": int(report.get("records", n) or 0),
+        "suppressed": suppressed,
+        "suppressed_share": f"{suppressed / n * 100:.3g}%" if n else "0%",
+        "suppression_percent": f"{job.suppression_limit * 100:g}",
+        "publishing": (report.get("publishing") or {}).get("description", ""),
+        "configuration": configuration_json(job),
+        "k_achieved": report.get("k_achieved"),
+        "notes": report.get("notes") or [],
+    }
+
+
+def render_pdf(html: str) -> bytes:
+    """The report's HTML as PDF (WeasyPrint; its stylesheet read from the static files). No URL is ever
+    fetched: the report needs none, and a value of the data must not make the server fetch one."""
+    from weasyprint import CSS, HTML  # imported when a PDF is asked for: it loads Pango
+    from weasyprint.urls import URLFetcher
+
+    class NoFetch(URLFetcher):
+        def fetch(self, url, headers=None):
+            raise ValueError(f"the release report loads no resource ({url[:60]})")
+
+    fetcher = NoFetch()
+    stylesheets = [CSS(string=REPORT_CSS.read_text(encoding="utf-8"), url_fetcher=fetcher)]
+    return HTML(string=html, base_url=str(settings.BASE_DIR), url_fetcher=fetcher).write_pdf(stylesheets=stylesheets)

@@ -1,0 +1,100 @@
+"""The release report of a run: the page and its PDF (WeasyPrint), owner-only, escaped, with the figures
+the run's report holds and the readings of services.explain."""
+
+import io
+import json
+
+import pytest
+from anonymizer_helpers import make_dataset, set_roles
+from pypdf import PdfReader
+
+from anonymizer_app.engine import Role
+from anonymizer_app.models import Job
+from anonymizer_app.services import jobs
+
+pytestmark = pytest.mark.django_db
+
+L2 = {"model": "distinct-l-diversity", "l": 2, "column": "disease"}
+
+
+def run(ds, k=2, suppression=0.25, models=(L2,)):
+    return jobs.run_job(jobs.create_job(ds, "datafly", k, suppression, "disease", {}, list(models)))
+
+
+def pdf_text(content: bytes) -> str:
+    return "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages)
+
+
+def test_the_page_holds_every_part(client_alice, user):
+    ds = make_dataset(user, name="Clinic 2024")
+    job = run(ds)
+    report = job.result.report
+    r = client_alice.get(f"/jobs/{job.pk}/result/release-report/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "<h1>Clinic 2024: Datafly, k=2</h1>" in html
+    # roles: every column, the identifying one removed
+    assert '<tr><th scope="row">name</th><td>string</td><td>identifying</td>\n            <td>removed</td></tr>' in html
+    assert '<tr><th scope="row">age</th><td>integer</td><td>quasi-identifying</td>' in html
+    # hierarchies: the default one per QI and the level applied
+    assert "default for a integer column, built from the data" in html
+    assert report["transformation_labels"]["age"] in html
+    # models and their parameters; the checks on the published rows
+    assert "k = 2 (reached: " in html
+    assert '<tr><th scope="row">distinct l-diversity</th>\n            <td>l = 2 · on disease</td></tr>' in html
+    assert "✓ Verified." in html and "was read back and every privacy model was checked again" in html
+    # before/after with a reading and a cue: the highest risk is 1 / the smallest class (100% before: uniques)
+    after = 1 / report["k_achieved"]
+    assert f'{after * 100:.3g}%' in html and "100%" in html
+    assert 'id="figure-prosecutor_risk_highest"' in html and 'class="cue cue-poor">poor</span>' in html
+    assert 'id="figure-ncp"' in html and "of its detail" in html
+    # charts drawn on the server
+    assert html.count("<svg") == 3 and "Re-identification risk before and after" in html
+    # suppressed records and the configuration
+    suppressed = report["suppressed"]
+    assert f"{suppressed} of 8 records ({suppressed / 8 * 100:.3g}%) were suppressed" in html
+    config = json.loads(html.split('<pre class="configuration">')[1].split("</pre>")[0].replace("&quot;", '"'))
+    assert config["algorithm"] == "datafly" and config["k"] == 2 and config["models"] == job.models
+    assert f'href="/jobs/{job.pk}/result/release-report.pdf"' in html
+
+
+def test_the_pdf_reads_as_the_page(client_alice, user):
+    ds = make_dataset(user, name="Clinic 2024")
+    job = run(ds)
+    r = client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf")
+    assert r.status_code == 200 and r["Content-Type"] == "application/pdf"
+    assert 'filename="small-datafly-k2-release-report.pdf"' in r["Content-Disposition"]
+    assert r.content.startswith(b"%PDF-")
+    text = pdf_text(r.content)
+    for part in ("RELEASE REPORT", "Clinic 2024: Datafly, k=2", "Verified.", "1. Dataset", "distinct l-diversity",
+                 "Re-identification risk, before and after", "7. Suppressed records",
+                 f"{job.result.report['suppressed']} of 8 records", "8. Configuration to repeat the run",
+                 '"algorithm": "datafly"'):
+        assert part in text, part
+    assert "Download as PDF" not in text  # the page's navigation is left out
+
+
+def test_it_is_owner_only(client_alice, user, other_user):
+    job = run(make_dataset(other_user))
+    assert client_alice.get(f"/jobs/{job.pk}/result/release-report/").status_code == 404
+    assert client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf").status_code == 404
+
+
+def test_a_job_without_a_result_has_no_report(client_alice, user):
+    job = jobs.create_job(make_dataset(user), "datafly", 2, 0.25, "disease")
+    assert client_alice.get(f"/jobs/{job.pk}/result/release-report/").status_code == 404
+    Job.objects.filter(pk=job.pk).update(status=Job.FAILED)
+    assert client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf").status_code == 404
+
+
+def test_names_and_values_are_escaped_in_the_page_the_charts_and_the_pdf(client_alice, user):
+    text = "id,<b>zone</b>,disease\n" + "".join(f"{i},<i>z{i % 2}</i>,{'flu' if i % 3 else 'cold'}\n" for i in range(12))
+    ds = make_dataset(user, text=text, name="<script>alert(1)</script>", roles={})
+    set_roles(ds, {"id": Role.IDENTIFYING, "<b>zone</b>": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE})
+    job = run(ds, k=2, suppression=0.0)
+    html = client_alice.get(f"/jobs/{job.pk}/result/release-report/").content.decode()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>zone</b>" not in html and "<i>z" not in html
+    assert "&lt;b&gt;zone&lt;/b&gt;" in html  # in the tables and the SVG's category labels
+    text = pdf_text(client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf").content)
+    assert "<script>alert(1)</script>" in text  # shown as text
