@@ -61,3 +61,13 @@ class RiskForm(forms.Form):
         return {"model": d["population"], "sampling_fraction": d.get("sampling_fraction"),
                 "region": d.get("region") or None, "size": d.get("population_size"),
                 "dataset": d.get("population_dataset")}
+
+
+class PopulationForm(RiskForm):
+    """The population model and the threshold alone (the comparison page: its runs fix the QIs)."""
+
+    def __init__(self, *args, populations: list[tuple[int, str]] = (), **kwargs):
+        super().__init__(*args, columns=[], populations=populations, **kwargs)
+        del self.fields["qi"], self.fields["combinations"]
+        self.fields["population"].choices = [c for c in POPULATION_CHOICES if c[0] != "none"]
+        self.fields["population"].initial = "fraction"

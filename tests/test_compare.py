@@ -170,3 +170,119 @@ def test_risk_per_algorithm_and_k(client_alice, user, monkeypatch):
         kept = int(sizes.sum())
         assert row == [name, "2", str(int((sizes == 1).sum())), f"{1 / sizes.min():.2%}", f"{len(sizes) / kept:.2%}",
                        f"{int(sizes[1 / sizes > 0.2].sum()):,}", f"{len(sizes) / kept:.2%}"]
+
+
+# ---- the population figures per run (views.comparison.population_risk, services.comparison_risk) -------------------
+TOY = "a,b,s\nx,1,p\nx,1,q\nx,1,r\nx,2,s\ny,1,t\ny,2,u\ny,2,v\nz,3,w\n"  # classes on a, b: 3, 1, 1, 2, 1
+TOY_ROLES = {"a": engine.Role.QUASI_IDENTIFYING, "b": engine.Role.QUASI_IDENTIFYING, "s": engine.Role.SENSITIVE}
+
+
+def population_rows(html: str) -> list[list[str]]:
+    body = html[html.index('id="population-table"'):]
+    body = body[:body.index("</table>")]
+    rows = re.findall(r'<tr class="(?:before|run)">(.*?)</tr>', body, flags=re.S)
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+            for row in rows]
+
+
+def zayatz_by_hand(hist: dict[int, int], population: int, n: int) -> float:
+    """Zayatz (definitions.md): S_1 = s_1 · P(F=1 | f=1) / π with P(f=1 | F=j) = j·C(N-j, n-1)/C(N, n)."""
+    import math
+
+    u = sum(hist.values())
+    p_f1 = {j: j * math.comb(population - j, n - 1) / math.comb(population, n) for j in hist}
+    posterior = (hist[1] / u) * p_f1[1] / sum((s / u) * p_f1[j] for j, s in hist.items())
+    return hist[1] * posterior / (n / population)
+
+
+def journalist_by_hand(sizes, population: int) -> tuple[str, str, str]:
+    """Highest and average journalist risk and records at risk (> 0.2), each class of f standing for
+    max(f, f/π) people, π = records / population; formatted as the page shows them."""
+    n = sum(sizes)
+    people = [max(f, f * population / n) for f in sizes]
+    average = sum(f / p for f, p in zip(sizes, people)) / n
+    at_risk = sum(f for f, p in zip(sizes, people) if 1 / p > 0.2)
+    return f"{1 / min(people):.4%}", f"{average:.4%}", f"{at_risk:,}"
+
+
+@pytest.fixture
+def toy_comparison(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user, TOY, "toy.csv", roles=TOY_ROLES)
+    client_alice.post(url(ds), {"algorithms": ["datafly", "mondrian"], "k_values": "2", "suppression_percent": 0,
+                                "sensitive": "s"})
+    return ds, Job.objects.get()
+
+
+def test_the_population_form_is_offered_and_nothing_is_computed_before(client_alice, toy_comparison):
+    _, job = toy_comparison
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/").content.decode()
+    assert 'id="population-risk"' in html and 'name="sampling_fraction"' in html and 'name="region"' in html
+    assert 'name="population_dataset"' in html and 'value="none"' not in html
+    assert 'id="population-table"' not in html
+
+
+def test_journalist_risk_and_population_uniqueness_per_run(client_alice, toy_comparison):
+    ds, job = toy_comparison
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/", {"population": "fraction", "sampling_fraction": "0.5",
+                                                            "threshold": "0.2"}).content.decode()
+    assert "Population 16 (sampling fraction 0.5)" in html  # N = round(8 / 0.5)
+    rows = population_rows(html)
+    # the input: classes 3, 1, 1, 2, 1 of 16 people: F = 6, 2, 2, 4, 2; risks 1/2 highest, (5 · 1/2)/8 average;
+    # at risk (> 0.2): the classes of F = 2 and 4, 5 records. π = 0.5 > 0.1: Zayatz or SNB, by Dankar's rule
+    assert rows[0][:7] == ["input (before)", "—", "8", "0.5", "50.0000%", "31.2500%", "5"]
+    assert f"{zayatz_by_hand({1: 3, 2: 1, 3: 1}, 16, 8):,.1f}" in rows[0][8].split(" · ")[1]
+    table, hierarchies = datasets.dataset_table(ds)
+    for name, row in zip(["Datafly", "Mondrian"], rows[1:]):
+        sizes = [int(s) for s in engine.anonymize(table, hierarchies, name.lower(), k=2, sensitive="s").class_sizes]
+        n = sum(sizes)
+        assert row[:7] == [name, "2", str(n), f"{n / 16:.6g}", *journalist_by_hand(sizes, 16)]
+        if 1 not in sizes:  # k = 2: no sample uniques, no population uniques to estimate
+            assert row[7] == "none needed: 0.0 (0.0000%)" and row[8] == "0.0 · 0.0 · 0.0"
+
+
+def test_an_estimator_that_does_not_converge_says_so(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    distinct = "a,b\n" + "".join(f"v{i},w{i}\n" for i in range(12))  # every record unique: Pitman has no root
+    ds = make_dataset(user, distinct, "distinct.csv", roles={"a": engine.Role.QUASI_IDENTIFYING,
+                                                             "b": engine.Role.QUASI_IDENTIFYING})
+    client_alice.post(url(ds), {"algorithms": ["datafly"], "k_values": "2", "suppression_percent": 0})
+    job = Job.objects.get()
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/", {"population": "fraction", "sampling_fraction": "0.01",
+                                                            "threshold": "0.2"}).content.decode()
+    before = population_rows(html)[0]
+    assert before[8].startswith("did not converge")  # Pitman
+    assert before[7].startswith("Zayatz: ")  # π <= 0.1 and Pitman did not converge: Zayatz
+    assert "did not converge" in html
+
+
+def test_a_population_table(client_alice, user, toy_comparison):
+    ds, job = toy_comparison
+    twice = TOY + "".join(TOY.splitlines(keepends=True)[1:])
+    population = make_dataset(user, twice, "everyone.csv", roles=TOY_ROLES, name="Everyone")
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/", {"population": "table", "population_dataset": population.pk,
+                                                            "threshold": "0.2"}).content.decode()
+    assert "population table of 16 records" in html and "counted in the population table: 0 population uniques" in html
+    rows = population_rows(html)
+    # counted in the table: every class twice, the same F as a sampling fraction of 0.5
+    assert rows[0][:7] == ["input (before)", "—", "8", "0.5", "50.0000%", "31.2500%", "5"]
+
+
+def test_another_users_population_table_is_refused(client_alice, other_user, toy_comparison):
+    _, job = toy_comparison
+    foreign = make_dataset(other_user, TOY, "theirs.csv", roles=TOY_ROLES)
+    r = client_alice.get(f"/jobs/{job.pk}/comparison/", {"population": "table", "population_dataset": foreign.pk,
+                                                         "threshold": "0.2"})
+    html = r.content.decode()
+    assert r.status_code == 200 and "Select a valid choice" in html and 'id="population-table"' not in html
+
+
+def test_an_older_comparison_without_histograms_says_so(client_alice, toy_comparison):
+    _, job = toy_comparison
+    report = dict(job.result.report)
+    report["comparison"] = [{k: v for k, v in r.items() if k != "class_size_histogram"} for r in report["comparison"]]
+    job.result.report = report
+    job.result.save(update_fields=["report"])
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/", {"population": "fraction", "sampling_fraction": "0.5",
+                                                            "threshold": "0.2"}).content.decode()
+    assert html.count("not stored by this older comparison") == 2

@@ -111,9 +111,11 @@ def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int
 
 
 def run_risk(class_sizes, threshold: float = RISK_THRESHOLD) -> dict:
-    """The risk figures of a run's published classes (suppressed records are in none)."""
+    """The risk figures of a run's published classes (suppressed records are in none), and their size histogram
+    ({size: classes}), from which the page computes the population figures of the model it is asked for
+    (services.comparison_risk)."""
     figures = sample_risks(np.asarray(class_sizes, dtype=np.int64), threshold)
-    return {f: figures[f] for f in RISK_FIELDS}
+    return {**{f: figures[f] for f in RISK_FIELDS}, "class_size_histogram": figures["class_size_histogram"]}
 
 
 def input_risk(table: Table, threshold: float = RISK_THRESHOLD) -> dict:

@@ -14,8 +14,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..engine import InputError, Role
 from ..forms import CompareForm
 from ..models import Job
+from ..risk_forms import PopulationForm
 from ..services import comparison as comparison_service
+from ..services import comparison_risk
+from ..services import risk as risk_service
 from .common import QI, algorithm_label, format_duration, job_result, owned_dataset, owned_job, queue_job
+from .risk import ESTIMATOR_LABELS
 
 
 @login_required
@@ -84,18 +88,67 @@ def comparison(request, job_id):
         raise Http404("this job is not a comparison")
     if j.status != Job.SUCCEEDED:
         return redirect("anonymizer:job", job_id=j.pk)
-    rows = job_result(j).report.get("comparison", [])
+    report = job_result(j).report
+    rows = report.get("comparison", [])
     if request.GET.get("format") == "csv":
         response = HttpResponse(comparison_service.comparison_csv(rows), content_type="text/csv; charset=utf-8")
         filename = f"{Path(j.dataset.original_name).stem}-comparison.csv"
         response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
+    population_form, population = population_risk(request, j, report)
     return render(request, "anonymizer/comparison.html", {
         "job": j, "dataset": j.dataset, "rows": comparison_rows(rows),
-        "risk_before": risk_cells(job_result(j).report.get("risk_before") or {}),
+        "risk_before": risk_cells(report.get("risk_before") or {}),
+        "population_form": population_form, "population": population,
         "algorithms": ", ".join(algorithm_label(a) for a in j.options.get("algorithms", [])),
         "ks": ", ".join(map(str, j.options.get("k", []))),
         "suppression_percent": f"{j.suppression_limit * 100:g}",
         "duration": format_duration(j.duration),
         "charts": comparison_service.comparison_figures(rows),
     })
+
+
+def population_risk(request, job: Job, report: dict) -> tuple[PopulationForm, dict | None]:
+    """The page's population form and, once it is submitted (a GET with ``population``), the journalist risk and
+    population uniqueness of the input and of every run (services.comparison_risk), formatted; a bad choice is
+    an error on the form."""
+    populations = risk_service.population_choices(job.dataset)
+    if "population" not in request.GET:
+        return PopulationForm(populations=populations, initial={"sampling_fraction": 0.01}), None
+    form = PopulationForm(request.GET, populations=populations)
+    if not form.is_valid():
+        return form, None
+    try:
+        figures = comparison_risk.comparison_population_risk(job, report, form.population_options(),
+                                                             form.cleaned_data["threshold"])
+    except InputError as exc:
+        form.add_error(None, str(exc))
+        return form, None
+    runs = [{"algorithm": algorithm_label(r["algorithm"]), "k": r["k"], "error": r["error"], "stored": r["stored"],
+             **population_cells(r["figures"])} for r in figures["runs"]]
+    return form, {"model": figures["population"], "before": population_cells(figures["before"]), "runs": runs,
+                  "table_uniques": figures["before"]["table_uniques"]}
+
+
+def population_cells(figures: dict | None) -> dict:
+    """One row of the population table as shown: π, journalist risk, and population uniques by Dankar's choice
+    with every estimator (a value, or "did not converge" with the reason)."""
+    if not figures or figures.get("journalist_risk_highest") is None:
+        return {"shown": False}
+    pu = figures["population_uniqueness"]
+    chosen = pu["dankar"]
+    estimators = [{"label": ESTIMATOR_LABELS[name], "converged": e["converged"], "reason": e["reason"],
+                   "uniques": f"{e['uniques']:,.1f}" if e["converged"] else "",
+                   "chosen": name == chosen["model"]}
+                  for name, e in pu["estimators"].items()]
+    return {
+        "shown": True, "records": f"{figures['records']:,}", "fraction": f"{figures['sampling_fraction']:.6g}",
+        "j_highest": f"{figures['journalist_risk_highest']:.4%}", "j_average": f"{figures['journalist_risk_average']:.4%}",
+        "j_at_risk": f"{figures['journalist_records_at_risk']:,}",
+        "chosen": ESTIMATOR_LABELS.get(chosen["model"], "none needed") if chosen["model"] else "none needed",
+        "chosen_converged": chosen["converged"],
+        "chosen_uniques": f"{chosen['uniques']:,.1f}" if chosen["converged"] else "",
+        "chosen_share": f"{chosen['share']:.4%}" if chosen["converged"] else "",
+        "chosen_reason": pu["estimators"].get(chosen["model"] or "", {}).get("reason", ""),
+        "why": chosen["why"], "estimators": estimators,
+    }
