@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -54,6 +55,8 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     hierarchies = spec.hierarchies
     info = get_algorithm(spec.algorithm)
     suppression_limit = float(SUPPRESSION.validate(spec.suppression_limit))
+    if info.decides_suppression:  # SafePub suppresses every class below k, however many: no limit applies
+        suppression_limit = 1.0
     models = list(spec.models)
     if not models:
         raise InputError("no privacy model: give k or at least one model")
@@ -122,6 +125,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     result.algorithm = info.name
     result.search = dict(recoding.info)
     result.options = problem.options
+    result.sample = getattr(recoding, "sample", None)
     result.identifying_removed = list(table.identifying)
     report(0.94, "verifying the result from the output rows")
     result.verify(table, all_hs)
@@ -136,12 +140,23 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
 
 def check_supported(info, models: list[PrivacyModel]) -> None:
     """Refuse up front a model the algorithm cannot honour, naming the algorithms that can."""
+    for m in models:  # a model only some algorithms may honour ((ε,δ)-DP: SafePub) says why the others may not
+        if not _may_honour(info.name, m):
+            refuse: Callable[[str], str] = getattr(m, "refuse")  # noqa: B009 - declared by such models only
+            raise InputError(refuse(info.label))
     unsupported = [m.name for m in models if m.name not in info.models]
     if unsupported:
         wanted = {m.name for m in models}
-        able = [a.label for a in ALGORITHMS.values() if wanted <= set(a.models)]
+        able = [a.label for a in ALGORITHMS.values() if wanted <= set(a.models)
+                and all(_may_honour(a.name, m) for m in models)]
         raise InputError(f"{info.label} cannot honour {', '.join(unsupported)}; algorithms that can: "
                          f"{', '.join(able) or 'none'}")
+
+
+def _may_honour(algorithm: str, model: PrivacyModel) -> bool:
+    """False when the model names the only algorithms that may honour it and ``algorithm`` is not one."""
+    allowed: tuple[str, ...] | None = getattr(model, "algorithms", None)
+    return allowed is None or algorithm in allowed
 
 
 def bind_models(models: list[PrivacyModel], sensitive: str | None, table: Table) -> list[PrivacyModel]:

@@ -37,6 +37,7 @@ from .errors import InputError, VerificationError
 from .hierarchy import ROOT, Hierarchy
 from .privacy import PrivacyModel, research_column
 from .result import Result, _check_cells, check_models, verify_anatomy
+from .safepub import publication as safepub_publication
 from .spec import KEEP, RunSpec
 from .table import Role, Table, group_rows
 
@@ -93,6 +94,7 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     n = table.n
     suppressed = np.asarray(result.suppressed, dtype=bool)
     keep = spec.publishing.suppressed_rows == KEEP
+    safepub_publication.check_request(result.models, keep)
     if keep and suppressed.any():
         _check_suppressed_group(result, table, hierarchies, suppressed)
     released = np.ones(n, dtype=bool) if keep else ~suppressed
@@ -115,6 +117,8 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     frame = output.iloc[rows][columns].reset_index(drop=True)
     flags = suppressed[rows]
     _check_published_cells(table, hierarchies, frame, rows, flags, result)
+    # (ε,δ)-differential privacy: the sample, the suppression rule and k on every whole published row
+    safepub_publication.check_publication(result, table, hierarchies, frame, rows)
 
     info = get_algorithm(result.algorithm) if result.algorithm else None
     if info is not None and info.check_published is not None:

@@ -44,6 +44,8 @@ class Result:
     # every hierarchy the run used (QIs as recoded, e.g. k-Optimize's cuts; sensitive columns): the
     # publishing gate rechecks the published cells against them
     hierarchies: dict = field(default_factory=dict, repr=False)
+    # SafePub: the records drawn into the sample (bool per input row); the gate checks the published rows
+    sample: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def k(self) -> int:

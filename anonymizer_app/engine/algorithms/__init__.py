@@ -33,6 +33,9 @@ class AlgorithmInfo:
     # The algorithm's own guarantee beyond the run's models (e.g. MHA's Jensen-Shannon bound), checked by
     # the publishing gate on the published classes; raises VerificationError naming the breach.
     check_published: Callable[[PublishedClasses], None] | None = None
+    # The algorithm suppresses by its own rule, with no limit (SafePub: every class below k, whatever their
+    # number); the run's suppression limit does not apply and is taken as 1.
+    decides_suppression: bool = False
 
 
 ALGORITHMS: dict[str, AlgorithmInfo] = {}
@@ -64,5 +67,6 @@ from . import (  # noqa: E402,F401
     mha,
     mondrian,
     oka,
+    safepub,
     samarati,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -14,6 +15,10 @@ from ..privacy import PrivacyModel
 from ..table import FrequencySet, Table
 
 ProgressCallback = Callable[[float, str], None]
+# An algorithm calls Problem.heartbeat at every unit of its work (a cluster, a partition, a node, a batch of
+# records); the run's progress callback hears from it at least this often, so the bar moves and a cancel is
+# seen within a second of work. Tests set it to 0 to see a call between every two units.
+HEARTBEAT_SECONDS = 0.25
 
 
 @dataclass
@@ -31,6 +36,7 @@ class Problem:
     domains: dict = field(default_factory=dict)
     # the run's scratch folder (RunSpec.scratch) for algorithms that spill to disk; None: the system temp folder
     scratch: str | None = None
+    last_report: float = field(default=0.0, repr=False)  # time.monotonic() of the last progress call
 
     @property
     def needs_classes(self) -> bool:
@@ -51,9 +57,18 @@ class Problem:
         return self.domains[column]
 
     def report(self, fraction: float, phase: str) -> None:
+        """Tell the progress callback; its False (cancel, or the job deleted) stops the run: Cancelled."""
         if self.progress is not None:
+            self.last_report = time.monotonic()
             if self.progress(min(max(fraction, 0.0), 1.0), phase) is False:
                 raise Cancelled(phase)
+
+    def heartbeat(self, fraction: float | Callable[[], float], phase: str | Callable[[], str]) -> None:
+        """report(), when HEARTBEAT_SECONDS have passed since the last one: cheap enough to call at every
+        unit of work. ``fraction`` and ``phase`` may be functions, evaluated only when reporting."""
+        if self.progress is None or time.monotonic() - self.last_report < HEARTBEAT_SECONDS:
+            return
+        self.report(fraction() if callable(fraction) else fraction, phase() if callable(phase) else phase)
 
     def failing(self, sizes: np.ndarray, tuple_class: np.ndarray | None = None,
                 row_class: np.ndarray | None = None,
@@ -103,6 +118,9 @@ class FullDomainRecoding:
     # hierarchies built by the algorithm itself (k-Optimize's cuts of ordered domains): when set, the
     # output, the metrics and verify() use them instead of the user's, one per QI in QI order
     hierarchies: list[Hierarchy] | None = None
+    # SafePub: which input records were drawn into the sample (bool per row); the publishing gate checks the
+    # published rows against it (engine/safepub/publication.py)
+    sample: np.ndarray | None = None
 
 
 @dataclass

@@ -8,6 +8,7 @@ thread each). dask and distributed are imported here, when a run asks for a clus
 from __future__ import annotations
 
 import logging
+import os
 import re
 from contextlib import contextmanager
 from typing import Iterator
@@ -15,7 +16,7 @@ from typing import Iterator
 from ..errors import InputError
 
 SETTING = "ANONYMIZER_DASK_CLUSTER"  # the web app's setting (and environment variable) naming the cluster
-CONNECT_SECONDS = 10
+CONNECT_SECONDS = float(os.environ.get("ANONYMIZER_DASK_CONNECT_SECONDS", "10"))  # to reach the scheduler
 MAX_LOCAL_WORKERS = 256
 _REMOTE = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$")
 _LOCAL = re.compile(r"^local:(\d{1,4})$")
@@ -54,13 +55,18 @@ def _imports():
 
 
 @contextmanager
-def connect(address: str, memory_limit: str | int | None = None, timeout: float = CONNECT_SECONDS) -> Iterator:
+def connect(address: str, memory_limit: str | int | None = None, timeout: float | None = None) -> Iterator:
     """A ``distributed.Client`` on the cluster named by ``address`` (closed, and a local cluster stopped,
     on leaving). ``memory_limit``: per worker of a local cluster (dask's syntax, e.g. "2GB")."""
     address = check_address(address)
+    timeout = CONNECT_SECONDS if timeout is None else timeout
     distributed = _imports()
     local = _LOCAL.match(address)
     if local:
+        # quiet: a command's stderr holds its own lines only (the scheduler and nannies run in this process)
+        for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.core",
+                     "distributed.http.proxy", "distributed.worker"):
+            logging.getLogger(name).setLevel(logging.ERROR)
         cluster = distributed.LocalCluster(n_workers=int(local.group(1)), processes=True, threads_per_worker=1,
                                            memory_limit=memory_limit or "auto", dashboard_address=None,
                                            silence_logs=logging.ERROR)

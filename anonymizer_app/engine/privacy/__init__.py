@@ -15,6 +15,7 @@ from .base import _EPS, ModelGroup, Parameter, PrivacyModel, _Sensitive, shares
 from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
 from .delta_presence import MARKER_IN, MARKER_OUT, DeltaPresence, parse_marker
+from .differential_privacy import EDDifferentialPrivacy
 from .k_anonymity import KAnonymity
 from .k_map import KMap
 from .k_map_table import KMapPopulationTable
@@ -25,7 +26,7 @@ from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     m.name: m for m in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness,
                         BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk, KMap,
-                        KMapPopulationTable, PopulationUniqueness)
+                        KMapPopulationTable, PopulationUniqueness, EDDifferentialPrivacy)
 }
 SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
 
@@ -85,7 +86,7 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 __all__ = [
     "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "AlphaKAnonymity",
     "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
-    "DeltaPresence", "DistinctLDiversity", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "ModelGroup", "Parameter",
+    "DeltaPresence", "DistinctLDiversity", "EDDifferentialPrivacy", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "ModelGroup", "Parameter",
     "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
     "emd_ordered", "make_model", "model_groups", "research_column", "research_models", "check_feasible", "parse_marker", "shares",
 ]
