@@ -55,6 +55,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/result/", results.result, name="result"),
     path("jobs/<uuid:job_id>/result/anonymized.csv", downloads.download_csv, name="download_csv"),
     path("jobs/<uuid:job_id>/config.json", downloads.download_config, name="download_config"),
+    path("jobs/<uuid:job_id>/result/lattice.json", downloads.download_lattice, name="download_lattice"),
     path("jobs/<uuid:job_id>/result/release-report/", release_report.release_report_page, name="release_report"),
     path("jobs/<uuid:job_id>/result/release-report.pdf", release_report.release_report_pdf,
          name="release_report_pdf"),

@@ -179,3 +179,43 @@ def test_a_rerun_dataset_is_flagged(client_alice, user):
     datasets.reformat_dataset(job.dataset, Format("csv", ",", "utf-8", False))
     html = client_alice.get(url(job)).content.decode()
     assert "has been re-read with another format since this run" in html
+
+
+# ---- figures in plain words, no raw keys, the kept lattice as a download (issue 14) -------------------
+def test_every_card_says_what_its_figure_means_with_a_cue(client_alice, people_job):
+    report = people_job.result.report
+    html = client_alice.get(url(people_job)).content.decode()
+    ncp = report["metrics"]["ncp"]
+    card = html[html.index('id="stat-ncp"'):html.index("</div>\n    </div>", html.index('id="stat-ncp"'))]
+    assert f"kept {(1 - ncp) * 100:.3g}% of its detail and lost {ncp * 100:.3g}%" in card
+    cue = "good" if ncp <= 0.2 else "fair" if ncp <= 0.5 else "poor"
+    assert f'<span class="cue cue-{cue}">{cue}</span>' in card
+    risk = 1 / report["k_achieved"]
+    card = html[html.index('id="stat-prosecutor_risk_highest"'):]
+    assert f"a probability of at most {risk * 100:.3g}% (1 in {report['k_achieved']})" in card[:1500]
+    # the metrics table: the reading, and the formula as a second line
+    row = html[html.index('id="metric-discernibility"'):html.index("</tr>", html.index('id="metric-discernibility"'))]
+    assert "A record is on average indistinguishable from" in row and "How it is computed: C_DM" in row
+
+
+def test_no_raw_key_and_the_kept_lattice_is_a_download(client_alice, user, other_user):
+    ds = people_dataset(user, hierarchies=False)
+    job = jobs.run_job(jobs.create_job(ds, "flash", 3, 0.0, "disease", {"metric": "ncp", "keep_lattice": "yes"}))
+    lattice = job.result.report["search"]["lattice"]
+    html = client_alice.get(url(job)).content.decode()
+    for raw in ("keep_lattice", "Keep_lattice", "metric key", "metric_key", "keep lattice<"):
+        assert raw not in html, raw
+    assert "<dt>Every lattice node kept</dt><dd>yes</dd>" in html and "<dt>Metric the search minimizes</dt><dd>ncp</dd>" in html
+    assert json.dumps(lattice)[:200] not in html and '"tag"' not in html
+    assert f'href="/jobs/{job.pk}/result/lattice.json" id="download-lattice"' in html
+    r = client_alice.get(f"/jobs/{job.pk}/result/lattice.json")
+    assert r.status_code == 200 and json.loads(r.content) == lattice
+    assert 'filename="db_100-flash-k3-lattice.json"' in r["Content-Disposition"]
+    theirs = jobs.run_job(jobs.create_job(people_dataset(other_user, hierarchies=False), "flash", 3, 0.0, "",
+                                          {"keep_lattice": "yes"}))
+    assert client_alice.get(f"/jobs/{theirs.pk}/result/lattice.json").status_code == 404
+
+
+def test_a_run_without_a_kept_lattice_has_no_download(client_alice, people_job):
+    assert client_alice.get(f"/jobs/{people_job.pk}/result/lattice.json").status_code == 404
+    assert "download-lattice" not in client_alice.get(url(people_job)).content.decode()

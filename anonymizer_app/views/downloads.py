@@ -65,3 +65,19 @@ def download_config(request, job_id):
     filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-config.json"
     response["Content-Disposition"] = content_disposition_header(True, filename)
     return response
+
+
+@login_required
+@require_GET
+def download_lattice(request, job_id):
+    """The lattice a run kept (--keep-lattice / the option "Every lattice node kept": every node's levels, tag
+    and metric) as JSON: a download, never a value on the result page."""
+    j = owned_job(request, job_id)
+    res = job_result(j)
+    lattice = (res.report.get("search") or {}).get("lattice")
+    if not lattice:
+        raise Http404("this run kept no lattice")
+    response = HttpResponse(json.dumps(lattice, ensure_ascii=False) + "\n", content_type="application/json; charset=utf-8")
+    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-lattice.json"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response

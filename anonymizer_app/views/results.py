@@ -16,7 +16,7 @@ from ..engine import METRIC_HELP
 from ..engine.report import value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
-from ..services import datasets, results
+from ..services import datasets, explain, results
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -73,15 +73,21 @@ def _sampled_counts(res: Result, ds: Dataset, qis: list[str], stale: bool, n: in
     return counts, (n if rows is None else CHART_SAMPLE)
 
 
-def _metric_rows(report: dict, keys) -> list[dict]:
+def _metric_rows(report: dict, keys, k: int = 1) -> list[dict]:
+    """Before and after of each figure, its formula (``help``) and what the value after means for this table
+    (``reading``, with a good/fair/poor ``cue``: services.explain)."""
     after, before = report.get("metrics", {}), report.get("metrics_before", {})
+    ctx = explain.context(report, k)
     rows = []
     for key in keys:
         if key not in after and key not in before:
             continue
         label, kind = METRICS[key]
+        reading = explain.reading(key, after.get(key), ctx)
         rows.append({"key": key, "label": label, "help": METRIC_HELP.get(key, ""),
-                     "before": format_value(before.get(key), kind), "after": format_value(after.get(key), kind)})
+                     "before": format_value(before.get(key), kind), "after": format_value(after.get(key), kind),
+                     "reading": reading.text if reading else "", "cue": reading.cue if reading else None,
+                     "cue_label": reading.cue_label if reading else ""})
     return rows
 
 
@@ -130,10 +136,46 @@ def _recoding_rows(report: dict) -> list[dict]:
     return rows
 
 
+# Options and search statistics in words: no raw key is shown (an unknown key reads with spaces).
+PLAIN_LABELS = {
+    "metric": "Metric the search minimizes",
+    "keep_lattice": "Every lattice node kept",
+    "optimum_levels": "Levels of the optimum",
+    "optimum_value": "Metric value of the optimum",
+    "nodes_checked": "Nodes checked",
+    "lattice_size": "Nodes in the lattice",
+    "anonymous_nodes_known": "Nodes known to be anonymous",
+    "pruned_by_bound": "Nodes pruned by the bound",
+    "rollups": "Roll-ups (counts derived from a finer node)",
+    "monotonic_models": "Models monotonic (pruning allowed)",
+    "search_seconds": "Search time (s)",
+    "minimal_anonymous_nodes": "Minimal anonymous nodes",
+    "time_budget": "Time budget (s)",
+    "memory_mb": "Memory (MB)",
+    "seed": "Random seed",
+    "levels": "Levels chosen",
+    "variant": "Variant",
+}
+# internal keys repeated elsewhere (metric_key: the metric's name again; algorithm, strategy: the page's title)
+HIDDEN_KEYS = {"metric_key", "algorithm", "strategy", "lattice"}
+
+
+def plain_label(key: str) -> str:
+    """An option's or a search statistic's name in words."""
+    return PLAIN_LABELS.get(key, key[:1].upper() + key[1:].replace("_", " "))
+
+
 def _plain_rows(d: dict) -> list[dict]:
-    """Options or search statistics as (name, shown value) rows."""
+    """Options or search statistics as (name, shown value) rows, in words; the lattice of --keep-lattice is a
+    download (lattice.json), never a value on the page."""
     out = []
     for key, value in (d or {}).items():
+        if key in HIDDEN_KEYS:
+            continue
+        if isinstance(value, dict) and all(isinstance(v, (int, float, str)) for v in value.values()):
+            out.append({"name": plain_label(key), "key": key,
+                        "value": ", ".join(f"{k} {v}" for k, v in value.items())})
+            continue
         if isinstance(value, bool):
             shown = "yes" if value else "no"
         elif isinstance(value, int):
@@ -144,7 +186,7 @@ def _plain_rows(d: dict) -> list[dict]:
             shown = json.dumps(value)
         else:
             shown = str(value)
-        out.append({"name": key.replace("_", " "), "key": key, "value": shown})
+        out.append({"name": plain_label(key), "key": key, "value": shown})
     return out
 
 
@@ -298,8 +340,9 @@ def result(request, job_id):
         "suppression_allowed": int(j.suppression_limit * report.get("input_records", n) + 1e-9),
         "research": research,
         "suppression_percent": f"{j.suppression_limit * 100:g}",
-        "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else [])),
-        "all_metrics": _metric_rows(report, METRICS),
+        "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else []), j.k),
+        "all_metrics": _metric_rows(report, METRICS, j.k),
+        "has_lattice": bool((report.get("search") or {}).get("lattice")),
         "transformation": transformation,
         "recoding": recoding,
         "recoding_text": recoding_text,

@@ -1,0 +1,48 @@
+"""services.explain: each figure's sentence and cue at its thresholds (docs/definitions.md, "Reading the
+figures")."""
+
+import pytest
+
+from anonymizer_app.services import explain
+
+CTX = {"n": 1000, "kept": 990, "k": 5, "q": 4, "sensitive": "diagnosis"}
+
+
+@pytest.mark.parametrize("key, value, cue", [
+    ("ncp", 0.2, "good"), ("ncp", 0.3, "fair"), ("ncp", 0.5, "fair"), ("ncp", 0.51, "poor"),
+    ("prosecutor_risk_highest", 0.09, "good"), ("prosecutor_risk_highest", 0.2, "fair"),
+    ("prosecutor_risk_highest", 0.25, "poor"),
+    ("suppressed", 10, "good"), ("suppressed", 50, "fair"), ("suppressed", 51, "poor"),
+    ("records_at_risk", 0.0, "good"), ("records_at_risk", 0.01, "fair"),
+    ("sample_uniques", 0, "good"), ("sample_uniques", 1, "poor"),
+    ("homogeneous_classes", 0, "good"), ("homogeneous_classes", 3, "poor"),
+    ("min_class_size", 5, "good"), ("min_class_size", 4, "poor"),
+    ("mean_class_size", 10, "good"), ("mean_class_size", 50, "fair"), ("mean_class_size", 51, "poor"),
+    ("equivalence_classes", 100, None), ("non_uniform_entropy", 123.0, None),
+])
+def test_cues_at_their_thresholds(key, value, cue):
+    assert explain.reading(key, value, CTX).cue == cue
+
+
+def test_sentences_speak_of_this_table():
+    assert explain.reading("ncp", 0.3, CTX).text.startswith(
+        "On average a quasi-identifier cell kept 70% of its detail and lost 30%")
+    assert "1 in 4" in explain.reading("prosecutor_risk_highest", 0.25, CTX).text
+    assert explain.reading("suppressed", 10, CTX).text == \
+        "10 of 1,000 records (1%) had every quasi-identifier replaced by '*'."
+    assert "same value of diagnosis" in explain.reading("homogeneous_classes", 2, CTX).text
+    assert "(0.031 bits per quasi-identifier cell)" in explain.reading("non_uniform_entropy", 124.0, CTX).text
+    assert explain.reading("min_class_size", 5, CTX).text.startswith(
+        "Every published record shares its quasi-identifiers with at least 4 others")
+
+
+def test_no_reading_without_a_value_or_a_reader():
+    assert explain.reading("ncp", None, CTX) is None
+    assert explain.reading("unknown", 1, CTX) is None
+    assert explain.reading("ncp", [0.1], CTX) is None
+
+
+def test_the_context_of_a_report():
+    ctx = explain.context({"input_records": 100, "suppressed": 4, "quasi_identifiers": ["a", "b"],
+                           "sensitive": "s"}, 3)
+    assert ctx == {"n": 100, "kept": 96, "k": 3, "q": 2, "sensitive": "s"}
