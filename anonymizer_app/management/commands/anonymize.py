@@ -195,8 +195,9 @@ class Command(OneLineCommand):
                             help="an identifying column, removed from the output (repeatable)")
         parser.add_argument("--algorithm", choices=algorithms, default="datafly",
                             help=f"one of: {', '.join(algorithms)} (default: datafly)")
-        parser.add_argument("--k", type=int, required=True, metavar="K",
-                            help="k of k-anonymity: every equivalence class holds at least K records")
+        parser.add_argument("--k", type=int, default=None, metavar="K",
+                            help="k of k-anonymity: every equivalence class holds at least K records (required, "
+                                 "except with --epsilon: SafePub derives its own k from ε and δ)")
         parser.add_argument("--suppression", type=_fraction, default=0.0, metavar="FRACTION",
                             help="share of the records that may be suppressed, 0..1 (default: 0)")
         parser.add_argument("--delimiter", type=_delimiter, default=None, metavar="D",
@@ -287,9 +288,9 @@ class Command(OneLineCommand):
             if opts[flag]:
                 raise AnonymizeError("--record-id applies to --transactions input")
 
-        k = engine.KAnonymity(opts["k"]).k  # the engine's own messages: "k must be at least 1, got 0"
-        suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
         models = self._models(opts)
+        k = self._k(opts, models)
+        suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
         sensitive = opts["sensitive"][0] if opts["sensitive"] else None
         options = self._algorithm_options(opts)
         build = dict(algorithm=opts["algorithm"], k=k, models=models, options=options,
@@ -367,10 +368,33 @@ class Command(OneLineCommand):
         how = "removed" if publishing.get("suppressed_rows", "remove") == "remove" else "kept as '*' rows"
         return (f"{out}: {report['records']:,} records written of {report.get('input_records', report['records']):,},"
                 f" {report['suppressed']:,} suppressed ({how}), {report['equivalence_classes']:,} equivalence "
-                f"classes, smallest {report['k_achieved']:,} (k={k}), {report['seconds']:.2f} s"
+                f"classes, smallest {report['k_achieved']:,} (k={report.get('k', k)}), {report['seconds']:.2f} s"
                 + (", out of core" if spec.streamed else "")
                 + self._set_column_summary(report, k)
+                + self._safepub_summary(report)
                 + (f"; report {report_path}" if report_path else ""))
+
+    @staticmethod
+    def _k(opts: dict, models: list) -> int:
+        """--k, checked by the engine ("k must be at least 1, got 0"); without --k only for (ε,δ)-differential
+        privacy, whose k SafePub derives (the run's k-anonymity is then k=1, which every class meets)."""
+        if opts["k"] is None:
+            if not any(getattr(m, "differential_privacy", False) for m in models):
+                raise AnonymizeError("the following arguments are required: --k")
+            return 1
+        return engine.KAnonymity(opts["k"]).k
+
+    @staticmethod
+    def _safepub_summary(report: dict) -> str:
+        """SafePub's derived parameters and choices, as the result page shows them."""
+        s = report.get("search") or {}
+        if s.get("algorithm") != "safepub":
+            return ""
+        seed = s["seed"] if s.get("seeded") else "not seeded"
+        return (f"; SafePub: ε={s['epsilon']:g} (ε_anon={s['epsilon_anon']:g}, ε_search={s['epsilon_search']:g}), "
+                f"δ={s['delta']:g}, β={s['beta']:.4f}, k={s['k_applied']}, sample {s['sample_size']:,} of "
+                f"{s['input_records']:,}, {s['steps_taken']} of {s['steps']} steps, score {s['score']}, seed {seed}, "
+                f"node {s['levels']}")
 
     @staticmethod
     def _set_column_summary(report: dict, k: int) -> str:
@@ -420,6 +444,8 @@ class Command(OneLineCommand):
                 raise AnonymizeError(f"--{flag} applies to tables; a transaction file has records of items only")
         if opts["set_column"]:
             raise AnonymizeError("--set-column applies to tables, not to --transactions input")
+        if opts["k"] is None:
+            raise AnonymizeError("the following arguments are required: --k")
         k = engine.KAnonymity(opts["k"]).k
         delimiter = opts["item_delimiter"] or ","
         hierarchy, algorithm = self._item_hierarchy(opts)
