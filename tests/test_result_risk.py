@@ -86,3 +86,61 @@ def test_a_comparison_job_has_no_risk_page(client_alice, user):
     jobs.run_job(job)
     assert Job.objects.get(pk=job.pk).status == Job.SUCCEEDED
     assert client_alice.get(url(job)).status_code == 404
+
+
+# ---- a population table after the run: generalized as the run generalized the input -------------------------------
+def population_table(user, text: str = TOY_CSV + "".join(TOY_CSV.splitlines(keepends=True)[1:])):
+    return make_dataset(user, text, "everyone.csv", roles=ROLES, name="Everyone")  # every toy record twice
+
+
+def test_a_population_table_is_generalized_by_the_runs_transformation(client_alice, user):
+    # Datafly, k = 2, 1 record of 8 may be suppressed: a (listed first of the two QIs with 3 values) -> *, giving
+    # (*,1) 4, (*,2) 3 and (*,3) 1, which is suppressed. The population holds every record twice: (*,1) 8, (*,2) 6
+    job = finished_job(make_dataset(user, TOY_CSV, "toy.csv", roles=ROLES), k=2, suppression_limit=0.125)
+    assert job.result.report["transformation"] == {"a": 1, "b": 0}
+    everyone = population_table(user)
+    html = client_alice.get(url(job), {"qi": ["a", "b"], "population": "table", "population_dataset": everyone.pk,
+                                       "threshold": "0.2", "combinations": "1"}).content.decode()
+    rows = table_rows(html)
+    assert rows["Records"][1] == "7"
+    assert rows["Journalist risk, highest"] == ("50.00%", f"{1 / 6:.2%}")
+    assert rows["Journalist risk, average"][1] == f"{(4 / 8 + 3 / 6) / 7:.2%}"
+    assert "population table of 16 records, generalized as the run generalized the input" in html
+
+
+def test_a_population_table_beside_a_mondrian_result_gives_its_size(client_alice, user):
+    from anonymizer_app.services import jobs
+
+    ds = make_dataset(user, TOY_CSV, "toy.csv", roles=ROLES)
+    mondrian = jobs.run_job(jobs.create_job(ds, "mondrian", 2, 0.0, ""))
+    everyone = population_table(user)
+    html = client_alice.get(url(mondrian), {"qi": ["a", "b"], "population": "table", "population_dataset": everyone.pk,
+                                            "threshold": "0.2", "combinations": "1"}).content.decode()
+    assert ("population table of 16 records (after: its size only; the run&#x27;s recoding is not one level per "
+            "quasi-identifier)") in html
+    frame, suppressed = results.load_output(mondrian.result)
+    sizes = frame[~suppressed].groupby(["a", "b"]).size()
+    # π = 8 / 16: each class of f stands for max(f, 2f) = 2f people
+    assert table_rows(html)["Journalist risk, highest"][1] == f"{1 / (2 * sizes.min()):.2%}"
+
+
+def test_a_k_map_population_job_against_its_own_population(client_alice, user):
+    """k-map against a population table (services.population): ten people, the research subset rows 0, 3, 6; the
+    published classes (z1,*), (z2,*), (z3,*) match 3, 3 and 4 population records (tests/test_run_kmap_population)."""
+    from anonymizer_app.services import jobs
+
+    people = [("z1", "M"), ("z1", "M"), ("z1", "F"), ("z2", "F"), ("z2", "F"), ("z2", "M"), ("z3", "M"), ("z3", "F"),
+              ("z3", "F"), ("z3", "F")]
+    roles = {"zone": Role.QUASI_IDENTIFYING, "sex": Role.QUASI_IDENTIFYING}
+    population = make_dataset(user, "zone,sex\n" + "".join(f"{z},{s}\n" for z, s in people), "pop.csv", roles=roles)
+    study = make_dataset(user, "zone,sex\n" + "".join(f"{people[i][0]},{people[i][1]}\n" for i in (0, 3, 6)),
+                         "study.csv", roles=roles)
+    job = jobs.run_job(jobs.create_job(study, "flash", 1, 0.0, "", models=[
+        {"model": "k-map-population-table", "kmap_table_k": 2}], population=population))
+    html = client_alice.get(url(job), {"qi": ["zone", "sex"], "population": "table",
+                                       "population_dataset": population.pk, "threshold": "0.2",
+                                       "combinations": "1"}).content.decode()
+    rows = table_rows(html)
+    # before: (z1,M) 2, (z2,F) 2, (z3,M) 1 population records; after: 3, 3, 4
+    assert rows["Journalist risk, highest"] == ("100.00%", "33.33%")
+    assert rows["Journalist risk, average"] == (f"{(1 / 2 + 1 / 2 + 1) / 3:.2%}", f"{(1 / 3 + 1 / 3 + 1 / 4) / 3:.2%}")

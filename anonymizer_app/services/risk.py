@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
+from ..engine.hierarchy import ROOT
 from ..engine.risk import Population, analyze, combination_count, population_model
 from ..models import Dataset, Result
 from . import datasets, results
@@ -114,15 +115,52 @@ def result_risk(result: Result, *, threshold: float, population: dict) -> dict:
     before_population = population_for(len(before_frame), **options, qi=qi)
     before = analyze(before_frame, qi, threshold=threshold, population=before_population)
     # the published table is a sample of the same population as the input
-    after = analyze(after_frame, qi, threshold=threshold, population=_resized(before_population, len(after_frame)))
+    after = analyze(after_frame, qi, threshold=threshold, population=_published_population(
+        result, before_population, qi, after_frame))
     return {"quasi_identifiers": qi, "before": before, "after": after}
 
 
-def _resized(population: Population | None, n: int) -> Population | None:
-    """The input's population for a published table of ``n`` rows: its size only (a population table holds
-    the original values, the published rows generalized ones, so classes are estimated from the size)."""
+def _published_population(result: Result, population: Population | None, qi: list[str],
+                          after: pd.DataFrame) -> Population | None:
+    """The input's population for the published rows. A population table is generalized by the result's
+    transformation (full-domain: every value to its ancestor at the level the run chose, in the run's
+    hierarchies), so that each published class is counted among the population records it matches; otherwise
+    (local or multidimensional recoding, values the hierarchies lack) only its size is used and the source
+    says why. Published '*' rows (suppressed records kept) match every population record."""
+    n = len(after)
     if population is None or n == 0:
         return population
+    if population.table is None:
+        return _resized(population, n)
+    levels = result.report.get("transformation")
+    if not levels or any(q not in levels for q in qi):
+        return _resized(population, n, "the run's recoding is not one level per quasi-identifier")
+    from .runs import job_spec  # runs imports the job services, which import this module's siblings
+
+    spec = job_spec(result.job)
+    hierarchies = spec.table.hierarchies(spec.hierarchies)
+    generalized = {}
+    for q in qi:
+        values = population.table[q].astype(str)
+        h, level = hierarchies[q], int(levels[q])
+        unknown = sorted(set(values.unique()) - set(h.leaf_index))
+        if unknown:
+            return _resized(population, n, f"the run's hierarchy of {q} lacks the population's value {unknown[0]!r}")
+        labels = {v: h.ancestor(v, level) for v in values.unique()}
+        generalized[q] = values.map(labels)
+    table = pd.DataFrame(generalized)
+    everything = (table == ROOT).all(axis=1)
+    if (after[qi] == ROOT).all(axis=1).any() and not everything.all():
+        # '*' rows (suppressed records kept) match every population record: their class counts all N
+        table = pd.concat([table[~everything], pd.DataFrame({q: [ROOT] * population.size for q in qi})],
+                          ignore_index=True)
+    return Population(population.size, n / population.size,
+                      f"{population.source}, generalized as the run generalized the input", table)
+
+
+def _resized(population: Population, n: int, why: str | None = None) -> Population:
+    """The input's population for a published table of ``n`` rows by its size only (a population table holds
+    the original values, the published rows generalized ones: ``why`` the table could not be generalized)."""
     source = population.source if population.table is None else \
-        f"{population.source} (after: its size; published values are generalized)"
+        f"{population.source} (after: its size only; {why or 'published values are generalized'})"
     return Population(population.size, n / population.size, source)
