@@ -209,7 +209,14 @@ def _model_field(group, param) -> forms.Field:
     takers = group.takers(param.name)
     if group.has_variants and len(takers) < len(group.models):
         attrs["data-variants"] = " ".join(takers)
-    return _option_field(param, attrs)
+    field = _option_field(param, attrs)
+    # a parameter the variants read differently (l: distinct values, entropy ln l, recursive (c,l)): each
+    # variant's own help, the page showing the chosen one's (static/js/run_help.js)
+    helps = {v: p.help for v, m in group.variants.items() for p in m.parameters if p.name == param.name}
+    if len(set(helps.values())) > 1:
+        field.variant_help = helps
+        field.help_text = ""
+    return field
 
 
 class RunForm(forms.Form):

@@ -96,7 +96,7 @@ def format_table(rows: list[dict]) -> str:
 class Command(OneLineCommand):
     prog = PROG
     error_class = ExperimentError
-    help = ("The seed-001 experiment: homogeneous equivalence classes against k on generated people tables "
+    help = ("The homogeneity experiment: homogeneous equivalence classes against k on generated people tables "
             "(table and plotly chart). Exit status: 0 done, 2 bad arguments, 1 internal error.")
 
     def add_arguments(self, parser):
