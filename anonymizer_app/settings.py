@@ -198,6 +198,10 @@ STORAGES = {
 
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+# A Dask cluster for the runs it can take (README, "Running on a Dask cluster"): tcp://HOST:PORT of a
+# scheduler whose workers see MEDIA_ROOT under the same path, or local:N (N worker processes started per
+# run). Empty: every run stays in the Celery worker.
+ANONYMIZER_DASK_CLUSTER = os.environ.get("ANONYMIZER_DASK_CLUSTER", "").strip()
 
 # --- Upload limits --------------------------------------------------------------------------
 ANONYMIZER_MAX_UPLOAD_MB = envint("ANONYMIZER_MAX_UPLOAD_MB", 200)

@@ -11,8 +11,11 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 
 from ..engine import KAnonymity, Role, out_of_core
+from ..engine.distributed import ParquetTable
+from ..engine.distributed import backend as cluster_backend
 from ..engine.pipeline import run
 from ..engine.spec import RunSpec, StreamedTable
 from ..models import Job, Result
@@ -20,8 +23,10 @@ from . import datasets, population, results, setvalued, storage
 from .jobs import Progress, build_models, register
 
 
-def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False) -> RunSpec:
-    """The RunSpec of a job (or of the same setup with another algorithm, e.g. a lattice node)."""
+def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False,
+             cluster: str | None = None) -> RunSpec:
+    """The RunSpec of a job (or of the same setup with another algorithm, e.g. a lattice node); with
+    ``cluster`` (a Dask cluster's address) the stored Parquet table is read by the cluster's workers."""
     config = job.config
     if config.get("layout") == "transactions":  # a transaction dataset: k^m on its records
         return setvalued.transaction_spec(job)
@@ -37,6 +42,11 @@ def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None
         source, marked, _ = population.marked_population(job)
         table = datasets.table_from_config(marked, config, source.name)
         return RunSpec.build(table, hierarchies, **build)
+    if cluster:
+        roles = {c["name"]: Role(c["role"]) for c in config["columns"]}
+        types = {c["name"]: c["type"] for c in config["columns"]}
+        source = ParquetTable(str(datasets.stored_table(job.dataset)), roles, types, job.dataset.name)
+        return replace(RunSpec.build(source, hierarchies, **build), cluster=cluster)
     if streamed:
         path = datasets.stored_table(job.dataset)
 
@@ -67,7 +77,11 @@ def run_and_store(job: Job, progress) -> Result:
     streamed = not job.config.get("population") and not job.config.get("layout") == "transactions" \
         and not job.config.get("set_column") and out_of_core.supports(
         job.algorithm, [KAnonymity(job.k), *build_models(job.models)])
-    spec = replace(job_spec(job, streamed=streamed), scratch=storage.scratch_of(job))
+    simple = not job.config.get("population") and not job.config.get("layout") == "transactions" \
+        and not job.config.get("set_column")
+    cluster = settings.ANONYMIZER_DASK_CLUSTER if simple and settings.ANONYMIZER_DASK_CLUSTER and \
+        cluster_backend.supports(job.algorithm, [KAnonymity(job.k), *build_models(job.models)]) else None
+    spec = replace(job_spec(job, streamed=streamed and not cluster, cluster=cluster), scratch=storage.scratch_of(job))
     target = storage.result_path(job)
     display = None
     if job.config.get("population"):  # the page shows the research dataset's row beside each published row

@@ -70,6 +70,11 @@ def supported_models(models: list[PrivacyModel]) -> list[str]:
     return bad
 
 
+def supports(algorithm: str, models: list[PrivacyModel]) -> bool:
+    """Can a run of ``algorithm`` with ``models`` go to a cluster (no dask imported to answer)?"""
+    return algorithm in ALGORITHMS and not supported_models(models)
+
+
 class ClusterRun:
     """One run of ``spec`` (its table a :class:`~.source.ParquetTable`) on ``client``'s cluster; the
     stages are methods so that each can be driven (and tested) on its own; :meth:`run` runs them all."""
