@@ -14,6 +14,7 @@ from .views import (
     release_report,
     results,
     risk,
+    safepub,
     setvalued,
 )
 
@@ -43,6 +44,7 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/compare/", comparison.compare, name="compare"),
     path("datasets/<int:dataset_id>/risk/", risk.dataset_risk, name="risk"),
     path("datasets/<int:dataset_id>/dp/", dp.dataset_dp, name="dp"),
+    path("safepub/parameters.json", safepub.parameters, name="safepub_parameters"),
     path("jobs/<uuid:job_id>/result/risk/", risk.result_risk, name="result_risk"),
     path("jobs/<uuid:job_id>/comparison/", comparison.comparison, name="comparison"),
     path("datasets/<int:dataset_id>/experiment/", experiment.experiment, name="experiment"),

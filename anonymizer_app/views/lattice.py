@@ -34,6 +34,7 @@ from ..services import datasets, results
 from ..services import jobs as job_service
 from ..services import lattice as lattice_service
 from ..templatetags.cells import cut
+from . import safepub as safepub_views
 
 LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 PREVIEW_ROWS = 50
@@ -55,6 +56,12 @@ NODE_METRICS = {
 # ---- helpers -----------------------------------------------------------------------------------
 def is_lattice_job(job: Job) -> bool:
     return job.kind == Job.RUN and job.algorithm in LATTICE_ALGORITHMS
+
+
+def _safepub_refusal(request, job_id):
+    """The owner's SafePub run: the page saying why it has no lattice and no node to keep (409); else None."""
+    job = Job.objects.select_related("dataset").filter(pk=job_id, owner=request.user).first()
+    return safepub_views.refuse_lattice(request, job) if job is not None else None
 
 
 def _lattice_job(request, job_id) -> Job:
@@ -108,6 +115,9 @@ def kept_nodes(job: Job) -> dict[str, str]:
 # plotly's WebGL traces (scattergl, via regl) build their drawing code with Function(): this page only
 @csp_update({"script-src": [UNSAFE_EVAL]})
 def lattice(request, job_id):
+    refusal = _safepub_refusal(request, job_id)
+    if refusal is not None:
+        return refusal
     job = _lattice_job(request, job_id)
     return render(request, "anonymizer/lattice.html", {
         "job": job,
@@ -258,6 +268,9 @@ def lattice_node(request, job_id):
 @login_required
 @require_POST
 def lattice_keep(request, job_id):
+    refusal = _safepub_refusal(request, job_id)
+    if refusal is not None:
+        return refusal
     job = _lattice_job(request, job_id)
     page = reverse("anonymizer:lattice", kwargs={"job_id": job.pk})
     try:

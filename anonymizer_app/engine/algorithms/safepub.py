@@ -18,6 +18,7 @@ recoding (``sample``) so the publishing gate can check the published rows agains
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -113,6 +114,7 @@ def safepub(problem: Problem) -> FullDomainRecoding:
         "algorithm": "safepub",
         "strategy": "SafePub: sampling, then a walk down the lattice by the exponential mechanism",
         "epsilon": params.epsilon, "delta": params.delta, "search_share": params.search_share,
+        "e_to_epsilon": math.exp(params.epsilon),
         "epsilon_anon": params.epsilon_anon, "epsilon_search": params.epsilon_search,
         "beta": params.beta, "k": params.k, "k_applied": k,
         "input_records": n, "sample_size": int(len(drawn)), "not_sampled": int(n - len(drawn)),

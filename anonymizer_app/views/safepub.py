@@ -1,0 +1,43 @@
+"""SafePub's pages: the derived parameters of (ε, δ) as JSON (the run form shows them live as ε and δ
+change), and the refusal shown where a SafePub run's node would be chosen another way (the lattice)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from ..engine import InputError
+from ..engine.privacy.differential_privacy import EDDifferentialPrivacy
+from ..engine.safepub.parameters import DEFAULT_SEARCH_SHARE, derive
+
+LATTICE_REFUSAL = ("This run was published under (ε,δ)-differential privacy by SafePub, which draws the published "
+                   "generalization by the exponential mechanism within the privacy budget. Choosing or keeping "
+                   "another node of the lattice by looking at its utility reads the data outside that budget "
+                   "and would spend privacy the guarantee does not account for, so SafePub runs have no "
+                   "solution lattice. To publish differently, start a new SafePub run (it spends its ε again).")
+
+
+@login_required
+@require_GET
+def parameters(request):
+    """{"epsilon", "delta", "search_share", "epsilon_anon", "epsilon_search", "beta", "k"} or {"error"} (400)."""
+    try:
+        p = derive(request.GET.get("epsilon", ""), request.GET.get("delta", "1e-6"),
+                   request.GET.get("search_share") or DEFAULT_SEARCH_SHARE)
+    except InputError as exc:
+        response = JsonResponse({"error": str(exc)}, status=400)
+    else:
+        response = JsonResponse(p.to_dict())
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def refuse_lattice(request, job) -> HttpResponse | None:
+    """The refusal page (409) for a SafePub run's lattice and "keep this node"; None for other runs."""
+    if job.algorithm != "safepub" and not any(m.get("model") == EDDifferentialPrivacy.name
+                                              for m in (job.models or [])):
+        return None
+    return render(request, "anonymizer/safepub_refusal.html", {"job": job, "dataset": job.dataset,
+                                                               "message": LATTICE_REFUSAL}, status=409)
