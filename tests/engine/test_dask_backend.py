@@ -81,14 +81,14 @@ def _same(a, b, path=""):
         assert a == b and type(a) is type(b), f"{path}: {a!r} != {b!r}"
 
 
-def _both(client, stored, models, k, suppression, suppressed_rows="remove"):
+def _both(client, stored, models, k, suppression, suppressed_rows="remove", algorithm="flash"):
     frame, path = stored
     given = hierarchies()
     single, on_cluster = CsvSink(), CsvSink()
-    a = pipeline.run(RunSpec.build(Table(frame, dict(ROLES)), given, "flash", k=k, models=models,
+    a = pipeline.run(RunSpec.build(Table(frame, dict(ROLES)), given, algorithm, k=k, models=models,
                                    suppression_limit=suppression, suppressed_rows=suppressed_rows), sink=single)
     source = ParquetTable(path, {c: Role.parse(r) for c, r in ROLES.items()}, name="people")
-    b = backend.run_on_cluster(RunSpec.build(source, given, "flash", k=k, models=models,
+    b = backend.run_on_cluster(RunSpec.build(source, given, algorithm, k=k, models=models,
                                              suppression_limit=suppression, suppressed_rows=suppressed_rows),
                                sink=on_cluster, client=client)
     return a, b, single, on_cluster
@@ -111,6 +111,14 @@ def test_plain_k_anonymity_without_suppression(client, stored):
     assert a.report["suppressed"] == 0 and any(a.report["transformation"].values())
     assert single.text.getvalue() == on_cluster.text.getvalue()
     _same(a.report, b.report)
+
+
+def test_mondrian_cuts_on_the_cluster_and_publishes_what_one_process_publishes(client, stored):
+    a, b, single, on_cluster = _both(client, stored, [DistinctLDiversity(3)], 5, 0.01, algorithm="mondrian")
+    assert a.report["recoding"] == "multidimensional" and a.report["search"]["partitions"] > 1000
+    assert single.text.getvalue() == on_cluster.text.getvalue()
+    assert np.array_equal(np.concatenate(single.rows), np.concatenate(on_cluster.rows))
+    _same(a.report, b.report)  # the cuts per QI and the partition count included
 
 
 def _written_run(client, stored, tmp_path):
@@ -163,7 +171,7 @@ def test_the_gate_refuses_a_partition_with_a_row_dropped(client, stored, tmp_pat
 def test_models_the_cluster_cannot_check_are_refused_by_name(client, stored):
     _, path = stored
     source = ParquetTable(path, {c: Role.parse(r) for c, r in ROLES.items()})
-    with pytest.raises(InputError, match="on a Dask cluster the algorithms are flash, not datafly"):
+    with pytest.raises(InputError, match="on a Dask cluster the algorithms are flash, mondrian, not datafly"):
         backend.run_on_cluster(RunSpec.build(source, hierarchies(), "datafly", k=5), client=client)
     with pytest.raises(InputError, match="unknown column 'nope'"):
         backend.run_on_cluster(RunSpec.build(ParquetTable(path, {"nope": Role.QUASI_IDENTIFYING}), {}, "flash", k=5),

@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..algorithms import get_algorithm
-from ..algorithms.base import FullDomainRecoding, Problem, ProgressCallback
+from ..algorithms.base import CellRecoding, FullDomainRecoding, Problem, ProgressCallback
 from ..api import _drop_suppressed, _level_description, check_supported, validate_options
 from ..attack import merge_parts, report_part
 from ..distributions import _numeric_order
@@ -50,7 +50,7 @@ from . import figures, partitions
 from .source import ParquetTable
 from .weighted import FrequencyTable, WeightedDomain, merge_combinations, tuple_frequency_set
 
-ALGORITHMS = ("flash",)  # searched on the merged frequency set
+ALGORITHMS = ("flash", "mondrian")  # searched on the merged frequency set (Mondrian: .mondrian)
 ATTACK_LIMIT = 200  # as attack.attack_report
 MERGE_EVERY = 8  # partition results merged on the driver in batches of this many
 
@@ -236,14 +236,15 @@ class ClusterRun:
     # ---- 2. frequency set and search --------------------------------------------------------------------
     def frequency(self) -> None:
         q, width = len(self.qi), len(self.qi) + len(self.attacked)
-        merged: list = [(np.zeros((0, width), dtype=np.int32), np.zeros(0, dtype=np.int64))]
+        empty = np.zeros(0, dtype=np.int64)
+        merged: list = [(np.zeros((0, width), dtype=np.int32), empty, empty)]
 
         def merge(batch: list) -> None:
             merged[0] = merge_combinations([merged[0]] + [r for _, r in batch], width)
 
         self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, self.attacked,
                   self.domain_values, merge=merge, phase="frequency set", share=(0.1, 0.3))
-        combos, weights = merged[0]
+        combos, weights, self.first_rows = merged[0]
         if int(weights.sum()) != self.n:
             raise VerificationError(f"the frequency set holds {int(weights.sum())} records, the table {self.n}")
         self.combos, self.weights = combos, weights
@@ -257,7 +258,7 @@ class ClusterRun:
                                                     self.domain_numeric[i], weights=weights)
                                   for i, c in enumerate(self.attacked)}
 
-    def search(self) -> FullDomainRecoding:
+    def search(self) -> FullDomainRecoding | CellRecoding:
         spec = self.spec
         frame = {}
         for c in self.columns:
@@ -283,15 +284,58 @@ class ClusterRun:
         self.problem = Problem(self.table, self.hierarchies, self.qi_codes, self.freq, self.models,
                                self.suppression_limit, budget, validate_options(self.info, spec.options or {}),
                                search_progress, domains, scratch=spec.scratch)
-        recoding = self.info.run(self.problem)
-        if not isinstance(recoding, FullDomainRecoding) or recoding.hierarchies is not None:
-            raise InputError(f"{self.info.label} did not return a full-domain recoding of the given hierarchies")
+        if self.info.name == "mondrian":  # top-level cuts here, the regions finished on the workers
+            from .mondrian import mondrian_on_cluster
+
+            recoding: FullDomainRecoding | CellRecoding = mondrian_on_cluster(self)
+        else:
+            found = self.info.run(self.problem)
+            if not isinstance(found, FullDomainRecoding) or found.hierarchies is not None:
+                raise InputError(f"{self.info.label} did not return a full-domain recoding of the given hierarchies")
+            recoding = found
         self.recoding = recoding
-        self._classes()
+        if isinstance(recoding, CellRecoding):
+            self._cell_classes()
+        else:
+            self._classes()
         return recoding
+
+    def _cell_classes(self) -> None:
+        """The classes of a local/multidimensional recoding as api._assemble_cells numbers them: identical
+        output cells of the kept records, each QI's cells coded by first appearance in the table."""
+        rec = self.recoding
+        assert isinstance(rec, CellRecoding)
+        sup = np.asarray(rec.suppressed, dtype=bool)
+        kept = ~sup
+        self.sup = sup
+        q = len(self.qi)
+        # per QI: the distinct labels, each weighted row's label index
+        self.cell_labels, self.cell_codes = [], np.zeros((len(self.weights), q), dtype=np.int64)
+        first_seen = np.zeros((len(self.weights), q), dtype=np.int64)
+        for j in range(q):
+            codes, labels = pd.factorize(pd.Series(np.asarray(rec.cells[j], dtype=object)), sort=False)
+            self.cell_labels.append(np.asarray(labels, dtype=object))
+            self.cell_codes[:, j] = codes
+            earliest = np.full(len(labels), np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(earliest, codes[kept], self.first_rows[kept])
+            rank = np.empty(len(labels), dtype=np.int64)
+            rank[np.argsort(earliest, kind="stable")] = np.arange(len(labels))
+            first_seen[:, j] = rank[codes]
+        row_class = np.full(len(self.weights), -1, dtype=np.int64)
+        if kept.any():
+            # ranks of present labels are 0.. in first-appearance order: pd.factorize's codes over the kept rows
+            present = [np.unique(first_seen[kept, j]) for j in range(q)]
+            dense = np.column_stack([np.searchsorted(present[j], first_seen[kept, j]) for j in range(q)])
+            _, inverse, _ = group_rows(dense)
+            row_class[kept] = inverse
+            sizes = np.bincount(inverse, weights=self.weights[kept]).astype(np.int64)
+        else:
+            sizes = np.zeros(0, dtype=np.int64)
+        self.row_class, self.class_sizes = row_class, sizes
 
     def _classes(self) -> None:
         """The classes of the result as api._assemble numbers them (weighted rows), and what the workers need."""
+        assert isinstance(self.recoding, FullDomainRecoding)
         levels = list(self.recoding.levels)
         sup = np.asarray(self.recoding.suppressed, dtype=bool)
         inv, sizes = equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies, levels)
@@ -324,15 +368,23 @@ class ClusterRun:
             self.homogeneous[c] = homo
             targets.extend(int(x) for x in homo)
         self.targets = sorted(set(targets))
-        first_row = np.full(len(self.class_sizes), -1, dtype=np.int64)
-        kept = np.flatnonzero(self.row_class >= 0)
-        first_row[self.row_class[kept][::-1]] = kept[::-1]
-        target_classes = self.generalized[first_row[self.targets]] if self.targets else \
-            np.zeros((0, len(self.qi)), np.int64)
         out_columns = [c for c in self.columns if self.roles[c] != Role.IDENTIFYING]
-        self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies,
-                                        list(self.recoding.levels), self.suppressed_classes, self.keep_suppressed,
-                                        self.attacked, self.domain_values, target_classes, ATTACK_LIMIT)
+        q = len(self.qi)
+        if isinstance(self.recoding, CellRecoding):
+            self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, [0] * q,
+                                            np.zeros((0, q), np.int64), self.keep_suppressed, self.attacked,
+                                            self.domain_values, np.zeros((0, q), np.int64), ATTACK_LIMIT,
+                                            [self.is_numeric(c) for c in self.qi], self._tuple_cells())
+        else:
+            first_row = np.full(len(self.class_sizes), -1, dtype=np.int64)
+            kept = np.flatnonzero(self.row_class >= 0)
+            first_row[self.row_class[kept][::-1]] = kept[::-1]
+            target_classes = self.generalized[first_row[self.targets]] if self.targets else np.zeros((0, q), np.int64)
+            assert isinstance(self.recoding, FullDomainRecoding)
+            self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies,
+                                            list(self.recoding.levels), self.suppressed_classes, self.keep_suppressed,
+                                            self.attacked, self.domain_values, target_classes, ATTACK_LIMIT,
+                                            [self.is_numeric(c) for c in self.qi])
         written = self._map(partitions.write, self.recipe, self.folder, phase="writing the output",
                             share=(0.6, 0.8))
         self.target_rows: dict[int, list[int]] = {}
@@ -340,6 +392,27 @@ class ClusterRun:
             for t, rows in result["targets"].items():
                 have = self.target_rows.setdefault(self.targets[t], [])
                 have.extend(rows[:max(0, ATTACK_LIMIT - len(have))])
+
+    def _tuple_cells(self) -> partitions.TupleCells:
+        """Each distinct QI tuple's cells (one partition per tuple: the strict variant), for the workers."""
+        radices = np.array([len(h.leaves) for h in self.hierarchies], dtype=np.int64)
+        if not partitions.tuple_key_fits(radices):
+            raise InputError("the QIs' hierarchies have too many leaves together for a cluster run of Mondrian "
+                             "(their product must stay below 2^62)")
+        freq = self.freq
+        first = np.full(len(freq.counts), -1, dtype=np.int64)
+        first[freq.inverse[::-1]] = np.arange(len(freq.inverse))[::-1]  # a weighted row of each tuple
+        key = np.zeros(len(freq.counts), dtype=np.int64)
+        for j in range(len(self.qi)):
+            key = key * int(radices[j]) + freq.codes[:, j].astype(np.int64)
+        target = np.full(len(freq.counts), -1, dtype=np.int64)
+        index = {c: i for i, c in enumerate(self.targets)}
+        cls = self.row_class[first]
+        for t in np.flatnonzero(cls >= 0).tolist():
+            target[t] = index.get(int(cls[t]), -1)
+        order = np.argsort(key)
+        return partitions.TupleCells(radices, key[order], self.cell_codes[first][order].astype(np.int32),
+                                     self.cell_labels, self.sup[first][order], target[order])
 
     def _check_suppressed_group(self) -> None:
         """gate._check_suppressed_group on the weighted rows: the suppressed records as one class."""
@@ -377,12 +450,14 @@ class ClusterRun:
     def verify(self) -> None:
         q = len(self.qi)
         width = q + len(self.attacked)
-        merged: list = [(np.zeros((0, width), dtype=np.int32), np.zeros(0, dtype=np.int64))]
+        empty = np.zeros(0, dtype=np.int64)
+        merged: list = [(np.zeros((0, width), dtype=np.int32), empty, empty)]
         cells: dict[int, dict] = {}
         totals = [0, 0]
 
         def merge(batch: list) -> None:
-            merged[0] = merge_combinations([merged[0]] + [(r.combos, r.counts) for _, r in batch], width)
+            merged[0] = merge_combinations([merged[0]] + [(r.combos, r.counts, np.zeros(len(r.counts), np.int64))
+                                                          for _, r in batch], width)
             for i, r in batch:
                 cells[i] = r.cells
                 totals[0] += r.rows
@@ -390,7 +465,7 @@ class ClusterRun:
 
         self._map(partitions.verify, self.recipe, self.folder, merge=merge,
                   phase="checking every partition at the gate", share=(0.8, 0.9))
-        combos, counts = merged[0]
+        combos, counts, _ = merged[0]
         expected = self.n - (0 if self.keep_suppressed else int(self.weights[self.sup].sum()))
         if totals[0] != expected or int(counts.sum()) != expected:
             raise VerificationError(f"{totals[0]} rows were published, {expected} were to be")
@@ -425,12 +500,22 @@ class ClusterRun:
     def build_report(self) -> dict:
         """report.build_report's figures from the merged ones (see the module's docstring)."""
         rec = self.recoding
-        levels = list(rec.levels)
+        cells = isinstance(rec, CellRecoding)
+        levels = [] if isinstance(rec, CellRecoding) else list(rec.levels)
         k = max((getattr(m, "k", 1) for m in self.models), default=1)
         numeric = [self.is_numeric(c) for c in self.qi]
         n_sup = int(self.weights[self.sup].sum())
         metrics = class_figures(self.class_sizes, self.n, n_sup, k)
-        metrics.update(figures.loss_figures(self.hierarchies, numeric, self.qi_codes, self.weights, levels, self.sup))
+        if isinstance(rec, CellRecoding):
+            metrics.update(figures.cell_loss_figures(self.hierarchies, numeric, self.qi_codes, self.weights,
+                                                     self.cell_codes, self.cell_labels, self.sup))
+            kept = ~self.sup
+            labels = {c: f"{rec.recoding} recoding: {len(np.unique(self.cell_codes[kept, j]))} distinct value(s) "
+                         f"in the output" for j, c in enumerate(self.qi)}
+        else:
+            metrics.update(figures.loss_figures(self.hierarchies, numeric, self.qi_codes, self.weights, levels,
+                                                self.sup))
+            labels = {c: _level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
         before = class_figures(equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies,
                                                    [0] * len(self.qi))[1], self.n, 0, k)
         before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
@@ -461,8 +546,8 @@ class ClusterRun:
             "min_class_size": k_achieved,
             "suppressed": n_sup,
             "records": int(self.published),
-            "recoding": "full-domain",
-            "transformation": dict(zip(self.qi, levels)),
+            "recoding": rec.recoding if isinstance(rec, CellRecoding) else "full-domain",
+            "transformation": None if cells else dict(zip(self.qi, levels)),
             "metrics": _plain(metrics),
             "metrics_before": _plain(before),
             "options": self.problem.options,
@@ -470,8 +555,7 @@ class ClusterRun:
             "steps": rec.steps,
             "notes": list(rec.notes) + [note for h in self.hierarchies for note in h.notes],
             "class_size_histogram": class_size_histogram(self.class_sizes),
-            "transformation_labels": {c: _level_description(h, lv) for c, h, lv in
-                                      zip(self.qi, self.hierarchies, levels)},
+            "transformation_labels": labels,
             "identifying_removed": [c for c in self.columns if self.roles[c] == Role.IDENTIFYING],
             "verified": True,
             "seconds": round(time.perf_counter() - self.started, 4),

@@ -70,3 +70,29 @@ def value_counts(values: np.ndarray, counts: np.ndarray, rows: int, top: int = T
     ordered = ordered.sort_values(ascending=False)
     return {"values": [str(v) for v in ordered.index[:top]], "counts": [int(c) for c in ordered.to_numpy()[:top]],
             "distinct": int(len(ordered)), "rows": int(rows)}
+
+
+def cell_loss_figures(hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray, weights: np.ndarray,
+                      cell_codes: np.ndarray, labels: list[np.ndarray], suppressed: np.ndarray) -> dict:
+    """metrics.cell_loss_figures over weighted rows: each row's cell of QI j is ``labels[j][cell_codes[:, j]]``."""
+    from ..metrics import cell_loss_sums, loss_from_sums
+
+    n = int(weights.sum())
+    q = codes.shape[1]
+    if n == 0 or q == 0:
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
+    kept = ~suppressed
+    sums = np.zeros(3)
+    for j, h in enumerate(hierarchies):
+        col = codes[:, j].astype(np.int64)
+        leaf_count = np.bincount(col, weights=weights, minlength=len(h.leaves)).astype(np.int64)
+        leaves = len(h.leaves)
+        if kept.any():
+            key = cell_codes[kept, j].astype(np.int64) * leaves + col[kept]
+            pairs, inverse = np.unique(key, return_inverse=True)
+            pair_count = np.bincount(inverse.reshape(-1), weights=weights[kept]).astype(np.int64)
+        else:
+            pairs, pair_count = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        sums += cell_loss_sums(h, numeric[j], leaf_count, np.asarray(labels[j], dtype=object), pairs // leaves,
+                               pairs % leaves, pair_count, np.repeat(col[suppressed], weights[suppressed]))
+    return loss_from_sums(sums, n, q)

@@ -53,16 +53,17 @@ def encode_sensitive(values: pd.Series, domain_values: np.ndarray) -> np.ndarray
 
 def combinations(part: pd.DataFrame, columns: list[str], qi: list[str], hierarchies: list[Hierarchy],
                  attacked: list[str], domains: list[np.ndarray], index: int,
-                 offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The partition's distinct (QI leaf codes, attacked sensitive codes) with their counts."""
+                 offset: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The partition's distinct (QI leaf codes, attacked sensitive codes) with their counts and the
+    table row of each one's first record."""
     part = checked(part, columns, index)
     cols = [h.encode(part[c], c) for c, h in zip(qi, hierarchies)]
     cols += [encode_sensitive(part[c], d) for c, d in zip(attacked, domains)]
     matrix = np.column_stack(cols).astype(np.int32) if cols else np.zeros((len(part), 0), np.int32)
     if not len(matrix):
-        return matrix, np.zeros(0, dtype=np.int64)
+        return matrix, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     first, _, counts = group_rows(matrix.astype(np.int64))
-    return matrix[first], counts.astype(np.int64)
+    return matrix[first], counts.astype(np.int64), first.astype(np.int64) + offset
 
 
 @dataclass
@@ -81,6 +82,35 @@ class Recipe:
     domains: list[np.ndarray]
     target_classes: np.ndarray  # rows x q generalized codes whose rows the attack report lists
     limit: int = 200
+    numeric: list[bool] | None = None
+    # local/multidimensional recoding (Mondrian): the output cells of every distinct QI tuple
+    cells: "TupleCells | None" = None
+
+
+@dataclass
+class TupleCells:
+    """Per distinct QI tuple (sorted by ``keys``, a mixed-radix key of its leaf codes): each QI's cell as an
+    index into ``labels[j]``, whether its records are suppressed, and its attack-report target (-1 none)."""
+
+    radices: np.ndarray
+    keys: np.ndarray
+    cells: np.ndarray  # tuples x q
+    labels: list[np.ndarray]
+    suppressed: np.ndarray
+    target: np.ndarray
+
+    def of_rows(self, leaves: np.ndarray, where: str) -> np.ndarray:
+        key = np.zeros(len(leaves), dtype=np.int64)
+        for j in range(leaves.shape[1]):
+            key = key * int(self.radices[j]) + leaves[:, j]
+        pos = np.minimum(np.searchsorted(self.keys, key), max(len(self.keys) - 1, 0))
+        if len(key) and (not len(self.keys) or (self.keys[pos] != key).any()):
+            raise VerificationError(f"{where}: a QI tuple that was not in the frequency set")
+        return pos
+
+
+def tuple_key_fits(radices: np.ndarray) -> bool:
+    return float(np.prod(np.asarray(radices, dtype=float))) < 2.0**62
 
 
 def _generalized(part: pd.DataFrame, recipe: Recipe) -> np.ndarray:
@@ -110,13 +140,24 @@ def write(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: i
     keep the published rows, write them to ``folder`` (Parquet, text columns; their input rows beside),
     and list the rows of the attack report's target classes."""
     part = checked(part, recipe.columns, index)
-    gen = _generalized(part, recipe)
-    suppressed = _member(gen, recipe.suppressed_classes)
     out = part[recipe.out_columns].copy()
-    for j, (c, h, lv) in enumerate(zip(recipe.qi, recipe.hierarchies, recipe.levels)):
-        cells = h.labels[lv][gen[:, j]].astype(object)
-        cells[suppressed] = ROOT
-        out[c] = cells
+    if recipe.cells is not None:  # local/multidimensional recoding: each tuple's cells as the run made them
+        tc = recipe.cells
+        leaves = np.column_stack([h.encode(part[c], c) for c, h in zip(recipe.qi, recipe.hierarchies)]).astype(np.int64)
+        tuple_of = tc.of_rows(leaves, f"partition {index}")
+        suppressed = tc.suppressed[tuple_of]
+        for j, c in enumerate(recipe.qi):
+            cells = tc.labels[j][tc.cells[tuple_of, j]].astype(object)
+            cells[suppressed] = ROOT
+            out[c] = cells
+        target_of = tc.target[tuple_of]
+    else:
+        gen = _generalized(part, recipe)
+        suppressed = _member(gen, recipe.suppressed_classes)
+        for j, (c, h, lv) in enumerate(zip(recipe.qi, recipe.hierarchies, recipe.levels)):
+            cells = h.labels[lv][gen[:, j]].astype(object)
+            cells[suppressed] = ROOT
+            out[c] = cells
     published = np.ones(len(part), dtype=bool) if recipe.keep_suppressed else ~suppressed
     frame = out[published].reset_index(drop=True)
     rows = np.flatnonzero(published).astype(np.int64) + offset
@@ -125,7 +166,12 @@ def write(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: i
     pq.write_table(table, part_path(folder, index), compression="zstd")
     np.save(rows_path(folder, index), np.column_stack([rows, suppressed[published]]).astype(np.int64))
     targets: dict[int, list[int]] = {}
-    if len(recipe.target_classes):
+    if recipe.cells is not None:
+        kept_rows = np.flatnonzero(~suppressed)
+        which = target_of[kept_rows]
+        for t in np.unique(which[which >= 0]).tolist():
+            targets[int(t)] = [int(r) + offset + 1 for r in kept_rows[which == t][:recipe.limit]]
+    elif len(recipe.target_classes):
         kept = ~suppressed
         both = np.concatenate([recipe.target_classes, gen[kept]])
         _, inverse, _ = group_rows(both)
@@ -184,13 +230,22 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
         raise VerificationError(f"{where}: a suppressed record is published although suppressed records are removed")
     source = part.iloc[rows].reset_index(drop=True)
     codes = []
-    for c, h, lv in zip(recipe.qi, recipe.hierarchies, recipe.levels):
+    for j, (c, h) in enumerate(zip(recipe.qi, recipe.hierarchies)):
         cells = written[c].to_numpy(dtype=object)
         if (cells[flags] != ROOT).any():
             raise VerificationError(f"{where}: a suppressed record shows a value in {c!r} instead of {ROOT!r}")
-        _check_cells(c, source[c], cells, h, flags, lv)
-        code = pd.Index(h.labels[lv]).get_indexer(pd.Index(cells))
-        codes.append(np.where(code >= 0, code, len(h.labels[lv])))
+        if recipe.cells is not None:  # any ancestor, or a range holding the value (numeric QIs), as the gate
+            labels = recipe.cells.labels[j]
+            _check_cells(c, source[c], cells, h, flags, None, ranges=bool(recipe.numeric and recipe.numeric[j]))
+        else:
+            labels = h.labels[recipe.levels[j]]
+            _check_cells(c, source[c], cells, h, flags, recipe.levels[j])
+        code = pd.Index(labels).get_indexer(pd.Index(cells))
+        unknown = (code < 0) & ~flags
+        if unknown.any():
+            raise VerificationError(f"{where}: row {int(np.flatnonzero(unknown)[0]) + 1}, column {c!r}: {cells[unknown][0]!r} "
+                                    f"is none of the run's output values")
+        codes.append(np.where(code >= 0, code, len(labels)))
     for c in recipe.out_columns:
         if c not in recipe.qi and not np.array_equal(written[c].to_numpy(dtype=object), source[c].to_numpy(dtype=object)):
             raise VerificationError(f"{where}: column {c!r} is not a QI but was changed")

@@ -58,16 +58,21 @@ class WeightedDomain(SensitiveDomain):
         return trip
 
 
-def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray]], width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of several (combinations, counts) pairs with their summed counts, in key order."""
+def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                       width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of several (combinations, counts, first rows) triples: counts summed, the first row
+    (in the whole table) the smallest, in key order."""
     parts = [p for p in parts if len(p[1])]
     if not parts:
-        return np.zeros((0, width), dtype=np.int32), np.zeros(0, dtype=np.int64)
+        return np.zeros((0, width), dtype=np.int32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     combos = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
     counts = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    rows = np.concatenate([p[2] for p in parts]) if len(parts) > 1 else parts[0][2]
     first, inverse, _ = group_rows(combos.astype(np.int64))
     total = np.bincount(inverse, weights=counts, minlength=len(first)).astype(np.int64)
-    return combos[first], total
+    earliest = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(earliest, inverse, rows)
+    return combos[first], total, earliest
 
 
 def tuple_frequency_set(qi_codes: np.ndarray, weights: np.ndarray, leaf_counts: np.ndarray) -> FrequencySet:
