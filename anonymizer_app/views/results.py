@@ -16,7 +16,7 @@ from ..engine import METRIC_HELP
 from ..engine.report import value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
-from ..services import datasets, explain, results
+from ..services import advice, datasets, explain, results
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -343,6 +343,7 @@ def result(request, job_id):
         "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else []), j.k),
         "all_metrics": _metric_rows(report, METRICS, j.k),
         "has_lattice": bool((report.get("search") or {}).get("lattice")),
+        "advice": advice.advise(j, report),
         "transformation": transformation,
         "recoding": recoding,
         "recoding_text": recoding_text,

@@ -1,0 +1,203 @@
+"""Advice on a poor result: when most quasi-identifier cells are '*' or many records are suppressed, say why
+(which quasi-identifier was taken to the top of its hierarchy, and what one level lower would have cost,
+computed from the data) and offer the fixes, each a run form filled from the job with one change (another
+metric, Mondrian, a suppression limit) or the column's hierarchy page (a finer hierarchy).
+
+"Poor" uses the cues of services.explain: more than half of the QI cells '*', or more than 5% of the records
+suppressed (docs/definitions.md, "Reading the figures").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.urls import reverse
+
+from .. import engine
+from ..engine import HierarchyError, InputError, Role
+from ..models import Job
+from . import datasets, results
+
+STAR = "*"
+MOST_STARS = 0.5  # a share of '*' cells above this is poor
+MANY_SUPPRESSED = 0.05  # a share of suppressed records above this is poor
+WHY_MAX_ROWS = 1_000_000  # the "one level lower" figures read the whole table: not past this size
+LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
+LOSS_METRIC = "ncp"
+
+
+@dataclass
+class Fix:
+    label: str
+    detail: str
+    url: str
+
+
+@dataclass
+class Advice:
+    star_share: float
+    suppressed_share: float
+    reasons: list[str] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+
+
+def star_shares(report: dict) -> dict[str, float]:
+    """Per QI, the share of the records whose published value is '*' (suppressed records included: all their
+    QIs are '*', whether they are published as '*' rows or left out); 1 for a QI left with one value."""
+    n = int(report.get("input_records", report.get("records", 0)) or 0)
+    suppressed = int(report.get("suppressed", 0) or 0)
+    published_suppressed = int((report.get("publishing") or {}).get("suppressed_published", 0) or 0)
+    shares = {}
+    for qi in report.get("quasi_identifiers", []):
+        after = (report.get("value_counts") or {}).get(qi, {}).get("after", {})
+        if after.get("distinct") == 1:  # one value left (the root, '*' or a label such as 'Italy')
+            shares[qi] = 1.0
+            continue
+        counts = dict(zip(after.get("values", []), after.get("counts", [])))
+        stars = int(counts.get(STAR, 0))
+        # suppressed rows left out of the publication are '*' too; those published are counted above already
+        stars += suppressed - published_suppressed
+        shares[qi] = min(stars / n, 1.0) if n else 0.0
+    return shares
+
+
+def _level_of(report: dict, qi: str) -> tuple[int, int] | None:
+    """(level, height) of a QI in a full-domain result, read from its transformation label."""
+    levels = dict(results.transformation_levels(report))
+    label = (report.get("transformation_labels") or {}).get(qi, "")
+    if qi not in levels or " of " not in label:
+        return None
+    try:
+        height = int(label.split(" of ", 1)[1].split(":", 1)[0])
+    except ValueError:
+        return None
+    return levels[qi], height
+
+
+def _run_url(job: Job, **changes) -> str:
+    from urllib.parse import urlencode
+
+    return reverse("anonymizer:run", args=[job.dataset_id]) + "?" + urlencode({"from": str(job.pk), **changes})
+
+
+def one_level_lower(job: Job, report: dict, qis: list[str]) -> dict[str, tuple[int, str]]:
+    """For each QI of ``qis`` (at a level above 0 in a full-domain result): the records that would be in classes
+    smaller than k with that QI one level lower and the others as published, and that level's sample label."""
+    levels = dict(results.transformation_levels(report))
+    config = job.config
+    names = report.get("quasi_identifiers", [])
+    frame = datasets.load_frame(job.dataset, columns=names)
+    columns = [c for c in config.get("columns", []) if c["name"] in names]
+    table = datasets.table_from_config(frame, {"columns": columns}, job.dataset.name)
+    hierarchies = table.hierarchies(datasets.hierarchies_from_config(job.owner, config))
+    generalized = {}
+    for qi in names:
+        h = hierarchies[qi]
+        generalized[qi] = (h, h.encode(table.frame[qi], qi))
+    # levels that are not levels of these hierarchies (k-Optimize's own generalizations): nothing to count
+    for name in names:
+        where = _level_of(report, name)
+        h = generalized[name][0]
+        if name not in levels or not 0 <= levels[name] <= h.height or (where and where[1] != h.height):
+            return {}
+    out = {}
+    for qi in qis:
+        if levels.get(qi, 0) <= 0:
+            continue
+        codes = []
+        for name in names:
+            h, leaves = generalized[name]
+            level = levels[name] - 1 if name == qi else levels[name]
+            codes.append(np.asarray(h.maps[level])[leaves])
+        _, inverse, sizes = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True, return_counts=True)
+        failing = int(sizes[sizes < job.k].sum())
+        h = generalized[qi][0]
+        sample = ", ".join(str(x) for x in h.labels[levels[qi] - 1][:3])
+        out[qi] = (failing, sample)
+    return out
+
+
+def advise(job: Job, report: dict) -> Advice | None:
+    """The advice for a poor result, or None when the result is not poor (or is no table)."""
+    qis = report.get("quasi_identifiers", [])
+    n = int(report.get("input_records", report.get("records", 0)) or 0)
+    if not qis or not n or report.get("recoding") == "anatomy":
+        return None
+    shares = star_shares(report)
+    star_share = sum(shares.values()) / len(qis)
+    suppressed = int(report.get("suppressed", 0) or 0)
+    suppressed_share = suppressed / n
+    if star_share <= MOST_STARS and suppressed_share <= MANY_SUPPRESSED:
+        return None
+    advice = Advice(star_share, suppressed_share)
+    starred = [q for q in qis if shares[q] >= 0.999]
+    budget = math.floor(job.suppression_limit * n + 1e-9)
+    lower: dict[str, tuple[int, str]] = {}
+    full_domain = bool(report.get("transformation"))
+    # the dataset as the run read it (not re-read with another format since, as the result page's "stale")
+    same_data = job.dataset.n_rows == n and set(qis) <= set(datasets.dataset_columns(job.dataset))
+    if full_domain and starred and n <= WHY_MAX_ROWS and same_data and not job.config.get("population"):
+        try:
+            lower = one_level_lower(job, report, starred)
+        except (HierarchyError, InputError, OSError, KeyError, ValueError):
+            lower = {}  # a hierarchy changed since the run: the levels alone are told
+    if star_share > MOST_STARS:
+        advice.reasons.append(f"{star_share * 100:.0f}% of the quasi-identifier cells are '*' or the top of their "
+                              "hierarchy" + (f": {', '.join(starred)} {'has' if len(starred) == 1 else 'have'} one "
+                                             "value left in every record" if starred else "") + ".")
+    for qi in starred:
+        where = _level_of(report, qi)
+        at = f" (level {where[0]} of {where[1]}, the top of its hierarchy)" if where else ""
+        if qi in lower:
+            failing, sample = lower[qi]
+            if failing > budget:
+                advice.reasons.append(
+                    f"{qi}{at}: one level lower ({sample}, …) {failing:,} records would be in classes smaller than "
+                    f"k={job.k}, more than the {budget:,} the suppression limit allows: the hierarchy's level below "
+                    f"the top is too fine for k={job.k}.")
+            else:
+                advice.reasons.append(
+                    f"{qi}{at}: one level lower ({sample}, …) would still meet k={job.k} ({failing:,} records to "
+                    f"suppress, within the limit of {budget:,}): the metric chose to lose {qi} rather than detail "
+                    f"elsewhere.")
+        else:
+            advice.reasons.append(f"{qi}{at} was generalized to one value in every record.")
+    if suppressed_share > MANY_SUPPRESSED:
+        advice.reasons.append(f"{suppressed:,} of {n:,} records ({suppressed_share * 100:.3g}%) were suppressed: "
+                              f"their quasi-identifiers are all '*'.")
+    _fixes(job, report, advice, starred, lower, budget, n)
+    return advice
+
+
+def _fixes(job: Job, report: dict, advice: Advice, starred: list[str], lower: dict, budget: int, n: int) -> None:
+    metric = (job.options or {}).get("metric") or (report.get("options") or {}).get("metric")
+    if job.algorithm in LATTICE_ALGORITHMS and metric != LOSS_METRIC:
+        advice.fixes.append(Fix("Use the NCP (loss) metric",
+                                f"{metric or 'the default metric'} counts class sizes only and may turn a column "
+                                "into '*' to keep another exact; NCP weighs the detail lost in every cell",
+                                _run_url(job, **{f"option:{job.algorithm}:metric": LOSS_METRIC})))
+    mondrian = engine.ALGORITHMS.get("mondrian")
+    models = {m.get("model") for m in job.models or []}
+    if job.algorithm != "mondrian" and mondrian is not None and models <= set(mondrian.models):
+        advice.fixes.append(Fix("Try Mondrian", "it cuts each class's own ranges (multidimensional recoding) "
+                                "instead of one level for the whole column", _run_url(job, algorithm="mondrian")))
+    # the suppression limit that lets the finest of the starred QIs go one level down (at most 10%)
+    needed = [failing for failing, _ in lower.values() if failing > budget]
+    target = math.ceil(min(needed) / n * 1000) / 10 if needed else None
+    current = job.suppression_limit * 100
+    if target is not None and current < target <= 10:
+        advice.fixes.append(Fix(f"Allow {target:g}% suppression",
+                                f"the {min(needed):,} records of the smallest classes are suppressed instead of "
+                                f"generalizing every record", _run_url(job, suppression_percent=f"{target:g}")))
+    elif target is None and current < 5 and advice.suppressed_share <= MANY_SUPPRESSED:
+        advice.fixes.append(Fix("Allow 5% suppression", "a few outliers are suppressed instead of generalizing "
+                                "every record", _run_url(job, suppression_percent="5")))
+    columns = {c.name: c for c in job.dataset.columns.filter(role=Role.QUASI_IDENTIFYING.value)}
+    for qi in starred:
+        column = columns.get(qi)
+        if column is not None:
+            advice.fixes.append(Fix(f"A finer hierarchy for {qi}",
+                                    "more levels between the values and '*' (narrower intervals, smaller groups), "
+                                    "then run again", f"/hierarchies/dataset/{job.dataset_id}/column/{column.pk}/"))
