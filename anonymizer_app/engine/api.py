@@ -14,13 +14,13 @@ from .algorithms import ALGORITHMS, Problem, get_algorithm
 from .algorithms.anatomy import AnatomyRecoding, assemble_anatomy
 from .algorithms.base import CellRecoding, ProgressCallback
 from .attack import attack_report
-from .distributions import domain_for
+from .distributions import domain_for, sensitive_domain
 from .errors import Cancelled, InputError
 from .hierarchy import ROOT, Hierarchy
 from .lattice import equivalence_classes, label_columns
-from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
+from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from .privacy import PrivacyModel
-from .result import Result
+from .result import LeafCodes, Result
 from .spec import SUPPRESSION, RunSpec
 from .table import Table, frequency_set, group_rows
 
@@ -79,6 +79,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     hs = table.hierarchies(hierarchies)
     ordered = [hs[c] for c in table.qi]
     codes = table.encode(hs)
+    leaf_codes = LeafCodes.freeze(codes, ordered)  # read-only from here: the checks compare cells with them
     freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
     k_max = max((getattr(m, "k", 1) for m in models), default=1)
     budget = math.floor(suppression_limit * table.n + 1e-9)
@@ -114,25 +115,32 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         hs = dict(zip(table.qi, ordered))
         all_hs.update(hs)
         codes = table.encode(hs)
+        leaf_codes = LeafCodes.freeze(codes, ordered)
         freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    # the sensitive columns encoded once, for the figures and the attack report (as the attack report encodes them)
+    encoded_sensitive = {c: sensitive_domain(table.frame, c, numeric=table.is_numeric(c))
+                         for c in sensitive_columns(table, sensitive, models)}
+    sensitive_dom = encoded_sensitive.get(sensitive) if sensitive is not None else None
     if isinstance(recoding, CellRecoding):
         output = build_cell_output(table, recoding.cells, recoding.suppressed)
         result = _assemble_cells(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive,
-                                 output)
+                                 output, sensitive_dom)
     else:
         output = build_output(table, ordered, codes, recoding.levels, recoding.suppressed)
-        result = _assemble(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive, output)
+        result = _assemble(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive, output,
+                           sensitive_dom)
     result.algorithm = info.name
     result.search = dict(recoding.info)
     result.options = problem.options
     result.sample = getattr(recoding, "sample", None)
     result.identifying_removed = list(table.identifying)
+    result.leaf_codes = leaf_codes
     report(0.94, "verifying the result from the output rows")
     result.verify(table, all_hs)
     result.hierarchies = all_hs
     attacked = sensitive_columns(table, sensitive, models)
     result.attack = attack_report(table.frame, result.class_of_row, attacked,
-                                  {c: table.is_numeric(c) for c in attacked})
+                                  {c: table.is_numeric(c) for c in attacked}, domains=encoded_sensitive)
     result.seconds = time.perf_counter() - started
     report(0.95, "verified")
     return result
@@ -224,17 +232,32 @@ def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndar
     return out
 
 
-def _raw_figures(table, hierarchies, freq, k, sensitive) -> dict:
+def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
     """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
     inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, [0] * len(hierarchies))
     figures = class_figures(sizes, table.n, 0, k)
     figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
     if sensitive is not None:
-        figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
+        if dom is not None:
+            figures.update(tuple_homogeneity(inv, *dom.tuple_triplets(freq.inverse)))
+        else:
+            figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
     return figures
 
 
-def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output):
+def tuple_suppression(freq, suppressed: np.ndarray) -> np.ndarray | None:
+    """Per distinct tuple: are its records suppressed? None when some tuple is suppressed only in part."""
+    if not suppressed.any():
+        return np.zeros(len(freq.counts), dtype=bool)
+    per_tuple = np.bincount(freq.inverse, weights=suppressed, minlength=len(freq.counts)).astype(np.int64)
+    whole = per_tuple == freq.counts
+    if ((per_tuple > 0) & ~whole).any():
+        return None
+    return whole
+
+
+def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output,
+                    dom=None):
     """Figures of a local/multidimensional recoding, from the classes of identical output tuples."""
     suppressed = np.asarray(recoding.suppressed, dtype=bool)
     k = max((getattr(m, "k", 1) for m in models), default=1)
@@ -252,7 +275,7 @@ def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppressi
                                      suppressed))
     if sensitive is not None:
         metrics.update(homogeneity(class_of_row, table.frame[sensitive]))
-    before = _raw_figures(table, hierarchies, freq, k, sensitive)
+    before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
     labels = {}
     for c in table.qi:
         distinct = output[c][kept].nunique()
@@ -277,7 +300,8 @@ def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppressi
     )
 
 
-def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output) -> Result:
+def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output,
+              dom=None) -> Result:
     suppressed = recoding.suppressed
     k = max((getattr(m, "k", 1) for m in models), default=1)
     numeric = [table.is_numeric(c) for c in table.qi]
@@ -289,13 +313,22 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
             row_class = _drop_suppressed(row_class, sup)
             sizes = np.bincount(row_class[~sup]).astype(np.int64)
         out = class_figures(sizes, table.n, int(sup.sum()), k)
-        out.update(loss_figures(hierarchies, numeric, codes, levels, sup))
+        # on the distinct tuples with their counts when the suppression takes whole tuples (it does in a
+        # full-domain search: it suppresses classes); row by row otherwise
+        whole = tuple_suppression(freq, sup)
+        if whole is not None:
+            out.update(loss_figures(hierarchies, numeric, freq.codes, levels, whole, weights=freq.counts))
+        else:
+            out.update(loss_figures(hierarchies, numeric, codes, levels, sup))
         if sensitive is not None:
-            out.update(homogeneity(row_class, table.frame[sensitive]))
+            if dom is not None and whole is not None:
+                out.update(tuple_homogeneity(np.where(whole, -1, inv), *dom.tuple_triplets(freq.inverse)))
+            else:
+                out.update(homogeneity(row_class, table.frame[sensitive]))
         return out, row_class, sizes
 
     metrics, class_of_row, sizes = figures(recoding.levels, suppressed)
-    before = _raw_figures(table, hierarchies, freq, k, sensitive)
+    before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
     transformation = dict(zip(table.qi, recoding.levels))
     labels = {c: _level_description(h, lv) for c, h, lv in zip(table.qi, hierarchies, recoding.levels)}
     return Result(

@@ -19,8 +19,10 @@ from .privacy import EntropyLDiversity, emd_equal, emd_ordered
 
 
 def column_report(frame: pd.DataFrame, class_of_row: np.ndarray, column: str, numeric: bool | None = None,
-                  limit: int = 200) -> dict:
-    dom = sensitive_domain(frame, column, numeric=numeric)
+                  limit: int = 200, dom: SensitiveDomain | None = None) -> dict:
+    """``dom``: the column already encoded (sensitive_domain(frame, column, numeric=numeric)), if at hand."""
+    if dom is None:
+        dom = sensitive_domain(frame, column, numeric=numeric)
     class_of_row = np.asarray(class_of_row, dtype=np.int64)
     return merge_parts([report_part(dom, class_of_row, limit)], limit)
 
@@ -122,6 +124,8 @@ def merge_parts(parts: list[dict], limit: int = 200) -> dict:
 
 
 def attack_report(frame: pd.DataFrame, class_of_row: np.ndarray, columns: list[str],
-                  numeric: dict[str, bool] | None = None, limit: int = 200) -> dict:
-    """{column: report} for every sensitive column."""
-    return {c: column_report(frame, class_of_row, c, (numeric or {}).get(c), limit) for c in columns}
+                  numeric: dict[str, bool] | None = None, limit: int = 200,
+                  domains: dict[str, SensitiveDomain] | None = None) -> dict:
+    """{column: report} for every sensitive column; ``domains``: columns the run has encoded already."""
+    return {c: column_report(frame, class_of_row, c, (numeric or {}).get(c), limit, (domains or {}).get(c))
+            for c in columns}

@@ -131,7 +131,9 @@ def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | No
     if column not in frame.columns:
         raise InputError(f"unknown sensitive column {column!r}")
     raw = frame[column].astype(str).to_numpy()
-    uniq, codes = np.unique(raw, return_inverse=True)
+    # hashing, not np.unique's sort of N Python strings (20x slower on 1M rows); the same sorted values
+    codes, uniq = pd.factorize(raw, sort=True)
+    uniq = np.asarray(uniq, dtype=object)
     order = _numeric_order(uniq)
     is_numeric = order is not None if numeric is None else (numeric and order is not None)
     if order is not None:

@@ -36,7 +36,7 @@ from .algorithms.base import PublishedClasses
 from .errors import InputError, VerificationError
 from .hierarchy import ROOT, Hierarchy
 from .privacy import PrivacyModel, research_column
-from .result import Result, _check_cells, check_models, verify_anatomy
+from .result import Result, _check_cells, check_models, encoded_input, factorize_cells, verify_anatomy
 from .safepub import publication as safepub_publication
 from .spec import KEEP, RunSpec
 from .table import Role, Table, group_rows
@@ -72,14 +72,20 @@ def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None
     return parse_marker(table.frame[column], column)
 
 
-def released_classes(output: pd.DataFrame, qi: list[str], released: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row -> class (-1 when not released) and the class sizes: released rows with identical QI cells."""
+def released_classes(output: pd.DataFrame, qi: list[str], released: np.ndarray,
+                     factorized: dict[str, tuple[np.ndarray, pd.Index]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Row -> class (-1 when not released) and the class sizes: released rows with identical QI cells.
+    ``factorized``: {QI: factorize_cells(output[QI])} when the caller has hashed the columns already."""
     n = len(output)
     row_class = np.full(n, -1, dtype=np.int64)
     if not released.any():
         return row_class, np.zeros(0, dtype=np.int64)
-    codes = np.stack([pd.factorize(output[c].to_numpy(dtype=object)[released])[0] for c in qi], axis=1) \
-        if qi else np.zeros((int(released.sum()), 1), dtype=np.int64)
+    if factorized is not None:
+        codes = np.stack([factorized[c][0][released] for c in qi], axis=1) if qi else \
+            np.zeros((int(released.sum()), 1), dtype=np.int64)
+    else:
+        codes = np.stack([pd.factorize(output[c].to_numpy(dtype=object)[released])[0] for c in qi], axis=1) \
+            if qi else np.zeros((int(released.sum()), 1), dtype=np.int64)
     _, inverse, sizes = group_rows(codes)
     row_class[released] = inverse
     return row_class, np.asarray(sizes, dtype=np.int64)
@@ -109,14 +115,16 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     columns = [c for c in expected if c != marker]
 
     # every model on the released classes (the population's, with a population table), suppressed group included
-    row_class, sizes = released_classes(output, table.qi, released)
+    # each QI column of the output hashed once: its codes give the classes and the cell checks below
+    factorized = {c: factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi}
+    row_class, sizes = released_classes(output, table.qi, released, factorized)
     check_models(table, hierarchies, result.models, sizes, row_class)
 
     published = released if research is None else released & research
     rows = np.flatnonzero(published)
     frame = output.iloc[rows][columns].reset_index(drop=True)
     flags = suppressed[rows]
-    _check_published_cells(table, hierarchies, frame, rows, flags, result)
+    _check_published_cells(table, hierarchies, frame, rows, flags, result, factorized)
     # (ε,δ)-differential privacy: the sample, the suppression rule and k on every whole published row
     safepub_publication.check_publication(result, table, hierarchies, frame, rows)
 
@@ -143,19 +151,29 @@ def _check_suppressed_group(result: Result, table: Table, hierarchies: dict, sup
 
 
 def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame, rows: np.ndarray,
-                           flags: np.ndarray, result: Result) -> None:
+                           flags: np.ndarray, result: Result,
+                           factorized: dict[str, tuple[np.ndarray, pd.Index]] | None = None) -> None:
     """Every published cell from the published rows: QIs generalize their input (or read '*' on a kept
-    suppressed row), other columns unchanged."""
-    source = table.frame.iloc[rows].reset_index(drop=True)
+    suppressed row), other columns unchanged. The input QIs are the run's leaf codes when it kept them
+    (Result.leaf_codes, read-only) and ``hierarchies`` are the ones they were encoded under; ``factorized``:
+    the output's QI columns hashed over all its rows (``frame`` is its ``rows``)."""
+    encoded = encoded_input(table, hierarchies, result.leaf_codes)
     for col in frame.columns:
         cells = frame[col].to_numpy(dtype=object)
+        source = table.frame[col].iloc[rows].reset_index(drop=True)
         if col in table.qi:
             if (cells[flags] != ROOT).any():
                 raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
             level = None if result.transformation is None else result.transformation.get(col)
-            _check_cells(col, source[col], cells, hierarchies[col], flags, level,
-                         ranges=result.transformation is None and table.is_numeric(col))
-        elif not np.array_equal(cells, source[col].to_numpy(dtype=object)):
+            j = table.qi.index(col)
+            subset = None
+            if factorized is not None:
+                codes, distinct = factorized[col]
+                subset = (codes[rows], distinct)
+            _check_cells(col, source, cells, hierarchies[col], flags, level,
+                         ranges=result.transformation is None and table.is_numeric(col),
+                         codes=None if encoded is None else encoded[rows, j], factorized=subset)
+        elif not np.array_equal(cells, source.to_numpy(dtype=object)):
             raise VerificationError(f"column {col!r} is not a QI but was changed")
 
 

@@ -79,6 +79,22 @@ def homogeneity(class_of_row: np.ndarray, sensitive: pd.Series) -> dict:
     return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
 
 
+def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.ndarray, counts: np.ndarray) -> dict:
+    """homogeneity() from the frequency set instead of the N rows: the class of each distinct QI tuple (-1:
+    suppressed) and the (tuple, sensitive value code, records) triplets of the tuples' histograms."""
+    cls = np.asarray(tuple_class, dtype=np.int64)[tuples]
+    kept = cls >= 0
+    if not kept.any():
+        return {"homogeneous_classes": 0, "homogeneous_records": 0}
+    cls, values, counts = cls[kept], np.asarray(values, dtype=np.int64)[kept], counts[kept]
+    width = int(values.max()) + 1
+    pairs = np.unique(cls * width + values)
+    distinct = np.bincount(pairs // width)
+    sizes = np.bincount(cls, weights=counts).astype(np.int64)
+    homogeneous = distinct == 1
+    return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
+
+
 def _ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: bool) -> np.ndarray:
     """NCP of each label of a level: interval width share for numbers, leaf share for categories."""
     n_labels = len(h.labels[level])
@@ -104,23 +120,36 @@ def loss_figures(
     codes: np.ndarray,
     levels: list[int],
     suppressed: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> dict:
-    """NCP, generalization height and non-uniform entropy of a full-domain transformation."""
-    n, q = codes.shape
+    """NCP, generalization height and non-uniform entropy of a full-domain transformation.
+
+    ``weights``: the records each row of ``codes`` stands for - the frequency set's distinct tuples with
+    their counts (``suppressed`` then flags whole tuples), so the sums run over the tuples, not N rows."""
+    rows, q = codes.shape
+    n = rows if weights is None else int(np.sum(weights))
     if n == 0 or q == 0 or (not any(levels) and not suppressed.any()):
         return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}  # nothing changed
     kept = ~suppressed
-    n_sup = int(suppressed.sum())
+    wk = None if weights is None else weights[kept]
+    ws = None if weights is None else weights[suppressed]
+    n_sup = int(suppressed.sum()) if ws is None else int(np.sum(ws))
     ncp_sum = height_sum = entropy = 0.0
+
+    def total(x: np.ndarray, w: np.ndarray | None) -> float:
+        return float(np.sum(x)) if w is None else float(np.sum(x * w))
+
     for j, (h, lv) in enumerate(zip(hierarchies, levels)):
         col = codes[:, j]
-        leaf_count = np.bincount(col, minlength=len(h.leaves))
+        leaf_count = np.bincount(col, weights=weights, minlength=len(h.leaves))
         label_of_row = h.maps[lv][col]
-        ncp_sum += _ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_row[kept]].sum() + n_sup
+        label_count = np.bincount(label_of_row, weights=weights, minlength=len(h.labels[lv]))
+        if weights is not None:  # bincount with weights gives floats; the counts are whole numbers
+            leaf_count, label_count = leaf_count.astype(np.int64), label_count.astype(np.int64)
+        ncp_sum += total(_ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_row[kept]], wk) + n_sup
         height_sum += (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
-        label_count = np.bincount(label_of_row, minlength=len(h.labels[lv]))
-        entropy += float(np.sum(np.log2(label_count[label_of_row[kept]]) - np.log2(leaf_count[col[kept]])))
-        entropy += float(np.sum(np.log2(n) - np.log2(leaf_count[col[suppressed]])))
+        entropy += total(np.log2(label_count[label_of_row[kept]]) - np.log2(leaf_count[col[kept]]), wk)
+        entropy += total(np.log2(n) - np.log2(leaf_count[col[suppressed]]), ws)
     cells = n * q
     return {
         "ncp": ncp_sum / cells,

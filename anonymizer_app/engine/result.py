@@ -44,6 +44,10 @@ class Result:
     # every hierarchy the run used (QIs as recoded, e.g. k-Optimize's cuts; sensitive columns): the
     # publishing gate rechecks the published cells against them
     hierarchies: dict = field(default_factory=dict, repr=False)
+    # the QIs' leaf codes (N x q, table.qi order, under the hierarchies above) as the run encoded them,
+    # read-only: verification and the gate compare the output cells with them instead of re-encoding
+    # the input strings (None: they encode the input themselves)
+    leaf_codes: LeafCodes | None = field(default=None, repr=False)
     # SafePub: the records drawn into the sample (bool per input row); the gate checks the published rows
     sample: np.ndarray | None = field(default=None, repr=False)
 
@@ -94,7 +98,7 @@ class Result:
                            self.suppression_limit)
         else:
             verify_output(table, hierarchies, self.output, self.suppressed, self.models, self.suppression_limit,
-                          self.metrics, self.transformation)
+                          self.metrics, self.transformation, leaf_codes=self.leaf_codes)
         self.verified = True
 
 
@@ -137,8 +141,12 @@ def verify_output(
     suppression_limit: float,
     metrics: dict | None = None,
     transformation: dict[str, int] | None = None,
+    leaf_codes: LeafCodes | None = None,
 ) -> None:
-    """Independent check of a result; it uses only the input, the hierarchies and the output rows."""
+    """Independent check of a result; it uses only the input, the hierarchies and the output rows.
+
+    ``leaf_codes``: the input QIs as the run encoded them (used when encoded under ``hierarchies``),
+    so the input strings are not encoded again."""
     n = table.n
     expected_cols = [c for c in table.frame.columns if c not in table.identifying]
     if list(output.columns) != expected_cols:
@@ -156,15 +164,19 @@ def verify_output(
         raise VerificationError(f"{n_sup} records suppressed, more than the limit of {budget}")
 
     qi = table.qi
+    encoded = encoded_input(table, hierarchies, leaf_codes)
     out_codes = np.empty((n, len(qi)), dtype=np.int64)
     for j, col in enumerate(qi):
         cells = output[col].to_numpy()
         if (cells[suppressed] != ROOT).any():
             raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
+        # each output column hashed once: its codes serve the cell check and the classes below
+        factorized = factorize_cells(cells)
         _check_cells(col, table.frame[col], cells, hierarchies[col], suppressed,
                      None if transformation is None else transformation[col],
-                     ranges=transformation is None and table.is_numeric(col))
-        out_codes[:, j] = pd.factorize(cells)[0]
+                     ranges=transformation is None and table.is_numeric(col),
+                     codes=None if encoded is None else encoded[:, j], factorized=factorized)
+        out_codes[:, j] = factorized[0]
 
     kept = ~suppressed
     if kept.any():
@@ -190,17 +202,50 @@ def verify_output(
                 f"reported discernibility {metrics['discernibility']} differs from the output's {discernibility}")
 
 
+@dataclass(frozen=True)
+class LeafCodes:
+    """The input QIs as a run encoded them: N x q leaf codes (table.qi order), read-only, and the
+    hierarchy object each column was encoded under."""
+
+    codes: np.ndarray
+    hierarchies: tuple[Hierarchy, ...]
+
+    @classmethod
+    def freeze(cls, codes: np.ndarray, hierarchies: list[Hierarchy]) -> "LeafCodes":
+        """Mark ``codes`` read-only (no algorithm can change what the checks compare with) and keep them."""
+        codes.flags.writeable = False
+        return cls(codes, tuple(hierarchies))
+
+
+def encoded_input(table: Table, hierarchies: dict[str, Hierarchy], leaf_codes: LeafCodes | None) -> np.ndarray | None:
+    """The run's leaf codes of the input QIs when they were encoded from this table under these very
+    hierarchies (N x q); None: the caller encodes the strings."""
+    if leaf_codes is None or leaf_codes.codes.shape != (table.n, len(table.qi)):
+        return None
+    if any(hierarchies.get(c) is not h for c, h in zip(table.qi, leaf_codes.hierarchies)):
+        return None
+    return leaf_codes.codes
+
+
+def factorize_cells(cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+    """(code per cell, distinct cells) of one output column, as _check_cells compares them."""
+    return pd.factorize(pd.Series(cells, dtype=object))
+
+
 def _check_cells(
     col: str, original: pd.Series, cells: np.ndarray, h: Hierarchy, suppressed: np.ndarray, level: int | None,
-    ranges: bool = False,
+    ranges: bool = False, codes: np.ndarray | None = None,
+    factorized: tuple[np.ndarray, pd.Index] | None = None,
 ) -> None:
     """Every non-suppressed cell is its input value or one of its ancestors (at ``level`` if given);
     with ``ranges`` (numeric QIs of a local/multidimensional recoding) also a range '[lo-hi]' with
-    lo <= value <= hi."""
-    codes = h.encode(original, col)
+    lo <= value <= hi. ``codes``: the input's leaf codes under ``h`` when the run has them (else
+    ``original`` is encoded); ``factorized``: factorize_cells(cells) when the caller has it."""
+    if codes is None:
+        codes = h.encode(original, col)
     kept = ~suppressed
     # compare integer codes, not strings: each distinct output cell is looked up once per level
-    cell_codes, distinct_cells = pd.factorize(pd.Series(cells, dtype=object))
+    cell_codes, distinct_cells = factorized if factorized is not None else factorize_cells(cells)
     ok = np.zeros(len(cells), dtype=bool)
     levels = [level] if level is not None else range(h.level_count)
     for lv in levels:

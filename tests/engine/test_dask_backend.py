@@ -13,14 +13,20 @@ import io
 import math
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from anonymizer_app.engine import InputError, Table, VerificationError, pipeline
 from anonymizer_app.engine.distributed import ParquetTable
-from anonymizer_app.engine.privacy import DistinctLDiversity, TCloseness
+from anonymizer_app.engine.privacy import (
+    AlphaKAnonymity,
+    BetaLikeness,
+    DeltaDisclosure,
+    DistinctLDiversity,
+    KMap,
+    TCloseness,
+)
 from anonymizer_app.engine.spec import RunSpec
 from anonymizer_app.engine.table import Role
 
@@ -121,6 +127,14 @@ def test_mondrian_cuts_on_the_cluster_and_publishes_what_one_process_publishes(c
     _same(a.report, b.report)  # the cuts per QI and the partition count included
 
 
+def test_the_other_models_on_sensitive_values(client, stored):
+    models = [AlphaKAnonymity(alpha=0.5, k=5), BetaLikeness(beta=1.0), DeltaDisclosure(delta=1.5)]
+    a, b, single, on_cluster = _both(client, stored, models, 5, 0.02)
+    assert a.report["suppressed"] > 0
+    assert single.text.getvalue() == on_cluster.text.getvalue()
+    _same(a.report, b.report)
+
+
 def _written_run(client, stored, tmp_path):
     _, path = stored
     source = ParquetTable(path, {c: Role.parse(r) for c, r in ROLES.items()}, name="people")
@@ -176,4 +190,7 @@ def test_models_the_cluster_cannot_check_are_refused_by_name(client, stored):
     with pytest.raises(InputError, match="unknown column 'nope'"):
         backend.run_on_cluster(RunSpec.build(ParquetTable(path, {"nope": Role.QUASI_IDENTIFYING}), {}, "flash", k=5),
                                client=client)
-    assert pd.Series(TCloseness(0.2).to_dict()).any()  # t-closeness (equal distance) is checkable on merged counts
+    for model in (TCloseness(0.2), KMap(kmap_k=3)):  # another encoding of the column; a population estimate
+        with pytest.raises(InputError, match=f"on a Dask cluster the privacy models are .*not {model.name}"):
+            backend.run_on_cluster(RunSpec.build(ParquetTable(path, {c: Role.parse(r) for c, r in ROLES.items()}),
+                                                 hierarchies(), "flash", k=5, models=[model]), client=client)
