@@ -283,3 +283,15 @@ def test_model_summary_and_infeasible():
     with pytest.raises(InputError, match="epsilon must be at most 10"):
         EDDifferentialPrivacy(20.0)
     assert math.isclose(m.derived.epsilon_anon, 0.9)
+
+
+def test_comparison_and_experiment_rows_refuse_safepub(people):
+    """They run algorithms with k alone: SafePub's row is an error naming why, never a release."""
+    from anonymizer_app.engine.experiments import homogeneity_vs_k
+    from anonymizer_app.services.comparison import compare
+
+    table, hs = people
+    rows = compare(table, hs, ["safepub", "datafly"], [2])
+    assert "comparisons and experiments" in rows[0]["error"] and rows[1]["error"] == ""
+    with pytest.raises(InputError, match="comparisons and experiments"):
+        homogeneity_vs_k(table, hs, [2], "safepub", 0.0, "disease")

@@ -76,7 +76,9 @@ def safepub(problem: Problem) -> FullDomainRecoding:
     started = time.perf_counter()
     dp = dp_model(problem.models)
     if dp is None:
-        raise InputError("SafePub publishes under (ε,δ)-differential privacy: give ε (and δ) for that model")
+        raise InputError("SafePub publishes under (ε,δ)-differential privacy only: give ε (and δ) for that model (the "
+                         "run form's model, --epsilon/--delta); comparisons and experiments, which run algorithms "
+                         "with k alone, cannot run it")
     params = dp.derived
     k = applied_k(problem.models)
     rng, seed = make_rng(parse_seed(problem.options.get("seed")))
