@@ -13,6 +13,7 @@ result's risk page. Comparisons stored before the histograms were kept show no f
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..engine import InputError
 from ..engine.risk import Classes, Population, analyze, journalist_risks, population_uniqueness
@@ -60,9 +61,15 @@ def comparison_population_risk(job: Job, report: dict, population: dict, thresho
     model: Population | None = population_for(len(frame), **options, qi=qi)
     if model is None:
         raise InputError("choose a population model")
+    return population_risk(frame, qi, report.get("comparison", []), model, threshold)
+
+
+def population_risk(frame: pd.DataFrame, qi: list[str], rows: list[dict], model: Population, threshold: float) -> dict:
+    """The figures of the input ``frame`` on ``qi`` and of every comparison row (services.comparison.compare) for
+    the population ``model`` of the input (the web page and ``manage.py compare``)."""
     before = analyze(frame, qi, threshold=threshold, population=model)
     runs = []
-    for row in report.get("comparison", []):
+    for row in rows:
         histogram = row.get("class_size_histogram")
         figures = None if row.get("error") or histogram is None else \
             histogram_figures(histogram, model.size, threshold)

@@ -2,14 +2,17 @@
 
     python manage.py compare adult.csv --qi age --qi sex ... --hierarchy age=adult_hierarchy_age.csv \\
         --algorithms datafly,flash,mondrian,kmember,oka,disk-clustering --k 2,5,10,50,100 \\
-        [--suppression 0.0] [--out results.csv] [--html chart.html]
+        [--suppression 0.0] [--out results.csv] [--html chart.html] \\
+        [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE]
 
 Each run is engine.anonymize() (the web app's call, the result verified from its output rows); the
 table is read the way uploads are (services.ingestion.iter_table_file: in blocks for large files). A run that
 finds no solution is a row with its error. The table goes to stdout (and --out as CSV); --html
 writes a standalone page with three plotly charts (NCP, discernibility, time against k; one line
-per algorithm) and the table. Exit status: 0 done, 2 bad flags or files (one line on stderr,
-`compare: error: ...`), 1 internal error, 130 when interrupted.
+per algorithm) and the table. With a population model (as the comparison page's), a second table gives
+the journalist risk and population uniqueness of the input and of every run (services.comparison_risk).
+Exit status: 0 done, 2 bad flags or files (one line on stderr, `compare: error: ...`), 1 internal error,
+130 when interrupted.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from anonymizer_app import engine
+from anonymizer_app.engine.risk import REGIONS, population_model
 from anonymizer_app.management.base import OneLineCommand
 from anonymizer_app.management.commands.anonymize import (
     USAGE_ERROR,
@@ -72,6 +76,21 @@ class Command(OneLineCommand):
         parser.add_argument("--html", default=None, metavar="CHART.html",
                             help="a standalone page with the charts and the table")
         parser.add_argument("--quiet", action="store_true", help="no progress, errors only")
+        from anonymizer_app.management.commands.risk import _number  # risk imports this module's reader
+
+        population = parser.add_mutually_exclusive_group()  # the comparison page's population model
+        population.add_argument("--sampling-fraction", type=_number(float, 0, 1, "a number above 0 and at most 1"),
+                                metavar="F", help="journalist risk and population uniqueness per run: the table is "
+                                                  "this share of its population")
+        population.add_argument("--population-region", choices=sorted(REGIONS), metavar="REGION",
+                                help=f"... the population of a region: {', '.join(REGIONS)}")
+        population.add_argument("--population-size", type=_number(int, 0, None, "a whole number above 0"),
+                                metavar="N", help="... the number of people in the population")
+        population.add_argument("--population-table", metavar="FILE",
+                                help="... the population itself (the input's classes counted in it; for the runs, "
+                                     "whose values are generalized, its size)")
+        parser.add_argument("--threshold", type=_number(float, 0, 1, "a number above 0 and at most 1"), default=0.2,
+                            help="journalist records at risk: risk above this (default 0.2)")
 
     def handle(self, *args, **opts):
         progress = Progress(self.stderr, enabled=not opts["quiet"])
@@ -117,6 +136,19 @@ class Command(OneLineCommand):
         if too_big:
             raise AnonymizeError(f"--k: k={too_big[0]} is larger than the table's {table.n} records")
 
+        population = None
+        if any(opts[f] is not None for f in ("sampling_fraction", "population_region", "population_size",
+                                             "population_table")):
+            pop_table = None
+            if opts["population_table"]:
+                pop_path = Path(opts["population_table"])
+                if not pop_path.is_file():
+                    raise AnonymizeError(f"--population-table {pop_path}: no such file")
+                pop_table = read_table_file(pop_path)
+            population = population_model(table.n, sampling_fraction=opts["sampling_fraction"],
+                                          region=opts["population_region"], size=opts["population_size"],
+                                          table=pop_table)
+
         rows = comparison.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress)
         progress.close()
         files = []
@@ -126,7 +158,12 @@ class Command(OneLineCommand):
             title = f"{source.name}: {table.n:,} records, {len(table.qi)} QIs, suppression {suppression:g}"
             files.append((Path(opts["html"]), comparison.comparison_html(rows, title)))
         _write_all(files)
-        return format_table(rows)
+        if population is None:
+            return format_table(rows)
+        from anonymizer_app.services.comparison_risk import population_risk
+
+        figures = population_risk(frame, list(table.qi), rows, population, opts["threshold"])
+        return format_table(rows) + "\n\n" + format_population(figures)
 
 
 def read_table_file(source: Path) -> pd.DataFrame:
@@ -147,4 +184,37 @@ def format_table(rows: list[dict]) -> str:
             continue
         lines.append(f"{r['algorithm']:<18} {r['k']:>5} {r['k_achieved']:>9} {r['equivalence_classes']:>8} "
                      f"{r['suppressed']:>7} {r['ncp']:>8.4f} {r['discernibility']:>15,} {r['seconds']:>8.2f}")
+    return "\n".join(lines)
+
+
+def format_population(figures: dict) -> str:
+    """The population table: journalist risk and population uniques (Dankar's choice; every estimator, or "did
+    not converge") of the input and of every run."""
+    pop = figures["population"]
+    lines = [f"population {pop['size']:,} ({pop['source']}): journalist risk and population uniqueness",
+             f"{'algorithm':<18} {'k':>5} {'records':>8} {'π':>9} {'journ. high':>11} {'journ. avg':>10} "
+             f"{'at risk':>8}  population uniques (Dankar's choice; pitman / zayatz / snb)"]
+    lines.append("-" * len(lines[1]))
+    for label, k, f in [("input (before)", "-", figures["before"]),
+                        *((r["algorithm"], r["k"], r) for r in figures["runs"])]:
+        if f.get("error"):
+            lines.append(f"{label:<18} {k:>5}  no result: {f['error']}")
+            continue
+        if "figures" in f:
+            if f["figures"] is None:
+                lines.append(f"{label:<18} {k:>5}  not stored")
+                continue
+            f = f["figures"]
+        if f["journalist_risk_highest"] is None:
+            lines.append(f"{label:<18} {k:>5} {0:>8}  no published records")
+            continue
+        pu = f["population_uniqueness"]
+        chosen = pu["dankar"]
+        each = " / ".join(f"{e['uniques']:,.1f}" if e["converged"] else "did not converge"
+                          for e in pu["estimators"].values())
+        pick = (f"{chosen['model'] or 'none needed'} {chosen['uniques']:,.1f}" if chosen["converged"]
+                else f"{chosen['model']} did not converge")
+        lines.append(f"{label:<18} {k:>5} {f['records']:>8,} {f['sampling_fraction']:>9.6g} "
+                     f"{f['journalist_risk_highest']:>11.4%} {f['journalist_risk_average']:>10.4%} "
+                     f"{f['journalist_records_at_risk']:>8,}  {pick} ({each})")
     return "\n".join(lines)
