@@ -62,14 +62,21 @@ def test_it_compares_rows_side_by_side(client_alice, people_job):
     html = client_alice.get(url(people_job)).content.decode()
     original, anonymized = table(html, "original-table"), table(html, "anonymized-table")
     assert original.count("<tr") == anonymized.count("<tr") == 51  # header + 50 rows
-    assert '<th class="struck" title="identifying: removed from the output">id</th>' in original
-    assert "<th>id</th>" not in anonymized
+    assert '<th scope="col" class="struck" title="identifying: removed from the output">id</th>' in original
+    assert ">id</th>" not in anonymized
+    # the sensitive column first on both sides (it stays in view while the tables scroll sideways)
+    assert '<th scope="col" class="num">#</th><th scope="col" class="sensitive-col" title="sensitive: kept as is">disease</th>' in original
+    assert '<th scope="col" class="num">#</th><th scope="col" class="sensitive-col" title="sensitive: kept as is">disease</th>' in anonymized
     # row 1: 55, San Giovanni Del Dosso, 25049, Cancer -> generalized QIs, disease kept
-    assert '<td class="num muted">1</td><td class="struck">1</td><td>55</td><td>San Giovanni Del Dosso</td>' in original
+    assert ('<td class="num muted">1</td><td class="sensitive-col">Cancer</td><td class="struck">1</td><td>55</td>'
+            '<td>San Giovanni Del Dosso</td>') in original
     first = anonymized[anonymized.index('<td class="num muted">1</td>'):]
     first = first[:first.index("</tr>")]
-    assert first.count('<td class="changed">') == 3
-    assert "<td>Cancer</td>" in first
+    # generalized cells: marked by a symbol and a hidden word as well as by their colour
+    assert first.count('<td class="changed"><span class="gen-mark" aria-hidden="true">▴</span>') == 3
+    assert first.count('<span class="visually-hidden"> (generalized)</span></td>') == 3
+    assert '<td class="sensitive-col">Cancer</td>' in first
+    assert "/static/js/compare_scroll.js" in html and "scroll sideways together; the sensitive column" in html
     # the 2 suppressed records are not published: 98 rows, each beside the dataset row it comes from
     assert "Rows 1–50 of 98 · page 1 of 2" in html
 

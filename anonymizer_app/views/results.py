@@ -91,17 +91,23 @@ def _metric_rows(report: dict, keys, k: int = 1) -> list[dict]:
     return rows
 
 
-def _comparison(frame, output, suppressed, start: int, identifying: list[str]) -> dict:
-    """One page of the original and the anonymized rows (already cut to the page), aligned by row."""
-    orig_cols = list(frame.columns)
-    out_cols = list(output.columns)
+def _comparison(frame, output, suppressed, start: int, identifying: list[str], sensitive: str | None = None) -> dict:
+    """One page of the original and the anonymized rows (already cut to the page), aligned by row. The
+    sensitive column comes first on both sides (kept in view while the tables scroll sideways)."""
+    def front(columns: list) -> list:
+        return [c for c in columns if c == sensitive] + [c for c in columns if c != sensitive]
+
+    orig_cols = front(list(frame.columns))
+    out_cols = front(list(output.columns))
     rows = []
     for i in range(len(output)):
         o = frame.iloc[i] if i < len(frame) else None
         a = output.iloc[i]
-        original_cells = [{"value": "" if o is None else str(o[c]), "struck": c in identifying} for c in orig_cols]
+        original_cells = [{"value": "" if o is None else str(o[c]), "struck": c in identifying,
+                           "sensitive": c == sensitive} for c in orig_cols]
         anonymized_cells = [
-            {"value": str(a[c]), "changed": o is None or c not in frame.columns or str(a[c]) != str(o[c])}
+            {"value": str(a[c]), "changed": o is None or c not in frame.columns or str(a[c]) != str(o[c]),
+             "sensitive": c == sensitive}
             for c in out_cols
         ]
         shown = output.attrs.get("rows")  # the dataset row it comes from (suppressed rows may be left out)
@@ -109,8 +115,9 @@ def _comparison(frame, output, suppressed, start: int, identifying: list[str]) -
         rows.append({"number": number, "suppressed": bool(suppressed[i]),
                      "original": original_cells, "anonymized": anonymized_cells})
     return {
-        "original_columns": [{"name": c, "struck": c in identifying} for c in orig_cols],
+        "original_columns": [{"name": c, "struck": c in identifying, "sensitive": c == sensitive} for c in orig_cols],
         "anonymized_columns": out_cols,
+        "sensitive": sensitive if sensitive in out_cols else None,
         "rows": rows,
     }
 
@@ -352,7 +359,7 @@ def result(request, job_id):
         "search_rows": _plain_rows(report.get("search")),
         "identifying": identifying,
         "page": page,
-        "table": _comparison(frame, output, suppressed, start, identifying),
+        "table": _comparison(frame, output, suppressed, start, identifying, sensitive),
         "stale": stale,
         "qis": [q for q in qis if q in charts["distributions"]],
         "charts": charts,

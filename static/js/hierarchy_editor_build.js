@@ -72,6 +72,7 @@
     head.appendChild(el("th", "Value"));
     head.appendChild(el("th", "Rows", "num"));
     for (var i = 0; i < data.levels.length; i++) head.appendChild(el("th", "Level " + i));
+    head.querySelectorAll("th").forEach(function (th) { th.setAttribute("scope", "col"); });
     var rows = document.querySelector(".preview-values tbody");
     clear(rows);
     data.values.forEach(function (v) {

@@ -188,6 +188,7 @@
     var head = make("thead"), hr = make("tr");
     hr.appendChild(make("th", "num", "#"));
     columns.forEach(function (c) { hr.appendChild(make("th", struck.indexOf(c) >= 0 ? "struck" : "", c)); });
+    hr.querySelectorAll("th").forEach(function (th) { th.setAttribute("scope", "col"); });
     head.appendChild(hr);
     table.appendChild(head);
     var body = make("tbody");
