@@ -134,7 +134,7 @@ def test_every_registered_model_carries_its_own_metadata():
     groups = {g.key: g for g in model_groups()}
     # k-anonymity has the run's own k
     assert list(groups) == ["l", "t", "beta", "delta", "alphak", "ddisclosure", "avgrisk", "kmap",
-                            "kmap_table", "uniqueness"]
+                            "kmap_table", "uniqueness", "dp"]
     assert list(groups["l"].variants) == ["distinct", "entropy", "recursive"]
     assert [p.flag for p in groups["l"].parameters] == ["--l", "--c"]
     assert groups["l"].parameters[0].kind is float  # entropy's l is a number, distinct's an integer
