@@ -87,6 +87,8 @@ def test_k_map_against_a_population_dataset(client_alice, pair, monkeypatch):
     assert job.result.report["research_subset"]["research_records"] == 3
     page = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert "2-map against the population table" in page
+    assert "Anonymized within the population <strong>Population</strong>" in page
+    assert "keep only the 3 records of the research subset" in page
 
 
 @pytest.mark.django_db
