@@ -8,7 +8,7 @@ One module per concern (import the module, e.g. ``from anonymizer_app.services i
 - datasets: datasets created and re-read, their columns described, their rows and configuration
 - jobs: jobs validated, created, queued and run (JOB_HANDLERS: Job.kind -> handler), their progress
 - runs: the handler of "run" and "lattice-keep" jobs: a job's RunSpec through the pipeline, stored
-- population: δ-presence against another dataset (the research subset matched into the population)
+- population: a population table for δ-presence and k-map (the research subset matched into the population)
 - results: stored results read back (rows, columns, sensitive table) and the report's figures
 - exports: the CSV download (formulas neutralized) and the run configuration as JSON
 - comparison: several algorithms for several k ("comparison" jobs and manage.py compare)

@@ -43,7 +43,7 @@ def build_models(specs: list[dict] | None) -> list:
 def validate_models(dataset: Dataset, info, k: int, specs: list[dict] | None, marker: str | None = None) -> list[dict]:
     """The models built (the engine's messages on bad values), checked against the algorithm (its refusal
     names the algorithms that can) and against the columns; returns them as stored on the job. ``marker``:
-    the research-subset column a population job adds (δ-presence against another dataset)."""
+    the research-subset column a population job adds (δ-presence or k-map against another dataset)."""
     models = build_models(specs)
     engine.api.check_supported(info, [engine.KAnonymity(k), *models])
     columns = {c.name: c for c in dataset.columns.all()}
