@@ -41,7 +41,7 @@ TIMINGS = {"seconds", "search_seconds"}
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
                                        silence_logs=50)
     with distributed.Client(cluster) as c:
         yield c

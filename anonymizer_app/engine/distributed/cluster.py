@@ -68,7 +68,7 @@ def connect(address: str, memory_limit: str | int | None = None, timeout: float 
                      "distributed.http.proxy", "distributed.worker"):
             logging.getLogger(name).setLevel(logging.ERROR)
         cluster = distributed.LocalCluster(n_workers=int(local.group(1)), processes=True, threads_per_worker=1,
-                                           memory_limit=memory_limit or "auto", dashboard_address=None,
+                                           memory_limit=memory_limit or "auto", dashboard_address=":0",
                                            silence_logs=logging.ERROR)
         try:
             with distributed.Client(cluster) as client:
