@@ -125,6 +125,8 @@ def advise(job: Job, report: dict) -> Advice | None:
     n = int(report.get("input_records", report.get("records", 0)) or 0)
     if not qis or not n or report.get("recoding") == "anatomy":
         return None
+    if job.algorithm == "safepub":  # its suppression is the guarantee's (sample, k), no limit or metric to change:
+        return None  # the result page's SafePub card says what drops records and that ε and δ decide it
     shares = star_shares(report)
     star_share = sum(shares.values()) / len(qis)
     suppressed = int(report.get("suppressed", 0) or 0)

@@ -37,6 +37,17 @@ class AlgorithmInfo:
     # number); the run's suppression limit does not apply and is taken as 1.
     decides_suppression: bool = False
 
+    def __post_init__(self) -> None:
+        # a model that names the only algorithms that may honour it ((ε,δ)-DP: SafePub) is not listed by others,
+        # whatever they were registered with (many take ``tuple(PRIVACY_MODELS)``)
+        from ..privacy import PRIVACY_MODELS
+
+        def allowed(model: str) -> bool:
+            only = getattr(PRIVACY_MODELS.get(model), "algorithms", None)
+            return only is None or self.name in only
+
+        object.__setattr__(self, "models", tuple(m for m in self.models if allowed(m)))
+
 
 ALGORITHMS: dict[str, AlgorithmInfo] = {}
 
