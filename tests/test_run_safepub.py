@@ -102,3 +102,14 @@ def test_lattice_and_keep_are_refused_with_the_reason(client_alice, user, other_
     client.force_login(other_user)
     assert client.get(f"/jobs/{job.pk}/lattice/").status_code == 404
     assert client.post(f"/jobs/{job.pk}/lattice/keep/", {"levels": "1,1"}).status_code == 404
+
+
+def test_job_pages_and_edit_and_rerun_carry_the_model(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = _dataset(user)
+    client_alice.post(f"/datasets/{ds.pk}/run/", FORM)
+    job = Job.objects.get()
+    assert job.models[-1] == {"model": "differential-privacy", "epsilon": 3.0, "delta": 0.01, "search_share": 0.1}
+    assert "differential privacy" in client_alice.get(f"/jobs/{job.pk}/").content.decode()
+    form = client_alice.get(f"/datasets/{ds.pk}/run/", {"from": str(job.pk)}).content.decode()
+    assert 'name="model:dp:epsilon"' in form and 'value="3.0"' in form and 'value="safepub" selected' in form
