@@ -131,12 +131,14 @@ class ColumnsForm(forms.Form):
             name = repr(c.name).replace("%", "%%")
             self.fields[f"type:{c.name}"] = forms.ChoiceField(
                 label=f"type of {c.name}", choices=TYPE_CHOICES, initial=c.type,
-                widget=forms.Select(attrs={"id": f"col-{c.position}-type"}), error_messages={
+                widget=forms.Select(attrs={"id": f"col-{c.position}-type", "aria-label": f"type of {c.name}"}),
+                error_messages={
                     "invalid_choice": f"column {name}: %(value)s is not a type; choose {', '.join(COLUMN_TYPES)}",
                     "required": f"column {name}: choose a type"})
             self.fields[f"role:{c.name}"] = forms.ChoiceField(
                 label=f"role of {c.name}", choices=ROLE_CHOICES, initial=c.role,
-                widget=forms.Select(attrs={"id": f"col-{c.position}-role", "class": "role-select"}), error_messages={
+                widget=forms.Select(attrs={"id": f"col-{c.position}-role", "class": "role-select",
+                                           "aria-label": f"role of {c.name}"}), error_messages={
                     "invalid_choice": f"column {name}: %(value)s is not a role; choose "
                                       f"{', '.join(r.value for r in Role)}",
                     "required": f"column {name}: choose a role"})

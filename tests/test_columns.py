@@ -28,9 +28,9 @@ def test_it_lists_columns(client_alice, user):
     html = r.content.decode()
     for name in ("name", "age", "zip", "sex", "note", "disease"):
         assert f"<strong>{name}</strong>" in html
-    assert '<select name="type:age" id="col-1-type">' in html
+    assert '<select name="type:age" id="col-1-type" aria-label="type of age">' in html
     assert '<option value="integer" selected>integer</option>' in html
-    assert '<select name="role:sex" id="col-3-role" class="role-select">' in html
+    assert '<select name="role:sex" id="col-3-role" class="role-select" aria-label="role of sex">' in html
     assert '<option value="quasi-identifying" selected>quasi-identifying</option>' in html
     assert '<td class="num">2</td>' in html  # distinct values of sex
     assert '<span class="chip">=cmd</span>' in html  # a sample value of note
