@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from anonymizer_helpers import make_dataset, people_dataset, run_jobs_synchronously
-from setvalued_helpers import item_hierarchy, transaction_dataset
 from selenium.webdriver.support.ui import WebDriverWait
+from setvalued_helpers import item_hierarchy, transaction_dataset
 
 from anonymizer_app.models import Job
 from anonymizer_app.services import comparison, experiment, jobs, setvalued
