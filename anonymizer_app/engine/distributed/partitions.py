@@ -161,7 +161,7 @@ def write(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: i
     published = np.ones(len(part), dtype=bool) if recipe.keep_suppressed else ~suppressed
     frame = out[published].reset_index(drop=True)
     rows = np.flatnonzero(published).astype(np.int64) + offset
-    table = pa.Table.from_pandas(frame.astype(str), preserve_index=False,
+    table = pa.Table.from_pandas(frame, preserve_index=False,
                                  schema=pa.schema([(c, pa.string()) for c in recipe.out_columns]))
     pq.write_table(table, part_path(folder, index), compression="zstd")
     np.save(rows_path(folder, index), np.column_stack([rows, suppressed[published]]).astype(np.int64))
@@ -230,6 +230,7 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
         raise VerificationError(f"{where}: a suppressed record is published although suppressed records are removed")
     source = part.iloc[rows].reset_index(drop=True)
     codes = []
+    cells_seen: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for j, (c, h) in enumerate(zip(recipe.qi, recipe.hierarchies)):
         cells = written[c].to_numpy(dtype=object)
         if (cells[flags] != ROOT).any():
@@ -240,7 +241,10 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
         else:
             labels = h.labels[recipe.levels[j]]
             _check_cells(c, source[c], cells, h, flags, recipe.levels[j])
-        code = pd.Index(labels).get_indexer(pd.Index(cells))
+        # each distinct cell looked up once (the strings are hashed by one factorize, reused below)
+        fcodes, uniques = pd.factorize(written[c], sort=False)
+        cells_seen[c] = (np.asarray(uniques, dtype=object), np.bincount(fcodes, minlength=len(uniques)).astype(np.int64))
+        code = pd.Index(labels).get_indexer(pd.Index(uniques))[fcodes] if len(fcodes) else np.zeros(0, np.int64)
         unknown = (code < 0) & ~flags
         if unknown.any():
             raise VerificationError(f"{where}: row {int(np.flatnonzero(unknown)[0]) + 1}, column {c!r}: {cells[unknown][0]!r} "
@@ -257,8 +261,4 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
         combos, counts = matrix[first].astype(np.int32), counts.astype(np.int64)
     else:
         combos, counts = matrix.astype(np.int32), np.zeros(0, np.int64)
-    cells_seen = {}
-    for c in recipe.qi:
-        fcodes, uniques = pd.factorize(written[c], sort=False)
-        cells_seen[c] = (np.asarray(uniques, dtype=object), np.bincount(fcodes, minlength=len(uniques)).astype(np.int64))
     return Checked(combos, counts, cells_seen, len(written), int(flags.sum()))
