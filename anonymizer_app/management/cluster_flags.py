@@ -89,6 +89,28 @@ def write_input(command, source: Path, delimiter: str | None, folder: Path, rows
     return target, (fmt.delimiter if fmt.kind == "csv" else ",")
 
 
+class ParquetFileSink:
+    """OUT.parquet: the published rows as string columns, a row group per chunk the pipeline hands over."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.writer: pq.ParquetWriter | None = None
+
+    def __enter__(self) -> "ParquetFileSink":
+        return self
+
+    def write(self, frame, suppressed, rows) -> None:
+        table = pa.Table.from_pandas(frame, preserve_index=False,
+                                     schema=pa.schema([(str(c), pa.string()) for c in frame.columns]))
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
+        self.writer.write_table(table)
+
+    def __exit__(self, *exc) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
 def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """The run of ``build`` on the cluster; OUT and REPORT as the in-memory run writes them."""
     from anonymizer_app.engine.distributed import ParquetTable
@@ -120,10 +142,15 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
         tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
-                fh.flush()
-                os.fsync(fh.fileno())
+            if out.suffix.lower() == ".parquet":  # the published rows as Parquet (string columns), no formula quoting
+                os.close(fd)
+                with ParquetFileSink(tmp) as sink:
+                    publication = run_pipeline(spec, progress, sink)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                    publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
+                    fh.flush()
+                    os.fsync(fh.fileno())
             progress.close()
             report = publication.report
             if report_path is not None:
