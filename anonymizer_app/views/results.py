@@ -303,6 +303,7 @@ def result(request, job_id):
     qis = report.get("quasi_identifiers", [])
     sensitive = report.get("sensitive")
     k_achieved = report.get("k_achieved", 0)
+    limit = float(report.get("suppression_limit", j.suppression_limit))
 
     transformation = [
         {"qi": qi, "level": level, "label": report.get("transformation_labels", {}).get(qi, "")}
@@ -344,9 +345,10 @@ def result(request, job_id):
         "k_help": METRIC_HELP.get("min_class_size", ""),
         "classes_help": METRIC_HELP.get("equivalence_classes", ""),
         "suppressed_count": report.get("suppressed", 0),
-        "suppression_allowed": int(j.suppression_limit * report.get("input_records", n) + 1e-9),
+        # the limit the run applied (the report's: SafePub suppresses by its own rule, with no limit)
+        "suppression_allowed": int(limit * report.get("input_records", n) + 1e-9),
         "research": research,
-        "suppression_percent": f"{j.suppression_limit * 100:g}",
+        "suppression_percent": f"{limit * 100:g}",
         "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else []), j.k),
         "all_metrics": _metric_rows(report, METRICS, j.k),
         "has_lattice": bool((report.get("search") or {}).get("lattice")),
