@@ -9,13 +9,15 @@ into benchmarks/out/adult-<N>/ (Parquet, string columns, row groups of 250,000 r
 partitions), once. Each run is its own child process (the driver's memory is its own) that starts a
 distributed.LocalCluster of W worker processes (one thread each, ``--memory`` per worker: less than
 the table takes in memory) and runs Flash (8 Adult QIs, the ARX hierarchies, k=5, 2% suppression,
-occupation sensitive) through engine.pipeline.run with ``RunSpec.cluster`` unset and the client given;
-the published rows go to a null sink (they are written, verified and streamed; not kept). Runs are
+occupation sensitive) with engine.distributed.backend.ClusterRun on that client (what pipeline.run does
+for a spec with ``cluster`` set); the published rows go to a null sink (they are written, verified and
+streamed; not kept). Runs are
 interleaved (1 worker, 2 workers, 1 worker, ...) so that both see the same machine load.
 
 Printed per run: wall time of the whole run (connect excluded), the stages' share (from progress
 messages), the frequency set's size, the peak RSS of each worker (getrusage ru_maxrss, the worker
-process's high-water mark) and of the driver.
+process's high-water mark) and of the driver, and the CPU seconds (user + system) of each worker and
+of the driver: on a shared machine the wall time follows the load, the CPU seconds follow the work.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ def one_run(folder: str, workers: int, memory: str, shared: str) -> dict:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
     from anonymizer_app.engine import read_hierarchy
     from anonymizer_app.engine.distributed import ParquetTable
-    from anonymizer_app.engine.pipeline import run
     from anonymizer_app.engine.spec import RunSpec
     from anonymizer_app.engine.table import Role
 
@@ -86,6 +87,9 @@ def one_run(folder: str, workers: int, memory: str, shared: str) -> dict:
     seconds = time.perf_counter() - started
     progress(1.0, "end")
     peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    # CPU seconds (user + system) of each worker process: the work, whatever else shares the machine
+    cpu = client.run(lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))
+    driver_cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
     limit = client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
     client.close()
     cluster.close()
@@ -96,6 +100,7 @@ def one_run(folder: str, workers: int, memory: str, shared: str) -> dict:
             "classes": r["equivalence_classes"], "worker_peak_mb": sorted(round(v) for v in peaks.values()),
             "worker_limit_mb": sorted(round(v / 2**20) for v in limit.values()),
             "driver_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "worker_cpu_s": sorted(round(v, 1) for v in cpu.values()), "driver_cpu_s": round(driver_cpu, 1),
             "stages": {k: round(v, 2) for k, v in stages.items() if v >= 0.05}}
 
 
@@ -129,14 +134,17 @@ def main() -> None:
                 results.append(result)
                 print(json.dumps(result), flush=True)
         print(f"\n{rows:,} rows, {results[-1]['partitions']} partitions, worker memory limit {a.memory}")
-        print("workers | median s | min s | worker peak MB (max) | driver peak MB")
+        print("workers | median s | min s | worker CPU s (sum) | driver CPU s | worker peak MB (max) | driver peak MB")
         medians = {}
         for w in a.workers:
             secs = [r["seconds"] for r in runs[w]]
             medians[w] = statistics.median(secs)
             peak = max(max(r["worker_peak_mb"]) for r in runs[w])
             driver = max(r["driver_peak_mb"] for r in runs[w])
-            print(f"{w:7d} | {medians[w]:8.1f} | {min(secs):5.1f} | {peak:20d} | {driver:14d}")
+            work = statistics.median(sum(r["worker_cpu_s"]) for r in runs[w])
+            dcpu = statistics.median(r["driver_cpu_s"] for r in runs[w])
+            print(f"{w:7d} | {medians[w]:8.1f} | {min(secs):5.1f} | {work:18.1f} | {dcpu:12.1f} | {peak:20d} | "
+                  f"{driver:14d}")
         if 1 in medians and 2 in medians:
             print(f"speed-up 1 -> 2 workers: {medians[1] / medians[2]:.2f}x (2 cores, shared)")
     if a.json:
