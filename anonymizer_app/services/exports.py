@@ -4,6 +4,7 @@ a row group at a time) and the run configuration as JSON."""
 from __future__ import annotations
 
 import csv
+import io
 import re
 
 import numpy as np
@@ -32,8 +33,42 @@ def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False,
     """CSV text of the anonymized rows, formulas neutralized, optionally in shuffled row order."""
     if shuffle:
         frame = frame.sample(frac=1.0, random_state=np.random.default_rng(seed).integers(2**31))
-    safe = pd.DataFrame({neutralize(str(c)): _neutralize_column(frame[c]) for c in frame.columns})
+    header = [neutralize(str(c)) for c in frame.columns]
+    columns = [_neutralized_codes(frame[c]) for c in frame.columns]
+    text = _arrow_csv(header, columns, delimiter)
+    if text is not None:
+        return text
+    safe = pd.DataFrame({h: pd.Series(texts[codes], index=frame.index, dtype=object)
+                         for h, (codes, texts) in zip(header, columns)})
     return safe.to_csv(sep=delimiter, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+
+
+def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]], delimiter: str) -> str | None:
+    """The same bytes as pandas' to_csv (QUOTE_MINIMAL, '\\n'), written by pyarrow from each column's codes
+    and distinct texts (a dictionary column: the strings are converted once, not per row) - when no field
+    needs quoting; None otherwise (pandas writes it then). pyarrow quotes every string or none, so the
+    distinct texts are checked first: no delimiter, quote or line break; no empty field in a one-column
+    table (the csv module writes it as "")."""
+    if not header or len(delimiter) != 1 or not delimiter.isascii():
+        return None
+    special = "[" + re.escape(delimiter + '"\r\n') + "]"
+    texts = [t for _, t in columns] + [np.asarray(header, dtype=object)]
+    if any(pd.Series(t, dtype=object).str.contains(special, regex=True).any() for t in texts):
+        return None
+    if len(header) == 1 and (pd.Series(columns[0][1], dtype=object).str.len() == 0).any():
+        return None
+    import pyarrow as pa  # the export path only: the CLI's --help and the web pages do not load it
+    import pyarrow.csv as pa_csv
+
+    arrays = [pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32, copy=False)),
+                                             pa.array(t, type=pa.string()))
+              for codes, t in columns]
+    out = io.BytesIO()
+    pa_csv.write_csv(pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))]), out,
+                     pa_csv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none"))
+    head = io.StringIO()
+    csv.writer(head, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerow(header)
+    return head.getvalue() + out.getvalue().decode("utf-8")
 
 
 def transaction_lines(frame: pd.DataFrame, delimiter: str):
@@ -45,13 +80,13 @@ def transaction_lines(frame: pd.DataFrame, delimiter: str):
         yield delimiter.join(neutralize(str(x)) for x in fields) + "\n"
 
 
-def _neutralize_column(values: pd.Series) -> pd.Series:
-    """Only the distinct values are tested and rewritten, then mapped back onto the rows."""
+def _neutralized_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, distinct texts neutralized): a column as export_csv writes it. Only the distinct values
+    are tested and rewritten."""
     codes, uniques = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=False)
     text = pd.Series(uniques, dtype=object).astype(str)
     risky = text.str.startswith(FORMULA_PREFIXES) & ~text.str.fullmatch(NUMBER.pattern)
-    safe = text.where(~risky, "'" + text).to_numpy(dtype=object)
-    return pd.Series(safe[codes], index=values.index, dtype=object)
+    return codes, text.where(~risky, "'" + text).to_numpy(dtype=object)
 
 
 def iter_output_csv(result: Result, delimiter: str = ",", drop_suppressed: bool = False):
