@@ -92,11 +92,12 @@ def test_k_map_against_a_population_dataset(client_alice, pair, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_k_map_above_what_the_population_allows_finds_no_release(client_alice, pair, monkeypatch):
+def test_k_map_above_the_population_is_refused_before_the_run(client_alice, pair, monkeypatch):
     run_jobs_synchronously(monkeypatch)
     study, population = pair
-    post(client_alice, study, population, k_map=11)
-    assert Job.objects.count() == 0 or Job.objects.get().status != Job.SUCCEEDED
+    r = post(client_alice, study, population, k_map=11)
+    assert r.status_code == 200 and Job.objects.count() == 0
+    assert escape("k-map: k=11 but the population table holds only 10 records") in r.content.decode()
 
 
 @pytest.mark.django_db

@@ -158,3 +158,14 @@ def test_the_configuration_names_the_population(client_alice, user, pair, monkey
     job = Job.objects.get()
     config = client_alice.get(f"/jobs/{job.pk}/config.json").json()
     assert config["population"]["dataset"] == population.pk and config["population"]["research_records"] == 20
+
+
+def test_a_research_share_outside_the_bounds_is_refused_before_the_run(client_alice, user, pair, monkeypatch):
+    # 20 of the 60 population records are in the research subset: with no suppression every class layout keeps
+    # the share 1/3 somewhere, outside [0.5, 0.6] (services.jobs checks the models against the population)
+    run_jobs_synchronously(monkeypatch)
+    research, population = pair
+    r = post(client_alice, research, population, dmin=0.5, dmax=0.6)
+    assert r.status_code == 200 and Job.objects.count() == 0
+    assert escape("delta_min=0.5 and delta_max=0.6 but 0.333 of the population is in the research subset") in \
+        r.content.decode()

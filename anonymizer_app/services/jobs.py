@@ -134,9 +134,13 @@ def _create_population_job(dataset: Dataset, source: Dataset, algorithm: str, k:
         raise InputError(f"k={k} is larger than the population's {source.n_rows} records")
     config = population.population_config(dataset, source)
     research = datasets.load_frame(dataset)
-    _, positions = population.match_research(research, datasets.load_frame(source), marker,
-                                             f"population {source.name}")
+    marked, positions = population.match_research(research, datasets.load_frame(source), marker,
+                                                  f"population {source.name}")
     config["population"]["research_records"] = int(len(positions))
+    # the models on the research subset against the population itself (k-map's k above the population, a
+    # research share outside δ-presence's bounds with no suppression), named now rather than by a failed search
+    engine.privacy.check_feasible(engine.privacy.research_models(build_models(models)), source.n_rows,
+                                  {marker: marked[marker]}, suppression_limit)
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
                               suppression_limit=suppression_limit, sensitive=sensitive,
                               options=options or {}, models=models, config=config)
