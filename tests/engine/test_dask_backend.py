@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from anonymizer_app.engine import InputError, Table, VerificationError, pipeline
+from anonymizer_app.engine import Cancelled, InputError, Table, VerificationError, pipeline
 from anonymizer_app.engine.distributed import ParquetTable
 from anonymizer_app.engine.privacy import (
     AlphaKAnonymity,
@@ -194,3 +194,23 @@ def test_models_the_cluster_cannot_check_are_refused_by_name(client, stored):
         with pytest.raises(InputError, match=f"on a Dask cluster the privacy models are .*not {model.name}"):
             backend.run_on_cluster(RunSpec.build(ParquetTable(path, {c: Role.parse(r) for c, r in ROLES.items()}),
                                                  hierarchies(), "flash", k=5, models=[model]), client=client)
+
+
+def test_a_cancelled_run_stops_and_leaves_no_partition(client, stored, tmp_path):
+    _, path = stored
+    source = ParquetTable(path, {c: Role.parse(r) for c, r in ROLES.items()})
+    spec = RunSpec.build(source, hierarchies(), "flash", k=5, models=[DistinctLDiversity(3)], suppression_limit=0.01)
+    phases = []
+
+    def progress(fraction, phase):
+        phases.append(phase)
+        return not phase.startswith("writing the output")  # the user cancels while the workers write
+
+    folder = tmp_path / "written"
+    run = backend.ClusterRun(spec, client, progress)
+    run.folder = str(folder)
+    run._own_folder = True  # as when the run makes its folder beside the input: removed whatever happens
+    with pytest.raises(Cancelled):
+        run.run(sink=CsvSink())
+    assert any(p.startswith("writing the output") for p in phases)
+    assert not folder.exists()
