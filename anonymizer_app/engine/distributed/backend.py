@@ -140,18 +140,30 @@ class ClusterRun:
         done: dict[int, Any] = {}
         batch: list = []
         total = len(futures)
-        for count, future in enumerate(as_completed(futures), 1):
-            result = future.result()  # re-raises the worker's error (InputError, VerificationError, ...)
-            if merge is None:
-                done[index[future.key]] = result
-            else:
-                batch.append((index[future.key], result))
-                if len(batch) >= MERGE_EVERY:
-                    merge(batch)
-                    batch = []
-            future.release()
-            lo, hi = share
-            self.report(lo + (hi - lo) * count / total, f"{phase}: {count} of {total} partitions")
+        try:
+            for count, future in enumerate(as_completed(futures), 1):
+                result = future.result()  # re-raises the worker's error (InputError, VerificationError, ...)
+                if merge is None:
+                    done[index[future.key]] = result
+                else:
+                    batch.append((index[future.key], result))
+                    if len(batch) >= MERGE_EVERY:
+                        merge(batch)
+                        batch = []
+                future.release()
+                lo, hi = share
+                self.report(lo + (hi - lo) * count / total, f"{phase}: {count} of {total} partitions")
+        except BaseException:
+            # a failure or a cancel: drop the queued tasks and let the running ones end before the caller
+            # removes the written partitions (a task still writing would leave a file behind)
+            from distributed import wait
+
+            self.client.cancel(futures)
+            try:
+                wait(futures, timeout=60)
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
+            raise
         if merge is not None and batch:
             merge(batch)
         return [done[i] for i in range(total)] if merge is None else []
