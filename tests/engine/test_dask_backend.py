@@ -214,3 +214,13 @@ def test_a_cancelled_run_stops_and_leaves_no_partition(client, stored, tmp_path)
         run.run(sink=CsvSink())
     assert any(p.startswith("writing the output") for p in phases)
     assert not folder.exists()
+
+
+def test_a_parquet_column_that_is_not_text_is_refused_by_name(client, tmp_path):
+    frame = people(200)
+    frame["income"] = frame["income"].astype(float)
+    path = tmp_path / "typed.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    source = ParquetTable(str(path), {c: Role.parse(r) for c, r in ROLES.items()})
+    with pytest.raises(InputError, match="column 'income' of the Parquet table is float64: a cluster run reads text"):
+        backend.run_on_cluster(RunSpec.build(source, hierarchies(), "flash", k=2), client=client)

@@ -23,7 +23,18 @@ from ..table import group_rows
 def checked(part: pd.DataFrame, columns: list[str], index: int) -> pd.DataFrame:
     if [str(c) for c in part.columns] != columns:
         raise InputError(f"partition {index} of the table has the columns {list(part.columns)}, expected {columns}")
-    return part.reset_index(drop=True)
+    part = part.reset_index(drop=True)
+    for c in columns:
+        kind = part[c].dtype.kind
+        if kind in "iub":  # whole numbers and booleans read as the text a CSV would hold
+            part[c] = part[c].astype(str).astype(object)
+        elif kind != "O":
+            raise InputError(f"column {c!r} of the Parquet table is {part[c].dtype}: a cluster run reads text columns "
+                             f"(as the web app stores tables); write it as strings")
+        elif part[c].isna().any():
+            raise InputError(f"column {c!r} of the Parquet table has a null in partition {index}, row "
+                             f"{int(np.flatnonzero(part[c].isna().to_numpy())[0]) + 1}: write missing values as text")
+    return part
 
 
 @dataclass
