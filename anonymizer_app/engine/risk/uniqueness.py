@@ -15,7 +15,6 @@ from itertools import product
 from typing import Callable
 
 import numpy as np
-from scipy import optimize, special
 
 TOLERANCE = 1e-8  # largest residual of an equation, relative to its right-hand side, taken as a root
 
@@ -44,6 +43,9 @@ def _solve(equations: Callable[[np.ndarray], np.ndarray], starts: list[tuple[flo
            scale: np.ndarray, show: Callable[[np.ndarray], str]) -> tuple[np.ndarray | None, str]:
     """A root of ``equations`` (in unconstrained coordinates) from the first start that reaches one;
     otherwise why not, with the parameters (``show``) where the best attempt stopped."""
+    # scipy is imported when an estimate is made, not with the module: it costs every CLI start ~1 s
+    from scipy import optimize
+
     last, best = "no start point reached a root", np.inf
     for start in starts:
         with np.errstate(all="ignore"):
@@ -61,6 +63,8 @@ def _solve(equations: Callable[[np.ndarray], np.ndarray], starts: list[tuple[flo
 
 def pitman(hist: dict[int, int], population_size: int) -> Estimate:
     """Pitman's model: θ, α by maximum likelihood (Hoshino 2001), uniques Γ(θ+1)/Γ(θ+α)·N^α."""
+    from scipy import special  # imported here: see _solve
+
     sizes, counts = _frequencies(hist)
     n = float(np.sum(sizes * counts))
     u = float(counts.sum())
@@ -121,6 +125,8 @@ def _hypergeom_one(population: int, successes: int, draws: int) -> float:
 
 
 def _log_choose(a: int, b: int) -> float:
+    from scipy import special
+
     return float(special.gammaln(float(a) + 1) - special.gammaln(float(b) + 1) - special.gammaln(float(a - b) + 1))
 
 
@@ -139,6 +145,8 @@ def shlosser(hist: dict[int, int], sampling_fraction: float) -> float:
 def snb(hist: dict[int, int], population_size: int, sampling_fraction: float) -> Estimate:
     """Slide negative binomial: population class sizes F = 1 + NB(α, β); α, β solve the expected numbers
     of sample classes of size 1 and 2 = s1, s2 (K from Shlosser); uniques K·β^α."""
+    from scipy import special
+
     s1 = float(hist.get(1, 0))
     s2 = float(hist.get(2, 0))
     pi = sampling_fraction

@@ -24,7 +24,6 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from ..errors import InputError
 
@@ -70,6 +69,9 @@ def _bernoulli_kl(gamma: float, beta: float) -> float:
 
 def tail_terms(n_max: int, beta: float, gamma: float) -> np.ndarray:
     """a_n = P(Binomial(n, β) > γn) for n = 0..n_max (a_0 = 0)."""
+    # imported here, not with the module: scipy.stats costs every CLI start (which imports this module) ~0.3 s
+    from scipy.stats import binom
+
     n = np.arange(n_max + 1, dtype=np.float64)
     first = np.floor(gamma * n * (1.0 - _FLOOR_SLACK)) + 1.0  # the first j with j > γn
     terms = binom.sf(first - 1.0, n, beta)
