@@ -21,6 +21,8 @@
   var shown = {}; // key -> number of children loaded
   var selected = null; // key of the highlighted node
   var dragPath = null;
+  var cutPath = null; // the node cut (Ctrl+X or ✂) to be moved under the node where it is pasted
+  var wantFocus = false; // put the keyboard focus back on the selected node after the tree is redrawn
   var query = "";
   var busy = false;
 
@@ -81,6 +83,8 @@
     var isRoot = path.length === 0;
     var li = el("li", null, "node");
     li.setAttribute("role", "treeitem");
+    li.setAttribute("aria-selected", selected === k ? "true" : "false");
+    li.tabIndex = -1; // roving focus: rove() gives 0 to the selected node
     li.dataset.path = k;
     var row = el("div", null, "node-row");
     row.draggable = !isRoot;
@@ -97,6 +101,9 @@
     actions.appendChild(button("✎", "rename", "Rename"));
     actions.appendChild(button("+", "add", "Add a child"));
     if (!isRoot) actions.appendChild(button("×", "delete", "Delete"));
+    if (!isRoot && cutPath === null) actions.appendChild(button("✂", "cut", "Cut, to move it under another node"));
+    if (cutPath !== null && canReceive(path)) actions.appendChild(button("⤵", "paste", "Move the cut node here"));
+    if (cutPath !== null && k === key(cutPath)) row.classList.add("cut");
     row.appendChild(toggle);
     row.appendChild(label);
     row.appendChild(meta);
@@ -153,8 +160,10 @@
       var fresh = el("ul");
       fresh.appendChild(rootLi);
       return fillChildren(rootLi, []).then(function () {
+        var hadFocus = treeEl.contains(document.activeElement); // the redraw must not drop the keyboard focus
         clear(treeEl);
         treeEl.appendChild(rootLi);
+        rove(hadFocus);
         treeEl.dataset.ready = String(Date.now());
       });
     });
@@ -368,7 +377,106 @@
       startAdd(li, path);
     } else if (action === "delete") {
       askDelete(li, path);
+    } else if (action === "cut") {
+      cut(li, path);
+    } else if (action === "paste") {
+      paste(path);
     }
+  });
+
+  // ---- keyboard: arrow keys move through the tree (WAI-ARIA tree view), F2 renames, Insert adds a child,
+  // Delete deletes, Ctrl+X cuts a node and Ctrl+V moves it under the focused one (Escape cancels) ----------
+  function items() { return Array.prototype.slice.call(treeEl.querySelectorAll("li.node")); }
+
+  function rove(hadFocus) {
+    var target = (selected && findLi(selected)) || treeEl.querySelector("li.node");
+    items().forEach(function (li) { li.tabIndex = li === target ? 0 : -1; });
+    if (target && (wantFocus || hadFocus)) target.focus();
+    wantFocus = false;
+  }
+
+  function focusItem(li) {
+    if (!li) return;
+    select(li.dataset.path);
+    items().forEach(function (other) { other.tabIndex = other === li ? 0 : -1; });
+    li.focus();
+  }
+
+  function canReceive(target) {
+    if (cutPath === null) return false;
+    var inside = target.length >= cutPath.length && key(target.slice(0, cutPath.length)) === key(cutPath);
+    var parent = key(cutPath.slice(0, -1)) === key(target);
+    return !inside && !parent;
+  }
+
+  function cut(li, path) {
+    if (!path.length) return;
+    cutPath = path;
+    say("Cut \u201c" + li._info.label + "\u201d: move to the node it goes under and press Ctrl+V (or its \u2935 button); " +
+        "Escape cancels.", "info");
+    wantFocus = document.activeElement && treeEl.contains(document.activeElement);
+    refresh();
+  }
+
+  function paste(target) {
+    if (!canReceive(target)) {
+      say("A node cannot go under itself, under one of its own descendants, or where it already is.", "error");
+      return;
+    }
+    var from = cutPath;
+    cutPath = null;
+    expanded.add(key(target));
+    wantFocus = true;
+    op({ op: "move", path: from, to: target }).then(function (ok) { if (!ok) refresh(); });
+  }
+
+  treeEl.addEventListener("keydown", function (e) {
+    if (/INPUT|TEXTAREA|SELECT|BUTTON/.test(e.target.tagName)) return;
+    var li = e.target.closest && e.target.closest("li.node");
+    if (!li) return;
+    var list = items();
+    var i = list.indexOf(li);
+    var path = JSON.parse(li.dataset.path);
+    var k = li.dataset.path;
+    var toggle = li.querySelector(":scope > .node-row > .toggle");
+    var handled = true;
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "x") {
+      cut(li, path);
+    } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "v") {
+      paste(path);
+    } else if (e.ctrlKey || e.metaKey || e.altKey) {
+      handled = false;
+    } else if (e.key === "ArrowDown") {
+      focusItem(list[i + 1]);
+    } else if (e.key === "ArrowUp") {
+      focusItem(list[i - 1]);
+    } else if (e.key === "Home") {
+      focusItem(list[0]);
+    } else if (e.key === "End") {
+      focusItem(list[list.length - 1]);
+    } else if (e.key === "ArrowRight") {
+      if (li._info.children && !expanded.has(k)) toggle.click();  // opens in place: the focus stays
+      else focusItem(li.querySelector(":scope > ul.children > li.node"));
+    } else if (e.key === "ArrowLeft") {
+      if (expanded.has(k) && li._info.children) toggle.click();
+      else focusItem(li.parentNode.closest("li.node"));
+    } else if (e.key === "F2" || e.key === "Enter") {
+      wantFocus = true;
+      startRename(li, path);
+    } else if (e.key === "Insert") {
+      wantFocus = true;
+      startAdd(li, path);
+    } else if (e.key === "Delete") {
+      if (path.length) askDelete(li, path);
+    } else if (e.key === "Escape" && cutPath !== null) {
+      cutPath = null;
+      quiet();
+      wantFocus = true;
+      refresh();
+    } else {
+      handled = false;
+    }
+    if (handled) e.preventDefault();
   });
 
   treeEl.addEventListener("dblclick", function (e) {
@@ -381,9 +489,16 @@
 
   function select(k) {
     selected = k;
-    treeEl.querySelectorAll(".node-row.selected").forEach(function (r) { r.classList.remove("selected"); });
+    treeEl.querySelectorAll(".node-row.selected").forEach(function (r) {
+      r.classList.remove("selected");
+      r.parentNode.setAttribute("aria-selected", "false");
+    });
     var li = findLi(k);
-    if (li) li.firstChild.classList.add("selected");
+    if (li) {
+      li.firstChild.classList.add("selected");
+      li.setAttribute("aria-selected", "true");
+      items().forEach(function (other) { other.tabIndex = other === li ? 0 : -1; });
+    }
   }
 
   function inlineInput(initial, onCommit, onCancel) {
