@@ -30,6 +30,9 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy
+from anonymizer_app.engine.defaults import default_builder
+from anonymizer_app.engine.hierarchy import with_missing
+from anonymizer_app.engine.missing import MISSING, normalize_missing
 from anonymizer_app.engine.table import NUMERIC_TYPES
 from anonymizer_app.engine.tree import HierarchyTree
 from anonymizer_app.models import Column, Dataset
@@ -147,6 +150,11 @@ def _default_name(dataset: Dataset, column: Column) -> str:
     return fit_name(f"{column.name} ({dataset.name})")
 
 
+def _column_values(dataset: Dataset, name: str) -> pd.Series:
+    """A column's cells as a run reads them: blanks and NA markers are the missing value (engine.missing)."""
+    return normalize_missing(load_frame(dataset, columns=[name])[name])
+
+
 def _column_url(column: Column) -> str:
     return reverse("hierarchies:column", args=[column.dataset_id, column.pk])
 
@@ -154,7 +162,7 @@ def _column_url(column: Column) -> str:
 # ---- column page ---------------------------------------------------------------------------------
 def _column_context(request, dataset: Dataset, column: Column, values: pd.Series | None = None) -> dict:
     if values is None:
-        values = load_frame(dataset, columns=[column.name])[column.name]
+        values = _column_values(dataset, column.name)
     counts = values.value_counts(sort=True)
     distinct = {str(v) for v in counts.index}
     numeric = column.type in NUMERIC_TYPES
@@ -165,7 +173,9 @@ def _column_context(request, dataset: Dataset, column: Column, values: pd.Series
         "n_rows": int(len(values)), "error": "", "parsed": None,
     }
     try:
-        parsed = parsed_hierarchy(bound) if bound else default_hierarchy(column.name, values, numeric)
+        parsed = parsed_hierarchy(bound) if bound else default_hierarchy(column.name, values, numeric, column.type)
+        if (values == MISSING).any():  # as a run does: missing cells get their own leaf, (null) up to the root
+            parsed = with_missing(parsed)
     except HierarchyError as exc:
         ctx["error"] = str(exc)
         parsed = None
@@ -243,7 +253,7 @@ def column_upload(request, dataset_id: int, column_id: int):
                                default_name=_default_name(dataset, col))
     if not form.is_valid():
         return _render_column(request, dataset, col, upload_form=form, status=400)
-    values = load_frame(dataset, columns=[col.name])[col.name]
+    values = _column_values(dataset, col.name)
     h, error, pending = _handle_upload(request, form, {str(v) for v in pd.unique(values)})
     if h is None:
         return _render_column(request, dataset, col, upload_form=form, upload_error=error, pending=pending,
@@ -274,7 +284,7 @@ def column_default(request, dataset_id: int, column_id: int):
 @require_POST
 def column_select(request, dataset_id: int, column_id: int):
     dataset, col = _column_for(request, dataset_id, column_id)
-    values = load_frame(dataset, columns=[col.name])[col.name]
+    values = _column_values(dataset, col.name)
     form = SelectHierarchyForm(request.POST, user=request.user, values=values, column_name=col.name,
                                parse=parsed_hierarchy)
     if not form.is_valid():
@@ -883,14 +893,18 @@ def _builders() -> dict:
     return BUILDERS
 
 
-def _builder_for(request, key: str | None, column: Column):
+def _builder_for(request, key: str | None, column: Column, values: pd.Series | None = None):
     builders = _builders()
     if key in builders:
         return key, builders[key]
     if key:
         raise Http404(f"no builder {key!r}")
-    # A sensible first choice: intervals for numbers, dates for dates, grouping otherwise.
-    guess = {"integer": "intervals", "decimal": "intervals", "date": "dates"}.get(column.type, "grouping")
+    # The first choice is the builder of the column's default hierarchy (engine.defaults), so the first
+    # preview shows the default hierarchy the column page shows.
+    if values is not None:
+        guess = default_builder(values, column.type)[0]
+    else:
+        guess = {"integer": "intervals", "decimal": "intervals", "date": "dates"}.get(column.type, "grouping")
     key = guess if guess in builders else next(iter(builders))
     return key, builders[key]
 
@@ -957,8 +971,8 @@ def _builder_context(request, dataset, column, key, builder, form, values, error
 def build(request, dataset_id: int, column_id: int):
     """Pick a builder, set its options (defaults from the data), preview live, save to the library."""
     dataset, col = _column_for(request, dataset_id, column_id)
-    values = load_frame(dataset, columns=[col.name])[col.name]
-    key, builder = _builder_for(request, request.POST.get("builder") or request.GET.get("builder"), col)
+    values = _column_values(dataset, col.name)
+    key, builder = _builder_for(request, request.POST.get("builder") or request.GET.get("builder"), col, values)
     if request.method == "GET":
         form = _builder_form(builder, col, values)
         return render(request, "hierarchy_editor/build.html",
@@ -987,7 +1001,7 @@ def build(request, dataset_id: int, column_id: int):
 def build_preview(request, dataset_id: int, column_id: int):
     """The live preview: the builder form posted as form data, the built hierarchy's summary as JSON."""
     dataset, col = _column_for(request, dataset_id, column_id)
-    values = load_frame(dataset, columns=[col.name])[col.name]
+    values = _column_values(dataset, col.name)
     key, builder = _builder_for(request, request.POST.get("builder"), col)
     form = _builder_form(builder, col, values, request.POST)
     parsed, error = _build(key, builder, form, col.name, values)

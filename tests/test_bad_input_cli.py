@@ -119,11 +119,11 @@ def test_anonymize_reads_a_utf16_hierarchy(files):
 BUILD = [
     (["--column", "sex", "--kind", "intervals"],
      "column 'sex': value 'F' is not a number: the numeric intervals builder cannot use this column; builders "
-     "that fit: Ordered grouping, Masking, Data-driven grouping for k"),
+     "that fit: Ordered grouping, Masking, Data-driven grouping for k, Value → *"),
     (["--column", "age", "--kind", "dates"],
      "column 'age': value '34' is not a date in a known format (no value of the column is): the dates builder "
      "cannot use this column; builders that fit: Numeric intervals, Ordered grouping, Masking, Data-driven "
-     "grouping for k"),
+     "grouping for k, Quantile intervals, Value → *"),
     (["--column", "age", "--kind", "intervals", "--width", "1e-9"],
      "width 1e-09 lays 48,000,000,001 intervals over [23, 71), more than the limit of 100,000; choose a width of "
      "at least 0.0005"),
@@ -137,7 +137,7 @@ BUILD = [
                                                 "disease"),
     (["--column", "age", "--kind", "nope"],
      "argument --kind: invalid choice: 'nope' (choose from 'intervals', 'grouping', 'masking', 'dates', "
-     "'data-driven')"),
+     "'data-driven', 'quantiles', 'flat')"),
     (["--column", "age", "--kind", "grouping", "--width", "5"],
      "--width does not apply to --kind grouping (it is an option of intervals)"),
 ]
@@ -229,7 +229,7 @@ def test_purge_results_refuses(days, message):
     ("build_hierarchy", lambda t: [str(t / "small.csv"), "--column", "sex", "--kind", "intervals", "--out",
                                    str(t / "h.csv")],
      "build_hierarchy: error: column 'sex': value 'F' is not a number: the numeric intervals builder cannot use "
-     "this column; builders that fit: Ordered grouping, Masking, Data-driven grouping for k"),
+     "this column; builders that fit: Ordered grouping, Masking, Data-driven grouping for k, Value → *"),
     ("compare", lambda t: [str(t / "small.csv"), "--qi", "age", "--k", "0"], "compare: error: --k: k must be at "
                                                                              "least 1, got 0"),
     ("homogeneity_experiment", lambda t: ["--rows", "0"],

@@ -38,10 +38,11 @@ def test_form_has_the_builders_and_data_defaults(client_alice, dataset):
     assert "js/hierarchy_editor_build.js" in html
 
 
-def test_strings_start_with_grouping_and_builder_can_be_chosen(client_alice, dataset):
+def test_strings_start_with_their_default_builder_and_builder_can_be_chosen(client_alice, dataset):
     city = dataset.columns.get(name="city")
     html = client_alice.get(url(city)).content.decode()
-    assert '<a href="?builder=grouping" class="active"' in html
+    # cities have no natural order: the default hierarchy, value -> *, is the first preview
+    assert '<a href="?builder=flat" class="active"' in html
     html = client_alice.get(url(city), {"builder": "masking"}).content.decode()
     assert '<a href="?builder=masking" class="active"' in html
     assert 'name="from_right"' in html and 'name="mask" value="*"' in html

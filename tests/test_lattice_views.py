@@ -42,7 +42,8 @@ def dataset(user):
 
 @pytest.fixture
 def job(dataset):
-    return run(dataset)
+    # the lattice's values are checked against brute-force discernibility (the searches' default is NCP)
+    return run(dataset, options={"metric": "discernibility"})
 
 
 def urls(job):

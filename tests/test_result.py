@@ -53,7 +53,7 @@ def test_it_shows_the_summary(client_alice, people_job):
 def test_it_shows_the_transformation(client_alice, people_job):
     html = client_alice.get(url(people_job)).content.decode()
     t = table(html, "transformation")
-    assert '<tr><td>age</td><td class="num">3</td><td>level 3 of 5: 3 value(s), e.g. [0-40), [40-80), [80-120)</td></tr>' in t
+    assert '<tr><td>age</td><td class="num">3</td><td>level 3 of 5: 3 value(s), e.g. [0-40), [40-80), [80-100)</td></tr>' in t
     assert '<tr><td>city_birth</td><td class="num">1</td><td>level 1 of 1: 1 value(s), e.g. *</td></tr>' in t
     assert '<tr><td>zip_code</td><td class="num">2</td><td>level 2 of 5: 5 value(s), e.g. [0-20000), [20000-40000), [40000-60000), ...</td></tr>' in t
 
@@ -226,3 +226,14 @@ def test_no_raw_key_and_the_kept_lattice_is_a_download(client_alice, user, other
 def test_a_run_without_a_kept_lattice_has_no_download(client_alice, people_job):
     assert client_alice.get(f"/jobs/{people_job.pk}/result/lattice.json").status_code == 404
     assert "download-lattice" not in client_alice.get(url(people_job)).content.decode()
+
+
+def test_count_axes_have_whole_ticks_and_go_log_over_two_decades(client_alice, people_job):
+    from anonymizer_app.views.charts import count_axis
+
+    charts = json_script(client_alice.get(url(people_job)).content.decode(), "chart-data")
+    y = charts["classes"]["layout"]["yaxis"]
+    assert (y["tickformat"], y["dtick"], y["rangemode"]) == (",d", 1, "tozero")  # 1 to 4 classes: no 0.5
+    assert count_axis([3, 40, 120], "records")["tickformat"] == ",d" and "dtick" not in count_axis([3, 40], "r")
+    log = count_axis([1, 5, 250], "records")
+    assert (log["type"], log["title"]["text"]) == ("log", "records (log scale)")

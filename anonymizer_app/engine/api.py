@@ -92,6 +92,8 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
                for m in models if getattr(m, "needs_sensitive", False)}
     problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
                       validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch)
+    # the bar leaves "encoding" as the search starts (the search reports from here on)
+    report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
     if isinstance(recoding, AnatomyRecoding):
         report(0.92, "building the quasi-identifier and sensitive tables")

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import HierarchyError, InputError
-from .hierarchy import MAX_LISTED, ROOT, Hierarchy, _fmt, _interval_label, nice_width
+from .hierarchy import MAX_LISTED, ROOT, Hierarchy, _fmt, _interval_label, nice_width, with_missing
+from .missing import has_missing, present_values
+from .order import natural_order
 from .privacy import Parameter
 
 SMALL_GROUP = 3  # groups of at most this many values are labelled by listing them
@@ -34,10 +36,12 @@ MAX_FANOUT_LEVELS = 64  # fanouts listed per level (engine.hierarchy.MAX_LEVELS)
 
 # ---- shared helpers ----------------------------------------------------------------------------
 def _strings(name: str, values: pd.Series | Sequence[str]) -> pd.Series:
+    """The values a builder builds its nodes from: the present ones (missing cells, blank or an NA
+    marker, get their own leaf afterwards: BuilderInfo.run)."""
     s = pd.Series(values, dtype=object) if not isinstance(values, pd.Series) else values
-    s = s.dropna().astype(str)
+    s = present_values(s.dropna().astype(str))
     if s.empty:
-        raise HierarchyError(f"column {name!r} has no values to build a hierarchy from")
+        raise HierarchyError(f"column {name!r} has no values to build a hierarchy from (every cell is missing)")
     return s.reset_index(drop=True)
 
 
@@ -271,9 +275,16 @@ def _check_labels(width: float, bounds: list[tuple[float, float]]) -> None:
 
 # ---- ordered grouping -----------------------------------------------------------------------------
 def grouping_defaults(values: pd.Series) -> dict:
+    """Numbers in numeric order; values with a natural order (engine.order: a known ladder such as
+    education levels or a Likert scale, or a number leading every value) in that order; else
+    alphabetical."""
     distinct = _strings("values", values).unique().tolist()
-    return {"order": "numeric" if _is_numeric(distinct) else "alphabetical", "custom_order": None,
-            "fanout": "2"}
+    if _is_numeric(distinct):
+        return {"order": "numeric", "custom_order": None, "fanout": "2"}
+    natural = natural_order(distinct)
+    if natural is not None:
+        return {"order": "custom", "custom_order": "\n".join(natural), "fanout": "2"}
+    return {"order": "alphabetical", "custom_order": None, "fanout": "2"}
 
 
 def build_grouping(
@@ -443,7 +454,8 @@ def dates_defaults(values: pd.Series) -> dict:
         fmt: str | None = detect_date_format("values", distinct)
     except HierarchyError:
         fmt = None
-    return {"levels": "day,month,year,decade", "format": fmt}
+    # no 'day' level by default: a day rewritten as yyyy-mm-dd hides nothing and costs a lattice level
+    return {"levels": "month,quarter,year,decade", "format": fmt}
 
 
 def build_dates(
@@ -543,6 +555,72 @@ def build_data_driven(
     return _finish(name, [ordered, level1], "data-driven", notes)
 
 
+# ---- quantile intervals (skewed numbers) --------------------------------------------------------------
+def quantile_defaults(values: pd.Series) -> dict:
+    return {"bins": 10, "fanout": "2"}
+
+
+def _closed_label(lo: float, hi: float) -> str:
+    """[lo-hi] for the last interval, which holds the maximum."""
+    return f"[{_fmt(lo)}, {_fmt(hi)}]" if lo < 0 or hi < 0 else f"[{_fmt(lo)}-{_fmt(hi)}]"
+
+
+def build_quantiles(name: str, values: pd.Series, bins: int = 10, fanout: str = "2") -> Hierarchy:
+    """value -> one of about ``bins`` intervals holding about as many records each -> ``fanout`` of those
+    merged -> ... -> '*'.
+
+    The cuts are the records' i/bins quantiles (i = 1..bins-1; numpy's "higher" method, so a cut is
+    always a value of the column); repeated cuts count once, so a value holding many records starts an
+    interval of its own. Intervals
+    are [cut, next cut), the last one [cut, maximum]. Equal-width intervals put most values of a skewed
+    column into one interval ([0-1000) holding 94 of 99 charges); these split it where the records are."""
+    strings = _strings(name, values)
+    bins = int(bins)
+    if bins < 2:
+        raise InputError(f"bins must be at least 2, got {bins}")
+    fanouts = parse_fanout(fanout)
+    per_record = _numbers(name, strings.tolist())
+    distinct = strings.unique().tolist()
+    arr = _numbers(name, distinct)
+    order = np.argsort(arr, kind="stable")
+    distinct = [distinct[i] for i in order]
+    arr = arr[order]
+    lo, hi = float(arr.min()), float(arr.max())
+    cuts = np.unique(np.quantile(per_record, np.arange(1, bins) / bins, method="higher"))
+    cuts = cuts[cuts > lo]
+    bounds = np.r_[lo, cuts]  # interval i = [bounds[i], bounds[i+1]), the last up to hi, closed
+    index = np.searchsorted(bounds, arr, side="right") - 1
+    n = len(bounds)
+
+    def label(first: int, last: int) -> str:  # intervals first..last merged
+        return _closed_label(bounds[first], hi) if last == n - 1 else _interval_label(bounds[first], bounds[last + 1])
+
+    columns = [distinct]
+    span = 1
+    level = 0
+    while True:
+        groups = index // span
+        if len(np.unique(groups)) <= 1:
+            break
+        columns.append([label(int(g) * span, min(int(g) * span + span - 1, n - 1)) for g in groups])
+        span *= fanouts[min(level, len(fanouts) - 1)]
+        level += 1
+    notes = [f"{n} quantile interval(s) at level 1 (about {len(per_record) / n:.0f} records each)"]
+    return _finish(name, columns, "quantiles", notes)
+
+
+# ---- flat: every value straight to the root ---------------------------------------------------------------
+def flat_defaults(values: pd.Series) -> dict:
+    return {}
+
+
+def build_flat(name: str, values: pd.Series) -> Hierarchy:
+    """value -> '*': a categorical column without a natural order (the default hierarchy of such a
+    column): generalizing it means hiding it."""
+    distinct = _strings(name, values).unique().tolist()
+    return _finish(name, [distinct], "flat")
+
+
 # ---- registry ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class BuilderInfo:
@@ -573,13 +651,18 @@ class BuilderInfo:
                 f"use this column; builders that fit: {', '.join(able)}")
 
     def run(self, name: str, values: pd.Series, options: dict, max_intervals: int | None = None) -> Hierarchy:
-        """Build from validated ``options``; a column the builder cannot use is refused first."""
+        """Build from validated ``options``; a column the builder cannot use is refused first. The nodes
+        are built from the present values; a column with missing cells gets the missing leaf too
+        (hierarchy.with_missing: ``(null)`` up to the root)."""
         refused = self.refusal(name, values)
         if refused:
             raise HierarchyError(refused)
         if self.limited and max_intervals is not None:
-            return self.build(name, values, max_intervals=max_intervals, **options)
-        return self.build(name, values, **options)
+            built = self.build(name, values, max_intervals=max_intervals, **options)
+        else:
+            built = self.build(name, values, **options)
+        s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+        return with_missing(built) if has_missing(s.dropna().astype(str)) else built
 
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
@@ -670,6 +753,27 @@ BUILDERS: dict[str, BuilderInfo] = {
                           "numbers, else alphabetical)", choices=("numeric", "alphabetical", "frequency")),
             ),
             data_driven_defaults,
+        ),
+        BuilderInfo(
+            "quantiles", "Quantile intervals",
+            "value -> intervals holding about equal numbers of records (for skewed numbers) -> wider "
+            "intervals (fanout per level) -> *",
+            build_quantiles,
+            (
+                Parameter("bins", int, 10, "number of intervals at level 1 (fewer when values repeat)",
+                          minimum=2, maximum=1000),
+                Parameter("fanout", str, "2", "intervals merged per level: one number, or one per level "
+                          "separated by commas"),
+            ),
+            quantile_defaults,
+            needs="numbers",
+        ),
+        BuilderInfo(
+            "flat", "Value → *",
+            "every value straight to * (a category without a natural order)",
+            build_flat,
+            (),
+            flat_defaults,
         ),
     )
 }

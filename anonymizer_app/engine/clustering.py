@@ -6,6 +6,8 @@ their encoding. Every cluster id is an index into a :class:`~.distance.Centroids
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .algorithms.base import CellRecoding, Problem
@@ -62,15 +64,18 @@ def oka_fill(enc: Encoded, items: np.ndarray, k: int, rng: np.random.Generator, 
         best, _ = nearest(enc, cent, items[rows])
         cluster[rows] = best
         cent.add(best, items[rows])
-        if progress is not None and (s // batch) % 20 == 0:
+        if progress is not None:  # every batch: the caller throttles (Problem.heartbeat)
             progress(s / max(len(rest), 1))
     return cent, cluster
 
 
-def _assign_with_capacity(enc, cent, items, rows, cluster, sizes, capacity, allowed_fn, batch=4096):
-    """Place ``rows`` one batch at a time on their nearest allowed cluster without exceeding capacity."""
+def _assign_with_capacity(enc, cent, items, rows, cluster, sizes, capacity, allowed_fn, batch=4096, tick=None):
+    """Place ``rows`` one batch at a time on their nearest allowed cluster without exceeding capacity;
+    ``tick()`` (if given) before every batch."""
     pending = rows
     while len(pending):
+        if tick is not None:
+            tick()
         allowed = allowed_fn(sizes)
         if not allowed.any():
             break
@@ -91,10 +96,11 @@ def _assign_with_capacity(enc, cent, items, rows, cluster, sizes, capacity, allo
     return pending
 
 
-def oka_adjust(enc: Encoded, items: np.ndarray, cent: Centroids, cluster: np.ndarray, k: int) -> np.ndarray:
+def oka_adjust(enc: Encoded, items: np.ndarray, cent: Centroids, cluster: np.ndarray, k: int,
+               tick: Callable[[], None] | None = None) -> np.ndarray:
     """OKA's adjustment (Lin & Wei 2008): clusters above k give up their records farthest from the
     centroid; those go first to the nearest clusters below k, the rest to the nearest clusters
-    below 2k-1."""
+    below 2k-1. ``tick()`` before every batch of records placed."""
     n_clusters = len(cent)
     dist = enc.distance_pairs(items, cent, cluster)
     order = np.lexsort((dist, cluster))
@@ -106,9 +112,10 @@ def oka_adjust(enc: Encoded, items: np.ndarray, cent: Centroids, cluster: np.nda
     cluster[pool] = -1
     cent.rebuild(cluster[kept], items[kept], np.arange(n_clusters))
     sizes = np.bincount(cluster[kept], minlength=n_clusters).astype(np.int64)
-    pool = _assign_with_capacity(enc, cent, items, pool, cluster, sizes, lambda s: k - s, lambda s: s < k)
+    pool = _assign_with_capacity(enc, cent, items, pool, cluster, sizes, lambda s: k - s, lambda s: s < k,
+                                 tick=tick)
     pool = _assign_with_capacity(enc, cent, items, pool, cluster, sizes, lambda s: 2 * k - 1 - s,
-                                 lambda s: s < 2 * k - 1)
+                                 lambda s: s < 2 * k - 1, tick=tick)
     if len(pool):  # only when N < k records in all
         best, _ = nearest(enc, cent, items[pool])
         cluster[pool] = best

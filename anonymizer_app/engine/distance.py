@@ -27,8 +27,7 @@ class Encoded:
         cols = []
         self.lo = []
         for j in self.num:
-            v = space.value_array(j)[codes[:, j]]
-            v = np.where(np.isnan(v), 0.0, v)
+            v = space.sortable_values(j)[codes[:, j]]  # a missing value: one span above the maximum
             lo = float(v.min()) if len(v) else 0.0
             self.lo.append(lo)
             cols.append((v - lo) / (space.span[j] or 1.0))

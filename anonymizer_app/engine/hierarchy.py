@@ -142,9 +142,13 @@ class Hierarchy:
 
     # ---- data ----------------------------------------------------------------------------
     def missing_values(self, values: Iterable[str]) -> list[str]:
-        """Data values that are not leaves of this hierarchy, in first-seen order."""
+        """Data values that are not leaves of this hierarchy, in first-seen order. Missing cells (blank or
+        an NA marker: engine.missing) are never listed: a run gives them their own leaf (with_missing)."""
+        from .missing import is_marker
+
         index = self.leaf_index
-        return [str(v) for v in pd.unique(pd.Series(list(values), dtype=object)) if str(v) not in index]
+        return [str(v) for v in pd.unique(pd.Series(list(values), dtype=object))
+                if str(v) not in index and not is_marker(str(v))]
 
     def encode(self, values: pd.Series, column: str | None = None) -> np.ndarray:
         """Leaf codes (int32) of a column; every value must be a leaf."""
@@ -541,15 +545,58 @@ def read_hierarchy(
     return h
 
 
+# ---- missing values (engine.missing) ----------------------------------------------------------
+def with_missing(h: Hierarchy) -> Hierarchy:
+    """The hierarchy with the missing value (MISSING, an empty cell) as a leaf: under the path of a
+    leaf the file wrote for missing values (``(null)``, ``NA``, ``?``...) when there is one, else under
+    ``(null)`` on every level below the root and the root on top. The same object when it has one."""
+    from .missing import MISSING, NULL_LABEL, is_marker
+
+    if MISSING in h.leaf_index:
+        return h
+    marked = next((i for i, v in enumerate(h.leaves) if str(v) == NULL_LABEL), None)
+    if marked is None:
+        marked = next((i for i, v in enumerate(h.leaves) if is_marker(str(v))), None)
+    labels = [np.asarray(lab, dtype=object) for lab in h.labels]
+    maps = [np.asarray(m) for m in h.maps]
+    for level in range(h.level_count):
+        if level == 0:  # the leaf itself: a level-0 cell shows the input as it was, missing
+            code = len(labels[0])
+            labels[0] = np.append(labels[0], np.array([MISSING], dtype=object))
+        elif marked is not None:
+            code = int(maps[level][marked])
+        else:
+            wanted = MISSING if level == 0 else (NULL_LABEL if level < h.height else str(h.labels[level][0]))
+            if level == h.height and len(labels[level]) != 1:
+                wanted = ROOT
+            hits = np.flatnonzero(labels[level] == wanted)
+            if level > 0 and len(hits):
+                code = int(hits[0])
+            else:
+                code = len(labels[level])
+                labels[level] = np.append(labels[level], np.array([wanted], dtype=object))
+        maps[level] = np.append(maps[level], np.int32(code)).astype(np.int32)
+    note = (f"missing values (empty cells and NA markers) generalized as the leaf {str(h.leaves[marked])!r}"
+            if marked is not None else f"missing values (empty cells and NA markers): a leaf of their own, "
+            f"{NULL_LABEL} below the root")
+    leaves = np.append(np.asarray(h.leaves, dtype=object), np.array([MISSING], dtype=object))
+    try:
+        return Hierarchy(h.name, leaves, labels, maps, h.source, [*h.notes, note], list(h.conflicts), h.kind,
+                         dict(h.lifted))
+    except HierarchyError:  # a (null) label of the file sits elsewhere in the tree: its first path wins
+        rows = h.to_rows() + [[MISSING] + [NULL_LABEL] * (h.height - 1) + [ROOT]]
+        out = Hierarchy.from_rows(rows, h.name, h.source, on_conflict="first", kind=h.kind)
+        out.notes[:0] = [*h.notes, note]
+        return out
+
+
 # ---- default hierarchies built from the data --------------------------------------------
-def default_hierarchy(name: str, values: pd.Series, numeric: bool) -> Hierarchy:
-    """Integers/decimals: nested intervals; anything else: value -> '*'."""
-    distinct = [str(v) for v in pd.unique(values.astype(str))]
-    if numeric:
-        return interval_hierarchy(name, distinct)
-    rows = [[v, ROOT] for v in distinct]
-    h = Hierarchy.from_rows(rows, name, f"default hierarchy of {name!r}", kind="flat")
-    return h
+def default_hierarchy(name: str, values: pd.Series, numeric: bool, column_type: str | None = None) -> Hierarchy:
+    """The default hierarchy of a column from its values (engine.defaults: the column's type and
+    distribution decide); a missing value, when the column has one, gets its own leaf (with_missing)."""
+    from .defaults import default_column_hierarchy  # defaults builds on this module and builders
+
+    return default_column_hierarchy(name, values, numeric, column_type)
 
 
 def nice_width(span: float, bins: int = 10, integral: bool = True) -> float:

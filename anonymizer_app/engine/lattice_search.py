@@ -33,7 +33,7 @@ from .lattice import ANONYMOUS, NOT_ANONYMOUS, PRUNED, UNKNOWN, Lattice, NodeEva
 from .lattice_metrics import METRIC_HELP, METRIC_NAMES, REPORT_KEYS, make_metric
 from .privacy import KAnonymity, Parameter
 
-METRIC = Parameter("metric", str, "discernibility", METRIC_HELP, choices=METRIC_NAMES)
+METRIC = Parameter("metric", str, "ncp", METRIC_HELP, choices=METRIC_NAMES)
 KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the lattice (levels, tag, metric) in "
                          "the report's search section, for the lattice view", choices=("no", "yes"))
 TAG_LETTERS = {UNKNOWN: "?", ANONYMOUS: "a", NOT_ANONYMOUS: "n", PRUNED: "?"}
@@ -50,7 +50,7 @@ class LatticeSearch:
         if problem.models and all(type(m) is KAnonymity for m in problem.models):
             k = max(m.k for m in problem.models if isinstance(m, KAnonymity))  # plain k-anonymity: the same test without the dispatch
             self.evaluator.failing_fn = lambda sizes, k=k: sizes < k
-        self.metric_name = metric or problem.options.get("metric") or "discernibility"
+        self.metric_name = metric or problem.options.get("metric") or str(METRIC.default)
         self.k_min = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
         numeric = [problem.table.is_numeric(c) for c in problem.table.qi]
         self.metric = make_metric(self.metric_name, self.evaluator, problem.hierarchies, numeric,
@@ -79,6 +79,9 @@ class LatticeSearch:
     def record(self, node, tag: bool = True) -> bool:
         levels = node.levels
         self.checks += 1
+        # every node checked is a unit of work: the progress callback hears from the search at least
+        # every HEARTBEAT_SECONDS (the bar keeps the search's own fraction)
+        self.problem.heartbeat(None, lambda: f"{self.checks} of {self.lattice.size} lattice nodes checked")
         self.checked[levels] = True
         anonymous = node.outliers <= self.budget
         if anonymous:

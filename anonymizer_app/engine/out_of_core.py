@@ -39,8 +39,9 @@ from .api import validate_options
 from .attack import merge_parts, report_part
 from .distributions import SensitiveDomain, _numeric_order
 from .errors import Cancelled, InputError, VerificationError
-from .hierarchy import Hierarchy, default_hierarchy
+from .hierarchy import Hierarchy, default_hierarchy, with_missing
 from .metrics import RISK_THRESHOLD, cell_loss_sums, class_figures_from_histogram, loss_from_sums
+from .missing import MISSING, markers_in_use, normalize_frame
 from .privacy import KAnonymity
 from .recoding import QISpace
 from .result import _check_cells, _plain
@@ -123,8 +124,11 @@ def anonymize_out_of_core(
     for c in given:
         if c not in scan.columns:
             raise InputError(f"hierarchy given for unknown column {c!r}")
-    hs = [given.get(c) or default_hierarchy(c, pd.Series(scan.distinct[c], dtype=object), num)
-          for c, num in zip(qi, numeric)]
+    with markers_in_use((MISSING,)):  # the chunks hold their missing cells as MISSING (_sliced)
+        hs = [given.get(c) or default_hierarchy(c, pd.Series(scan.distinct[c], dtype=object), num, types[c])
+              for c, num in zip(qi, numeric)]
+    # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
+    hs = [with_missing(h) if MISSING in set(map(str, scan.distinct[c])) else h for c, h in zip(qi, hs)]
     present = [np.bincount(h.encode(pd.Series(scan.distinct[c], dtype=object), c), minlength=len(h.leaves)) > 0
                for c, h in zip(qi, hs)]
     space = QISpace(hs, numeric, present=present)
@@ -273,7 +277,8 @@ def _sliced(chunks: ChunkSource, rows: int) -> ChunkSource:
     def sliced():
         for chunk in chunks():
             for s in range(0, len(chunk), rows):
-                yield chunk.iloc[s:s + rows]
+                # blanks and NA markers (those in use: engine.missing) read as the missing value
+                yield normalize_frame(chunk.iloc[s:s + rows])
     return sliced
 
 

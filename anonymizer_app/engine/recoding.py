@@ -54,6 +54,18 @@ class QISpace:
             raise ValueError(f"quasi-identifier {j} is not numeric")
         return values
 
+    def sortable_values(self, j: int) -> np.ndarray:
+        """QI j's leaf values with a missing value (no number) one column span above the maximum: it
+        sorts after every number and lies at least a span away from each, so median cuts and distances
+        keep missing records apart from the others (their label is decided by group_labels)."""
+        values = self.value_array(j)
+        missing = np.isnan(values)
+        if not missing.any():
+            return values
+        ok = values[~missing]
+        top = float(ok.max()) + (self.span[j] or 1.0) if len(ok) else 0.0
+        return np.where(missing, top, values)
+
     def lca_level(self, j: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Level of the lowest common ancestor of leaf codes a and b (broadcast)."""
         anc = self.anc[j]
@@ -82,8 +94,11 @@ def group_labels(space: QISpace, leaf_codes: np.ndarray, group: np.ndarray, n_gr
         single = lo_code == hi_code
         if space.numeric[j]:
             v = space.value_array(j)[col]
-            vmin = np.minimum.reduceat(v, starts)
-            vmax = np.maximum.reduceat(v, starts)
+            # a group holding a missing value (NaN) beside numbers is written as the root: the lowest
+            # common ancestor of (null) and any number (definitions.md, "Missing values")
+            with_missing = np.maximum.reduceat(np.isnan(v), starts) if len(col) else np.zeros(0, dtype=bool)
+            vmin = np.fmin.reduceat(v, starts) if len(col) else v
+            vmax = np.fmax.reduceat(v, starts) if len(col) else v
             # the leaf written for each bound: the first leaf of the group holding that value
             pos = np.arange(len(col))
             seg = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(col)]))
@@ -96,6 +111,8 @@ def group_labels(space: QISpace, leaf_codes: np.ndarray, group: np.ndarray, n_gr
             for i in range(len(starts)):
                 if single[i]:
                     lab[i] = leaves[lo_code[i]]
+                elif with_missing[i]:
+                    lab[i] = ROOT
                 else:
                     lab[i] = f"[{leaves[col[first_min[i]]]}-{leaves[col[first_max[i]]]}]"
             labels[gids] = lab

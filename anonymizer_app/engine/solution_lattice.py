@@ -16,6 +16,7 @@ from .api import compute
 from .errors import InputError
 from .lattice_metrics import METRIC_HELP as LATTICE_METRIC_HELP
 from .lattice_metrics import REPORT_KEYS
+from .lattice_search import METRIC
 from .spec import RunSpec
 from .table import Table
 
@@ -27,8 +28,9 @@ LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 
 
 def metric_of(options: dict | None) -> str:
-    metric = (options or {}).get("metric") or "discernibility"
-    return metric if metric in REPORT_KEYS else "discernibility"
+    """The run's metric, or the searches' default (lattice_search.METRIC)."""
+    metric = str((options or {}).get("metric") or METRIC.default)
+    return metric if metric in REPORT_KEYS else str(METRIC.default)
 
 
 def lattice_size(spec: RunSpec) -> int:

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .hierarchy import Hierarchy, default_hierarchy
+from .hierarchy import Hierarchy, default_hierarchy, with_missing
+from .missing import MISSING, NA_MARKERS, is_marker, markers_in_use, normalize_frame
 
 
 class Role(str, Enum):
@@ -32,11 +33,12 @@ COLUMN_TYPES = ("integer", "decimal", "date", "string")
 NUMERIC_TYPES = ("integer", "decimal")
 
 
-def infer_type(values: pd.Series) -> str:
-    """integer, decimal, date or string, from the non-empty text values of a column."""
+def infer_type(values: pd.Series, na_values: tuple[str, ...] | list[str] | None = None) -> str:
+    """integer, decimal, date or string, from the present text values of a column (blanks and NA
+    markers are missing values of any type: engine.missing)."""
     # the distinct values decide: far fewer than the rows, and every one of them is checked
     s = pd.Series(pd.unique(values.astype(str)), dtype=object).str.strip()
-    s = s[s != ""]
+    s = s[~s.map(lambda v: is_marker(v, na_values)).astype(bool)] if len(s) else s
     if s.empty:
         return "string"
     sample = s
@@ -67,8 +69,11 @@ class Table:
     roles: dict[str, Role]
     types: dict[str, str] = field(default_factory=dict)
     name: str = "table"
+    # cells read as missing in every column (engine.missing); each is written MISSING ("") in ``frame``
+    na_values: tuple[str, ...] = NA_MARKERS
 
     def __post_init__(self) -> None:
+        self.frame = normalize_frame(self.frame, self.na_values)
         columns = set(self.frame.columns)
         for col in list(self.roles) + list(self.types):
             if col not in columns:
@@ -77,7 +82,7 @@ class Table:
         for col in self.frame.columns:
             self.roles.setdefault(col, Role.INSENSITIVE)
             if col not in self.types:
-                self.types[col] = infer_type(self.frame[col])
+                self.types[col] = infer_type(self.frame[col], self.na_values)
             elif self.types[col] not in COLUMN_TYPES:
                 raise InputError(f"column {col!r}: unknown type {self.types[col]!r}; allowed: {', '.join(COLUMN_TYPES)}")
 
@@ -111,7 +116,10 @@ class Table:
                 raise InputError(f"hierarchy given for unknown column {col!r}")
         out = {}
         for col in self.qi:
-            out[col] = given.get(col) or default_hierarchy(col, self.frame[col], self.is_numeric(col))
+            with markers_in_use((MISSING,)):  # the frame holds its missing cells as MISSING already
+                h = given.get(col) or default_hierarchy(col, self.frame[col], self.is_numeric(col), self.types[col])
+            # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
+            out[col] = with_missing(h) if (self.frame[col] == MISSING).any() else h
         return out
 
     def encode(self, hierarchies: dict[str, Hierarchy]) -> np.ndarray:

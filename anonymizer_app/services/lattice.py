@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from .. import engine
 from ..engine import solution_lattice
-from ..engine.lattice_metrics import REPORT_KEYS
 from ..engine.solution_lattice import build_lattice
 from ..models import Job, Result
 from . import jobs, results, runs, storage
@@ -33,8 +32,7 @@ def write_cache(job: Job, name: str, data: dict) -> None:
 
 
 def job_metric(job: Job) -> str:
-    metric = (job.options or {}).get("metric") or "discernibility"
-    return metric if metric in REPORT_KEYS else "discernibility"
+    return solution_lattice.metric_of(job.options)  # the job's metric, or the searches' default
 
 
 def run_spec(job: Job):

@@ -179,7 +179,7 @@ def test_data_driven_every_level1_node_holds_k(values, k, order):
 
 # ---- registry -------------------------------------------------------------------------------------
 def test_registry_and_build_validates():
-    assert set(BUILDERS) == {"intervals", "grouping", "masking", "dates", "data-driven"}
+    assert set(BUILDERS) == {"intervals", "grouping", "masking", "dates", "data-driven", "quantiles", "flat"}
     ages = S(17, 23, 90)
     assert BUILDERS["intervals"].defaults(ages) == {"lower": 10.0, "upper": 100.0, "width": 10.0, "fanout": "2",
                                                     "outside": "nodes"}

@@ -197,16 +197,17 @@ def test_default_integer_intervals_with_negatives():
 
 
 def test_default_decimal_intervals():
-    # span 3.25 -> 0.325 -> width 0.5; origin 0.5
+    # span 3.25 -> 0.325 -> width 0.5; origin 0.5; upper past the maximum: 4 (the intervals builder's
+    # defaults, so the default equals the builder's first preview: the last node stops at upper)
     # width 0.5: 0.5 [0.5,1) 1.25 [1,1.5) 2.0 [2,2.5) 3.75 [3.5,4)
-    # width 1:   [0.5,1.5) [0.5,1.5) [1.5,2.5) [3.5,4.5)
-    # width 2:   [0.5,2.5) [0.5,2.5) [0.5,2.5) [2.5,4.5); width 4: one interval -> root
+    # width 1:   [0.5,1.5) [0.5,1.5) [1.5,2.5) [3.5,4)
+    # width 2:   [0.5,2.5) [0.5,2.5) [0.5,2.5) [2.5,4); width 4: one interval -> root
     h = default_hierarchy("d", pd.Series(["0.5", "1.25", "2.0", "3.75"]), numeric=True)
     assert _paths(h) == {
         "0.5": ("0.5", "[0.5-1)", "[0.5-1.5)", "[0.5-2.5)", "*"),
         "1.25": ("1.25", "[1-1.5)", "[0.5-1.5)", "[0.5-2.5)", "*"),
         "2.0": ("2.0", "[2-2.5)", "[1.5-2.5)", "[0.5-2.5)", "*"),
-        "3.75": ("3.75", "[3.5-4)", "[3.5-4.5)", "[2.5-4.5)", "*"),
+        "3.75": ("3.75", "[3.5-4)", "[3.5-4)", "[2.5-4)", "*"),
     }
 
 
@@ -253,7 +254,10 @@ def test_table_builds_defaults_from_types():
     hs = Table(frame, {"age": "qi", "town": "qi"}).hierarchies()
     assert hs["age"].kind == "intervals"
     assert hs["town"].kind == "flat"
-    assert set(hs["town"].leaves) == {"None", "NA", "Roma"}
+    # 'NA' is an NA marker: the missing value (''), a leaf of its own under the root
+    assert set(hs["town"].leaves) == {"None", "", "Roma"}
+    kept = Table(frame, {"age": "qi", "town": "qi"}, na_values=("",)).hierarchies()
+    assert set(kept["town"].leaves) == {"None", "NA", "Roma"}
 
 
 # ---- a town called None ----------------------------------------------------------------------------
@@ -261,9 +265,15 @@ def test_town_named_none_survives():
     h = parse_hierarchy("None;Torino;Piemonte\nNA;Napoli;Campania\nnull;Torino;Piemonte\n", "town")
     assert _paths(h)["None"] == ("None", "Torino", "Piemonte", "*")
     frame = pd.DataFrame({"town": ["None", "None", "NA", "NA", "null"], "d": list("abcde")})
-    result = anonymize(Table(frame, {"town": "qi"}), {"town": h}, k=2, suppression_limit=0.2)
+    # with only blanks as missing (na_values), NA (Napoli) and null are towns like None
+    table = Table(frame, {"town": "qi"}, na_values=("",))
+    result = anonymize(table, {"town": h}, k=2, suppression_limit=0.2)
     assert result.transformation == {"town": 0}
     assert result.output["town"].tolist() == ["None", "None", "NA", "NA", "*"]
+    # with the default NA markers, NA and null are the missing value: one class of three
+    result = anonymize(Table(frame, {"town": "qi"}), {"town": h}, k=2)
+    assert result.transformation == {"town": 0}
+    assert result.output["town"].tolist() == ["None", "None", "", "", ""]
 
 
 def test_none_in_the_real_city_file():

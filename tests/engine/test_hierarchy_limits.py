@@ -19,7 +19,7 @@ def test_builders_say_which_fit_a_text_column():
     info = builders.get_builder("intervals")
     assert info.refusal("city", CITIES) == (
         "column 'city': value 'Rome' is not a number: the numeric intervals builder cannot use this column; "
-        "builders that fit: Ordered grouping, Masking, Data-driven grouping for k")
+        "builders that fit: Ordered grouping, Masking, Data-driven grouping for k, Value → *")
     assert info.refusal("age", AGES) is None
     assert builders.get_builder("grouping").refusal("city", CITIES) is None
     with pytest.raises(HierarchyError, match="^column 'city': value 'Rome' is not a number"):

@@ -37,6 +37,7 @@ class Problem:
     # the run's scratch folder (RunSpec.scratch) for algorithms that spill to disk; None: the system temp folder
     scratch: str | None = None
     last_report: float = field(default=0.0, repr=False)  # time.monotonic() of the last progress call
+    last_fraction: float = field(default=0.0, repr=False)
 
     @property
     def needs_classes(self) -> bool:
@@ -60,15 +61,18 @@ class Problem:
         """Tell the progress callback; its False (cancel, or the job deleted) stops the run: Cancelled."""
         if self.progress is not None:
             self.last_report = time.monotonic()
-            if self.progress(min(max(fraction, 0.0), 1.0), phase) is False:
+            self.last_fraction = fraction = min(max(fraction, 0.0), 1.0)
+            if self.progress(fraction, phase) is False:
                 raise Cancelled(phase)
 
-    def heartbeat(self, fraction: float | Callable[[], float], phase: str | Callable[[], str]) -> None:
+    def heartbeat(self, fraction: float | Callable[[], float] | None, phase: str | Callable[[], str]) -> None:
         """report(), when HEARTBEAT_SECONDS have passed since the last one: cheap enough to call at every
-        unit of work. ``fraction`` and ``phase`` may be functions, evaluated only when reporting."""
+        unit of work. ``fraction`` and ``phase`` may be functions, evaluated only when reporting;
+        ``fraction`` None keeps the last one reported."""
         if self.progress is None or time.monotonic() - self.last_report < HEARTBEAT_SECONDS:
             return
-        self.report(fraction() if callable(fraction) else fraction, phase() if callable(phase) else phase)
+        value = self.last_fraction if fraction is None else fraction() if callable(fraction) else fraction
+        self.report(value, phase() if callable(phase) else phase)
 
     def failing(self, sizes: np.ndarray, tuple_class: np.ndarray | None = None,
                 row_class: np.ndarray | None = None,

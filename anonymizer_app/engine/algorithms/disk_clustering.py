@@ -69,9 +69,10 @@ def disk_clustering(problem: Problem) -> CellRecoding:
             store.add(codes[s:s + store.io_batch])
             problem.report(0.2 * min(s + store.io_batch, n) / n,
                            f"storing the table on disk: {min(s + store.io_batch, n)} of {n}")
-        store.cluster(lambda f, phase: problem.report(0.2 + 0.7 * f, phase))
+        store.cluster(lambda f, phase: problem.report(0.2 + 0.7 * f, phase))  # a bucket: one unit of work
         for s in range(0, n, store.io_batch):
             group[s:s + store.io_batch] = store.groups(s, min(s + store.io_batch, n))
+            problem.heartbeat(0.9, "reading the clusters back")
         stats = dict(store.stats)
     problem.report(0.95, "generalizing every cluster")
     return finish(problem, group, "local", stats)
@@ -180,7 +181,7 @@ def _global_embedding(space, enc: Encoded, block: np.ndarray) -> np.ndarray:
     """Records in [0, 1]^q with the column's global range (not the block's)."""
     parts = []
     for j in enc.num:
-        values = space.value_array(j)
+        values = space.sortable_values(j)  # a missing value: one span above the maximum
         v = values[block[:, j]]
         lo = np.nanmin(values[np.isfinite(values)]) if np.isfinite(values).any() else 0
         parts.append(((np.nan_to_num(v) - lo) / (space.span[j] or 1.0))[:, None])

@@ -101,8 +101,7 @@ def kmember(problem: Problem) -> CellRecoding:
         cluster_id += 1
         left -= k
         r = s
-        if cluster_id % 200 == 0:
-            problem.report(1 - left / max(total, 1), f"k-member: {cluster_id} cluster(s)")
+        problem.heartbeat(1 - left / max(total, 1), f"k-member: {cluster_id} cluster(s)")
     # rows of each tuple go, in order, to the clusters holding pieces of it; the rest stay unplaced
     if pieces_t:
         pt = tuples[np.array(pieces_t)]

@@ -41,6 +41,7 @@ import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
 from ..hierarchy import ROOT, Hierarchy
+from ..missing import MISSING, NULL_LABEL
 from ..privacy import Parameter
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
@@ -217,8 +218,7 @@ def value_orders(problem: Problem) -> list[np.ndarray]:
         codes = np.arange(len(h.leaves))
         if problem.table.is_numeric(col):
             values = pd.to_numeric(pd.Series(h.leaves), errors="coerce").to_numpy(dtype=float)
-            if not np.isnan(values).any():
-                codes = np.argsort(values, kind="stable")
+            codes = np.argsort(values, kind="stable")  # a missing value (NaN) after every number
         out.append(codes)
     return out
 
@@ -239,7 +239,11 @@ def interval_hierarchy(h: Hierarchy, order: np.ndarray, present: np.ndarray, cut
     labels = []
     for s, e in zip(starts, ends):
         a, b = str(h.leaves[leaf_at[s]]), str(h.leaves[leaf_at[e]])
-        labels.append(a if a == b else f"[{a}-{b}]")
+        if b == MISSING and a != b:  # the missing value, last in the order, shares the interval
+            before = str(h.leaves[leaf_at[e - 1]])
+            labels.append(f"{a if a == before else f'[{a}-{before}]'} or {NULL_LABEL}")
+        else:
+            labels.append(a if a == b else f"[{a}-{b}]")
     labels_arr = np.array(labels, dtype=object)
     new = Hierarchy(h.name, h.leaves, [h.leaves, labels_arr, np.array([ROOT], dtype=object)],
                     [np.arange(len(h.leaves)), ivl.astype(np.int64), np.zeros(len(h.leaves), dtype=np.int64)],

@@ -98,7 +98,8 @@ class _Space:
         self.codes = codes
         self.num = [j for j in range(space.q) if space.numeric[j]]
         self.cat = [j for j in range(space.q) if not space.numeric[j]]
-        self.vals = {j: space.value_array(j)[codes[:, j]] for j in self.num}
+        # a missing value sorts above every number (QISpace.sortable_values): a cut can set it apart
+        self.vals = {j: space.sortable_values(j)[codes[:, j]] for j in self.num}
         self.V = np.stack([self.vals[j] for j in self.num], axis=1) if self.num else np.zeros((len(codes), 0))
         blocks, seg = [], []
         col = 0
@@ -172,9 +173,8 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
         else:
             stack.extend(split)
         processed += 1
-        if processed % 2000 == 0:
-            problem.report(finished_records / max(total_records, 1),
-                           f"Mondrian: {n_parts} partition(s) final, {len(stack)} to split")
+        problem.heartbeat(finished_records / max(total_records, 1),
+                          f"Mondrian: {n_parts} partition(s) final, {len(stack)} to split")
     if not done_idx:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), cuts, 0
     return np.concatenate(done_idx), np.concatenate(done_part), np.concatenate(done_w), cuts, n_parts

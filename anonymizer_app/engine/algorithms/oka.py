@@ -40,9 +40,10 @@ def oka(problem: Problem) -> CellRecoding:
     problem.report(0.05, f"OKA: {n_ident} cluster(s) of identical records, {len(rest)} record(s) to cluster")
     if len(rest) >= k:
         cent, cl = oka_fill(enc, items, k, rng,
-                            progress=lambda f: problem.report(0.05 + 0.6 * f, "OKA: one pass over the records"))
+                            progress=lambda f: problem.heartbeat(0.05 + 0.6 * f, "OKA: one pass over the records"))
         problem.report(0.7, "OKA: adjusting the clusters to k..2k-1 records")
-        cl = oka_adjust(enc, items, cent, cl, k)
+        cl = oka_adjust(enc, items, cent, cl, k,
+                        tick=lambda: problem.heartbeat(0.8, "OKA: adjusting the clusters to k..2k-1 records"))
         group[rest] = n_ident + cl
     else:
         group = place_leftovers(enc, freq.inverse, group, rest, k)

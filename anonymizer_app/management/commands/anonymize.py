@@ -46,6 +46,7 @@ import pandas as pd
 from anonymizer_app import engine
 from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.engine.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management import cluster_flags, model_flags
@@ -211,6 +212,10 @@ class Command(OneLineCommand):
                             help="suppressed records: remove them from OUT (default; the report says how many) or "
                                  "keep them as rows with '*' in every QI, allowed only when together they "
                                  "satisfy every model of the run")
+        parser.add_argument("--na-values", default=None, metavar="LIST",
+                            help="cells read as missing in every column, separated by commas, compared without "
+                                 "case (default: NA,N/A,?,null,NaN; an empty cell is always missing; give "
+                                 "--na-values '' for blanks only)")
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
         cluster_flags.add_arguments(parser)
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
@@ -257,7 +262,9 @@ class Command(OneLineCommand):
         progress = Progress(self.stderr, enabled=not opts["quiet"])
         self._progress = progress
         try:
-            summary = self._run(opts, progress)
+            # the NA markers every reading step of this run treats as missing (engine.missing)
+            with markers_in_use(parse_markers(opts["na_values"])):
+                summary = self._run(opts, progress)
         except engine.UnsatisfiableError as exc:
             raise AnonymizeError(str(exc), NO_SOLUTION) from None
         except engine.VerificationError as exc:
@@ -329,7 +336,7 @@ class Command(OneLineCommand):
                 build["models"] = models
             roles = self._roles(opts, list(frame.columns))
             hierarchies = self._hierarchies(opts, roles)
-            table = engine.Table(frame, roles, name=source.stem)
+            table = engine.Table(frame, roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
             build["options"] = self._levels_in_table_order(opts, options, table)
             # an impossible parameter (k above the records, l above the distinct values, ...) is named now
             engine.privacy.check_feasible([engine.KAnonymity(k), *build["models"]], len(frame),

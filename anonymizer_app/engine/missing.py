@@ -1,0 +1,103 @@
+"""Missing values: which cells are missing, and how they are written.
+
+A cell is missing when its text, stripped of surrounding blanks and compared without case, is one of
+the table's NA markers (``NA_MARKERS`` by default: an empty cell, ``NA``, ``N/A``, ``?``, ``null``,
+``NaN``). Every missing cell of a table is read as one value, ``MISSING`` (the empty string), in every
+column type, so that a blank in a numeric quasi-identifier is a value like any other rather than a
+number that fails to parse. In every hierarchy the missing value is a leaf of its own that generalizes
+to ``NULL_LABEL`` on every level below the root and to the root ``*`` on top (as Amnesia's ``(null)``
+node); definitions.md, "Missing values", says how metrics, risk and verification count it.
+
+``None`` is no marker: a town called None stays None. A column that should keep one of the markers as
+a value (a questionnaire whose answer is ``?``) is read with a shorter list (``--na-values`` on the
+command line, ``na_values`` in the engine).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterable, Iterator, Sequence
+
+import pandas as pd
+
+MISSING = ""
+NULL_LABEL = "(null)"
+NA_MARKERS: tuple[str, ...] = ("", "NA", "N/A", "?", "null", "NaN")
+# The markers the builders and default hierarchies read as missing where no list is passed: a Table has
+# already written its missing cells as MISSING, so it builds its hierarchies with blanks only (its own
+# na_values decided which cells those are).
+_IN_USE: ContextVar[tuple[str, ...]] = ContextVar("na_markers", default=NA_MARKERS)
+
+
+@contextmanager
+def markers_in_use(markers: Sequence[str]) -> Iterator[None]:
+    token = _IN_USE.set(tuple(markers))
+    try:
+        yield
+    finally:
+        _IN_USE.reset(token)
+
+
+def parse_markers(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The NA markers from a comma-separated list (the CLI's ``--na-values``) or a sequence; None: the
+    default list. An empty cell is always missing (it cannot hold a value), so "" is always kept."""
+    if text is None:
+        return NA_MARKERS
+    parts = text.split(",") if isinstance(text, str) else [str(p) for p in text]
+    return tuple(dict.fromkeys([""] + [p.strip() for p in parts if p.strip()]))
+
+
+def _folded(markers: Iterable[str]) -> set[str]:
+    return {m.strip().casefold() for m in markers}
+
+
+def missing_mask(values: pd.Series, markers: Sequence[str] | None = None) -> pd.Series:
+    """True where a cell is missing (NaN/None objects count as missing too)."""
+    folded = _folded(_IN_USE.get() if markers is None else markers)
+    distinct = pd.unique(values.to_numpy(dtype=object))
+    hit = [v for v in distinct if v is None or (isinstance(v, float) and v != v)
+           or str(v).strip().casefold() in folded]
+    if not hit:
+        return pd.Series(False, index=values.index)
+    return values.isin(hit) | values.isna()
+
+
+def normalize_missing(values: pd.Series, markers: Sequence[str] | None = None) -> pd.Series:
+    """The column with every missing cell written as MISSING; the same object when none is."""
+    mask = missing_mask(values, markers)
+    if not mask.any():
+        return values
+    if not (values[mask] == MISSING).all():
+        values = values.where(~mask, MISSING)
+    return values
+
+
+def normalize_frame(frame: pd.DataFrame, markers: Sequence[str] | None = None) -> pd.DataFrame:
+    """The frame with every missing cell written as MISSING; a copy only when a cell changes."""
+    changed = {}
+    for col in frame.columns:
+        new = normalize_missing(frame[col], markers)
+        if new is not frame[col]:
+            changed[col] = new
+    if not changed:
+        return frame
+    out = frame.copy()
+    for col, new in changed.items():
+        out[col] = new
+    return out
+
+
+def present_values(values: pd.Series | Sequence[str], markers: Sequence[str] | None = None) -> pd.Series:
+    """The cells that are not missing (the values a hierarchy builder builds its nodes from)."""
+    s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    return s[~missing_mask(s, markers)]
+
+
+def has_missing(values: pd.Series | Sequence[str], markers: Sequence[str] | None = None) -> bool:
+    s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    return bool(missing_mask(s, markers).any())
+
+
+def is_marker(value: str, markers: Sequence[str] | None = None) -> bool:
+    return str(value).strip().casefold() in _folded(_IN_USE.get() if markers is None else markers)
