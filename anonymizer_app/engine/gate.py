@@ -311,3 +311,52 @@ def _explain_mismatch(tx, published: list[list[str]], rules: dict[str, list[str]
             raise VerificationError(f"record {line}: published items {sorted(items)} are not the images of its items "
                                     f"under the rules ({sorted(images)})")
     raise VerificationError("the published records are not the images of the input records under the rules")
+
+
+# ---- partitioned publications (engine.distributed: a run on a Dask cluster) -------------------------------------
+def check_published_partition(source: pd.DataFrame, written: pd.DataFrame, rows: np.ndarray, flags: np.ndarray,
+                              columns: list[str], qi: list[str], hierarchies: list[Hierarchy],
+                              levels: list[int] | None, numeric: list[bool], keep_suppressed: bool,
+                              where: str) -> None:
+    """publish()'s checks on one partition of a cluster run, from its rows as written: ``source`` is the
+    partition's input, ``written`` its published rows, ``rows`` their positions in ``source`` and ``flags``
+    which of them are kept suppressed records. The columns that leave; the rows are input rows in input
+    order; '*' in every QI of a kept suppressed record (none when suppressed records are removed); every
+    other QI cell a generalization of its input value (at ``levels`` for a full-domain transformation; any
+    ancestor, or a range holding the value for a numeric QI, for a local/multidimensional recoding); every
+    other column unchanged. The models are checked on the classes merged over all partitions
+    (:func:`check_merged_classes`)."""
+    if list(written.columns) != columns:
+        raise VerificationError(f"{where}: output columns {list(written.columns)} differ from the expected {columns}")
+    if len(rows) != len(written) or len(flags) != len(written):
+        raise VerificationError(f"{where}: {len(written)} published rows but {len(rows)} row numbers")
+    if len(rows) and (rows.min() < 0 or rows.max() >= len(source) or (np.diff(rows) <= 0).any()):
+        raise VerificationError(f"{where}: the published rows are not rows of the partition in input order")
+    if flags.any() and not keep_suppressed:
+        raise VerificationError(f"{where}: a suppressed record is published although suppressed records are removed")
+    inputs = source.iloc[rows].reset_index(drop=True)
+    for j, (c, h) in enumerate(zip(qi, hierarchies)):
+        cells = written[c].to_numpy(dtype=object)
+        if (cells[flags] != ROOT).any():
+            raise VerificationError(f"{where}: a suppressed record shows a value in {c!r} instead of {ROOT!r}")
+        level = None if levels is None else levels[j]
+        _check_cells(c, inputs[c], cells, h, flags, level, ranges=levels is None and numeric[j])
+    for c in columns:
+        if c not in qi and not np.array_equal(written[c].to_numpy(dtype=object), inputs[c].to_numpy(dtype=object)):
+            raise VerificationError(f"{where}: column {c!r} is not a QI but was changed")
+
+
+def check_merged_classes(models: list[PrivacyModel], sizes: np.ndarray, row_class: np.ndarray, domain) -> None:
+    """check_models on classes merged over the partitions of a cluster run: ``sizes`` per class, ``row_class``
+    per weighted row (a distinct combination standing for its records), ``domain(model)`` the model's
+    sensitive domain over those weighted rows (engine.distributed.weighted.WeightedDomain)."""
+    for model in models:
+        if getattr(model, "needs_sensitive", False):
+            dom = domain(model)
+            failing = model.classes_failing(sizes, dom.from_rows(row_class, len(sizes)), dom)
+        else:
+            failing = model.classes_failing(sizes)
+        if failing.any():
+            raise VerificationError(
+                f"{model.describe()} does not hold: {int(failing.sum())} equivalence class(es) fail, "
+                f"the smallest has {int(sizes.min())} record(s)")

@@ -36,7 +36,7 @@ from ..api import _drop_suppressed, _level_description, check_supported, validat
 from ..attack import merge_parts, report_part
 from ..distributions import _numeric_order
 from ..errors import Cancelled, InputError, VerificationError
-from ..gate import Publication
+from ..gate import Publication, check_merged_classes
 from ..hierarchy import Hierarchy, default_hierarchy
 from ..lattice import equivalence_classes, generalize_codes
 from ..metrics import RISK_THRESHOLD, class_figures
@@ -446,17 +446,8 @@ class ClusterRun:
                               self.domains_by_column[column].table_counts, self.domain_numeric[i], weights=weights)
 
     def _check_models(self, sizes: np.ndarray, row_class: np.ndarray, codes: np.ndarray, weights: np.ndarray) -> None:
-        """result.check_models on weighted rows (row -> class, -1 not released)."""
-        for model in self.models:
-            if getattr(model, "needs_sensitive", False):
-                dom = self._domain(model.target, codes, weights)
-                failing = model.classes_failing(sizes, dom.from_rows(row_class, len(sizes)), dom)
-            else:
-                failing = model.classes_failing(sizes)
-            if failing.any():
-                raise VerificationError(
-                    f"{model.describe()} does not hold: {int(failing.sum())} equivalence class(es) fail, "
-                    f"the smallest has {int(sizes.min())} record(s)")
+        """The gate's model checks (gate.check_merged_classes) on weighted rows (row -> class, -1 not released)."""
+        check_merged_classes(self.models, sizes, row_class, lambda m: self._domain(m.target, codes, weights))
 
     # ---- 4. the gate ----------------------------------------------------------------------------------------
     def verify(self) -> None:

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError, VerificationError
+from ..gate import check_published_partition
 from ..hierarchy import ROOT, Hierarchy
-from ..result import _check_cells
 from ..table import group_rows
 
 
@@ -228,42 +228,28 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
     written = pq.read_table(part_path(folder, index)).to_pandas()
     meta = np.load(rows_path(folder, index))
     where = f"partition {index}"
-    if list(written.columns) != recipe.out_columns:
-        raise VerificationError(f"{where}: output columns {list(written.columns)} differ from the expected "
-                                f"{recipe.out_columns}")
-    if meta.shape != (len(written), 2):
-        raise VerificationError(f"{where}: {len(written)} published rows but {len(meta)} row numbers")
+    if meta.ndim != 2 or meta.shape[1] != 2:
+        raise VerificationError(f"{where}: the row numbers beside the partition are unreadable")
     rows = meta[:, 0] - offset
     flags = meta[:, 1].astype(bool)
-    if len(rows) and (rows.min() < 0 or rows.max() >= len(part) or (np.diff(rows) <= 0).any()):
-        raise VerificationError(f"{where}: the published rows are not rows of the partition in input order")
-    if flags.any() and not recipe.keep_suppressed:
-        raise VerificationError(f"{where}: a suppressed record is published although suppressed records are removed")
+    check_published_partition(part, written, rows, flags, recipe.out_columns, recipe.qi, recipe.hierarchies,
+                              None if recipe.cells is not None else recipe.levels, recipe.numeric or [False] * len(recipe.qi),
+                              recipe.keep_suppressed, where)
     source = part.iloc[rows].reset_index(drop=True)
     codes = []
     cells_seen: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for j, (c, h) in enumerate(zip(recipe.qi, recipe.hierarchies)):
-        cells = written[c].to_numpy(dtype=object)
-        if (cells[flags] != ROOT).any():
-            raise VerificationError(f"{where}: a suppressed record shows a value in {c!r} instead of {ROOT!r}")
-        if recipe.cells is not None:  # any ancestor, or a range holding the value (numeric QIs), as the gate
-            labels = recipe.cells.labels[j]
-            _check_cells(c, source[c], cells, h, flags, None, ranges=bool(recipe.numeric and recipe.numeric[j]))
-        else:
-            labels = h.labels[recipe.levels[j]]
-            _check_cells(c, source[c], cells, h, flags, recipe.levels[j])
-        # each distinct cell looked up once (the strings are hashed by one factorize, reused below)
+        labels = recipe.cells.labels[j] if recipe.cells is not None else h.labels[recipe.levels[j]]
+        # the classes: each distinct published cell looked up once among the run's output values
         fcodes, uniques = pd.factorize(written[c], sort=False)
         cells_seen[c] = (np.asarray(uniques, dtype=object), np.bincount(fcodes, minlength=len(uniques)).astype(np.int64))
         code = pd.Index(labels).get_indexer(pd.Index(uniques))[fcodes] if len(fcodes) else np.zeros(0, np.int64)
         unknown = (code < 0) & ~flags
         if unknown.any():
-            raise VerificationError(f"{where}: row {int(np.flatnonzero(unknown)[0]) + 1}, column {c!r}: {cells[unknown][0]!r} "
-                                    f"is none of the run's output values")
+            i = int(np.flatnonzero(unknown)[0])
+            raise VerificationError(f"{where}: row {i + 1}, column {c!r}: {written[c].iloc[i]!r} is none of the run's "
+                                    f"output values")
         codes.append(np.where(code >= 0, code, len(labels)))
-    for c in recipe.out_columns:
-        if c not in recipe.qi and not np.array_equal(written[c].to_numpy(dtype=object), source[c].to_numpy(dtype=object)):
-            raise VerificationError(f"{where}: column {c!r} is not a QI but was changed")
     # the sensitive values the models are checked on come from the input, as at the gate
     codes += [encode_sensitive(source[c], d) for c, d in zip(recipe.attacked, recipe.domains)]
     matrix = np.column_stack(codes).astype(np.int64) if len(written) else np.zeros((0, len(codes)), np.int64)
