@@ -227,3 +227,13 @@ def test_a_run_without_a_kept_lattice_has_no_download(client_alice, people_job):
     assert client_alice.get(f"/jobs/{people_job.pk}/result/lattice.json").status_code == 404
     assert "download-lattice" not in client_alice.get(url(people_job)).content.decode()
 
+
+def test_count_axes_have_whole_ticks_and_go_log_over_two_decades(client_alice, people_job):
+    from anonymizer_app.views.charts import count_axis
+
+    charts = json_script(client_alice.get(url(people_job)).content.decode(), "chart-data")
+    y = charts["classes"]["layout"]["yaxis"]
+    assert (y["tickformat"], y["dtick"], y["rangemode"]) == (",d", 1, "tozero")  # 1 to 4 classes: no 0.5
+    assert count_axis([3, 40, 120], "records")["tickformat"] == ",d" and "dtick" not in count_axis([3, 40], "r")
+    log = count_axis([1, 5, 250], "records")
+    assert (log["type"], log["title"]["text"]) == ("log", "records (log scale)")

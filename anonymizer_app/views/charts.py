@@ -41,13 +41,35 @@ LAYOUT_STYLE = dict(template=NO_TEMPLATE, paper_bgcolor="#ffffff", plot_bgcolor=
                     hoverlabel=dict(bgcolor="#ffffff"), bargap=0.15, showlegend=False)
 
 
+def count_axis(counts: list, title: str) -> dict:
+    """A y axis of counts: whole-number ticks (never 0.5 of a class), on a log scale (said in its title) when
+    the counts span two decades or more, where a linear axis would flatten the small bars."""
+    positive = [c for c in counts if c and c > 0]
+    if positive and max(positive) / min(positive) >= 100:
+        return dict(title=dict(text=f"{title} (log scale)"), type="log", dtick=1, **AXIS_STYLE)
+    top = max(positive, default=1)
+    axis = dict(title=dict(text=title), tickformat=",d", rangemode="tozero", **AXIS_STYLE)
+    if top <= 10:
+        axis["dtick"] = 1
+    return axis
+
+
+def _untitled(axis: dict) -> dict:
+    """The right-hand axis of a pair: no title of its own (it would sit on the left chart), but its scale
+    when it is a log one."""
+    axis = dict(axis)
+    axis["title"] = dict(text="log scale") if axis.get("type") == "log" else dict(text="")
+    return axis
+
+
 def class_size_figure(histogram: dict) -> dict:
     sizes = sorted(histogram, key=int)
-    bar = _bar(x=sizes, y=[histogram[s] for s in sizes], marker=dict(color="#1f4e79"),
+    counts = [histogram[s] for s in sizes]
+    bar = _bar(x=sizes, y=counts, marker=dict(color="#1f4e79"),
                hovertemplate="EC size %{x}: %{y} class(es)<extra></extra>")
     layout = dict(**LAYOUT_STYLE, margin=dict(l=60, r=20, t=20, b=60), height=320,
                   xaxis=dict(title=dict(text="records in the equivalence class"), type="category", **AXIS_STYLE),
-                  yaxis=dict(title=dict(text="number of equivalence classes"), **AXIS_STYLE))
+                  yaxis=count_axis(counts, "number of equivalence classes"))
     return _figure([bar], layout)
 
 
@@ -76,8 +98,8 @@ def distribution_figure(before: dict, after: dict) -> dict:
     layout = dict(
         **LAYOUT_STYLE, margin=dict(l=60, r=20, t=40, b=bottom), height=300 + bottom,
         xaxis=axes[0], xaxis2=axes[1],
-        yaxis=dict(title=dict(text="records"), **AXIS_STYLE),
-        yaxis2=dict(anchor="x2", **AXIS_STYLE),
+        yaxis=count_axis(list(before["counts"][:TOP_VALUES]), "records"),
+        yaxis2=dict(_untitled(count_axis(list(after["counts"][:TOP_VALUES]), "records")), anchor="x2"),
         annotations=[dict(text=f"Original (top {TOP_VALUES})", x=0.235, **title),
                      dict(text=f"Anonymized (top {TOP_VALUES})", x=0.765, **title)],
     )

@@ -109,11 +109,14 @@
       symbol: "circle-open", line: { color: "#c53030", width: 2.5 } }, false));
     var layout = {
       template: "none", paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff", height: 620, dragmode: "zoom",
-      margin: { l: 60, r: 20, t: 10, b: 50 }, hovermode: "closest", showlegend: true,
-      legend: { orientation: "h", y: -0.08 },
+      // the legend above the plot, the axis title below it: they never overlap
+      margin: { l: 60, r: 20, t: 40, b: 40 }, hovermode: "closest", showlegend: true,
+      legend: { orientation: "h", x: 0, y: 1.01, yanchor: "bottom" },
       font: { family: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size: 12, color: "#1d2733" },
       hoverlabel: { bgcolor: "#ffffff", align: "left" },
-      xaxis: { title: { text: "position within the level" }, zeroline: false, gridcolor: "#e6ebf1" },
+      // x only spreads the nodes of a level: its numbers mean nothing, so none is shown
+      xaxis: { title: { text: "the nodes of each level, side by side" }, zeroline: false, showgrid: false,
+               showticklabels: false },
       yaxis: { title: { text: "level (sum of the QI levels)" }, dtick: 1, gridcolor: "#e6ebf1" },
       uirevision: "lattice",
     };
