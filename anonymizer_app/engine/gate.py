@@ -95,6 +95,7 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     """The publication of a verified result under ``spec``; raises when any check fails."""
     if not result.verified:
         raise VerificationError("refusing to publish a result that was not verified")
+    _check_spec_models(result, spec)
     if result.recoding == "anatomy":
         return _publish_anatomy(result, spec, table, hierarchies)
     n = table.n
@@ -134,6 +135,22 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
                                               np.flatnonzero(released), row_class[released], sizes,
                                               list(result.models), dict(result.options)))
     return Publication(frame, flags, rows, result=result, class_of_row=row_class, class_sizes=sizes)
+
+
+def _check_spec_models(result: Result, spec: RunSpec) -> None:
+    """The gate checks the result's models; each of the run's own must be among them (bound to a column when it
+    had none), so a result that lost or weakened one is refused rather than published unchecked."""
+    carried = list(result.models)
+    for m in spec.models:
+        if m in carried:
+            continue
+        column = getattr(m, "column", None)
+        if getattr(m, "needs_sensitive", False) and column is None and any(
+                type(r) is type(m) and getattr(r, "column", None) is not None and r == m.bind(r.column)
+                for r in carried):
+            continue
+        raise VerificationError(f"the result does not carry the run's model {m.describe()}: refusing to publish "
+                                f"a table that was not checked against it")
 
 
 def _check_suppressed_group(result: Result, table: Table, hierarchies: dict, suppressed: np.ndarray) -> None:

@@ -117,7 +117,8 @@ def _accepts(name, models) -> bool:
 @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), which=st.integers(0, len(MODEL_SETS) - 1),
        limit=st.sampled_from([0.0, 0.05, 0.15]), keep=st.booleans(),
-       algorithm=st.sampled_from(sorted(a for a in ALGORITHMS if a not in ("anatomy", "full-domain"))))
+       # SafePub runs under (ε,δ)-DP only, never k alone: tests/engine/test_safepub.py recounts its publications
+       algorithm=st.sampled_from(sorted(a for a in ALGORITHMS if a not in ("anatomy", "full-domain", "safepub"))))
 def test_every_published_table_satisfies_every_model(seed, which, limit, keep, algorithm):
     table = _table(seed)
     models = [KAnonymity(3), *MODEL_SETS[which]]
@@ -269,3 +270,24 @@ def test_anatomy_reports_what_it_guarantees(adult):
     assert "QIT alone is not 5-anonymous" in k_card["describe"]
     raw = table.frame[QIS].astype(str).agg("\x1f".join, axis=1).value_counts()
     assert int((raw == 1).sum()) == 8_841
+
+
+@pytest.mark.parametrize("algorithm", ["mondrian", "flash", "anatomy"])
+def test_the_gate_refuses_a_result_that_lost_one_of_the_runs_models(algorithm):
+    """The gate checks the run's models, not only the result's: a result whose models were dropped or
+    weakened (l=2 carried for the run's l=3) is refused."""
+    from anonymizer_app.engine import gate
+    from anonymizer_app.engine.api import compute
+
+    table = _table(3, 200)
+    spec = RunSpec.build(table, None, algorithm, k=2, models=[DistinctLDiversity(2)], suppression_limit=0.2)
+    result = compute(spec)
+    gate.publish(result, spec, table, result.hierarchies)  # the untouched result is published
+    for models in ([m for m in result.models if not isinstance(m, DistinctLDiversity)],
+                   [m for m in result.models if not isinstance(m, KAnonymity)]):
+        with pytest.raises(VerificationError, match="does not carry the run's model"):
+            gate.publish(replace(result, models=models), spec, table, result.hierarchies)
+    stricter = replace(spec, models=tuple(KAnonymity(2) if isinstance(m, KAnonymity) else DistinctLDiversity(3)
+                                          for m in spec.models))
+    with pytest.raises(VerificationError, match=r"does not carry the run's model"):
+        gate.publish(result, stricter, table, result.hierarchies)
