@@ -86,3 +86,15 @@ def test_its_queries_do_not_grow_with_the_jobs(client_alice, user, django_assert
     with django_assert_num_queries(5):
         html = client_alice.get("/jobs/").content.decode()
     assert all(f"set {i}" in html for i in range(8))
+
+
+def test_a_comparison_is_named_by_all_its_k(client_alice, user):
+    from anonymizer_app.services import comparison
+
+    ds = make_dataset(user)
+    job = comparison.create_comparison(ds, ["datafly", "mondrian"], [2, 3, 5])
+    html = client_alice.get(URL).content.decode()
+    assert f'<a href="/jobs/{job.pk}/">Comparison, k = 2, 3, 5</a>' in html
+    page = client_alice.get(f"/jobs/{job.pk}/").content.decode()
+    assert "<h1>Comparison, k = 2, 3, 5 <span" in page and "<dt>k</dt><dd>2, 3, 5</dd>" in page
+    assert "Comparison, k=2" not in page

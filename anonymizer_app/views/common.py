@@ -84,6 +84,16 @@ def job_label(job: Job) -> str:
     return KIND_LABELS.get(job.kind) or algorithm_label(job.algorithm)
 
 
+def job_title(job: Job) -> str:
+    """What a job is called on its page and in the lists: "Flash, k=5", "Comparison, k = 2, 5, 10"."""
+    ks = (job.options or {}).get("k") if job.kind in (Job.COMPARISON, Job.EXPERIMENT) else None
+    if isinstance(ks, list) and ks:
+        return f"{job_label(job)}, k = {', '.join(str(k) for k in ks)}"
+    if job.kind == Job.RUN:
+        return f"{job_label(job)}, k={job.k}"
+    return job_label(job)
+
+
 def default_hierarchy_label(column_type: str) -> str:
     return "default (intervals)" if column_type in ("integer", "decimal") else "default (value → *)"
 
@@ -122,7 +132,7 @@ def job_rows(jobs) -> list[dict]:
         ncp = _number(out.get("ncp"))
         rows.append({"job": j, "algorithm": job_label(j), "duration": format_duration(j.duration),
                      "suppression_percent": f"{j.suppression_limit * 100:g}",
-                     "name": f"{job_label(j)}, k={j.k}" if j.kind == Job.RUN else job_label(j),
+                     "name": job_title(j),
                      "models": models_text(j.models),
                      "k_reached": _number(out.get("k_reached"), int),
                      "ncp": None if ncp is None else f"{ncp:.3f}",

@@ -26,6 +26,7 @@ from .common import (
     format_duration,
     job_label,
     job_rows,
+    job_title,
     owned_dataset,
     owned_job,
     queue_job,
@@ -176,6 +177,8 @@ def job(request, job_id):
     return render(request, "anonymizer/job.html", {
         "job": j,
         "algorithm": job_label(j),
+        "title": job_title(j),
+        "k_values": (", ".join(str(k) for k in (j.options or {}).get("k", [])) if j.kind != Job.RUN else "") or j.k,
         "duration": format_duration(j.duration),
         "suppression_percent": f"{j.suppression_limit * 100:g}",
         "qis": [c["name"] for c in columns if c["role"] == QI],
