@@ -286,3 +286,17 @@ def test_an_older_comparison_without_histograms_says_so(client_alice, toy_compar
     html = client_alice.get(f"/jobs/{job.pk}/comparison/", {"population": "fraction", "sampling_fraction": "0.5",
                                                             "threshold": "0.2"}).content.decode()
     assert html.count("not stored by this older comparison") == 2
+
+
+def test_each_row_links_to_a_run_of_its_own_and_the_page_names_its_k(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user)
+    job = comparison.create_comparison(ds, ["datafly", "mondrian"], [2, 3], 0.25, "disease")
+    jobs.run_job(job)
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/").content.decode()
+    assert "/ Comparison, k = 2, 3\n</nav>" in html
+    link = f"/datasets/{ds.pk}/run/?algorithm=mondrian&amp;k=3&amp;suppression_percent=25&amp;sensitive=disease"
+    assert f'<a href="{link}" title="the run form with Mondrian and k=3">Run it →</a>' in html
+    form = client_alice.get(link.replace("&amp;", "&")).content.decode()
+    assert '<option value="mondrian" selected>Mondrian</option>' in form
+    assert 'name="k" value="3"' in form and 'name="suppression_percent" value="25"' in form

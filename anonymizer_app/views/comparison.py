@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -52,12 +54,24 @@ def compare(request, dataset_id: int):
     })
 
 
-def comparison_rows(rows: list[dict]) -> list[dict]:
-    """The comparison table as shown: figures formatted, failed runs with their reason."""
+def _run_url(job: Job | None, algorithm: str, k: int) -> str:
+    """The run form with one row's settings (its algorithm and k, the comparison's suppression limit and
+    sensitive column): the row as a run of its own."""
+    if job is None:
+        return ""
+    fields = {"algorithm": algorithm, "k": k, "suppression_percent": f"{job.suppression_limit * 100:g}",
+              "sensitive": job.sensitive or ""}
+    return reverse("anonymizer:run", args=[job.dataset_id]) + "?" + urlencode(fields)
+
+
+def comparison_rows(rows: list[dict], job: Job | None = None) -> list[dict]:
+    """The comparison table as shown: figures formatted, failed runs with their reason, and (given the
+    comparison ``job``) a link running each row on its own."""
     out = []
     for r in rows:
         failed = bool(r.get("error"))
         out.append({
+            "run_url": _run_url(job, r["algorithm"], r["k"]),
             "algorithm": algorithm_label(r["algorithm"]), "name": r["algorithm"], "k": r["k"], "error": r.get("error", ""),
             "k_achieved": "—" if failed else f"{r['k_achieved']:,}",
             "classes": "—" if failed else f"{r['equivalence_classes']:,}",
@@ -97,7 +111,7 @@ def comparison(request, job_id):
         return response
     population_form, population = population_risk(request, j, report)
     return render(request, "anonymizer/comparison.html", {
-        "job": j, "dataset": j.dataset, "rows": comparison_rows(rows),
+        "job": j, "dataset": j.dataset, "rows": comparison_rows(rows, j),
         "risk_before": risk_cells(report.get("risk_before") or {}),
         "population_form": population_form, "population": population,
         "algorithms": ", ".join(algorithm_label(a) for a in j.options.get("algorithms", [])),

@@ -85,7 +85,9 @@ def run(request, dataset_id: int):
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
         source = _source_job(request, ds)
-        initial = rerun.run_form_initial(source, _form_changes(request)) if source is not None else None
+        # the fields given (a comparison's "run it" link: algorithm, k, ...) over the job's settings, if any
+        initial = rerun.run_form_initial(source, _form_changes(request)) if source is not None else \
+            (_form_changes(request) or None)
         form = RunForm(initial=initial, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
         if set_column is not None:
             set_form = SetRunForm(prefix="set", with_k=False, hierarchies=item_library(request.user))
