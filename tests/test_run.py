@@ -28,7 +28,7 @@ def test_it_shows_the_form(client_alice, user):
     r = client_alice.get(url(ds))
     assert r.status_code == 200
     html = r.content.decode()
-    assert '<option value="datafly" selected>Datafly</option>' in html  # from engine.ALGORITHMS
+    assert '<option value="flash" selected>Flash</option>' in html  # from engine.ALGORITHMS
     assert "Greedy full-domain generalization" in html  # the registry's summary
     assert '<option value="disease" selected>disease</option>' in html
     assert '<option value="">(none)</option>' in html
