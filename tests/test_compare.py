@@ -300,3 +300,14 @@ def test_each_row_links_to_a_run_of_its_own_and_the_page_names_its_k(client_alic
     form = client_alice.get(link.replace("&amp;", "&")).content.decode()
     assert '<option value="mondrian" selected>Mondrian</option>' in form
     assert 'name="k" value="3"' in form and 'name="suppression_percent" value="25"' in form
+
+
+def test_the_charts_go_log_over_two_decades_and_keep_the_legend_off_the_axis_titles():
+    rows = [{"algorithm": a, "label": a, "k": k, "ncp": ncp, "discernibility": d, "seconds": 0.1 * k}
+            for a, ncp, d in (("x", 0.1, 50), ("y", 0.2, 80_000)) for k in (2, 5)]
+    figures = comparison.comparison_figures(rows)
+    assert figures["discernibility"]["layout"]["yaxis"]["type"] == "log"  # 50 .. 80,000
+    assert figures["discernibility"]["layout"]["yaxis"]["title"]["text"] == "Discernibility C_DM (log scale)"
+    assert figures["ncp"]["layout"]["yaxis"]["type"] == "linear"  # 0.1 .. 0.2
+    legend = figures["ncp"]["layout"]["legend"]
+    assert (legend["y"], legend["yanchor"]) == (1.02, "bottom")  # above the plot, under the title

@@ -150,13 +150,18 @@ def comparison_figures(rows: list[dict]) -> dict:
             label = mine[0]["label"] if mine else name
             traces.append(go.Scatter(x=[r["k"] for r in mine], y=[r[field] for r in mine], mode="lines+markers",
                                      name=label, hovertemplate=f"{label}, k=%{{x}}: %{{y}}<extra></extra>"))
-        layout = dict(template="none", paper_bgcolor="#ffffff", plot_bgcolor="#ffffff", height=340,
-                      margin=dict(l=70, r=20, t=40, b=50), title=dict(text=f"{title} against k", font=dict(size=14)),
-                      legend=dict(orientation="h", y=-0.2),
+        values = [r[field] for r in rows if not r.get("error") and r.get(field) and r[field] > 0]
+        # a log axis where the values span two decades (or for times): a linear one flattens the smaller lines
+        log = key == "seconds" or (bool(values) and max(values) / min(values) >= 100)
+        # the title at the top, the legend under it and above the plot, the k axis title below: no overlap
+        layout = dict(template="none", paper_bgcolor="#ffffff", plot_bgcolor="#ffffff", height=380,
+                      margin=dict(l=70, r=20, t=90, b=50),
+                      title=dict(text=f"{title} against k", font=dict(size=14), y=0.98, yanchor="top"),
+                      legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
                       xaxis=dict(title=dict(text="k"), type="log", tickvals=ks, ticktext=[str(k) for k in ks],
                                  gridcolor="#e6ebf1", automargin=True),
-                      yaxis=dict(title=dict(text=title), gridcolor="#e6ebf1", automargin=True,
-                                 type="log" if key == "seconds" else "linear"))
+                      yaxis=dict(title=dict(text=f"{title} (log scale)" if log else title), gridcolor="#e6ebf1",
+                                 automargin=True, type="log" if log else "linear"))
         figures[key] = json.loads(go.Figure(data=traces, layout=layout).to_json())
     return figures
 
