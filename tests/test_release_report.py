@@ -98,3 +98,29 @@ def test_names_and_values_are_escaped_in_the_page_the_charts_and_the_pdf(client_
     assert "&lt;b&gt;zone&lt;/b&gt;" in html  # in the tables and the SVG's category labels
     text = pdf_text(client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf").content)
     assert "<script>alert(1)</script>" in text  # shown as text
+
+
+@pytest.mark.parametrize("algorithm, options, models", [
+    ("mondrian", {}, [L2]),
+    ("anatomy", {}, [L2]),
+    ("kmember", {}, []),
+    ("flash", {"keep_lattice": "yes"}, []),
+])
+def test_every_kind_of_result_has_a_report(client_alice, user, algorithm, options, models):
+    ds = make_dataset(user)
+    job = jobs.run_job(jobs.create_job(ds, algorithm, 2, 0.25, "disease", options, models))
+    assert job.status == Job.SUCCEEDED, job.message
+    r = client_alice.get(f"/jobs/{job.pk}/result/release-report/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "✓ Verified." in html and 'id="report-configuration"' in html
+    assert '"lattice"' not in html  # a kept lattice is not part of the report
+
+
+def test_a_set_valued_result_has_no_table_report(client_alice, user):
+    from setvalued_helpers import item_hierarchy, transaction_dataset
+
+    from anonymizer_app.services import setvalued
+
+    job = jobs.run_job(setvalued.create_set_job(transaction_dataset(user), "apriori", 2, 2, True, item_hierarchy(user)))
+    assert client_alice.get(f"/jobs/{job.pk}/result/release-report/").status_code == 404
