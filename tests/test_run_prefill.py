@@ -128,3 +128,24 @@ def test_the_job_page_escapes_a_models_column(client_alice, user):
     html = client_alice.get(f"/jobs/{job.pk}/").content.decode()
     assert "<b>x</b>" not in html
     assert "on &lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_a_mixed_mode_job_fills_the_set_column_fields(client_alice, user):
+    from setvalued_helpers import item_hierarchy
+
+    from anonymizer_app.services import setvalued
+
+    text = ("id,age,sex,basket\n1,30,M,chocolate milk|graviera|feta\n2,30,M,whole milk|graviera\n"
+            "3,30,M,whole milk|graviera|feta\n4,30,M,chocolate milk|whole milk|feta\n5,40,F,feta|graviera\n"
+            "6,40,F,graviera|feta\n")
+    ds = make_dataset(user, text, "milk-table.csv", roles={"id": "identifying", "age": "quasi-identifying",
+                                                            "sex": "quasi-identifying"})
+    setvalued.mark_set_column(ds, "basket", "|")
+    food = item_hierarchy(user)
+    job = jobs.create_job(ds, "datafly", 2, 0.0)
+    job.config["set_column"] = setvalued.set_column_config(ds, 2, 3, "apriori", food)
+    job.save()
+    html = client_alice.get(f"/datasets/{ds.pk}/run/?from={job.pk}").content.decode()
+    assert 'name="set-m" value="3"' in html
+    assert '<option value="apriori" selected>' in html
+    assert f'<option value="{food.pk}" selected>food</option>' in html

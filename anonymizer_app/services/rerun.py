@@ -58,6 +58,20 @@ def run_form_initial(job: Job, changes: dict[str, str] | None = None) -> dict:
     return initial
 
 
+def set_form_initial(job: Job, library: list) -> dict | None:
+    """The set-valued column's part of the run form from a mixed-mode job: m, the set algorithm, and the item
+    hierarchy of the library whose text is the one the job kept (None when it was changed or deleted since)."""
+    sc = (job.config or {}).get("set_column")
+    if not sc:
+        return None
+    initial = {"m": sc.get("m"), "set_algorithm": sc.get("algorithm")}
+    kept = sc.get("item_hierarchy")
+    if kept:
+        same = next((h for h in library if h.content == kept.get("content") and h.name == kept.get("name")), None)
+        initial["item_hierarchy"] = same.pk if same is not None else None
+    return initial
+
+
 def model_rows(specs: list[dict] | None, population_name: str | None = None) -> list[dict]:
     """One row per privacy model of a job (k is the job's own): its label and its parameters as
     (name, value) pairs, the column it applies to last."""

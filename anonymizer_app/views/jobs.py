@@ -90,7 +90,9 @@ def run(request, dataset_id: int):
             (_form_changes(request) or None)
         form = RunForm(initial=initial, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
         if set_column is not None:
-            set_form = SetRunForm(prefix="set", with_k=False, hierarchies=item_library(request.user))
+            library = item_library(request.user)
+            set_initial = rerun.set_form_initial(source, library) if source is not None else None
+            set_form = SetRunForm(prefix="set", with_k=False, hierarchies=library, initial=set_initial)
     return render(request, "anonymizer/run.html", {
         "dataset": ds,
         "tab": "run",
