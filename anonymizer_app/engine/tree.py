@@ -16,6 +16,7 @@ import pandas as pd
 
 from .errors import HierarchyError
 from .hierarchy import ROOT, Hierarchy
+from .missing import is_marker
 
 MOVE_CHILDREN = ("move", "delete")
 
@@ -240,7 +241,9 @@ class HierarchyTree:
         if data_values is not None:
             distinct = [str(v) for v in pd.unique(pd.Series(list(data_values), dtype=object))]
             values = set(distinct)
-            uncovered = [v for v in distinct if v not in leaf_set]
+            # missing cells (blank or an NA marker) are never uncovered: a run gives them their own leaf,
+            # (null) up to the root (hierarchy.with_missing)
+            uncovered = [v for v in distinct if v not in leaf_set and not is_marker(v)]
         lo, hi = self.depth_range()
         empty: list[list[str]] = []
         by_level: dict[int, dict[str, int]] = {}

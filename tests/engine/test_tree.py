@@ -145,3 +145,10 @@ def test_from_dict_validates(d, message):
     with pytest.raises(HierarchyError) as exc:
         HierarchyTree.from_dict(d, "x")
     assert str(exc.value) == message
+
+
+def test_missing_cells_are_never_uncovered():
+    """Blanks and NA markers get their own leaf at run time ((null) up to the root): the editor does not list
+    them as values the tree misses (definitions.md, "Missing values")."""
+    tree = HierarchyTree.from_hierarchy(parse_hierarchy("a;A;*\nb;A;*\n", "h"))
+    assert tree.checks(["a", "", "NA", "?", "n/a", "c", "None"])["uncovered"] == ["c", "None"]
