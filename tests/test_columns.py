@@ -59,6 +59,19 @@ def test_it_links_each_qi_to_its_hierarchy(client_alice, user):
     assert ">zip_code hierarchy</a>" in html
 
 
+def test_each_default_hierarchy_is_named_as_the_column_page_builds_it(client_alice, user):
+    """engine.defaults decides: a Likert scale gets ordered grouping, a date column the dates builder."""
+    text = "ans,day,sex\nAgree,2024-01-03,F\nDisagree,2024-02-10,M\nStrongly agree,2024-03-15,F\nAgree,2024-01-20,M\n"
+    ds = make_dataset(user, text, "survey.csv", roles={"ans": "quasi-identifying", "day": "quasi-identifying",
+                                                      "sex": "quasi-identifying"})
+    html = client_alice.get(url(ds)).content.decode()
+    labels = {c.name: f'<a href="/hierarchies/dataset/{ds.pk}/column/{c.pk}/" class="hierarchy-link">'
+              for c in ds.columns.all()}
+    assert labels["ans"] + "default (ordered grouping)</a>" in html
+    assert labels["day"] + "default (dates)</a>" in html
+    assert labels["sex"] + "default (value → *)</a>" in html
+
+
 def test_it_saves_types_and_roles(client_alice, user):
     ds = make_dataset(user)
     data = form_data(ds, sex="insensitive", note="sensitive")

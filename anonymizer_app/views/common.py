@@ -94,8 +94,18 @@ def job_title(job: Job) -> str:
     return job_label(job)
 
 
-def default_hierarchy_label(column_type: str) -> str:
-    return "default (intervals)" if column_type in ("integer", "decimal") else "default (value → *)"
+def default_hierarchy_label(column_type: str, distinct=None) -> str:
+    """What the column's default hierarchy is (engine.defaults): intervals for numbers (equal-width or, when
+    skewed, quantile); for other columns the default builder of their ``distinct`` values (a pandas Series:
+    dates, ordered grouping in a natural order, or value -> *)."""
+    if column_type in ("integer", "decimal"):
+        return "default (intervals)"
+    if distinct is None:
+        return "default (dates)" if column_type == "date" else "default (value → *)"
+    from ..engine.builders import BUILDERS
+    from ..engine.defaults import default_builder
+
+    return f"default ({BUILDERS[default_builder(distinct, column_type)[0]].label.lower()})"
 
 
 def _outcomes(jobs: list[Job]) -> dict:

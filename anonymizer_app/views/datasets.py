@@ -35,6 +35,15 @@ def _render_index(request, form: UploadForm | None, status: int = 200, set_form=
         "max_upload_mb": settings.ANONYMIZER_MAX_UPLOAD_MB}, status=status)
 
 
+def _distinct_for_label(ds, column):
+    """The distinct values that decide a text or date QI's default hierarchy (engine.defaults), for its label;
+    None for other columns and for columns with many values (no natural order has more than a few dozen
+    rungs, and dates are recognised from the type)."""
+    if column.role != QI or column.type in ("integer", "decimal", "date") or column.distinct_count > 100:
+        return None
+    return dataset_service.distinct_values(ds, column.name)
+
+
 @login_required
 @require_GET
 def index(request):
@@ -155,7 +164,8 @@ def columns(request, dataset_id: int):
             "unique": ds.n_rows > 1 and c.distinct_count == ds.n_rows,
             "sample": sample,
             "hierarchy_url": f"/hierarchies/dataset/{ds.pk}/column/{c.pk}/",
-            "hierarchy_label": c.hierarchy.name if c.hierarchy_id else default_hierarchy_label(c.type),
+            "hierarchy_label": c.hierarchy.name if c.hierarchy_id else default_hierarchy_label(
+                c.type, _distinct_for_label(ds, c)),
         })
     from ..services.setvalued import delimiter_label
     from ..setvalued_forms import SetColumnForm
