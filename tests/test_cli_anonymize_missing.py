@@ -80,3 +80,23 @@ def test_na_values_chooses_the_markers(tmp_path):
     # only blanks are missing: NA and ? stay values (age is insensitive here, so it is kept as written)
     assert published["age"].tolist()[2:7] == ["", "52", "NA", "58", "?"]
     assert published["sex"].tolist()[8] == "N/A"
+
+
+def test_the_disk_hybrid_streams_missing_values(tmp_path):
+    """--algorithm disk-clustering with k alone runs out of core (chunks read again and again): its chunks
+    read the markers as missing too, and a cluster mixing a missing age with numbers writes '*'."""
+    src = tmp_path / "people.csv"
+    src.write_text(TABLE)
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code, _ = call(src, "--qi", "age", "--qi", "sex", "--sensitive", "disease", "--algorithm", "disk-clustering",
+                   "--k", "3", "--out", out, "--report", report, "--quiet")
+    assert code == 0
+    assert "out of core" in " ".join(json.loads(report.read_text())["notes"])
+    published = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert published.groupby(["age", "sex"]).size().min() >= 3
+    source = pd.read_csv(src, dtype=str, keep_default_na=False)
+    for i in (2, 4, 6, 8):  # missing age or sex: published as the missing value or '*'
+        column = "sex" if i == 8 else "age"
+        assert published[column][i] in ("", "*")
+    assert (published["age"] == "").sum() + (published["age"] == "*").sum() >= 3
+    assert len(published) == len(source)
