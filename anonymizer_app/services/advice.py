@@ -106,12 +106,19 @@ def one_level_lower(job: Job, report: dict, qis: list[str]) -> dict[str, tuple[i
     for qi in qis:
         if levels.get(qi, 0) <= 0:
             continue
-        codes = []
+        # one integer per record (mixed radix over the levels' label counts), so the classes are a 1-D
+        # unique: ~20x faster than np.unique on rows
+        key = np.zeros(len(table.frame), dtype=np.int64)
+        span = 1
         for name in names:
             h, leaves = generalized[name]
             level = levels[name] - 1 if name == qi else levels[name]
-            codes.append(np.asarray(h.maps[level])[leaves])
-        _, inverse, sizes = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True, return_counts=True)
+            radix = len(h.labels[level])
+            if span > (2**62) // max(radix, 1):
+                return {}  # too many combinations for one integer: not told (the levels alone are)
+            key += np.asarray(h.maps[level], dtype=np.int64)[leaves] * span
+            span *= radix
+        _, sizes = np.unique(key, return_counts=True)
         failing = int(sizes[sizes < job.k].sum())
         h = generalized[qi][0]
         sample = ", ".join(str(x) for x in h.labels[levels[qi] - 1][:3])

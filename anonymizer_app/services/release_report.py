@@ -9,6 +9,7 @@ any URL (the charts are inline SVG, the stylesheet is read from the static files
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -167,6 +168,8 @@ def render_pdf(html: str) -> bytes:
     fetched: the report needs none, and a value of the data must not make the server fetch one."""
     from weasyprint import CSS, HTML  # imported when a PDF is asked for: it loads Pango
     from weasyprint.urls import URLFetcher
+
+    logging.getLogger("weasyprint.progress").setLevel(logging.WARNING)  # no line per layout step in the log
 
     class NoFetch(URLFetcher):
         def fetch(self, url, headers=None):
