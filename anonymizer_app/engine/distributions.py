@@ -16,6 +16,7 @@ import pandas as pd
 
 from .errors import InputError
 from .hierarchy import Hierarchy
+from .missing import MISSING
 from .privacy.delta_presence import parse_marker
 
 
@@ -119,10 +120,13 @@ class SensitiveDomain:
 
 
 def _numeric_order(values: np.ndarray) -> np.ndarray | None:
+    """The values' order when every present one is a number; the missing value (engine.missing: an empty
+    cell) comes after every number (definitions.md, "Missing values")."""
     nums = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float)
-    if np.isnan(nums).any():
+    missing = np.array([str(v) == MISSING for v in values], dtype=bool)
+    if missing.all() or np.isnan(nums[~missing]).any():
         return None
-    return np.argsort(nums, kind="stable")
+    return np.argsort(nums, kind="stable")  # NaN, the missing value, last
 
 
 def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None = None,

@@ -169,3 +169,11 @@ def test_markers_and_the_null_leaf():
     h = with_missing(read_hierarchy(ADULT / "adult_hierarchy_workclass.csv"))
     assert [h.ancestor(MISSING, lv) for lv in range(h.level_count)] == ["", NULL_LABEL, "*"]
     assert h.missing_values(["Private", "", "NA", "Mars"]) == ["Mars"]
+
+
+def test_a_missing_numeric_sensitive_value_is_ordered_after_every_number():
+    from anonymizer_app.engine.distributions import sensitive_domain
+
+    frame = pd.DataFrame({"q": ["a", "b", "c", "d"], "income": ["30", "", "4", "NA"]})
+    domain = sensitive_domain(Table(frame, {"q": "qi", "income": "sensitive"}).frame, "income")
+    assert domain.numeric and list(domain.values) == ["4", "30", ""]
