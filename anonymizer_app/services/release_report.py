@@ -27,6 +27,8 @@ RISK_KEYS = ["prosecutor_risk_highest", "prosecutor_risk_average", "records_at_r
 RISK_CHART = {"prosecutor_risk_highest": "highest", "prosecutor_risk_average": "average",
               "records_at_risk": "records at risk", "marketer_risk": "marketer"}
 MAX_BARS = 16
+# WeasyPrint logs every layout step at INFO: not in the server's log
+logging.getLogger("weasyprint.progress").setLevel(logging.WARNING)
 REPORT_CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "report.css"
 
 
@@ -169,7 +171,6 @@ def render_pdf(html: str) -> bytes:
     from weasyprint import CSS, HTML  # imported when a PDF is asked for: it loads Pango
     from weasyprint.urls import URLFetcher
 
-    logging.getLogger("weasyprint.progress").setLevel(logging.WARNING)  # no line per layout step in the log
 
     class NoFetch(URLFetcher):
         def fetch(self, url, headers=None):
