@@ -20,7 +20,7 @@ from .hierarchy import ROOT, Hierarchy
 from .lattice import equivalence_classes, label_columns
 from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from .privacy import PrivacyModel
-from .result import LeafCodes, Result
+from .result import LeafCodes, Result, factorize_cells
 from .spec import SUPPRESSION, RunSpec
 from .table import Table, frequency_set, group_rows
 
@@ -258,6 +258,14 @@ def tuple_suppression(freq, suppressed: np.ndarray) -> np.ndarray | None:
     return whole
 
 
+def _kept_codes(cells: np.ndarray, kept: np.ndarray, column: pd.Series) -> np.ndarray:
+    """The codes pd.factorize gives the kept cells of ``column``, from its codes over all rows (``cells``)."""
+    shown = cells[kept]
+    if (shown < 0).any():  # a missing cell: pandas' own numbering of the kept cells
+        return pd.factorize(column.to_numpy()[kept])[0]
+    return pd.factorize(shown)[0]
+
+
 def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output,
                     dom=None):
     """Figures of a local/multidimensional recoding, from the classes of identical output tuples."""
@@ -266,21 +274,27 @@ def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppressi
     numeric = [table.is_numeric(c) for c in table.qi]
     kept = ~suppressed
     class_of_row = np.full(table.n, -1, dtype=np.int64)
+    # each output QI column hashed once (by object, then value: factorize_cells) for the classes, the loss
+    # figures and the labels; the kept rows' codes renumbered by first appearance among them (ints, fast),
+    # which is the numbering pd.factorize of the kept cells gives, so the classes are numbered as before
+    factorized = [factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi]
     if kept.any():
-        out_codes = np.stack([pd.factorize(output[c].to_numpy()[kept])[0] for c in table.qi], axis=1)
+        out_codes = np.stack([_kept_codes(cells, kept, output[c]) for c, (cells, _) in zip(table.qi, factorized)],
+                             axis=1)
         _, inverse, sizes = group_rows(out_codes)
         class_of_row[kept] = inverse
     else:
         sizes = np.zeros(0, dtype=np.int64)
     metrics = class_figures(sizes, table.n, int(suppressed.sum()), k)
     metrics.update(cell_loss_figures(hierarchies, numeric, codes, [output[c].to_numpy() for c in table.qi],
-                                     suppressed))
+                                     suppressed, factorized=factorized))
     if sensitive is not None:
         metrics.update(homogeneity(class_of_row, table.frame[sensitive]))
     before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
     labels = {}
-    for c in table.qi:
-        distinct = output[c][kept].nunique()
+    for c, (cells, _) in zip(table.qi, factorized):
+        shown = cells[kept]
+        distinct = int(np.count_nonzero(np.bincount(shown[shown >= 0]))) if len(shown) else 0  # as nunique()
         labels[c] = f"{recoding.recoding} recoding: {distinct} distinct value(s) in the output"
     return Result(
         algorithm="",

@@ -196,6 +196,7 @@ def cell_loss_figures(
     codes: np.ndarray,
     cells: list[np.ndarray],
     suppressed: np.ndarray,
+    factorized: list[tuple[np.ndarray, pd.Index]] | None = None,
 ) -> dict:
     """NCP, generalization height and non-uniform entropy of a local/multidimensional recoding.
 
@@ -213,7 +214,10 @@ def cell_loss_figures(
         col = codes[:, j].astype(np.int64)
         leaf_count = np.bincount(col, minlength=len(h.leaves))
         if kept.any():
-            cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
+            if factorized is not None:  # the column's codes over all rows (result.factorize_cells)
+                cid, distinct = factorized[j][0][kept], factorized[j][1]
+            else:
+                cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
             key = cid.astype(np.int64) * len(h.leaves) + col[kept]
             pairs, pair_count = np.unique(key, return_counts=True)
         else:
