@@ -166,8 +166,10 @@ def split_members(enc: Encoded, items: np.ndarray, k: int) -> list[np.ndarray]:
     return out
 
 
-def split_big(enc: Encoded, items: np.ndarray, cluster: np.ndarray, k: int) -> np.ndarray:
-    """Renumber clusters so that every cluster of more than 2k-1 records is split (see split_members)."""
+def split_big(enc: Encoded, items: np.ndarray, cluster: np.ndarray, k: int,
+              tick: Callable[[], None] | None = None) -> np.ndarray:
+    """Renumber clusters so that every cluster of more than 2k-1 records is split (see split_members);
+    ``tick()`` (if given) before every cluster split."""
     sizes = np.bincount(cluster)
     out = cluster.copy()
     next_id = len(sizes)
@@ -177,6 +179,8 @@ def split_big(enc: Encoded, items: np.ndarray, cluster: np.ndarray, k: int) -> n
     order = np.argsort(cluster, kind="stable")
     starts = np.searchsorted(cluster[order], big)
     for c, s in zip(big, starts):
+        if tick is not None:
+            tick()
         rows = order[s:s + sizes[c]]
         for i, part in enumerate(split_members(enc, items[rows], k)):
             if i:

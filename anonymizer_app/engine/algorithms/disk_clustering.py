@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from typing import Callable
 
 import numpy as np
 
@@ -69,7 +70,8 @@ def disk_clustering(problem: Problem) -> CellRecoding:
             store.add(codes[s:s + store.io_batch])
             problem.report(0.2 * min(s + store.io_batch, n) / n,
                            f"storing the table on disk: {min(s + store.io_batch, n)} of {n}")
-        store.cluster(lambda f, phase: problem.report(0.2 + 0.7 * f, phase))  # a bucket: one unit of work
+        store.cluster(lambda f, phase: problem.report(0.2 + 0.7 * f, phase),
+                      tick=lambda: problem.heartbeat(None, "clustering the records of a bucket"))
         for s in range(0, n, store.io_batch):
             group[s:s + store.io_batch] = store.groups(s, min(s + store.io_batch, n))
             problem.heartbeat(0.9, "reading the clusters back")
@@ -122,8 +124,9 @@ class ClusterStore:
         self.db.executemany(f"INSERT INTO rec VALUES ({', '.join('?' * (self.q + 2))})", rows)
         self.n += len(block)
 
-    def cluster(self, progress=None) -> None:
-        """Step 2: buckets of similar records in key order (equal sizes, so none is below k)."""
+    def cluster(self, progress=None, tick: Callable[[], None] | None = None) -> None:
+        """Step 2: buckets of similar records in key order (equal sizes, so none is below k); ``progress``
+        after every bucket, ``tick()`` (if given) within a bucket at every unit of its work."""
         n, q = self.n, self.q
         self.db.execute("CREATE INDEX rec_z ON rec (z, id)")
         self.db.commit()
@@ -136,7 +139,7 @@ class ClusterStore:
         for b, size in enumerate(sizes):
             arr = np.array(cursor.fetchmany(int(size)), dtype=np.int64).reshape(-1, q + 1)
             ids, block = arr[:, 0], arr[:, 1:]
-            local = _cluster_bucket(self.space, block, self.k, self.rng)
+            local = _cluster_bucket(self.space, block, self.k, self.rng, tick)
             n_local = int(local.max()) + 1 if len(local) else 0
             self.db.executemany("INSERT INTO asg VALUES (?, ?)", np.column_stack([ids, local + next_cluster]).tolist())
             if self.keep_labels and n_local:
@@ -190,8 +193,10 @@ def _global_embedding(space, enc: Encoded, block: np.ndarray) -> np.ndarray:
     return np.concatenate(parts, axis=1) if parts else np.zeros((len(block), 0))
 
 
-def _cluster_bucket(space, block: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Algorithm 3 steps 3-5 on one bucket: cluster ids 0.. for its records."""
+def _cluster_bucket(space, block: np.ndarray, k: int, rng: np.random.Generator,
+                    tick: Callable[[], None] | None = None) -> np.ndarray:
+    """Algorithm 3 steps 3-5 on one bucket: cluster ids 0.. for its records; ``tick()`` (if given) at every
+    batch of records placed and every cluster split."""
     first, inverse, counts = group_rows(block)
     tuples = block[first]
     enc = Encoded(space, tuples)
@@ -201,9 +206,9 @@ def _cluster_bucket(space, block: np.ndarray, k: int, rng: np.random.Generator) 
         from ..clustering import oka_fill
 
         items = inverse[rest]
-        cent, cl = oka_fill(enc, items, k, rng)
+        cent, cl = oka_fill(enc, items, k, rng, progress=None if tick is None else lambda f: tick())
         cl = redistribute_small(enc, items, cent, cl, k)
-        cl = split_big(enc, items, cl, k)
+        cl = split_big(enc, items, cl, k, tick)
         _, cl = np.unique(cl, return_inverse=True)
         group[rest] = n_ident + cl
     elif len(rest):

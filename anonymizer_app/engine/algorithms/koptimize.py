@@ -137,14 +137,7 @@ class KOptimize:
             return  # every descendant suppresses at least these records
         if self.best_cost is None or c < self.best_cost:
             self.best_cost, self.best_head = c, head
-        now = time.perf_counter()
-        if now > self.deadline:
-            raise TimeUp
-        if self.report is not None and now >= self.next_report:
-            self.next_report = now + REPORT_SECONDS
-            self.reports += 1
-            self.report(min((now - self.started) / max(self.time_budget, 1e-9), 1.0),
-                        f"k-Optimize: {self.nodes} nodes searched, best cost {self.best_cost}")
+        self._tick()
         tail = self._prune_useless(inv, sizes, tail)
         tail = self._prune(head, tail, inv, sizes)
         tail = self._reorder(inv, tail)
@@ -154,9 +147,22 @@ class KOptimize:
             self._search(head + (v,), list(tail), inv_new, sizes_new)
             tail = self._prune(head, tail, inv, sizes)
 
+    def _tick(self) -> None:
+        """At every unit of work (a node, a cut point tried by a pruning or the reordering): the time budget,
+        and the progress callback at most every REPORT_SECONDS (a cancel raises Cancelled from it)."""
+        now = time.perf_counter()
+        if now > self.deadline:
+            raise TimeUp
+        if self.report is not None and now >= self.next_report:
+            self.next_report = now + REPORT_SECONDS
+            self.reports += 1
+            self.report(min((now - self.started) / max(self.time_budget, 1e-9), 1.0),
+                        f"k-Optimize: {self.nodes} nodes searched, best cost {self.best_cost}")
+
     def _prune_useless(self, inv, sizes, tail: list) -> list:
         out = []
         for v in tail:
+            self._tick()
             new, new_sizes = self.split(inv, v)
             if len(new_sizes) == len(sizes):
                 continue  # splits no class, here or below: adding it never changes anything
@@ -188,6 +194,7 @@ class KOptimize:
         cap_a = np.minimum(np.maximum(sizes_a[inv_a], self.k), self.n)
         out = []
         for v in tail:
+            self._tick()
             inv_v, sizes_v = self.split(inv, v)
             bad = self.failing(sizes_v)[inv_v]
             if int(np.dot(np.where(bad, self.n, cap_a), self.counts)) < self.best_cost:
@@ -200,6 +207,7 @@ class KOptimize:
             return tail
         counts = []
         for v in tail:
+            self._tick()
             j, p = v
             side = self.pos[:, j] >= p
             lo = np.zeros(inv.max() + 1, dtype=bool)

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -337,8 +337,9 @@ def _fits(counts: np.ndarray, size: int, bound: np.ndarray, k: int) -> bool:
 
 
 def refine(enc: Encoded, items: np.ndarray, group: np.ndarray, cluster_of_class: np.ndarray, values: np.ndarray,
-           bound: np.ndarray, k: int, m: int) -> tuple[np.ndarray, int]:
-    """Move records to the nearest class of their cluster while k and β-likeness keep holding."""
+           bound: np.ndarray, k: int, m: int, tick: Callable[[], None] | None = None) -> tuple[np.ndarray, int]:
+    """Move records to the nearest class of their cluster while k and β-likeness keep holding; ``tick()`` (if
+    given) at every cluster searched and every 1,024 moves tried."""
     group = group.copy()
     n_classes = len(cluster_of_class)
     moves = 0
@@ -353,6 +354,8 @@ def refine(enc: Encoded, items: np.ndarray, group: np.ndarray, cluster_of_class:
         best_d = own.copy()
         cl_of_row = cluster_of_class[group[kept]]
         for c in np.unique(cl_of_row):
+            if tick is not None:
+                tick()
             allowed = cluster_of_class == c
             if allowed.sum() < 2:
                 continue
@@ -362,7 +365,9 @@ def refine(enc: Encoded, items: np.ndarray, group: np.ndarray, cluster_of_class:
         cand = np.flatnonzero((best != group[kept]) & (best_d < own - 1e-12))
         cand = cand[np.argsort(best_d[cand] - own[cand], kind="stable")]
         moved = 0
-        for i in cand:
+        for tried, i in enumerate(cand):
+            if tick is not None and tried % 1024 == 0:
+                tick()
             r = kept[i]
             src, dst, v = group[r], best[i], values[r]
             counts[src, v] -= 1
@@ -659,13 +664,13 @@ def mha(problem: Problem) -> CellRecoding:
             group[members] = len(cluster_of_class)
             cluster_of_class.append(c)
         published += 1
-        if c % 50 == 0:
-            problem.report(0.2 + 0.5 * c / max(n_clusters, 1), f"MHA: β-k-utility, cluster {c + 1} of {n_clusters}")
+        problem.heartbeat(0.2 + 0.5 * c / max(n_clusters, 1), f"MHA: β-k-utility, cluster {c + 1} of {n_clusters}")
 
     problem.report(0.75, "MHA: refinement")
     moves = 0
     if cluster_of_class:
-        group, moves = refine(enc, freq.inverse, group, np.array(cluster_of_class), values, f, k, m)
+        group, moves = refine(enc, freq.inverse, group, np.array(cluster_of_class), values, f, k, m,
+                              tick=lambda: problem.heartbeat(0.8, "MHA: refinement"))
     suppressed = group < 0
     if int(suppressed.sum()) > problem.budget:
         raise UnsatisfiableError(
