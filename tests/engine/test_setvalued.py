@@ -330,3 +330,12 @@ def test_a_dynamic_group_is_never_labelled_like_an_item_of_the_data(joiner, deli
     group = item + " (group)"
     assert result.recoding.rules == {group: ["a", "b"]}
     assert result.records == [[item, "c"], [item, "c"], [group, "c"], [group, "c"]]
+
+
+def test_items_named_like_na_markers_are_items():
+    """engine.missing's markers are for table cells: an item called NA or ? is an item of the hierarchy."""
+    from anonymizer_app.engine.setvalued.item_hierarchy import build_item_hierarchy
+    from anonymizer_app.engine.setvalued.transactions import Transactions
+
+    tx = Transactions.from_records([["NA", "b"], ["?", "b"], ["c"]])
+    assert sorted(map(str, build_item_hierarchy(tx, "grouping").leaves)) == ["?", "NA", "b", "c"]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .. import builders
 from ..hierarchy import Hierarchy
+from ..missing import markers_in_use
 from .transactions import Transactions
 
 ITEM_BUILDERS = ("grouping", "intervals", "masking", "data-driven")
@@ -25,4 +26,7 @@ def item_occurrences(tx: Transactions) -> pd.Series:
 def build_item_hierarchy(tx: Transactions, kind: str = "grouping", name: str = "items", **options: object) -> Hierarchy:
     """The hierarchy of the items by builder ``kind`` (grouping: order alphabetical|frequency|numeric,
     fanout; intervals: width, fanout, ...)."""
-    return builders.build(kind, name, item_occurrences(tx), **options)
+    # an item is never missing: an item named NA or ? is an item like any other (engine.missing's markers
+    # are for table cells; a record without items is refused when it is read)
+    with markers_in_use(()):
+        return builders.build(kind, name, item_occurrences(tx), **options)
