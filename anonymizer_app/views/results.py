@@ -358,7 +358,9 @@ def result(request, job_id):
         "recoding_text": recoding_text,
         "recoding_rows": _recoding_rows(report) if not transformation else [],
         "options_rows": _plain_rows(report.get("options")),
-        "search_rows": _plain_rows(report.get("search")),
+        # the metric once: under the options when it is one, not again under the search statistics
+        "search_rows": _plain_rows({key: value for key, value in (report.get("search") or {}).items()
+                                    if not (key == "metric" and "metric" in (report.get("options") or {}))}),
         "identifying": identifying,
         "page": page,
         "table": _comparison(frame, output, suppressed, start, identifying, sensitive),
