@@ -124,3 +124,28 @@ def test_a_set_valued_result_has_no_table_report(client_alice, user):
 
     job = jobs.run_job(setvalued.create_set_job(transaction_dataset(user), "apriori", 2, 2, True, item_hierarchy(user)))
     assert client_alice.get(f"/jobs/{job.pk}/result/release-report/").status_code == 404
+
+
+def test_the_command_line_repeats_the_run(client_alice, user, tmp_path):
+    """The report's command line, given the dataset's file, writes the rows the web app published."""
+    import shlex
+
+    from anonymizer_helpers import SMALL_CSV
+    from django.core.management import call_command
+
+    ds = make_dataset(user, name="Clinic 2024")
+    job = jobs.run_job(jobs.create_job(ds, "flash", 2, 0.25, "disease", {"metric": "ncp"}, [L2]))
+    html = client_alice.get(f"/jobs/{job.pk}/result/release-report/").content.decode()
+    command = html.split('<pre class="configuration" id="report-command">')[1].split("</pre>")[0]
+    command = command.replace("&quot;", '"').replace("&#x27;", "'")
+    assert command == ("manage.py anonymize small.csv --identifier name --qi age --qi zip --qi sex --sensitive disease "
+                       "--algorithm flash --k 2 --suppression 0.25 --metric ncp --l-variant distinct --l 2 "
+                       "--model-column disease --out anonymized.csv --report report.json")
+    (tmp_path / "small.csv").write_text(SMALL_CSV, encoding="utf-8")
+    args = shlex.split(command)[2:]
+    args[0] = str(tmp_path / "small.csv")
+    args[args.index("anonymized.csv")] = str(tmp_path / "out.csv")
+    args[args.index("report.json")] = str(tmp_path / "report.json")
+    call_command("anonymize", *args, "--quiet")
+    web = client_alice.get(f"/jobs/{job.pk}/result/anonymized.csv").content.decode()
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8") == web

@@ -131,6 +131,63 @@ def charts(report: dict) -> dict[str, str]:
     return out
 
 
+def command_line(job: Job) -> tuple[str, str]:
+    """The run as ``manage.py anonymize`` flags (each hierarchy named as a file exported from the library),
+    and what the command line cannot say ('' when it says everything)."""
+    import shlex
+
+    from ..engine import ALGORITHMS
+    from ..engine.privacy import PRIVACY_MODELS, model_groups
+    from ..engine.spec import KEEP
+
+    quote = shlex.quote
+    columns = job.config.get("columns", [])
+    parts = ["manage.py", "anonymize", quote(job.dataset.original_name)]
+    for c in columns:
+        if c["name"].startswith("__"):
+            continue  # the research marker of a population job
+        if c["role"] == Role.QUASI_IDENTIFYING.value:
+            parts += ["--qi", quote(c["name"])]
+            if c.get("hierarchy") or c.get("hierarchy_snapshot"):
+                parts += ["--hierarchy", quote(f"{c['name']}={c['name']}-hierarchy.csv")]
+        elif c["role"] == Role.SENSITIVE.value:
+            parts += ["--sensitive", quote(c["name"])]
+        elif c["role"] == Role.IDENTIFYING.value:
+            parts += ["--identifier", quote(c["name"])]
+    parts += ["--algorithm", job.algorithm, "--k", str(job.k), "--suppression", f"{job.suppression_limit:g}"]
+    options = dict(job.options or {})
+    if options.pop("suppressed_rows", None) == KEEP:
+        parts += ["--suppressed-rows", KEEP]
+    info = ALGORITHMS.get(job.algorithm)
+    for param in info.options if info is not None else []:
+        if param.name in options:
+            parts += [param.flag, quote(str(options[param.name]))]
+    groups = {cls.name: group for group in model_groups() for cls in group.models}
+    columns_used, missing = set(), []
+    for spec in job.models or []:
+        group, cls = groups.get(spec.get("model", "")), PRIVACY_MODELS.get(spec.get("model", ""))
+        if group is None or cls is None:
+            missing.append(spec.get("model", ""))
+            continue
+        if group.has_variants:
+            parts += [f"--{group.key}-variant", cls.variant_name or cls.name]
+        for param in cls.parameters:
+            if param.name in spec:
+                parts += [param.flag, quote(f"{spec[param.name]:g}" if isinstance(spec[param.name], float)
+                                            else str(spec[param.name]))]
+        if spec.get("column"):
+            columns_used.add(spec["column"])
+    note = ""
+    if len(columns_used) == 1:
+        parts += ["--model-column", quote(next(iter(columns_used)))]
+    elif len(columns_used) > 1:
+        note = "the models apply to several columns, which one command line cannot say: see the JSON"
+    if job.config.get("population") or job.config.get("set_column") or missing:
+        note = "a population, a set-valued column or a model the command line lacks: see the JSON"
+    parts += ["--out", "anonymized.csv", "--report", "report.json"]
+    return " ".join(parts), note
+
+
 def configuration_json(job: Job) -> str:
     return json.dumps(exports.job_configuration(job), indent=2, ensure_ascii=False)
 
@@ -160,6 +217,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "suppression_percent": f"{job.suppression_limit * 100:g}",
         "publishing": (report.get("publishing") or {}).get("description", ""),
         "configuration": configuration_json(job),
+        "command": command_line(job),
         "k_achieved": report.get("k_achieved"),
         "notes": report.get("notes") or [],
     }
