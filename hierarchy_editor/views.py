@@ -31,7 +31,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy
 from anonymizer_app.engine.defaults import default_builder
-from anonymizer_app.engine.hierarchy import with_missing
+from anonymizer_app.engine.hierarchy import with_missing, without_missing
 from anonymizer_app.engine.missing import MISSING, normalize_missing
 from anonymizer_app.engine.table import NUMERIC_TYPES
 from anonymizer_app.engine.tree import HierarchyTree
@@ -927,7 +927,8 @@ def builder_preview_data(parsed, values: pd.Series) -> dict:
         leaf = index.get(str(value))
         frequent.append({"value": str(value), "count": int(n), "labels": None if leaf is None else [
             str(parsed.labels[lv][parsed.maps[lv][leaf]]) for lv in range(parsed.level_count)]})
-    tree = HierarchyTree.from_hierarchy(parsed).to_dict(max_depth=PREVIEW_DEPTH)
+    # the tree of the nodes the library keeps: the missing value's leaf (an empty label) is added by a run
+    tree = HierarchyTree.from_hierarchy(without_missing(parsed)).to_dict(max_depth=PREVIEW_DEPTH)
     return {"error": "", "leaves": int(len(parsed.leaves)), "height": parsed.height, "levels": levels,
             "values": frequent, "tree": _trim_tree(tree)}
 
@@ -987,6 +988,7 @@ def build(request, dataset_id: int, column_id: int):
     if parsed is None:
         return render(request, "hierarchy_editor/build.html",
                       _builder_context(request, dataset, col, key, builder, form, values, error), status=400)
+    parsed = without_missing(parsed)  # a file's leaf cannot be empty: a run adds the missing leaf again
     h = Hierarchy(owner=request.user, name=name, source_name=f"{builder.label} builder", source_format="builder",
                   content=parsed.to_csv(";"), delimiter=";", leaves=len(parsed.leaves), height=parsed.height)
     h.save()

@@ -80,3 +80,15 @@ def test_success_subprocess(tmp_path):
     proc = run_cli(ADULT, "--column", "sex", "--kind", "grouping", "--format", "datafly", "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text(encoding="utf-8") == "Female,*\nMale,*\n"
+
+
+def test_a_column_with_missing_values_gives_a_readable_file(tmp_path):
+    """Blanks and NA markers take no part in the nodes; the file has no empty leaf (a run adds the missing
+    value's own leaf, (null) up to *)."""
+    src = tmp_path / "t.csv"
+    src.write_text("age,x\n34,a\n,b\n52,c\nNA,d\n41,e\n")
+    out = tmp_path / "age.csv"
+    call_command("build_hierarchy", str(src), "--column", "age", "--kind", "grouping", "--order", "numeric",
+                 "--out", str(out))
+    h = read_hierarchy_text(out.read_text(), "age")
+    assert sorted(map(str, h.leaves)) == ["34", "41", "52"]

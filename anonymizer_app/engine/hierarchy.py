@@ -590,6 +590,25 @@ def with_missing(h: Hierarchy) -> Hierarchy:
         return out
 
 
+def without_missing(h: Hierarchy) -> Hierarchy:
+    """The hierarchy without the missing value's leaf (and the labels only it used): what a library, a file
+    or the tree editor keeps (a file's leaf cannot be empty; a run adds the leaf again: with_missing)."""
+    from .missing import MISSING
+
+    index = h.leaf_index.get(MISSING)
+    if index is None or len(h.leaves) == 1:
+        return h
+    keep = np.arange(len(h.leaves)) != index
+    labels, maps = [], []
+    for lab, m in zip(h.labels, h.maps):
+        used, codes = np.unique(np.asarray(m)[keep], return_inverse=True)
+        labels.append(np.asarray(lab, dtype=object)[used])
+        maps.append(codes.reshape(-1).astype(np.int32))
+    notes = [n for n in h.notes if not n.startswith("missing values")]
+    return Hierarchy(h.name, np.asarray(h.leaves, dtype=object)[keep], labels, maps, h.source, notes,
+                     list(h.conflicts), h.kind, dict(h.lifted))
+
+
 # ---- default hierarchies built from the data --------------------------------------------
 def default_hierarchy(name: str, values: pd.Series, numeric: bool, column_type: str | None = None) -> Hierarchy:
     """The default hierarchy of a column from its values (engine.defaults: the column's type and

@@ -31,6 +31,7 @@ from django.conf import settings
 from anonymizer_app.engine import EngineError, read_table
 from anonymizer_app.engine.builders import BUILDERS, build, get_builder
 from anonymizer_app.engine.formats import FORMATS, write_hierarchy
+from anonymizer_app.engine.hierarchy import without_missing
 from anonymizer_app.engine.privacy import Parameter
 from anonymizer_app.engine.setvalued import column_transactions, parse_transactions
 from anonymizer_app.engine.setvalued.item_hierarchy import ITEM_BUILDERS, build_item_hierarchy
@@ -127,7 +128,8 @@ class Command(OneLineCommand):
                                      f"{', '.join(map(str, frame.columns))}")
                 name = opts["column"]
                 h = build(kind, name, frame[name], **given, max_intervals=limit)
-            text = write_hierarchy(h, opts["fmt"])
+            # a file's leaf cannot be empty: the missing value's leaf is left out (a run adds it again)
+            text = write_hierarchy(without_missing(h), opts["fmt"])
         except OSError as exc:
             raise BuildError(f"{source}: cannot read the file ({exc.strerror})") from None
         except EngineError as exc:
