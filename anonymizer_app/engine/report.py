@@ -16,7 +16,7 @@ from .distributions import domain_for
 from .gate import Publication
 from .metrics import RISK_THRESHOLD, class_figures
 from .privacy import research_column
-from .result import _plain, json_default
+from .result import _plain, factorize_cells, json_default
 from .risk import sample_risks
 from .spec import SUPPRESSED_ROWS, RunSpec
 from .table import Table
@@ -91,9 +91,24 @@ class Report(TypedDict, total=False):
 
 def value_counts(values: pd.Series, top: int = TOP_VALUES) -> dict:
     """The ``top`` most frequent values with their counts, and how many distinct values there are."""
-    counts = pd.Series(values).astype(str).value_counts()
+    counts = _text_counts(pd.Series(values))
     return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
             "distinct": int(len(counts)), "rows": int(len(values))}
+
+
+def _text_counts(values: pd.Series) -> pd.Series:
+    """values.astype(str).value_counts(), from one hashing of the cells (result.factorize_cells: by object,
+    then by value) and a count per distinct value: the same counts in the same order (the distinct texts in
+    first-seen order, sorted as value_counts sorts them). A missing cell, or two distinct values with one
+    text (1 and '1'), takes pandas' own path."""
+    codes, distinct = factorize_cells(values.to_numpy(dtype=object))
+    texts = [str(v) for v in distinct]
+    if (codes < 0).any() or len(set(texts)) != len(texts):
+        return values.astype(str).value_counts()
+    counts = pd.Series(np.bincount(codes, minlength=len(texts)).astype(np.int64), index=pd.Index(texts, dtype=object),
+                       name="count")
+    counts.index.name = values.name
+    return counts.sort_values(ascending=False)
 
 
 def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
