@@ -67,7 +67,12 @@ def connect(address: str, memory_limit: str | int | None = None, timeout: float 
         for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.core",
                      "distributed.http.proxy", "distributed.worker"):
             logging.getLogger(name).setLevel(logging.ERROR)
-        cluster = distributed.LocalCluster(n_workers=int(local.group(1)), processes=True, threads_per_worker=1,
+        # a daemonic process (a task in Celery's prefork pool) may not start processes: its local cluster's
+        # workers are threads of this process then (the same result, less parallel: README)
+        import multiprocessing
+
+        processes = not multiprocessing.current_process().daemon
+        cluster = distributed.LocalCluster(n_workers=int(local.group(1)), processes=processes, threads_per_worker=1,
                                            memory_limit=memory_limit or "auto", dashboard_address=":0",
                                            silence_logs=logging.ERROR)
         try:
