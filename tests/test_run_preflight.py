@@ -123,3 +123,18 @@ def test_the_page_carries_the_live_check(client_alice, user):
     assert f'data-check-url="/datasets/{ds.pk}/run/check/"' in html
     assert 'id="preflight" role="status" aria-live="polite"' in html
     assert "/static/js/run_preflight.js" in html
+
+
+@pytest.mark.parametrize("algorithm", ["datafly", "flash"])
+def test_a_model_the_whole_table_breaks_is_named_not_k(user, algorithm):
+    """With suppression allowed the entropy check is left to the search (a class may leave the common values
+    out); when even the whole table breaks it, the failure names the model and does not advise lowering k."""
+    from anonymizer_app.services import jobs
+
+    ds = make_dataset(user)
+    job = jobs.run_job(jobs.create_job(ds, algorithm, 2, 0.1, "disease", {}, [
+        {"model": "entropy-l-diversity", "l": 2.5, "column": "disease"}]))  # the table: ln 2.46
+    assert job.status == Job.FAILED
+    assert ("lowering k does not help: even the whole table as one class does not meet entropy 2.5-diversity"
+            in job.message)
+    assert "or lower k" not in job.message

@@ -140,7 +140,7 @@ class LatticeSearch:
         if not anon.any():
             raise UnsatisfiableError(
                 f"no generalization of the lattice meets the privacy model with at most {self.budget} "
-                "suppressed record(s); raise the suppression limit or lower k")
+                f"suppressed record(s); {self.problem.unsatisfiable_advice()}")
         if self.budget == 0 or not self.monotonic:
             # no suppression: the metric grows with generalization, the optimum is a minimal node
             cand = np.flatnonzero((self.minimal_anonymous() if self.monotonic else anon).reshape(-1))

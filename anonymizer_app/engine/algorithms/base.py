@@ -74,6 +74,19 @@ class Problem:
         value = self.last_fraction if fraction is None else fraction() if callable(fraction) else fraction
         self.report(value, phase() if callable(phase) else phase)
 
+    def unsatisfiable_advice(self) -> str:
+        """What to change when no transformation meets the models within the suppression budget. Every
+        hierarchy ends in one value, so at the top the whole table is one class, which meets any k up to the
+        records (checked before a run): lowering k helps only with k alone; otherwise the other models fail
+        on the whole table, and what helps is relaxing them (or suppressing more)."""
+        others = [m for m in self.models if m.name != "k-anonymity"]
+        if not others:
+            return "raise the suppression limit or lower k"
+        names = ", ".join(m.describe() for m in others)
+        return (f"lowering k does not help: even the whole table as one class does not meet {names}; relax "
+                f"{'it' if len(others) == 1 else 'them'} (a lower l or β, a higher t or δ, ...) or raise the "
+                f"suppression limit")
+
     def failing(self, sizes: np.ndarray, tuple_class: np.ndarray | None = None,
                 row_class: np.ndarray | None = None,
                 counts: Callable[[Any], np.ndarray] | None = None) -> np.ndarray:

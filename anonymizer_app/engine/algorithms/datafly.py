@@ -45,7 +45,7 @@ def datafly(problem: Problem) -> FullDomainRecoding:
             raise UnsatisfiableError(
                 f"every quasi-identifier is at the top of its hierarchy and {outliers} records still "
                 f"break the privacy model, more than the suppression limit allows ({problem.budget}); "
-                "raise the suppression limit or lower k"
+                + problem.unsatisfiable_advice()
             )
         j = max(candidates, key=lambda c: (distinct[c], -c))
         step["generalized"] = names[j]
