@@ -77,3 +77,15 @@ def test_an_unreachable_scheduler_is_one_line_with_exit_status_2(inputs):
                                     "within 1 s")
     assert len(result.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in folder.iterdir()) == ["education.csv", "people.csv", "zone.csv"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--algorithm", "datafly"], "--cluster runs flash, mondrian; --algorithm datafly runs on one machine"),
+    (["--t", "0.2"], "--cluster checks k-anonymity and the models on a sensitive column's values; not t-closeness"),
+])
+def test_what_the_cluster_cannot_run_is_refused_before_anything_is_read(inputs, extra, message):
+    folder, args = inputs
+    with pytest.raises(CommandError) as caught:
+        call_command("anonymize", *map(str, args), *extra, "--out", str(folder / "out.csv"), "--cluster", "local:2")
+    assert caught.value.returncode == 2 and str(caught.value) == message
+    assert sorted(p.name for p in folder.iterdir()) == ["education.csv", "people.csv", "zone.csv"]

@@ -123,6 +123,16 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
                        ("population", "--population"), ("research_column", "--research-column")):
         if opts.get(flag):
             raise AnonymizeError(f"{name} runs on one machine, not with --cluster")
+    from anonymizer_app.engine import KAnonymity
+    from anonymizer_app.engine.distributed import backend
+
+    if build["algorithm"] not in backend.ALGORITHMS:  # said before the table is converted or a cluster reached
+        raise AnonymizeError(f"--cluster runs {', '.join(backend.ALGORITHMS)}; --algorithm {build['algorithm']} runs "
+                             f"on one machine")
+    refused = backend.supported_models([KAnonymity(build["k"]), *build["models"]])
+    if refused:
+        raise AnonymizeError(f"--cluster checks k-anonymity and the models on a sensitive column's values; not "
+                             f"{', '.join(refused)}")
     storage = Path(opts["cluster_storage"]) if opts["cluster_storage"] else (out.parent if str(out.parent) else Path("."))
     if not storage.is_dir():
         raise AnonymizeError(f"--cluster-storage {storage}: no such folder")
