@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .cells import factorize_cells
 from .errors import HierarchyError
 
 ROOT = "*"
@@ -152,7 +153,12 @@ class Hierarchy:
 
     def encode(self, values: pd.Series, column: str | None = None) -> np.ndarray:
         """Leaf codes (int32) of a column; every value must be a leaf."""
-        codes = pd.Categorical(values, categories=self.leaves).codes.astype(np.int32)
+        # each distinct value looked up among the leaves once (the column hashed by object, then value)
+        by_value, distinct = factorize_cells(np.asarray(values, dtype=object))
+        leaf_of = pd.Categorical(np.asarray(distinct, dtype=object), categories=self.leaves).codes.astype(np.int32)
+        codes = np.full(len(by_value), -1, dtype=np.int32)
+        found = by_value >= 0
+        codes[found] = leaf_of[by_value[found]]
         if (codes < 0).any():
             missing = pd.unique(values[codes < 0])
             listed = ", ".join(repr(str(v)) for v in missing[:MAX_LISTED])

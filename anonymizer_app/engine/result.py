@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ctypes
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from .cells import factorize_cells
 from .errors import VerificationError
 from .hierarchy import ROOT, Hierarchy
 from .privacy import PrivacyModel
@@ -226,26 +226,6 @@ def encoded_input(table: Table, hierarchies: dict[str, Hierarchy], leaf_codes: L
     if any(hierarchies.get(c) is not h for c, h in zip(table.qi, leaf_codes.hierarchies)):
         return None
     return leaf_codes.codes
-
-
-def factorize_cells(cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
-    """(code per cell, distinct cells) of one output column, as _check_cells compares them: exactly
-    pd.factorize(pd.Series(cells, dtype=object)) (first-seen order, missing cells -1).
-
-    An output column holds few distinct objects, each shared by many rows (a label array indexed by
-    the leaf codes), so the rows are grouped by the address of their object (an int hash, several
-    times faster than hashing the strings) and only one object per address is hashed by value, which
-    merges equal values held by different objects. A cell's value is read from its object: whatever
-    object a row holds, the code follows its value."""
-    if cells.dtype != object or len(cells) < 4096:
-        return pd.factorize(pd.Series(cells, dtype=object))
-    held = np.ascontiguousarray(cells)  # its buffer is one PyObject pointer per row
-    addresses = np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data)).copy()
-    by_object, objects = pd.factorize(addresses)  # objects in first-seen order, so values are too
-    row_of = np.empty(len(objects), dtype=np.int64)
-    row_of[by_object] = np.arange(len(held), dtype=np.int64)  # any row of an address holds its object
-    codes, distinct = pd.factorize(pd.Series(held[row_of], dtype=object))
-    return codes[by_object], distinct
 
 
 def _check_cells(
