@@ -86,6 +86,9 @@ def test_lattice_plot_click_node_and_keep(browser, live_server, client, user, fl
     assert "Ann" in browser.find_element(By.ID, "node-original").text
     # the top generalizes every QI to its root: the age cell of the first row changed
     assert anonymized.find_elements(By.CSS_SELECTOR, "tbody td.changed")
+    # each generalized cell carries a mark as well as its colour
+    changed = anonymized.find_elements(By.CSS_SELECTOR, "tbody td.changed")
+    assert all(td.find_elements(By.CSS_SELECTOR, "span.gen-mark[aria-hidden=true]") for td in changed)
     # the clicked node is marked on the plot
     assert browser.execute_script(
         "return document.getElementById('lattice-chart').data.some(t => t.name === 'clicked')")

@@ -202,6 +202,12 @@
         var cls = side === "anonymized" ? (row.changed[j] ? "changed" : "")
           : (struck.indexOf(columns[j]) >= 0 ? "struck" : "");
         var td = make("td", cls, v);
+        if (cls === "changed") {  // marked by a symbol and a hidden word as well as by its colour
+          var mark = make("span", "gen-mark", "\u25b4");
+          mark.setAttribute("aria-hidden", "true");
+          td.insertBefore(mark, td.firstChild);
+          td.appendChild(make("span", "visually-hidden", " (generalized)"));
+        }
         var length = row.cut && row.cut[side][j];
         if (length) td.title = length.toLocaleString("en-US") + " characters; cut for the page";
         tr.appendChild(td);
