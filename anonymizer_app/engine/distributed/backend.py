@@ -18,12 +18,12 @@ The report is the single-process report (``report.build_report``), computed from
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
 import tempfile
 import time
-from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -42,7 +42,7 @@ from ..lattice import equivalence_classes, generalize_codes
 from ..metrics import RISK_THRESHOLD, class_figures
 from ..privacy import PrivacyModel
 from ..privacy.base import _Sensitive
-from ..result import class_size_histogram, json_default
+from ..result import _plain, class_size_histogram, json_default
 from ..risk import sample_risks
 from ..spec import KEEP, SUPPRESSED_ROWS, SUPPRESSION, RunSpec
 from ..table import NUMERIC_TYPES, Role, group_rows, infer_type
@@ -534,8 +534,6 @@ class ClusterRun:
             for entry in part["homogeneous"]:
                 entry["rows"] = sorted(self.target_rows.get(int(entry["class"]), []))[:ATTACK_LIMIT]
             attack[c] = merge_parts([part], ATTACK_LIMIT)
-        from ..result import _plain
-
         k_achieved = int(self.class_sizes.min()) if len(self.class_sizes) else 0
         report: dict = {
             "algorithm": self.info.name,
@@ -592,8 +590,6 @@ class ClusterRun:
             c: {"before": figures.value_counts(*self.values[c], self.n),
                 "after": figures.value_counts(*self.published_cells[c], self.published)}
             for c in self.qi}
-        import json
-
         return json.loads(json.dumps(report, default=json_default))
 
     def cleanup(self) -> None:
@@ -630,7 +626,3 @@ def run_on_cluster(spec: RunSpec, progress: ProgressCallback | None = None, sink
         raise InputError("no cluster: give its address (tcp://HOST:PORT or local:N)")
     with connect(spec.cluster) as own:
         return ClusterRun(spec, own, progress, folder).run(sink)
-
-
-def with_cluster(spec: RunSpec, address: str | None) -> RunSpec:
-    return replace(spec, cluster=address)
