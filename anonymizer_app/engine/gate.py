@@ -145,9 +145,9 @@ def _check_spec_models(result: Result, spec: RunSpec) -> None:
         if m in carried:
             continue
         column = getattr(m, "column", None)
+        bound_columns = [c for r in carried if type(r) is type(m) and (c := getattr(r, "column", None)) is not None]
         if getattr(m, "needs_sensitive", False) and column is None and any(
-                type(r) is type(m) and getattr(r, "column", None) is not None and r == m.bind(r.column)
-                for r in carried):
+                r == m.bind(c) for c in bound_columns for r in carried):
             continue
         raise VerificationError(f"the result does not carry the run's model {m.describe()}: refusing to publish "
                                 f"a table that was not checked against it")
