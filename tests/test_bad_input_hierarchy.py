@@ -174,12 +174,12 @@ def test_an_uncovered_value_is_a_warning_not_an_error(client_alice, user):
 
 # ---- builders -----------------------------------------------------------------------------------------
 NOT_A_NUMBER = ("column 'city': value 'Rome' is not a number: the numeric intervals builder cannot use this "
-                "column; builders that fit: Ordered grouping, Masking, Data-driven grouping for k")
+                "column; builders that fit: Ordered grouping, Masking, Data-driven grouping for k, Value → *")
 BUILDS = [
     ("city", {"builder": "intervals", "width": "10", "outside": "nodes"}, NOT_A_NUMBER),
     ("city", {"builder": "dates", "levels": "year"},
      "column 'city': value 'Rome' is not a date in a known format (no value of the column is): the dates builder "
-     "cannot use this column; builders that fit: Ordered grouping, Masking, Data-driven grouping for k"),
+     "cannot use this column; builders that fit: Ordered grouping, Masking, Data-driven grouping for k, Value → *"),
     ("age", {"builder": "intervals", "width": "-5", "outside": "nodes"}, "Width: width must be at least 0, got -5.0"),
     ("age", {"builder": "intervals", "width": "0", "outside": "nodes"}, "width must be a positive number, got 0.0"),
     ("age", {"builder": "intervals", "width": "nan", "outside": "nodes"}, "Width: width must be a number, got 'nan'"),
@@ -457,7 +457,9 @@ def test_the_builders_a_column_cannot_use_are_marked(client_alice, user):
     city = dataset.columns.get(name="city")
     page = html.unescape(client_alice.get(f"/hierarchies/dataset/{dataset.pk}/column/{city.pk}/build/").content.decode())
     tabs = dict(re.findall(r'<a href="\?builder=([a-z-]+)" class="([^"]*)"', page))
-    assert tabs == {"intervals": " unfit", "grouping": "active", "masking": "", "dates": " unfit", "data-driven": ""}
+    # the page opens on the column's default builder (cities: value -> *, engine.defaults)
+    assert tabs == {"intervals": " unfit", "grouping": "", "masking": "", "dates": " unfit", "data-driven": "",
+                    "quantiles": " unfit", "flat": "active"}
     assert f'title="{NOT_A_NUMBER}"' in page
 
 
