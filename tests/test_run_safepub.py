@@ -4,10 +4,13 @@ and a SafePub run's lattice and "keep this node" are refused with the reason; ow
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
 from anonymizer_helpers import run_jobs_synchronously
+from pypdf import PdfReader
 
 from anonymizer_app.engine.safepub.parameters import derive
 from anonymizer_app.engine.table import Role
@@ -114,3 +117,19 @@ def test_job_pages_and_edit_and_rerun_carry_the_model(client_alice, user, monkey
     assert "differential privacy" in client_alice.get(f"/jobs/{job.pk}/").content.decode()
     form = client_alice.get(f"/datasets/{ds.pk}/run/", {"from": str(job.pk)}).content.decode()
     assert 'name="model:dp:epsilon"' in form and 'value="3.0"' in form and 'value="safepub" selected' in form
+
+
+def test_the_release_report_withholds_the_seed(client_alice, user, monkeypatch):
+    """The seed decides the sample; the release report (a document that travels) withholds it in the options, the
+    configuration and the command line, and says why; the owner's configuration download keeps it."""
+    run_jobs_synchronously(monkeypatch)
+    ds = _dataset(user)
+    client_alice.post(f"/datasets/{ds.pk}/run/", {**FORM, "option:safepub:seed": "918273"})
+    job = Job.objects.get()
+    assert job.status == Job.SUCCEEDED, job.message
+    html = client_alice.get(f"/jobs/{job.pk}/result/release-report/").content.decode()
+    assert "918273" not in html
+    assert "the SafePub seed is withheld from this report" in html and "withheld" in html
+    pdf = client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf")
+    text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
+    assert pdf.status_code == 200 and "918273" not in text and "seed is withheld" in text

@@ -155,7 +155,7 @@ def command_line(job: Job) -> tuple[str, str]:
         elif c["role"] == Role.IDENTIFYING.value:
             parts += ["--identifier", quote(c["name"])]
     parts += ["--algorithm", job.algorithm, "--k", str(job.k), "--suppression", f"{job.suppression_limit:g}"]
-    options = dict(job.options or {})
+    options = _shown_options(job)
     if options.pop("suppressed_rows", None) == KEEP:
         parts += ["--suppressed-rows", KEEP]
     info = ALGORITHMS.get(job.algorithm)
@@ -184,12 +184,35 @@ def command_line(job: Job) -> tuple[str, str]:
         note = "the models apply to several columns, which one command line cannot say: see the JSON"
     if job.config.get("population") or job.config.get("set_column") or missing:
         note = "a population, a set-valued column or a model the command line lacks: see the JSON"
+    if _seed_withheld(job):
+        note = (note + "; " if note else "") + SEED_WITHHELD
     parts += ["--out", "anonymized.csv", "--report", "report.json"]
     return " ".join(parts), note
 
 
+# A SafePub seed decides which records were sampled; the (ε,δ) guarantee needs the sample secret, and a report
+# travels further than the owner's own configuration download, which keeps it.
+SEED_WITHHELD = ("the SafePub seed is withheld from this report: whoever holds it can tell which records were "
+                 "sampled, which the (ε,δ) guarantee needs kept secret; the result page's configuration download "
+                 "(owner only) holds it")
+
+
+def _seed_withheld(job: Job) -> bool:
+    return job.algorithm == "safepub" and (job.options or {}).get("seed") not in (None, "")
+
+
+def _shown_options(job: Job) -> dict:
+    options = dict(job.options or {})
+    if _seed_withheld(job):
+        options["seed"] = "withheld"
+    return options
+
+
 def configuration_json(job: Job) -> str:
-    return json.dumps(exports.job_configuration(job), indent=2, ensure_ascii=False)
+    config = exports.job_configuration(job)
+    if _seed_withheld(job):
+        config["options"] = _shown_options(job)
+    return json.dumps(config, indent=2, ensure_ascii=False)
 
 
 def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -> dict:
@@ -203,7 +226,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "columns": columns,
         "hierarchies": hierarchy_rows(job, report),
         "model_rows": rerun.model_rows(job.models, (job.config.get("population") or {}).get("name")),
-        "options": [{"name": key.replace("_", " "), "value": value} for key, value in (job.options or {}).items()],
+        "options": [{"name": key.replace("_", " "), "value": value} for key, value in _shown_options(job).items()],
         "verification": verification_statement(report),
         "verified": bool(report.get("verified")),
         "model_checks": report.get("model_checks") or [],
