@@ -1,13 +1,16 @@
 """engine.distributed.cluster: the addresses a run accepts, and a local cluster from a daemonic process
 (a task of Celery's prefork pool) whose workers must then be threads."""
 
-import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from anonymizer_app.engine.distributed.cluster import ClusterError, check_address
 
 pytest.importorskip("distributed")
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("address", ["local:1", "local:16", "tcp://10.0.0.5:8786", "tls://scheduler.example:8786",
@@ -28,20 +31,28 @@ def test_refused_addresses(address, message):
         check_address(address)
 
 
-def _in_a_daemon(queue):
+# in a fresh interpreter (forking the test process itself, which runs threads under pytest-xdist, could hang)
+DAEMON = r"""
+import multiprocessing
+
+def child(queue):
     from anonymizer_app.engine.distributed.cluster import connect
 
     with connect("local:2") as client:
         queue.put((len(client.scheduler_info()["workers"]), client.submit(sum, [1, 2]).result()))
 
-
-def test_a_daemonic_process_gets_a_local_cluster_of_threads():
+if __name__ == "__main__":
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
-    process = context.Process(target=_in_a_daemon, args=(queue,), daemon=True)
+    process = context.Process(target=child, args=(queue,), daemon=True)
     process.start()
-    try:
-        assert queue.get(timeout=120) == (2, 3)
-    finally:
-        process.join(timeout=60)
-    assert process.exitcode == 0
+    print(queue.get(timeout=120))
+    process.join(timeout=60)
+    print(process.exitcode)
+"""
+
+
+def test_a_daemonic_process_gets_a_local_cluster_of_threads():
+    done = subprocess.run([sys.executable, "-c", DAEMON], cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["(2, 3)", "0"], done.stdout + done.stderr
