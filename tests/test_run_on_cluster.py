@@ -10,7 +10,7 @@ from anonymizer_app.models import Job
 from anonymizer_app.services import jobs, results
 from tests.engine._dask_table import people
 
-pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.django_db
 
 ROLES = {"id": "identifying", "age": "quasi-identifying", "sex": "quasi-identifying", "zone": "quasi-identifying",
@@ -36,10 +36,14 @@ def test_a_job_on_the_cluster_stores_what_the_worker_stores(user, settings, monk
         return real(self, sink)
 
     monkeypatch.setattr(backend.ClusterRun, "run", counted)
-    settings.ANONYMIZER_DASK_CLUSTER = "local:2"
-    remote = jobs.run_job(jobs.create_job(dataset, "flash", 4, 0.02, "disease", models=models))
+    # a scheduler over TCP (its 2 workers are threads here, to start fast; tests/engine/test_dask_backend.py and
+    # test_celery_worker_cluster.py use worker processes)
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, protocol="tcp",
+                                  dashboard_address=":0", silence_logs=50) as cluster:
+        settings.ANONYMIZER_DASK_CLUSTER = cluster.scheduler_address
+        remote = jobs.run_job(jobs.create_job(dataset, "flash", 4, 0.02, "disease", models=models))
     assert remote.status == Job.SUCCEEDED, remote.message
-    assert handed == ["local:2"]
+    assert handed == [cluster.scheduler_address] and handed[0].startswith("tcp://")
     a, a_flags = results.load_output(local.result)
     b, b_flags = results.load_output(remote.result)
     assert a.equals(b) and np.array_equal(a_flags, b_flags)
