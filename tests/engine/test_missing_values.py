@@ -177,3 +177,12 @@ def test_a_missing_numeric_sensitive_value_is_ordered_after_every_number():
     frame = pd.DataFrame({"q": ["a", "b", "c", "d"], "income": ["30", "", "4", "NA"]})
     domain = sensitive_domain(Table(frame, {"q": "qi", "income": "sensitive"}).frame, "income")
     assert domain.numeric and list(domain.values) == ["4", "30", ""]
+
+
+def test_risk_analysis_counts_missing_cells_as_one_value():
+    """engine.risk reads blanks and NA markers as a run does: one class for (missing, F) here."""
+    from anonymizer_app.engine.risk import analyze
+
+    frame = pd.DataFrame({"age": ["", "NA", "?", "34"], "sex": ["F", "F", "F", "F"]})
+    figures = analyze(frame, ["age", "sex"])
+    assert (figures["equivalence_classes"], figures["sample_uniques"], figures["max_class_size"]) == (2, 1, 3)

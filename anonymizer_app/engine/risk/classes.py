@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..missing import MISSING, normalize_missing
 
 # Upper edges of the risk bands (a record's risk r falls in the band lo < r <= hi). 1/f for f = 1, 2,
 # 3, 4 each get a band of their own; the lowest band holds every class of more than 100 records.
@@ -20,7 +21,8 @@ RISK_BAND_EDGES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 1 / 3, 0.5, 1.0)
 
 
 def column_codes(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """One integer code column per QI (rows x QIs), values compared as text, NaN a value of its own."""
+    """One integer code column per QI (rows x QIs), values compared as text; blanks and NA markers are one
+    value, missing (engine.missing), as a run reads them."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))} in the table "
@@ -29,7 +31,8 @@ def column_codes(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
         raise InputError("choose at least one quasi-identifier")
     out = np.empty((len(frame), len(columns)), dtype=np.int64)
     for j, c in enumerate(columns):
-        out[:, j] = pd.factorize(frame[c].astype(str).to_numpy(), use_na_sentinel=False)[0]
+        values = normalize_missing(frame[c].where(frame[c].notna(), MISSING).astype(str))
+        out[:, j] = pd.factorize(values.to_numpy(), use_na_sentinel=False)[0]
     return out
 
 
