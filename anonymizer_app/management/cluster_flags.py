@@ -147,7 +147,10 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
             columns, path = parquet_columns(converted), converted
         roles = command._roles(opts, columns)
         hierarchies = command._hierarchies(opts, roles)
-        spec = replace(RunSpec.build(ParquetTable(str(path), roles, name=source.stem), hierarchies, **build),
+        from anonymizer_app.engine.missing import parse_markers
+
+        table = ParquetTable(str(path), roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
+        spec = replace(RunSpec.build(table, hierarchies, **build),
                        cluster=opts["cluster"])
         tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

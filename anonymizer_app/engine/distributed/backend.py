@@ -37,9 +37,10 @@ from ..attack import merge_parts, report_part
 from ..distributions import _numeric_order
 from ..errors import Cancelled, InputError, VerificationError
 from ..gate import Publication, check_merged_classes
-from ..hierarchy import Hierarchy, default_hierarchy
+from ..hierarchy import Hierarchy, default_hierarchy, with_missing
 from ..lattice import equivalence_classes, generalize_codes
 from ..metrics import RISK_THRESHOLD, class_figures
+from ..missing import MISSING, markers_in_use
 from ..privacy import PrivacyModel
 from ..privacy.base import _Sensitive
 from ..result import _plain, class_size_histogram, json_default
@@ -212,7 +213,8 @@ class ClusterRun:
         self.attacked = attacked
         wanted = self.qi + [c for c in attacked if c not in self.qi]
         self.report(0.0, "reading the table on the cluster: distinct values")
-        scans = self._map(partitions.scan, columns, wanted, phase="scanning", share=(0.0, 0.1))
+        self.na_values = tuple(self.source.na_values)
+        scans = self._map(partitions.scan, columns, wanted, self.na_values, phase="scanning", share=(0.0, 0.1))
         rows = np.array([s.rows for s in scans], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
         self.n = int(rows.sum())
@@ -222,16 +224,19 @@ class ClusterRun:
         types = dict(self.source.types)
         for c in wanted:
             if c not in types:
-                types[c] = infer_type(pd.Series(self.values[c][0], dtype=object))
+                types[c] = infer_type(pd.Series(self.values[c][0], dtype=object), self.na_values)
         self.types = types
         given = dict(spec.hierarchies)
         self.hierarchies: list[Hierarchy] = []
-        for c in self.qi:
+        for c in self.qi:  # as Table.hierarchies
+            values, counts = self.values[c]
             h = given.get(c)
             if h is None:  # the default hierarchy reads the column's values with their frequencies
-                values, counts = self.values[c]
-                h = default_hierarchy(c, pd.Series(np.repeat(values, counts), dtype=object), self.is_numeric(c))
-            self.hierarchies.append(h)
+                with markers_in_use((MISSING,)):  # the partitions hold their missing cells as MISSING
+                    h = default_hierarchy(c, pd.Series(np.repeat(values, counts), dtype=object), self.is_numeric(c),
+                                          self.types[c])
+            # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
+            self.hierarchies.append(with_missing(h) if MISSING in set(values.tolist()) else h)
         self.domain_values = []
         self.domain_numeric = []
         for c in attacked:
@@ -255,7 +260,7 @@ class ClusterRun:
             merged[0] = merge_combinations([merged[0]] + [r for _, r in batch], width)
 
         self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, self.attacked,
-                  self.domain_values, merge=merge, phase="frequency set", share=(0.1, 0.3))
+                  self.domain_values, self.na_values, merge=merge, phase="frequency set", share=(0.1, 0.3))
         combos, weights, self.first_rows = merged[0]
         if int(weights.sum()) != self.n:
             raise VerificationError(f"the frequency set holds {int(weights.sum())} records, the table {self.n}")
@@ -282,7 +287,8 @@ class ClusterRun:
                 frame[c] = self.domain_values[i][self.sens_codes[:, i]]
         kept = list(frame)
         self.table = FrequencyTable(pd.DataFrame(frame, columns=kept), {c: self.roles[c] for c in kept},
-                                    {c: self.types[c] for c in kept}, self.source.name, weights=self.weights)
+                                    {c: self.types[c] for c in kept}, self.source.name, na_values=self.na_values,
+                                    weights=self.weights)
         k_max = max((getattr(m, "k", 1) for m in self.models), default=1)
         budget = math.floor(self.suppression_limit * self.n + 1e-9)
         if k_max > self.n and budget < self.n:
@@ -386,7 +392,8 @@ class ClusterRun:
             self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, [0] * q,
                                             np.zeros((0, q), np.int64), self.keep_suppressed, self.attacked,
                                             self.domain_values, np.zeros((0, q), np.int64), ATTACK_LIMIT,
-                                            [self.is_numeric(c) for c in self.qi], self._tuple_cells())
+                                            numeric=[self.is_numeric(c) for c in self.qi], na_values=self.na_values,
+                                            cells=self._tuple_cells())
         else:
             first_row = np.full(len(self.class_sizes), -1, dtype=np.int64)
             kept = np.flatnonzero(self.row_class >= 0)
@@ -396,7 +403,7 @@ class ClusterRun:
             self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies,
                                             list(self.recoding.levels), self.suppressed_classes, self.keep_suppressed,
                                             self.attacked, self.domain_values, target_classes, ATTACK_LIMIT,
-                                            [self.is_numeric(c) for c in self.qi])
+                                            numeric=[self.is_numeric(c) for c in self.qi], na_values=self.na_values)
         written = self._map(partitions.write, self.recipe, self.folder, phase="writing the output",
                             share=(0.6, 0.8))
         self.target_rows: dict[int, list[int]] = {}

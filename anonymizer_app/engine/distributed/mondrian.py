@@ -43,6 +43,7 @@ class Shared:
     suppression_limit: float
     budget: int
     options: dict
+    na_values: tuple[str, ...] = ()
 
 
 def region_problem(shared: Shared, idx: np.ndarray) -> Problem:
@@ -58,7 +59,7 @@ def region_problem(shared: Shared, idx: np.ndarray) -> Problem:
     columns = list(shared.qi) + [c for c in shared.sensitive if c not in shared.qi]
     table = FrequencyTable(pd.DataFrame({c: pd.Series(dtype=object) for c in columns}),
                            {c: (Role.QUASI_IDENTIFYING if c in shared.qi else Role.SENSITIVE) for c in columns},
-                           {c: shared.types[c] for c in columns}, weights=weights)
+                           {c: shared.types[c] for c in columns}, na_values=shared.na_values, weights=weights)
     domains = {c: WeightedDomain(c, values, codes[rows], table_counts, numeric, weights=weights)
                for c, (values, codes, table_counts, numeric) in shared.sensitive.items()}
     # codes: every tuple of the table, so that QISpace's numeric spans are the whole table's
@@ -116,7 +117,7 @@ def mondrian_on_cluster(run) -> CellRecoding:
     shared = Shared(freq.codes, freq.inverse, run.weights,
                     {c: (d.values, d.codes, d.table_counts, d.numeric) for c, d in problem.domains.items()},
                     problem.hierarchies, list(problem.table.qi), dict(run.types), problem.models,
-                    problem.suppression_limit, problem.budget, problem.options)
+                    problem.suppression_limit, problem.budget, problem.options, tuple(run.na_values))
     part_of_tuple = np.full(len(freq.counts), -1, dtype=np.int64)
     n_parts = 0
     for idx in final:

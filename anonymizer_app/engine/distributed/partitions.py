@@ -17,10 +17,13 @@ import pyarrow.parquet as pq
 from ..errors import InputError, VerificationError
 from ..gate import check_published_partition
 from ..hierarchy import ROOT, Hierarchy
+from ..missing import normalize_frame
 from ..table import group_rows
 
 
-def checked(part: pd.DataFrame, columns: list[str], index: int) -> pd.DataFrame:
+def checked(part: pd.DataFrame, columns: list[str], index: int, na_values: tuple[str, ...]) -> pd.DataFrame:
+    """The partition as a Table holds its frame: text cells, every missing cell (an NA marker, a null)
+    written MISSING (engine.missing.normalize_frame)."""
     if [str(c) for c in part.columns] != columns:
         raise InputError(f"partition {index} of the table has the columns {list(part.columns)}, expected {columns}")
     part = part.reset_index(drop=True)
@@ -31,10 +34,7 @@ def checked(part: pd.DataFrame, columns: list[str], index: int) -> pd.DataFrame:
         elif kind != "O":
             raise InputError(f"column {c!r} of the Parquet table is {part[c].dtype}: a cluster run reads text columns "
                              f"(as the web app stores tables); write it as strings")
-        elif part[c].isna().any():
-            raise InputError(f"column {c!r} of the Parquet table has a null in partition {index}, row "
-                             f"{int(np.flatnonzero(part[c].isna().to_numpy())[0]) + 1}: write missing values as text")
-    return part
+    return normalize_frame(part, na_values)
 
 
 @dataclass
@@ -46,8 +46,9 @@ class Scan:
     values: dict[str, tuple[np.ndarray, np.ndarray]]
 
 
-def scan(part: pd.DataFrame, columns: list[str], wanted: list[str], index: int, offset: int = 0) -> Scan:
-    part = checked(part, columns, index)
+def scan(part: pd.DataFrame, columns: list[str], wanted: list[str], na_values: tuple[str, ...], index: int,
+         offset: int = 0) -> Scan:
+    part = checked(part, columns, index, na_values)
     out = {}
     for c in wanted:
         codes, uniques = pd.factorize(part[c], sort=False)  # first-appearance order
@@ -63,11 +64,11 @@ def encode_sensitive(values: pd.Series, domain_values: np.ndarray) -> np.ndarray
 
 
 def combinations(part: pd.DataFrame, columns: list[str], qi: list[str], hierarchies: list[Hierarchy],
-                 attacked: list[str], domains: list[np.ndarray], index: int,
+                 attacked: list[str], domains: list[np.ndarray], na_values: tuple[str, ...], index: int,
                  offset: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The partition's distinct (QI leaf codes, attacked sensitive codes) with their counts and the
     table row of each one's first record."""
-    part = checked(part, columns, index)
+    part = checked(part, columns, index, na_values)
     cols = [h.encode(part[c], c) for c, h in zip(qi, hierarchies)]
     cols += [encode_sensitive(part[c], d) for c, d in zip(attacked, domains)]
     matrix = np.column_stack(cols).astype(np.int32) if cols else np.zeros((len(part), 0), np.int32)
@@ -94,6 +95,7 @@ class Recipe:
     target_classes: np.ndarray  # rows x q generalized codes whose rows the attack report lists
     limit: int = 200
     numeric: list[bool] | None = None
+    na_values: tuple[str, ...] = ()
     # local/multidimensional recoding (Mondrian): the output cells of every distinct QI tuple
     cells: "TupleCells | None" = None
 
@@ -150,7 +152,7 @@ def write(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: i
     """Build the partition's output (as api.build_output: QIs at their level, '*' where suppressed),
     keep the published rows, write them to ``folder`` (Parquet, text columns; their input rows beside),
     and list the rows of the attack report's target classes."""
-    part = checked(part, recipe.columns, index)
+    part = checked(part, recipe.columns, index, recipe.na_values)
     out = part[recipe.out_columns].copy()
     if recipe.cells is not None:  # local/multidimensional recoding: each tuple's cells as the run made them
         tc = recipe.cells
@@ -224,7 +226,7 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
     """The publishing gate on one partition, from the file as written: the columns that leave; the
     published rows are input rows of this partition, in order; every QI cell is its input value's
     label at the chosen level ('*' only on a suppressed record kept as such); every other column unchanged."""
-    part = checked(part, recipe.columns, index)
+    part = checked(part, recipe.columns, index, recipe.na_values)
     written = pq.read_table(part_path(folder, index)).to_pandas()
     meta = np.load(rows_path(folder, index))
     where = f"partition {index}"

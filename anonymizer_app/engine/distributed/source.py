@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..missing import NA_MARKERS
 from ..table import Role
 
 
@@ -18,3 +19,5 @@ class ParquetTable:
     roles: dict[str, Role]
     types: dict[str, str] = field(default_factory=dict)
     name: str = "table"
+    # cells read as missing (engine.missing), as Table.na_values: each becomes MISSING in every partition
+    na_values: tuple[str, ...] = NA_MARKERS
