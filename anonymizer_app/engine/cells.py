@@ -20,7 +20,7 @@ SMALL = 4096  # below this many rows pandas' own hashing is as fast
 def factorize_cells(cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
     """Exactly pd.factorize(pd.Series(cells, dtype=object)): a code per cell (distinct values in first-seen
     order, missing cells -1) and the distinct values."""
-    if cells.dtype != object or len(cells) < SMALL:
+    if cells.dtype != object or len(cells) < SMALL or ctypes.sizeof(ctypes.c_void_p) != 8:
         return pd.factorize(pd.Series(cells, dtype=object))
     held = np.ascontiguousarray(cells)  # its buffer is one PyObject pointer per row
     addresses = np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data)).copy()
