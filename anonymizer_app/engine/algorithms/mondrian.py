@@ -49,8 +49,16 @@ def default_allowable(problem: Problem) -> Allowable:
                 sizes, counts=lambda dom: dom.from_tuple_sets(inverse, n_tuples, [li, ri])).any())
         return ok_with_histograms
 
+    # without sensitive values the verdict depends on the two sizes alone: remembered per pair, since
+    # the many small partitions near the leaves ask about the same few pairs again and again
+    verdicts: dict[tuple[int, int], bool] = {}
+
     def ok_sizes(li, lw, ri, rw) -> bool:
-        return not bool(problem.failing(np.array([lw.sum(), rw.sum()], dtype=np.int64)).any())
+        pair = (int(lw.sum()), int(rw.sum()))
+        verdict = verdicts.get(pair)
+        if verdict is None:
+            verdict = verdicts[pair] = not bool(problem.failing(np.array(pair, dtype=np.int64)).any())
+        return verdict
     return ok_sizes
 
 
@@ -114,19 +122,28 @@ class _Space:
         self.share = {j: [space.hierarchies[j].leaf_counts(lv) / len(space.hierarchies[j].leaves)
                           for lv in range(space.hierarchies[j].level_count)] for j in self.cat}
         self.span = np.array([space.span[j] or 1.0 for j in self.num])
+        # numeric QIs as dense ranks of their values (equal values, equal rank): a median cut counts the
+        # weight per rank with bincount instead of sorting the partition's tuples
+        self.rank = {j: np.unique(self.vals[j], return_inverse=True)[1].reshape(-1).astype(np.int64)
+                     for j in self.num}
+        # numbers and ancestor codes side by side (codes are small integers, exact in float64): one
+        # gather and one min/max pass per partition for all QIs
+        self.M = np.concatenate([self.V.astype(np.float64), self.G.astype(np.float64)], axis=1)
+        self.n_num = len(self.num)
 
     def widths(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Normalized width per QI and, for categorical QIs, the LCA level (else 0)."""
         q = self.space.q
         width = np.zeros(q)
         lca = np.zeros(q, dtype=np.int64)
-        if self.num:
-            v = self.V[idx]
-            width[self.num] = (v.max(0) - v.min(0)) / self.span
+        m = self.M[idx]
+        lo, hi = m.min(0), m.max(0)
+        p = self.n_num
+        if p:
+            width[self.num] = (hi[:p] - lo[:p]) / self.span
         if self.cat:
-            g = self.G[idx]
-            mn = g.min(0)
-            varying = mn != g.max(0)
+            mn = lo[p:].astype(np.int64)
+            varying = lo[p:] != hi[p:]
             levels = np.add.reduceat(varying, self.seg)
             for t, j in enumerate(self.cat):
                 lv = int(levels[t])
@@ -197,6 +214,29 @@ def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
             inv = inv.reshape(-1)
             weights = np.bincount(inv, weights=w).astype(np.int64)
         left = balanced_subset(weights)[inv]
+    elif not relaxed:
+        # the strict median cut, by counting: weight per distinct value (dense rank), cumulated; the cut
+        # after the distinct value whose cumulated weight is closest to half (the first such), as the
+        # sorted search below would choose
+        r = sp.rank[j][idx]
+        low, high = int(r.min()), int(r.max())
+        if high == low:
+            return None
+        if high - low < 4 * len(r) + 256:
+            per_rank = np.bincount(r - low, weights=w)
+            ranks = np.flatnonzero(per_rank > 0)
+            cum = np.cumsum(per_rank[ranks])
+            total = int(cum[-1])
+            best = int(np.argmin(np.abs(cum[:-1] * 2 - total)))
+            left = r <= ranks[best] + low
+        else:
+            order = np.argsort(r, kind="stable")
+            rs = r[order]
+            cum = np.cumsum(w[order])
+            total = int(cum[-1])
+            change = np.flatnonzero(rs[1:] != rs[:-1])
+            best = int(change[np.argmin(np.abs(cum[change] * 2 - total))])
+            left = r <= rs[best]
     else:
         v = sp.vals[j][idx]
         order = np.argsort(v, kind="stable")
