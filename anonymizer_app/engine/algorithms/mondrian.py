@@ -163,7 +163,7 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
     q = space.q
     cuts = np.zeros(q, dtype=np.int64)
     stack = [(np.arange(len(freq.counts)), freq.counts.astype(np.int64))]
-    done_idx, done_w, done_part = [], [], []
+    done_idx, done_w, done_len = [], [], []  # partition numbers are repeated once, at the end
     n_parts = 0
     processed = 0
     total_records = int(freq.counts.sum())
@@ -184,17 +184,20 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
         if split is None:
             done_idx.append(idx)
             done_w.append(w)
-            done_part.append(np.full(len(idx), n_parts, dtype=np.int64))
+            done_len.append(len(idx))
             n_parts += 1
             finished_records += total
         else:
             stack.extend(split)
         processed += 1
+        # the phase text is built only when a heartbeat is due (called from this iteration)
+        to_split = len(stack)
         problem.heartbeat(finished_records / max(total_records, 1),
-                          f"Mondrian: {n_parts} partition(s) final, {len(stack)} to split")
+                          lambda n=n_parts, s=to_split: f"Mondrian: {n} partition(s) final, {s} to split")
     if not done_idx:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), cuts, 0
-    return np.concatenate(done_idx), np.concatenate(done_part), np.concatenate(done_w), cuts, n_parts
+    done_part = np.repeat(np.arange(n_parts, dtype=np.int64), done_len)
+    return np.concatenate(done_idx), done_part, np.concatenate(done_w), cuts, n_parts
 
 
 def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
