@@ -33,6 +33,8 @@ def test_it_shows_the_form(client_alice, user):
     assert '<option value="disease" selected>disease</option>' in html
     assert '<option value="">(none)</option>' in html
     assert 'name="k"' in html and 'name="suppression_percent"' in html
+    # the defaults a first run takes (suppression 5 %: docs/definitions.md "Defaults of the run form")
+    assert 'name="k" value="2"' in html and 'name="suppression_percent" value="5"' in html
     assert '<span class="chip chip-struck">name</span>' in html
 
 
