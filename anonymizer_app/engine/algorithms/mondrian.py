@@ -21,6 +21,7 @@ Output: numeric ranges ``[lo-hi]`` of the values in a partition, LCAs for the ot
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -153,6 +154,10 @@ class _Space:
         return width, lca
 
 
+def _phase_text(final: int, to_split: int) -> str:
+    return f"Mondrian: {final} partition(s) final, {to_split} to split"
+
+
 def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | None = None):
     """Mondrian's partitions of the frequency set: (tuple index, partition, weight) per piece."""
     freq = problem.freq
@@ -191,9 +196,7 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
             stack.extend(split)
         processed += 1
         # the phase text is built only when a heartbeat is due (called from this iteration)
-        to_split = len(stack)
-        problem.heartbeat(finished_records / max(total_records, 1),
-                          lambda n=n_parts, s=to_split: f"Mondrian: {n} partition(s) final, {s} to split")
+        problem.heartbeat(finished_records / max(total_records, 1), partial(_phase_text, n_parts, len(stack)))
     if not done_idx:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), cuts, 0
     done_part = np.repeat(np.arange(n_parts, dtype=np.int64), done_len)
