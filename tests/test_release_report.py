@@ -149,3 +149,21 @@ def test_the_command_line_repeats_the_run(client_alice, user, tmp_path):
     call_command("anonymize", *args, "--quiet")
     web = client_alice.get(f"/jobs/{job.pk}/result/anonymized.csv").content.decode()
     assert (tmp_path / "out.csv").read_text(encoding="utf-8") == web
+
+
+def test_without_pango_the_pdf_says_what_to_install(client_alice, user, monkeypatch):
+    """WeasyPrint raises OSError on import when Pango is missing: a 503 naming the fix, never a 500."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pango(name, *args, **kwargs):
+        if name.startswith("weasyprint"):
+            raise OSError("cannot load library 'libpango-1.0-0'")
+        return real_import(name, *args, **kwargs)
+
+    job = run(make_dataset(user))
+    monkeypatch.setattr(builtins, "__import__", no_pango)
+    r = client_alice.get(f"/jobs/{job.pk}/result/release-report.pdf")
+    assert r.status_code == 503 and r["Content-Type"].startswith("text/plain")
+    assert b"libpango" in r.content and b"print the HTML report" in r.content

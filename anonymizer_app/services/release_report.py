@@ -246,12 +246,18 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
     }
 
 
+class PdfUnavailable(RuntimeError):
+    """The server lacks what WeasyPrint needs (Pango): the HTML report still works."""
+
+
 def render_pdf(html: str) -> bytes:
     """The report's HTML as PDF (WeasyPrint; its stylesheet read from the static files). No URL is ever
     fetched: the report needs none, and a value of the data must not make the server fetch one."""
-    from weasyprint import CSS, HTML  # imported when a PDF is asked for: it loads Pango
-    from weasyprint.urls import URLFetcher
-
+    try:
+        from weasyprint import CSS, HTML  # imported when a PDF is asked for: it loads Pango
+        from weasyprint.urls import URLFetcher
+    except OSError as exc:  # WeasyPrint loads Pango (a system library) on import
+        raise PdfUnavailable(f"the PDF renderer cannot start on this server: {str(exc)[:200]}") from None
 
     class NoFetch(URLFetcher):
         def fetch(self, url, headers=None):

@@ -40,7 +40,12 @@ def release_report_page(request, job_id):
 @require_GET
 def release_report_pdf(request, job_id):
     j, ctx = _context(request, job_id, pdf=True)
-    pdf = release_report.render_pdf(render_to_string("anonymizer/release_report.html", ctx, request=request))
+    try:
+        pdf = release_report.render_pdf(render_to_string("anonymizer/release_report.html", ctx, request=request))
+    except release_report.PdfUnavailable as exc:
+        return HttpResponse(f"{exc}. Install Pango (Debian: apt-get install libpango-1.0-0 libpangoft2-1.0-0) or "
+                            f"print the HTML report from the browser.", status=503,
+                            content_type="text/plain; charset=utf-8")
     response = HttpResponse(pdf, content_type="application/pdf")
     filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-release-report.pdf"
     response["Content-Disposition"] = content_disposition_header(True, filename)
