@@ -11,7 +11,6 @@ checks them, and OUT is written from them in input order, byte for byte what the
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 from dataclasses import replace
 from pathlib import Path
@@ -117,7 +116,7 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
     from anonymizer_app.engine.pipeline import run as run_pipeline
     from anonymizer_app.engine.spec import RunSpec
 
-    from .commands.anonymize import AnonymizeError, CsvSink, _write_all, json_default
+    from .commands.anonymize import AnonymizeError, write_publication
 
     for flag, name in (("transactions", "--transactions"), ("set_column", "--set-column"),
                        ("population", "--population"), ("research_column", "--research-column")):
@@ -152,28 +151,9 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
         table = ParquetTable(str(path), roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
         spec = replace(RunSpec.build(table, hierarchies, **build),
                        cluster=opts["cluster"])
-        tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            if out.suffix.lower() == ".parquet":  # the published rows as Parquet (string columns), no formula quoting
-                os.close(fd)
-                with ParquetFileSink(tmp) as sink:
-                    publication = run_pipeline(spec, progress, sink)
-            else:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                    publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            progress.close()
-            report = publication.report
-            if report_path is not None:
-                import json
-
-                _write_all([(report_path, json.dumps(report, indent=2, default=json_default) + "\n")])
-            os.replace(tmp, out)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        # the published rows as Parquet (string columns, no formula quoting) when OUT ends in .parquet
+        sink = ParquetFileSink if out.suffix.lower() == ".parquet" else None
+        report = write_publication(spec, progress, out, delimiter, report_path, run_pipeline, sink)
     finally:
         if converted is not None:
             converted.unlink(missing_ok=True)

@@ -356,21 +356,7 @@ class Command(OneLineCommand):
             raise AnonymizeError("--m, --set-algorithm and --item-hierarchy apply to --set-column or --transactions")
         spec = RunSpec.build(table, hierarchies, **build)
 
-        tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                publication = run(spec, progress, CsvSink(fh, delimiter))
-                fh.flush()
-                os.fsync(fh.fileno())
-            progress.close()
-            report = publication.report
-            if report_path is not None:
-                _write_all([(report_path, json.dumps(report, indent=2, default=json_default) + "\n")])
-            os.replace(tmp, out)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        report = write_publication(spec, progress, out, delimiter, report_path, run)
         publishing = report.get("publishing", {})
         how = "removed" if publishing.get("suppressed_rows", "remove") == "remove" else "kept as '*' rows"
         return (f"{out}: {report['records']:,} records written of {report.get('input_records', report['records']):,},"
@@ -656,6 +642,33 @@ class TransactionSink:
         from anonymizer_app.services.exports import transaction_lines
 
         self.lines.extend(transaction_lines(frame, self.delimiter))
+
+
+def write_publication(spec, progress, out: Path, delimiter: str, report_path: Path | None, run_pipeline,
+                      parquet_sink=None) -> dict:
+    """Run ``spec`` with its published rows streamed into a temporary file beside OUT (CSV, or through
+    ``parquet_sink(path)`` when given), write the report, then rename: OUT appears whole or not at all."""
+    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        if parquet_sink is not None:
+            os.close(fd)
+            with parquet_sink(tmp) as sink:
+                publication = run_pipeline(spec, progress, sink)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
+                fh.flush()
+                os.fsync(fh.fileno())
+        progress.close()
+        report = publication.report
+        if report_path is not None:
+            _write_all([(report_path, json.dumps(report, indent=2, default=json_default) + "\n")])
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return report
 
 
 def _write_all(files: list[tuple[Path, str]]) -> None:
