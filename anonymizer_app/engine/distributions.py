@@ -48,7 +48,13 @@ class SensitiveDomain:
         if n_classes is None:
             n_classes = int(row_class.max()) + 1 if kept.any() else 0
         flat = row_class[kept] * self.m + self.codes[kept]
-        return np.bincount(flat, minlength=n_classes * self.m).reshape(n_classes, self.m).astype(np.int64)
+        return np.bincount(flat, weights=self.row_weights(kept), minlength=n_classes * self.m).reshape(
+            n_classes, self.m).astype(np.int64)
+
+    def row_weights(self, kept: np.ndarray | None = None) -> np.ndarray | None:
+        """How many records each row of ``codes`` stands for (None: one each); ``kept`` selects rows. A
+        domain over a weighted frequency set (engine.distributed) says otherwise."""
+        return None
 
     def tuple_triplets(self, tuple_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(tuple, value, count) of the sparse per-tuple histograms (cached per frequency set)."""
@@ -57,7 +63,12 @@ class SensitiveDomain:
         if hit is not None and hit[0] is tuple_of_row:
             return hit[1]
         pair = np.asarray(tuple_of_row, dtype=np.int64) * self.m + self.codes
-        uniq, counts = np.unique(pair, return_counts=True)
+        weights = self.row_weights()
+        if weights is None:
+            uniq, counts = np.unique(pair, return_counts=True)
+        else:
+            uniq, inverse = np.unique(pair, return_inverse=True)
+            counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(uniq))
         trip = (uniq // self.m, uniq % self.m, counts.astype(np.int64))
         self._tuple_cache.clear()
         self._tuple_cache[key] = (tuple_of_row, trip)

@@ -35,27 +35,8 @@ class WeightedDomain(SensitiveDomain):
 
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
-    def from_rows(self, row_class: np.ndarray, n_classes: int | None = None) -> np.ndarray:
-        row_class = np.asarray(row_class, dtype=np.int64)
-        kept = row_class >= 0
-        if n_classes is None:
-            n_classes = int(row_class.max()) + 1 if kept.any() else 0
-        flat = row_class[kept] * self.m + self.codes[kept]
-        return np.bincount(flat, weights=self.weights[kept], minlength=n_classes * self.m).reshape(
-            n_classes, self.m).astype(np.int64)
-
-    def tuple_triplets(self, tuple_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        key = id(tuple_of_row)
-        hit = self._tuple_cache.get(key)
-        if hit is not None and hit[0] is tuple_of_row:
-            return hit[1]
-        pair = np.asarray(tuple_of_row, dtype=np.int64) * self.m + self.codes
-        uniq, inverse = np.unique(pair, return_inverse=True)
-        counts = np.bincount(inverse.reshape(-1), weights=self.weights, minlength=len(uniq)).astype(np.int64)
-        trip = (uniq // self.m, uniq % self.m, counts)
-        self._tuple_cache.clear()
-        self._tuple_cache[key] = (tuple_of_row, trip)
-        return trip
+    def row_weights(self, kept: np.ndarray | None = None) -> np.ndarray | None:
+        return self.weights if kept is None else self.weights[kept]
 
 
 def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
