@@ -203,6 +203,10 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # run). Empty: every run stays in the Celery worker.
 ANONYMIZER_DASK_CLUSTER = os.environ.get("ANONYMIZER_DASK_CLUSTER", "").strip()
 
+# Secrets at rest (services/vault.py): a Fernet key; empty derives one from SECRET_KEY. Old keys still decrypt.
+ANONYMIZER_VAULT_KEY = os.environ.get("ANONYMIZER_VAULT_KEY", "").strip()
+ANONYMIZER_VAULT_OLD_KEYS = envlist("ANONYMIZER_VAULT_OLD_KEYS", "")
+
 # --- Upload limits --------------------------------------------------------------------------
 ANONYMIZER_MAX_UPLOAD_MB = envint("ANONYMIZER_MAX_UPLOAD_MB", 200)
 ANONYMIZER_MAX_ROWS = envint("ANONYMIZER_MAX_ROWS", 2_000_000)
