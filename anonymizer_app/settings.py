@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "accounts",
     "anonymizer_app",
     "hierarchy_editor",
+    "policies",
 ]
 
 MIDDLEWARE = [
