@@ -51,6 +51,7 @@ from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management import cluster_flags, model_flags
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
+from policies import cli as policy_cli
 
 PROG = "anonymize"
 NO_SOLUTION = RUN_FAILED  # the run itself failed (privacy model unreachable, verification)
@@ -218,6 +219,7 @@ class Command(OneLineCommand):
                                  "--na-values '' for blanks only)")
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
         cluster_flags.add_arguments(parser)
+        policy_cli.add_arguments(parser)  # --policy FILE, --extend-hierarchies, --stop-on-new-values
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
                                          "occurs is held by at least k records)")
         sets.add_argument("--transactions", action="store_true",
@@ -287,6 +289,8 @@ class Command(OneLineCommand):
         out = Path(opts["out"])
         report_path = Path(opts["report"]) if opts["report"] else None
         self._check_destinations(source, out, report_path)
+        if opts["policy"] is not None:  # the run is the policy file's (policies/cli.py)
+            return policy_cli.run(self, opts, source, out, report_path, progress)
         if opts["transactions"]:
             return self._run_transactions(opts, source, out, report_path, progress)
         if not opts["qi"]:

@@ -1,0 +1,387 @@
+"""The policy file (docs/policies.md): validation, the schema differences of a table against a policy, the
+hierarchy extension for new values, and the engine's parts of a run (roles, types, hierarchies, models,
+options) built from it. No database here: the CLI applies a policy file without one, the web app and the API
+through policies/services.py; all three then build one RunSpec and run the one pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from anonymizer_app import engine
+from anonymizer_app.engine import InputError, Role
+from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES, Hierarchy
+from anonymizer_app.engine.missing import is_marker
+from anonymizer_app.engine.spec import SUPPRESSED_ROWS
+from anonymizer_app.engine.table import COLUMN_TYPES
+
+FORMAT = "anonymizer-policy"
+VERSION = 1
+OTHER = "(other)"  # the node new values are grouped under when a hierarchy is extended
+EXTEND, STOP = "extend", "stop"
+ON_NEW_VALUES = (EXTEND, STOP)
+MAX_LISTED = 10
+
+TOP_FIELDS = {"format", "version", "name", "description", "columns", "algorithm", "options", "k",
+              "suppression_limit", "sensitive", "models", "publishing", "identifiers"}
+COLUMN_FIELDS = {"name", "role", "type", "hierarchy"}
+HIERARCHY_FIELDS = {"name", "on_conflict", "rows"}
+ROLES = tuple(r.value for r in Role)
+# words a pseudonymization rule may not carry: a rule names its key, it never holds one
+SECRET_WORDS = ("secret", "password", "passphrase", "key_material", "hmac_key")
+
+
+class PolicyError(InputError):
+    """A policy file that cannot be used; the message names the field and the value."""
+
+
+# ---- validation ----------------------------------------------------------------------------------
+def loads(text: str | bytes, where: str = "policy file") -> dict:
+    """A policy from its JSON text, validated (PolicyError naming the field otherwise)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise PolicyError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PolicyError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return validate(data, where)
+
+
+def dumps(policy: dict) -> str:
+    """The file's text: keys in a fixed order, UTF-8, one trailing newline (the same policy, the same bytes)."""
+    return json.dumps(policy, indent=2, ensure_ascii=False) + "\n"
+
+
+def _fail(where: str, path: str, message: str) -> PolicyError:
+    return PolicyError(f"{where}: {path}: {message}")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate(data, where: str = "policy file") -> dict:
+    """The policy in its normal form (every field present, in the documented order); every bad field or value
+    is refused by name. Algorithm options and privacy models are checked by the engine's registries."""
+    if not isinstance(data, dict):
+        raise PolicyError(f"{where}: a policy is a JSON object, got {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        raise _fail(where, "format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+    if data.get("version") != VERSION:
+        raise _fail(where, "version", f"this version reads version {VERSION}, got {data.get('version')!r}")
+    unknown = sorted(set(data) - TOP_FIELDS)
+    if unknown:
+        raise _fail(where, unknown[0], f"unknown field; the fields are: {', '.join(sorted(TOP_FIELDS))}")
+    for name in ("columns", "algorithm", "k"):
+        if name not in data:
+            raise _fail(where, name, "missing")
+    policy: dict = {"format": FORMAT, "version": VERSION}
+    for name in ("name", "description"):
+        value = data.get(name, "")
+        if not isinstance(value, str):
+            raise _fail(where, name, f"expected text, got {value!r}")
+        policy[name] = value
+    policy["columns"] = _columns(data["columns"], where)
+    names = [c["name"] for c in policy["columns"]]
+    if not any(c["role"] == Role.QUASI_IDENTIFYING.value for c in policy["columns"]):
+        raise _fail(where, "columns", "no column has the role 'quasi-identifying'")
+
+    algorithm = data["algorithm"]
+    if not isinstance(algorithm, str) or algorithm not in engine.ALGORITHMS:
+        raise _fail(where, "algorithm", f"unknown algorithm {algorithm!r}; available: {', '.join(sorted(engine.ALGORITHMS))}")
+    policy["algorithm"] = algorithm
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise _fail(where, "options", f"expected an object, got {options!r}")
+    info = engine.get_algorithm(algorithm)
+    known = {p.name: p for p in info.options}
+    for name, value in options.items():
+        if name not in known:
+            raise _fail(where, f"options.{name}", f"{info.label} has no such option; its options: "
+                        f"{', '.join(known) or 'none'}")
+        try:
+            known[name].validate(value)
+        except (InputError, ValueError, TypeError) as exc:
+            raise _fail(where, f"options.{name}", f"{value!r}: {exc}") from None
+    policy["options"] = dict(options)
+
+    k = data["k"]
+    if not _is_int(k) or k < 1:
+        raise _fail(where, "k", f"expected a whole number of at least 1, got {k!r}")
+    policy["k"] = k
+    limit = data.get("suppression_limit", 0.0)
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not 0 <= limit <= 1:
+        raise _fail(where, "suppression_limit", f"expected a share between 0 and 1, got {limit!r}")
+    policy["suppression_limit"] = float(limit)
+    sensitive = data.get("sensitive")
+    if sensitive is not None and (not isinstance(sensitive, str) or sensitive not in names):
+        raise _fail(where, "sensitive", f"{sensitive!r} is not one of the policy's columns")
+    policy["sensitive"] = sensitive or None
+
+    models = data.get("models", [])
+    if not isinstance(models, list):
+        raise _fail(where, "models", f"expected a list, got {models!r}")
+    for i, spec in enumerate(models):
+        if not isinstance(spec, dict) or not isinstance(spec.get("model"), str):
+            raise _fail(where, f"models[{i}]", f"expected an object with a 'model' name, got {spec!r}")
+        if spec.get("column") is not None and spec["column"] not in names:
+            raise _fail(where, f"models[{i}].column", f"{spec['column']!r} is not one of the policy's columns")
+        try:
+            built = engine.privacy.make_model(spec["model"], **{k: v for k, v in spec.items() if k != "model"})
+        except (InputError, TypeError, ValueError) as exc:
+            raise _fail(where, f"models[{i}]", str(exc)) from None
+        if getattr(built, "column_source", None) == "research":
+            raise _fail(where, f"models[{i}]", f"{built.describe()} needs a population dataset; a policy holds "
+                                               f"runs on one table")
+    policy["models"] = [dict(m) for m in models]
+
+    publishing = data.get("publishing", {})
+    if not isinstance(publishing, dict):
+        raise _fail(where, "publishing", f"expected an object, got {publishing!r}")
+    extra = sorted(set(publishing) - {"suppressed_rows"})
+    if extra:
+        raise _fail(where, f"publishing.{extra[0]}", "unknown field; the fields are: suppressed_rows")
+    rows = publishing.get("suppressed_rows", "remove")
+    if rows not in SUPPRESSED_ROWS:
+        raise _fail(where, "publishing.suppressed_rows", f"expected one of {', '.join(SUPPRESSED_ROWS)}, got {rows!r}")
+    policy["publishing"] = {"suppressed_rows": rows}
+    policy["identifiers"] = _identifiers(data.get("identifiers", []), policy["columns"], where)
+    return policy
+
+
+def _columns(columns, where: str) -> list[dict]:
+    if not isinstance(columns, list) or not columns:
+        raise _fail(where, "columns", f"expected a non-empty list, got {columns!r}")
+    out, seen = [], set()
+    for i, col in enumerate(columns):
+        path = f"columns[{i}]"
+        if not isinstance(col, dict):
+            raise _fail(where, path, f"expected an object, got {col!r}")
+        unknown = sorted(set(col) - COLUMN_FIELDS)
+        if unknown:
+            raise _fail(where, f"{path}.{unknown[0]}", f"unknown field; the fields are: {', '.join(sorted(COLUMN_FIELDS))}")
+        name = col.get("name")
+        if not isinstance(name, str) or not name:
+            raise _fail(where, f"{path}.name", f"expected a column name, got {name!r}")
+        if name in seen:
+            raise _fail(where, f"{path}.name", f"column {name!r} is given twice")
+        seen.add(name)
+        path = f"columns[{i}] ({name})"
+        role = col.get("role")
+        if role not in ROLES:
+            raise _fail(where, f"{path}.role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+        ctype = col.get("type", "string")
+        if ctype not in COLUMN_TYPES:
+            raise _fail(where, f"{path}.type", f"expected one of {', '.join(COLUMN_TYPES)}, got {ctype!r}")
+        hierarchy = col.get("hierarchy")
+        if hierarchy is not None:
+            hierarchy = _hierarchy(hierarchy, name, f"{path}.hierarchy", where)
+        out.append({"name": name, "role": role, "type": ctype, "hierarchy": hierarchy})
+    return out
+
+
+def _hierarchy(h, column: str, path: str, where: str) -> dict:
+    if not isinstance(h, dict):
+        raise _fail(where, path, f"expected an object with rows, got {h!r}")
+    unknown = sorted(set(h) - HIERARCHY_FIELDS)
+    if unknown:
+        raise _fail(where, f"{path}.{unknown[0]}", f"unknown field; the fields are: {', '.join(sorted(HIERARCHY_FIELDS))}")
+    name = h.get("name", column)
+    if not isinstance(name, str) or not name:
+        raise _fail(where, f"{path}.name", f"expected text, got {name!r}")
+    on_conflict = h.get("on_conflict", "error")
+    if on_conflict not in CONFLICT_POLICIES:
+        raise _fail(where, f"{path}.on_conflict", f"expected one of {', '.join(CONFLICT_POLICIES)}, got {on_conflict!r}")
+    rows = h.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise _fail(where, f"{path}.rows", "expected a non-empty list of rows (a leaf, then its generalizations)")
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) < 2 or not all(isinstance(v, str) and v for v in row):
+            raise _fail(where, f"{path}.rows[{r}]", f"expected a leaf and at least one generalization, all "
+                                                   f"non-empty text, got {row!r}")
+    out = {"name": name, "on_conflict": on_conflict, "rows": [list(r) for r in rows]}
+    try:
+        engine_hierarchy(out, column)
+    except engine.HierarchyError as exc:
+        raise _fail(where, path, str(exc)) from None
+    return out
+
+
+def _identifiers(rules, columns: list[dict], where: str) -> list[dict]:
+    """Treatments of identifying columns (pseudonymization rules): each names its column, which the policy
+    marks identifying, and never carries a secret (a keyed rule names its key)."""
+    if not isinstance(rules, list):
+        raise _fail(where, "identifiers", f"expected a list, got {rules!r}")
+    identifying = {c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value}
+    out = []
+    for i, rule in enumerate(rules):
+        path = f"identifiers[{i}]"
+        if not isinstance(rule, dict):
+            raise _fail(where, path, f"expected an object, got {rule!r}")
+        if rule.get("column") not in identifying:
+            raise _fail(where, f"{path}.column", f"{rule.get('column')!r} is not an identifying column of the policy")
+        for key in _keys(rule):
+            if any(word in key.lower() for word in SECRET_WORDS):
+                raise _fail(where, f"{path}.{key}", "a policy never holds a secret: name the key instead")
+        out.append(dict(rule))
+    return out
+
+
+def _keys(value) -> list[str]:
+    if isinstance(value, dict):
+        return [str(k) for k in value] + [k for v in value.values() for k in _keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
+# ---- hierarchies ---------------------------------------------------------------------------------
+def engine_hierarchy(h: dict, column: str) -> Hierarchy:
+    """The engine's hierarchy of an embedded one (its rows as a hierarchy file's lines)."""
+    return Hierarchy.from_rows(h["rows"], column, f"hierarchy {h.get('name', column)!r} of the policy",
+                               h.get("on_conflict", "error"))
+
+
+def rows_of_text(content: str, delimiter: str) -> list[list[str]]:
+    """A stored hierarchy's text as rows, exactly the lines its parser keeps (engine.hierarchy.parse_hierarchy)."""
+    import csv
+    import io
+
+    text = content.lstrip("\ufeff")
+    if "\r" in text and "\n" not in text:
+        text = text.replace("\r", "\n")
+    return [r for r in csv.reader(io.StringIO(text), delimiter=delimiter, strict=True) if r and any(c.strip() for c in r)]
+
+
+def extend_rows(rows: list[list[str]], new_values: list[str]) -> list[list[str]]:
+    """Each new value added as a leaf under an "(other)" node on every level between it and the root (the
+    tree's depth kept: [value, "(other)", ..., root]); a one-level hierarchy puts it under the root. The root is
+    the single label of the top level (with several, "(other)" stands on the top level too)."""
+    width = len(rows[0])
+    tops = {r[-1] for r in rows}
+    root = next(iter(tops)) if len(tops) == 1 else OTHER
+    return [list(r) for r in rows] + [[v] + [OTHER] * (width - 2) + [root] for v in new_values]
+
+
+# ---- schema differences --------------------------------------------------------------------------
+@dataclass
+class SchemaReport:
+    """What a table has that the policy does not expect, found before any run."""
+
+    missing: list[str] = field(default_factory=list)  # policy columns the table lacks
+    extra: list[str] = field(default_factory=list)  # table columns the policy does not name
+    types: list[dict] = field(default_factory=list)  # {"column", "policy", "found"}
+    new_values: list[dict] = field(default_factory=list)  # {"column", "values": [(value, count)], "total"}
+
+    @property
+    def blocking(self) -> list[str]:
+        """Differences no choice resolves (the run stops)."""
+        out = [f"column {c!r} is missing" for c in self.missing]
+        out += [f"column {c!r} is not in the policy (its role is unknown)" for c in self.extra]
+        out += [f"column {t['column']!r} is {t['found']}, the policy has {t['policy']}" for t in self.types]
+        return out
+
+    @property
+    def clean(self) -> bool:
+        return not (self.blocking or self.new_values)
+
+    def lines(self) -> list[str]:
+        """Every difference, one line each (CLI and API)."""
+        out = list(self.blocking)
+        for nv in self.new_values:
+            shown = ", ".join(f"{v!r} ({n})" for v, n in nv["values"][:MAX_LISTED])
+            more = f" and {len(nv['values']) - MAX_LISTED} more" if len(nv["values"]) > MAX_LISTED else ""
+            out.append(f"column {nv['column']!r}: {len(nv['values'])} value(s) in {nv['total']} record(s) not covered "
+                       f"by its hierarchy: {shown}{more}")
+        return out
+
+    def as_dict(self) -> dict:
+        return {"missing": self.missing, "extra": self.extra, "types": self.types,
+                "new_values": [{"column": nv["column"], "total": nv["total"],
+                                "values": [{"value": v, "count": n} for v, n in nv["values"]]}
+                               for nv in self.new_values],
+                "blocking": self.blocking, "clean": self.clean}
+
+
+def _type_agrees(policy_type: str, found: str) -> bool:
+    # an integer column read where the policy has decimals is still a decimal column
+    return policy_type == found or (policy_type == "decimal" and found == "integer") or policy_type == "string"
+
+
+def schema_report(policy: dict, columns: list[str], types: dict[str, str], values) -> SchemaReport:
+    """``columns``: the table's column names; ``types``: its inferred type per column; ``values(column)``:
+    the column's cells (a Series). New values are counted only in the columns with an embedded hierarchy;
+    missing cells (blank, NA markers) are never new: a run gives them their own leaf."""
+    report = SchemaReport()
+    names = [c["name"] for c in policy["columns"]]
+    report.missing = [c for c in names if c not in columns]
+    report.extra = [c for c in columns if c not in names]
+    for col in policy["columns"]:
+        name = col["name"]
+        if name not in columns:
+            continue
+        found = types.get(name)
+        if col["role"] in (Role.QUASI_IDENTIFYING.value, Role.SENSITIVE.value) and found is not None \
+                and not _type_agrees(col["type"], found):
+            report.types.append({"column": name, "policy": col["type"], "found": found})
+        if col["hierarchy"] is None:
+            continue
+        leaves = set(engine_hierarchy(col["hierarchy"], name).leaf_index)
+        counts = pd.Series(values(name), dtype=object).astype(str).value_counts(sort=False)
+        new = [(str(v), int(n)) for v, n in counts.items() if str(v) not in leaves and not is_marker(str(v))]
+        if new:
+            new.sort(key=lambda p: (-p[1], p[0]))
+            report.new_values.append({"column": name, "values": new, "total": sum(n for _, n in new)})
+    return report
+
+
+def extended(policy: dict, report: SchemaReport) -> dict:
+    """The policy with each hierarchy extended by the new values the report found (extend_rows)."""
+    out = json.loads(json.dumps(policy))
+    by_column = {nv["column"]: [v for v, _ in nv["values"]] for nv in report.new_values}
+    for col in out["columns"]:
+        if col["name"] in by_column:
+            col["hierarchy"]["rows"] = extend_rows(col["hierarchy"]["rows"], by_column[col["name"]])
+    return out
+
+
+def resolve(policy: dict, report: SchemaReport, on_new_values: str) -> dict:
+    """The policy to run: PolicyError on a blocking difference, or on new values with ``stop``."""
+    if on_new_values not in ON_NEW_VALUES:
+        raise PolicyError(f"on_new_values: expected one of {', '.join(ON_NEW_VALUES)}, got {on_new_values!r}")
+    if report.blocking:
+        raise PolicyError("the table does not fit the policy: " + "; ".join(report.blocking))
+    if report.new_values:
+        if on_new_values == STOP:
+            raise PolicyError("stopped: " + "; ".join(report.lines()) + " (extend the hierarchies to run)")
+        return extended(policy, report)
+    return policy
+
+
+# ---- the run's parts -----------------------------------------------------------------------------
+def roles(policy: dict) -> dict[str, Role]:
+    return {c["name"]: Role(c["role"]) for c in policy["columns"]}
+
+
+def column_types(policy: dict) -> dict[str, str]:
+    return {c["name"]: c["type"] for c in policy["columns"]}
+
+
+def hierarchies(policy: dict) -> dict[str, Hierarchy]:
+    """The embedded hierarchies by column; QIs without one get the engine's default built from the data."""
+    return {c["name"]: engine_hierarchy(c["hierarchy"], c["name"]) for c in policy["columns"] if c["hierarchy"]}
+
+
+def run_arguments(policy: dict) -> dict:
+    """RunSpec.build's keyword arguments (beside the table and hierarchies)."""
+    return dict(algorithm=policy["algorithm"], k=policy["k"],
+                models=[engine.privacy.make_model(m["model"], **{k: v for k, v in m.items() if k != "model"})
+                        for m in policy["models"]],
+                options=dict(policy["options"]), suppression_limit=policy["suppression_limit"],
+                sensitive=policy["sensitive"], suppressed_rows=policy["publishing"]["suppressed_rows"])

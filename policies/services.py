@@ -1,0 +1,181 @@
+"""Release policies in the database: saved from a job, imported from a file, exported, and applied to a
+dataset. Applying sets the dataset's columns from the policy (roles, types, hierarchies) and creates the job
+through anonymizer_app.services.jobs.create_job, as the run form does: one job, one RunSpec, one pipeline and
+its publishing gate. Every release under a policy is recorded (Release) in order."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.db import transaction
+from django.db.models import Max
+
+from anonymizer_app.engine import InputError, Role
+from anonymizer_app.models import Dataset, Job
+from anonymizer_app.services import datasets
+from anonymizer_app.services import jobs as job_service
+from hierarchy_editor.models import Hierarchy, fit_name
+
+from . import policy_file
+from .models import Policy, PolicyVersion, Release
+from .policy_file import PolicyError
+
+NAME_MAX = Policy._meta.get_field("name").max_length
+
+
+# ---- from a job ----------------------------------------------------------------------------------
+def policy_from_job(job: Job, name: str = "", description: str = "") -> dict:
+    """The policy file of a job's run configuration (validated): the columns' roles and types, the hierarchies
+    the run used (their rows), the algorithm and its options, k, the suppression limit, the privacy models and
+    the publishing option."""
+    config = job.config or {}
+    if job.kind not in (Job.RUN, Job.LATTICE_KEEP):
+        raise PolicyError(f"a policy is saved from a run; this job is a {job.get_kind_display()}")
+    if config.get("population"):
+        raise PolicyError("a policy holds runs on one table; this run matched a research subset into a population")
+    if config.get("layout") == "transactions" or config.get("set_column"):
+        raise PolicyError("a policy holds table runs; set-valued runs (k^m) are not kept in policies yet")
+    hierarchical = {m.get("column") for m in job.models or [] if m.get("distance") == "hierarchical"}
+    columns = []
+    for c in config.get("columns", []):
+        hierarchy = None
+        if c["role"] == Role.QUASI_IDENTIFYING.value or c["name"] in hierarchical:
+            hierarchy = _embedded(job, c)
+        columns.append({"name": c["name"], "role": c["role"], "type": c["type"], "hierarchy": hierarchy})
+    options = dict(job.options or {})
+    suppressed_rows = options.pop("suppressed_rows", "remove")
+    data = {
+        "format": policy_file.FORMAT, "version": policy_file.VERSION, "name": name, "description": description,
+        "columns": columns, "algorithm": job.algorithm, "options": options, "k": job.k,
+        "suppression_limit": job.suppression_limit, "sensitive": job.sensitive or None,
+        "models": list(job.models or []), "publishing": {"suppressed_rows": suppressed_rows},
+        "identifiers": list(config.get("identifiers", [])),
+    }
+    return policy_file.validate(data, f"job {job.pk}")
+
+
+def _embedded(job: Job, column: dict) -> dict | None:
+    snapshot = column.get("hierarchy_snapshot")
+    if snapshot:
+        content, delimiter, on_conflict, name = (snapshot["content"], snapshot["delimiter"],
+                                                 snapshot.get("on_conflict", "error"), snapshot["name"])
+    elif column.get("hierarchy"):
+        h = Hierarchy.objects.filter(pk=column["hierarchy"], owner=job.owner).first()
+        if h is None:
+            return None
+        content, delimiter, on_conflict, name = h.content, h.delimiter, h.on_conflict, h.name
+    else:
+        return None  # the engine's default, built from the data of each run
+    return {"name": name, "on_conflict": on_conflict, "rows": policy_file.rows_of_text(content, delimiter)}
+
+
+# ---- versions ------------------------------------------------------------------------------------
+def _clean_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise PolicyError("name: give the policy a name")
+    if len(name) > NAME_MAX:
+        raise PolicyError(f"name: at most {NAME_MAX} characters, got {len(name)}")
+    return name
+
+
+@transaction.atomic
+def add_version(owner, name: str, config: dict, description: str = "", job: Job | None = None) -> PolicyVersion:
+    """A new version of the owner's policy ``name`` (the policy created at its first version)."""
+    name = _clean_name(name)
+    policy, _ = Policy.objects.select_for_update().get_or_create(owner=owner, name=name,
+                                                                 defaults={"description": description})
+    if description and description != policy.description:
+        policy.description = description
+        policy.save(update_fields=["description"])
+    number = (policy.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    stored = dict(config, name=name, description=policy.description)
+    return PolicyVersion.objects.create(policy=policy, number=number, config=stored, source_job=job)
+
+
+def save_from_job(job: Job, name: str, description: str = "") -> PolicyVersion:
+    return add_version(job.owner, name, policy_from_job(job, name, description), description, job)
+
+
+def import_policy(owner, text: str | bytes, filename: str = "policy file", name: str = "") -> PolicyVersion:
+    """A policy file read strictly (PolicyError naming the field and value); saved under ``name`` or its own."""
+    config = policy_file.loads(text, filename)
+    return add_version(owner, name or config.get("name") or "", config, config.get("description", ""))
+
+
+def export_text(version: PolicyVersion) -> str:
+    config = dict(version.config, name=version.policy.name, description=version.policy.description)
+    return policy_file.dumps(policy_file.validate(config))
+
+
+# ---- applying ------------------------------------------------------------------------------------
+def schema_report(dataset: Dataset, config: dict) -> policy_file.SchemaReport:
+    """The dataset against the policy, before any run: missing/extra columns, types, new values."""
+    cols = list(dataset.columns.all())
+    wanted = [c["name"] for c in config["columns"] if c["hierarchy"] and any(x.name == c["name"] for x in cols)]
+    frame = datasets.load_frame(dataset, columns=wanted) if wanted else None
+    return policy_file.schema_report(config, [c.name for c in cols], {c.name: c.inferred_type for c in cols},
+                                     lambda name: frame[name])
+
+
+def _hierarchy_text(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=";", lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+def _stored_hierarchy(owner, label: str, h: dict, column: str) -> Hierarchy:
+    """The owner's hierarchy holding exactly these rows (reused when the same text was stored before)."""
+    text = _hierarchy_text(h["rows"])
+    name = fit_name(label)
+    found = Hierarchy.objects.filter(owner=owner, name=name, content=text, delimiter=";",
+                                     on_conflict=h["on_conflict"]).first()
+    if found is not None:
+        return found
+    obj = Hierarchy.from_text(owner, name, text, source_name=f"{label}.csv", on_conflict=h["on_conflict"],
+                              delimiter=";")
+    obj.source_format = "policy"
+    obj.save()
+    return obj
+
+
+@transaction.atomic
+def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = policy_file.STOP) -> Job:
+    """The job of ``version`` on ``dataset`` (queued by the caller) and its Release. Blocking differences, and
+    new values with ``stop``, raise PolicyError and change nothing; with ``extend`` the hierarchies get the new
+    values (policy_file.extend_rows). The dataset's columns take the policy's roles, types and hierarchies, then
+    the job is created by the run form's service (create_job: the same checks, the same snapshot)."""
+    if version.policy.owner_id != dataset.owner_id:
+        raise PolicyError("the policy and the dataset belong to different accounts")
+    if dataset.layout != Dataset.TABLE:
+        raise PolicyError(f"{dataset.name}: a policy applies to a table, not to a transaction file")
+    config = policy_file.validate(version.config)
+    report = schema_report(dataset, config)
+    config = policy_file.resolve(config, report, on_new_values)
+    extended = {nv["column"] for nv in report.new_values}
+    label = f"{version.policy.name} v{version.number}"
+    by_name = {c["name"]: c for c in config["columns"]}
+    for column in dataset.columns.all():
+        spec = by_name[column.name]
+        column.role, column.type = spec["role"], spec["type"]
+        column.hierarchy = None
+        if spec["hierarchy"] is not None:
+            suffix = f" extended for {dataset.name}" if column.name in extended else ""
+            column.hierarchy = _stored_hierarchy(dataset.owner, f"{label}: {column.name}{suffix}",
+                                                 spec["hierarchy"], column.name)
+        column.save(update_fields=["role", "type", "hierarchy"])
+    options = dict(config["options"])
+    if config["publishing"]["suppressed_rows"] != "remove":  # kept with the job's options, as the run form does
+        options["suppressed_rows"] = config["publishing"]["suppressed_rows"]
+    try:
+        job = job_service.create_job(dataset, config["algorithm"], config["k"], config["suppression_limit"],
+                                     config["sensitive"] or "", options, config["models"])
+    except InputError as exc:
+        raise PolicyError(f"{label} on {dataset.name}: {exc}") from None
+    if config["identifiers"]:
+        job.config["identifiers"] = config["identifiers"]
+        job.save(update_fields=["config"])
+    number = (version.policy.releases.aggregate(n=Max("number"))["n"] or 0) + 1
+    Release.objects.create(policy=version.policy, version=version, job=job, number=number)
+    return job
