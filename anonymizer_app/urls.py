@@ -7,5 +7,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("hierarchies/", include("hierarchy_editor.urls")),
+    path("policies/", include("policies.urls")),
     path("", include("anonymizer_app.app_urls")),
 ]
