@@ -45,3 +45,30 @@ def adult_job(dataset: Dataset) -> Job:
     job = jobs.create_job(dataset, "flash", 5, 0.04, "occupation", {},
                           [{"model": "distinct-l-diversity", "l": 2, "column": "occupation"}])
     return jobs.run_job(job)
+
+
+# ---- a small table with hierarchies (the view tests) ------------------------------------------------
+SEX_HIERARCHY = "F;*\nM;*\n"
+ZIP_HIERARCHY = "10115;101**;*\n10117;101**;*\n10119;101**;*\n20095;200**;*\n20097;200**;*\n20099;200**;*\n" \
+                "30001;300**;*\n40000;400**;*\n"
+
+
+def small_configured(owner, text: str | None = None, name: str = "small") -> Dataset:
+    """anonymizer_helpers.SMALL_CSV with its roles, hierarchies bound to sex and zip (age: the default)."""
+    from anonymizer_helpers import SMALL_CSV, make_dataset
+
+    dataset = make_dataset(owner, SMALL_CSV if text is None else text, f"{name}.csv", name=name)
+    for column in dataset.columns.filter(name__in=["sex", "zip"]):
+        content = SEX_HIERARCHY if column.name == "sex" else ZIP_HIERARCHY
+        h = Hierarchy.from_text(owner, f"{column.name} h", content, f"{column.name}.csv")
+        h.save()
+        column.hierarchy = h
+        column.save()
+    return dataset
+
+
+def small_job(owner) -> Job:
+    """Datafly k=2 with distinct 2-diversity on disease, 25% suppression, on small_configured: run at once."""
+    job = jobs.create_job(small_configured(owner), "datafly", 2, 0.25, "disease", {},
+                          [{"model": "distinct-l-diversity", "l": 2, "column": "disease"}])
+    return jobs.run_job(job)
