@@ -47,7 +47,7 @@ class Release(models.Model):
     """One publication under a policy: the job that produced it and its number in the policy's sequence."""
 
     policy = models.ForeignKey(Policy, on_delete=models.CASCADE, related_name="releases")
-    version = models.ForeignKey(PolicyVersion, on_delete=models.PROTECT, related_name="releases")
+    version = models.ForeignKey(PolicyVersion, on_delete=models.CASCADE, related_name="releases")
     job = models.ForeignKey("anonymizer_app.Job", null=True, blank=True, on_delete=models.SET_NULL,
                             related_name="policy_releases")
     number = models.PositiveIntegerField()
