@@ -13,6 +13,7 @@ import pandas as pd
 from .algorithms import ALGORITHMS, Problem, get_algorithm
 from .algorithms.anatomy import AnatomyRecoding, assemble_anatomy
 from .algorithms.base import CellRecoding, ProgressCallback
+from .algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance
 from .attack import attack_report
 from .distributions import domain_for, sensitive_domain
 from .errors import Cancelled, InputError
@@ -91,10 +92,23 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     domains = {m.target: domain_for(m, table.frame, all_hs, table.is_numeric(m.target))
                for m in models if getattr(m, "needs_sensitive", False)}
     problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
-                      validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch)
+                      validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch,
+                      republication=spec.republication)
     # the bar leaves "encoding" as the search starts (the search reports from here on)
     report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
+    if isinstance(recoding, MInvarianceRecoding):
+        report(0.92, "building the release (groups, counterfeits)")
+        result = assemble_m_invariance(table, recoding, models, suppression_limit)
+        result.search = dict(recoding.info)
+        result.options = problem.options
+        result.identifying_removed = list(table.identifying)
+        report(0.94, "verifying the release from its rows against the history")
+        result.verify(table, all_hs)
+        result.hierarchies = all_hs
+        result.seconds = time.perf_counter() - started
+        report(0.95, "verified")
+        return result
     if isinstance(recoding, AnatomyRecoding):
         report(0.92, "building the quasi-identifier and sensitive tables")
         sensitive = recoding.column  # the column its l-diverse groups protect

@@ -18,6 +18,10 @@ specification on exactly those rows, independently of the algorithm:
   bound) on the published classes;
 - Anatomy: the QIT shows no sensitive column, the ST's counts are the input's, every model holds on
   the groups (its guarantee: l-diverse groups linking QIT and ST).
+- m-invariance (a release of a sequence): against the history the caller gives (RunSpec.republication), with
+  the record ids keyed from the input again: every group m-unique counterfeits included, its counterfeit
+  count its number of counterfeit rows, every real row its own value and a generalization of its QIs, every
+  returning record in a group with exactly its earlier signature (engine/republication/check.py).
 
 A result that fails raises :class:`~.errors.VerificationError` (or :class:`~.errors.InputError` when
 the request itself cannot be honoured, e.g. keeping a suppressed group that breaks a model); nothing
@@ -57,6 +61,8 @@ class Publication:
     class_sizes: np.ndarray | None = None
     # a transaction dataset: the published records as the gate recounted them (setvalued.Transactions)
     published_records: object | None = None
+    # m-invariance: the history extended by this release, as the gate derived it from the published rows
+    history: object | None = None
 
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
@@ -98,6 +104,8 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     _check_spec_models(result, spec)
     if result.recoding == "anatomy":
         return _publish_anatomy(result, spec, table, hierarchies)
+    if result.recoding == "m-invariance":
+        return _publish_m_invariance(result, spec, table, hierarchies)
     n = table.n
     suppressed = np.asarray(result.suppressed, dtype=bool)
     keep = spec.publishing.suppressed_rows == KEEP
@@ -210,6 +218,31 @@ def _publish_anatomy(result: Result, spec: RunSpec, table: Table, hierarchies: d
     sizes = np.bincount(dense).astype(np.int64) if len(rows) else np.zeros(0, np.int64)
     return Publication(frame, np.zeros(len(rows), dtype=bool), rows, tables={"st": st}, result=result,
                        class_of_row=row_class, class_sizes=sizes)
+
+
+def _publish_m_invariance(result: Result, spec: RunSpec, table: Table, hierarchies: dict) -> Publication:
+    """A release of a sequence, checked from its rows against the caller's history (not the one the result
+    carries), the record keys computed from the input again; counterfeit rows have input row -1."""
+    from .algorithms.m_invariance import cell_checker, republication_keys
+    from .privacy import MInvariance
+    from .republication.check import GROUP, check_release
+
+    keys = republication_keys(table, spec.republication)
+    assert spec.republication is not None
+    m = [x for x in result.models if isinstance(x, MInvariance)]
+    if len(m) != 1 or result.sensitive is None:
+        raise VerificationError("m-invariance: the result carries no m-invariance model")
+    published, rows = result.published["release"], np.asarray(result.published["rows"], dtype=np.int64)
+    history = check_release(published, rows, table.frame[result.sensitive].astype(str).to_numpy(), keys,
+                            spec.republication.history, int(m[0].m), list(table.qi), result.sensitive,
+                            cell_checker(table, hierarchies))
+    group = published[GROUP].to_numpy(dtype=np.int64) - 1
+    sizes = np.bincount(group, minlength=int(group.max()) + 1 if len(group) else 0).astype(np.int64)
+    row_class = np.full(table.n, -1, dtype=np.int64)
+    row_class[rows[rows >= 0]] = group[rows >= 0]
+    return Publication(published.reset_index(drop=True), np.zeros(len(published), dtype=bool), rows,
+                       tables={"counterfeits": result.published["counterfeits"]}, result=result,
+                       class_of_row=row_class, class_sizes=sizes, history=history)
 
 
 def publish_set_column(publication: Publication, spec: RunSpec, table: Table, progress=None) -> dict:

@@ -37,7 +37,7 @@ class Result:
     options: dict = field(default_factory=dict)  # the algorithm options used
     identifying_removed: list[str] = field(default_factory=list)
     verified: bool = False
-    recoding: str = "full-domain"  # full-domain, multidimensional, local or anatomy
+    recoding: str = "full-domain"  # full-domain, multidimensional, local, anatomy or m-invariance
     # attack report per sensitive column (attack.attack_report): homogeneous ECs, posteriors, EMD, entropy
     attack: dict = field(default_factory=dict)
     # Anatomy: {"qit": quasi-identifier table (= output), "st": sensitive table (group, value, count)}
@@ -94,7 +94,11 @@ class Result:
 
     def verify(self, table: Table, hierarchies: dict[str, Hierarchy]) -> None:
         """Recheck everything from the output rows; raise VerificationError on the first breach."""
-        if self.recoding == "anatomy":
+        if self.recoding == "m-invariance":
+            from .algorithms.m_invariance import verify_m_invariance
+
+            verify_m_invariance(self, table, hierarchies)
+        elif self.recoding == "anatomy":
             verify_anatomy(table, self.published["qit"], self.published["st"], self.sensitive, self.models,
                            self.suppression_limit)
         else:

@@ -16,6 +16,7 @@ from .distributed.source import ParquetTable
 from .errors import InputError
 from .hierarchy import Hierarchy
 from .privacy import KAnonymity, Parameter, PrivacyModel
+from .republication import Republication
 from .setvalued.anonymize import SET_ALGORITHMS
 from .setvalued.transactions import Transactions
 from .table import Role, Table
@@ -131,6 +132,8 @@ class RunSpec:
     # a Dask cluster (tcp://HOST:PORT or local:N) that runs the stages (engine.distributed); the table is
     # then a ParquetTable every worker can read
     cluster: str | None = None
+    # a release of a sequence (m-invariance): the history so far, the record-id column, the id secret
+    republication: Republication | None = None
 
     @classmethod
     def build(cls, table: Table | StreamedTable | TransactionSet | ParquetTable, hierarchies: dict[str, Hierarchy] | None = None,

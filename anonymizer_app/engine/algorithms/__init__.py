@@ -11,9 +11,10 @@ from .base import CellRecoding, FullDomainRecoding, Problem, PublishedClasses
 
 if TYPE_CHECKING:
     from .anatomy import AnatomyRecoding
+    from .m_invariance import MInvarianceRecoding
 
-# what an algorithm's run returns: levels per QI, cells per record, or Anatomy's groups
-Recoding = Union[FullDomainRecoding, CellRecoding, "AnatomyRecoding"]
+# what an algorithm's run returns: levels per QI, cells per record, Anatomy's groups or an m-invariant release
+Recoding = Union[FullDomainRecoding, CellRecoding, "AnatomyRecoding", "MInvarianceRecoding"]
 
 __all__ = ["ALGORITHMS", "AlgorithmInfo", "FullDomainRecoding", "Problem", "PublishedClasses", "get_algorithm",
            "register"]
@@ -75,6 +76,7 @@ from . import (  # noqa: E402,F401
     incognito,
     kmember,
     koptimize,
+    m_invariance,
     mha,
     mondrian,
     oka,

@@ -36,6 +36,8 @@ class Problem:
     domains: dict = field(default_factory=dict)
     # the run's scratch folder (RunSpec.scratch) for algorithms that spill to disk; None: the system temp folder
     scratch: str | None = None
+    # m-invariance: the history, record-id column and secret of the release (RunSpec.republication)
+    republication: object | None = field(default=None, repr=False)
     last_report: float = field(default=0.0, repr=False)  # time.monotonic() of the last progress call
     last_fraction: float = field(default=0.0, repr=False)
 

@@ -20,13 +20,14 @@ from .k_anonymity import KAnonymity
 from .k_map import KMap
 from .k_map_table import KMapPopulationTable
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from .m_invariance import MInvariance
 from .population_uniqueness import PopulationUniqueness
 from .t_closeness import DISTANCES, TCloseness, emd_equal, emd_hierarchical, emd_ordered
 
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     m.name: m for m in (KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness,
                         BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk, KMap,
-                        KMapPopulationTable, PopulationUniqueness, EDDifferentialPrivacy)
+                        KMapPopulationTable, PopulationUniqueness, EDDifferentialPrivacy, MInvariance)
 }
 SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
 
@@ -86,7 +87,7 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 __all__ = [
     "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "AlphaKAnonymity",
     "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
-    "DeltaPresence", "DistinctLDiversity", "EDDifferentialPrivacy", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "ModelGroup", "Parameter",
+    "DeltaPresence", "DistinctLDiversity", "EDDifferentialPrivacy", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "MInvariance", "ModelGroup", "Parameter",
     "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
     "emd_ordered", "make_model", "model_groups", "research_column", "research_models", "check_feasible", "parse_marker", "shares",
 ]

@@ -5,7 +5,7 @@
 - :mod:`.check`: the independent check of a release's published rows against the history (the gate's).
 """
 
-from .history import FORMAT, Entry, History, record_keys
+from .history import FORMAT, Entry, History, Republication, record_keys
 from .invariance import Grouping, m_invariant_groups
 
-__all__ = ["FORMAT", "Entry", "Grouping", "History", "m_invariant_groups", "record_keys"]
+__all__ = ["FORMAT", "Entry", "Grouping", "History", "Republication", "m_invariant_groups", "record_keys"]

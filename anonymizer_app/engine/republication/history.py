@@ -108,3 +108,14 @@ def record_keys(ids: Iterable[object], secret: bytes) -> list[str]:
     if not secret:
         raise InputError("an m-invariance history needs a secret to key its record ids")
     return [hmac.new(secret, str(i).encode("utf-8"), hashlib.sha256).hexdigest() for i in ids]
+
+
+@dataclass(frozen=True)
+class Republication:
+    """What a release of a sequence needs besides the table (RunSpec.republication): the history so far, the
+    secret keying record ids (never stored with the history in clear) and the record-id column (an
+    identifying column: never published)."""
+
+    history: History
+    secret: bytes = field(repr=False)
+    record_id: str = ""

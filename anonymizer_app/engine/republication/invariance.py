@@ -191,13 +191,13 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     by_value: dict[str, list[int]] = {}
     for row in geo.order(np.array(unplaced, dtype=np.int64)).tolist():
         by_value.setdefault(values[row], []).append(row)
-    for rows in by_value.values():
-        rows.reverse()  # popped from the end: locality order
+    for pile in by_value.values():
+        pile.reverse()  # popped from the end: locality order
     order_of_value = sorted(by_value)
     formed: list[list[int]] = []
     while sum(1 for v in order_of_value if by_value[v]) >= m:
-        top = sorted((v for v in order_of_value if by_value[v]), key=lambda v: (-len(by_value[v]), v))[:m]
-        formed.append([by_value[v].pop() for v in top])
+        heads = sorted((v for v in order_of_value if by_value[v]), key=lambda v: (-len(by_value[v]), v))[:m]
+        formed.append([by_value[v].pop() for v in heads])
         if len(formed) % 1024 == 0:
             beat(0.5, f"m-invariance: {len(formed):,} group(s) of new records")
     leftovers = [r for v in order_of_value for r in by_value[v]]
@@ -228,9 +228,9 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     if len(suppressed) > len(changed):
         notes.append(f"{len(suppressed) - len(changed)} new record(s) could not join a group of {m} distinct "
                      f"sensitive values: not published (they count as new in the next release)")
-    for g in formed:
-        sig = tuple(sorted(set(values[r] for r in g)))
-        bucket_of.setdefault(sig, []).extend(g)
+    for made in formed:
+        sig = tuple(sorted(set(values[r] for r in made)))
+        bucket_of.setdefault(sig, []).extend(made)
         deficit.setdefault(sig, {v: 0 for v in sig})
     beat(0.7, f"m-invariance: splitting {len(bucket_of)} bucket(s) into groups")
 
@@ -240,8 +240,8 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     counterfeits: list[list[str]] = []
     real_rows: list[np.ndarray] = []
     for sig in sorted(bucket_of):
-        rows = np.array(bucket_of[sig], dtype=np.int64)
-        per_value = {v: rows[values[rows] == v] for v in sig}
+        in_bucket = np.array(bucket_of[sig], dtype=np.int64)
+        per_value = {v: in_bucket[values[in_bucket] == v] for v in sig}
         g_count = max(len(r) for r in per_value.values())
         for part in _split(geo, per_value, g_count):
             signatures.append(sig)
@@ -254,8 +254,8 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     signatures = [signatures[i] for i in order]
     counterfeits = [counterfeits[i] for i in order]
     real_rows = [real_rows[i] for i in order]
-    for g, rows in enumerate(real_rows):
-        group[rows] = g
+    for g, members_of_group in enumerate(real_rows):
+        group[members_of_group] = g
 
     # 6. the box of each group
     labels = [_box(space, codes, rows, history, keys, qi) for rows in real_rows]
@@ -309,10 +309,11 @@ def _box(space: QISpace, codes: np.ndarray, rows: np.ndarray, history: History, 
                     out.append(ROOT)  # the previous label was the root (or not a range): keep it covered
                     continue
                 texts.extend(bounds)
-            nums = [_number(t) for t in texts]
-            if any(x is None for x in nums):
+            parsed = [_number(t) for t in texts]
+            if any(x is None for x in parsed):
                 out.append(ROOT if len(set(texts)) > 1 else texts[0])
                 continue
+            nums = [float(x) for x in parsed if x is not None]
             lo = min(range(len(texts)), key=lambda i: nums[i])
             hi = max(range(len(texts)), key=lambda i: nums[i])
             out.append(texts[lo] if nums[lo] == nums[hi] else f"[{texts[lo]}-{texts[hi]}]")
