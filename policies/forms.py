@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
+from anonymizer_app.models import Dataset
+
 from .models import Policy, PolicyVersion
 from .policy_file import EXTEND, STOP
 
@@ -20,6 +22,15 @@ class ImportForm(forms.Form):
     file = forms.FileField(help_text="a policy file (JSON, docs/policies.md)")
     name = forms.CharField(required=False, max_length=Policy._meta.get_field("name").max_length,
                            help_text="blank: the name in the file")
+    k = forms.IntegerField(required=False, min_value=1,
+                           help_text="Amnesia's anonymization rules only: the k to check (the rules do not hold it)")
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False,
+                                     help_text="Amnesia's anonymization rules only: the table whose other columns "
+                                               "(their roles and types) complete the policy")
+
+    def __init__(self, *args, owner=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = Dataset.objects.filter(owner=owner, layout=Dataset.TABLE).order_by("name")
 
     def clean_file(self):
         f = self.cleaned_data["file"]

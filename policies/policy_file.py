@@ -385,3 +385,58 @@ def run_arguments(policy: dict) -> dict:
                         for m in policy["models"]],
                 options=dict(policy["options"]), suppression_limit=policy["suppression_limit"],
                 sensitive=policy["sensitive"], suppressed_rows=policy["publishing"]["suppressed_rows"])
+
+
+# ---- Amnesia's anonymization rules ---------------------------------------------------------------
+AMNESIA_HEADER = "Anonymization rules:"
+
+
+def is_amnesia_rules(text: str) -> bool:
+    return text.lstrip("\ufeff").split("\n", 1)[0].strip() == AMNESIA_HEADER
+
+
+def from_amnesia_rules(text: str, k: int, suppression_limit: float = 0.0, other_columns: list[dict] | None = None,
+                       name: str = "", where: str = "rules file") -> dict:
+    """A policy from Amnesia's exported anonymization rules (docs/policies.md): each column of the file a
+    quasi-identifier whose hierarchy is [original, anonymized, *], full-domain at level 1 on every one of them,
+    so the mapping is re-applied exactly. ``other_columns``: the table's other columns (policy column objects);
+    k and the suppression limit are not in the file."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if not lines or lines[0].strip() != AMNESIA_HEADER:
+        raise PolicyError(f"{where}, line 1: expected {AMNESIA_HEADER!r} (Amnesia's anonymization rules), "
+                          f"got {lines[0][:60]!r}" if lines else f"{where}: empty file")
+    rules: dict[str, list[list[str]]] = {}
+    column = None
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            column = None
+            continue
+        if column is None:
+            column = line.strip()
+            if column in rules:
+                raise PolicyError(f"{where}, line {number}: column {column!r} is given twice")
+            rules[column] = []
+            continue
+        original, sep, anonymized = line.partition("->")
+        if not sep:
+            raise PolicyError(f"{where}, line {number}: expected original->anonymized under column {column!r}, "
+                              f"got {line[:60]!r}")
+        if not original or is_marker(original):
+            continue  # a missing value: a run gives missing cells their own leaf
+        if not anonymized:
+            raise PolicyError(f"{where}, line {number}: {original!r} of column {column!r} maps to an empty value")
+        rules[column].append([original, anonymized, "*"])
+    empty = [c for c, rows in rules.items() if not rows]
+    if not rules or empty:
+        raise PolicyError(f"{where}: column {empty[0]!r} has no rule" if empty else f"{where}: no column has rules")
+    others = list(other_columns or [])
+    clash = [c["name"] for c in others if c["name"] in rules]
+    columns = [{"name": c, "role": Role.QUASI_IDENTIFYING.value, "type": "string",
+                "hierarchy": {"name": f"{c} (Amnesia rules)", "on_conflict": "error", "rows": rows}}
+               for c, rows in rules.items()]
+    columns += [c for c in others if c["name"] not in clash]
+    data = {"format": FORMAT, "version": VERSION, "name": name,
+            "description": f"imported from Amnesia's anonymization rules ({where})", "columns": columns,
+            "algorithm": "full-domain", "options": {"levels": ",".join("1" for _ in rules)}, "k": k,
+            "suppression_limit": suppression_limit}
+    return validate(data, where)

@@ -98,10 +98,40 @@ def save_from_job(job: Job, name: str, description: str = "") -> PolicyVersion:
     return add_version(job.owner, name, policy_from_job(job, name, description), description, job)
 
 
-def import_policy(owner, text: str | bytes, filename: str = "policy file", name: str = "") -> PolicyVersion:
-    """A policy file read strictly (PolicyError naming the field and value); saved under ``name`` or its own."""
-    config = policy_file.loads(text, filename)
+def import_policy(owner, text: str | bytes, filename: str = "policy file", name: str = "", k: int | None = None,
+                  dataset: Dataset | None = None) -> PolicyVersion:
+    """A policy file read strictly (PolicyError naming the field and value); saved under ``name`` or its own.
+    Amnesia's anonymization rules (recognized by their first line) need ``k``; ``dataset`` gives the roles and
+    types of the table's other columns (docs/policies.md)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise PolicyError(f"{filename}: not UTF-8 text (byte {exc.start})") from None
+    if policy_file.is_amnesia_rules(text):
+        if k is None:
+            raise PolicyError(f"{filename}: Amnesia's anonymization rules do not hold k: give k")
+        config = policy_file.from_amnesia_rules(text, k, 0.0, _other_columns(dataset, text, filename),
+                                                name, filename)
+    else:
+        config = policy_file.loads(text, filename)
     return add_version(owner, name or config.get("name") or "", config, config.get("description", ""))
+
+
+def _other_columns(dataset: Dataset | None, text: str, filename: str) -> list[dict]:
+    """The dataset's columns as policy columns (no hierarchy); a quasi-identifier without rules is refused."""
+    if dataset is None:
+        return []
+    ruled = {c["name"] for c in policy_file.from_amnesia_rules(text, 1, where=filename)["columns"]}
+    out = []
+    for c in dataset.columns.all():
+        if c.name in ruled:
+            continue
+        if c.role == Role.QUASI_IDENTIFYING.value:
+            raise PolicyError(f"{filename}: {c.name!r} is a quasi-identifier of {dataset.name} but the rules do not "
+                              f"cover it: make it another role on the columns page, or export its rules too")
+        out.append({"name": c.name, "role": c.role, "type": c.type, "hierarchy": None})
+    return out
 
 
 def export_text(version: PolicyVersion) -> str:

@@ -48,17 +48,18 @@ def summary(config: dict) -> dict:
 @require_GET
 def index(request):
     policies = Policy.objects.filter(owner=request.user).prefetch_related("versions", "releases")
-    return render(request, "policies/index.html", {"policies": policies, "form": ImportForm()})
+    return render(request, "policies/index.html", {"policies": policies, "form": ImportForm(owner=request.user)})
 
 
 @login_required
 @require_POST
 def import_file(request):
-    form = ImportForm(request.POST, request.FILES)
+    form = ImportForm(request.POST, request.FILES, owner=request.user)
     if form.is_valid():
         f = form.cleaned_data["file"]
+        d = form.cleaned_data
         try:
-            version = services.import_policy(request.user, f.read(), f.name, form.cleaned_data["name"])
+            version = services.import_policy(request.user, f.read(), f.name, d["name"], d["k"], d["dataset"])
         except PolicyError as exc:
             form.add_error("file", str(exc))
         else:

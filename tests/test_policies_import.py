@@ -57,3 +57,73 @@ def test_it_requires_login(client):
     r = client.post("/policies/import/", {"file": upload(POLICY)})
     assert r["Location"].startswith("/accounts/login/")
     assert not Policy.objects.exists()
+
+
+AMNESIA_RULES = """Anonymization rules:
+sex
+F->*
+M->*
+
+zip
+10115->101**
+10117->101**
+10119->101**
+20095->200**
+20097->200**
+20099->200**
+30001->*
+40000->*
+
+"""
+
+
+def test_amnesias_rules_are_a_full_domain_policy_that_reapplies_the_mapping(client_alice, user, monkeypatch):
+    from anonymizer_helpers import make_dataset, run_jobs_synchronously
+
+    from anonymizer_app.engine import Role
+    from anonymizer_app.models import Job
+
+    run_jobs_synchronously(monkeypatch)
+    roles = {"name": Role.IDENTIFYING, "disease": Role.SENSITIVE}  # age insensitive: the rules do not cover it
+    template = make_dataset(user, roles=roles, name="template")
+    r = client_alice.post("/policies/import/", {"file": upload(AMNESIA_RULES.encode(), "rules.txt"), "k": 2,
+                                                "dataset": template.pk, "name": "amnesia"})
+    assert r.status_code == 302, r.content.decode()[-2000:]
+    config = Policy.objects.get(name="amnesia").versions.get().config
+    assert (config["algorithm"], config["options"], config["k"]) == ("full-domain", {"levels": "1,1"}, 2)
+    by_name = {c["name"]: c for c in config["columns"]}
+    assert by_name["zip"]["hierarchy"]["rows"][0] == ["10115", "101**", "*"]
+    assert {n: c["role"] for n, c in by_name.items()} == {
+        "sex": "quasi-identifying", "zip": "quasi-identifying", "name": "identifying", "age": "insensitive",
+        "note": "insensitive", "disease": "sensitive"}
+    batch = make_dataset(user, roles={}, name="batch")
+    version = Policy.objects.get(name="amnesia").versions.get()
+    client_alice.post(f"/policies/apply/{batch.pk}/", {"version": version.pk})
+    job = Job.objects.get(dataset=batch)
+    assert job.status == Job.SUCCEEDED, job.message
+    text = client_alice.get(f"/jobs/{job.pk}/result/anonymized.csv").content.decode()
+    assert [line.split(",")[1:3] for line in text.splitlines()[1:]] == \
+        [["101**", "*"]] * 3 + [["200**", "*"]] * 3 + [["*", "*"]] * 2
+
+
+@pytest.mark.parametrize("body, extra, message", [
+    (AMNESIA_RULES, {}, "rules.txt: Amnesia&#x27;s anonymization rules do not hold k: give k"),
+    ("Anonymization rules:\nsex\nF*\n", {"k": 2}, "rules.txt, line 3: expected original-&gt;anonymized under "
+                                                 "column &#x27;sex&#x27;, got &#x27;F*&#x27;"),
+    ("Anonymization rules:\nsex\n\n", {"k": 2}, "rules.txt: column &#x27;sex&#x27; has no rule"),
+])
+def test_bad_amnesia_rules(client_alice, body, extra, message):
+    r = client_alice.post("/policies/import/", {"file": upload(body.encode(), "rules.txt"), **extra})
+    assert r.status_code == 400
+    assert message.encode() in r.content, r.content.decode()[-3000:]
+    assert not Policy.objects.exists()
+
+
+def test_a_template_qi_without_rules_is_refused(client_alice, user):
+    from anonymizer_helpers import make_dataset
+
+    template = make_dataset(user)  # age is a quasi-identifier there
+    r = client_alice.post("/policies/import/", {"file": upload(AMNESIA_RULES.encode(), "rules.txt"), "k": 2,
+                                                "dataset": template.pk})
+    assert r.status_code == 400
+    assert b"&#x27;age&#x27; is a quasi-identifier of small but the rules do not cover it" in r.content
