@@ -246,7 +246,7 @@ class RunForm(forms.Form):
 
     def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
+        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         # Flash is the default: the optimum of the default metric (NCP) over the full-domain lattice, and on
         # Adult and the tables of benchmarks/bench_quality.py a lower NCP than Datafly's at every suppression
         # limit measured, in under a second; registry order decides when it is missing
@@ -375,7 +375,7 @@ class CompareForm(forms.Form):
 
     def __init__(self, *args, sensitive_columns=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["algorithms"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
+        self.fields["algorithms"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithms"].initial = [a for a in DEFAULT_COMPARE if a in ALGORITHMS]
         self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
         if sensitive_columns:
@@ -413,7 +413,7 @@ class ExperimentForm(forms.Form):
 
     def __init__(self, *args, sensitive_columns=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values()]
+        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithm"].initial = "datafly" if "datafly" in ALGORITHMS else next(iter(ALGORITHMS), None)
         self.fields["sensitive"].choices = [("", "(first sensitive column)")] + [(c, c) for c in sensitive_columns]
 

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 MEMBERS = ("age,zip,member,disease\n34,10115,1,flu\n36,10117,0,cold\n35,10119,0,flu\n52,20095,1,asthma\n"
            "55,20097,0,flu\n58,20099,0,cold\n71,30001,0,flu\n23,40000,0,flu\n")
 ALGORITHMS = ("anatomy, datafly, disk-clustering, exhaustive, flash, full-domain, incognito, kmember, koptimize, "
-              "mha, mondrian, oka, safepub, samarati")
+              "m-invariance, mha, mondrian, oka, safepub, samarati")
 
 
 @pytest.fixture

@@ -37,6 +37,9 @@ class AlgorithmInfo:
     # The algorithm suppresses by its own rule, with no limit (SafePub: every class below k, whatever their
     # number); the run's suppression limit does not apply and is taken as 1.
     decides_suppression: bool = False
+    # A release of a sequence (m-invariance): it needs RunSpec.republication (the history, the record ids), so
+    # it runs from the CLI's --history and from release policies, not from the one-off run and compare forms.
+    republishes: bool = False
 
     def __post_init__(self) -> None:
         # a model that names the only algorithms that may honour it ((ε,δ)-DP: SafePub) is not listed by others,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
-from ..privacy import KAnonymity, MInvariance
+from ..privacy import MInvariance
 from ..recoding import QISpace
 from ..republication import History, Republication, m_invariant_groups, record_keys
 from ..republication.check import COUNTERFEITS, GROUP, check_release, release_table
@@ -75,10 +75,6 @@ def m_invariance(problem: Problem) -> MInvarianceRecoding:
     m = int(model.m)
     column = model.target
     table = problem.table
-    for other in problem.models:
-        if isinstance(other, KAnonymity) and other.k > m:
-            raise InputError(f"k={other.k} is above m={m}: an m-invariant group holds m rows or more (one per value "
-                             f"of its signature); raise m or lower k")
     republication = getattr(problem, "republication", None)
     keys = republication_keys(table, republication)
     assert republication is not None
@@ -154,8 +150,9 @@ register(
         "in a group with its earlier signature, counterfeits where a value left (counted per group), each "
         "group's QI box (Xiao & Tao 2007).",
         run=m_invariance,
-        models=("m-invariance", "k-anonymity"),
+        models=("m-invariance",),
         recoding="local",
+        republishes=True,
         reference="X. Xiao, Y. Tao, m-Invariance: towards privacy preserving re-publication of dynamic datasets, "
                   "SIGMOD 2007",
     )

@@ -49,7 +49,7 @@ from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.engine.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
-from anonymizer_app.management import cluster_flags, model_flags
+from anonymizer_app.management import cluster_flags, model_flags, republication_flags
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 from policies import cli as policy_cli
 
@@ -220,13 +220,16 @@ class Command(OneLineCommand):
         parser.add_argument("--quiet", action="store_true", help="no progress and no summary, errors only")
         cluster_flags.add_arguments(parser)
         policy_cli.add_arguments(parser)  # --policy FILE, --extend-hierarchies, --stop-on-new-values
+        republication_flags.add_arguments(parser)  # --history FILE (with --algorithm m-invariance)
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
                                          "occurs is held by at least k records)")
         sets.add_argument("--transactions", action="store_true",
                           help="INPUT is a transaction file: one record per line, items separated by "
                                "--item-delimiter; OUT gets the records the same way")
-        sets.add_argument("--record-id", action="store_true",
-                          help="with --transactions: the first field of each line is the record's id (kept)")
+        sets.add_argument("--record-id", nargs="?", const=True, default=False, metavar="COL",
+                          help="with --transactions: the first field of each line is the record's id (kept); "
+                               "with --algorithm m-invariance: COL, the identifying column naming each record "
+                               "across releases")
         sets.add_argument("--set-column", default=None, metavar="COL",
                           help="a set-valued column of the table (items separated by --item-delimiter inside "
                                "the cell), made k^m-anonymous within every equivalence class of the QIs")
@@ -234,7 +237,8 @@ class Command(OneLineCommand):
                           help="between the items of a record or cell (default: ',' for --transactions, "
                                "'|' for --set-column)")
         sets.add_argument("--m", type=int, default=None, metavar="M",
-                          help="the adversary knows at most M items of a record (default: 2)")
+                          help="the adversary knows at most M items of a record (default: 2); with --algorithm "
+                               "m-invariance: every group holds at least M distinct sensitive values")
         sets.add_argument("--set-algorithm", choices=("apriori", "dynamic"), default=None,
                           help="apriori: AA with --item-hierarchy (the default when one is given); dynamic: "
                                "hierarchies built from the data, only the items that break k^m merged")
@@ -291,6 +295,8 @@ class Command(OneLineCommand):
         self._check_destinations(source, out, report_path)
         if opts["policy"] is not None:  # the run is the policy file's (policies/cli.py)
             return policy_cli.run(self, opts, source, out, report_path, progress)
+        if opts["algorithm"] == republication_flags.ALGORITHM:  # a release of a sequence against --history
+            return republication_flags.run(self, opts, source, out, report_path, progress)
         if opts["transactions"]:
             return self._run_transactions(opts, source, out, report_path, progress)
         if not opts["qi"]:

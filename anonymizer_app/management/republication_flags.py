@@ -1,0 +1,104 @@
+"""manage.py anonymize INPUT --algorithm m-invariance --m M --record-id COL --history FILE --qi ... --sensitive S
+--out OUT: one release of a sequence of m-invariant releases (Xiao & Tao 2007; docs/definitions.md).
+
+FILE holds the sequence's state (services/republication.py: the history of signatures by keyed record id,
+the id secret encrypted by the vault). A missing FILE starts a sequence (release 1); after the release OUT,
+the report and FILE are written together, only when the publishing gate passed the release against FILE's
+history. COL (an identifying column: never published) names each record across releases.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from anonymizer_app import engine
+from anonymizer_app.engine import Role
+from anonymizer_app.engine.missing import parse_markers
+
+ALGORITHM = "m-invariance"
+
+
+def add_arguments(parser) -> None:
+    group = parser.add_argument_group("re-publication (--algorithm m-invariance: --m M --record-id COL --history "
+                                      "FILE)")
+    group.add_argument("--history", default=None, metavar="FILE",
+                       help="with --algorithm m-invariance: the sequence's state file, read (missing: release 1) "
+                            "and rewritten with this release")
+
+
+def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
+    """One m-invariant release of INPUT against --history; the summary line."""
+    from anonymizer_app.engine.pipeline import run as run_pipeline
+    from anonymizer_app.engine.republication import History, Republication
+    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.management.commands.anonymize import AnonymizeError, _write_all, write_publication
+    from anonymizer_app.services import republication as state
+
+    m = opts.get("m")
+    if m is None:
+        raise AnonymizeError("--algorithm m-invariance: give --m M (distinct sensitive values per group)")
+    record_id = opts.get("record_id")
+    if not isinstance(record_id, str) or not record_id:
+        raise AnonymizeError("--algorithm m-invariance: give --record-id COL (the column naming each record "
+                             "across releases)")
+    if not opts.get("history"):
+        raise AnonymizeError("--algorithm m-invariance: give --history FILE (the sequence's state; a missing file "
+                             "starts a sequence)")
+    for flag in ("k", "transactions", "set_column", "population", "research_column", "cluster"):
+        value = opts.get(flag)
+        if value:
+            raise AnonymizeError(f"--{flag.replace('_', '-')} does not apply to --algorithm m-invariance")
+    if not opts["qi"]:
+        raise AnonymizeError("--qi: name at least one quasi-identifying column")
+    if not opts["sensitive"]:
+        raise AnonymizeError("--algorithm m-invariance: give --sensitive COL (the column whose values each group "
+                             "holds m of)")
+    history_path = Path(opts["history"])
+    if history_path.exists():
+        try:
+            data = json.loads(history_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise AnonymizeError(f"--history {history_path}: cannot read the state ({exc})") from None
+        history, secret = state.load_state(data, f"--history {history_path}")
+    else:
+        if not history_path.parent.is_dir():
+            raise AnonymizeError(f"--history {history_path}: the folder {history_path.parent} does not exist")
+        history, secret = None, state.new_secret()
+
+    frame, fmt = command._read_input(source, opts["delimiter"])
+    columns = [str(c) for c in frame.columns]
+    roles = command._roles(opts, columns)
+    if record_id not in columns:
+        raise AnonymizeError(f"--record-id {record_id}: unknown column; the table has: {', '.join(columns)}")
+    if roles.get(record_id, Role.IDENTIFYING) != Role.IDENTIFYING:
+        raise AnonymizeError(f"--record-id {record_id}: the record id is identifying (never published), not a "
+                             f"{roles[record_id].value} column")
+    roles[record_id] = Role.IDENTIFYING
+    hierarchies = command._hierarchies(opts, roles)
+    table = engine.Table(frame, roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
+    sensitive = opts["sensitive"][0]
+    model = engine.privacy.MInvariance(m, sensitive)
+    engine.privacy.check_feasible([model], len(frame), {sensitive: frame[sensitive]}, opts["suppression"])
+    if history is None:
+        history = History.empty(m, sensitive, table.qi)
+    spec = RunSpec.build(table, hierarchies, ALGORITHM, models=[model], suppression_limit=opts["suppression"],
+                         sensitive=sensitive)
+    spec = replace(spec, republication=Republication(history, secret, record_id))
+    published = {}
+
+    def run_and_keep(spec, progress, sink):
+        publication = run_pipeline(spec, progress, sink)
+        published["history"] = publication.history
+        return publication
+
+    report = write_publication(spec, progress, out, fmt.delimiter, report_path, run_and_keep)
+    after = published["history"]
+    _write_all([(history_path, json.dumps(state.state_dict(after, secret), indent=1, sort_keys=True) + "\n")])
+    search = report.get("search", {})
+    return (f"{out}: release {after.releases} of the sequence, {report['records']:,} rows "
+            f"({report['records'] - int(search.get('counterfeits', 0)):,} records of {report['input_records']:,}, "
+            f"{int(search.get('counterfeits', 0)):,} counterfeits) in {int(search.get('groups', 0)):,} groups of at "
+            f"least {m} distinct values; {int(search.get('not_published', 0)):,} not published; history "
+            f"{history_path} ({len(after.records):,} records)\n")
