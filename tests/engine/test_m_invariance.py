@@ -217,3 +217,19 @@ def test_bad_inputs_are_named():
     spec = RunSpec.build(table, None, "m-invariance", models=[MInvariance(2)], sensitive="disease")
     with pytest.raises(InputError, match="needs a record-id column and the history"):
         compute(spec)
+
+
+def test_other_algorithms_refuse_m_invariance_and_k_is_bounded_by_m():
+    frame = frame_of(T2)
+    table = Table(frame.astype(str), {"name": "identifying", "age": "qi", "zip": "qi", "disease": "sensitive"})
+    spec = RunSpec.build(table, None, "mondrian", k=2, models=[MInvariance(2)], sensitive="disease")
+    with pytest.raises(InputError, match="Mondrian cannot honour m-invariance: only the m-invariance algorithm"):
+        compute(spec)
+    spec = replace(RunSpec.build(table, None, "m-invariance", k=3, models=[MInvariance(2)], sensitive="disease"),
+                   republication=Republication(seed_history(), SECRET, "name"))
+    with pytest.raises(InputError, match="k=3 is above m=2"):
+        compute(spec)
+    pub = run(replace(spec, models=tuple(m for m in spec.models if m.name != "k-anonymity") + (
+        RunSpec.build(table, k=2).models[0],)))
+    checks = {c["model"]: c["holds"] for c in pub.report["model_checks"]}
+    assert checks == {"m-invariance": True, "k-anonymity": True}  # groups counted with their counterfeits

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
-from ..privacy import MInvariance
+from ..privacy import KAnonymity, MInvariance
 from ..recoding import QISpace
 from ..republication import History, Republication, m_invariant_groups, record_keys
 from ..republication.check import COUNTERFEITS, GROUP, check_release, release_table
@@ -66,7 +66,9 @@ def republication_keys(table, republication: Republication | None) -> list[str]:
 def _model(models) -> MInvariance:
     found = [m for m in models if isinstance(m, MInvariance)]
     if len(found) != 1:
-        raise InputError("the m-invariance algorithm needs the m-invariance model (its m)")
+        raise InputError("the m-invariance algorithm needs the m-invariance model (its m): one release of a sequence "
+                         "runs from manage.py anonymize --algorithm m-invariance --m M --record-id COL --history FILE "
+                         "or from a release policy")
     return found[0]
 
 
@@ -75,6 +77,10 @@ def m_invariance(problem: Problem) -> MInvarianceRecoding:
     m = int(model.m)
     column = model.target
     table = problem.table
+    for other in problem.models:  # a group holds m rows or more, counterfeits included: k up to m comes with it
+        if isinstance(other, KAnonymity) and other.k > m:
+            raise InputError(f"k={other.k} is above m={m}: an m-invariant group holds m rows or more (one per value "
+                             f"of its signature, counterfeits included); raise m or lower k")
     republication = getattr(problem, "republication", None)
     keys = republication_keys(table, republication)
     assert republication is not None
@@ -150,7 +156,7 @@ register(
         "in a group with its earlier signature, counterfeits where a value left (counted per group), each "
         "group's QI box (Xiao & Tao 2007).",
         run=m_invariance,
-        models=("m-invariance",),
+        models=("m-invariance", "k-anonymity"),
         recoding="local",
         republishes=True,
         reference="X. Xiao, Y. Tao, m-Invariance: towards privacy preserving re-publication of dynamic datasets, "

@@ -67,5 +67,10 @@ class MInvariance(_Sensitive):
         return (f"m={self.m} but column {self.column!r} has only {distinct} distinct value"
                 f"{'s' if distinct != 1 else ''}: no group can hold {self.m} distinct values")
 
+    def refuse(self, algorithm_label: str) -> str:
+        """Why an algorithm other than m-invariance may not publish under this model."""
+        return (f"{algorithm_label} cannot honour m-invariance: only the m-invariance algorithm builds a release "
+                f"against the history of the earlier ones (signatures kept, counterfeits where a value left)")
+
     def summary(self) -> str:
         return f"{self.m}-invariance{self._where()}"
