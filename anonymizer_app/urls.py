@@ -8,5 +8,6 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("hierarchies/", include("hierarchy_editor.urls")),
     path("policies/", include("policies.urls")),
+    path("api/policies/", include("policies.api_urls")),  # the HTTP API's policies endpoints
     path("", include("anonymizer_app.app_urls")),
 ]

@@ -71,6 +71,9 @@ def validate(data, where: str = "policy file") -> dict:
     is refused by name. Algorithm options and privacy models are checked by the engine's registries."""
     if not isinstance(data, dict):
         raise PolicyError(f"{where}: a policy is a JSON object, got {type(data).__name__}")
+    nul = _nul_path(data)
+    if nul is not None:  # text with NUL characters is no column name or label (and no database stores it)
+        raise _fail(where, nul, "a NUL character in the text")
     if data.get("format") != FORMAT:
         raise _fail(where, "format", f"expected {FORMAT!r}, got {data.get('format')!r}")
     if data.get("version") != VERSION:
@@ -109,7 +112,7 @@ def validate(data, where: str = "policy file") -> dict:
             known[name].validate(value)
         except (InputError, ValueError, TypeError) as exc:
             raise _fail(where, f"options.{name}", f"{value!r}: {exc}") from None
-    policy["options"] = dict(options)
+    policy["options"] = {name: known[name].validate(value) for name, value in options.items()}
 
     k = data["k"]
     if not _is_int(k) or k < 1:
@@ -134,7 +137,7 @@ def validate(data, where: str = "policy file") -> dict:
             raise _fail(where, f"models[{i}].column", f"{spec['column']!r} is not one of the policy's columns")
         try:
             built = engine.privacy.make_model(spec["model"], **{k: v for k, v in spec.items() if k != "model"})
-        except (InputError, TypeError, ValueError) as exc:
+        except (InputError, TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
             raise _fail(where, f"models[{i}]", str(exc)) from None
         if getattr(built, "column_source", None) == "research":
             raise _fail(where, f"models[{i}]", f"{built.describe()} needs a population dataset; a policy holds "
@@ -231,6 +234,26 @@ def _identifiers(rules, columns: list[dict], where: str) -> list[dict]:
                 raise _fail(where, f"{path}.{key}", "a policy never holds a secret: name the key instead")
         out.append(dict(rule))
     return out
+
+
+def _nul_path(value, path: str = "") -> str | None:
+    """The path of the first text (or key) holding a NUL character, None when there is none."""
+    if isinstance(value, str):
+        return (path or "(text)") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return here
+            found = _nul_path(item, here)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_path(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _keys(value) -> list[str]:

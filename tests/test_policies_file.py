@@ -162,3 +162,15 @@ def test_new_values_stop_or_extend_under_other():
 
 def test_extend_rows_with_several_roots_puts_other_on_top():
     assert pf.extend_rows([["a", "x"], ["b", "y"]], ["c"]) == [["a", "x"], ["b", "y"], ["c", "(other)"]]
+
+
+def test_a_nul_character_is_refused_by_path():
+    data = minimal()
+    data["columns"][2]["hierarchy"]["rows"][0][1] = "a\x00b"
+    with pytest.raises(PolicyError, match=r"policy file: columns\[2\]\.hierarchy\.rows\[0\]\[1\]: a NUL character"):
+        pf.validate(data)
+
+
+def test_options_are_stored_as_the_registry_reads_them():
+    assert pf.validate(dict(minimal(), algorithm="full-domain", options={"levels": "1,0"}))["options"] == \
+        {"levels": "1,0"}

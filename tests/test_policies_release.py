@@ -1,6 +1,6 @@
 """Done-when of issue 15 (release policies): Adult split in two halves, a run on half 1 from the web app, saved as
-a policy, and the policy applied to half 2 from the web app and from the CLI gives byte-identical published
-tables; the web result is also checked against the half-1 run's own RunSpec rebuilt independently."""
+a policy, and the policy applied to half 2 from the web app, the CLI and the API gives byte-identical published
+tables (the web and API results through the result page's CSV download, the CLI's OUT)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from anonymizer_helpers import run_jobs_synchronously
 from django.core.management import call_command
 from policies_helpers import adult_dataset, adult_halves, adult_job
+from rest_framework.test import APIClient
 
 from anonymizer_app.models import Job
 from policies.models import Policy, Release
@@ -40,12 +41,18 @@ def _web_apply(client, monkeypatch, policy, dataset) -> tuple[bytes, Job]:
     assert r.status_code == 302
     job = Job.objects.get(pk=r["Location"].rstrip("/").split("/")[-1])
     assert job.status == Job.SUCCEEDED, job.message
+    return _download(client, job), job
+
+
+def _download(client, job) -> bytes:
+    """The result page's CSV download (the dataset's delimiter)."""
     download = client.get(f"/jobs/{job.pk}/result/anonymized.csv")
     assert download.status_code == 200
-    return b"".join(download.streaming_content) if download.streaming else download.content, job
+    return b"".join(download.streaming_content) if download.streaming else download.content
 
 
-def test_half_2_by_the_saved_policy_web_and_cli_give_identical_tables(client_alice, monkeypatch, saved, tmp_path):
+def test_half_2_by_the_saved_policy_web_cli_and_api_give_identical_tables(client_alice, user, monkeypatch, saved,
+                                                                         tmp_path, shared_datasets):
     policy, first_job, second = saved
     exported = client_alice.get(f"/policies/{policy.pk}/versions/1/export/")
     assert exported.status_code == 200
@@ -71,6 +78,17 @@ def test_half_2_by_the_saved_policy_web_and_cli_give_identical_tables(client_ali
     call_command("anonymize", str(half2_csv), "--policy", str(policy_path), "--out", str(out), "--quiet")
     cli = out.read_bytes()
     assert cli == web
+
+    # the API: the same half uploaded again (bare), the policy applied by its endpoint, release 2
+    third = adult_dataset(user, adult_halves_bytes(second), shared_datasets, "adult-half-2-api", configure=False)
+    api = APIClient()
+    api.force_authenticate(user)
+    r = api.post(f"/api/policies/{policy.pk}/apply/", {"dataset": third.pk}, format="json")
+    assert r.status_code == 202, r.content
+    assert (r.json()["release"], r.json()["version"], r.json()["report"]["clean"]) == (2, 1, True)
+    api_job = Job.objects.get(pk=r.json()["job"])
+    assert api_job.status == Job.SUCCEEDED, api_job.message
+    assert _download(client_alice, api_job) == web
     # a real anonymization: 15,081 rows in, every published class of at least 5 with 2 occupations
     assert web.count(b"\n") - 1 == job.result.report["records"]
     assert job.result.report["k_achieved"] >= 5
