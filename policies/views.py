@@ -140,7 +140,7 @@ def apply(request, dataset_id: int):
     dataset = owned_dataset(request, dataset_id)
     data = request.POST if request.method == "POST" else (request.GET if "version" in request.GET else None)
     form = ApplyForm(data, owner=request.user)
-    report = None
+    report = chosen = None
     status = 200
     if data is not None and form.is_valid():
         version = form.cleaned_data["version"]
@@ -153,6 +153,7 @@ def apply(request, dataset_id: int):
             else:
                 queue_job(request, job)
                 return redirect("anonymizer:job", job_id=job.pk)
+        chosen = summary(version.config)
         try:
             report = services.schema_report(dataset, version.config)
         except PolicyError as exc:
@@ -161,6 +162,6 @@ def apply(request, dataset_id: int):
     elif data is not None:
         status = 400
     return render(request, "policies/apply.html", {
-        "dataset": dataset, "tab": "run", "form": form, "report": report, "extend": EXTEND,
+        "dataset": dataset, "tab": "run", "form": form, "report": report, "extend": EXTEND, "chosen": chosen,
         "has_policies": form.fields["version"].queryset.exists(),
     }, status=status)

@@ -40,6 +40,7 @@ def test_a_clean_batch_runs_and_is_a_release(client_alice, user, version, monkey
     ds = make_dataset(user, name="batch 2", roles={})  # roles unset: the policy sets them
     check = client_alice.get(f"/policies/apply/{ds.pk}/", {"version": version.pk})
     assert b'id="schema-clean"' in check.content and b'id="run-policy"' in check.content
+    assert b"<dd>datafly, k=2, suppression limit 25%</dd>" in check.content  # what will run, before it runs
     r = client_alice.post(f"/policies/apply/{ds.pk}/", {"version": version.pk})
     job = Job.objects.get(dataset=ds)
     assert r["Location"] == f"/jobs/{job.pk}/"
