@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -277,8 +278,8 @@ class PolicyApply(APIView):
         try:
             job_service.submit_job(job)
         except Exception as exc:  # broker unreachable: the job would wait forever, so end it and say why
-            Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(status=Job.FAILED,
-                                                                    message=f"could not queue the job: {exc}")
+            Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
+                status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
         release = job.policy_releases.get()
         return Response({"job": job.pk, "release": release.number, "version": version.number,
                          "report": report.as_dict()}, status=status.HTTP_202_ACCEPTED)
