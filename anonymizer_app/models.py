@@ -35,6 +35,9 @@ class Dataset(models.Model):
     layout = models.CharField(max_length=12, choices=LAYOUT_CHOICES, default=TABLE)
     item_delimiter = models.CharField(max_length=1, blank=True, default="")
     record_id = models.BooleanField(default=False)
+    # Imported from a database (services/sql.py): {"url": without the password, "table" or "query",
+    # "password": vault-encrypted, only when the user asked to keep it for re-imports}; {} for uploads.
+    sql_source = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created"]

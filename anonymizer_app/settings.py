@@ -218,6 +218,11 @@ ANONYMIZER_MAX_CELL_CHARS = envint("ANONYMIZER_MAX_CELL_CHARS", 32_767)
 ANONYMIZER_MAX_HEADER_CHARS = min(envint("ANONYMIZER_MAX_HEADER_CHARS", 255), 255)
 ANONYMIZER_MAX_XLSX_MB = envint("ANONYMIZER_MAX_XLSX_MB", 100)
 ANONYMIZER_MAX_XLSX_RATIO = envint("ANONYMIZER_MAX_XLSX_RATIO", 100)
+# SQL sources and destinations (services/sql.py): SQLite files the web app may open (empty: none; the CLI
+# opens any), the statement timeout of a query and how long a connection may take.
+ANONYMIZER_SQL_SQLITE_DIR = os.environ.get("ANONYMIZER_SQL_SQLITE_DIR", "").strip()
+ANONYMIZER_SQL_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_TIMEOUT_SECONDS", 300)
+ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 10)
 # Uploaded files stream to disk past 10 MB; the limit above is enforced by the upload form.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # uploads above ANONYMIZER_MAX_UPLOAD_MB are cut off on their declared length (anonymizer_app/uploads.py)

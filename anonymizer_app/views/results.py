@@ -125,6 +125,8 @@ def _comparison(frame, output, suppressed, start: int, identifying: list[str], s
 RECODING_TEXT = {
     "multidimensional": "multidimensional recoding ({label}): each equivalence class has its own ranges",
     "local": "local recoding ({label}): each cluster is generalized on its own",
+    "m-invariance": "m-invariance ({label}): each group is generalized on its own; the counterfeits column counts "
+                    "the group's counterfeit rows (shown here with an empty original)",
 }
 
 
@@ -298,8 +300,14 @@ def result(request, job_id):
     expected_rows = research["research_records"] if research else report.get("input_records", n)
     stale = ds.n_rows != expected_rows or datasets.dataset_columns(ds) != config_names
     rows = output.attrs.get("rows")  # the dataset row of each published row (suppressed ones may be left out)
-    frame = datasets.dataset_rows_at(ds, rows) if rows is not None and not stale else \
-        datasets.dataset_rows(ds, start, stop)
+    if rows is not None and not stale and (rows < 0).any():
+        # m-invariance: a counterfeit row (-1) has no dataset row; its original side stays empty
+        real = datasets.dataset_rows_at(ds, rows[rows >= 0])
+        frame = real.iloc[np.maximum(np.cumsum(rows >= 0) - 1, 0)].reset_index(drop=True).astype(object)
+        frame.loc[rows < 0, :] = ""
+    else:
+        frame = datasets.dataset_rows_at(ds, rows) if rows is not None and not stale else \
+            datasets.dataset_rows(ds, start, stop)
     qis = report.get("quasi_identifiers", [])
     sensitive = report.get("sensitive")
     k_achieved = report.get("k_achieved", 0)
