@@ -84,7 +84,7 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     if history is None:
         history = History.empty(m, sensitive, table.qi)
     spec = RunSpec.build(table, hierarchies, ALGORITHM, models=[model], suppression_limit=opts["suppression"],
-                         sensitive=sensitive)
+                         sensitive=sensitive, options={"record_id": record_id})
     spec = replace(spec, republication=Republication(history, secret, record_id))
     published = {}
 

@@ -39,3 +39,70 @@ def load_state(data: object, source: str = "history") -> tuple[History, bytes]:
     except ValueError:
         raise InputError(f"{source}: the m-invariance state's secret is malformed") from None
     return History.from_dict(data.get("history"), source), secret
+
+
+# ---- a policy's releases (policies.Release.state) ---------------------------------------------------------
+def _release_of(job):
+    from policies.models import Release  # the policies app builds on this one: imported when a run needs it
+
+    return Release.objects.filter(job=job).select_related("policy").first()
+
+
+def with_history(job, spec):
+    """``spec`` with its release's history (RunSpec.republication) when the job's algorithm publishes a release
+    of a sequence (m-invariance); other specs unchanged. The history is the state of the policy's latest earlier
+    release that published one; an earlier release still queued or running refuses the run (releases of a
+    sequence are made one after another), a failed or cancelled one is skipped (it published nothing)."""
+    from dataclasses import replace
+
+    from ..engine import ALGORITHMS
+    from ..engine.privacy import MInvariance
+    from ..engine.republication import Republication
+    from ..models import Job
+
+    info = ALGORITHMS.get(spec.algorithm)
+    if info is None or not info.republishes:
+        return spec
+    release = _release_of(job)
+    if release is None:
+        raise InputError("m-invariance publishes a release of a sequence: apply a release policy whose algorithm is "
+                         "m-invariance (its releases keep the history), or use manage.py anonymize --history")
+    history = secret = None
+    earlier = release.policy.releases.filter(number__lt=release.number).select_related("job").order_by("-number")
+    for r in earlier:
+        if isinstance(r.state, dict) and r.state.get("format") == STATE_FORMAT:
+            history, secret = load_state(r.state, f"release {r.number} of policy {release.policy.name!r}")
+            break
+        if r.job is not None and r.job.status not in (Job.FAILED, Job.CANCELLED):
+            raise InputError(f"release {r.number} of policy {release.policy.name!r} has not been published yet: the "
+                             f"releases of an m-invariant sequence are made one after another; apply the policy "
+                             f"again when it is done")
+    models = [m for m in spec.models if isinstance(m, MInvariance)]
+    if len(models) != 1:
+        raise InputError("the m-invariance algorithm needs the m-invariance model (its m) in the policy's models")
+    if history is None:
+        history, secret = History.empty(models[0].m, models[0].column or spec.sensitive or "", spec.table.qi), \
+            new_secret()
+    record_id = str((spec.options or {}).get("record_id") or "")
+    if not record_id:
+        raise InputError("m-invariance: the policy names no record-id column (option record_id)")
+    return replace(spec, republication=Republication(history, secret, record_id))
+
+
+def store(job, spec, publication) -> None:
+    """After the gate passed a release: its history (and the encrypted secret) become the release's state, with
+    the figures the policy's release list shows."""
+    if spec.republication is None or publication.history is None:
+        return
+    release = _release_of(job)
+    if release is None:
+        return
+    search = publication.report.get("search", {})
+    state = state_dict(publication.history, spec.republication.secret)
+    state["summary"] = {"release": publication.history.releases, "groups": int(search.get("groups", 0)),
+                        "counterfeits": int(search.get("counterfeits", 0)),
+                        "groups_with_counterfeits": int(search.get("groups_with_counterfeits", 0)),
+                        "records": int(len(publication.table)) - int(search.get("counterfeits", 0)),
+                        "not_published": int(search.get("not_published", 0))}
+    release.state = state
+    release.save(update_fields=["state"])

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
-from ..privacy import KAnonymity, MInvariance
+from ..privacy import KAnonymity, MInvariance, Parameter
 from ..recoding import QISpace
 from ..republication import History, Republication, m_invariant_groups, record_keys
 from ..republication.check import COUNTERFEITS, GROUP, check_release, release_table
@@ -27,6 +27,9 @@ from . import AlgorithmInfo, register
 from .base import Problem
 
 RECODING = "m-invariance"
+# the identifying column naming each record across releases (a policy's option; the CLI's --record-id COL)
+RECORD_ID = Parameter("record_id", str, "", "the identifying column that names each record across releases",
+                      label="Record-id column", cli_flag="--record-id")
 
 
 @dataclass
@@ -84,6 +87,9 @@ def m_invariance(problem: Problem) -> MInvarianceRecoding:
     republication = getattr(problem, "republication", None)
     keys = republication_keys(table, republication)
     assert republication is not None
+    if problem.options.get("record_id") not in ("", None, republication.record_id):
+        raise InputError(f"the record-id option {problem.options['record_id']!r} differs from the release's record-id "
+                         f"column {republication.record_id!r}")
     history = republication.history
     history.check_compatible(m, column, list(table.qi))
     space = QISpace(problem.hierarchies, [table.is_numeric(c) for c in table.qi], problem.codes)
@@ -159,6 +165,7 @@ register(
         models=("m-invariance", "k-anonymity"),
         recoding="local",
         republishes=True,
+        options=(RECORD_ID,),
         reference="X. Xiao, Y. Tao, m-Invariance: towards privacy preserving re-publication of dynamic datasets, "
                   "SIGMOD 2007",
     )

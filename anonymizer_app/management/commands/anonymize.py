@@ -156,7 +156,8 @@ def option_dest(param) -> str:
 
 # Privacy-model flags beside --k, generated from the registry (management/model_flags.py), and the
 # research subset's data options; they win over an algorithm option of the same name.
-MODEL_FLAGS = (*model_flags.flag_names(), "--population", "--research-column")
+MODEL_FLAGS = (*model_flags.flag_names(), "--population", "--research-column",
+               "--record-id")  # m-invariance's record-id option is the --record-id COL of the set-valued group
 RESEARCH_MARKER = "__research_subset__"
 
 
