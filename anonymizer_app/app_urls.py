@@ -16,6 +16,7 @@ from .views import (
     risk,
     safepub,
     setvalued,
+    sources_sql,
 )
 
 app_name = "anonymizer"
@@ -24,6 +25,7 @@ urlpatterns = [
     path("", datasets.index, name="index"),
     path("datasets/upload/", datasets.upload, name="upload"),
     path("datasets/demo/", datasets.load_demo, name="load_demo"),
+    path("datasets/import-sql/", sources_sql.import_sql, name="import_sql"),
     # set-valued data: transaction files and tables with a set-valued column
     path("datasets/upload-items/", setvalued.upload, name="upload_items"),
     path("datasets/<int:dataset_id>/items/", setvalued.items, name="items"),
@@ -57,6 +59,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/result/", results.result, name="result"),
     path("jobs/<uuid:job_id>/result/anonymized.csv", downloads.download_csv, name="download_csv"),
     path("jobs/<uuid:job_id>/config.json", downloads.download_config, name="download_config"),
+    path("jobs/<uuid:job_id>/result/export-sql/", sources_sql.export_sql, name="export_sql"),
     path("jobs/<uuid:job_id>/result/lattice.json", downloads.download_lattice, name="download_lattice"),
     path("jobs/<uuid:job_id>/result/release-report/", release_report.release_report_page, name="release_report"),
     path("jobs/<uuid:job_id>/result/release-report.pdf", release_report.release_report_pdf,

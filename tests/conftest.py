@@ -26,6 +26,7 @@ import pytest
 
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 POSTGRES_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
+MARIADB_HOST, MARIADB_PORT = "127.0.0.1", 3306  # user root, empty password (tests/sql_helpers.py)
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -76,6 +77,18 @@ def _postgres_connect() -> bool:
 
     with psycopg.connect(POSTGRES_DSN) as conn:
         conn.execute("SELECT 1")
+    return True
+
+
+def _mariadb_connect() -> bool:
+    import pymysql
+
+    conn = pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root", password="", connect_timeout=3)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1")
+    finally:
+        conn.close()
     return True
 
 
@@ -164,6 +177,17 @@ def postgres_available() -> bool:
         "Install and start it: apt-get install postgresql && "
         "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start "
         "(trust auth for user postgres on 127.0.0.1).",
+    )
+    return True
+
+
+@pytest.fixture(scope="session")
+def mariadb_available() -> bool:
+    require_service(
+        "MariaDB at 127.0.0.1:3306 (user root, empty password)",
+        _mariadb_connect,
+        "Install and start it: apt-get install mariadb-server && "
+        "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd",
     )
     return True
 

@@ -1,11 +1,15 @@
 """What leaves the app as a file: the anonymized CSV (formulas neutralized, optionally shuffled, streamed
-a row group at a time) and the run configuration as JSON."""
+a row group at a time), the same rows as Parquet, Excel (.xlsx) or JSON lines, and the run configuration
+as JSON."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -116,3 +120,169 @@ def job_configuration(job: Job) -> dict:
         "delimiter": job.dataset.delimiter,
         **({"population": job.config["population"]} if job.config.get("population") else {}),
     }
+
+
+# ---- other formats of a result: Parquet, Excel, JSON lines (one function per format, each returns bytes) ----
+# Published cells are stored as text. A column is written as numbers only where every published value is
+# a number written canonically (so that the number read back prints as the same text the CSV holds) and
+# the run typed the column as a number; a generalized or suppressed cell ("[20, 30[", "*") makes the whole
+# column text. Parquet, JSON lines and SQL carry the values as published; the spreadsheet formats (CSV,
+# Excel) neutralize formulas.
+INTEGER_TEXT = re.compile(r"-?(0|[1-9]\d{0,17})")
+XLSX_MAX_ROWS = 1_048_575  # a worksheet's rows, the header row aside
+
+
+class ExportError(ValueError):
+    """A result that cannot be written in the chosen format (the message says why)."""
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    name: str
+    extension: str
+    content_type: str
+    label: str
+
+
+EXPORT_FORMATS: dict[str, ExportFormat] = {f.name: f for f in (
+    ExportFormat("csv", ".csv", "text/csv; charset=utf-8", "CSV"),
+    ExportFormat("tsv", ".tsv", "text/tab-separated-values; charset=utf-8", "TSV (tab-separated)"),
+    ExportFormat("parquet", ".parquet", "application/vnd.apache.parquet", "Parquet"),
+    ExportFormat("xlsx", ".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                 "Excel (.xlsx)"),
+    ExportFormat("jsonl", ".jsonl", "application/jsonl; charset=utf-8", "JSON lines"),
+)}
+
+
+def format_for_path(path: str) -> ExportFormat | None:
+    """The export format named by a file's extension (.csv, .tsv, .parquet, .xlsx, .jsonl), None otherwise."""
+    suffix = Path(path).suffix.lower()
+    return next((f for f in EXPORT_FORMATS.values() if f.extension == suffix), None)
+
+
+def _is_decimal_text(value: str) -> bool:
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    return np.isfinite(number) and repr(number) == value
+
+
+def column_kinds(frame: pd.DataFrame, types: dict[str, str] | None = None) -> dict[str, str]:
+    """Per column "integer", "decimal" or "text": numbers only where every value allows (see above) and,
+    when ``types`` (the run's column types) is given, the column was typed integer or decimal."""
+    kinds = {}
+    for name in frame.columns:
+        kind = "text"
+        if types is None or types.get(str(name)) in ("integer", "decimal"):
+            distinct = pd.Series(pd.unique(frame[name].to_numpy(dtype=object)), dtype=object).astype(str)
+            if len(distinct) and distinct.str.fullmatch(INTEGER_TEXT.pattern).all():
+                kind = "integer"
+            elif len(distinct) and all(_is_decimal_text(v) for v in distinct):
+                kind = "decimal"
+        kinds[str(name)] = kind
+    return kinds
+
+
+def typed_column(values: pd.Series, kind: str) -> pd.Series:
+    """A published column as the values an export writes: int64, float64 or the text."""
+    if kind == "integer":
+        return values.astype(str).astype(np.int64)
+    if kind == "decimal":
+        return values.astype(str).astype(np.float64)
+    return values.astype(str)
+
+
+def export_parquet(frame: pd.DataFrame, types: dict[str, str] | None = None) -> bytes:
+    """The published rows as a Parquet file (numeric columns typed, the others strings)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinds = column_kinds(frame, types)
+    arrow_types = {"integer": pa.int64(), "decimal": pa.float64(), "text": pa.string()}
+    arrays = [pa.array(typed_column(frame[c], kinds[str(c)]).to_numpy(), type=arrow_types[kinds[str(c)]])
+              for c in frame.columns]
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_arrays(arrays, names=[str(c) for c in frame.columns]), out)
+    return out.getvalue()
+
+
+def export_jsonl(frame: pd.DataFrame, types: dict[str, str] | None = None) -> bytes:
+    """One JSON object per published row ({column: value}), numbers where the column allows, UTF-8."""
+    kinds = column_kinds(frame, types)
+    names = [str(c) for c in frame.columns]
+    columns = [typed_column(frame[c], kinds[str(c)]).tolist() for c in frame.columns]
+    lines = [json.dumps(dict(zip(names, row)), ensure_ascii=False) for row in zip(*columns)]
+    return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+
+
+def export_xlsx(frame: pd.DataFrame, types: dict[str, str] | None = None) -> bytes:
+    """An Excel workbook of the published rows: numbers in numeric cells where the column allows, every
+    other cell stored as text (a generalized "[20, 30[" or "01/02" never becomes a number or a date) and
+    neutralized exactly as the CSV export (a formula's text gets its leading apostrophe)."""
+    if len(frame) > XLSX_MAX_ROWS:
+        raise ExportError(f"{len(frame):,} rows: more than an Excel worksheet holds ({XLSX_MAX_ROWS:,}); "
+                          "choose CSV, Parquet or JSON lines")
+    from openpyxl import Workbook
+
+    kinds = column_kinds(frame, types)
+    book = Workbook(write_only=True)
+    sheet = book.create_sheet("anonymized")
+
+    sheet.append([_xlsx_text(sheet, neutralize(str(c))) for c in frame.columns])
+    columns = []
+    for c in frame.columns:
+        kind = kinds[str(c)]
+        if kind == "text":
+            codes, texts = _neutralized_codes(frame[c])
+            columns.append([texts[i] for i in codes])
+        else:
+            columns.append(typed_column(frame[c], kind).tolist())
+    text_columns = [kinds[str(c)] == "text" for c in frame.columns]
+    for row in zip(*columns):
+        sheet.append([_xlsx_text(sheet, v) if is_text else v for v, is_text in zip(row, text_columns)])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def _xlsx_text(sheet, value: str):
+    from openpyxl.cell import WriteOnlyCell
+
+    cell = WriteOnlyCell(sheet, value=value)  # already neutralized
+    cell.data_type = "s"
+    cell.number_format = "@"
+    return cell
+
+
+def export_frame(frame: pd.DataFrame, fmt: str, types: dict[str, str] | None = None,
+                 delimiter: str | None = None) -> bytes:
+    """The published rows in format ``fmt`` (a key of EXPORT_FORMATS) as bytes: the one entry point the web
+    downloads, the CLI, the API and the repository deposits share."""
+    if fmt in ("csv", "tsv"):
+        return export_csv(frame, delimiter or ("\t" if fmt == "tsv" else ",")).encode("utf-8")
+    if fmt == "parquet":
+        return export_parquet(frame, types)
+    if fmt == "xlsx":
+        return export_xlsx(frame, types)
+    if fmt == "jsonl":
+        return export_jsonl(frame, types)
+    raise ExportError(f"unknown export format {fmt!r}: one of " + ", ".join(EXPORT_FORMATS))
+
+
+def job_column_types(job: Job) -> dict[str, str]:
+    """The column types of a run's configuration (what it typed each published column)."""
+    return {c["name"]: c.get("type", "string") for c in (job.config or {}).get("columns", [])}
+
+
+def result_frame(result: Result, drop_suppressed: bool = False) -> pd.DataFrame:
+    """A result's published rows (suppressed ones left out when asked), as text."""
+    frame, suppressed = results.load_output(result)
+    frame.attrs.pop("rows", None)
+    return frame[~suppressed].reset_index(drop=True) if drop_suppressed else frame
+
+
+def export_result(result: Result, fmt: str, drop_suppressed: bool = False) -> bytes:
+    """A result's published rows in format ``fmt``, the run's column types deciding numbers."""
+    return export_frame(result_frame(result, drop_suppressed), fmt, job_column_types(result.job),
+                        delimiter=result.job.dataset.delimiter if fmt == "csv" else None)

@@ -1,4 +1,4 @@
-"""Downloads of a run: the anonymized CSV (delimiter, shuffle, suppressed rows left out, Anatomy's sensitive
+"""Downloads of a run: the anonymized CSV (or TSV, Parquet, Excel, JSON lines: ?format=; delimiter, shuffle, suppressed rows left out, Anatomy's sensitive
 table; large results streamed a row group at a time) and the run configuration as JSON."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.utils.http import content_disposition_header
@@ -31,6 +32,14 @@ def download_csv(request, job_id):
         return HttpResponseBadRequest("delimiter must be one of: " + ", ".join(n for n, _ in DELIMITER_CHOICES),
                                       content_type="text/plain; charset=utf-8")
     drop = request.GET.get("drop_suppressed") == "1"
+    fmt = request.GET.get("format", "csv")
+    if fmt not in exports.EXPORT_FORMATS:
+        return HttpResponseBadRequest("format must be one of: " + ", ".join(exports.EXPORT_FORMATS),
+                                      content_type="text/plain; charset=utf-8")
+    if fmt not in ("csv", "tsv") and request.GET.get("table") != "st":
+        return _download_other(j, res, fmt, drop, request.GET.get("shuffle") == "1")
+    if fmt == "tsv":
+        delimiter = "\t"
     if request.GET.get("table") == "st":  # Anatomy's sensitive table (group, value, count)
         st = results.load_sensitive_table(res)
         if st is None:
@@ -51,7 +60,23 @@ def download_csv(request, job_id):
     else:
         response = HttpResponse("".join(exports.iter_output_csv(res, delimiter, drop)),
                                 content_type="text/csv; charset=utf-8")
-    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-anonymized.csv"
+    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-anonymized.{fmt}"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+def _download_other(j: Job, res, fmt: str, drop: bool, shuffle: bool) -> HttpResponse:
+    """The published rows as Parquet, Excel or JSON lines (exports.export_frame), built whole in memory."""
+    frame = exports.result_frame(res, drop)
+    if shuffle:
+        frame = frame.sample(frac=1.0, random_state=np.random.default_rng().integers(2**31)).reset_index(drop=True)
+    spec = exports.EXPORT_FORMATS[fmt]
+    try:
+        body = exports.export_frame(frame, fmt, exports.job_column_types(j))
+    except exports.ExportError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = HttpResponse(body, content_type=spec.content_type)
+    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-anonymized{spec.extension}"
     response["Content-Disposition"] = content_disposition_header(True, filename)
     return response
 

@@ -16,7 +16,7 @@ from ..engine import METRIC_HELP
 from ..engine.report import value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
-from ..services import advice, datasets, explain, results
+from ..services import advice, datasets, explain, exports, results
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -379,5 +379,6 @@ def result(request, job_id):
         "chart_sampled": sampled,
         "steps_json": json.dumps(report.get("steps", []), indent=1),
         "delimiter_choices": DELIMITER_CHOICES,
+        "export_format_choices": [(f.name, f.label) for f in exports.EXPORT_FORMATS.values()],
         "default_delimiter": delimiter_name(ds.delimiter),
     })

@@ -1,0 +1,485 @@
+"""SQL databases as a source and a destination (SQLAlchemy): a table or a read-only query result from
+PostgreSQL (psycopg 3), MySQL/MariaDB (PyMySQL) or SQLite read in chunks into a dataset, and a result's
+published rows written to a new table.
+
+Reading: the rows come from a server-side cursor (``stream_results``) a partition at a time, every value
+turned into the text a CSV would hold (NULL as an empty cell), checked against the upload's limits (rows,
+columns, cell and column-name length) and written to the dataset's Parquet; the dataset's original is the
+same rows as a CSV file, so that everything built on an upload (re-reading, erasure) works unchanged.
+Only a single SELECT (or WITH ... SELECT) statement is accepted as a query; it runs in a read-only
+transaction (PostgreSQL: default_transaction_read_only; MySQL/MariaDB: SET SESSION TRANSACTION READ ONLY;
+SQLite: the file opened read-only and PRAGMA query_only) under a statement timeout.
+
+Web safety (``web=True``): a URL naming the app's own database (same host, port and database) is refused,
+and SQLite files only inside ANONYMIZER_SQL_SQLITE_DIR (unset: SQLite refused on the web; the CLI may open
+any file).
+
+Writing: a NEW table (an existing one is refused unless ``replace``), numbers typed where every published
+value is a number (exports.column_kinds), text otherwise; the rows go to a temporary table that is renamed
+into place at the end (the old table dropped first when replacing), so a failure leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import secrets
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+from django.conf import settings
+
+from ..engine import Format, InputError
+from ..engine import reader as reader_mod
+from ..engine.reader import Limits
+
+CHUNK_ROWS = 20_000
+INSERT_ROWS = 5_000
+DRIVERS = {  # what a URL's scheme names -> the driver this app ships
+    "postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg", "postgresql+psycopg": "postgresql+psycopg",
+    "mysql": "mysql+pymysql", "mysql+pymysql": "mysql+pymysql", "mariadb": "mariadb+pymysql",
+    "mariadb+pymysql": "mariadb+pymysql", "sqlite": "sqlite", "sqlite+pysqlite": "sqlite",
+}
+DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
+CSV_FORMAT = Format("csv", ",", "utf-8", True)
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
+
+
+class SqlError(InputError):
+    """A database source or destination cannot be used (the message says which and why)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where rows come from: a URL (its password apart) and a table or a query."""
+
+    url: str
+    table: str = ""
+    query: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.table or "query"
+
+
+# ---- URLs -----------------------------------------------------------------------------------------------
+def parse_url(url: str):
+    """The SQLAlchemy URL with the driver this app uses; a clear error for anything else."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url.strip())
+    except (ArgumentError, ValueError):
+        raise SqlError("the connection URL cannot be read; write it as postgresql://user@host:5432/db, "
+                       "mysql://user@host:3306/db or sqlite:///path/file.db") from None
+    driver = DRIVERS.get(parsed.drivername)
+    if driver is None:
+        raise SqlError(f"the database kind {parsed.drivername!r} is not supported: use postgresql://, mysql://, "
+                       "mariadb:// or sqlite:///")
+    return parsed.set(drivername=driver)
+
+
+def public_url(url) -> str:
+    """The URL as it may be shown and stored: the password left out."""
+    parsed = parse_url(url) if isinstance(url, str) else url
+    return parsed.set(password=None).render_as_string(hide_password=False)
+
+
+def _addresses(host: str | None) -> set[str]:
+    if not host:
+        return {"local"}  # a Unix socket of the same machine
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return {host.lower()}
+    return {"local" if a.startswith("127.") or a == "::1" else a for a in found}
+
+
+def _own_databases(databases: dict) -> list[tuple[str, object, object]]:
+    out = []
+    for conf in databases.values():
+        engine = conf.get("ENGINE", "")
+        if "sqlite" in engine:
+            out.append(("sqlite", None, str(Path(str(conf.get("NAME", ""))).resolve())))
+        else:
+            kind = "postgresql" if "postgres" in engine else "mysql"
+            port = int(conf.get("PORT") or DEFAULT_PORTS[kind])
+            out.append((kind, (_addresses(conf.get("HOST")), port), conf.get("NAME")))
+    return out
+
+
+def check_web_url(parsed, databases: dict | None = None, sqlite_dir: str | None = None) -> None:
+    """Refuse what a web user may not open: the app's own database, SQLite files outside the allowed folder."""
+    databases = settings.DATABASES if databases is None else databases
+    sqlite_dir = getattr(settings, "ANONYMIZER_SQL_SQLITE_DIR", "") if sqlite_dir is None else sqlite_dir
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if not sqlite_dir:
+            raise SqlError("SQLite files cannot be opened from the web app on this server (the administrator "
+                           "may allow a folder: ANONYMIZER_SQL_SQLITE_DIR); use the command line instead")
+        path = Path(parsed.database or "").resolve()
+        if not parsed.database or not path.is_relative_to(Path(sqlite_dir).resolve()):
+            raise SqlError(f"SQLite files may only be opened inside {sqlite_dir}")
+        if any(kind == "sqlite" and path == Path(str(name)) for kind, _, name in _own_databases(databases)):
+            raise SqlError("this is the app's own database: it cannot be a source or a destination")
+        return
+    kind = "postgresql" if backend == "postgresql" else "mysql"
+    port = parsed.port or DEFAULT_PORTS[kind]
+    here = _addresses(parsed.host)
+    for own_kind, where, name in _own_databases(databases):
+        if own_kind == kind and where[1] == port and where[0] & here and name == parsed.database:
+            raise SqlError("this is the app's own database: it cannot be a source or a destination")
+
+
+def open_engine(url: str, web: bool = True, read_only: bool = True, password: str | None = None):
+    """An engine for ``url`` (a password given apart wins over one in the URL), checked for the web when
+    ``web``; read-only sessions and a statement timeout where the backend allows."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
+
+    parsed = parse_url(url)
+    if password:
+        parsed = parsed.set(password=password)
+    if web:
+        check_web_url(parsed)
+    timeout = int(getattr(settings, "ANONYMIZER_SQL_TIMEOUT_SECONDS", 300))
+    connect = int(getattr(settings, "ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 10))
+    backend = parsed.get_backend_name()
+    args: dict = {}
+    if backend == "postgresql":
+        options = f"-c statement_timeout={timeout * 1000}"
+        if read_only:
+            options += " -c default_transaction_read_only=on"
+        args = {"connect_timeout": connect, "options": options}
+    elif backend in ("mysql", "mariadb"):
+        args = {"connect_timeout": connect, "read_timeout": timeout + 5, "write_timeout": timeout + 5}
+    elif backend == "sqlite":
+        path = parsed.database or ""
+        if not path or path == ":memory:":
+            raise SqlError("name the SQLite file: sqlite:///path/to/file.db")
+        if not Path(path).is_file():
+            raise SqlError(f"{path}: no such SQLite file")
+        if read_only:
+            parsed = parsed.set(database=f"file:{Path(path).resolve()}?mode=ro", query={"uri": "true"})
+        args = {"timeout": connect}
+    engine = create_engine(parsed, poolclass=NullPool, connect_args=args)
+    if backend in ("mysql", "mariadb"):
+        @event.listens_for(engine, "connect")
+        def _session(dbapi_conn, _record):  # the session's limits before any statement of the user's
+            with dbapi_conn.cursor() as cur:
+                cur.execute("SELECT VERSION()")
+                mariadb = "mariadb" in str(cur.fetchone()[0]).lower()
+                cur.execute(f"SET SESSION max_statement_time={timeout}" if mariadb
+                            else f"SET SESSION MAX_EXECUTION_TIME={timeout * 1000}")
+                if read_only:
+                    cur.execute("SET SESSION TRANSACTION READ ONLY")
+    elif backend == "sqlite" and read_only:
+        @event.listens_for(engine, "connect")
+        def _query_only(dbapi_conn, _record):
+            dbapi_conn.execute("PRAGMA query_only = 1")
+    return engine
+
+
+def _server(parsed) -> str:
+    if parsed.get_backend_name() == "sqlite":
+        return f"the SQLite file {parsed.database}"
+    return f"{parsed.host or 'localhost'}:{parsed.port or DEFAULT_PORTS.get(parsed.get_backend_name(), '')}"
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig.args[1] if len(getattr(orig, "args", ())) > 1 and isinstance(orig.args[1], str) else orig)
+    return text.strip().splitlines()[0] if text.strip() else type(orig).__name__
+
+
+def connection_error(exc: BaseException, url: str) -> SqlError:
+    """An operational failure as a message: unreachable server, bad credentials, unknown database."""
+    parsed = parse_url(url)
+    text = _first_line(exc)
+    low = text.lower()
+    if "password authentication failed" in low or "access denied" in low or "authentication" in low:
+        return SqlError(f"{_server(parsed)} refused the user name or password ({text})")
+    if "does not exist" in low and "database" in low or "unknown database" in low:
+        return SqlError(f"{_server(parsed)}: the database {parsed.database!r} does not exist ({text})")
+    if "unable to open database" in low:
+        return SqlError(f"{_server(parsed)} cannot be opened ({text})")
+    return SqlError(f"cannot connect to {_server(parsed)}: {text}")
+
+
+# ---- queries --------------------------------------------------------------------------------------------
+_LITERALS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|--[^\n]*|/\*.*?\*/", re.S)
+
+
+def check_query(query: str) -> str:
+    """A single SELECT or WITH statement (a trailing semicolon allowed), returned without that semicolon."""
+    text = query.strip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    if not text:
+        raise SqlError("the query is empty")
+    bare = _LITERALS.sub(lambda m: " " if m.group(0)[:2] in ("--", "/*") else "''", text)
+    if "'" in bare.replace("''", "") or "/*" in bare:
+        raise SqlError("the query has an unclosed quote or comment")
+    if ";" in bare:
+        raise SqlError("only one statement may be run: the query holds a ';' between statements")
+    first = bare.split(None, 1)[0].lower() if bare.split() else ""
+    if first not in ("select", "with"):
+        raise SqlError(f"only a SELECT (or WITH ... SELECT) query may be run, not {first.upper() or 'this'}")
+    return text
+
+
+def _split_name(name: str) -> tuple[str | None, str]:
+    parts = name.strip().split(".")
+    if len(parts) > 2 or not all(parts):
+        raise SqlError(f"{name!r}: name a table as table or schema.table")
+    return (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+
+
+def _text(value) -> str:
+    """A database value as the text a CSV cell holds (NULL: empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if value == value else ""
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (date, time, Decimal)):
+        return value.isoformat() if not isinstance(value, Decimal) else str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError("binary")
+    return str(value)
+
+
+def iter_rows(url: str, table: str = "", query: str = "", web: bool = True, caps: Limits | None = None,
+              password: str | None = None, chunk_rows: int = CHUNK_ROWS,
+              progress: Callable[[int], None] | None = None) -> Iterator[pd.DataFrame]:
+    """The rows of ``table`` or ``query`` as frames of text, a partition of ``chunk_rows`` at a time, checked
+    against ``caps``. Errors become SqlError naming the server, the table or the query."""
+    from sqlalchemy import MetaData, Table, select, text
+    from sqlalchemy.exc import DBAPIError, NoSuchTableError, SQLAlchemyError
+
+    if bool(table) == bool(query):
+        raise SqlError("name a table or give a query (one of the two)")
+    caps = caps or Limits()
+    statement = None
+    if query:
+        statement = text(check_query(query))
+        what = f"the query ({query.strip()[:120]!r})"
+    else:
+        schema, name = _split_name(table)
+        what = f"the table {table!r}"
+    engine = open_engine(url, web=web, password=password)
+    try:
+        try:
+            conn = engine.connect()
+        except DBAPIError as exc:
+            raise connection_error(exc, url) from None
+        with conn:
+            try:
+                if statement is None:
+                    try:
+                        statement = select(Table(name, MetaData(), schema=schema, autoload_with=conn))
+                    except NoSuchTableError:
+                        raise SqlError(f"{what} does not exist in the database "
+                                       f"{parse_url(url).database!r} (or this user cannot see it)") from None
+                result = conn.execution_options(stream_results=True, max_row_buffer=chunk_rows).execute(statement)
+                names = reader_mod._names(list(result.keys()), what, caps, where="the column names")
+                if caps.max_columns is not None and len(names) > caps.max_columns:
+                    raise SqlError(f"{what}: {len(names)} columns, more than the limit of {caps.max_columns}")
+                rows = 0
+                for part in result.partitions(chunk_rows):
+                    frame = _frame(part, names, rows, what, caps)
+                    rows += len(frame)
+                    if caps.max_rows is not None and rows > caps.max_rows:
+                        raise SqlError(f"{what}: more than the limit of {caps.max_rows:,} rows")
+                    if progress is not None:
+                        progress(rows)
+                    yield frame
+                if rows == 0:
+                    raise SqlError(f"{what}: no rows")
+            except SqlError:
+                raise
+            except DBAPIError as exc:
+                if exc.connection_invalidated or getattr(exc, "orig", None) is None:
+                    raise connection_error(exc, url) from None
+                raise SqlError(f"{what} failed: {_first_line(exc)}") from None
+            except SQLAlchemyError as exc:
+                raise SqlError(f"{what} failed: {_first_line(exc)}") from None
+    finally:
+        engine.dispose()
+
+
+def _frame(part, names: list[str], offset: int, what: str, caps: Limits) -> pd.DataFrame:
+    cap = caps.max_cell_chars
+    columns: list[list[str]] = [[] for _ in names]
+    for r, row in enumerate(part):
+        for j, value in enumerate(row):
+            try:
+                cell = _text(value)
+            except TypeError:
+                raise SqlError(f"{what}, row {offset + r + 1}, column {names[j]!r}: binary data cannot be "
+                               "anonymized as a table cell; leave the column out or cast it to text") from None
+            if cap is not None and len(cell) > cap:
+                raise SqlError(f"{what}, row {offset + r + 1}, column {names[j]!r}: a cell of {len(cell):,} "
+                               f"characters, more than the limit of {cap:,}")
+            columns[j].append(cell)
+    return pd.DataFrame({n: pd.Series(c, dtype=object) for n, c in zip(names, columns)})
+
+
+def write_csv_piece(frame: pd.DataFrame, fh, header: bool) -> None:
+    """The rows as CSV text (the dataset's original): every value as it came, quoted where needed."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    if header:
+        writer.writerow(list(frame.columns))
+    writer.writerows(frame.itertuples(index=False, name=None))
+    fh.write(out.getvalue().encode("utf-8"))
+
+
+# ---- writing a result -----------------------------------------------------------------------------------
+def check_table_name(name: str) -> tuple[str | None, str]:
+    """schema.table or table, each a plain SQL name (letters, digits, _ and $, not starting with a digit)."""
+    schema, table = _split_name(name)
+    for part in (schema, table):
+        if part is not None and not NAME.fullmatch(part):
+            raise SqlError(f"{name!r}: a table name is letters, digits and _ (at most 63, not starting with a digit)")
+    return schema, table
+
+
+def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str], replace: bool = False,
+                web: bool = True, password: str | None = None,
+                progress: Callable[[int], None] | None = None) -> int:
+    """Write ``frame`` (text cells) to a new table ``name``: numeric columns per ``kinds``
+    (exports.column_kinds), the others text; all or nothing. Returns the rows written."""
+    from sqlalchemy import BigInteger, Column, Float, MetaData, Table, Text, inspect
+    from sqlalchemy.dialects.mysql import MEDIUMTEXT
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    from .exports import typed_column
+
+    schema, table = check_table_name(name)
+    engine = open_engine(url, web=web, read_only=False, password=password)
+    temp = f"{table[:40]}_tmp_{secrets.token_hex(6)}"
+    kinds_sql = {"integer": BigInteger(), "decimal": Float(53),
+                 "text": Text().with_variant(MEDIUMTEXT(), "mysql", "mariadb")}
+    metadata = MetaData()
+    columns = [str(c) for c in frame.columns]
+    target = Table(temp, metadata, *[Column(c, kinds_sql[kinds.get(c, "text")]) for c in columns], schema=schema)
+    values = [typed_column(frame[c], kinds.get(c, "text")).tolist() for c in frame.columns]
+    created = False
+    try:
+        try:
+            conn = engine.connect()
+        except DBAPIError as exc:
+            raise connection_error(exc, url) from None
+        with conn:
+            try:
+                if inspect(conn).has_table(table, schema=schema) and not replace:
+                    raise SqlError(f"the table {name!r} already exists; choose another name or replace it")
+                target.create(conn)
+                created = True
+                conn.commit()
+                written = 0
+                for start in range(0, len(frame), INSERT_ROWS):
+                    batch = [dict(zip(columns, row)) for row in
+                             zip(*(v[start:start + INSERT_ROWS] for v in values))]
+                    conn.execute(target.insert(), batch)
+                    written += len(batch)
+                    if progress is not None:
+                        progress(written)
+                quote = conn.dialect.identifier_preparer.quote
+                qualified = (quote(schema) + "." if schema else "")
+                if replace and inspect(conn).has_table(table, schema=schema):
+                    conn.exec_driver_sql(f"DROP TABLE {qualified}{quote(table)}")
+                if conn.dialect.name in ("mysql", "mariadb"):
+                    conn.exec_driver_sql(f"RENAME TABLE {qualified}{quote(temp)} TO {qualified}{quote(table)}")
+                else:
+                    conn.exec_driver_sql(f"ALTER TABLE {qualified}{quote(temp)} RENAME TO {quote(table)}")
+                conn.commit()
+                created = False
+                return written
+            except SqlError:
+                raise
+            except DBAPIError as exc:
+                if exc.connection_invalidated:
+                    raise connection_error(exc, url) from None
+                raise SqlError(f"writing the table {name!r} failed: {_first_line(exc)}") from None
+            except SQLAlchemyError as exc:
+                raise SqlError(f"writing the table {name!r} failed: {_first_line(exc)}") from None
+            finally:
+                if created:  # nothing half-written: the temporary table goes
+                    conn.rollback()
+                    try:
+                        target.drop(conn, checkfirst=True)
+                        conn.commit()
+                    except SQLAlchemyError:
+                        pass
+    finally:
+        engine.dispose()
+
+
+# ---- a dataset from a database --------------------------------------------------------------------------
+def import_dataset(owner, url: str, table: str = "", query: str = "", name: str | None = None,
+                   web: bool = True, keep_password: bool = False, password: str | None = None,
+                   progress: Callable[[int], None] | None = None):
+    """A new dataset of ``owner`` holding the rows of ``table`` or ``query``: the upload's limits and type
+    inference; the source remembered without its password (kept vault-encrypted only when
+    ``keep_password``). Nothing is stored when anything fails."""
+    import tempfile
+
+    from django.core.files import File
+    from django.db import transaction
+
+    from ..models import Dataset
+    from . import datasets, ingestion, storage, vault
+
+    parsed = parse_url(url)
+    secret = password or parsed.password
+    label = (table.strip() or "query")
+    filename = datasets.shorten(f"{label}.csv", Dataset._meta.get_field("original_name").max_length)
+    source = {"url": public_url(parsed), **({"table": table.strip()} if table else {"query": query.strip()})}
+    if keep_password and secret:
+        source["password"] = vault.encrypt_text(str(secret))
+    dataset = Dataset(owner=owner, name=datasets.shorten(name or label, Dataset._meta.get_field("name").max_length),
+                      original_name=filename, sql_source=source)
+    staging = storage.staging_path()
+    with tempfile.TemporaryFile() as original:
+        def pieces():
+            for i, frame in enumerate(iter_rows(url, table, query, web=web, caps=ingestion.limits(rows=web),
+                                                password=password, progress=progress)):
+                write_csv_piece(frame, original, header=i == 0)
+                yield frame, CSV_FORMAT
+
+        try:
+            _, n_rows, columns = ingestion.write_parquet(pieces(), staging)
+            dataset.size_bytes = original.tell()
+            original.seek(0)
+            storage.save_original(dataset, filename, File(original))
+            with transaction.atomic():
+                datasets._apply_format(dataset, CSV_FORMAT, n_rows, len(columns))
+                dataset.save()
+                datasets._describe_columns(dataset, staging)
+            storage.move(staging, storage.table_path(dataset))
+        except BaseException:
+            if dataset.original.name:
+                storage.delete_original(dataset)
+            storage.discard(staging)
+            raise
+    return dataset
+
+
+def reimport_password(dataset) -> str | None:
+    """The password kept for re-imports, decrypted (None when none was kept)."""
+    from . import vault
+
+    token = (dataset.sql_source or {}).get("password")
+    return vault.decrypt_text(token) if token else None
