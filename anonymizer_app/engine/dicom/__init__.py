@@ -10,6 +10,7 @@ from .headers import (
     LEVEL_LABELS,
     LEVELS,
     Extraction,
+    date_hierarchies,
     default_attributes,
     extract,
     proposed_role,
@@ -21,6 +22,6 @@ from .source import DicomSource, open_source
 
 __all__ = [
     "BASIC_PROFILE", "DEFAULT_ATTRIBUTES", "LEVELS", "LEVEL_LABELS", "DicomSource", "Extraction", "ProfileEntry",
-    "default_attributes", "deidentify", "entry_for", "extract", "open_source", "proposed_role",
+    "date_hierarchies", "default_attributes", "deidentify", "entry_for", "extract", "open_source", "proposed_role",
     "pseudonym_uid", "resolve_code", "resolve_keyword", "uid_only_identifier", "verify", "write_archive",
 ]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..errors import Cancelled, InputError
+from ..hierarchy import Hierarchy
 from ..table import Role
 from .profile import entry_for
 from .source import DicomSource, ProgressFn
@@ -190,3 +191,29 @@ def extract(source: DicomSource, attributes: list[str], level: str,
             raise Cancelled("reading the headers")
     frame = pd.DataFrame(rows, columns=keywords, dtype=object)
     return Extraction(frame, file_rows, level, keywords, counts)
+
+
+_DATE = re.compile(r"\d{8}")
+
+
+def date_hierarchy(name: str, values) -> Hierarchy | None:
+    """A DA attribute's hierarchy: 20040119 → 2004-01 → 2004 → 2000-2009 → *; None when a value is not a
+    plain date (empty, a range), so the default hierarchy is used instead."""
+    distinct = sorted({str(v) for v in values})
+    if not distinct or not all(_DATE.fullmatch(v) for v in distinct):
+        return None
+    rows = [[v, f"{v[:4]}-{v[4:6]}", v[:4], f"{v[:3]}0-{v[:3]}9", "*"] for v in distinct]
+    return Hierarchy.from_rows(rows, name, source="DICOM dates (year-month, year, decade)")
+
+
+def date_hierarchies(frame: pd.DataFrame, columns) -> dict[str, Hierarchy]:
+    """For each given column whose attribute is a date (VR DA), its date hierarchy when it applies."""
+    from pydicom.datadict import dictionary_VR
+
+    out = {}
+    for column in columns:
+        if dictionary_VR(tag_of(column)) == "DA":
+            h = date_hierarchy(column, frame[column])
+            if h is not None:
+                out[column] = h
+    return out
