@@ -25,3 +25,10 @@ class DeleteAccountForm(forms.Form):
         if not self.user.check_password(password):
             raise forms.ValidationError("The password is not correct; your account was not deleted.")
         return password
+
+
+class ApiTokenForm(forms.Form):
+    """The name of a new API key (what it is for: "nightly export", "laptop")."""
+
+    name = forms.CharField(label="Key name", max_length=100, strip=True,
+                           help_text="What the key is for, to recognise it in the list.")

@@ -10,4 +10,6 @@ urlpatterns = [
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("", views.account, name="account"),
     path("delete/", views.delete_account, name="delete"),
+    path("api-keys/", views.create_token, name="create_token"),
+    path("api-keys/<int:token_id>/revoke/", views.revoke_token, name="revoke_token"),
 ]

@@ -3,11 +3,12 @@ from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.forms import DeleteAccountForm, SignupForm
+from accounts.forms import ApiTokenForm, DeleteAccountForm, SignupForm
+from accounts.models import ApiToken
 from anonymizer_app.services import erasure
 from anonymizer_app.views.erasure import confirm_page
 
@@ -47,15 +48,42 @@ class LogoutView(auth_views.LogoutView):
         return response
 
 
-@login_required
-@require_GET
-def account(request):
-    """The signed-in user's account: what it holds, how long results are kept, and the way to delete it."""
+def _account_page(request, token_form=None, new_key: str = "", new_token=None, status: int = 200):
     user = request.user
     return render(request, "accounts/account.html", {
         "datasets": user.datasets.count(), "jobs": user.jobs.count(), "hierarchies": user.hierarchies.count(),
         "retention_days": settings.ANONYMIZER_RESULT_RETENTION_DAYS,
-    })
+        "tokens": ApiToken.objects.filter(owner=user), "token_form": token_form or ApiTokenForm(),
+        "new_key": new_key, "new_token": new_token, "api_docs_url": reverse("api-docs"),
+    }, status=status)
+
+
+@login_required
+@require_GET
+def account(request):
+    """The signed-in user's account: what it holds, how long results are kept, its API keys, and the way to
+    delete it."""
+    return _account_page(request)
+
+
+@login_required
+@require_POST
+def create_token(request):
+    """A new API key: shown on this page once (never stored, never put in a message or the session)."""
+    form = ApiTokenForm(request.POST)
+    if not form.is_valid():
+        return _account_page(request, token_form=form, status=400)
+    token, key = ApiToken.issue(request.user, form.cleaned_data["name"])
+    return _account_page(request, new_key=key, new_token=token, status=201)
+
+
+@login_required
+@require_POST
+def revoke_token(request, token_id: int):
+    token = get_object_or_404(ApiToken, pk=token_id, owner=request.user)
+    token.revoke()
+    messages.success(request, f"Revoked the API key {token.name!r} ({token.prefix}…).")
+    return redirect(reverse("accounts:account") + "#api-keys")
 
 
 @login_required

@@ -92,7 +92,38 @@ INSTALLED_APPS = [
     "anonymizer_app",
     "hierarchy_editor",
     "policies",
+    "rest_framework",  # the HTTP API (anonymizer_app/api)
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files for /api/v1/docs/, served as static files
 ]
+
+# --- The HTTP API (anonymizer_app/api, README "HTTP API") ------------------------------------------
+# Token-only: a key from the account page in "Authorization: Bearer <key>". No session authentication, so a
+# logged-in browser cannot be made to call the API across sites (no CSRF to hold).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["anonymizer_app.api.authentication.ApiTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser",
+                               "rest_framework.parsers.FormParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "anonymizer_app.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Anonymizer HTTP API",
+    "DESCRIPTION": "Datasets, columns, hierarchies, runs and their results, as in the web app. Every object "
+                   "belongs to the owner of the API key; another account's is a 404.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],  # the schema and the docs page are public: they describe, they hold no data
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",  # no CDN: the files come from drf-spectacular-sidecar
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "PREPROCESSING_HOOKS": ["anonymizer_app.api.urls.only_v1"],
+}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

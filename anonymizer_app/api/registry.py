@@ -1,0 +1,56 @@
+"""GET /api/v1/registry/: the algorithms and privacy models with their parameters, read from the engine's
+registries (a model or algorithm registered later appears without a change here), with the name of the run
+field that carries each parameter (POST /api/v1/runs/ takes the run form's fields)."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..engine import ALGORITHMS, COLUMN_TYPES, PRIVACY_MODELS, Role
+from ..forms import model_field_name, option_field_name
+from .serializers import RegistrySerializer
+
+KINDS = {int: "integer", float: "number", str: "string", bool: "boolean"}
+
+
+def _number(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _parameter(param, form_field: str) -> dict:
+    default = param.default
+    if not isinstance(default, (int, float, str, bool)) and default is not None:
+        default = str(default)
+    return {"name": param.name, "kind": KINDS.get(param.kind, "string"), "default": default, "help": param.help,
+            "minimum": _number(param.minimum), "maximum": _number(param.maximum),
+            "above": _number(getattr(param, "above", None)),
+            "choices": list(param.choices) if param.choices is not None else None, "form_field": form_field}
+
+
+def registry() -> dict:
+    algorithms = [{
+        "name": a.name, "label": a.label, "summary": a.summary, "recoding": a.recoding, "optimal": a.optimal,
+        "models": list(a.models), "reference": a.reference, "runs_from_run_form": not a.republishes,
+        "options": [_parameter(p, option_field_name(a.name, p)) for p in a.options],
+    } for a in ALGORITHMS.values()]
+    models = [{
+        "name": m.name, "label": m.label, "needs_sensitive": m.needs_sensitive,
+        "column_source": m.column_source, "group": m.group, "variant": m.variant_name,
+        "parameters": [_parameter(p, model_field_name(m.group, p.name) if m.group else p.name)
+                       for p in m.parameters],
+    } for m in PRIVACY_MODELS.values()]
+    return {"algorithms": algorithms, "privacy_models": models, "column_types": list(COLUMN_TYPES),
+            "roles": [r.value for r in Role]}
+
+
+class Registry(APIView):
+    @extend_schema(responses=RegistrySerializer, summary="Algorithms, privacy models and their parameters",
+                   tags=["registry"])
+    def get(self, request):
+        return Response(registry())
+
+
+urlpatterns = [path("", Registry.as_view(), name="api-registry")]

@@ -1,0 +1,51 @@
+"""Serializers shared by the API's concerns: errors, and the registries' algorithms and privacy models."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="what is wrong, naming the field, line or value")
+    errors = serializers.DictField(required=False, help_text="field -> messages, for invalid input")
+
+
+class ParameterSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="integer, number, string or boolean")
+    default = serializers.JSONField(allow_null=True)
+    help = serializers.CharField()
+    minimum = serializers.FloatField(allow_null=True)
+    maximum = serializers.FloatField(allow_null=True)
+    above = serializers.FloatField(allow_null=True, help_text="an exclusive lower bound")
+    choices = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    form_field = serializers.CharField(help_text="the run's field carrying it (POST /runs/)")
+
+
+class AlgorithmSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    summary = serializers.CharField()
+    recoding = serializers.CharField()
+    optimal = serializers.BooleanField()
+    models = serializers.ListField(child=serializers.CharField(), help_text="privacy models it can honour")
+    options = ParameterSerializer(many=True)
+    reference = serializers.CharField()
+    runs_from_run_form = serializers.BooleanField(help_text="false: a release of a sequence (policies, CLI)")
+
+
+class PrivacyModelSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    needs_sensitive = serializers.BooleanField()
+    column_source = serializers.CharField(allow_null=True)
+    parameters = ParameterSerializer(many=True)
+    group = serializers.CharField(allow_null=True, help_text="the run's model group (its form fields)")
+    variant = serializers.CharField(allow_blank=True)
+
+
+class RegistrySerializer(serializers.Serializer):
+    algorithms = AlgorithmSerializer(many=True)
+    privacy_models = PrivacyModelSerializer(many=True)
+    column_types = serializers.ListField(child=serializers.CharField())
+    roles = serializers.ListField(child=serializers.CharField())
