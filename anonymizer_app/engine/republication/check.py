@@ -78,30 +78,49 @@ def check_release(published: pd.DataFrame, rows: np.ndarray, values: np.ndarray,
             check_cells(c, published[c].to_numpy(dtype=object)[real], rows[real])
     groups = published[GROUP].to_numpy(dtype=np.int64)
     counts = published[COUNTERFEITS].to_numpy(dtype=np.int64)
+    # one grouping of the rows, then per-group figures as arrays (a release has thousands of groups)
+    ids, dense = np.unique(groups, return_inverse=True)
+    sizes = np.bincount(dense, minlength=len(ids))
+    for c in qi:
+        codes = pd.factorize(published[c].astype(str).to_numpy())[0]
+        spread = np.zeros(len(ids), dtype=np.int64)
+        np.maximum.at(spread, dense, codes)
+        low = np.full(len(ids), np.iinfo(np.int64).max)
+        np.minimum.at(low, dense, codes)
+        if (spread != low).any():
+            g = int(ids[np.flatnonzero(spread != low)[0]])
+            raise VerificationError(f"m-invariance: group {g} shows more than one QI box ({c!r})")
+    small = np.flatnonzero(sizes < m)
+    if len(small):
+        g = int(ids[small[0]])
+        raise VerificationError(f"m-invariance: group {g} has {int(sizes[small[0]])} row(s), fewer than m={m}")
+    pairs = np.unique(np.stack([dense, pd.factorize(shown)[0]], axis=1), axis=0)
+    distinct = np.bincount(pairs[:, 0], minlength=len(ids))
+    repeated = np.flatnonzero(distinct != sizes)
+    if len(repeated):
+        raise VerificationError(f"m-invariance: group {int(ids[repeated[0]])} holds a sensitive value twice (not "
+                                f"{m}-unique)")
+    fakes = np.bincount(dense, weights=(~real).astype(float), minlength=len(ids)).astype(np.int64)
+    wrong_count = np.flatnonzero(counts != fakes[dense])
+    if len(wrong_count):
+        i = int(wrong_count[0])
+        raise VerificationError(f"m-invariance: group {int(groups[i])} publishes {int(counts[i])} counterfeit(s) but "
+                                f"holds {int(fakes[dense[i]])}")
+    order = np.argsort(dense, kind="stable")
+    bounds = np.r_[0, np.cumsum(sizes)]
+    boxes = published[qi].astype(str).to_numpy()
     release = history.releases + 1
     records = dict(history.records)
-    for g in pd.unique(groups):
-        at = np.flatnonzero(groups == g)
-        box = published.iloc[at][qi].astype(str)
-        if len(box.drop_duplicates()) != 1:
-            raise VerificationError(f"m-invariance: group {g} shows more than one QI box")
-        group_values = shown[at]
-        if len(at) < m:
-            raise VerificationError(f"m-invariance: group {g} has {len(at)} row(s), fewer than m={m}")
-        if len(set(group_values)) != len(at):
-            raise VerificationError(f"m-invariance: group {g} holds a sensitive value twice (not {m}-unique)")
-        fakes = int((~real[at]).sum())
-        if (counts[at] != fakes).any():
-            raise VerificationError(f"m-invariance: group {g} publishes {int(counts[at][0])} counterfeit(s) but "
-                                    f"holds {fakes}")
-        signature = tuple(sorted(group_values))
-        labels = dict(zip(qi, box.iloc[0].tolist()))
+    for d in range(len(ids)):
+        at = order[bounds[d]:bounds[d + 1]]
+        signature = tuple(sorted(shown[at]))
+        labels = dict(zip(qi, boxes[at[0]].tolist()))
         for r in rows[at][real[at]]:
             key = keys[int(r)]
             old = history.records.get(key)
             if old is not None and old.signature != signature:
                 raise VerificationError(
                     f"m-invariance: input row {int(r) + 1} was published with signature {set(old.signature)} in "
-                    f"release {old.last} but its group {g} now has {set(signature)}")
+                    f"release {old.last} but its group {int(ids[d])} now has {set(signature)}")
             records[key] = Entry(signature, labels, old.first if old else release, release)
     return History(history.m, history.sensitive, list(qi), release, records)

@@ -96,6 +96,25 @@ class _Geometry:
                 d += self.space.lca_level(j, self.codes[rows, j], self.codes[row, j]) / self.space.heights[j]
         return d
 
+    def nearest(self, rows: np.ndarray, among: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
+        """For each of ``rows``: the position in ``among`` of its nearest row, and that distance (as distance())."""
+        at = np.zeros(len(rows), dtype=np.int64)
+        dist = np.zeros(len(rows), dtype=float)
+        for start in range(0, len(rows), batch):
+            part = rows[start:start + batch]
+            d = np.zeros((len(part), len(among)), dtype=float)
+            for j in range(self.space.q):
+                x = self.numeric[j]
+                if x is not None:
+                    d += np.abs(x[part][:, None] - x[among][None, :])
+                elif self.space.heights[j]:
+                    a = self.codes[part, j][:, None]
+                    b = self.codes[among, j][None, :]
+                    d += self.space.lca_level(j, a, b) / self.space.heights[j]
+            at[start:start + batch] = np.argmin(d, axis=1)
+            dist[start:start + batch] = d[np.arange(len(part)), at[start:start + batch]]
+        return at, dist
+
     def spread(self, rows: np.ndarray, j: int) -> float:
         x = self.numeric[j]
         if x is not None:
@@ -168,14 +187,10 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     unplaced: list[int] = []
     filled = 0
     if len(returning) and new:
-        nearest = []
-        for i, row in enumerate(new):
-            d = geo.distance(row, returning)
-            at = int(np.argmin(d))
-            nearest.append((float(d[at]), row, int(returning[at])))
-            if i % 256 == 0:
-                beat(0.1 + 0.3 * i / len(new), f"m-invariance: balancing, {i:,} of {len(new):,} new records")
-        for _, row, near in sorted(nearest):
+        at, dist = geo.nearest(np.array(new, dtype=np.int64), returning)
+        nearest = sorted(zip(dist.tolist(), new, returning[at].tolist()))
+        beat(0.4, f"m-invariance: balancing {len(new):,} new records")
+        for _, row, near in nearest:
             sig = sig_of_row[near]
             if deficit[sig].get(values[row], 0) > 0:
                 deficit[sig][values[row]] -= 1
