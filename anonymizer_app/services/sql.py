@@ -89,7 +89,7 @@ def parse_url(url: str):
 def public_url(url) -> str:
     """The URL as it may be shown and stored: the password left out."""
     parsed = parse_url(url) if isinstance(url, str) else url
-    return parsed.set(password=None).render_as_string(hide_password=False)
+    return parsed._replace(password=None).render_as_string(hide_password=False)
 
 
 def _addresses(host: str | None) -> set[str]:
