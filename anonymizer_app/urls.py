@@ -9,6 +9,5 @@ urlpatterns = [
     path("hierarchies/", include("hierarchy_editor.urls")),
     path("policies/", include("policies.urls")),
     path("api/v1/", include("anonymizer_app.api.urls")),  # the HTTP API (anonymizer_app/api)
-    path("api/policies/", include("policies.api_urls")),  # the HTTP API's policies endpoints
     path("", include("anonymizer_app.app_urls")),
 ]

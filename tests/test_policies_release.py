@@ -83,7 +83,7 @@ def test_half_2_by_the_saved_policy_web_cli_and_api_give_identical_tables(client
     third = adult_dataset(user, adult_halves_bytes(second), shared_datasets, "adult-half-2-api", configure=False)
     api = APIClient()
     api.force_authenticate(user)
-    r = api.post(f"/api/policies/{policy.pk}/apply/", {"dataset": third.pk}, format="json")
+    r = api.post(f"/api/v1/policies/{policy.pk}/apply/", {"dataset": third.pk}, format="json")
     assert r.status_code == 202, r.content
     assert (r.json()["release"], r.json()["version"], r.json()["report"]["clean"]) == (2, 1, True)
     api_job = Job.objects.get(pk=r.json()["job"])
