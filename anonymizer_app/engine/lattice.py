@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .hierarchy import Hierarchy
@@ -40,6 +42,24 @@ def label_columns(hierarchies: list[Hierarchy], levels: list[int]) -> list[np.nd
 # tuples with counts): each class is kept as (one representative tuple, size), so a node can also be
 # computed from any evaluated specialization by grouping that node's classes instead of all tuples
 # ("roll-up"): generalizing never splits a class.
+
+# classes an evaluator groups with numpy before it loads the compiled kernel: about 1 s of numpy work,
+# or 0.3 s on a large frequency set (LARGE_FREQUENCY_SET distinct tuples or more), where each grouping
+# gains more (a sort is n log n) and a search that has come this far has far more to do (1M rows, 9
+# QIs, 4%: 115M classes grouped; without suppression 2-4M)
+KERNEL_AFTER = 20_000_000
+KERNEL_AFTER_LARGE = 6_000_000
+LARGE_FREQUENCY_SET = 65_536
+
+
+def _load_kernel():
+    """group_sorted of _group_kernel, or None where numba cannot be imported (numpy then does it all)."""
+    try:
+        from ._group_kernel import group_sorted
+    except ImportError:
+        return None
+    return group_sorted
+
 
 UNKNOWN, ANONYMOUS, NOT_ANONYMOUS = 0, 1, 2
 PRUNED = 3  # not checked: its bound shows neither it nor a generalization can be optimal (lattice_search)
@@ -173,9 +193,14 @@ class NodeEvaluator:
         self.positions = np.arange(self.m, dtype=np.int64)
         self.deltas: dict[tuple[int, int, int], np.ndarray] = {}
         self.delta_room = max(0, 16_000_000 // max(self.m, 1))  # arrays of m int64 kept: at most ~128 MB
-        if cache_size is None:  # more roll-up sources pay off; at most ~10M cached classes (~240 MB)
-            cache_size = max(48, min(256, 10_000_000 // max(self.m, 1)))
+        # more roll-up sources pay off: up to 1,024 nodes, evicted (least recently used first) once they
+        # hold more than ~10M classes together (~240 MB; at least 48 nodes of the frequency set's size),
+        # so that the many small nodes stay while the few large ones (hubs, near the bottom) come and go
+        if cache_size is None:
+            cache_size = 1024
         self.cache_size = cache_size
+        self.class_budget = max(10_000_000, 48 * self.m)
+        self.cache_total = 0  # classes held by the cached nodes
         self.hist_room = 4_000_000  # (class, value) pairs of sensitive histograms kept on cached nodes
         self.cache_levels = np.zeros((cache_size, self.q), dtype=np.int64)
         # levels in unary, one bit field per QI (level l: its l lowest bits set), when they fit 63 bits:
@@ -191,6 +216,9 @@ class NodeEvaluator:
         self.clock = 0
         self.evaluations = 0
         self.rollups = 0
+        # classes grouped so far: past KERNEL_AFTER the compiled kernel takes over (see _kernel)
+        self.grouped = 0
+        self.kernel: Callable | bool | None = None  # False: numba could not be imported
 
     # -- classes -------------------------------------------------------------------------------
     class_level = False  # set when the failing function needs tuple -> class (l-diversity, t-closeness...)
@@ -231,6 +259,8 @@ class NodeEvaluator:
         if classes[slot] > self.m:
             return self.bottom
         self.rollups += 1
+        self.clock += 1
+        self.cache_used[slot] = self.clock  # used: the last to be evicted
         cached = self.cache_nodes[slot]
         assert cached is not None  # a filled slot
         return cached
@@ -310,12 +340,20 @@ class NodeEvaluator:
         """Group the source's classes by their key with the changed QIs' digits replaced."""
         reps, key = source.reps, source.key
         assert key is not None  # only called with the fixed layout (keys present)
+        bottom = source is self.bottom  # its reps are 0..m-1: no gather needed
         for j, (new, old) in enumerate(zip(levels, source.levels)):
             if new != old:
-                key = key + self._delta(j, old, new)[reps]
+                delta = self._delta(j, old, new)
+                key = key + (delta if bottom else delta[reps])
         n = len(key)
         if n <= 1:
             return self._linked(NodeClasses(levels, reps, source.sizes, key), source, None, None)
+        kernel = self._kernel(n)
+        if kernel is not None:
+            members = self.histograms and self.class_level  # _linked needs each source class's class
+            first, sizes, sk, member_class = kernel(key, source.sizes, members)
+            node = NodeClasses(levels, first if bottom else reps[first], sizes, sk)
+            return self._linked(node, source, None, None, member_class if members else None)
         shift = n.bit_length()
         if self.key_bits + shift <= 63:
             # one sort of key and position packed together (faster than argsort)
@@ -336,18 +374,31 @@ class NodeEvaluator:
         sizes = np.add.reduceat(source.sizes[order], starts)
         return self._linked(NodeClasses(levels, reps[order[starts]], sizes, sk[starts]), source, order, head)
 
-    def _linked(self, node: NodeClasses, source: NodeClasses, order, head) -> NodeClasses:
+    def _kernel(self, n: int):
+        """The compiled grouping (_group_kernel.group_sorted) once this evaluator has grouped
+        KERNEL_AFTER(_LARGE) classes, else None: loading it costs about 0.6 s per process, which a short
+        search (Adult, or 1M rows without suppression) would not win back, while long suppression
+        searches group a hundred million classes and more, at 2-4x numpy's speed."""
+        if self.kernel is None:
+            self.grouped += n
+            if self.grouped < (KERNEL_AFTER_LARGE if self.m >= LARGE_FREQUENCY_SET else KERNEL_AFTER):
+                return None
+            self.kernel = _load_kernel() or False
+        return self.kernel or None
+
+    def _linked(self, node: NodeClasses, source: NodeClasses, order, head, mapping=None) -> NodeClasses:
         """With histograms: remember the source and the class of each source class in the node (the
-        source's classes sorted by ``order``, a new class at every ``head``)."""
+        source's classes sorted by ``order``, a new class at every ``head``; or ``mapping`` given)."""
         if self.histograms and self.class_level:
             n = len(source.sizes)
-            mapping = np.empty(n, dtype=np.int64)
-            if order is None:
-                mapping[:] = np.arange(n) if len(node.sizes) == n else 0
-            elif head is None:
-                mapping[order] = self.positions[:n]
-            else:
-                mapping[order] = np.cumsum(head) - 1
+            if mapping is None:
+                mapping = np.empty(n, dtype=np.int64)
+                if order is None:
+                    mapping[:] = np.arange(n) if len(node.sizes) == n else 0
+                elif head is None:
+                    mapping[order] = self.positions[:n]
+                else:
+                    mapping[order] = np.cumsum(head) - 1
             node.parent, node.parent_map = source, mapping
         return node
 
@@ -400,12 +451,8 @@ class NodeEvaluator:
             slot = self.cache_filled
             self.cache_filled += 1
         else:
-            slot = int(np.argmin(self.cache_used))
-            evicted = self.cache_nodes[slot]
-            if evicted is not None and evicted.charged:  # its histograms go with it
-                self.hist_room += evicted.charged
-                evicted.charged = 0
-                evicted.hist = None
+            slot = int(np.argmin(self.cache_used))  # an emptied slot (0) or the least recently used
+            self._evict(slot)
         if node.hist is not None and not node.charged:
             pairs = sum(len(h[1]) for h in node.hist.values()) or 1
             if pairs <= self.hist_room:
@@ -419,6 +466,26 @@ class NodeEvaluator:
         self.cache_nodes[slot] = node
         self.cache_used[slot] = self.clock
         self.cache_classes[slot] = len(node.sizes)
+        self.cache_total += len(node.sizes)
+        while self.cache_total > self.class_budget:
+            used = self.cache_used[:self.cache_filled]
+            victim = int(np.argmin(np.where(used > 0, used, np.iinfo(np.int64).max)))
+            if victim == slot:  # the node just cached is kept, alone if need be
+                break
+            self._evict(victim)
+
+    def _evict(self, slot: int) -> None:
+        evicted = self.cache_nodes[slot]
+        if evicted is None:
+            return
+        if evicted.charged:  # its histograms go with it
+            self.hist_room += evicted.charged
+            evicted.charged = 0
+            evicted.hist = None
+        self.cache_total -= int(self.cache_classes[slot])
+        self.cache_nodes[slot] = None
+        self.cache_used[slot] = 0
+        self.cache_classes[slot] = self.m + 1  # never chosen as a source (source_for)
 
     def _bits(self, levels) -> int:
         return sum(((1 << lv) - 1) << off for lv, off in zip(levels, self.unary_offsets))
