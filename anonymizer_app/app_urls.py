@@ -5,6 +5,7 @@ from django.urls import path
 from .views import (
     comparison,
     datasets,
+    dicom,
     downloads,
     dp,
     erasure,
@@ -26,6 +27,8 @@ urlpatterns = [
     path("datasets/upload/", datasets.upload, name="upload"),
     path("datasets/demo/", datasets.load_demo, name="load_demo"),
     path("datasets/import-sql/", sources_sql.import_sql, name="import_sql"),
+    path("datasets/upload-dicom/", dicom.upload, name="upload_dicom"),
+    path("jobs/<uuid:job_id>/result/dicom.zip", dicom.download, name="download_dicom"),
     # set-valued data: transaction files and tables with a set-valued column
     path("datasets/upload-items/", setvalued.upload, name="upload_items"),
     path("datasets/<int:dataset_id>/items/", setvalued.items, name="items"),

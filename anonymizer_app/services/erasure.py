@@ -215,7 +215,8 @@ def orphan_files(grace_seconds: float) -> list[str]:
     Hierarchy = _hierarchy_model()
     claimed = set()
     for dataset in Dataset.objects.only("pk", "original"):
-        claimed.update(name for name in (storage.table_name(dataset), dataset.original.name) if name)
+        claimed.update(name for name in (storage.table_name(dataset), dataset.original.name,
+                                         storage.dicom_name(dataset)) if name)
     claimed.update(name for name in Result.objects.values_list("output", flat=True) if name)
     jobs = {str(pk) for pk in Job.objects.values_list("pk", flat=True)}
     hierarchies = {(str(owner), str(pk)) for pk, owner in Hierarchy.objects.values_list("pk", "owner_id")}
@@ -229,6 +230,8 @@ def orphan_files(grace_seconds: float) -> list[str]:
         match = storage.JOB_FILE_RE.match(name)
         if match:
             return match.group("job") in jobs
+        if folder == storage.DICOM:  # a DICOM dataset's folder: owned while its dataset is
+            return f"{folder}/{entry}" in claimed
         if folder == storage.DRAFTS and (draft := storage.DRAFT_RE.match(entry)):
             return (draft.group("user"), draft.group("hierarchy")) in hierarchies
         if folder == storage.PENDING and (pending := storage.PENDING_RE.match(entry)):

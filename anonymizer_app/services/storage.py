@@ -6,6 +6,7 @@ Names are relative to Django's default storage (MEDIA_ROOT, a FileSystemStorage)
     datasets/<hex>.<ext>                   an upload as it came, never modified (Dataset.original)
     tables/dataset-<pk>-<tag>.parquet      its parsed table: string columns, row groups of ROW_GROUP rows
     tables/staging-<hex>.parquet           a table being parsed, moved into place once complete
+    dicom/dataset-<pk>-<tag>/              a DICOM dataset's files (files.zip) and manifest (services.dicom)
     results/job-<uuid>.parquet             a job's published rows, the suppression flag, the dataset row
     results/job-<uuid>-st.parquet          an Anatomy result's sensitive table, beside its QIT
     results/job-<uuid>-lattice/*.json      the solution lattice and node views computed for a lattice job
@@ -55,6 +56,7 @@ TABLES = "tables"
 RESULTS = "results"
 DRAFTS = "hierarchy-drafts"
 PENDING = "pending-hierarchies"
+DICOM = "dicom"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -108,6 +110,15 @@ def table_name(dataset) -> str:
 def table_path(dataset) -> Path:
     """The dataset's parsed table (see datasets.stored_table, which rebuilds it when missing)."""
     return _local(table_name(dataset))
+
+
+def dicom_name(dataset) -> str:
+    """The folder of a DICOM dataset's files and manifest (services.dicom)."""
+    return f"{DICOM}/dataset-{dataset.pk}-{_tag('dicom', dataset.pk)}"
+
+
+def dicom_dir(dataset) -> Path:
+    return _local(dicom_name(dataset))
 
 
 def staging_path() -> Path:
@@ -560,8 +571,9 @@ def _folder_entries(folder: str, pattern: re.Pattern, **groups) -> list[str]:
 
 
 def dataset_files(dataset) -> list[str]:
-    """The upload as it came and its parsed table (under its current and its pre-tag name)."""
-    names = [table_name(dataset), f"{TABLES}/dataset-{dataset.pk}.parquet"]
+    """The upload as it came and its parsed table (under its current and its pre-tag name), and a DICOM
+    dataset's files."""
+    names = [table_name(dataset), f"{TABLES}/dataset-{dataset.pk}.parquet", dicom_name(dataset)]
     if dataset.original.name:
         names.append(dataset.original.name)
     return names

@@ -1,0 +1,147 @@
+"""DICOM datasets: an upload (a zip, or the files of a folder) of DICOM files becomes a dataset whose table
+is the chosen header attributes (one row per file, series or study); the files are kept beside it
+(storage.dicom_name: files.zip and manifest.json), and a result's published rows are written back into
+de-identified copies (engine.dicom), the gate-checked table being the only source of the written values.
+
+The dataset's original is the extracted table as CSV, so it goes through the usual columns, hierarchies,
+run and result pages and the one pipeline; the manifest says which row each file went to, the level, and
+holds the key of the UID pseudonyms (encrypted by the vault)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.db import transaction
+
+from ..engine import InputError, Role
+from ..engine import dicom as dicom_engine
+from ..engine.reader import Format
+from ..models import Dataset, Job
+from . import datasets, storage, vault
+
+MANIFEST = "manifest.json"
+FILES = "files.zip"
+
+
+# ---- upload -----------------------------------------------------------------------------------------------
+def _staging_zip(uploads) -> Path:
+    """One zip holding the uploaded files: a zip as it came, or the files of a folder under numbered names
+    (a browser sends a folder's files by their base names, which may repeat across subfolders)."""
+    folder = storage.media_root() / "tables"
+    storage.make_folder(folder)
+    path = folder / f"staging-{secrets.token_hex(16)}.zip"
+    if len(uploads) == 1 and uploads[0].name.lower().endswith(".zip"):
+        with open(path, "wb") as fh:
+            for chunk in uploads[0].chunks():
+                fh.write(chunk)
+    else:
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for i, upload in enumerate(uploads):
+                with archive.open(f"{i + 1:05d}-{Path(upload.name).name}", "w") as out:
+                    for chunk in upload.chunks():
+                        out.write(chunk)
+    storage.make_private(path)
+    return path
+
+
+def create_dicom_dataset(owner, uploads, level: str, attributes: list[str], name: str | None = None,
+                         progress=None) -> Dataset:
+    """Check every file, extract the table, store the dataset, its files and manifest; the columns get the
+    roles the profile proposes. Nothing is stored when a file is not DICOM or an attribute is refused."""
+    if not uploads:
+        raise InputError("choose a zip file or a folder of DICOM files")
+    staging = _staging_zip(uploads)
+    dataset = None
+    try:
+        source = dicom_engine.open_source(staging, progress)
+        extraction = dicom_engine.extract(source, attributes, level, progress)
+        stem = Path(uploads[0].name).stem if len(uploads) == 1 else "DICOM folder"
+        csv = extraction.frame.to_csv(index=False).encode("utf-8")
+        dataset = datasets.create_dataset(owner, csv, f"{stem}-dicom-headers.csv", name=name or stem,
+                                          fmt=Format("csv", ",", "utf-8", True), header=True)
+        folder = storage.dicom_dir(dataset)
+        storage.make_folder(folder)
+        shutil.move(staging, folder / FILES)
+        manifest = {"level": level, "attributes": extraction.attributes, "files": len(source.members),
+                    "file_rows": extraction.file_rows, "files_per_row": extraction.files_per_row,
+                    "uid_key": vault.encrypt_text(secrets.token_hex(32))}
+        (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+        storage.make_private(folder)
+        with transaction.atomic():
+            for column in dataset.columns.all():
+                role = dicom_engine.proposed_role(column.name)
+                column.role = role.value
+                column.save(update_fields=["role"])
+    except BaseException:
+        if dataset is not None and dataset.pk:
+            dataset.delete()  # erasure removes its files (original, table, DICOM folder)
+        raise
+    finally:
+        if staging.exists():
+            staging.unlink()
+    return dataset
+
+
+# ---- what a dataset is ----------------------------------------------------------------------------------------
+def is_dicom(dataset: Dataset) -> bool:
+    return (storage.dicom_dir(dataset) / MANIFEST).is_file()
+
+
+def manifest(dataset: Dataset) -> dict:
+    return json.loads((storage.dicom_dir(dataset) / MANIFEST).read_text(encoding="utf-8"))
+
+
+def describe(dataset: Dataset) -> dict | None:
+    """What the pages say about a DICOM dataset: the level (what a row is) and the number of files."""
+    if not is_dicom(dataset):
+        return None
+    m = manifest(dataset)
+    return {"level": m["level"], "level_label": dicom_engine.LEVEL_LABELS[m["level"]], "files": m["files"],
+            "attributes": m["attributes"]}
+
+
+def check_roles(dataset: Dataset) -> list[str]:
+    """Problems with the columns' roles for a DICOM run: a UID column may only be an identifier."""
+    problems = []
+    for column in dataset.columns.all():
+        if column.role != Role.IDENTIFYING.value and dicom_engine.uid_only_identifier(column.name):
+            problems.append(f"{column.name}: a UID the profile replaces by a pseudonym; it can only be identifying")
+    return problems
+
+
+# ---- the de-identified files of a result ----------------------------------------------------------------------
+def result_archive(job: Job) -> Path:
+    """A zip of the de-identified copies of the files whose rows the job published (suppressed rows' files
+    left out), written to a temporary file that the caller streams and removes."""
+    from ..engine.dicom.archive import published_cells, write_archive
+    from ..engine.dicom.deidentify import METHOD
+    from . import results
+
+    dataset = job.dataset
+    if not is_dicom(dataset) or job.kind != Job.RUN:
+        raise InputError("this job's dataset is not a set of DICOM files")
+    m = manifest(dataset)
+    frame, suppressed = results.load_output(job.result)
+    rows = frame.attrs.pop("rows", None)
+    if rows is None:
+        raise InputError("this result does not say which dataset row each published row comes from")
+    keep = ~suppressed
+    published = frame[keep].reset_index(drop=True)
+    cells = published_cells(published, rows[keep])
+    source = dicom_engine.open_source(storage.dicom_dir(dataset) / FILES)
+    key = bytes.fromhex(vault.decrypt_text(m["uid_key"]))
+    handle = tempfile.NamedTemporaryFile(prefix="dicom-", suffix=".zip", delete=False,
+                                         dir=storage.media_root() / "tables")
+    handle.close()
+    out = Path(handle.name)
+    try:
+        write_archive(source, m["file_rows"], cells, out, key, f"{METHOD[:40]}; k={job.k}")
+    except BaseException:
+        out.unlink(missing_ok=True)
+        raise
+    return out
