@@ -133,8 +133,14 @@ class ErrorSerializer(ApiErrorSerializer):
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def _policy(request, policy_id: int) -> Policy:
-    return get_object_or_404(Policy, pk=policy_id, owner=request.user)
+ID_RANGE = range(1, 2**63)  # what a database key can be: anything else is no policy (and no query)
+POLICY_ID = OpenApiParameter("policy_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="a policy of yours")
+
+
+def _policy(request, policy_id) -> Policy:
+    if int(policy_id) not in ID_RANGE:
+        raise Http404("no such policy")
+    return get_object_or_404(Policy, pk=int(policy_id), owner=request.user)
 
 
 def _version(policy: Policy, number: int | None) -> PolicyVersion:
@@ -143,6 +149,8 @@ def _version(policy: Policy, number: int | None) -> PolicyVersion:
         if version is None:
             raise Http404("the policy has no version")
         return version
+    if number not in ID_RANGE:
+        raise Http404("no such version")
     return get_object_or_404(PolicyVersion, policy=policy, number=number)
 
 
@@ -206,11 +214,11 @@ class PolicyImport(APIView):
 class PolicyDetail(APIView):
 
     @extend_schema(responses={200: PolicyDetailSerializer, 404: ErrorSerializer},
-                   summary="A policy with its versions and releases")
+                   parameters=[POLICY_ID], summary="A policy with its versions and releases")
     def get(self, request, policy_id: int):
         return Response(PolicyDetailSerializer(_policy(request, policy_id)).data)
 
-    @extend_schema(responses={204: None, 404: ErrorSerializer}, summary="Delete a policy (its jobs are kept)")
+    @extend_schema(responses={204: None, 404: ErrorSerializer}, parameters=[POLICY_ID], summary="Delete a policy (its jobs are kept)")
     def delete(self, request, policy_id: int):
         with transaction.atomic():
             _policy(request, policy_id).delete()
@@ -219,7 +227,8 @@ class PolicyDetail(APIView):
 
 class PolicyExport(APIView):
 
-    @extend_schema(parameters=[OpenApiParameter("version", int, required=False, description="default: the latest")],
+    @extend_schema(parameters=[POLICY_ID, OpenApiParameter("version", int, required=False,
+                                                           description="default: the latest")],
                    responses={(200, "application/json"): OpenApiTypes.OBJECT, 404: ErrorSerializer},
                    summary="A version as a policy file")
     def get(self, request, policy_id: int):
@@ -238,7 +247,7 @@ class PolicyCheck(APIView):
 
     @extend_schema(request=ApplySerializer, responses={200: ReportSerializer, 400: ErrorSerializer,
                                                        404: ErrorSerializer},
-                   summary="The differences between a dataset and a policy version, before any run")
+                   parameters=[POLICY_ID], summary="The differences between a dataset and a policy version, before any run")
     def post(self, request, policy_id: int):
         s = ApplySerializer(data=request.data)
         s.is_valid(raise_exception=True)
@@ -251,7 +260,7 @@ class PolicyCheck(APIView):
 
 class PolicyApply(APIView):
 
-    @extend_schema(request=ApplySerializer, responses={202: AppliedSerializer, 400: ErrorSerializer,
+    @extend_schema(parameters=[POLICY_ID], request=ApplySerializer, responses={202: AppliedSerializer, 400: ErrorSerializer,
                                                        404: ErrorSerializer, 409: ErrorSerializer},
                    summary="Apply a policy version to a dataset: the job is queued and recorded as a release; "
                            "differences answer 409 with the report")

@@ -1,14 +1,18 @@
-"""The policies endpoints of the HTTP API; the API's URLs include them under policies/."""
+"""The policies endpoints of the HTTP API; anonymizer_app/api/urls.py includes them under policies/. A policy id
+is any run of digits, signed too (re_path, not <int:>): a non-existent id is the API's JSON 404, never the HTML
+page of an unmatched URL."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from policies import api
+
+ID = r"^(?P<policy_id>-?[0-9]+)/"
 
 urlpatterns = [
     path("", api.PolicyList.as_view(), name="api-policies"),
     path("import/", api.PolicyImport.as_view(), name="api-policy-import"),
-    path("<int:policy_id>/", api.PolicyDetail.as_view(), name="api-policy"),
-    path("<int:policy_id>/export/", api.PolicyExport.as_view(), name="api-policy-export"),
-    path("<int:policy_id>/check/", api.PolicyCheck.as_view(), name="api-policy-check"),
-    path("<int:policy_id>/apply/", api.PolicyApply.as_view(), name="api-policy-apply"),
+    re_path(ID + r"$", api.PolicyDetail.as_view(), name="api-policy"),
+    re_path(ID + r"export/$", api.PolicyExport.as_view(), name="api-policy-export"),
+    re_path(ID + r"check/$", api.PolicyCheck.as_view(), name="api-policy-check"),
+    re_path(ID + r"apply/$", api.PolicyApply.as_view(), name="api-policy-apply"),
 ]
