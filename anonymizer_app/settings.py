@@ -123,6 +123,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "PREPROCESSING_HOOKS": ["anonymizer_app.api.urls.only_v1"],
+    "ENUM_NAME_OVERRIDES": {"ColumnTypeEnum": "anonymizer_app.models.TYPE_CHOICES",
+                            "ColumnRoleEnum": "anonymizer_app.models.ROLE_CHOICES"},
 }
 
 MIDDLEWARE = [

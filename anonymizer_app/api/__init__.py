@@ -11,7 +11,7 @@ Adding endpoints (another app or concern):
   1. write the views in a module of their own (DRF ``APIView`` subclasses; authentication and the
      ``IsAuthenticated`` permission come from ``settings.REST_FRAMEWORK``, so nothing to repeat), with
      ``@extend_schema`` on each method so the schema says what goes in and out (request serializer,
-     responses including 400/404 as ``api.serializers.ErrorSerializer``);
+     responses including 400/404 as ``api.serializers.ApiErrorSerializer``);
   2. give that module (or a sibling ``api_urls.py``) a ``urlpatterns`` list of relative paths;
   3. add one line to ``CONCERNS`` in ``anonymizer_app/api/urls.py``: ``("sources/", "myapp.api_urls")``.
 The endpoints then appear under ``/api/v1/<prefix>`` and in the schema and docs page; the schemathesis test

@@ -13,6 +13,9 @@ def _flatten(errors, prefix: str = "") -> list[str]:
         out = []
         for key, value in errors.items():
             name = "" if key in ("non_field_errors", "__all__") else str(key)
+            if name.isdigit() and prefix:  # an item of a list: columns[0].role
+                out += _flatten(value, f"{prefix}[{name}]")
+                continue
             out += _flatten(value, f"{prefix}.{name}" if prefix and name else (name or prefix))
         return out
     if isinstance(errors, list):

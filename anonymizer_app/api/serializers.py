@@ -5,9 +5,12 @@ from __future__ import annotations
 from rest_framework import serializers
 
 
-class ErrorSerializer(serializers.Serializer):
+class ApiErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="what is wrong, naming the field, line or value")
     errors = serializers.DictField(required=False, help_text="field -> messages, for invalid input")
+
+
+ErrorSerializer = ApiErrorSerializer  # the name other concerns imported first
 
 
 class ParameterSerializer(serializers.Serializer):

@@ -7,6 +7,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 CONCERNS = [
     ("registry/", "anonymizer_app.api.registry"),
+    ("datasets/", "anonymizer_app.api.datasets"),
+    ("hierarchies/", "anonymizer_app.api.hierarchies"),
+    ("runs/", "anonymizer_app.api.runs"),
     ("policies/", "policies.api_urls"),
 ]
 

@@ -1,0 +1,240 @@
+"""Datasets in the API: upload (the web upload's form and ingestion, the same limits and messages), list,
+retrieve with columns, preview rows, delete (the web's erasure); columns: roles, types and hierarchy bindings
+checked by the columns page's form and the column page's hierarchy check."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..engine import COLUMN_TYPES, InputError, Role
+from ..forms import ColumnsForm, UploadForm
+from ..models import Column, Dataset
+from ..services import datasets as dataset_service
+from ..services import erasure
+from .common import owned_dataset, owned_hierarchy, refused
+from .serializers import ApiErrorSerializer
+
+MAX_PAGE = 1000  # rows per page of a preview or of published rows
+
+
+class ColumnSerializer(serializers.ModelSerializer):
+    hierarchy = serializers.IntegerField(source="hierarchy_id", allow_null=True,
+                                         help_text="the bound hierarchy of your library; null: the default one")
+
+    class Meta:
+        model = Column
+        fields = ["name", "position", "type", "inferred_type", "role", "distinct_count", "hierarchy",
+                  "item_delimiter"]
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Dataset
+        fields = ["id", "name", "original_name", "size_bytes", "kind", "delimiter", "encoding", "has_header",
+                  "n_rows", "n_columns", "layout", "created"]
+
+
+class DatasetDetailSerializer(DatasetSerializer):
+    columns = ColumnSerializer(many=True, read_only=True)
+
+    class Meta(DatasetSerializer.Meta):
+        fields = DatasetSerializer.Meta.fields + ["columns"]
+
+
+class DatasetUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text=".csv, .tsv, .txt or .xlsx")
+    name = serializers.CharField(required=False, help_text="default: the file name")
+    header = serializers.ChoiceField(choices=["auto", "yes", "no"], required=False, default="auto")
+
+
+class ColumnChangeSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="the column's name")
+    role = serializers.ChoiceField(choices=[r.value for r in Role], required=False)
+    type = serializers.ChoiceField(choices=list(COLUMN_TYPES), required=False)
+    hierarchy = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1,
+                                         help_text="a hierarchy of your library covering the column's values; "
+                                                   "null: the default hierarchy")
+
+
+class ColumnsChangeSerializer(serializers.Serializer):
+    columns = ColumnChangeSerializer(many=True)
+
+
+class RowsSerializer(serializers.Serializer):
+    offset = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="rows in all")
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.ListField(child=serializers.CharField(allow_null=True)))
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("offset", OpenApiTypes.INT, description="first row (0-based)", required=False),
+    OpenApiParameter("limit", OpenApiTypes.INT, description=f"rows, at most {MAX_PAGE}", required=False),
+]
+
+
+class PageSerializer(serializers.Serializer):
+    offset = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_PAGE, default=100)
+
+
+def page_of(request) -> tuple[int, int]:
+    s = PageSerializer(data=request.query_params)
+    s.is_valid(raise_exception=True)
+    return s.validated_data["offset"], s.validated_data["limit"]
+
+
+def _cells(frame) -> list[list[str | None]]:
+    return [[None if v is None else str(v) for v in row] for row in frame.itertuples(index=False)]
+
+
+class DatasetList(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses=DatasetSerializer(many=True), summary="Your datasets", tags=["datasets"])
+    def get(self, request):
+        return Response(DatasetSerializer(Dataset.objects.filter(owner=request.user), many=True).data)
+
+    @extend_schema(request={"multipart/form-data": DatasetUploadSerializer},
+                   responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer, 413: ApiErrorSerializer},
+                   summary="Upload a table (the web upload's checks and limits)", tags=["datasets"])
+    def post(self, request):
+        files = request.FILES  # parses the body: the upload limit handler may refuse it here
+        too_big = getattr(request._request, "upload_refused", "")
+        if too_big:
+            return refused(f"file: {too_big}", status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        form = UploadForm(request.data, files)
+        if not form.is_valid():
+            errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
+            return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()), errors=errors)
+        f = form.cleaned_data["file"]
+        try:
+            ds = dataset_service.create_dataset(request.user, f, f.name, name=form.cleaned_data["name"] or None,
+                                                header=form.cleaned_data["header"])
+        except InputError as exc:
+            return refused(f"file: {exc}", errors={"file": [str(exc)]})
+        return Response(DatasetDetailSerializer(ds).data, status=status.HTTP_201_CREATED)
+
+
+class DatasetDetail(APIView):
+    @extend_schema(responses={200: DatasetDetailSerializer, 404: ApiErrorSerializer},
+                   summary="A dataset with its columns", tags=["datasets"])
+    def get(self, request, dataset_id: int):
+        return Response(DatasetDetailSerializer(owned_dataset(request, dataset_id)).data)
+
+    @extend_schema(responses={204: None, 404: ApiErrorSerializer},
+                   summary="Delete a dataset, its jobs, results and files", tags=["datasets"])
+    def delete(self, request, dataset_id: int):
+        erasure.erase_dataset(owned_dataset(request, dataset_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DatasetRows(APIView):
+    @extend_schema(parameters=PAGE_PARAMETERS, responses={200: RowsSerializer, 400: ApiErrorSerializer,
+                                                          404: ApiErrorSerializer},
+                   summary="A page of the dataset's rows as read", tags=["datasets"])
+    def get(self, request, dataset_id: int):
+        ds = owned_dataset(request, dataset_id)
+        offset, limit = page_of(request)
+        if ds.is_transactions:
+            return refused("a transaction dataset has records of items, not rows of columns")
+        frame = dataset_service.dataset_rows(ds, offset, offset + limit)
+        return Response({"offset": offset, "limit": limit, "count": ds.n_rows,
+                         "columns": [str(c) for c in frame.columns], "rows": _cells(frame)})
+
+
+class DatasetColumns(APIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses={200: ColumnSerializer(many=True), 404: ApiErrorSerializer},
+                   summary="The dataset's columns", tags=["datasets"])
+    def get(self, request, dataset_id: int):
+        return Response(ColumnSerializer(owned_dataset(request, dataset_id).columns.all(), many=True).data)
+
+    @extend_schema(request=ColumnsChangeSerializer,
+                   responses={200: ColumnSerializer(many=True), 400: ApiErrorSerializer, 404: ApiErrorSerializer},
+                   summary="Set roles, types and hierarchies of some columns (all or nothing)", tags=["datasets"])
+    def patch(self, request, dataset_id: int):
+        ds = owned_dataset(request, dataset_id)
+        if ds.is_transactions:
+            return refused("a transaction dataset has no columns")
+        s = ColumnsChangeSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        cols = list(ds.columns.select_related("hierarchy"))
+        by_name = {c.name: c for c in cols}
+        changes = s.validated_data["columns"]
+        data = {}
+        for c in cols:  # the columns page posts every column: unchanged ones keep their settings
+            data[f"type:{c.name}"], data[f"role:{c.name}"] = c.type, c.role
+        bindings = {}
+        for i, change in enumerate(changes):
+            name = change["name"]
+            if name not in by_name:
+                return refused(f"columns[{i}].name: no column {name!r} in {ds.name!r}")
+            if "type" in change:
+                data[f"type:{name}"] = change["type"]
+            if "role" in change:
+                data[f"role:{name}"] = change["role"]
+            if "hierarchy" in change:
+                bindings[name] = change["hierarchy"]
+        stored = set(dataset_service.dataset_columns(ds))
+        form = ColumnsForm(data, columns=cols,
+                           values=lambda n: dataset_service.distinct_values(ds, n) if n in stored else None)
+        if not form.is_valid():
+            errors = {("columns" if k == "__all__" else k): [str(m) for m in v] for k, v in form.errors.items()}
+            return refused("; ".join(m for v in errors.values() for m in v), errors=errors)
+        chosen = {}
+        for name, hierarchy_id in bindings.items():
+            if hierarchy_id is None:
+                chosen[name] = None
+                continue
+            problem = _binding_problem(request, ds, by_name[name], hierarchy_id)
+            if isinstance(problem, str):
+                return refused(f"columns: {problem}")
+            chosen[name] = problem
+        new = form.changes()
+        with transaction.atomic():
+            for c in cols:
+                c.type, c.role = new[c.name]
+                fields = ["type", "role"]
+                if c.name in chosen:
+                    c.hierarchy = chosen[c.name]
+                    fields.append("hierarchy")
+                c.save(update_fields=fields)
+        return Response(ColumnSerializer(ds.columns.all(), many=True).data)
+
+
+def _binding_problem(request, ds: Dataset, column: Column, hierarchy_id: int):
+    """The hierarchy to bind, or why not: the column page's check (SelectHierarchyForm: yours, parsable,
+    covering the column's values)."""
+    from django.http import Http404
+
+    from hierarchy_editor.forms import SelectHierarchyForm
+    from hierarchy_editor.views import parsed_hierarchy
+
+    try:
+        owned_hierarchy(request, hierarchy_id)
+    except Http404:
+        return f"column {column.name!r}: no hierarchy {hierarchy_id} in your library"
+    values = dataset_service.load_frame(ds, [column.name])[column.name]
+    form = SelectHierarchyForm({"hierarchy": hierarchy_id}, user=request.user, values=values,
+                               column_name=column.name, parse=parsed_hierarchy)
+    if not form.is_valid():
+        return " ".join(str(m) for v in form.errors.values() for m in v)
+    return form.cleaned_data["hierarchy"]
+
+
+urlpatterns = [
+    path("", DatasetList.as_view(), name="api-datasets"),
+    path("<int:dataset_id>/", DatasetDetail.as_view(), name="api-dataset"),
+    path("<int:dataset_id>/rows/", DatasetRows.as_view(), name="api-dataset-rows"),
+    path("<int:dataset_id>/columns/", DatasetColumns.as_view(), name="api-dataset-columns"),
+]
