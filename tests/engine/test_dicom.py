@@ -249,3 +249,12 @@ def test_archive_from_published_rows(folder, tmp_path):
             ds = pydicom.dcmread(io.BytesIO(z.read(name)))
             assert (ds.PatientSex, ds.StudyDate) == ("*", "2004")
     assert not list(tmp_path.glob(".out.zip.*"))
+
+
+def test_a_published_uid_is_never_written_back():
+    original = pydicom.dcmread(get_testdata_file("CT_small.dcm"))
+    cells = {"StudyInstanceUID": str(original.StudyInstanceUID), "PatientSex": "*"}
+    output, _ = dicom.deidentify(sample_bytes("CT_small.dcm"), cells, KEY)
+    dicom.verify(sample_bytes("CT_small.dcm"), output, cells, KEY)
+    ds = pydicom.dcmread(io.BytesIO(output))
+    assert ds.StudyInstanceUID == dicom.pseudonym_uid(original.StudyInstanceUID, KEY)

@@ -119,11 +119,20 @@ def write_cell(dataset, keyword: str, text: str) -> None:
     dataset.add_new(tag, vr, value)
 
 
+def writable(cells: Mapping[str, str]) -> dict[str, str]:
+    """The cells that are written into the file: all but UIDs the profile replaces (U), which get their
+    keyed pseudonym whatever role their column had (a published original UID would identify the file)."""
+    from .headers import uid_only_identifier
+
+    return {k: v for k, v in cells.items() if not uid_only_identifier(k)}
+
+
 def deidentify(data: bytes, cells: Mapping[str, str], key: bytes, method: str = METHOD) -> tuple[bytes, Outcome]:
     """The de-identified copy of one DICOM file (bytes in, bytes out; the input is not changed)."""
     import pydicom
     from pydicom.uid import UID
 
+    cells = writable(cells)
     dataset = pydicom.dcmread(io.BytesIO(data))
     outcome = Outcome()
     before = len([e for e in dataset.iterall() if e.tag.is_private])
@@ -157,6 +166,7 @@ def verify(original: bytes, output: bytes, cells: Mapping[str, str], key: bytes)
 
     from .headers import cell_text, tag_of
 
+    cells = writable(cells)
     before = pydicom.dcmread(io.BytesIO(original))
     try:
         after = pydicom.dcmread(io.BytesIO(output))
