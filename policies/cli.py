@@ -68,8 +68,67 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     engine.privacy.check_feasible([engine.KAnonymity(build["k"]), *build["models"]], len(frame),
                                   {c: frame[c] for c in frame.columns}, build["suppression_limit"])
     spec = RunSpec.build(table, policy_file.hierarchies(policy), **build)
+    info = engine.ALGORITHMS[policy["algorithm"]]
+    if info.republishes:  # a release of a sequence: against --history, which is rewritten with it
+        return _release(spec, opts, progress, out, fmt.delimiter, report_path, policy)
+    if opts.get("history"):
+        raise AnonymizeError(f"--history applies to a policy whose algorithm publishes a sequence of releases "
+                             f"(m-invariance); this one's is {policy['algorithm']}")
     result = write_publication(spec, progress, out, fmt.delimiter, report_path, run_pipeline)
     return (f"{out}: policy {policy['name'] or path.name}, {result['records']:,} records written of "
             f"{result.get('input_records', result['records']):,}, {result['suppressed']:,} suppressed, "
             f"{result['equivalence_classes']:,} equivalence classes, smallest {result['k_achieved']:,} "
             f"(k={policy['k']}), {result['seconds']:.2f} s" + (f"; report {report_path}" if report_path else ""))
+
+
+def _release(spec, opts: dict, progress, out: Path, delimiter: str, report_path: Path | None, policy: dict) -> str:
+    """The policy's run as the next release of the sequence kept in --history (services/republication.py: the
+    history and the encrypted id secret; a missing file starts the sequence), as a policy's release in the web
+    app runs against the previous release's state. OUT, the report and the state are written only after the
+    gate passed the release against the history."""
+    import json
+    from dataclasses import replace
+
+    from anonymizer_app.engine.pipeline import run as run_pipeline
+    from anonymizer_app.engine.republication import History, Republication
+    from anonymizer_app.management.commands.anonymize import AnonymizeError, _write_all, write_publication
+    from anonymizer_app.services import republication as state
+
+    if not opts.get("history"):
+        raise AnonymizeError(f"--policy: the algorithm {policy['algorithm']} publishes a release of a sequence: give "
+                             f"--history FILE (the sequence's state; a missing file starts it)")
+    record_id = str(policy["options"].get("record_id") or "")
+    if not record_id:
+        raise AnonymizeError("--policy: the policy names no record-id column (option record_id)")
+    models = [m for m in spec.models if isinstance(m, engine.privacy.MInvariance)]
+    if len(models) != 1:
+        raise AnonymizeError("--policy: the m-invariance algorithm needs the m-invariance model (its m) in the "
+                             "policy's models")
+    path = Path(opts["history"])
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise AnonymizeError(f"--history {path}: cannot read the state ({exc})") from None
+        history, secret = state.load_state(data, f"--history {path}")
+    else:
+        if not path.parent.is_dir():
+            raise AnonymizeError(f"--history {path}: the folder {path.parent} does not exist")
+        history = History.empty(models[0].m, models[0].column or spec.sensitive or "", spec.table.qi)
+        secret = state.new_secret()
+    spec = replace(spec, republication=Republication(history, secret, record_id))
+    kept = {}
+
+    def run_and_keep(spec, progress, sink):
+        publication = run_pipeline(spec, progress, sink)
+        kept["history"] = publication.history
+        return publication
+
+    report = write_publication(spec, progress, out, delimiter, report_path, run_and_keep)
+    after = kept["history"]
+    _write_all([(path, json.dumps(state.state_dict(after, secret), indent=1, sort_keys=True) + "\n")])
+    search = report.get("search", {})
+    counterfeits = int(search.get("counterfeits", 0))
+    return (f"{out}: policy {policy['name'] or 'file'}, release {after.releases} of the sequence in {path}, "
+            f"{report['records'] - counterfeits:,} records of {report['input_records']:,} and {counterfeits:,} "
+            f"counterfeits in {int(search.get('groups', 0)):,} groups")

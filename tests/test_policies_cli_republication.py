@@ -1,0 +1,69 @@
+"""manage.py anonymize DATA --policy FILE --history STATE for a policy whose algorithm is m-invariance: the policy's
+run is the next release of the sequence in STATE, as with the m-invariance flags: the seed's second release
+(Table 15) from a history of Table 13, byte for byte the same as tests/test_republication_cli.py expects."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from anonymizer_app.services import republication as state
+from tests.engine.test_m_invariance import SECRET, T2, seed_history
+
+POLICY = {
+    "format": "anonymizer-policy", "version": 1, "name": "seed",
+    "columns": [{"name": "name", "role": "identifying"},
+                {"name": "age", "role": "quasi-identifying", "type": "integer"},
+                {"name": "zip", "role": "quasi-identifying", "type": "integer"},
+                {"name": "disease", "role": "sensitive"}],
+    "algorithm": "m-invariance", "options": {"record_id": "name"}, "k": 2, "suppression_limit": 0.0,
+    "sensitive": "disease", "models": [{"model": "m-invariance", "m": 2, "column": "disease"}],
+}
+TABLE_15 = (
+    "group,age,zip,disease,counterfeits\n"
+    "1,[21-22],[12000-14000],bronchitis,1\n1,[21-22],[12000-14000],dyspepsia,1\n"
+    "2,[23-25],[21000-25000],flu,0\n2,[23-25],[21000-25000],gastritis,0\n"
+    "3,[37-43],[26000-33000],dyspepsia,1\n3,[37-43],[26000-33000],flu,1\n3,[37-43],[26000-33000],gastritis,1\n"
+    "4,[41-46],[20000-30000],flu,0\n4,[41-46],[20000-30000],gastritis,0\n"
+    "5,[54-56],[31000-34000],dyspepsia,0\n5,[54-56],[31000-34000],gastritis,0\n"
+    "6,[60-65],[36000-44000],flu,0\n6,[60-65],[36000-44000],gastritis,0\n")
+
+
+def call(*args) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
+    except CommandError as exc:
+        return exc.returncode, str(exc)
+    return 0, out.getvalue()
+
+
+def test_the_seeds_second_release_by_policy(tmp_path):
+    (tmp_path / "history.json").write_text(json.dumps(state.state_dict(seed_history(), SECRET)))
+    (tmp_path / "policy.json").write_text(json.dumps(POLICY))
+    pd.DataFrame(T2, columns=["name", "age", "zip", "disease"]).to_csv(tmp_path / "t2.csv", index=False)
+    code, msg = call(tmp_path / "t2.csv", "--policy", tmp_path / "policy.json", "--history", tmp_path / "history.json",
+                     "--out", tmp_path / "t2.out.csv", "--quiet")
+    assert code == 0, msg
+    assert (tmp_path / "t2.out.csv").read_text() == TABLE_15
+    history, secret = state.load_state(json.loads((tmp_path / "history.json").read_text()))
+    assert (secret, history.releases, len(history.records)) == (SECRET, 2, 16)
+
+
+def test_history_is_required_and_only_for_sequences(tmp_path):
+    (tmp_path / "policy.json").write_text(json.dumps(POLICY))
+    pd.DataFrame(T2, columns=["name", "age", "zip", "disease"]).to_csv(tmp_path / "t2.csv", index=False)
+    code, msg = call(tmp_path / "t2.csv", "--policy", tmp_path / "policy.json", "--out", tmp_path / "o.csv")
+    assert (code, msg) == (2, "--policy: the algorithm m-invariance publishes a release of a sequence: give --history "
+                              "FILE (the sequence's state; a missing file starts it)")
+    one_off = dict(POLICY, algorithm="mondrian", options={}, models=[])
+    (tmp_path / "policy.json").write_text(json.dumps(one_off))
+    code, msg = call(tmp_path / "t2.csv", "--policy", tmp_path / "policy.json", "--history", tmp_path / "h.json",
+                     "--out", tmp_path / "o.csv")
+    assert (code, msg) == (2, "--history applies to a policy whose algorithm publishes a sequence of releases "
+                              "(m-invariance); this one's is mondrian")
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "h.json").exists()
