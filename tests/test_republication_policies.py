@@ -13,6 +13,7 @@ from anonymizer_app.engine import Role
 from anonymizer_app.models import Job
 from anonymizer_app.services import jobs, results
 from anonymizer_app.services import republication as state
+from anonymizer_app.views.results import RESULT_PAGE_SIZE
 from policies import services
 from policies.models import Release
 from tests.engine.test_m_invariance import independent_check, population
@@ -74,6 +75,11 @@ def test_three_releases_of_a_policy_are_m_invariant(client_alice, user, other_us
         assert (f'id="release-{r.number}-counterfeits">{r.state["summary"]["counterfeits"]}').encode() in page.content
     # the result page of a release with counterfeits renders them (no original row beside them)
     job = last.job
+    rows = results.load_output(job.result)[0].attrs["rows"]
+    first = int(np.flatnonzero(rows < 0)[0])  # the page holding the first counterfeit row
+    page = client_alice.get(f"/jobs/{job.pk}/result/", {"page": first // RESULT_PAGE_SIZE + 1})
+    assert page.status_code == 200
+    assert b"the counterfeits column counts the group&#x27;s counterfeit rows" in page.content
     client_alice.force_login(other_user)
     assert client_alice.get(f"/policies/{version.policy.pk}/").status_code == 404
     assert client_alice.get(f"/jobs/{job.pk}/result/").status_code == 404
