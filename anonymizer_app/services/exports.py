@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..engine import Role
+from ..engine import InputError, Role
 from ..engine.gate import ITEMS, RECORD_ID
 from ..models import Job, Result
 from . import results, storage
@@ -132,7 +132,7 @@ INTEGER_TEXT = re.compile(r"-?(0|[1-9]\d{0,17})")
 XLSX_MAX_ROWS = 1_048_575  # a worksheet's rows, the header row aside
 
 
-class ExportError(ValueError):
+class ExportError(InputError):
     """A result that cannot be written in the chosen format (the message says why)."""
 
 

@@ -49,7 +49,7 @@ from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.engine.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
-from anonymizer_app.management import cluster_flags, model_flags, republication_flags
+from anonymizer_app.management import cluster_flags, model_flags, republication_flags, sql_flags
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 from policies import cli as policy_cli
 
@@ -175,7 +175,8 @@ class Command(OneLineCommand):
     # ---- parser ---------------------------------------------------------------------------------
     def add_arguments(self, parser):
         algorithms = sorted(engine.ALGORITHMS)
-        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("input", metavar="INPUT", nargs="?", default=None,
+                            help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx (or --sql-url URL)")
         parser.add_argument("--qi", action="append", default=[], metavar="COL",
                             help="a quasi-identifying column (repeat for each; required but with --transactions)")
         parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding,
@@ -206,7 +207,10 @@ class Command(OneLineCommand):
         parser.add_argument("--delimiter", type=_delimiter, default=None, metavar="D",
                             help="input delimiter, also used for the output: one character or comma, "
                                  "semicolon, tab, pipe (default: sniffed)")
-        parser.add_argument("--out", required=True, metavar="OUT.csv", help="the anonymized table")
+        parser.add_argument("--out", default=None, metavar="OUT.csv",
+                            help="the anonymized table: .csv/.txt (the input's delimiter), .tsv, .parquet, .xlsx "
+                                 "(formulas neutralized as in CSV) or .jsonl, by its extension (required unless "
+                                 "--out-sql)")
         parser.add_argument("--report", default=None, metavar="REPORT.json",
                             help="the report: k achieved, equivalence classes, suppressed records, "
                                  "transformation, metrics, seconds ...")
@@ -222,6 +226,7 @@ class Command(OneLineCommand):
         cluster_flags.add_arguments(parser)
         policy_cli.add_arguments(parser)  # --policy FILE, --extend-hierarchies, --stop-on-new-values
         republication_flags.add_arguments(parser)  # --history FILE (with --algorithm m-invariance)
+        sql_flags.add_arguments(parser)  # --sql-url/--sql-table/--sql-query, --out-sql/--out-table/--out-replace
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
                                          "occurs is held by at least k records)")
         sets.add_argument("--transactions", action="store_true",
@@ -270,8 +275,8 @@ class Command(OneLineCommand):
         self._progress = progress
         try:
             # the NA markers every reading step of this run treats as missing (engine.missing)
-            with markers_in_use(parse_markers(opts["na_values"])):
-                summary = self._run(opts, progress)
+            with markers_in_use(parse_markers(opts["na_values"])), sql_flags.sources(self, opts, progress) as fixes:
+                summary = fixes["summary"](self._run(opts, progress))
         except engine.UnsatisfiableError as exc:
             raise AnonymizeError(str(exc), NO_SOLUTION) from None
         except engine.VerificationError as exc:
@@ -641,6 +646,22 @@ class CsvSink:
         self.started = True
 
 
+class FrameSink:
+    """The pipeline's sink when OUT is written whole (Parquet, Excel, JSON lines, a SQL table): the
+    published rows as they are (not neutralized: each writer does what its format needs)."""
+
+    def __init__(self):
+        self.frames: list[pd.DataFrame] = []
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+        self.frames.append(frame)
+
+    def frame(self) -> pd.DataFrame:
+        if not self.frames:
+            return pd.DataFrame()
+        return self.frames[0] if len(self.frames) == 1 else pd.concat(self.frames, ignore_index=True)
+
+
 class TransactionSink:
     """The pipeline's sink for a transaction file's OUT: one record per line in the input's layout (the
     record id first, if any, then the items), every field neutralized against spreadsheet formulas."""
@@ -659,10 +680,31 @@ def write_publication(spec, progress, out: Path, delimiter: str, report_path: Pa
                       parquet_sink=None) -> dict:
     """Run ``spec`` with its published rows streamed into a temporary file beside OUT (CSV, or through
     ``parquet_sink(path)`` when given), write the report, then rename: OUT appears whole or not at all."""
+    from anonymizer_app.services import exports
+
+    target = exports.format_for_path(str(out))
+    destination = sql_flags.DESTINATION.get()
+    if target is not None and target.name == "tsv":
+        delimiter = "\t"
+    # Parquet, Excel, JSON lines and a --out-sql table are written from the whole publication (exports)
+    whole = parquet_sink is None and (destination is not None or (target is not None and target.name in
+                                                                  ("parquet", "xlsx", "jsonl")))
     tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        if parquet_sink is not None:
+        if whole:
+            sink = FrameSink()
+            publication = run_pipeline(spec, progress, sink)
+            frame = sink.frame()
+            types = dict(getattr(spec.table, "types", None) or {}) or None
+            fmt = target.name if target is not None and target.name != "tsv" else "csv"
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(exports.export_frame(frame, fmt, types, delimiter=delimiter))
+                fh.flush()
+                os.fsync(fh.fileno())
+            if destination is not None:
+                destination.write(frame, types, progress)
+        elif parquet_sink is not None:
             os.close(fd)
             with parquet_sink(tmp) as sink:
                 publication = run_pipeline(spec, progress, sink)

@@ -1,0 +1,102 @@
+"""The SQL pages: importing a table or a query as a dataset (web checks on: SQLite refused, the app's own
+database refused), exporting a result to a new table; owner-only, errors shown escaped, nothing half-stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonymizer_app.models import Dataset
+from anonymizer_app.services import sql, storage
+from tests import sql_helpers
+from tests.anonymizer_helpers import finished_job, make_dataset
+from tests.sql_helpers import pg_execute, pg_rows
+
+pg_url = sql_helpers.pg_url  # the fixture
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def source(pg_url):
+    pg_execute(pg_url, "CREATE TABLE visits (name text, age integer, zip text)",
+               "INSERT INTO visits VALUES ('Ann', 34, '10115'), ('Bob', 36, '10117'), ('Cid', 35, '10119')")
+    return pg_url
+
+
+def test_the_datasets_page_links_the_import(client_alice):
+    page = client_alice.get("/").content.decode()
+    assert 'href="/datasets/import-sql/"' in page and "Import from a database" in page
+    assert client_alice.get("/datasets/import-sql/").status_code == 200
+
+
+def test_import_a_table_and_a_query(client_alice, user, source):
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "password": "", "source": "table",
+                                                           "table": "visits", "name": ""})
+    ds = Dataset.objects.get(owner=user)
+    assert response.status_code == 302 and response["Location"] == f"/datasets/{ds.pk}/"
+    assert (ds.name, ds.n_rows, ds.n_columns) == ("visits", 3, 3)
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "source": "query", "name": "Young",
+                                                           "query": "SELECT name, age FROM visits WHERE age < 36"})
+    assert response.status_code == 302
+    young = Dataset.objects.get(owner=user, name="Young")
+    assert young.n_rows == 2 and young.sql_source["query"] == "SELECT name, age FROM visits WHERE age < 36"
+
+
+def test_refusals_are_shown_escaped_and_store_nothing(client_alice, source, monkeypatch):
+    cases = [
+        ({"url": "sqlite:////etc/passwd.db", "source": "table", "table": "t"}, "SQLite files cannot be opened"),
+        ({"url": source, "source": "table", "table": "nothing"}, "the table &#x27;nothing&#x27; does not exist"),
+        ({"url": source, "source": "query", "query": "SELECT '<b>x</b>' FROM nothing"},
+         "SELECT &#x27;&lt;b&gt;x&lt;/b&gt;&#x27; FROM nothing"),
+        ({"url": source, "source": "query", "query": "DROP TABLE visits"}, "only a SELECT"),
+        ({"url": source, "source": "query", "query": "SELECT 1; SELECT 2"}, "only one statement"),
+        ({"url": "oracle://x@h/db", "source": "table", "table": "t"}, "is not supported"),
+        ({"url": source, "source": "table", "table": ""}, "name the table to read"),
+    ]
+    for data, message in cases:
+        response = client_alice.post("/datasets/import-sql/", data)
+        page = response.content.decode()
+        assert response.status_code == 400 and message in page, (data, page[:200])
+        assert "<b>x</b>" not in page
+    own = [("postgresql", ({"local"}, 5432), source.rsplit("/", 1)[1])]
+    monkeypatch.setattr(sql, "_own_databases", lambda databases: own)
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "source": "table", "table": "visits"})
+    assert response.status_code == 400 and "the app&#x27;s own database" in response.content.decode()
+    assert not Dataset.objects.exists() and not storage.media_files()
+    assert pg_rows(source, "SELECT count(*) FROM visits")[1] == [(3,)]
+
+
+def test_the_password_field_is_never_shown_back(client_alice, source):
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "password": "hunter2-secret",
+                                                           "source": "table", "table": "nothing"})
+    assert response.status_code == 400 and "hunter2-secret" not in response.content.decode()
+
+
+@pytest.fixture
+def job(user):
+    return finished_job(make_dataset(user), k=2)
+
+
+def test_export_a_result_to_a_new_table(client_alice, job, pg_url):
+    from anonymizer_app.services import exports
+
+    page = client_alice.get(f"/jobs/{job.pk}/result/export-sql/")
+    assert page.status_code == 200
+    response = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
+    assert response.status_code == 302 and response["Location"] == f"/jobs/{job.pk}/result/"
+    frame = exports.result_frame(job.result)
+    names, rows = pg_rows(pg_url, "SELECT * FROM released")
+    assert names == list(frame.columns)
+    assert sorted(tuple(str(v) for v in r) for r in rows) == sorted(frame.itertuples(index=False))
+    again = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
+    assert again.status_code == 400 and "the table &#x27;released&#x27; already exists" in again.content.decode()
+    bad = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "<script>x"})
+    assert bad.status_code == 400 and "<script>x" not in bad.content.decode()
+    web_sqlite = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": "sqlite:////tmp/x.db", "table": "t"})
+    assert web_sqlite.status_code == 400 and "SQLite files cannot be opened" in web_sqlite.content.decode()
+
+
+def test_export_is_owner_only(client, job, other_user, pg_url):
+    client.force_login(other_user)
+    assert client.get(f"/jobs/{job.pk}/result/export-sql/").status_code == 404
+    assert client.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "t"}).status_code == 404
+    assert pg_rows(pg_url, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")[1] == [(0,)]
