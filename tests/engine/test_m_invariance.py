@@ -233,3 +233,56 @@ def test_other_algorithms_refuse_m_invariance_and_k_is_bounded_by_m():
         RunSpec.build(table, k=2).models[0],)))
     checks = {c["model"]: c["holds"] for c in pub.report["model_checks"]}
     assert checks == {"m-invariance": True, "k-anonymity": True}  # groups counted with their counterfeits
+
+
+def _tampered(change):
+    pub, table, spec = release(frame_of(T2), seed_history(), 2)
+    result = pub.result
+    frame = result.published["release"].copy()
+    rows = np.asarray(result.published["rows"]).copy()
+    frame, rows = change(frame, rows)
+    result.published["release"], result.published["rows"] = frame.reset_index(drop=True), rows
+    return result, spec, table
+
+
+def _drop_counterfeit(frame, rows):
+    keep = rows >= 0
+    keep[int(np.flatnonzero(rows < 0)[0])] = True
+    keep[int(np.flatnonzero(rows < 0)[1])] = False  # group 3 loses its counterfeit flu: {dyspepsia, gastritis}
+    frame.loc[frame["group"] == 3, "counterfeits"] = 0  # and says so: only Jane's signature is broken
+    return frame[keep], rows[keep]
+
+
+def _understate(frame, rows):
+    frame.loc[frame["group"] == 3, "counterfeits"] = 0
+    return frame, rows
+
+
+def _duplicate_value(frame, rows):
+    at = int(np.flatnonzero(rows < 0)[1])  # the flu counterfeit of group 3 becomes a second gastritis
+    frame.loc[at, "disease"] = "gastritis"
+    return frame, rows
+
+
+def _small_group(frame, rows):
+    keep = frame["group"].to_numpy() != 6
+    keep[int(np.flatnonzero(frame["group"].to_numpy() == 6)[0])] = True  # group 6 keeps one row
+    return frame[keep], rows[keep]
+
+
+def _widen_wrongly(frame, rows):
+    frame.loc[frame["group"] == 2, "age"] = "[30-40]"  # David (23) and Emily (25) are outside
+    return frame, rows
+
+
+@pytest.mark.parametrize("change, message", [
+    (_drop_counterfeit, "signature"),
+    (_understate, "publishes 0 counterfeit"),
+    (_duplicate_value, "holds a sensitive value twice"),
+    (_small_group, "fewer than m=2"),
+    (_widen_wrongly, "is not a generalization"),
+])
+def test_the_gate_refuses_a_tampered_release(change, message):
+    result, spec, table = _tampered(change)
+    with pytest.raises(VerificationError, match=message):
+        publish(result, spec, table, result.hierarchies)
