@@ -168,14 +168,15 @@ def _refused(message: str, report=None, code: int = status.HTTP_400_BAD_REQUEST)
 # ---- views ---------------------------------------------------------------------------------------
 class PolicyList(APIView):
 
-    @extend_schema(responses=PolicySerializer(many=True), summary="Your policies")
+    @extend_schema(responses=PolicySerializer(many=True), summary="Your policies", tags=["policies"])
     def get(self, request):
         qs = Policy.objects.filter(owner=request.user).prefetch_related("versions")
         return Response(PolicySerializer(qs, many=True).data)
 
     @extend_schema(request=CreateSerializer, responses={201: VersionSerializer, 400: ErrorSerializer,
                                                         404: ErrorSerializer},
-                   summary="Save a finished run's configuration as a policy (a new version if the name exists)")
+                   summary="Save a finished run's configuration as a policy (a new version if the name exists)",
+                   tags=["policies"])
     def post(self, request):
         s = CreateSerializer(data=request.data)
         s.is_valid(raise_exception=True)
@@ -193,7 +194,7 @@ class PolicyImport(APIView):
 
     @extend_schema(request=ImportSerializer, responses={201: VersionSerializer, 400: ErrorSerializer,
                                                         404: ErrorSerializer},
-                   summary="Import a policy file, or Amnesia's anonymization rules")
+                   summary="Import a policy file, or Amnesia's anonymization rules", tags=["policies"])
     def post(self, request):
         s = ImportSerializer(data=request.data)
         s.is_valid(raise_exception=True)
@@ -214,11 +215,13 @@ class PolicyImport(APIView):
 class PolicyDetail(APIView):
 
     @extend_schema(responses={200: PolicyDetailSerializer, 404: ErrorSerializer},
-                   parameters=[POLICY_ID], summary="A policy with its versions and releases")
+                   parameters=[POLICY_ID], summary="A policy with its versions and releases",
+                   tags=["policies"])
     def get(self, request, policy_id: int):
         return Response(PolicyDetailSerializer(_policy(request, policy_id)).data)
 
-    @extend_schema(responses={204: None, 404: ErrorSerializer}, parameters=[POLICY_ID], summary="Delete a policy (its jobs are kept)")
+    @extend_schema(responses={204: None, 404: ErrorSerializer}, parameters=[POLICY_ID], summary="Delete a policy (its jobs are kept)",
+                   tags=["policies"])
     def delete(self, request, policy_id: int):
         with transaction.atomic():
             _policy(request, policy_id).delete()
@@ -230,7 +233,7 @@ class PolicyExport(APIView):
     @extend_schema(parameters=[POLICY_ID, OpenApiParameter("version", int, required=False,
                                                            description="default: the latest")],
                    responses={(200, "application/json"): OpenApiTypes.OBJECT, 404: ErrorSerializer},
-                   summary="A version as a policy file")
+                   summary="A version as a policy file", tags=["policies"])
     def get(self, request, policy_id: int):
         policy = _policy(request, policy_id)
         raw = request.query_params.get("version")
@@ -247,7 +250,8 @@ class PolicyCheck(APIView):
 
     @extend_schema(request=ApplySerializer, responses={200: ReportSerializer, 400: ErrorSerializer,
                                                        404: ErrorSerializer},
-                   parameters=[POLICY_ID], summary="The differences between a dataset and a policy version, before any run")
+                   parameters=[POLICY_ID], summary="The differences between a dataset and a policy version, before any run",
+                   tags=["policies"])
     def post(self, request, policy_id: int):
         s = ApplySerializer(data=request.data)
         s.is_valid(raise_exception=True)
@@ -263,7 +267,7 @@ class PolicyApply(APIView):
     @extend_schema(parameters=[POLICY_ID], request=ApplySerializer, responses={202: AppliedSerializer, 400: ErrorSerializer,
                                                        404: ErrorSerializer, 409: ErrorSerializer},
                    summary="Apply a policy version to a dataset: the job is queued and recorded as a release; "
-                           "differences answer 409 with the report")
+                           "differences answer 409 with the report", tags=["policies"])
     def post(self, request, policy_id: int):
         s = ApplySerializer(data=request.data)
         s.is_valid(raise_exception=True)
