@@ -286,3 +286,18 @@ def test_the_gate_refuses_a_tampered_release(change, message):
     result, spec, table = _tampered(change)
     with pytest.raises(VerificationError, match=message):
         publish(result, spec, table, result.hierarchies)
+
+
+def test_a_record_that_leaves_and_comes_back_keeps_its_signature():
+    """Alice (bronchitis, group {bronchitis, dyspepsia} in T*(1)) is absent from T(2) and back in T(3); Bob left."""
+    second, _, _ = release(frame_of(T2), seed_history(), 2)
+    t3 = [r for r in T2 if r[0] != "Bob"] + [("Alice", 22, 14000, "bronchitis")]
+    third, _, _ = release(frame_of(t3), second.history, 2)
+    names = [r[0] for r in t3]
+    alice = int(np.flatnonzero(third.rows == names.index("Alice"))[0])
+    group = third.table["group"].iloc[alice]
+    members = third.table[third.table["group"] == group]
+    assert sorted(members["disease"]) == ["bronchitis", "dyspepsia"]  # a counterfeit dyspepsia beside her
+    assert members["counterfeits"].tolist() == [1, 1]
+    independent_check([(second.table, second.rows, frame_of(T2).rename(columns={"name": "id"}).astype(str)),
+                       (third.table, third.rows, frame_of(t3).rename(columns={"name": "id"}).astype(str))], 2)
