@@ -108,6 +108,7 @@ REST_FRAMEWORK = {
                                "rest_framework.parsers.FormParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "anonymizer_app.api.errors.exception_handler",
+    "URL_FORMAT_OVERRIDE": None,  # ?format= is the download's file format (csv, tsv, parquet, ...), not DRF's
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Anonymizer HTTP API",

@@ -50,7 +50,8 @@ class HierarchyDetailSerializer(HierarchySerializer):
 
 
 class HierarchyUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="ARX or Datafly CSV (one row per value), or an Amnesia hierarchy")
+    file = serializers.FileField(allow_empty_file=True,  # the parser names the empty file
+                                 help_text="ARX or Datafly CSV (one row per value), or an Amnesia hierarchy")
     name = serializers.CharField(required=False)
     format = serializers.ChoiceField(choices=["auto", *FORMATS], required=False, default="auto")
     on_conflict = serializers.ChoiceField(choices=["error", "lift", "first"], required=False, default="error")

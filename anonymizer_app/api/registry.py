@@ -39,6 +39,10 @@ def registry() -> dict:
     models = [{
         "name": m.name, "label": m.label, "needs_sensitive": m.needs_sensitive,
         "column_source": m.column_source, "group": m.group, "variant": m.variant_name,
+        # the run's fields that switch the model on, pick its variant and its column (None: not offered)
+        "enabled_field": model_field_name(m.group, "enabled") if m.group else None,
+        "variant_field": model_field_name(m.group, "variant") if m.group and m.variant_name else None,
+        "column_field": model_field_name(m.group, "column") if m.group and m.column_source else None,
         "parameters": [_parameter(p, model_field_name(m.group, p.name) if m.group else p.name)
                        for p in m.parameters],
     } for m in PRIVACY_MODELS.values()]

@@ -122,6 +122,11 @@ def _submit_body(request):
     if ds.is_transactions:
         return ds, None, None, None, "dataset: a transaction dataset runs k^m anonymization on the web items page"
     form, set_form, populations = _form_for(request, ds, _form_data(d))
+    known = set(form.fields) | ({set_form.add_prefix(name) for name in set_form.fields} if set_form else set())
+    unknown = sorted(name for name in d["fields"] if name not in known)
+    if unknown:  # a form would ignore them: a misspelt model would run without it
+        return ds, None, None, None, (f"fields: no run field {unknown[0]!r} for this dataset; the fields are the "
+                                      f"form_field names of GET /registry/")
     return ds, form, set_form, populations, ""
 
 
@@ -266,6 +271,7 @@ class DownloadQuery(serializers.Serializer):
     delimiter = serializers.ChoiceField(choices=[name for name, _ in DELIMITER_CHOICES], required=False)
     drop_suppressed = serializers.ChoiceField(choices=["0", "1"], required=False, default="0")
     shuffle = serializers.ChoiceField(choices=["0", "1"], required=False, default="0")
+    table = serializers.ChoiceField(choices=["st"], required=False, help_text="st: Anatomy's sensitive table")
 
 
 FILE = OpenApiResponse(OpenApiTypes.BINARY, description="the file")

@@ -45,6 +45,9 @@ class PrivacyModelSerializer(serializers.Serializer):
     parameters = ParameterSerializer(many=True)
     group = serializers.CharField(allow_null=True, help_text="the run's model group (its form fields)")
     variant = serializers.CharField(allow_blank=True)
+    enabled_field = serializers.CharField(allow_null=True)
+    variant_field = serializers.CharField(allow_null=True)
+    column_field = serializers.CharField(allow_null=True)
 
 
 class RegistrySerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ CONCERNS = [
     ("datasets/", "anonymizer_app.api.datasets"),
     ("hierarchies/", "anonymizer_app.api.hierarchies"),
     ("runs/", "anonymizer_app.api.runs"),
+    ("sql/", "anonymizer_app.api.sql"),
     ("policies/", "policies.api_urls"),
 ]
 

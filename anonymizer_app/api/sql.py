@@ -1,0 +1,106 @@
+"""SQL databases in the API (services/sql.py, with the web app's checks: the app's own database and SQLite
+files outside ANONYMIZER_SQL_SQLITE_DIR are refused): import a table or one SELECT query as a new dataset,
+export a run's published rows to a new table. The published rows in other file formats are the run's
+download (``/api/v1/runs/<id>/download/?format=``)."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..engine import InputError
+from ..models import Job
+from ..services import exports, sql
+from ..sql_forms import SqlExportForm, SqlImportForm
+from .common import owned_job, refused
+from .datasets import DatasetDetailSerializer
+from .serializers import ApiErrorSerializer
+
+
+class SqlImportSerializer(serializers.Serializer):
+    url = serializers.CharField(help_text="postgresql://user@host:5432/db or mysql://user@host:3306/db")
+    password = serializers.CharField(required=False, allow_blank=True, write_only=True,
+                                     help_text="the password, apart from the URL")
+    table = serializers.CharField(required=False, allow_blank=True, help_text="table or schema.table")
+    query = serializers.CharField(required=False, allow_blank=True,
+                                  help_text="one SELECT (or WITH ... SELECT), instead of a table")
+    name = serializers.CharField(required=False, allow_blank=True, help_text="default: the table's name")
+    keep_password = serializers.BooleanField(required=False, default=False,
+                                             help_text="keep the password encrypted for re-imports")
+
+
+class SqlExportSerializer(serializers.Serializer):
+    url = serializers.CharField(help_text="postgresql://user@host:5432/db or mysql://user@host:3306/db")
+    password = serializers.CharField(required=False, allow_blank=True, write_only=True)
+    table = serializers.CharField(help_text="the new table: table or schema.table")
+    replace = serializers.BooleanField(required=False, default=False, help_text="replace the table if it exists")
+    drop_suppressed = serializers.BooleanField(required=False, default=False)
+
+
+class SqlExportResultSerializer(serializers.Serializer):
+    table = serializers.CharField()
+    url = serializers.CharField(help_text="without the password")
+    rows = serializers.IntegerField()
+
+
+def _form_errors(form) -> Response:
+    errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
+    return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()), errors=errors)
+
+
+def _data(request) -> dict:
+    body = request.data if isinstance(request.data, dict) else {}
+    return {k: ("on" if v is True else "" if v is False else v) for k, v in body.items()}
+
+
+class SqlImport(APIView):
+    @extend_schema(request=SqlImportSerializer, responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer},
+                   summary="Import a database table or a SELECT query as a new dataset (read-only, in chunks, the "
+                           "upload's limits)", tags=["datasets"])
+    def post(self, request):
+        data = _data(request)
+        data.setdefault("source", "query" if data.get("query") and not data.get("table") else "table")
+        form = SqlImportForm(data)
+        if not form.is_valid():
+            return _form_errors(form)
+        d = form.cleaned_data
+        by_table = d["source"] == "table"
+        try:
+            ds = sql.import_dataset(request.user, d["url"], table=d["table"].strip() if by_table else "",
+                                    query="" if by_table else d["query"], name=d["name"].strip() or None, web=True,
+                                    keep_password=d["keep_password"], password=d["password"] or None)
+        except InputError as exc:
+            return refused(str(exc))
+        return Response(DatasetDetailSerializer(ds).data, status=status.HTTP_201_CREATED)
+
+
+class SqlExport(APIView):
+    @extend_schema(request=SqlExportSerializer,
+                   responses={201: SqlExportResultSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
+                   summary="Write a run's published rows to a new database table (all or nothing)", tags=["results"])
+    def post(self, request, job_id):
+        j = owned_job(request, job_id)
+        if j.kind != Job.RUN or j.dataset.is_transactions or j.status != Job.SUCCEEDED or not hasattr(j, "result"):
+            raise Http404("this job has no table of published rows")
+        form = SqlExportForm(_data(request))
+        if not form.is_valid():
+            return _form_errors(form)
+        d = form.cleaned_data
+        frame = exports.result_frame(j.result, d["drop_suppressed"])
+        try:
+            rows = sql.write_table(frame, d["url"], d["table"], exports.column_kinds(frame, exports.job_column_types(j)),
+                                   replace=d["replace"], web=True, password=d["password"] or None)
+        except InputError as exc:
+            return refused(str(exc))
+        return Response({"table": d["table"], "url": sql.public_url(d["url"]), "rows": rows},
+                        status=status.HTTP_201_CREATED)
+
+
+urlpatterns = [
+    path("import/", SqlImport.as_view(), name="api-sql-import"),
+    path("export/<uuid:job_id>/", SqlExport.as_view(), name="api-sql-export"),
+]
