@@ -96,3 +96,19 @@ def test_a_release_waits_for_the_previous_one_and_a_plain_run_is_refused(user, v
                                        [{"model": "m-invariance", "m": 3, "column": "disease"}]))
     assert job.status == Job.FAILED and "apply a release policy whose algorithm is m-invariance" in job.message
     assert np.all([r.state == {} for r in Release.objects.all()])
+
+
+POLICY = """{"format": "anonymizer-policy", "version": 1, "name": "registry",
+ "columns": [{"name": "id", "role": "identifying", "type": "string", "hierarchy": null},
+             {"name": "age", "role": "quasi-identifying", "type": "integer", "hierarchy": null},
+             {"name": "zip", "role": "quasi-identifying", "type": "integer", "hierarchy": null},
+             {"name": "disease", "role": "sensitive", "type": "string", "hierarchy": null}],
+ "algorithm": "m-invariance", "options": {"record_id": "id"}, "k": 1, "suppression_limit": 0.2,
+ "sensitive": "disease", "models": [{"model": "m-invariance", "m": 3, "column": "disease"}]}"""
+
+
+def test_an_imported_m_invariance_policy_file_runs_releases(user):
+    version = services.import_policy(user, POLICY, "registry.json")
+    jobs_done = [apply(user, version, frame, f"extract {i}")[0] for i, frame in enumerate(batches()[:2], 1)]
+    assert [j.status for j in jobs_done] == [Job.SUCCEEDED, Job.SUCCEEDED], [j.message for j in jobs_done]
+    assert [r.state["summary"]["release"] for r in Release.objects.order_by("number")] == [1, 2]
