@@ -141,3 +141,35 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"result of {self.job}"
+
+
+class RemoteAccount(models.Model):
+    """A user's API token for a research repository (services/remote.py), stored vault-encrypted only;
+    ``token_hint`` (its last four characters) is all that is ever shown back."""
+
+    SERVICE_CHOICES = [("zenodo", "Zenodo"), ("dataverse", "Dataverse")]
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="remote_accounts")
+    service = models.CharField(max_length=12, choices=SERVICE_CHOICES)
+    base_url = models.CharField(max_length=300)
+    name = models.CharField(max_length=100)
+    token_encrypted = models.TextField()
+    token_hint = models.CharField(max_length=8, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["service", "name"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_remote_account_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_service_display()}, {self.base_url})"
+
+    def set_token(self, token: str) -> None:
+        from .services import vault
+
+        self.token_encrypted = vault.encrypt_text(token)
+        self.token_hint = token[-4:] if len(token) >= 12 else ""
+
+    def token(self) -> str:
+        from .services import vault
+
+        return vault.decrypt_text(self.token_encrypted)

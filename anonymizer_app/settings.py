@@ -123,7 +123,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/v1",
-    "PREPROCESSING_HOOKS": ["anonymizer_app.api.urls.only_v1"],
+    "PREPROCESSING_HOOKS": ["anonymizer_app.api.schema.only_v1"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "anonymizer_app.api.schema.error_responses"],
     "ENUM_NAME_OVERRIDES": {"ColumnTypeEnum": "anonymizer_app.models.TYPE_CHOICES",
                             "ColumnRoleEnum": "anonymizer_app.models.ROLE_CHOICES"},
 }
@@ -257,6 +259,12 @@ ANONYMIZER_MAX_XLSX_RATIO = envint("ANONYMIZER_MAX_XLSX_RATIO", 100)
 ANONYMIZER_SQL_SQLITE_DIR = os.environ.get("ANONYMIZER_SQL_SQLITE_DIR", "").strip()
 ANONYMIZER_SQL_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_TIMEOUT_SECONDS", 300)
 ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 10)
+# Research repositories (services/remote.py): the only hosts the app may reach for Zenodo and Dataverse (https),
+# hosts (host:port) allowed over plain http (a local test server only), and the time a request may take.
+ANONYMIZER_REMOTE_HOSTS = envlist("ANONYMIZER_REMOTE_HOSTS", "zenodo.org,sandbox.zenodo.org,demo.dataverse.org,"
+                                  "dataverse.harvard.edu,dataverse.nl,borealisdata.ca")
+ANONYMIZER_REMOTE_HTTP_HOSTS = envlist("ANONYMIZER_REMOTE_HTTP_HOSTS", "")
+ANONYMIZER_REMOTE_TIMEOUT_SECONDS = envint("ANONYMIZER_REMOTE_TIMEOUT_SECONDS", 30)
 # Uploaded files stream to disk past 10 MB; the limit above is enforced by the upload form.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # uploads above ANONYMIZER_MAX_UPLOAD_MB are cut off on their declared length (anonymizer_app/uploads.py)
