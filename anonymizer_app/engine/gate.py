@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import identifiers as id_rules
 from .algorithms import get_algorithm
 from .algorithms.base import PublishedClasses
 from .errors import InputError, VerificationError
@@ -63,6 +64,9 @@ class Publication:
     published_records: object | None = None
     # m-invariance: the history extended by this release, as the gate derived it from the published rows
     history: object | None = None
+    # identifier columns published as pseudonyms or surrogates: {column: {input value: token}}, the
+    # re-identification table; never part of the report or of any export (engine/identifiers.py)
+    reidentification: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
@@ -243,6 +247,35 @@ def _publish_m_invariance(result: Result, spec: RunSpec, table: Table, hierarchi
     return Publication(published.reset_index(drop=True), np.zeros(len(published), dtype=bool), rows,
                        tables={"counterfeits": result.published["counterfeits"]}, result=result,
                        class_of_row=row_class, class_sizes=sizes, history=history)
+
+
+def publish_identifiers(publication: Publication, spec: RunSpec, table: Table) -> list[dict]:
+    """The identifying columns with a rule (``spec.identifiers``) published beside the other columns at their
+    input position, each cell re-checked against its input row (identifiers.check): no input value leaves,
+    missing stays missing, pseudonyms equal the recomputed HMAC, masks keep only what the rule keeps,
+    surrogates one-to-one. Fills ``publication.reidentification``; returns the report's entries."""
+    rules = [r for r in spec.identifiers if r.treatment != id_rules.REMOVE]
+    entries = [{"column": r.column, "treatment": r.treatment, "description": r.describe()} for r in spec.identifiers]
+    if not rules:
+        return entries
+    id_rules.check_spec(tuple(spec.identifiers), table.identifying, spec.pseudonym_keys)
+    result = publication.result
+    if result is not None and result.recoding in ("anatomy", "m-invariance"):
+        raise InputError(f"{result.recoding}: identifying columns can only be removed")
+    rows = np.asarray(publication.rows, dtype=np.int64)
+    frame = publication.table
+    for rule in rules:
+        values = id_rules.published_values(table.frame, rule.column, rows)
+        treated = id_rules.treat(rule, values, spec.pseudonym_keys)
+        id_rules.check(rule, values, treated.cells, spec.pseudonym_keys)
+        # the input position among the columns that leave
+        before = [c for c in table.frame.columns[:list(table.frame.columns).index(rule.column)] if c in frame.columns]
+        at = list(frame.columns).index(before[-1]) + 1 if before else 0
+        frame.insert(int(at), rule.column, pd.Series(treated.cells, dtype=object))
+        if treated.mapping:
+            publication.reidentification[rule.column] = treated.mapping
+    publication.table = frame
+    return entries
 
 
 def publish_set_column(publication: Publication, spec: RunSpec, table: Table, progress=None) -> dict:

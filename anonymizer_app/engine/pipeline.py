@@ -20,7 +20,7 @@ from .algorithms.base import ProgressCallback
 from .api import compute
 from .distributed.source import ParquetTable
 from .errors import Cancelled, InputError
-from .gate import Publication, publish, publish_set_column, publish_transactions
+from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
 from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable, TransactionSet
 from .table import Table
@@ -47,6 +47,11 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
     went to the sink, verified chunk by chunk. A :class:`~.spec.TransactionSet` runs the set-valued
     algorithms (k^m-anonymity) and publishes through the gate's :func:`~.gate.publish_transactions`."""
+    if any(r.treatment != "remove" for r in spec.identifiers) and (
+            spec.cluster is not None or not isinstance(spec.table, Table)):
+        # the treatments and their gate check run on the in-memory publication
+        raise InputError("pseudonyms, masks and surrogates of identifying columns need an in-memory run "
+                         "(not a streamed, transaction or cluster run); remove the column instead")
     if spec.cluster is not None or isinstance(spec.table, ParquetTable):
         from .distributed.backend import run_on_cluster  # dask is imported only for a cluster run
 
@@ -73,6 +78,13 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     publication.report = dict(build_report(publication, spec, table, result.hierarchies))
     if set_report is not None:
         publication.report["set_column"] = set_report
+    if spec.identifiers:
+        stage(0.97, "publishing: pseudonyms, masks and surrogates of the identifying columns")
+        entries = publish_identifiers(publication, spec, table)
+        publication.report["identifiers"] = entries
+        published = {e["column"] for e in entries if e["treatment"] != "remove"}
+        publication.report["identifying_removed"] = [c for c in publication.report.get("identifying_removed", [])
+                                                     if c not in published]
     if sink is not None:
         stage(0.98, "writing the published table")
         write_to(sink, publication.table, publication.suppressed, publication.rows)

@@ -15,6 +15,7 @@ import pandas as pd
 from .distributed.source import ParquetTable
 from .errors import InputError
 from .hierarchy import Hierarchy
+from .identifiers import IdentifierRule
 from .privacy import KAnonymity, Parameter, PrivacyModel
 from .republication import Republication
 from .setvalued.anonymize import SET_ALGORITHMS
@@ -134,6 +135,10 @@ class RunSpec:
     cluster: str | None = None
     # a release of a sequence (m-invariance): the history so far, the record-id column, the id secret
     republication: Republication | None = None
+    # identifying columns published as keyed pseudonyms, masks or surrogates (engine/identifiers.py); a column
+    # without a rule is removed. The secrets are bytes by key name, kept out of repr so no log shows them.
+    identifiers: tuple[IdentifierRule, ...] = ()
+    pseudonym_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, table: Table | StreamedTable | TransactionSet | ParquetTable, hierarchies: dict[str, Hierarchy] | None = None,
