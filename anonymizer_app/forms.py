@@ -256,7 +256,7 @@ class RunForm(forms.Form):
             self.fields["sensitive"].initial = sensitive_columns[0]
         # Each algorithm's own options, from the registry; the page shows those of the selected one.
         for info in ALGORITHMS.values():
-            for param in info.options:
+            for param in () if info.republishes else info.options:  # m-invariance runs from policies and the CLI
                 self.fields[option_field_name(info.name, param)] = _option_field(param)
         # Privacy models beside k, each on its own column, from the registry.
         self.model_group_list = registry_groups()
@@ -353,7 +353,7 @@ class RunForm(forms.Form):
     def option_groups(self) -> list[dict]:
         return [{"algorithm": info.name, "label": info.label,
                  "fields": [self[option_field_name(info.name, p)] for p in info.options]}
-                for info in ALGORITHMS.values() if info.options]
+                for info in ALGORITHMS.values() if info.options and not info.republishes]
 
 
 # ---- comparison --------------------------------------------------------------------------------
