@@ -301,3 +301,18 @@ def test_a_record_that_leaves_and_comes_back_keeps_its_signature():
     assert members["counterfeits"].tolist() == [1, 1]
     independent_check([(second.table, second.rows, frame_of(T2).rename(columns={"name": "id"}).astype(str)),
                        (third.table, third.rows, frame_of(t3).rename(columns={"name": "id"}).astype(str))], 2)
+
+
+def test_a_record_whose_value_left_its_signature_is_not_published_and_keeps_it():
+    t2 = [("Jane", 37, 33000, "asthma") if r[0] == "Jane" else r for r in T2]
+    pub, _, _ = release(frame_of(t2), seed_history(), 2, suppression=0.1)
+    names = [r[0] for r in t2]
+    assert names.index("Jane") not in set(pub.rows.tolist())
+    assert pub.report["search"]["not_published_value_changed"] == 1
+    assert any("outside their signature" in n for n in pub.report["notes"])
+    jane = record_keys(["Jane"], SECRET)[0]
+    assert pub.history.records[jane] == seed_history().records[jane]  # her signature is kept for later
+    # Linda's group {dyspepsia, flu, gastritis} now needs two counterfeits (Jane's dyspepsia, Ken's flu)
+    linda = int(np.flatnonzero(pub.rows == names.index("Linda"))[0])
+    group = pub.table[pub.table["group"] == pub.table["group"].iloc[linda]]
+    assert sorted(group["disease"]) == ["dyspepsia", "flu", "gastritis"] and group["counterfeits"].iloc[0] == 2
