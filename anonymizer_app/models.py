@@ -67,6 +67,9 @@ class Column(models.Model):
                                   related_name="columns")
     # Non-empty: a set-valued column, its cells' items separated by this character (k^m within every class).
     item_delimiter = models.CharField(max_length=1, blank=True, default="")
+    # An identifying column's treatment (engine/identifiers.py rule without its column; {}: removed). A keyed
+    # pseudonym names one of the owner's PseudonymKey ids, never the secret.
+    identifier_rule = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["position"]
@@ -173,3 +176,31 @@ class RemoteAccount(models.Model):
         from .services import vault
 
         return vault.decrypt_text(self.token_encrypted)
+
+
+class PseudonymKey(models.Model):
+    """A named secret of its owner for keyed pseudonyms (HMAC-SHA-256): the role of a per-project secret, shared
+    by the datasets and policies that name it so that linked tables keep their join keys. ``secret`` holds
+    the vault's token (services/vault.py) of the key's hex, never the key itself; shown once, at creation."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pseudonym_keys")
+    name = models.CharField(max_length=100)
+    secret = models.TextField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_pseudonym_key_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ReidentificationTable(models.Model):
+    """A result's original value -> pseudonym/surrogate table, encrypted by the vault (JSON {column: {value:
+    token}}); downloadable by the owner after re-entering the password, never part of any export; erased
+    with its job."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="reidentification")
+    data = models.TextField()
+    created = models.DateTimeField(auto_now_add=True)
