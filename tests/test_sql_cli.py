@@ -96,7 +96,7 @@ def test_adult_from_postgresql_to_postgresql_and_mariadb(adult, tmp_path, pg_url
     # the table exists now: refused (exit 2), nothing written, the old table untouched
     code, text, _ = call("--sql-url", pg_url, "--sql-table", "adult", "--identifier", "id", *flags(adult),
                          "--out", tmp_path / "again.csv", "--out-sql", pg_url, "--out-table", "adult_k5", "--quiet")
-    assert code == 2 and "the table 'adult_k5' already exists" in text
+    assert code == 2 and "--out-table adult_k5: the table already exists at postgresql+psycopg://" in text
     assert not (tmp_path / "again.csv").exists()
     code, text, _ = call("--sql-url", pg_url, "--sql-table", "adult", "--identifier", "id", *flags(adult),
                          "--out-sql", pg_url, "--out-table", "adult_k5", "--out-replace", "--quiet")

@@ -183,3 +183,10 @@ def test_sqlite_refused_on_the_web_allowed_in_a_folder_and_the_cli(tmp_path, use
     assert datasets.load_frame(ds).values.tolist() == [["1", "x"], ["2.5", ""]]
     ds = sql.import_dataset(user, f"sqlite:///{outside}", query="SELECT b FROM t WHERE a = 1", web=False)
     assert datasets.load_frame(ds).values.tolist() == [["x"]]
+
+
+def test_the_statement_timeout_stops_a_long_query(people, user, settings):
+    settings.ANONYMIZER_SQL_TIMEOUT_SECONDS = 1
+    with pytest.raises(sql.SqlError, match="failed: canceling statement due to statement timeout"):
+        sql.import_dataset(user, people, query="SELECT pg_sleep(5), 1 AS a", web=False)
+    assert nothing_stored()

@@ -98,6 +98,9 @@ def sources(command, opts: dict, progress) -> Iterator[dict]:
             sql.parse_url(opts["out_sql"])
             sql.check_table_name(opts["out_table"])
             destination = Destination(opts["out_sql"], opts["out_table"], opts["out_replace"])
+            if not opts["out_replace"] and sql.table_exists(opts["out_sql"], opts["out_table"], web=False):
+                raise error(f"--out-table {opts['out_table']}: the table already exists at "
+                            f"{sql.public_url(opts['out_sql'])}; choose another name or give --out-replace")
             token = DESTINATION.set(destination)
             if opts["out"] is None:
                 opts["out"] = str(folder / "published.csv")

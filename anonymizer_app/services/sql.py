@@ -355,6 +355,24 @@ def check_table_name(name: str) -> tuple[str | None, str]:
     return schema, table
 
 
+def table_exists(url: str, name: str, web: bool = True, password: str | None = None) -> bool:
+    """Whether ``name`` exists at ``url`` (checked before a long run, so that a refusal comes first)."""
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    schema, table = check_table_name(name)
+    engine = open_engine(url, web=web, password=password)
+    try:
+        with engine.connect() as conn:
+            return inspect(conn).has_table(table, schema=schema)
+    except DBAPIError as exc:
+        raise connection_error(exc, url) from None
+    except SQLAlchemyError as exc:
+        raise SqlError(f"checking the table {name!r} failed: {_first_line(exc)}") from None
+    finally:
+        engine.dispose()
+
+
 def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str], replace: bool = False,
                 web: bool = True, password: str | None = None,
                 progress: Callable[[int], None] | None = None) -> int:
