@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterable, Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 
 MISSING = ""
@@ -52,32 +53,46 @@ def _folded(markers: Iterable[str]) -> set[str]:
     return {m.strip().casefold() for m in markers}
 
 
-def missing_mask(values: pd.Series, markers: Sequence[str] | None = None) -> pd.Series:
-    """True where a cell is missing (NaN/None objects count as missing too)."""
+def _mask_and_distinct(values: pd.Series, markers: Sequence[str] | None) -> tuple[pd.Series, np.ndarray]:
     folded = _folded(_IN_USE.get() if markers is None else markers)
     distinct = pd.unique(values.to_numpy(dtype=object))
     hit = [v for v in distinct if v is None or (isinstance(v, float) and v != v)
            or str(v).strip().casefold() in folded]
     if not hit:
-        return pd.Series(False, index=values.index)
-    return values.isin(hit) | values.isna()
+        return pd.Series(False, index=values.index), distinct
+    return values.isin(hit) | values.isna(), distinct
+
+
+def missing_mask(values: pd.Series, markers: Sequence[str] | None = None) -> pd.Series:
+    """True where a cell is missing (NaN/None objects count as missing too)."""
+    return _mask_and_distinct(values, markers)[0]
+
+
+def _normalized(values: pd.Series, markers: Sequence[str] | None) -> tuple[pd.Series, bool]:
+    """normalize_missing's column and whether it holds a MISSING cell."""
+    mask, distinct = _mask_and_distinct(values, markers)
+    if not mask.any():
+        return values, any(isinstance(v, str) and v == MISSING for v in distinct)
+    if not (values[mask] == MISSING).all():
+        values = values.where(~mask, MISSING)
+    return values, True
 
 
 def normalize_missing(values: pd.Series, markers: Sequence[str] | None = None) -> pd.Series:
     """The column with every missing cell written as MISSING; the same object when none is."""
-    mask = missing_mask(values, markers)
-    if not mask.any():
-        return values
-    if not (values[mask] == MISSING).all():
-        values = values.where(~mask, MISSING)
-    return values
+    return _normalized(values, markers)[0]
 
 
-def normalize_frame(frame: pd.DataFrame, markers: Sequence[str] | None = None) -> pd.DataFrame:
-    """The frame with every missing cell written as MISSING; a copy only when a cell changes."""
+def normalize_frame(frame: pd.DataFrame, markers: Sequence[str] | None = None,
+                    holding: set | None = None) -> pd.DataFrame:
+    """The frame with every missing cell written as MISSING; a copy only when a cell changes. The
+    names of the columns that then hold a MISSING cell are added to ``holding`` when given (Table
+    keeps them: asking again would scan every row)."""
     changed = {}
     for col in frame.columns:
-        new = normalize_missing(frame[col], markers)
+        new, holds = _normalized(frame[col], markers)
+        if holds and holding is not None:
+            holding.add(col)
         if new is not frame[col]:
             changed[col] = new
     if not changed:

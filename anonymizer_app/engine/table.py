@@ -71,9 +71,12 @@ class Table:
     name: str = "table"
     # cells read as missing in every column (engine.missing); each is written MISSING ("") in ``frame``
     na_values: tuple[str, ...] = NA_MARKERS
+    # the columns holding a missing cell, found while normalizing (a scan of every row per QI less later)
+    holding_missing: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.frame = normalize_frame(self.frame, self.na_values)
+        self.holding_missing = set()
+        self.frame = normalize_frame(self.frame, self.na_values, self.holding_missing)
         columns = set(self.frame.columns)
         for col in list(self.roles) + list(self.types):
             if col not in columns:
@@ -119,7 +122,7 @@ class Table:
             with markers_in_use((MISSING,)):  # the frame holds its missing cells as MISSING already
                 h = given.get(col) or default_hierarchy(col, self.frame[col], self.is_numeric(col), self.types[col])
             # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
-            out[col] = with_missing(h) if (self.frame[col] == MISSING).any() else h
+            out[col] = with_missing(h) if col in self.holding_missing else h
         return out
 
     def encode(self, hierarchies: dict[str, Hierarchy]) -> np.ndarray:
@@ -157,11 +160,28 @@ def group_rows(matrix: np.ndarray, radices: np.ndarray | None = None) -> tuple[n
         key = np.zeros(n, dtype=np.int64)
         for j in range(q):
             key = key * radices[j] + matrix[:, j]
-        _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        return _group_keys(key)
     else:
         _, first, inverse, counts = np.unique(matrix, axis=0, return_index=True, return_inverse=True,
                                               return_counts=True)
     return first, inverse.reshape(-1), counts
+
+
+def _group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """np.unique(key, return_index=True, return_inverse=True, return_counts=True) without its sort of
+    all N keys: the keys hashed (pd.factorize, distinct keys in first-seen order), then only the
+    distinct keys sorted (2-3x faster when rows repeat, as QI tuples do)."""
+    codes, uniques = pd.factorize(key)
+    u = len(uniques)
+    order = np.argsort(uniques)  # distinct keys: every sort gives this order
+    rank = np.empty(u, dtype=np.int64)
+    rank[order] = np.arange(u, dtype=np.int64)
+    inverse = rank[codes]
+    # codes in first-seen order: a key's first row is where the running maximum of the codes rises
+    starts = np.empty(len(codes), dtype=bool)
+    starts[:1] = True
+    np.greater(codes[1:], np.maximum.accumulate(codes)[:-1], out=starts[1:])
+    return np.flatnonzero(starts)[order], inverse, np.bincount(inverse, minlength=u)
 
 
 def frequency_set(codes: np.ndarray, radices: np.ndarray | None = None) -> FrequencySet:

@@ -96,3 +96,18 @@ def test_search_through_the_kernel_equals_numpy(data, seed, budget):
     for g, w in zip(got, want):
         for a, b in zip(g, w):
             assert (a is None and b is None) or np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n, distinct", [(0, 1), (1, 1), (50, 3), (20_000, 700), (20_000, 19_000)])
+def test_group_rows_equals_numpy_unique(n, distinct):
+    """table.group_rows hashes the packed keys instead of sorting them: the same first rows, inverse
+    and counts as np.unique."""
+    from anonymizer_app.engine.table import group_rows
+
+    rng = np.random.default_rng(n + distinct)
+    matrix = np.stack([rng.integers(0, distinct, n), rng.integers(0, 5, n)], axis=1)
+    key = matrix[:, 0].astype(np.int64) * 5 + matrix[:, 1]
+    want = np.unique(key, return_index=True, return_inverse=True, return_counts=True)[1:]
+    got = group_rows(matrix, np.array([distinct, 5]))
+    for g, w in zip(got, want):
+        assert g.dtype == np.int64 and np.array_equal(g, w)
