@@ -27,6 +27,7 @@ urlpatterns = [
     path("datasets/upload/", datasets.upload, name="upload"),
     path("datasets/demo/", datasets.load_demo, name="load_demo"),
     path("datasets/import-sql/", sources_sql.import_sql, name="import_sql"),
+    path("datasets/<int:dataset_id>/reimport-sql/", sources_sql.reimport_sql, name="reimport_sql"),
     path("datasets/upload-dicom/", dicom.upload, name="upload_dicom"),
     path("jobs/<uuid:job_id>/result/dicom.zip", dicom.download, name="download_dicom"),
     # set-valued data: transaction files and tables with a set-valued column

@@ -100,3 +100,26 @@ def test_export_is_owner_only(client, job, other_user, pg_url):
     assert client.get(f"/jobs/{job.pk}/result/export-sql/").status_code == 404
     assert client.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "t"}).status_code == 404
     assert pg_rows(pg_url, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")[1] == [(0,)]
+
+
+def test_reimport_a_new_dataset_from_the_same_source(client_alice, user, other_user, source):
+    from django.test import Client
+
+    client_alice.post("/datasets/import-sql/", {"url": source.replace("postgres@", "postgres:pw<x>@"),
+                                                "source": "table", "table": "visits", "keep_password": "on"})
+    first = Dataset.objects.get(owner=user)
+    page = client_alice.get(f"/datasets/{first.pk}/").content.decode()
+    assert "Imported from a database" in page and "kept, encrypted" in page and "pw&lt;x&gt;" not in page
+    assert "pw<x>" not in page and source.rsplit("/", 1)[1] in page
+    pg_execute(source, "INSERT INTO visits VALUES ('Dee', 52, '20095')")
+    response = client_alice.post(f"/datasets/{first.pk}/reimport-sql/")
+    fresh = Dataset.objects.exclude(pk=first.pk).get(owner=user)
+    assert response.status_code == 302 and response["Location"] == f"/datasets/{fresh.pk}/"
+    assert (first.n_rows, fresh.n_rows) == (3, 4) and fresh.sql_source["password"]
+    bob = Client()
+    bob.force_login(other_user)
+    assert bob.post(f"/datasets/{first.pk}/reimport-sql/").status_code == 404
+    pg_execute(source, "DROP TABLE visits")
+    response = client_alice.post(f"/datasets/{first.pk}/reimport-sql/", follow=True)
+    assert "The re-import failed: the table &#x27;visits&#x27; does not exist" in response.content.decode()
+    assert Dataset.objects.filter(owner=user).count() == 2

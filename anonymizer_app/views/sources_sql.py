@@ -13,8 +13,9 @@ from django.views.decorators.http import require_http_methods
 from ..engine import InputError
 from ..models import Job
 from ..services import exports, sql
+from ..services.vault import VaultError
 from ..sql_forms import SqlExportForm, SqlImportForm
-from .common import RESULT_PAGES, job_result, owned_job
+from .common import RESULT_PAGES, job_result, owned_dataset, owned_job
 
 
 @login_required
@@ -60,3 +61,25 @@ def export_sql(request, job_id):
             return redirect("anonymizer:result", job_id=j.pk)
     return render(request, "anonymizer/export_sql.html", {"form": form, "job": j, "dataset": j.dataset},
                   status=400 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["POST"])
+def reimport_sql(request, dataset_id: int):
+    """A new dataset from the same source as an imported one (the rows as they are now), with the kept
+    password or the one typed; the original dataset is left as it is."""
+    ds = owned_dataset(request, dataset_id)
+    source = ds.sql_source or {}
+    if not source.get("url"):
+        raise Http404("this dataset was not imported from a database")
+    try:
+        password = request.POST.get("password") or sql.reimport_password(ds)
+        fresh = sql.import_dataset(request.user, source["url"], table=source.get("table", ""),
+                                   query=source.get("query", ""), name=ds.name, web=True,
+                                   keep_password=bool(source.get("password")), password=password)
+    except (InputError, VaultError) as exc:
+        messages.error(request, f"The re-import failed: {exc}")
+        return redirect("anonymizer:dataset", dataset_id=ds.pk)
+    messages.success(request, f"Re-imported {fresh.name} as a new dataset: {fresh.n_rows:,} rows, "
+                              f"{fresh.n_columns} columns (roles detected anew).")
+    return redirect("anonymizer:dataset", dataset_id=fresh.pk)
