@@ -9,6 +9,7 @@ history. COL (an identifying column: never published) names each record across r
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from anonymizer_app.engine.missing import parse_markers
 ALGORITHM = "m-invariance"
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("re-publication (--algorithm m-invariance: --m M --record-id COL --history "
                                       "FILE)")
     group.add_argument("--history", default=None, metavar="FILE",

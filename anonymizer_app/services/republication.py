@@ -8,10 +8,16 @@ The same JSON object is the CLI's ``--history FILE`` and a policy release's ``Re
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 
 from ..engine.errors import InputError
 from ..engine.republication import History
 from . import vault
+
+if TYPE_CHECKING:
+    from ..engine.gate import Publication
+    from ..engine.spec import RunSpec
+    from ..models import Job
 
 STATE_FORMAT = "m-invariance state v1"
 
@@ -48,7 +54,7 @@ def _release_of(job):
     return Release.objects.filter(job=job).select_related("policy").first()
 
 
-def with_history(job, spec):
+def with_history(job: Job, spec: RunSpec) -> RunSpec:
     """``spec`` with its release's history (RunSpec.republication) when the job's algorithm publishes a release
     of a sequence (m-invariance); other specs unchanged. The history is the state of the policy's latest earlier
     release that published one; an earlier release still queued or running refuses the run (releases of a
@@ -58,7 +64,7 @@ def with_history(job, spec):
     from ..engine import ALGORITHMS
     from ..engine.privacy import MInvariance
     from ..engine.republication import Republication
-    from ..models import Job
+    from ..models import Job  # noqa: F811 - the model at run time (imported for typing above)
 
     info = ALGORITHMS.get(spec.algorithm)
     if info is None or not info.republishes:
@@ -89,7 +95,7 @@ def with_history(job, spec):
     return replace(spec, republication=Republication(history, secret, record_id))
 
 
-def store(job, spec, publication) -> None:
+def store(job: Job, spec: RunSpec, publication: Publication) -> None:
     """After the gate passed a release: its history (and the encrypted secret) become the release's state, with
     the figures the policy's release list shows."""
     if spec.republication is None or publication.history is None:

@@ -12,6 +12,7 @@ gate rechecks it against the history from its rows (m-uniqueness, counterfeit co
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pandas as pd
@@ -22,9 +23,12 @@ from ..recoding import QISpace
 from ..republication import History, Republication, m_invariant_groups, record_keys
 from ..republication.check import COUNTERFEITS, GROUP, check_release, release_table
 from ..republication.invariance import Grouping
-from ..table import Role
+from ..table import Role, Table
 from . import AlgorithmInfo, register
 from .base import Problem
+
+if TYPE_CHECKING:
+    from ..result import Result
 
 RECODING = "m-invariance"
 # the identifying column naming each record across releases (a policy's option; the CLI's --record-id COL)
@@ -46,7 +50,7 @@ class MInvarianceRecoding:
     recoding: str = RECODING
 
 
-def republication_keys(table, republication: Republication | None) -> list[str]:
+def republication_keys(table: Table, republication: Republication | None) -> list[str]:
     """The keyed record id of every row; refuses a run without a history or with a bad record-id column."""
     if republication is None:
         raise InputError("m-invariance publishes a release of a sequence: it needs a record-id column and the "
@@ -112,7 +116,7 @@ def counterfeit_table(published: pd.DataFrame) -> pd.DataFrame:
     return per_group[per_group[COUNTERFEITS] > 0].reset_index(drop=True)
 
 
-def cell_checker(table, hierarchies: dict):
+def cell_checker(table: Table, hierarchies: dict) -> Callable[[str, np.ndarray, np.ndarray], None]:
     """check_release's cell check: each real row's QI cell generalizes its input (ranges for numeric QIs)."""
     from ..result import _check_cells
 
@@ -123,7 +127,7 @@ def cell_checker(table, hierarchies: dict):
     return check
 
 
-def assemble_m_invariance(table, recoding: MInvarianceRecoding, models, suppression_limit):
+def assemble_m_invariance(table: Table, recoding: MInvarianceRecoding, models: list, suppression_limit: float) -> Result:
     from ..metrics import class_figures
     from ..result import Result
 
@@ -146,11 +150,12 @@ def assemble_m_invariance(table, recoding: MInvarianceRecoding, models, suppress
     )
 
 
-def verify_m_invariance(result, table, hierarchies: dict) -> History:
+def verify_m_invariance(result: Result, table: Table, hierarchies: dict) -> History:
     """The result's release against the history it was made from (Result.verify); the history after it."""
     p = result.published
-    return check_release(p["release"], p["rows"], table.frame[result.sensitive].astype(str).to_numpy(), p["keys"],
-                         p["history_before"], int(p["m"]), list(table.qi), result.sensitive,
+    sensitive = str(result.sensitive)
+    return check_release(p["release"], p["rows"], table.frame[sensitive].astype(str).to_numpy(), p["keys"],
+                         p["history_before"], int(p["m"]), list(table.qi), sensitive,
                          cell_checker(table, hierarchies))
 
 

@@ -211,8 +211,8 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     # 3. assignment: new records into groups of m distinct values (Anatomy's rule) within QI-local parts
     formed: list[list[int]] = []
     leftovers: list[int] = []
-    for part in _eligible_parts(geo, np.array(unplaced, dtype=np.int64), values, m):
-        made, rest = _anatomy_groups(geo, part, values, m)
+    for chunk in _eligible_parts(geo, np.array(unplaced, dtype=np.int64), values, m):
+        made, rest = _anatomy_groups(geo, chunk, values, m)
         formed.extend(made)
         leftovers.extend(rest)
         if len(formed) % 1024 < len(made):
@@ -244,9 +244,9 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
     if len(suppressed) > len(changed):
         notes.append(f"{len(suppressed) - len(changed)} new record(s) could not join a group of {m} distinct "
                      f"sensitive values: not published (they count as new in the next release)")
-    for made in formed:
-        sig = tuple(sorted(set(values[r] for r in made)))
-        bucket_of.setdefault(sig, []).extend(made)
+    for group_rows in formed:
+        sig = tuple(sorted(set(str(values[r]) for r in group_rows)))
+        bucket_of.setdefault(sig, []).extend(group_rows)
         deficit.setdefault(sig, {v: 0 for v in sig})
     beat(0.7, f"m-invariance: splitting {len(bucket_of)} bucket(s) into groups")
 
@@ -259,10 +259,10 @@ def m_invariant_groups(space: QISpace, codes: np.ndarray, values: np.ndarray, ke
         in_bucket = np.array(bucket_of[sig], dtype=np.int64)
         per_value = {v: in_bucket[values[in_bucket] == v] for v in sig}
         g_count = max(len(r) for r in per_value.values())
-        for part in _split(geo, per_value, g_count):
+        for one in _split(geo, per_value, g_count):
             signatures.append(sig)
-            counterfeits.append([v for v in sig if part[v] is None])
-            real_rows.append(np.array([part[v] for v in sig if part[v] is not None], dtype=np.int64))
+            counterfeits.append([v for v in sig if one[v] is None])
+            real_rows.append(np.array([one[v] for v in sig if one[v] is not None], dtype=np.int64))
 
     # number the groups by their real records' QI order (lowest values first), as the seed's tables read
     order = sorted(range(len(signatures)), key=lambda i: tuple(
