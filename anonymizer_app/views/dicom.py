@@ -80,7 +80,10 @@ def upload(request):
                                       f"({info['level_label']}). The roles the de-identification profile proposes "
                                       f"are set; check them, then run.")
             return redirect("anonymizer:columns", dataset_id=dataset.pk)
-    return render(request, "dicom/upload.html", {"form": form}, status=400 if form.errors else 200)
+    level_attributes = {level: [a.keyword for a in dicom_engine.default_attributes(level)]
+                        for level in dicom_engine.LEVELS}
+    return render(request, "dicom/upload.html", {"form": form, "level_attributes": level_attributes},
+                  status=400 if form.errors else 200)
 
 
 @login_required
