@@ -13,6 +13,7 @@ from .views import (
     jobs,
     lattice,
     release_report,
+    remote,
     results,
     risk,
     safepub,
@@ -29,6 +30,10 @@ urlpatterns = [
     path("datasets/import-sql/", sources_sql.import_sql, name="import_sql"),
     path("datasets/<int:dataset_id>/reimport-sql/", sources_sql.reimport_sql, name="reimport_sql"),
     path("datasets/upload-dicom/", dicom.upload, name="upload_dicom"),
+    path("datasets/import-remote/", remote.import_remote, name="import_remote"),
+    path("connections/", remote.connections, name="connections"),
+    path("connections/<int:account_id>/delete/", remote.delete_connection, name="delete_connection"),
+    path("jobs/<uuid:job_id>/result/deposit/", remote.deposit, name="deposit_remote"),
     path("jobs/<uuid:job_id>/result/dicom.zip", dicom.download, name="download_dicom"),
     # set-valued data: transaction files and tables with a set-valued column
     path("datasets/upload-items/", setvalued.upload, name="upload_items"),

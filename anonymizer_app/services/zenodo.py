@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile
+from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile, check_url
 
 DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)?10\.\d{4,9}/zenodo\.(\d+)$", re.I)
 PAGE = re.compile(r"^https?://[^/]+/(?:records?|deposit|uploads)/(\d+)/?(?:[?#].*)?$", re.I)
@@ -91,5 +91,10 @@ def deposit(c: Client, files: list[tuple[str, bytes]], meta: DepositMetadata) ->
             except RemoteError:
                 pass
         raise
-    url = links.get("html") or f"{c.base_url}/deposit/{dep_id}"
+    url = links.get("html")
+    try:  # shown as a link: only an allow-listed page
+        url = check_url(url) if isinstance(url, str) else None
+    except RemoteError:
+        url = None
+    url = url or f"{c.base_url}/deposit/{dep_id}"
     return Draft(service="zenodo", identifier=dep_id, url=url, files=[n for n, _ in files])

@@ -1,0 +1,122 @@
+"""Research repositories (Zenodo, Dataverse): the user's connections (API tokens, stored encrypted, shown as
+their last four characters), importing a record's file as a dataset, depositing a result as a new draft
+(services/remote.py does the work)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_http_methods, require_POST
+
+from ..engine import InputError
+from ..models import Job, RemoteAccount
+from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
+from ..services import remote
+from ..services.vault import VaultError
+from .common import RESULT_PAGES, job_result, owned_job
+
+
+def _client(account: RemoteAccount | None, service: str = "", base_url: str = "") -> remote.Client:
+    if account is None:
+        return remote.make_client(service, base_url, None)
+    try:
+        token = account.token()
+    except VaultError as exc:
+        raise remote.RemoteError(f"the token of {account.name!r} cannot be read: {exc}; store it again") from None
+    return remote.make_client(account.service, account.base_url, token)
+
+
+@login_required
+@sensitive_post_parameters("token")
+@require_http_methods(["GET", "POST"])
+def connections(request):
+    form = ConnectionForm(request.POST or None, owner=request.user)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            base = remote.normalize_base_url(d["base_url"])
+        except remote.RemoteError as exc:
+            form.add_error("base_url", str(exc))
+        else:
+            account = RemoteAccount(owner=request.user, service=d["service"], base_url=base, name=d["name"])
+            account.set_token(d["token"])
+            account.save()
+            messages.success(request, f"Saved the connection {account.name}; its token is stored encrypted.")
+            return redirect("anonymizer:connections")
+    accounts = RemoteAccount.objects.filter(owner=request.user)
+    return render(request, "anonymizer/connections.html", {"form": form, "accounts": accounts},
+                  status=400 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def delete_connection(request, account_id: int):
+    account = get_object_or_404(RemoteAccount, pk=account_id, owner=request.user)
+    account.delete()
+    messages.success(request, f"Deleted the connection {account.name} and its token.")
+    return redirect("anonymizer:connections")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_remote(request):
+    form = ImportRemoteForm(request.POST or None, owner=request.user)
+    files = None
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        account = d["account"]
+        service = account.service if account else d["service"]
+        try:
+            if account is None and not d["base_url"]:
+                raise remote.RemoteError("choose the server (or a connection)")
+            client = _client(account, d["service"], d["base_url"])
+            listed = remote.list_files(service, client, d["identifier"])
+            where = f"{remote.SERVICES[service]} {d['identifier'].strip()}"
+            tables = [f for f in listed if f.is_table]
+            if not d["file"] and len(tables) > 1:
+                files = tables  # the user picks one: the same form, the file field filled by the choice
+            else:
+                chosen = remote.choose_file(listed, d["file"].strip() or None, where)
+                dataset = remote.import_file(request.user, client, chosen, name=d["name"].strip() or None)
+        except InputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            if files is None:
+                messages.success(request, f"Imported {dataset.name} from {client.label}: {dataset.n_rows:,} rows, "
+                                          f"{dataset.n_columns} columns. Check the preview, then set the column roles.")
+                return redirect("anonymizer:dataset", dataset_id=dataset.pk)
+    return render(request, "anonymizer/import_remote.html",
+                  {"form": form, "files": files, "has_accounts": RemoteAccount.objects.filter(owner=request.user).exists()},
+                  status=400 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def deposit(request, job_id):
+    j = owned_job(request, job_id)
+    if j.kind in RESULT_PAGES or j.kind == Job.LATTICE or j.dataset.is_transactions:
+        raise Http404("this job has no table of anonymized rows")
+    res = job_result(j)
+    initial = {"title": f"{j.dataset.name}, anonymized",
+               "description": f"{j.dataset.name} anonymized with {j.algorithm} (k={j.k}); "
+                              f"{res.report.get('records', '')} records.",
+               "contact_email": request.user.email, "format": "csv", "with_report": True}
+    form = DepositForm(request.POST or None, owner=request.user, initial=initial)
+    draft = None
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        account = d["account"]
+        meta = remote.DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
+        try:
+            report = remote.release_report_html(j, request.user.get_username()) if d["with_report"] else None
+            files = remote.deposit_files(j, d["format"], d["drop_suppressed"], report)
+            draft = remote.deposit(account.service, _client(account), files, meta, d["dataverse"])
+        except InputError as exc:
+            form.add_error(None, str(exc))
+    return render(request, "anonymizer/deposit_remote.html",
+                  {"form": form, "job": j, "dataset": j.dataset, "draft": draft,
+                   "has_accounts": RemoteAccount.objects.filter(owner=request.user).exists()},
+                  status=400 if form.errors else 200)
