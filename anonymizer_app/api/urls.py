@@ -11,6 +11,7 @@ CONCERNS = [
     ("hierarchies/", "anonymizer_app.api.hierarchies"),
     ("runs/", "anonymizer_app.api.runs"),
     ("sql/", "anonymizer_app.api.sql"),
+    ("dicom/", "anonymizer_app.api.dicom"),
     ("policies/", "policies.api_urls"),
 ]
 
