@@ -115,3 +115,8 @@ def test_a_workbook_over_the_sheet_limit_is_refused(monkeypatch):
     monkeypatch.setattr(exports, "XLSX_MAX_ROWS", 2)
     with pytest.raises(exports.ExportError, match="more than an Excel worksheet holds"):
         exports.export_xlsx(pd.DataFrame({"a": ["1", "2", "3"]}))
+
+
+def test_excel_refuses_control_characters_it_cannot_store():
+    with pytest.raises(exports.ExportError, match=r"column 'a': the value 'x\\x01y' holds a control character"):
+        exports.export_xlsx(pd.DataFrame({"a": ["ok", "x\x01y"]}))

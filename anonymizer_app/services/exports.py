@@ -224,35 +224,34 @@ def export_xlsx(frame: pd.DataFrame, types: dict[str, str] | None = None) -> byt
         raise ExportError(f"{len(frame):,} rows: more than an Excel worksheet holds ({XLSX_MAX_ROWS:,}); "
                           "choose CSV, Parquet or JSON lines")
     from openpyxl import Workbook
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
     kinds = column_kinds(frame, types)
     book = Workbook(write_only=True)
     sheet = book.create_sheet("anonymized")
-
-    sheet.append([_xlsx_text(sheet, neutralize(str(c))) for c in frame.columns])
+    # Plain str values are stored as text cells (openpyxl's type "s"); only a text starting with "=" would
+    # become a formula, and neutralize() has given every such text its apostrophe.
+    header = [neutralize(str(c)) for c in frame.columns]
     columns = []
-    for c in frame.columns:
+    for c, name in zip(frame.columns, header):
         kind = kinds[str(c)]
         if kind == "text":
             codes, texts = _neutralized_codes(frame[c])
-            columns.append([texts[i] for i in codes])
+            bad = next((t for t in texts if ILLEGAL_CHARACTERS_RE.search(t)), None)
+            if bad is not None:
+                raise ExportError(f"column {name!r}: the value {bad[:40]!r} holds a control character an Excel "
+                                  "workbook cannot store; choose CSV, Parquet or JSON lines")
+            columns.append(texts[codes].tolist() if len(codes) else [])
         else:
             columns.append(typed_column(frame[c], kind).tolist())
-    text_columns = [kinds[str(c)] == "text" for c in frame.columns]
+    if any(ILLEGAL_CHARACTERS_RE.search(h) for h in header):
+        raise ExportError("a column name holds a control character an Excel workbook cannot store")
+    sheet.append(header)
     for row in zip(*columns):
-        sheet.append([_xlsx_text(sheet, v) if is_text else v for v, is_text in zip(row, text_columns)])
+        sheet.append(row)
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()
-
-
-def _xlsx_text(sheet, value: str):
-    from openpyxl.cell import WriteOnlyCell
-
-    cell = WriteOnlyCell(sheet, value=value)  # already neutralized
-    cell.data_type = "s"
-    cell.number_format = "@"
-    return cell
 
 
 def export_frame(frame: pd.DataFrame, fmt: str, types: dict[str, str] | None = None,
