@@ -14,6 +14,7 @@ import pandas as pd
 from anonymizer_app import engine
 from anonymizer_app.engine import InputError, Role
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES, Hierarchy
+from anonymizer_app.engine.identifiers import IdentifierRule
 from anonymizer_app.engine.missing import is_marker
 from anonymizer_app.engine.spec import SUPPRESSED_ROWS
 from anonymizer_app.engine.table import COLUMN_TYPES
@@ -222,7 +223,8 @@ def _identifiers(rules, columns: list[dict], where: str) -> list[dict]:
     if not isinstance(rules, list):
         raise _fail(where, "identifiers", f"expected a list, got {rules!r}")
     identifying = {c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value}
-    out = []
+    out: list[dict] = []
+    seen: set[str] = set()
     for i, rule in enumerate(rules):
         path = f"identifiers[{i}]"
         if not isinstance(rule, dict):
@@ -232,7 +234,13 @@ def _identifiers(rules, columns: list[dict], where: str) -> list[dict]:
         for key in _keys(rule):
             if any(word in key.lower() for word in SECRET_WORDS):
                 raise _fail(where, f"{path}.{key}", "a policy never holds a secret: name the key instead")
-        out.append(dict(rule))
+        if rule["column"] in seen:
+            raise _fail(where, f"{path}.column", f"{rule['column']!r} has another rule before")
+        seen.add(rule["column"])
+        try:  # the engine's own rule (engine/identifiers.py): its messages on bad fields and values
+            out.append(IdentifierRule.from_dict(rule).to_dict())
+        except InputError as exc:
+            raise _fail(where, path, str(exc)) from None
     return out
 
 

@@ -65,10 +65,17 @@ def test_round_trip_is_byte_stable():
     ({"publishing": {"suppressed_rows": "hide"}},
      "policy file: publishing.suppressed_rows: expected one of remove, keep, got 'hide'"),
     ({"publishing": {"shuffle": True}}, "policy file: publishing.shuffle: unknown field"),
-    ({"identifiers": [{"column": "sex", "method": "hmac"}]},
+    ({"identifiers": [{"column": "sex", "treatment": "remove"}]},
      "policy file: identifiers[0].column: 'sex' is not an identifying column of the policy"),
-    ({"identifiers": [{"column": "name", "method": "hmac", "secret": "abc"}]},
+    ({"identifiers": [{"column": "name", "treatment": "pseudonym", "key": "7", "secret": "abc"}]},
      "policy file: identifiers[0].secret: a policy never holds a secret: name the key instead"),
+    ({"identifiers": [{"column": "name", "treatment": "hmac"}]},
+     "policy file: identifiers[0]: identifier rule for 'name': identifier column 'name': treatment must be one of "
+     "remove, pseudonym, mask, surrogate, got 'hmac'"),
+    ({"identifiers": [{"column": "name", "treatment": "pseudonym"}]},
+     "policy file: identifiers[0]: identifier rule for 'name': identifier column 'name': a pseudonym needs a key"),
+    ({"identifiers": [{"column": "name", "treatment": "remove"}, {"column": "name", "treatment": "remove"}]},
+     "policy file: identifiers[1].column: 'name' has another rule before"),
 ])
 def test_strict_import_names_the_field_and_the_value(change, message):
     with pytest.raises(PolicyError) as exc:
@@ -174,3 +181,9 @@ def test_a_nul_character_is_refused_by_path():
 def test_options_are_stored_as_the_registry_reads_them():
     assert pf.validate(dict(minimal(), algorithm="full-domain", options={"levels": "1,0"}))["options"] == \
         {"levels": "1,0"}
+
+
+def test_identifier_rules_are_kept_in_the_engines_form():
+    rules = [{"column": "name", "treatment": "pseudonym", "key": "7", "length": 12}]
+    assert pf.validate(dict(minimal(), identifiers=rules))["identifiers"] == \
+        [{"column": "name", "treatment": "pseudonym", "key": "7", "case_sensitive": True, "length": 12}]
