@@ -275,11 +275,14 @@ class DownloadQuery(serializers.Serializer):
 
 
 FILE = OpenApiResponse(OpenApiTypes.BINARY, description="the file")
+# the media types a download can have (CSV and TSV are both sent as text/csv, as on the web)
+DOWNLOAD_TYPES = list(dict.fromkeys(["text/csv", *(f.content_type.split(";")[0] for f in
+                                                   exports.EXPORT_FORMATS.values())]))
 
 
 class RunDownload(APIView):
-    @extend_schema(parameters=[DownloadQuery], responses={(200, "application/octet-stream"): FILE,
-                                                          400: ApiErrorSerializer, 404: ApiErrorSerializer},
+    @extend_schema(parameters=[DownloadQuery], responses={
+        **{(200, media): FILE for media in DOWNLOAD_TYPES}, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Download the published table (the web download: CSV cells that a spreadsheet would "
                            "run as formulas are neutralized)", tags=["results"])
     def get(self, request, job_id):
@@ -289,7 +292,7 @@ class RunDownload(APIView):
 
 
 class RunConfig(APIView):
-    @extend_schema(responses={(200, "application/json"): FILE, 404: ApiErrorSerializer},
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: ApiErrorSerializer},
                    summary="The run's configuration JSON (as downloaded on the web)", tags=["results"])
     def get(self, request, job_id):
         owned_job(request, job_id)

@@ -2,8 +2,10 @@
 exposing ``urlpatterns``; the schema and its docs page. To add a concern, add a line to CONCERNS (see the
 package docstring)."""
 
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from .schema import not_found
 
 CONCERNS = [
     ("registry/", "anonymizer_app.api.registry"),
@@ -19,9 +21,7 @@ urlpatterns = [path(prefix, include(module)) for prefix, module in CONCERNS] + [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # the split view serves its start-up script as a file (?script), so the page runs under the CSP
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # anything else under /api/v1/ (an id that is not a number, a path that does not exist) is a JSON 404,
+    # not the site's HTML page
+    re_path(r"^.*$", not_found),
 ]
-
-
-def only_v1(endpoints, **kwargs):
-    """drf-spectacular preprocessing hook: the schema describes /api/v1/ only (older mounts stay out of it)."""
-    return [e for e in endpoints if e[0].startswith("/api/v1/")]

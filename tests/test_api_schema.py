@@ -1,0 +1,75 @@
+"""The served OpenAPI schema against the API itself (schemathesis, in-process over WSGI): with a valid key
+and seeded data (a dataset, a hierarchy, a finished run), generated requests to every operation get no
+server error (5xx) and answers that conform to the schema (status code, content type, body, headers).
+Examples per operation are few (the whole run stays well under two minutes on two cores); the seeded
+objects are also requested by their real ids so the 200 answers are checked, not only the 404s."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from api_helpers import SMALL_CSV
+from django.core.wsgi import get_wsgi_application
+from hypothesis import HealthCheck, settings
+from schemathesis import checks
+
+from accounts.models import ApiToken
+from anonymizer_app.engine import Role
+from anonymizer_app.services import datasets, jobs
+from hierarchy_editor.models import Hierarchy
+
+# the WSGI handler itself (anonymizer_app/wsgi.py also refuses the development key, which tests use)
+schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", get_wsgi_application())
+# the key is the seeded one: generated Authorization headers would only test the 401 path
+schema.config.generation.update(max_examples=6, with_security_parameters=False)
+
+CHECKS = [checks.not_a_server_error]
+CONFORMANCE = [checks.status_code_conformance, checks.content_type_conformance, checks.response_schema_conformance,
+               checks.response_headers_conformance]
+
+
+@pytest.fixture
+def seeded(django_user_model):
+    user = django_user_model.objects.create_user("fuzz", password="fuzz-pw-123!")
+    key = ApiToken.issue(user, "schemathesis")[1]
+    ds = datasets.create_dataset(user, SMALL_CSV, "small.csv")
+    for c in ds.columns.all():
+        c.role = {"zip": Role.QUASI_IDENTIFYING.value, "age": Role.QUASI_IDENTIFYING.value,
+                  "disease": Role.SENSITIVE.value}.get(c.name, Role.INSENSITIVE.value)
+        c.save()
+    h = Hierarchy.from_text(user, "zips", "13053;130**;*\n13068;130**;*\n14853;148**;*\n14850;148**;*\n")
+    h.save()
+    job = jobs.run_job(jobs.create_job(ds, "flash", 2, 0.0, "disease"))
+    return {"key": key, "dataset_id": ds.pk, "hierarchy_id": h.pk, "job_id": str(job.pk)}
+
+
+@pytest.mark.django_db(transaction=False)
+@schema.parametrize()
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_api_conforms_to_its_schema(case, seeded):
+    case.call_and_validate(headers={"Authorization": f"Bearer {seeded['key']}"},
+                           checks=CHECKS + CONFORMANCE)
+
+
+REAL_GETS = [
+    ("/api/v1/datasets/{dataset_id}/", "dataset_id"),
+    ("/api/v1/datasets/{dataset_id}/rows/", "dataset_id"),
+    ("/api/v1/datasets/{dataset_id}/columns/", "dataset_id"),
+    ("/api/v1/hierarchies/{hierarchy_id}/", "hierarchy_id"),
+    ("/api/v1/runs/{job_id}/", "job_id"),
+    ("/api/v1/runs/{job_id}/report/", "job_id"),
+    ("/api/v1/runs/{job_id}/rows/", "job_id"),
+    ("/api/v1/runs/{job_id}/download/", "job_id"),
+    ("/api/v1/runs/{job_id}/config/", "job_id"),
+    ("/api/v1/runs/{job_id}/release-report/", "job_id"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "key"), REAL_GETS)
+def test_real_objects_conform(seeded, path, key):
+    operation = schema[path]["GET"]
+    case = operation.Case(path_parameters={key: seeded[key]})
+    response = case.call_and_validate(headers={"Authorization": f"Bearer {seeded['key']}"},
+                                      checks=CHECKS + CONFORMANCE)
+    assert response.status_code == 200, (path, response.text[:300])
