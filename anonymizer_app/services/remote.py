@@ -281,17 +281,23 @@ class DepositMetadata:
             raise RemoteError("a Dataverse dataset needs a contact e-mail address")
 
 
-def deposit_files(job, fmt: str = "csv", drop_suppressed: bool = False,
-                  report_html: str | None = None) -> list[tuple[str, bytes]]:
-    """The files a deposit holds: the published rows in ``fmt`` (exports.export_result: the same bytes as the
-    download) and, when given, the release report as HTML."""
+def check_depositable(job) -> None:
+    """Refuse what has no published table: an unfinished job, a comparison, a set-valued result."""
     from ..models import Job
-    from . import exports
 
     if job.kind != Job.RUN or job.status != Job.SUCCEEDED or not hasattr(job, "result"):
         raise RemoteError("only a finished run's published rows can be deposited")
     if job.dataset.is_transactions or job.result.report.get("kind") == "set-valued":
         raise RemoteError("a set-valued result cannot be deposited as a table")
+
+
+def deposit_files(job, fmt: str = "csv", drop_suppressed: bool = False,
+                  report_html: str | None = None) -> list[tuple[str, bytes]]:
+    """The files a deposit holds: the published rows in ``fmt`` (exports.export_result: the same bytes as the
+    download) and, when given, the release report as HTML."""
+    from . import exports
+
+    check_depositable(job)
     spec = exports.EXPORT_FORMATS.get(fmt)
     if spec is None:
         raise RemoteError(f"unknown format {fmt!r}: one of " + ", ".join(exports.EXPORT_FORMATS))
