@@ -243,6 +243,11 @@ class RunForm(forms.Form):
                   "are kept only when the suppressed records together satisfy every model of the run.")
     sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False,
                                   help_text="Homogeneous equivalence classes are counted on this column.")
+    # services/pseudonyms.py: the value -> pseudonym/surrogate table, encrypted, downloadable by the owner only
+    reidentification_table = forms.BooleanField(
+        required=False, label="Keep a re-identification table",
+        help_text="The original value behind each pseudonym or surrogate, stored encrypted with the result, never "
+                  "in an export; you download it after re-entering your password.")
 
     def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
         super().__init__(*args, **kwargs)

@@ -119,9 +119,15 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
         check_levels(dataset, algorithm, options or {})
+        config = datasets.dataset_config(dataset)
+        from .pseudonyms import dataset_rules
+
+        rules = dataset_rules(dataset)  # the identifying columns' treatments, snapshotted with the roles
+        if rules:
+            config["identifiers"] = rules
         return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
                                   suppression_limit=suppression_limit, sensitive=sensitive,
-                                  options=options or {}, models=models, config=datasets.dataset_config(dataset))
+                                  options=options or {}, models=models, config=config)
     return _create_population_job(dataset, population, algorithm, k, suppression_limit, sensitive, options, models)
 
 

@@ -54,6 +54,8 @@ def run_form_initial(job: Job, changes: dict[str, str] | None = None) -> dict:
             initial[_field(key, "population")] = population.get("dataset")
         elif column is not None and group.column_source is not None:
             initial[_field(key, "column")] = column
+    if (job.config or {}).get("reidentification_table"):
+        initial["reidentification_table"] = True
     initial.update(changes or {})
     return initial
 

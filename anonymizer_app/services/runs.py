@@ -19,7 +19,7 @@ from ..engine.distributed import backend as cluster_backend
 from ..engine.pipeline import run
 from ..engine.spec import RunSpec, StreamedTable
 from ..models import Job, Result
-from . import datasets, population, republication, results, setvalued, storage
+from . import datasets, population, pseudonyms, republication, results, setvalued, storage
 from .jobs import Progress, build_models, register
 
 
@@ -77,12 +77,15 @@ def run_and_store(job: Job, progress) -> Result:
     streamed = not job.config.get("population") and not job.config.get("layout") == "transactions" \
         and not job.config.get("set_column") and out_of_core.supports(
         job.algorithm, [KAnonymity(job.k), *build_models(job.models)])
+    if pseudonyms.treats(job):  # pseudonyms, masks and surrogates are published from an in-memory run
+        streamed = False
     simple = not job.config.get("population") and not job.config.get("layout") == "transactions" \
-        and not job.config.get("set_column")
+        and not job.config.get("set_column") and not pseudonyms.treats(job)
     cluster = settings.ANONYMIZER_DASK_CLUSTER if simple and settings.ANONYMIZER_DASK_CLUSTER and \
         cluster_backend.supports(job.algorithm, [KAnonymity(job.k), *build_models(job.models)]) else None
     spec = replace(job_spec(job, streamed=streamed and not cluster, cluster=cluster), scratch=storage.scratch_of(job))
     spec = republication.with_history(job, spec)  # m-invariance: the release's history from its policy
+    spec = pseudonyms.with_identifiers(job, spec)  # the identifying columns' rules and their keys' secrets
     target = storage.result_path(job)
     display = None
     if job.config.get("population"):  # the page shows the research dataset's row beside each published row
@@ -93,6 +96,7 @@ def run_and_store(job: Job, progress) -> Result:
         publication = run(spec, progress, ParquetSink(out, display))
         out.commit()
     republication.store(job, spec, publication)  # m-invariance: the history extended by this release
+    pseudonyms.store_reidentification(job, publication.reidentification)  # only when the job asked for it
     st = publication.tables.get("st")
     if st is not None:  # Anatomy: the sensitive table beside the QIT
         storage.write_string_table(st, storage.sensitive_table_path(target))

@@ -18,7 +18,7 @@ from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
 from ..services import jobs as job_service
-from ..services import preflight, rerun
+from ..services import preflight, pseudonyms, rerun
 from ..services import setvalued as set_service
 from ..setvalued_forms import SetRunForm, item_library
 from .common import (
@@ -76,6 +76,7 @@ def run(request, dataset_id: int):
                 if set_config is not None:
                     job.config["set_column"] = set_config
                     job.save(update_fields=["config"])
+                pseudonyms.snapshot(job, bool(d.get("reidentification_table")))
             except _Refused:
                 pass  # the pre-flight problems are on the form
             except InputError as exc:
@@ -99,7 +100,10 @@ def run(request, dataset_id: int):
         "form": form,
         "algorithms": list(ALGORITHMS.values()),
         "qi_columns": [c for c in cols if c.role == QI],
-        "identifying": [c.name for c in cols if c.role == Role.IDENTIFYING.value],
+        "identifying": [c.name for c in cols if c.role == Role.IDENTIFYING.value
+                        and pseudonyms.column_rule(c) is None],
+        "identifier_rows": [{"column": c.name, "description": rule.describe()} for c in cols
+                            if (rule := pseudonyms.column_rule(c)) is not None],
         "recent_jobs": job_rows(ds.jobs.all()[:5]),
         "set_column": set_column,
         "set_form": set_form,
@@ -178,6 +182,7 @@ def _status_payload(job: Job) -> dict:
 def job(request, job_id):
     j = owned_job(request, job_id)
     columns = j.config.get("columns", [])
+    identifier_rows = [r for r in pseudonyms.describe(j) if r["treatment"] != "remove"]
     return render(request, "anonymizer/job.html", {
         "job": j,
         "algorithm": job_label(j),
@@ -186,7 +191,9 @@ def job(request, job_id):
         "duration": format_duration(j.duration),
         "suppression_percent": f"{j.suppression_limit * 100:g}",
         "qis": [c["name"] for c in columns if c["role"] == QI],
-        "identifying": [c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value],
+        "identifying": [c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value
+                        and c["name"] not in {r["column"] for r in identifier_rows}],
+        "identifier_rows": identifier_rows,
         "progress_percent": round(j.progress * 100, 1),
         "model_rows": rerun.model_rows(j.models, (j.config.get("population") or {}).get("name")),
         "option_rows": [{"name": key.replace("_", " "), "value": value} for key, value in (j.options or {}).items()

@@ -308,6 +308,11 @@ def result(request, job_id):
     else:
         frame = datasets.dataset_rows_at(ds, rows) if rows is not None and not stale else \
             datasets.dataset_rows(ds, start, stop)
+    # a pseudonymized, masked or surrogate column: its originals are not shown beside the published tokens (that
+    # pairing is the re-identification table, kept encrypted and sent only after the password)
+    for entry in report.get("identifiers", []):
+        if entry.get("treatment") != "remove" and entry.get("column") in frame.columns:
+            frame = frame.assign(**{entry["column"]: "(hidden)"})
     qis = report.get("quasi_identifiers", [])
     sensitive = report.get("sensitive")
     k_achieved = report.get("k_achieved", 0)
