@@ -149,6 +149,24 @@ def schema_report(dataset: Dataset, config: dict) -> policy_file.SchemaReport:
                                      lambda name: frame[name])
 
 
+def _check_keys(owner, config: dict, label: str) -> None:
+    """Every pseudonymization key a rule names is one of the owner's keys (by id), before anything changes."""
+    from django.apps import apps
+
+    named = sorted({str(r["key"]) for r in config["identifiers"] if r.get("key")})
+    if not named:
+        return
+    try:
+        model = apps.get_model("anonymizer_app", "PseudonymKey")
+    except LookupError:
+        raise PolicyError(f"{label}: pseudonymization keys are not available in this installation") from None
+    mine = {str(pk) for pk in model.objects.filter(owner=owner).values_list("pk", flat=True)}
+    missing = [k for k in named if k not in mine]
+    if missing:
+        raise PolicyError(f"{label}: the pseudonymization key {missing[0]!r} its rules name is not one of your keys "
+                          f"(create or choose a key on the identifiers page and save the policy again)")
+
+
 def _hierarchy_text(rows: list[list[str]]) -> str:
     buf = io.StringIO()
     csv.writer(buf, delimiter=";", lineterminator="\n").writerows(rows)
@@ -181,6 +199,7 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
     if dataset.layout != Dataset.TABLE:
         raise PolicyError(f"{dataset.name}: a policy applies to a table, not to a transaction file")
     config = policy_file.validate(version.config)
+    _check_keys(dataset.owner, config, label=f"{version.policy.name} v{version.number}")
     report = schema_report(dataset, config)
     config = policy_file.resolve(config, report, on_new_values)
     extended = {nv["column"] for nv in report.new_values}
@@ -203,9 +222,12 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
                                      config["sensitive"] or "", options, config["models"])
     except InputError as exc:
         raise PolicyError(f"{label} on {dataset.name}: {exc}") from None
+    # the identifying columns' treatments are the policy's, whatever rules the dataset's columns had
     if config["identifiers"]:
         job.config["identifiers"] = config["identifiers"]
-        job.save(update_fields=["config"])
+    else:
+        job.config.pop("identifiers", None)
+    job.save(update_fields=["config"])
     number = (version.policy.releases.aggregate(n=Max("number"))["n"] or 0) + 1
     Release.objects.create(policy=version.policy, version=version, job=job, number=number)
     return job
