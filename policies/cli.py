@@ -23,6 +23,9 @@ def add_arguments(parser) -> None:
     group.add_argument("--policy", default=None, metavar="FILE",
                        help="run the policy file's configuration (roles, hierarchies, models, algorithm, options) "
                             "on INPUT instead of the flags that set them")
+    group.add_argument("--policy-key", action="append", default=[], metavar="[KEY=]FILE",
+                       help="with --policy: the secret (hex, at least 16 bytes) of the pseudonymization key the "
+                            "policy's rules name KEY (the id shown in the web app); FILE alone: every key they name")
     new = group.add_mutually_exclusive_group()
     new.add_argument("--extend-hierarchies", dest="policy_new_values", action="store_const",
                      const=policy_file.EXTEND, default=policy_file.STOP,
@@ -35,6 +38,51 @@ def add_arguments(parser) -> None:
 def _given(opts: dict, name: str) -> bool:
     value = opts.get(name)
     return bool(value) if isinstance(value, (list, bool)) else value is not None
+
+
+def read_key(path: Path, flag: str) -> bytes:
+    """A key file: hexadecimal digits (blanks ignored), at least 16 bytes."""
+    from anonymizer_app.management.commands.anonymize import AnonymizeError
+
+    try:
+        key = bytes.fromhex("".join(path.read_text(encoding="ascii").split()))
+    except OSError as exc:
+        raise AnonymizeError(f"{flag} {path}: cannot read it ({exc.strerror})") from None
+    except (ValueError, UnicodeDecodeError):
+        raise AnonymizeError(f"{flag} {path}: not a hexadecimal key") from None
+    if len(key) < 16:
+        raise AnonymizeError(f"{flag} {path}: {len(key)} bytes; give at least 16 (32 hex digits)")
+    return key
+
+
+def _identifiers(spec, policy: dict, opts: dict):
+    """The policy's identifier treatments on the spec, with the secrets of the keys its pseudonym rules name
+    (--policy-key): the same key's secret gives the same pseudonyms as the web app's run."""
+    from dataclasses import replace
+
+    from anonymizer_app.engine import identifiers as id_rules
+    from anonymizer_app.management.commands.anonymize import AnonymizeError
+
+    given = [(k if sep else None, Path(f)) for k, sep, f in (t.rpartition("=") for t in opts.get("policy_key") or [])]
+    rules = id_rules.parse_rules(policy["identifiers"])
+    named = sorted({str(r.key) for r in rules if r.treatment == id_rules.PSEUDONYM})
+    if given and not named:
+        raise AnonymizeError("--policy-key: the policy's rules name no pseudonymization key")
+    keys: dict[str, bytes] = {}
+    default = next((read_key(path, "--policy-key") for name, path in given if name is None), None)
+    for name, path in given:
+        if name is not None:
+            if name not in named:
+                raise AnonymizeError(f"--policy-key {name}=...: the policy's rules name no key {name!r}; they name: "
+                                     f"{', '.join(named)}")
+            keys[name] = read_key(path, "--policy-key")
+    for name in named:
+        if name not in keys:
+            if default is None:
+                raise AnonymizeError(f"the policy pseudonymizes with the key {name!r}: give its secret with "
+                                     f"--policy-key {name}=FILE")
+            keys[name] = default
+    return replace(spec, identifiers=rules, pseudonym_keys=keys) if rules else spec
 
 
 def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
@@ -68,6 +116,7 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     engine.privacy.check_feasible([engine.KAnonymity(build["k"]), *build["models"]], len(frame),
                                   {c: frame[c] for c in frame.columns}, build["suppression_limit"])
     spec = RunSpec.build(table, policy_file.hierarchies(policy), **build)
+    spec = _identifiers(spec, policy, opts)
     info = engine.ALGORITHMS[policy["algorithm"]]
     if info.republishes:  # a release of a sequence: against --history, which is rewritten with it
         return _release(spec, opts, progress, out, fmt.delimiter, report_path, policy)

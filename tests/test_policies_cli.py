@@ -115,3 +115,35 @@ def test_bad_policy_files(files, tmp_path):
     assert (code, text) == (2, "the table does not fit the policy: column 'disease' is not in the policy "
                                "(its role is unknown)")
     assert not out.exists()
+
+
+def test_pseudonyms_under_the_key_the_rules_name(files, tmp_path):
+    import hashlib
+    import hmac
+
+    data, policy, out = files
+    secret = bytes(range(32))
+    (tmp_path / "key.hex").write_text(secret.hex() + "\n")
+    rules = [{"column": "name", "treatment": "pseudonym", "key": "7", "length": 12}]
+    policy.write_text(json.dumps(dict(POLICY, identifiers=rules)), encoding="utf-8")
+    code, text, _ = call(data, "--policy", policy, "--out", out, "--policy-key", f"7={tmp_path / 'key.hex'}", "--quiet")
+    assert code == 0, text
+    names = [line.split(",")[0] for line in out.read_text().splitlines()[1:]]
+    # HMAC-SHA-256 of the value under the secret, 12 hex digits, computed here without the engine
+    expected = [hmac.new(secret, n.encode(), hashlib.sha256).hexdigest()[:12] for n in
+                ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay")]
+    assert out.read_text().splitlines()[0] == "name,age,zip,sex,note,disease"
+    assert names == expected
+    assert secret.hex() not in out.read_text()
+    # FILE alone serves every key the rules name; no key, a key they do not name: refused, nothing written
+    out.unlink()
+    assert call(data, "--policy", policy, "--out", out, "--policy-key", tmp_path / "key.hex", "--quiet")[0] == 0
+    out.unlink()
+    assert call(data, "--policy", policy, "--out", out)[:2] == \
+        (2, "the policy pseudonymizes with the key '7': give its secret with --policy-key 7=FILE")
+    assert call(data, "--policy", policy, "--out", out, "--policy-key", f"8={tmp_path / 'key.hex'}")[:2] == \
+        (2, "--policy-key 8=...: the policy's rules name no key '8'; they name: 7")
+    (tmp_path / "short.hex").write_text("abcd")
+    assert call(data, "--policy", policy, "--out", out, "--policy-key", tmp_path / "short.hex")[:2] == \
+        (2, f"--policy-key {tmp_path / 'short.hex'}: 2 bytes; give at least 16 (32 hex digits)")
+    assert not out.exists()
