@@ -259,6 +259,9 @@ ANONYMIZER_MAX_XLSX_RATIO = envint("ANONYMIZER_MAX_XLSX_RATIO", 100)
 ANONYMIZER_SQL_SQLITE_DIR = os.environ.get("ANONYMIZER_SQL_SQLITE_DIR", "").strip()
 ANONYMIZER_SQL_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_TIMEOUT_SECONDS", 300)
 ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 10)
+# The database servers web users may name (host names or addresses, comma-separated; empty: any server but
+# the app's own database). The app connects to what a user names: a list keeps it off other internal hosts.
+ANONYMIZER_SQL_ALLOWED_HOSTS = envlist("ANONYMIZER_SQL_ALLOWED_HOSTS", "")
 # Research repositories (services/remote.py): the only hosts the app may reach for Zenodo and Dataverse (https),
 # hosts (host:port) allowed over plain http (a local test server only), and the time a request may take.
 ANONYMIZER_REMOTE_HOSTS = envlist("ANONYMIZER_REMOTE_HOSTS", "zenodo.org,sandbox.zenodo.org,demo.dataverse.org,"

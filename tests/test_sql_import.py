@@ -190,3 +190,12 @@ def test_the_statement_timeout_stops_a_long_query(people, user, settings):
     with pytest.raises(sql.SqlError, match="failed: canceling statement due to statement timeout"):
         sql.import_dataset(user, people, query="SELECT pg_sleep(5), 1 AS a", web=False)
     assert nothing_stored()
+
+
+def test_only_the_allowed_servers_when_a_list_is_set(settings):
+    settings.ANONYMIZER_SQL_ALLOWED_HOSTS = ["db.example.org", "127.0.0.1"]
+    sql.check_web_url(sql.parse_url("postgresql://x@DB.example.org/clinic"), {}, "")
+    sql.check_web_url(sql.parse_url("mysql://x@127.0.0.1/clinic"), {}, "")
+    with pytest.raises(sql.SqlError, match="the server 'intranet' is not one this app may connect to; allowed: "
+                                           "db.example.org, 127.0.0.1"):
+        sql.check_web_url(sql.parse_url("postgresql://x@intranet:5432/wiki"), {}, "")

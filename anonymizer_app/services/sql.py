@@ -11,8 +11,8 @@ transaction (PostgreSQL: default_transaction_read_only; MySQL/MariaDB: SET SESSI
 SQLite: the file opened read-only and PRAGMA query_only) under a statement timeout.
 
 Web safety (``web=True``): a URL naming the app's own database (same host, port and database) is refused,
-and SQLite files only inside ANONYMIZER_SQL_SQLITE_DIR (unset: SQLite refused on the web; the CLI may open
-any file).
+SQLite files only inside ANONYMIZER_SQL_SQLITE_DIR (unset: SQLite refused on the web; the CLI may open any
+file), and, when ANONYMIZER_SQL_ALLOWED_HOSTS lists servers, only those.
 
 Writing: a NEW table (an existing one is refused unless ``replace``), numbers typed where every published
 value is a number (exports.column_kinds), text otherwise; the rows go to a temporary table that is renamed
@@ -130,6 +130,10 @@ def check_web_url(parsed, databases: dict | None = None, sqlite_dir: str | None 
         if any(kind == "sqlite" and path == Path(str(name)) for kind, _, name in _own_databases(databases)):
             raise SqlError("this is the app's own database: it cannot be a source or a destination")
         return
+    allowed = [h.lower() for h in (getattr(settings, "ANONYMIZER_SQL_ALLOWED_HOSTS", None) or [])]
+    if allowed and (parsed.host or "").lower() not in allowed:
+        raise SqlError(f"the server {parsed.host or 'localhost'!r} is not one this app may connect to; allowed: "
+                       + ", ".join(allowed))
     kind = "postgresql" if backend == "postgresql" else "mysql"
     port = parsed.port or DEFAULT_PORTS[kind]
     here = _addresses(parsed.host)
