@@ -8,6 +8,7 @@ import io
 import pydicom
 import pytest
 from dicom_helpers import SAMPLES, file_uploads, zip_upload
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from pydicom.data import get_testdata_file
 
@@ -93,3 +94,34 @@ def test_disagreeing_attribute_named(logged_in, user):
 def test_nothing_chosen(logged_in):
     response = logged_in.post(URL, {"level": "file", "attributes": ["PatientSex"]})
     assert response.status_code == 400 and "Choose a zip file or a folder" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_long_extraction_streams_its_progress(logged_in, user, monkeypatch):
+    from anonymizer_app.views import dicom as dicom_views
+
+    monkeypatch.setattr(dicom_views, "STREAM_FILES", 3)  # 8 files: the streamed path
+    response = logged_in.post(URL, {"archive": zip_upload(), "level": "file", "attributes": ["PatientSex"]})
+    assert response.status_code == 200 and response.streaming
+    page = b"".join(response.streaming_content).decode()
+    dataset = Dataset.objects.get(owner=user)
+    assert "checking file 8 of 8" in page and "reading the headers: file 8 of 8" in page
+    assert "[ 90%]" in page  # the share of the extraction
+    assert "Read 8 DICOM files into 8 rows (one row per file)" in page
+    assert f'url={reverse("anonymizer:columns", args=[dataset.pk])}' in page
+    assert not list((storage.media_root() / "tables").glob("staging-*.zip"))
+
+
+@pytest.mark.django_db
+def test_a_streamed_refusal_names_the_file_and_stores_nothing(logged_in, user, monkeypatch):
+    from anonymizer_app.views import dicom as dicom_views
+
+    monkeypatch.setattr(dicom_views, "STREAM_FILES", 0)
+    before = storage.media_files()
+    response = logged_in.post(URL, {"folder": file_uploads(["CT_small.dcm"]) + [
+        SimpleUploadedFile("<i>x</i>.txt", b"hello")], "level": "file", "attributes": ["PatientSex"]})
+    page = b"".join(response.streaming_content).decode()
+    # (Django keeps only the safe part of an uploaded file's name)
+    assert "00002-i&gt;.txt: not a DICOM file" in page and "<i>" not in page
+    assert not Dataset.objects.filter(owner=user).exists()
+    assert storage.media_files() == before

@@ -29,9 +29,12 @@ FILES = "files.zip"
 
 
 # ---- upload -----------------------------------------------------------------------------------------------
-def _staging_zip(uploads) -> Path:
+def stage_uploads(uploads) -> Path:
     """One zip holding the uploaded files: a zip as it came, or the files of a folder under numbered names
-    (a browser sends a folder's files by their base names, which may repeat across subfolders)."""
+    (a browser sends a folder's files by their base names, which may repeat across subfolders). The caller
+    removes it (store() moves it into the dataset's folder)."""
+    if not uploads:
+        raise InputError("choose a zip file or a folder of DICOM files")
     folder = storage.media_root() / "tables"
     storage.make_folder(folder)
     path = folder / f"staging-{secrets.token_hex(16)}.zip"
@@ -49,42 +52,55 @@ def _staging_zip(uploads) -> Path:
     return path
 
 
-def create_dicom_dataset(owner, uploads, level: str, attributes: list[str], name: str | None = None,
-                         progress=None) -> Dataset:
-    """Check every file, extract the table, store the dataset, its files and manifest; the columns get the
-    roles the profile proposes. Nothing is stored when a file is not DICOM or an attribute is refused."""
-    if not uploads:
-        raise InputError("choose a zip file or a folder of DICOM files")
-    staging = _staging_zip(uploads)
+def read_staged(staging: Path, level: str, attributes: list[str], progress=None):
+    """Every file checked, the table extracted (no database: the upload page runs it beside the request to
+    show its progress). Returns (source, extraction)."""
+    source = dicom_engine.open_source(staging, progress)
+    return source, dicom_engine.extract(source, attributes, level, progress)
+
+
+def store(owner, staging: Path, source, extraction, stem: str, name: str | None = None) -> Dataset:
+    """The dataset (the table as its original CSV), the files and manifest moved beside it, the profile's roles
+    on its columns; nothing is left when a step fails."""
     dataset = None
     try:
-        source = dicom_engine.open_source(staging, progress)
-        extraction = dicom_engine.extract(source, attributes, level, progress)
-        stem = Path(uploads[0].name).stem if len(uploads) == 1 else "DICOM folder"
         csv = extraction.frame.to_csv(index=False).encode("utf-8")
         dataset = datasets.create_dataset(owner, csv, f"{stem}-dicom-headers.csv", name=name or stem,
                                           fmt=Format("csv", ",", "utf-8", True), header=True)
         folder = storage.dicom_dir(dataset)
         storage.make_folder(folder)
         shutil.move(staging, folder / FILES)
-        manifest = {"level": level, "attributes": extraction.attributes, "files": len(source.members),
+        manifest = {"level": extraction.level, "attributes": extraction.attributes, "files": len(source.members),
                     "file_rows": extraction.file_rows, "files_per_row": extraction.files_per_row,
                     "uid_key": vault.encrypt_text(secrets.token_hex(32))}
         (folder / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
         storage.make_private(folder)
         with transaction.atomic():
             for column in dataset.columns.all():
-                role = dicom_engine.proposed_role(column.name)
-                column.role = role.value
+                column.role = dicom_engine.proposed_role(column.name).value
                 column.save(update_fields=["role"])
     except BaseException:
         if dataset is not None and dataset.pk:
             dataset.delete()  # erasure removes its files (original, table, DICOM folder)
         raise
+    return dataset
+
+
+def upload_stem(uploads) -> str:
+    return Path(uploads[0].name).stem if len(uploads) == 1 else "DICOM folder"
+
+
+def create_dicom_dataset(owner, uploads, level: str, attributes: list[str], name: str | None = None,
+                         progress=None) -> Dataset:
+    """Check every file, extract the table, store the dataset, its files and manifest; the columns get the
+    roles the profile proposes. Nothing is stored when a file is not DICOM or an attribute is refused."""
+    staging = stage_uploads(uploads)
+    try:
+        source, extraction = read_staged(staging, level, attributes, progress)
+        return store(owner, staging, source, extraction, upload_stem(uploads), name)
     finally:
         if staging.exists():
             staging.unlink()
-    return dataset
 
 
 # ---- what a dataset is ----------------------------------------------------------------------------------------
