@@ -45,7 +45,7 @@ class ImportRemoteForm(forms.Form):
     account = AccountChoiceField(label="Connection", queryset=RemoteAccount.objects.none(), required=False,
                                  empty_label="none: a public record (no token)",
                                  help_text="a connection's token also reaches your own unpublished drafts")
-    service = forms.ChoiceField(label="Repository", choices=SERVICE_CHOICES,
+    service = forms.ChoiceField(label="Repository", choices=SERVICE_CHOICES, required=False,
                                 help_text="without a connection")
     base_url = forms.ChoiceField(label="Server", choices=(), help_text="without a connection")
     identifier = forms.CharField(label="Record or dataset", max_length=500,
@@ -62,6 +62,12 @@ class ImportRemoteForm(forms.Form):
         self.fields["account"].queryset = RemoteAccount.objects.filter(owner=owner)
         self.fields["base_url"].choices = _base_choices()
         self.fields["base_url"].required = False
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("account") and "service" in data and not data.get("service"):
+            self.add_error("service", "choose the repository (or a connection)")
+        return data
 
 
 class DepositForm(forms.Form):

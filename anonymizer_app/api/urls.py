@@ -14,6 +14,7 @@ CONCERNS = [
     ("runs/", "anonymizer_app.api.runs"),
     ("sql/", "anonymizer_app.api.sql"),
     ("dicom/", "anonymizer_app.api.dicom"),
+    ("repositories/", "anonymizer_app.api.repositories"),
     ("policies/", "policies.api_urls"),
 ]
 

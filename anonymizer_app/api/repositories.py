@@ -1,0 +1,214 @@
+"""Zenodo and Dataverse in the API (services/remote.py, the web pages' forms and checks): the user's
+connections (tokens stored encrypted, never returned), listing a record's files, importing one as a new
+dataset through the upload's ingestion, and depositing a run's published rows as a new DRAFT (never
+published). Servers only from the allow-list (ANONYMIZER_REMOTE_HOSTS)."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..engine import InputError
+from ..models import Job, RemoteAccount
+from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
+from ..services import remote
+from ..services.vault import VaultError
+from .common import _key, owned_job, refused
+from .datasets import DatasetDetailSerializer
+from .serializers import ApiErrorSerializer
+
+
+class RemoteConnectionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RemoteAccount
+        fields = ["id", "name", "service", "base_url", "token_hint", "created"]
+
+
+class RemoteConnectionCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    service = serializers.ChoiceField(choices=list(remote.SERVICES.items()))
+    base_url = serializers.CharField(help_text="an allow-listed server, e.g. https://zenodo.org")
+    token = serializers.CharField(write_only=True, help_text="the API token; stored encrypted, never returned")
+
+
+class RemoteSourceSerializer(serializers.Serializer):
+    account = serializers.IntegerField(required=False, allow_null=True,
+                                       help_text="a connection's id (its server and token); none: a public record")
+    service = serializers.ChoiceField(choices=list(remote.SERVICES.items()), required=False, help_text="without a connection")
+    base_url = serializers.CharField(required=False, help_text="without a connection: an allow-listed server")
+    identifier = serializers.CharField(help_text="Zenodo: record number, DOI or page; Dataverse: doi:... or a file id")
+
+
+class RemoteImportSerializer(RemoteSourceSerializer):
+    file = serializers.CharField(required=False, help_text="the file's name; default: the record's one table file")
+    name = serializers.CharField(required=False, help_text="the dataset's name; default: the file's")
+
+
+class RemoteFileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    size = serializers.IntegerField(allow_null=True)
+    is_table = serializers.BooleanField(help_text="CSV, TSV, tab, txt or xlsx: importable")
+
+
+class RemoteDepositSerializer(serializers.Serializer):
+    account = serializers.IntegerField(help_text="the connection (its server and token) to deposit with")
+    dataverse = serializers.CharField(required=False, help_text="Dataverse: the collection's alias")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    creators = serializers.ListField(child=serializers.CharField(), help_text="'Family, Given', at least one")
+    contact_email = serializers.EmailField(required=False, help_text="Dataverse: required")
+    format = serializers.ChoiceField(choices=["csv", "tsv", "parquet", "xlsx", "jsonl"], required=False, default="csv")
+    drop_suppressed = serializers.BooleanField(required=False, default=False)
+    with_report = serializers.BooleanField(required=False, default=False, help_text="add the release report (HTML)")
+
+
+class RemoteDraftSerializer(serializers.Serializer):
+    service = serializers.CharField()
+    identifier = serializers.CharField(help_text="Zenodo: the deposition id; Dataverse: the persistent id")
+    url = serializers.CharField(help_text="the draft's page on the repository, to review and publish it")
+    files = serializers.ListField(child=serializers.CharField())
+
+
+def _form_errors(form) -> Response:
+    errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
+    return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()), errors=errors)
+
+
+def _body(request) -> dict:
+    body = request.data if isinstance(request.data, dict) else {}
+    out = {}
+    for k, v in body.items():
+        if isinstance(v, bool):
+            v = "on" if v else ""
+        elif isinstance(v, list):
+            v = "\n".join(str(x) for x in v)
+        elif v is None:
+            v = ""
+        out[k] = v if isinstance(v, str) else str(v)
+    return out
+
+
+def _source(request, form_class):
+    """The valid form, or the error answer."""
+    data = _body(request)
+    form = form_class(data, owner=request.user)
+    return (form, None) if form.is_valid() else (None, _form_errors(form))
+
+
+def _client(account: RemoteAccount | None, service: str = "", base_url: str = "") -> remote.Client:
+    if account is None:
+        if not base_url:
+            raise remote.RemoteError("base_url: choose the server (or a connection)")
+        return remote.make_client(service, base_url, None)
+    try:
+        return remote.make_client(account.service, account.base_url, account.token())
+    except VaultError as exc:
+        raise remote.RemoteError(f"the token of {account.name!r} cannot be read: {exc}") from None
+
+
+class RemoteConnections(APIView):
+    @extend_schema(responses={200: RemoteConnectionSerializer(many=True)}, summary="Your repository connections",
+                   tags=["repositories"])
+    def get(self, request):
+        return Response(RemoteConnectionSerializer(RemoteAccount.objects.filter(owner=request.user), many=True).data)
+
+    @extend_schema(request=RemoteConnectionCreateSerializer, responses={201: RemoteConnectionSerializer, 400: ApiErrorSerializer},
+                   summary="Store an API token for Zenodo or Dataverse (encrypted)", tags=["repositories"])
+    def post(self, request):
+        form = ConnectionForm(_body(request), owner=request.user)
+        if not form.is_valid():
+            return _form_errors(form)
+        d = form.cleaned_data
+        account = RemoteAccount(owner=request.user, service=d["service"], name=d["name"],
+                                base_url=remote.normalize_base_url(d["base_url"]))
+        account.set_token(d["token"])
+        account.save()
+        return Response(RemoteConnectionSerializer(account).data, status=status.HTTP_201_CREATED)
+
+
+class RemoteConnectionDetail(APIView):
+    @extend_schema(responses={204: None, 404: ApiErrorSerializer}, summary="Delete a connection and its token",
+                   tags=["repositories"])
+    def delete(self, request, account_id: int):
+        get_object_or_404(RemoteAccount, pk=_key(account_id), owner=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RemoteFiles(APIView):
+    @extend_schema(request=RemoteSourceSerializer, responses={200: RemoteFileSerializer(many=True), 400: ApiErrorSerializer},
+                   summary="List the files of a Zenodo record or a Dataverse dataset", tags=["repositories"])
+    def post(self, request):
+        form, error = _source(request, ImportRemoteForm)
+        if error is not None:
+            return error
+        d = form.cleaned_data
+        account = d["account"]
+        try:
+            files = remote.list_files(account.service if account else d["service"],
+                                      _client(account, d["service"], d["base_url"]), d["identifier"])
+        except InputError as exc:
+            return refused(str(exc))
+        return Response([{"name": f.name, "size": f.size, "is_table": f.is_table} for f in files])
+
+
+class RemoteImport(APIView):
+    @extend_schema(request=RemoteImportSerializer, responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer},
+                   summary="Import a record's CSV/TSV/Excel file as a new dataset (the upload's ingestion and limits)",
+                   tags=["repositories"])
+    def post(self, request):
+        form, error = _source(request, ImportRemoteForm)
+        if error is not None:
+            return error
+        d = form.cleaned_data
+        account = d["account"]
+        service = account.service if account else d["service"]
+        try:
+            client = _client(account, d["service"], d["base_url"])
+            listed = remote.list_files(service, client, d["identifier"])
+            chosen = remote.choose_file(listed, d["file"].strip() or None,
+                                        f"{remote.SERVICES[service]} {d['identifier'].strip()}")
+            ds = remote.import_file(request.user, client, chosen, name=d["name"].strip() or None)
+        except InputError as exc:
+            return refused(str(exc))
+        return Response(DatasetDetailSerializer(ds).data, status=status.HTTP_201_CREATED)
+
+
+class RemoteDeposit(APIView):
+    @extend_schema(request=RemoteDepositSerializer,
+                   responses={201: RemoteDraftSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
+                   summary="Deposit a run's published rows as a new draft on Zenodo or Dataverse (never published)",
+                   tags=["repositories"])
+    def post(self, request, job_id):
+        j = owned_job(request, job_id)
+        if j.kind != Job.RUN or j.dataset.is_transactions or j.status != Job.SUCCEEDED or not hasattr(j, "result"):
+            raise Http404("this job has no table of published rows")
+        data = _body(request)
+        data.setdefault("format", "csv")
+        form = DepositForm(data, owner=request.user)
+        if not form.is_valid():
+            return _form_errors(form)
+        d = form.cleaned_data
+        account = d["account"]
+        meta = remote.DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
+        try:
+            report = remote.release_report_html(j, request.user.get_username()) if d["with_report"] else None
+            files = remote.deposit_files(j, d["format"], d["drop_suppressed"], report)
+            draft = remote.deposit(account.service, _client(account), files, meta, d["dataverse"])
+        except InputError as exc:
+            return refused(str(exc))
+        return Response({"service": draft.service, "identifier": draft.identifier, "url": draft.url,
+                         "files": draft.files}, status=status.HTTP_201_CREATED)
+
+
+urlpatterns = [
+    path("connections/", RemoteConnections.as_view(), name="api-remote-connections"),
+    path("connections/<int:account_id>/", RemoteConnectionDetail.as_view(), name="api-remote-connection"),
+    path("files/", RemoteFiles.as_view(), name="api-remote-files"),
+    path("import/", RemoteImport.as_view(), name="api-remote-import"),
+    path("deposit/<uuid:job_id>/", RemoteDeposit.as_view(), name="api-remote-deposit"),
+]

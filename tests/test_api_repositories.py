@@ -1,0 +1,81 @@
+"""Zenodo and Dataverse in the HTTP API (/api/v1/repositories/) against the local repository server:
+connections (the token never returned, stored encrypted, owner-only), listing a record's files, importing
+one as a dataset, depositing a run as a draft; errors as JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+from anonymizer_app.engine import Role
+from anonymizer_app.models import Dataset, RemoteAccount
+from anonymizer_app.services import exports
+from tests import remote_helpers
+from tests.anonymizer_helpers import finished_job, set_roles
+from tests.api_helpers import api_for
+from tests.remote_helpers import DATAVERSE_TOKEN, ZENODO_TOKEN
+
+repo_server = remote_helpers.repo_server  # the fixture
+pytestmark = pytest.mark.django_db
+ROOT = "/api/v1/repositories"
+
+
+def test_connections(repo_server, user, other_user):
+    base, _ = repo_server
+    api = api_for(user)
+    response = api.post(f"{ROOT}/connections/", {"name": "Z", "service": "zenodo", "base_url": base,
+                                                 "token": ZENODO_TOKEN})
+    body = response.json()
+    assert response.status_code == 201 and set(body) == {"id", "name", "service", "base_url", "token_hint", "created"}
+    assert (body["name"], body["service"], body["base_url"], body["token_hint"]) == ("Z", "zenodo", base,
+                                                                                      ZENODO_TOKEN[-4:])
+    assert "SECRET" not in response.content.decode()
+    assert RemoteAccount.objects.get(pk=body["id"]).token() == ZENODO_TOKEN
+    listed = api.get(f"{ROOT}/connections/")
+    assert [c["name"] for c in listed.json()] == ["Z"] and "SECRET" not in listed.content.decode()
+    response = api.post(f"{ROOT}/connections/", {"name": "E", "service": "zenodo", "base_url": "https://evil.example.org",
+                                                 "token": "x"})
+    assert response.status_code == 400 and "base_url" in response.json()["errors"]
+    other = api_for(other_user)
+    assert other.get(f"{ROOT}/connections/").json() == []
+    assert other.delete(f"{ROOT}/connections/{body['id']}/").status_code == 404
+    assert api.delete(f"{ROOT}/connections/{body['id']}/").status_code == 204
+    assert not RemoteAccount.objects.exists()
+
+
+def test_files_import_and_deposit(repo_server, user, other_user):
+    base, repo = repo_server
+    api = api_for(user)
+    response = api.post(f"{ROOT}/files/", {"service": "zenodo", "base_url": base, "identifier": "101"})
+    assert response.status_code == 200 and response.json() == [
+        {"name": "adult-visits.csv", "size": len(remote_helpers.VISITS_CSV), "is_table": True},
+        {"name": "readme.pdf", "size": 20, "is_table": False}]
+    response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "102"})
+    assert response.status_code == 400 and "choose one: a.csv, b.csv" in response.json()["detail"]
+    response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "999"})
+    assert response.status_code == 400 and "the record 999 was not found (404)" in response.json()["detail"]
+    response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "101"})
+    assert response.status_code == 201 and response.json()["n_rows"] == 6
+    ds = Dataset.objects.get(owner=user, pk=response.json()["id"])
+    set_roles(ds, {"name": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "zip": Role.QUASI_IDENTIFYING,
+                   "disease": Role.SENSITIVE})
+    job = finished_job(ds, k=3)
+    dv = api.post(f"{ROOT}/connections/", {"name": "DV", "service": "dataverse", "base_url": base,
+                                           "token": DATAVERSE_TOKEN}).json()
+    response = api.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"], "dataverse": "anonymized",
+                                                      "title": "Visits", "description": "k=3",
+                                                      "creators": ["Doe, Jane", "Roe, Rick"],
+                                                      "contact_email": "jane@example.org", "format": "jsonl"})
+    body = response.json()
+    assert response.status_code == 201, body
+    assert body["service"] == "dataverse" and body["files"] == ["adult-visits-datafly-k3-anonymized.jsonl"]
+    assert body["url"] == f"{base}/dataset.xhtml?persistentId={body['identifier']}&version=DRAFT"
+    draft = repo.drafts[body["identifier"]]
+    assert draft["files"]["adult-visits-datafly-k3-anonymized.jsonl"] == exports.export_result(job.result, "jsonl")
+    authors = draft["metadata"]["datasetVersion"]["metadataBlocks"]["citation"]["fields"][1]["value"]
+    assert [a["authorName"]["value"] for a in authors] == ["Doe, Jane", "Roe, Rick"]
+    response = api.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"], "title": "T", "description": "D",
+                                                      "creators": ["X"]})
+    assert response.status_code == 400 and set(response.json()["errors"]) == {"dataverse", "contact_email"}
+    other = api_for(other_user)
+    assert other.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"]}).status_code == 404
+    assert len(repo.drafts) == 1
