@@ -15,7 +15,8 @@ from . import policy_file
 
 # the run-shaping flags a policy replaces: given together with --policy they are refused, not ignored
 POLICY_REPLACES = ("qi", "sensitive", "identifier", "hierarchy", "k", "transactions", "set_column", "population",
-                   "research_column", "cluster")
+                   "research_column", "cluster", "pseudonymize", "mask", "surrogate", "pseudonym_fold_case")
+NOT_WITH_POLICY = ("reidentification_table",)  # not offered for policy runs: refused rather than ignored
 
 
 def add_arguments(parser) -> None:
@@ -70,6 +71,8 @@ def _identifiers(spec, policy: dict, opts: dict):
         raise AnonymizeError("--policy-key: the policy's rules name no pseudonymization key")
     keys: dict[str, bytes] = {}
     default = next((read_key(path, "--policy-key") for name, path in given if name is None), None)
+    if default is None and opts.get("pseudonym_key_file") and named:  # the identifier flags' key file
+        default = read_key(Path(opts["pseudonym_key_file"]), "--pseudonym-key-file")
     for name, path in given:
         if name is not None:
             if name not in named:
@@ -94,6 +97,9 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     clash = [name for name in POLICY_REPLACES if _given(opts, name)]
     if clash:
         raise AnonymizeError(f"--{clash[0].replace('_', '-')} cannot be given with --policy: the policy sets it")
+    clash = [name for name in NOT_WITH_POLICY if _given(opts, name)]
+    if clash:
+        raise AnonymizeError(f"--{clash[0].replace('_', '-')} does not apply to --policy runs")
     path = Path(opts["policy"])
     if not path.is_file():
         raise AnonymizeError(f"--policy {path}: no such file")
