@@ -49,7 +49,13 @@ from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.engine.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
-from anonymizer_app.management import cluster_flags, model_flags, republication_flags, sql_flags
+from anonymizer_app.management import (
+    cluster_flags,
+    identifier_flags,
+    model_flags,
+    republication_flags,
+    sql_flags,
+)
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 from policies import cli as policy_cli
 
@@ -226,6 +232,7 @@ class Command(OneLineCommand):
         cluster_flags.add_arguments(parser)
         policy_cli.add_arguments(parser)  # --policy FILE, --extend-hierarchies, --stop-on-new-values
         republication_flags.add_arguments(parser)  # --history FILE (with --algorithm m-invariance)
+        identifier_flags.add_arguments(parser)  # --pseudonymize/--mask/--surrogate COL, --reidentification-table
         sql_flags.add_arguments(parser)  # --sql-url/--sql-table/--sql-query, --out-sql/--out-table/--out-replace
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
                                          "occurs is held by at least k records)")
@@ -311,6 +318,8 @@ class Command(OneLineCommand):
             if opts[flag]:
                 raise AnonymizeError("--record-id applies to --transactions input")
 
+        # pseudonymized, masked, surrogate columns: identifying, published by their rule (identifier_flags.py)
+        identifier_rules, pseudonym_keys = identifier_flags.prepare(opts)
         models = self._models(opts)
         k = self._k(opts, models)
         suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
@@ -321,7 +330,8 @@ class Command(OneLineCommand):
         if opts["cluster"] is not None:  # the stages on a Dask cluster (management/cluster_flags.py)
             return cluster_flags.run(self, opts, build, source, out, report_path, progress)
 
-        if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None:
+        if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None \
+                and not identifier_rules:
             fmt = self._input_format(source, opts["delimiter"])
             from anonymizer_app.services.ingestion import iter_table_file
 
@@ -370,9 +380,11 @@ class Command(OneLineCommand):
                                             algorithm, hierarchy)
         elif any(opts[f] for f in ("item_hierarchy", "set_algorithm", "m")):
             raise AnonymizeError("--m, --set-algorithm and --item-hierarchy apply to --set-column or --transactions")
-        spec = RunSpec.build(table, hierarchies, **build)
+        spec = identifier_flags.with_rules(RunSpec.build(table, hierarchies, **build), identifier_rules, pseudonym_keys)
 
-        report = write_publication(spec, progress, out, delimiter, report_path, run)
+        capture = identifier_flags.Capture(run)
+        report = write_publication(spec, progress, out, delimiter, report_path, capture)
+        table_note = identifier_flags.write_table(opts["reidentification_table"], capture.publication, self.stderr.write)
         publishing = report.get("publishing", {})
         how = "removed" if publishing.get("suppressed_rows", "remove") == "remove" else "kept as '*' rows"
         return (f"{out}: {report['records']:,} records written of {report.get('input_records', report['records']):,},"
@@ -381,6 +393,7 @@ class Command(OneLineCommand):
                 + (", out of core" if spec.streamed else "")
                 + self._set_column_summary(report, k)
                 + self._safepub_summary(report)
+                + table_note
                 + (f"; report {report_path}" if report_path else ""))
 
     @staticmethod
