@@ -94,3 +94,17 @@ def test_deleting_the_dataset_removes_the_files(user):
     assert (folder / "files.zip").is_file()
     dataset.delete()
     assert not folder.exists()
+
+
+@pytest.mark.django_db
+def test_a_uid_column_can_only_be_identifying(user):
+    from anonymizer_app.services import preflight
+
+    dataset = make_dicom_dataset(user)
+    assert preflight.check_run(dataset, "datafly", 2, 0.0) == []
+    column = dataset.columns.get(name="StudyInstanceUID")
+    column.role = Role.INSENSITIVE.value
+    column.save()
+    problems = [p.message for p in preflight.check_run(dataset, "datafly", 2, 0.0)]
+    assert problems == ["StudyInstanceUID: a UID the profile replaces by a pseudonym; it can only be identifying"]
+    assert preflight.check_run(make_dataset(user), "datafly", 2, 0.0) == []

@@ -122,7 +122,10 @@ def describe(dataset: Dataset) -> dict | None:
 
 
 def check_roles(dataset: Dataset) -> list[str]:
-    """Problems with the columns' roles for a DICOM run: a UID column may only be an identifier."""
+    """Problems with the columns' roles for a DICOM run: a UID column may only be an identifier (its value
+    in the files is a pseudonym; published, the original would identify the file)."""
+    if not is_dicom(dataset):
+        return []
     problems = []
     for column in dataset.columns.all():
         if column.role != Role.IDENTIFYING.value and dicom_engine.uid_only_identifier(column.name):

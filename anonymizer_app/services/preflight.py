@@ -58,6 +58,9 @@ def check_run(dataset: Dataset, algorithm: str, k: int, suppression_limit: float
     except (InputError, TypeError):
         built = []  # bad parameters: the job's validation names them
     problems += _models(dataset, built, models or [], suppression_limit)
+    from .dicom import check_roles  # a DICOM dataset: its UID columns can only be identifiers
+
+    problems += [Problem(None, message) for message in check_roles(dataset)]
     return problems
 
 
