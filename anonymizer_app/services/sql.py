@@ -236,6 +236,8 @@ def check_query(query: str) -> str:
     first = bare.split(None, 1)[0].lower() if bare.split() else ""
     if first not in ("select", "with"):
         raise SqlError(f"only a SELECT (or WITH ... SELECT) query may be run, not {first.upper() or 'this'}")
+    if re.search(r"\binto\b", bare, re.I):  # SELECT ... INTO a table, a variable or a file writes
+        raise SqlError("SELECT ... INTO writes (a table, a variable or a file): only a plain SELECT may be run")
     return text
 
 
