@@ -249,6 +249,9 @@ def test_nothing_of_the_secret_or_the_mapping_leaves(client_alice, user):
     # the pseudonyms themselves are published (that is the point), and the result page links the table
     assert _hmac(secret, "Zorblax Quint") in texts[f"{base}/result/anonymized.csv"]
     assert "/result/reidentification/" in texts[f"{base}/result/"]
+    # the release report's command line repeats the treatment, the key by a file name only
+    assert "--pseudonymize name" in texts[f"{base}/result/release-report/"]
+    assert "--pseudonym-key-file KEY.hex" in texts[f"{base}/result/release-report/"]
 
 
 def test_deleting_a_key_names_its_users_and_the_run_then_stops(client_alice, user):

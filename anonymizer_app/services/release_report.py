@@ -142,6 +142,7 @@ def command_line(job: Job) -> tuple[str, str]:
 
     quote = shlex.quote
     columns = job.config.get("columns", [])
+    treated = {r["column"]: r for r in job.config.get("identifiers", []) if isinstance(r, dict) and "column" in r}
     parts = ["manage.py", "anonymize", quote(job.dataset.original_name)]
     for c in columns:
         if c["name"].startswith("__"):
@@ -153,7 +154,16 @@ def command_line(job: Job) -> tuple[str, str]:
         elif c["role"] == Role.SENSITIVE.value:
             parts += ["--sensitive", quote(c["name"])]
         elif c["role"] == Role.IDENTIFYING.value:
-            parts += ["--identifier", quote(c["name"])]
+            parts += _identifier_flags(treated.get(c["name"]), c["name"])
+    if any(r.get("treatment") == "pseudonym" for r in treated.values()):
+        # the key's hex, shown once at its creation, saved by the user to a file (never written here)
+        parts += ["--pseudonym-key-file", "KEY.hex"]
+        rule = next(r for r in treated.values() if r.get("treatment") == "pseudonym")
+        if rule.get("case_sensitive") is False:
+            parts += ["--pseudonym-fold-case"]
+    lengths = {r.get("length", 16) for r in treated.values() if r.get("treatment") in ("pseudonym", "surrogate")}
+    if lengths and lengths != {16}:
+        parts += ["--token-length", str(max(lengths))]
     parts += ["--algorithm", job.algorithm, "--k", str(job.k), "--suppression", f"{job.suppression_limit:g}"]
     options = _shown_options(job)
     if options.pop("suppressed_rows", None) == KEEP:
@@ -199,6 +209,25 @@ SEED_WITHHELD = ("the SafePub seed is withheld from this report: whoever holds i
 
 def _seed_withheld(job: Job) -> bool:
     return job.algorithm == "safepub" and (job.options or {}).get("seed") not in (None, "")
+
+
+def _identifier_flags(rule: dict | None, name: str) -> list[str]:
+    """The CLI flags of an identifying column: removed, or published by its rule (engine/identifiers.py)."""
+    import shlex
+
+    rule = rule or {}
+    treatment = rule.get("treatment", "remove")
+    if treatment == "pseudonym":
+        return ["--pseudonymize", shlex.quote(name)]
+    if treatment == "surrogate":
+        return ["--surrogate", shlex.quote(name)]
+    if treatment == "mask":
+        if rule.get("regex") is not None:
+            spec = f"{name}=regex:{rule['regex']}"
+        else:
+            spec = f"{name}=prefix:{rule.get('prefix', 0)},suffix:{rule.get('suffix', 0)},char:{rule.get('char', '*')}"
+        return ["--mask", shlex.quote(spec)]
+    return ["--identifier", shlex.quote(name)]
 
 
 def _shown_options(job: Job) -> dict:
