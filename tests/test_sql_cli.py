@@ -116,6 +116,8 @@ def test_adult_from_postgresql_to_postgresql_and_mariadb(adult, tmp_path, pg_url
       "1bad"], "a table name is letters, digits and _"),
     (["--sql-url", "oracle://u@h/d", "--sql-table", "t", "--out", "x.csv"], "'oracle' is not supported"),
     (["--sql-url", "postgresql://u@h/d", "--sql-query", "DELETE FROM t", "--out", "x.csv"], "only a SELECT"),
+    (["in.csv", "--cluster", "tcp://127.0.0.1:8786", "--out", "x.parquet"], "--cluster writes CSV"),
+    (["in.csv", "--transactions", "--out-sql", "sqlite:///x.db", "--out-table", "t"], "--transactions writes a"),
 ])
 def test_bad_flags(args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
