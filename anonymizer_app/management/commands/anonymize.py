@@ -24,6 +24,11 @@ subset, its rows are found in the population by their shared columns and the pop
 in/out, ...; other values are refused). With either OUT holds the research subset only (population order, the
 marker column left out), generalized as the population's classes require.
 
+OUT's extension chooses its format: .csv/.txt (the input's delimiter), .tsv, .parquet, .xlsx (formulas
+neutralized as in CSV) or .jsonl (services.exports). --sql-url URL with --sql-table T or --sql-query Q reads
+the table from a database instead of INPUT; --out-sql URL --out-table NAME also (or, without --out, only)
+writes the published rows to a new table (management/sql_flags.py).
+
 Exit status: 0 success; 2 bad flags, files, columns, hierarchies or parameters; 1 when the privacy
 model cannot be met with the given hierarchies and suppression limit, or on an internal error;
 130 when interrupted. Every error is one line on stderr, `anonymize: error: ...`, and no output file
