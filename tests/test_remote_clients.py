@@ -220,3 +220,15 @@ def test_dataverse_deposit_is_a_draft_dataset(repo_server, user):
     with pytest.raises(RemoteError, match="answered 500 to adding"):
         remote.deposit("dataverse", dataverse.client(base, DATAVERSE_TOKEN), files, META, "anonymized")
     assert len(repo.drafts) == 1 and len(repo.deleted) == 1  # the failed one deleted, the first kept
+
+
+def test_file_names_are_quoted_in_urls(repo_server, user):
+    base, repo = repo_server
+    job = finished_job(make_dataset(user, filename="visits 2024 #1?.csv"))
+    draft = remote.deposit("zenodo", zenodo.client(base, ZENODO_TOKEN), remote.deposit_files(job), META)
+    assert list(repo.drafts[draft.identifier]["files"]) == ["visits 2024 #1?-datafly-k2-anonymized.csv"]
+    put = next(r for r in repo.requests if r["method"] == "PUT")
+    assert put["path"].endswith("/visits%202024%20%231%3F-datafly-k2-anonymized.csv") and put["query"] == ""
+    # a record whose file link is the file's metadata URL: the bytes are fetched from its /content
+    f = zenodo._file({"key": "a.csv", "size": 3, "links": {"self": f"{base}/api/records/102/files/a.csv"}}, base, "102")
+    assert f.url == f"{base}/api/records/102/files/a.csv/content"

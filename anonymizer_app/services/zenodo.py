@@ -8,6 +8,7 @@ The token goes as ``Authorization: Bearer <token>``. A record is named by its id
 from __future__ import annotations
 
 import re
+from urllib.parse import quote, urlsplit
 
 from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile, check_url
 
@@ -39,7 +40,10 @@ def _file(entry: dict, base: str, rid: str) -> RemoteFile | None:
     links = entry.get("links") or {}
     # the records API links a file's content as links.self (legacy: .../api/files/<bucket>/<key>) or links.content
     url = links.get("content") or links.get("self") or links.get("download") or \
-        f"{base}/api/records/{rid}/files/{name}/content"
+        f"{base}/api/records/{rid}/files/{quote(name, safe='')}/content"
+    path = urlsplit(url).path.rstrip("/")
+    if "/api/records/" in path and "/files/" in path and not path.endswith("/content"):
+        url = url.rstrip("/") + "/content"  # the file's metadata link: its bytes are under /content
     size = entry.get("size", entry.get("filesize"))
     return RemoteFile(name=name, size=int(size) if isinstance(size, (int, float)) else None, url=url,
                       file_id=str(entry.get("id", "")))
@@ -81,7 +85,7 @@ def deposit(c: Client, files: list[tuple[str, bytes]], meta: DepositMetadata) ->
         if not dep_id or not bucket:
             raise RemoteError(f"{c.label} created a deposition without an id or a file bucket")
         for name, body in files:
-            c.request("PUT", f"{bucket.rstrip('/')}/{name}", f"uploading {name!r}", expect=(200, 201),
+            c.request("PUT", f"{bucket.rstrip('/')}/{quote(name, safe='')}", f"uploading {name!r}", expect=(200, 201),
                       data=body, headers={"Content-Type": "application/octet-stream"})
     except BaseException:
         if dep_id:  # nothing half-made: the draft goes
