@@ -281,3 +281,19 @@ def test_reidentification_table_is_erased_with_its_job_and_account(client_alice,
     job = _run(ds, reid=True)
     erasure.erase_user(user)
     assert not ReidentificationTable.objects.exists() and not PseudonymKey.objects.exists()
+
+
+def test_the_web_key_gives_the_command_line_the_same_pseudonyms(client_alice, user, tmp_path):
+    from django.core.management import call_command
+
+    key, secret, _ = _new_key(client_alice)
+    ds = make_dataset(user, CSV_A, roles=ROLES)
+    _treat(client_alice, ds, {"treatment": "pseudonym", "key": str(key.pk)})
+    web = _published(client_alice, _run(ds))
+    (tmp_path / "in.csv").write_text(CSV_A)
+    (tmp_path / "key.hex").write_text(secret.hex())
+    call_command("anonymize", str(tmp_path / "in.csv"), "--qi", "age", "--qi", "zip", "--qi", "sex", "--k", "2",
+                 "--pseudonymize", "name", "--pseudonym-key-file", str(tmp_path / "key.hex"),
+                 "--out", str(tmp_path / "out.csv"), "--quiet")
+    cli = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert list(cli["name"]) == list(web["name"])
