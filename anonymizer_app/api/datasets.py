@@ -18,6 +18,7 @@ from ..forms import ColumnsForm, UploadForm
 from ..models import Column, Dataset
 from ..services import datasets as dataset_service
 from ..services import erasure
+from . import risk
 from .common import owned_dataset, owned_hierarchy, refused
 from .serializers import ApiErrorSerializer
 
@@ -237,4 +238,5 @@ urlpatterns = [
     path("<int:dataset_id>/", DatasetDetail.as_view(), name="api-dataset"),
     path("<int:dataset_id>/rows/", DatasetRows.as_view(), name="api-dataset-rows"),
     path("<int:dataset_id>/columns/", DatasetColumns.as_view(), name="api-dataset-columns"),
+    *risk.dataset_urlpatterns,
 ]

@@ -23,6 +23,7 @@ from ..services import jobs as job_service
 from ..services import setvalued as set_service
 from ..views import downloads, release_report
 from ..views.common import RESULT_PAGES, job_result
+from . import risk
 from .common import owned_dataset, owned_job, queue, refused, web_view
 from .datasets import PAGE_PARAMETERS, page_of
 from .serializers import ApiErrorSerializer
@@ -327,4 +328,5 @@ urlpatterns = [
     path("<uuid:job_id>/config/", RunConfig.as_view(), name="api-run-config"),
     path("<uuid:job_id>/release-report/", RunReleaseReport.as_view(), name="api-run-release-report"),
     path("<uuid:job_id>/release-report.pdf", RunReleaseReportPdf.as_view(), name="api-run-release-report-pdf"),
+    *risk.run_urlpatterns,
 ]
