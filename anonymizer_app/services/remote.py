@@ -319,7 +319,10 @@ def release_report_html(job, owner_name: str) -> str:
     ctx = release_report.context(job, job.result, METRICS, format_value)
     ctx.update({"job": job, "dataset": job.dataset, "report": job.result.report, "algorithm": job_label(job),
                 "pdf": True, "owner": owner_name})
-    return render_to_string("anonymizer/release_report.html", ctx)
+    html = render_to_string("anonymizer/release_report.html", ctx)
+    # standalone: the stylesheet inline (the page links it; the repository's copy has no server to fetch from)
+    css = release_report.REPORT_CSS.read_text(encoding="utf-8").replace("</", "<\\/")
+    return html.replace("</head>", f"<style>{css}</style></head>", 1)
 
 
 def make_client(service: str, base_url: str, token: str | None) -> Client:
