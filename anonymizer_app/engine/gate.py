@@ -44,7 +44,7 @@ from .privacy import PrivacyModel, research_column
 from .result import Result, _check_cells, check_models, encoded_input, factorize_cells, verify_anatomy
 from .safepub import publication as safepub_publication
 from .spec import KEEP, RunSpec
-from .table import Role, Table, group_rows
+from .table import Role, Table, group_keys, group_rows
 
 
 @dataclass
@@ -90,9 +90,22 @@ def released_classes(output: pd.DataFrame, qi: list[str], released: np.ndarray,
     row_class = np.full(n, -1, dtype=np.int64)
     if not released.any():
         return row_class, np.zeros(0, dtype=np.int64)
-    if factorized is not None:
-        codes = np.stack([factorized[c][0][released] for c in qi], axis=1) if qi else \
-            np.zeros((int(released.sum()), 1), dtype=np.int64)
+    if factorized is not None and qi:
+        # the columns' codes packed into one key (missing cells, code -1, as digit 0): no N x q matrix
+        radices = [len(factorized[c][1]) + 1 for c in qi]
+        if float(np.prod(np.array(radices, dtype=float))) < 2**62:
+            everything = bool(released.all())
+            key = np.zeros(int(released.sum()), dtype=np.int64)
+            for c, r in zip(qi, radices):
+                codes_c = factorized[c][0]
+                key *= r
+                key += (codes_c if everything else codes_c[released]) + 1
+            _, inverse, sizes = group_keys(key)
+            row_class[released] = inverse
+            return row_class, np.asarray(sizes, dtype=np.int64)
+        codes = np.stack([factorized[c][0][released] for c in qi], axis=1)
+    elif factorized is not None:
+        codes = np.zeros((int(released.sum()), 1), dtype=np.int64)
     else:
         codes = np.stack([pd.factorize(output[c].to_numpy(dtype=object)[released])[0] for c in qi], axis=1) \
             if qi else np.zeros((int(released.sum()), 1), dtype=np.int64)
@@ -135,7 +148,10 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
 
     published = released if research is None else released & research
     rows = np.flatnonzero(published)
-    frame = output.iloc[rows][columns].reset_index(drop=True)
+    if len(rows) == n and output.index.equals(pd.RangeIndex(n)):  # every row: one copy, not three
+        frame = output.reindex(columns=columns)
+    else:  # one gather per column (output.iloc[rows][columns].reset_index(drop=True) copies three times)
+        frame = pd.DataFrame({c: output[c].to_numpy()[rows] for c in columns}, columns=columns, copy=False)
     flags = suppressed[rows]
     _check_published_cells(table, hierarchies, frame, rows, flags, result, factorized)
     # (ε,δ)-differential privacy: the sample, the suppression rule and k on every whole published row
@@ -187,9 +203,12 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
     (Result.leaf_codes, read-only) and ``hierarchies`` are the ones they were encoded under; ``factorized``:
     the output's QI columns hashed over all its rows (``frame`` is its ``rows``)."""
     encoded = encoded_input(table, hierarchies, result.leaf_codes)
+    # every row published (rows = 0..n-1, ascending): the input's columns as they are, no gathered copies
+    whole = len(rows) == table.n
+    plain = whole and table.frame.index.equals(pd.RangeIndex(table.n))
     for col in frame.columns:
         cells = frame[col].to_numpy(dtype=object)
-        source = table.frame[col].iloc[rows].reset_index(drop=True)
+        source = table.frame[col] if plain else pd.Series(table.frame[col].to_numpy()[rows], name=col, copy=False)
         if col in table.qi:
             if (cells[flags] != ROOT).any():
                 raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
@@ -198,10 +217,11 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
             subset = None
             if factorized is not None:
                 codes, distinct = factorized[col]
-                subset = (codes[rows], distinct)
+                subset = (codes if whole else codes[rows], distinct)
+            input_codes = None if encoded is None else (encoded[:, j] if whole else encoded[rows, j])
             _check_cells(col, source, cells, hierarchies[col], flags, level,
                          ranges=result.transformation is None and table.is_numeric(col),
-                         codes=None if encoded is None else encoded[rows, j], factorized=subset)
+                         codes=input_codes, factorized=subset)
         elif not np.array_equal(cells, source.to_numpy(dtype=object)):
             raise VerificationError(f"column {col!r} is not a QI but was changed")
 

@@ -160,14 +160,14 @@ def group_rows(matrix: np.ndarray, radices: np.ndarray | None = None) -> tuple[n
         key = np.zeros(n, dtype=np.int64)
         for j in range(q):
             key = key * radices[j] + matrix[:, j]
-        return _group_keys(key)
+        return group_keys(key)
     else:
         _, first, inverse, counts = np.unique(matrix, axis=0, return_index=True, return_inverse=True,
                                               return_counts=True)
     return first, inverse.reshape(-1), counts
 
 
-def _group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """np.unique(key, return_index=True, return_inverse=True, return_counts=True) without its sort of
     all N keys: the keys hashed (pd.factorize, distinct keys in first-seen order), then only the
     distinct keys sorted (2-3x faster when rows repeat, as QI tuples do)."""
