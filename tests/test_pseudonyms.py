@@ -236,6 +236,7 @@ def test_nothing_of_the_secret_or_the_mapping_leaves(client_alice, user):
     texts["policy"] = r.content.decode()
     assert json.loads(r.content)["identifiers"] == [
         {"column": "name", "treatment": "pseudonym", "key": str(key.pk), "case_sensitive": True, "length": 16}]
+    assert "quarterly" in client_alice.get(f"/keys/{key.pk}/delete/").content.decode()  # the policy naming the key
     # the HTTP API's views of the result
     api = api_for(user)
     for path in ("", "report/", "rows/", "download/", "config/", "release-report/"):

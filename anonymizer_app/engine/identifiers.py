@@ -168,8 +168,8 @@ def normalize(value: object, case_sensitive: bool = True) -> str:
 
 def pseudonym(secret: bytes, value: object, case_sensitive: bool = True, length: int = TOKEN_DEFAULT) -> str:
     """The keyed pseudonym of one value."""
-    digest = hmac.new(secret, normalize(value, case_sensitive).encode("utf-8"), hashlib.sha256).hexdigest()
-    return digest[:length]
+    # hmac.digest: the one-shot C implementation, several times faster than hmac.new for short messages
+    return hmac.digest(secret, normalize(value, case_sensitive).encode("utf-8"), "sha256").hex()[:length]
 
 
 def mask(value: object, rule: IdentifierRule) -> str:
@@ -215,8 +215,10 @@ def treat(rule: IdentifierRule, values: list, keys: Mapping[str, bytes]) -> Trea
             if is_missing(v):
                 cells.append(v)
                 continue
-            token = pseudonym(secret, v, rule.case_sensitive, rule.length)
-            mapping[str(v)] = token
+            text = str(v)
+            token = mapping.get(text)
+            if token is None:  # once per distinct value
+                token = mapping[text] = pseudonym(secret, text, rule.case_sensitive, rule.length)
             cells.append(token)
     elif rule.treatment == MASK:
         cells = [v if is_missing(v) else mask(v, rule) for v in values]
@@ -252,11 +254,15 @@ def check(rule: IdentifierRule, values: list, cells: list, keys: Mapping[str, by
             raise VerificationError(f"{where}, published row {i + 1}: a missing cell must stay missing, and only it")
     if rule.treatment == PSEUDONYM:
         secret = keys[rule.key or ""]
+        recomputed: dict[str, str] = {}  # written out here rather than calling pseudonym(): an independent check
         for i, (v, c) in enumerate(zip(values, cells)):
             if is_missing(v):
                 continue
-            expected = hmac.new(secret, normalize(v, rule.case_sensitive).encode("utf-8"),
-                                hashlib.sha256).hexdigest()[:rule.length]
+            text = str(v)
+            expected = recomputed.get(text)
+            if expected is None:
+                expected = recomputed[text] = hmac.new(secret, normalize(text, rule.case_sensitive).encode("utf-8"),
+                                                       hashlib.sha256).hexdigest()[:rule.length]
             if c != expected:
                 raise VerificationError(f"{where}, published row {i + 1}: not the keyed pseudonym of its input")
     elif rule.treatment == MASK:
