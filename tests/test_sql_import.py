@@ -204,3 +204,10 @@ def test_only_the_allowed_servers_when_a_list_is_set(settings):
     with pytest.raises(sql.SqlError, match="the server 'intranet' is not one this app may connect to; allowed: "
                                            "db.example.org, 127.0.0.1"):
         sql.check_web_url(sql.parse_url("postgresql://x@intranet:5432/wiki"), {}, "")
+
+
+def test_binary_columns_are_refused_naming_row_and_column(people, user):
+    with pytest.raises(sql.SqlError, match=r"row 2, column 'b': binary data cannot be anonymized"):
+        sql.import_dataset(user, people, query="SELECT name, CASE WHEN id = 2 THEN '\\x00ff'::bytea END AS b "
+                           "FROM clinic.people ORDER BY id", web=False)
+    assert nothing_stored()

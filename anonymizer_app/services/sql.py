@@ -325,20 +325,29 @@ def iter_rows(url: str, table: str = "", query: str = "", web: bool = True, caps
 
 
 def _frame(part, names: list[str], offset: int, what: str, caps: Limits) -> pd.DataFrame:
+    """A partition of rows as a frame of text, column by column (text columns, the common case, without a
+    call per value), cells checked against the cap."""
     cap = caps.max_cell_chars
-    columns: list[list[str]] = [[] for _ in names]
-    for r, row in enumerate(part):
-        for j, value in enumerate(row):
+    columns: dict[str, list[str]] = {}
+    for j, values in enumerate(zip(*part) if part else [() for _ in names]):
+        kinds = set(map(type, values))
+        if kinds <= {str, type(None)}:
+            cells = ["" if v is None else v for v in values]
+        elif kinds <= {int, type(None)}:
+            cells = ["" if v is None else str(v) for v in values]
+        else:
             try:
-                cell = _text(value)
+                cells = [_text(v) for v in values]
             except TypeError:
+                r = next(r for r, v in enumerate(values) if isinstance(v, (bytes, bytearray, memoryview)))
                 raise SqlError(f"{what}, row {offset + r + 1}, column {names[j]!r}: binary data cannot be "
                                "anonymized as a table cell; leave the column out or cast it to text") from None
-            if cap is not None and len(cell) > cap:
-                raise SqlError(f"{what}, row {offset + r + 1}, column {names[j]!r}: a cell of {len(cell):,} "
-                               f"characters, more than the limit of {cap:,}")
-            columns[j].append(cell)
-    return pd.DataFrame({n: pd.Series(c, dtype=object) for n, c in zip(names, columns)})
+        if cap is not None and cells and max(map(len, cells)) > cap:
+            r = next(r for r, cell in enumerate(cells) if len(cell) > cap)
+            raise SqlError(f"{what}, row {offset + r + 1}, column {names[j]!r}: a cell of {len(cells[r]):,} "
+                           f"characters, more than the limit of {cap:,}")
+        columns[names[j]] = cells
+    return pd.DataFrame({n: pd.Series(columns.get(n, []), dtype=object) for n in names})
 
 
 def write_csv_piece(frame: pd.DataFrame, fh, header: bool) -> None:
