@@ -114,3 +114,19 @@ def test_delete(user):
     assert api.delete(f"/api/v1/datasets/{ds['id']}/").status_code == 204
     assert not Dataset.objects.exists()
     assert api.get(f"/api/v1/datasets/{ds['id']}/").status_code == 404
+
+
+def test_reformat(user, other_user):
+    api = api_for(user)
+    ds = upload(api, b"a;b\n1;2\n3;4\n", "semi.csv").json()
+    assert (ds["delimiter"], ds["n_columns"]) == (";", 2)
+    r = api.patch(f"/api/v1/datasets/{ds['id']}/", {"delimiter": "comma"})
+    assert r.status_code == 200, r.content
+    assert (r.json()["delimiter"], r.json()["n_columns"], [c["name"] for c in r.json()["columns"]]) == \
+        (",", 1, ["a;b"])
+    r = api.patch(f"/api/v1/datasets/{ds['id']}/", {"delimiter": "semicolon", "header": False})
+    assert (r.json()["n_rows"], [c["name"] for c in r.json()["columns"]]) == (3, ["column_1", "column_2"])
+    r = api.patch(f"/api/v1/datasets/{ds['id']}/", {"delimiter": "colon"})
+    assert r.status_code == 400 and r.json()["detail"].startswith("delimiter: ")
+    assert api_for(other_user).patch(f"/api/v1/datasets/{ds['id']}/", {"header": True}).status_code == 404
+    assert api_for(None).patch(f"/api/v1/datasets/{ds['id']}/", {"header": True}).status_code == 401

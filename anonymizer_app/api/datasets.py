@@ -13,8 +13,9 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..engine import COLUMN_TYPES, InputError, Role
-from ..forms import ColumnsForm, UploadForm
+from ..engine import COLUMN_TYPES, Format, InputError, Role
+from ..engine.reader import DELIMITER_NAMES
+from ..forms import DELIMITER_CHOICES, ENCODING_CHOICES, ColumnsForm, FormatForm, UploadForm
 from ..models import Column, Dataset
 from ..services import datasets as dataset_service
 from ..services import erasure
@@ -53,6 +54,13 @@ class DatasetUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text=".csv, .tsv, .txt or .xlsx")
     name = serializers.CharField(required=False, help_text="default: the file name")
     header = serializers.ChoiceField(choices=["auto", "yes", "no"], required=False, default="auto")
+
+
+class FormatChangeSerializer(serializers.Serializer):
+    delimiter = serializers.ChoiceField(choices=[name for name, _ in DELIMITER_CHOICES], required=False,
+                                        help_text="a text file's delimiter, by name")
+    encoding = serializers.ChoiceField(choices=[e for e, _ in ENCODING_CHOICES], required=False)
+    header = serializers.BooleanField(required=False, help_text="the first row holds the column names")
 
 
 class ColumnChangeSerializer(serializers.Serializer):
@@ -126,10 +134,37 @@ class DatasetList(APIView):
 
 
 class DatasetDetail(APIView):
+    parser_classes = [JSONParser]
+
     @extend_schema(responses={200: DatasetDetailSerializer, 404: ApiErrorSerializer},
                    summary="A dataset with its columns", tags=["datasets"])
     def get(self, request, dataset_id: int):
         return Response(DatasetDetailSerializer(owned_dataset(request, dataset_id)).data)
+
+    @extend_schema(request=FormatChangeSerializer,
+                   responses={200: DatasetDetailSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
+                   summary="Re-read the upload with another read format (the preview page's form): column types "
+                           "and roles are detected anew", tags=["datasets"])
+    def patch(self, request, dataset_id: int):
+        ds = owned_dataset(request, dataset_id)
+        if ds.is_transactions:
+            return refused("a transaction dataset is re-read on the web items page")
+        s = FormatChangeSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = {"delimiter": DELIMITER_NAMES.get(ds.delimiter, ds.delimiter), "encoding": ds.encoding,
+             "header": ds.has_header, **s.validated_data}
+        if not d["header"]:
+            del d["header"]  # an unticked box is absent from a form
+        form = FormatForm(d, kind=ds.kind)
+        if not form.is_valid():
+            return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        c = form.cleaned_data
+        fmt = Format(ds.kind, c.get("delimiter", ds.delimiter), c.get("encoding", ds.encoding), c["header"])
+        try:
+            dataset_service.reformat_dataset(ds, fmt)
+        except InputError as exc:
+            return refused(str(exc))
+        return Response(DatasetDetailSerializer(Dataset.objects.get(pk=ds.pk)).data)
 
     @extend_schema(responses={204: None, 404: ApiErrorSerializer},
                    summary="Delete a dataset, its jobs, results and files", tags=["datasets"])
