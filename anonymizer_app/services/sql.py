@@ -431,11 +431,19 @@ def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str],
                         progress(written)
                 quote = conn.dialect.identifier_preparer.quote
                 qualified = (quote(schema) + "." if schema else "")
-                if replace and inspect(conn).has_table(table, schema=schema):
-                    conn.exec_driver_sql(f"DROP TABLE {qualified}{quote(table)}")
-                if conn.dialect.name in ("mysql", "mariadb"):
-                    conn.exec_driver_sql(f"RENAME TABLE {qualified}{quote(temp)} TO {qualified}{quote(table)}")
-                else:
+                old = replace and inspect(conn).has_table(table, schema=schema)
+                if conn.dialect.name in ("mysql", "mariadb"):  # DDL commits there: one atomic RENAME swaps
+                    moves = f"{qualified}{quote(temp)} TO {qualified}{quote(table)}"
+                    if old:
+                        aside = f"{table[:40]}_old_{secrets.token_hex(6)}"
+                        moves = f"{qualified}{quote(table)} TO {qualified}{quote(aside)}, " + moves
+                    conn.exec_driver_sql(f"RENAME TABLE {moves}")
+                    created = False  # the new table is in place
+                    if old:
+                        conn.exec_driver_sql(f"DROP TABLE {qualified}{quote(aside)}")
+                else:  # PostgreSQL, SQLite: the drop and the rename in one transaction
+                    if old:
+                        conn.exec_driver_sql(f"DROP TABLE {qualified}{quote(table)}")
                     conn.exec_driver_sql(f"ALTER TABLE {qualified}{quote(temp)} RENAME TO {quote(table)}")
                 conn.commit()
                 created = False
