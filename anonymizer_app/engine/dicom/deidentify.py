@@ -51,6 +51,34 @@ class Outcome:
     private_removed: int = 0
 
 
+def _vr(dataset, tag) -> str | None:
+    """An element's VR without decoding its value (implicit VR files: the dictionary's)."""
+    from pydicom.datadict import dictionary_VR
+
+    vr = getattr(dataset.get_item(tag), "VR", None)
+    if vr is None:
+        try:
+            vr = dictionary_VR(tag)
+        except KeyError:
+            return None
+    return vr
+
+
+def private_count(dataset, remove: bool = False) -> int:
+    """Private attributes at any nesting level (removed when ``remove``), found without decoding the other
+    elements' values (only sequences are opened): decoding every element costs more than the rest."""
+    count = 0
+    for tag in list(dataset.keys()):
+        if tag.is_private:
+            count += 1
+            if remove:
+                del dataset[tag]
+        elif _vr(dataset, tag) == "SQ":
+            for item in dataset[tag].value or []:
+                count += private_count(item, remove)
+    return count
+
+
 def _dummy(element):
     vr = element.VR
     if vr in NUMBER_VRS:
@@ -67,8 +95,8 @@ def _remap(value, key: bytes):
 
 
 def _clean(dataset, key: bytes, outcome: Outcome, top: bool) -> None:
-    for element in list(dataset):
-        tag = int(element.tag)
+    for base_tag in list(dataset.keys()):
+        tag = int(base_tag)
         if tag == PIXEL_DATA:
             continue
         entry = entry_for(tag)
@@ -77,7 +105,11 @@ def _clean(dataset, key: bytes, outcome: Outcome, top: bool) -> None:
             outcome.actions[tag] = action
         if action == "X":
             del dataset[tag]
-        elif element.VR == "SQ":
+            continue
+        if action is None and _vr(dataset, base_tag) != "SQ":
+            continue  # not in the profile: kept, and not decoded
+        element = dataset[tag]
+        if element.VR == "SQ":
             if action == "Z":
                 element.value = []
             else:  # D, U or unlisted: the items stay, cleaned (the profile applies at every level)
@@ -135,9 +167,7 @@ def deidentify(data: bytes, cells: Mapping[str, str], key: bytes, method: str = 
     cells = writable(cells)
     dataset = pydicom.dcmread(io.BytesIO(data))
     outcome = Outcome()
-    before = len([e for e in dataset.iterall() if e.tag.is_private])
-    dataset.remove_private_tags()
-    outcome.private_removed = before
+    outcome.private_removed = private_count(dataset, remove=True)
     _clean(dataset, key, outcome, top=True)
     meta = dataset.file_meta
     if "MediaStorageSOPInstanceUID" in meta:
@@ -179,14 +209,16 @@ def verify(original: bytes, output: bytes, cells: Mapping[str, str], key: bytes)
         got = cell_text(after.get(tag))
         if got != text:
             raise VerificationError(f"{BASIC_PROFILE.get(tag, tag)}: wrote {text!r}, read back {got!r}")
-    for element in after.iterall():
-        if element.tag.is_private:
-            raise VerificationError(f"private attribute {element.tag} left in the file")
-    for element in before:
-        tag = int(element.tag)
+    if private_count(after):
+        raise VerificationError("a private attribute was left in the file")
+    for base_tag in before.keys():
+        if base_tag.is_private:  # checked above on the whole output
+            continue
+        tag = int(base_tag)
         entry = entry_for(tag)
         if entry is None or tag in written or tag == PIXEL_DATA:
             continue
+        element = before[tag]
         action = entry.action
         present = tag in after
         if action == "X" and present:
