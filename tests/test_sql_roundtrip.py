@@ -86,6 +86,8 @@ def test_an_existing_table_is_refused_unless_replaced(pg_url, mariadb_url):
         assert read(url, "SELECT a FROM released ORDER BY a")[1] in ([(1,), (2,)], ((1,), (2,)))  # untouched
         sql.write_table(second, url, "released", {}, replace=True, web=False)
         assert list(read(url, "SELECT * FROM released")[1]) == [("x", "y")]
+        left = read(url, "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'released%%'")[1]
+        assert [t[0] for t in left] == ["released"]  # no temporary or set-aside table remains
 
 
 def test_a_failed_write_leaves_no_table(pg_url, monkeypatch):
