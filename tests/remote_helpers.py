@@ -124,6 +124,16 @@ def make_handler(repo: Repository):
             if repo.slow_seconds:
                 time.sleep(repo.slow_seconds)
             parts = path.strip("/").split("/")
+            if path == "/api/deposit/depositions":
+                if not self._zenodo_ok():
+                    return _json(self, 401, {"status": 401, "message": "The server could not verify that you are "
+                                                                       "authorized to access the URL requested."})
+                return _json(self, 200, [])
+            if path == "/api/users/:me":
+                if self._dv_key() != DATAVERSE_TOKEN:
+                    return _json(self, 401, {"status": "ERROR", "message": "Bad API key"})
+                return _json(self, 200, {"status": "OK", "data": {"id": 1, "identifier": "@jane",
+                                                                   "email": "jane@example.org"}})
             if path.startswith("/api/records/"):
                 if self._zenodo_unauthorized():
                     return

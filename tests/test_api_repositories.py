@@ -35,6 +35,9 @@ def test_connections(repo_server, user, other_user):
     response = api.post(f"{ROOT}/connections/", {"name": "E", "service": "zenodo", "base_url": "https://evil.example.org",
                                                  "token": "x"})
     assert response.status_code == 400 and "base_url" in response.json()["errors"]
+    response = api.post(f"{ROOT}/connections/", {"name": "W", "service": "zenodo", "base_url": base, "token": "wrong"})
+    assert response.status_code == 400 and "refused the token (401" in response.json()["detail"]
+    assert RemoteAccount.objects.count() == 1
     other = api_for(other_user)
     assert other.get(f"{ROOT}/connections/").json() == []
     assert other.delete(f"{ROOT}/connections/{body['id']}/").status_code == 404

@@ -49,6 +49,10 @@ def test_connection_token_stored_encrypted_and_never_shown(client_alice, user, o
     response = add_connection(client_alice, "https://evil.example.org", name="Evil")
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     assert add_connection(client_alice, base).status_code == 400
+    # the token is checked before it is stored: a refused one is named, nothing saved
+    response = add_connection(client_alice, base, "dataverse", "wrong-token-0000", name="DV")
+    assert response.status_code == 400 and "refused the token (401: Bad API key)" in response.content.decode()
+    assert RemoteAccount.objects.filter(owner=user).count() == 1
     # another user can neither see nor delete it
     client = Client()
     client.force_login(other_user)
@@ -77,8 +81,9 @@ def test_import_a_public_record_and_choose_among_files(client_alice, user, repo_
 
 def test_import_refusals_are_escaped_and_store_nothing(client_alice, user, repo_server):
     base, repo = repo_server
-    add_connection(client_alice, base, "dataverse", "wrong-token-0000", name="DV")
-    dv = RemoteAccount.objects.get(name="DV")
+    dv = RemoteAccount(owner=user, service="dataverse", base_url=base, name="DV")  # a token revoked since
+    dv.set_token("wrong-token-0000")
+    dv.save()
     cases = [
         ({"service": "zenodo", "base_url": base, "identifier": "999"}, "the record 999 was not found (404)"),
         ({"service": "zenodo", "base_url": base, "identifier": "103"}, "has no CSV, TSV or Excel file"),

@@ -124,8 +124,12 @@ class RemoteConnections(APIView):
         if not form.is_valid():
             return _form_errors(form)
         d = form.cleaned_data
-        account = RemoteAccount(owner=request.user, service=d["service"], name=d["name"],
-                                base_url=remote.normalize_base_url(d["base_url"]))
+        try:
+            base = remote.normalize_base_url(d["base_url"])
+            remote.verify_token(d["service"], remote.make_client(d["service"], base, d["token"]))
+        except InputError as exc:
+            return refused(str(exc))
+        account = RemoteAccount(owner=request.user, service=d["service"], name=d["name"], base_url=base)
         account.set_token(d["token"])
         account.save()
         return Response(RemoteConnectionSerializer(account).data, status=status.HTTP_201_CREATED)

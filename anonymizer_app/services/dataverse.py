@@ -73,6 +73,11 @@ def list_files(c: Client, identifier: str) -> list[RemoteFile]:
     return [f for f in (_file(e, c) for e in entries if isinstance(e, dict)) if f]
 
 
+def verify_token(c: Client) -> None:
+    """Check the token by asking whose it is (GET /api/users/:me): a refused token raises RemoteError."""
+    _data(c.json("GET", "/api/users/:me", "checking the token"), c, "checking the token")
+
+
 def citation(meta: DepositMetadata) -> dict:
     """The dataset JSON with the citation block's required fields (title, author, contact, description,
     subject)."""

@@ -336,6 +336,13 @@ def make_client(service: str, base_url: str, token: str | None) -> Client:
     return client(base_url, token)
 
 
+def verify_token(service: str, client: Client) -> None:
+    """One cheap authenticated call: a wrong token or an unreachable server raises RemoteError."""
+    from . import dataverse, zenodo
+
+    (zenodo if service == "zenodo" else dataverse).verify_token(client)
+
+
 def list_files(service: str, client: Client, identifier: str) -> list[RemoteFile]:
     from . import dataverse, zenodo
 

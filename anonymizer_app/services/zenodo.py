@@ -62,6 +62,11 @@ def list_files(c: Client, identifier: str) -> list[RemoteFile]:
     return files
 
 
+def verify_token(c: Client) -> None:
+    """Check the token by listing the user's depositions (one): a refused token raises RemoteError."""
+    c.request("GET", "/api/deposit/depositions?size=1", "checking the token")
+
+
 def metadata(meta: DepositMetadata) -> dict:
     """The deposition metadata Zenodo requires for a dataset."""
     return {"metadata": {

@@ -38,8 +38,9 @@ def connections(request):
         d = form.cleaned_data
         try:
             base = remote.normalize_base_url(d["base_url"])
+            remote.verify_token(d["service"], remote.make_client(d["service"], base, d["token"]))
         except remote.RemoteError as exc:
-            form.add_error("base_url", str(exc))
+            form.add_error(None, str(exc))
         else:
             account = RemoteAccount(owner=request.user, service=d["service"], base_url=base, name=d["name"])
             account.set_token(d["token"])
