@@ -250,6 +250,10 @@ def test_nothing_of_the_secret_or_the_mapping_leaves(client_alice, user):
     # the pseudonyms themselves are published (that is the point), and the result page links the table
     assert _hmac(secret, "Zorblax Quint") in texts[f"{base}/result/anonymized.csv"]
     assert "/result/reidentification/" in texts[f"{base}/result/"]
+    # Edit and re-run: the run form lists the treatment and keeps the re-identification table ticked
+    rerun = texts[f"/datasets/{ds.pk}/run/?from={job.pk}"]
+    assert re.search(r'<input type="checkbox" name="reidentification_table"[^>]* checked', rerun)
+    assert 'id="run-identifiers"' in rerun and "keyed pseudonym" in rerun
     # the release report's command line repeats the treatment, the key by a file name only
     assert "--pseudonymize name" in texts[f"{base}/result/release-report/"]
     assert "--pseudonym-key-file KEY.hex" in texts[f"{base}/result/release-report/"]
@@ -280,6 +284,11 @@ def test_reidentification_table_is_erased_with_its_job_and_account(client_alice,
     erasure.erase_job(job)
     assert not ReidentificationTable.objects.exists()
     job = _run(ds, reid=True)
+    ds2 = make_dataset(user, CSV_B, roles=ROLES)
+    _treat(client_alice, ds2, {"treatment": "surrogate"})
+    assert ReidentificationTable.objects.filter(job=_run(ds2, reid=True)).exists()
+    erasure.erase_dataset(ds2)
+    assert ReidentificationTable.objects.count() == 1
     erasure.erase_user(user)
     assert not ReidentificationTable.objects.exists() and not PseudonymKey.objects.exists()
 
