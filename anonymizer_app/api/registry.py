@@ -20,7 +20,7 @@ def _number(value) -> float | None:
     return None if value is None else float(value)
 
 
-def _parameter(param, form_field: str) -> dict:
+def _parameter(param, form_field: str | None) -> dict:
     default = param.default
     if not isinstance(default, (int, float, str, bool)) and default is not None:
         default = str(default)
@@ -34,7 +34,8 @@ def registry() -> dict:
     algorithms = [{
         "name": a.name, "label": a.label, "summary": a.summary, "recoding": a.recoding, "optimal": a.optimal,
         "models": list(a.models), "reference": a.reference, "runs_from_run_form": not a.republishes,
-        "options": [_parameter(p, option_field_name(a.name, p)) for p in a.options],
+        # a release of a sequence is not run from the run form (policies, CLI): no run fields
+        "options": [_parameter(p, None if a.republishes else option_field_name(a.name, p)) for p in a.options],
     } for a in ALGORITHMS.values()]
     models = [{
         "name": m.name, "label": m.label, "needs_sensitive": m.needs_sensitive,

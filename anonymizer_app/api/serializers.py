@@ -22,7 +22,8 @@ class ParameterSerializer(serializers.Serializer):
     maximum = serializers.FloatField(allow_null=True)
     above = serializers.FloatField(allow_null=True, help_text="an exclusive lower bound")
     choices = serializers.ListField(child=serializers.CharField(), allow_null=True)
-    form_field = serializers.CharField(help_text="the run's field carrying it (POST /runs/)")
+    form_field = serializers.CharField(allow_null=True,
+                                       help_text="the run's field carrying it (POST /runs/); null: not a run field")
 
 
 class AlgorithmSerializer(serializers.Serializer):
