@@ -108,3 +108,16 @@ def test_a_uid_column_can_only_be_identifying(user):
     problems = [p.message for p in preflight.check_run(dataset, "datafly", 2, 0.0)]
     assert problems == ["StudyInstanceUID: a UID the profile replaces by a pseudonym; it can only be identifying"]
     assert preflight.check_run(make_dataset(user), "datafly", 2, 0.0) == []
+
+
+@pytest.mark.django_db
+def test_the_orphan_sweep_keeps_a_datasets_files_and_removes_a_lost_folder(user):
+    from anonymizer_app.services import erasure
+
+    dataset = make_dicom_dataset(user)
+    lost = storage.media_root() / "dicom" / "dataset-999999-0123456789abcdef01234567"
+    lost.mkdir(parents=True)
+    (lost / "files.zip").write_bytes(b"left by a crash")
+    orphans = erasure.orphan_files(grace_seconds=0)
+    assert "dicom/dataset-999999-0123456789abcdef01234567/files.zip" in orphans
+    assert not any(name.startswith(storage.dicom_name(dataset)) for name in orphans)
