@@ -205,6 +205,7 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
     extended = {nv["column"] for nv in report.new_values}
     label = f"{version.policy.name} v{version.number}"
     by_name = {c["name"]: c for c in config["columns"]}
+    rules = {r["column"]: {k: v for k, v in r.items() if k != "column"} for r in config["identifiers"]}
     for column in dataset.columns.all():
         spec = by_name[column.name]
         column.role, column.type = spec["role"], spec["type"]
@@ -213,7 +214,10 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
             suffix = f" extended for {dataset.name}" if column.name in extended else ""
             column.hierarchy = _stored_hierarchy(dataset.owner, f"{label}: {column.name}{suffix}",
                                                  spec["hierarchy"], column.name)
-        column.save(update_fields=["role", "type", "hierarchy"])
+        # the dataset's identifiers page then shows the policy's treatments (removal is stored as no rule)
+        rule = rules.get(column.name, {})
+        column.identifier_rule = rule if rule.get("treatment", "remove") != "remove" else {}
+        column.save(update_fields=["role", "type", "hierarchy", "identifier_rule"])
     options = dict(config["options"])
     if config["publishing"]["suppressed_rows"] != "remove":  # kept with the job's options, as the run form does
         options["suppressed_rows"] = config["publishing"]["suppressed_rows"]

@@ -57,6 +57,9 @@ def test_pseudonyms_are_stable_across_web_cli_and_api(client_alice, user, monkey
     web_job = Job.objects.get(dataset=web_ds)
     assert r.status_code == 302 and web_job.status == Job.SUCCEEDED, web_job.message
     web = download(client_alice, web_job)
+    # the batch's identifiers page shows the policy's treatment of its name column
+    assert web_ds.columns.get(name="name").identifier_rule == {"treatment": "pseudonym", "key": str(key.pk),
+                                                               "case_sensitive": True, "length": 16}
     # CLI, the key's secret in a file beside the exported policy
     (tmp_path / "policy.json").write_text(exported, encoding="utf-8")
     (tmp_path / "key.hex").write_text(secret.hex())
