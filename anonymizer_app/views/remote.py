@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..engine import InputError
@@ -19,6 +19,7 @@ from ..services.vault import VaultError
 from .common import RESULT_PAGES, job_result, owned_job
 
 
+@sensitive_variables("token")
 def _client(account: RemoteAccount | None, service: str = "", base_url: str = "") -> remote.Client:
     if account is None:
         return remote.make_client(service, base_url, None)
@@ -31,6 +32,7 @@ def _client(account: RemoteAccount | None, service: str = "", base_url: str = ""
 
 @login_required
 @sensitive_post_parameters("token")
+@sensitive_variables("d", "form")
 @require_http_methods(["GET", "POST"])
 def connections(request):
     form = ConnectionForm(request.POST or None, owner=request.user)
