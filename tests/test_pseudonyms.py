@@ -257,6 +257,7 @@ def test_nothing_of_the_secret_or_the_mapping_leaves(client_alice, user):
     # the release report's command line repeats the treatment, the key by a file name only
     assert "--pseudonymize name" in texts[f"{base}/result/release-report/"]
     assert "--pseudonym-key-file KEY.hex" in texts[f"{base}/result/release-report/"]
+    assert "published as keyed pseudonym (HMAC-SHA-256" in texts[f"{base}/result/release-report/"]
 
 
 def test_deleting_a_key_names_its_users_and_the_run_then_stops(client_alice, user):

@@ -249,7 +249,9 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
     report = result.report
     n = int(report.get("input_records", report.get("records", 0)) or 0)
     suppressed = int(report.get("suppressed", 0) or 0)
-    columns = job.config.get("columns", [])
+    # an identifying column published by a rule says how (its description, the key by id), not "removed"
+    treatments = {e["column"]: e["description"] for e in report.get("identifiers", []) if e.get("treatment") != "remove"}
+    columns = [dict(c, treatment=treatments.get(c["name"], "")) for c in job.config.get("columns", [])]
     return {
         "generated": timezone.now(),
         "columns": columns,
