@@ -22,9 +22,11 @@ import io
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from anonymizer_app.engine import identifiers as id_rules
 from anonymizer_app.engine.errors import InputError
+from anonymizer_app.engine.spec import RunSpec
 
 KEY_ENV = "ANONYMIZER_PSEUDONYM_KEY"
 CLI_KEY = "cli"  # the name of the one key of a CLI run in its rules
@@ -124,7 +126,8 @@ def prepare(opts: dict) -> tuple[tuple[id_rules.IdentifierRule, ...], dict[str, 
     return parsed, keys
 
 
-def with_rules(spec, rules, keys):
+def with_rules(spec: RunSpec, rules: tuple[id_rules.IdentifierRule, ...], keys: dict[str, bytes]) -> RunSpec:
+    """The spec with the flags' rules and key (unchanged without rules)."""
     return replace(spec, identifiers=tuple(rules), pseudonym_keys=dict(keys)) if rules else spec
 
 
@@ -140,7 +143,7 @@ class Capture:
         return self.publication
 
 
-def write_table(path: str | None, publication, warn) -> str:
+def write_table(path: str | None, publication, warn: Callable[[str], object]) -> str:
     """Write the re-identification table (plain CSV, mode 0600); the summary's note."""
     if not path or publication is None:
         return ""
