@@ -29,11 +29,21 @@ def add_arguments(parser) -> None:
                             "policy's rules name KEY (the id shown in the web app); FILE alone: every key they name")
     new = group.add_mutually_exclusive_group()
     new.add_argument("--extend-hierarchies", dest="policy_new_values", action="store_const",
-                     const=policy_file.EXTEND, default=policy_file.STOP,
+                     const=policy_file.EXTEND, default=None,
                      help="with --policy: values not covered by a hierarchy are added under an '(other)' node "
                           "(docs/definitions.md) and the run goes on")
     new.add_argument("--stop-on-new-values", dest="policy_new_values", action="store_const",
                      const=policy_file.STOP, help="with --policy: new values stop the run (the default)")
+
+
+def refuse_without_policy(opts: dict) -> None:
+    """The policy flags are refused without --policy, not ignored."""
+    from anonymizer_app.management.commands.anonymize import AnonymizeError
+
+    if opts.get("policy_key"):
+        raise AnonymizeError("--policy-key applies to --policy runs")
+    if opts.get("policy_new_values") is not None:
+        raise AnonymizeError("--extend-hierarchies and --stop-on-new-values apply to --policy runs")
 
 
 def _given(opts: dict, name: str) -> bool:
@@ -112,7 +122,7 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     columns = [str(c) for c in frame.columns]
     types = {c: engine.infer_type(frame[c], na) for c in columns}
     report = policy_file.schema_report(policy, columns, types, lambda name: frame[name])
-    policy = policy_file.resolve(policy, report, opts["policy_new_values"])
+    policy = policy_file.resolve(policy, report, opts["policy_new_values"] or policy_file.STOP)
     if report.new_values and not opts["quiet"]:
         for line in report.lines():
             command.stderr.write(f"{command.prog}: extended: {line}")

@@ -147,3 +147,15 @@ def test_pseudonyms_under_the_key_the_rules_name(files, tmp_path):
     assert call(data, "--policy", policy, "--out", out, "--policy-key", tmp_path / "short.hex")[:2] == \
         (2, f"--policy-key {tmp_path / 'short.hex'}: 2 bytes; give at least 16 (32 hex digits)")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--policy-key", "k.hex"], "--policy-key applies to --policy runs"),
+    (["--extend-hierarchies"], "--extend-hierarchies and --stop-on-new-values apply to --policy runs"),
+    (["--stop-on-new-values"], "--extend-hierarchies and --stop-on-new-values apply to --policy runs"),
+])
+def test_policy_flags_without_a_policy_are_refused(files, extra, message):
+    data, _, out = files
+    code, text, _ = call(data, "--qi", "sex", "--k", "2", "--out", out, *extra)
+    assert (code, text) == (2, message)
+    assert not out.exists()

@@ -313,6 +313,7 @@ class Command(OneLineCommand):
         self._check_destinations(source, out, report_path)
         if opts["policy"] is not None:  # the run is the policy file's (policies/cli.py)
             return policy_cli.run(self, opts, source, out, report_path, progress)
+        policy_cli.refuse_without_policy(opts)  # --policy-key, --extend-hierarchies, ... need --policy
         if opts["algorithm"] == republication_flags.ALGORITHM:  # a release of a sequence against --history
             return republication_flags.run(self, opts, source, out, report_path, progress)
         if opts["transactions"]:
