@@ -52,6 +52,11 @@ def test_zip_upload_makes_a_dataset_with_proposed_roles(logged_in, user):
                      "Modality": "insensitive", "StudyInstanceUID": "identifying"}
     info = dicom.describe(dataset)
     assert info["files"] == len(SAMPLES) and info["level"] == "study"
+    # the date column got its DICOM hierarchy (year-month, year, decade), bound and in the owner's library
+    h = dataset.columns.get(name="StudyDate").hierarchy
+    assert h.owner == user and h.name == "Scans: StudyDate"
+    assert "20040826;2004-08;2004;2000-2009;*" in h.content.splitlines()
+    assert dataset.columns.get(name="PatientBirthDate").hierarchy is None  # empty dates: the default
     page = logged_in.get(reverse("anonymizer:columns", args=[dataset.pk])).content.decode()
     assert "one row per study" in page and "8 files" in page  # the screen says what a row is
 

@@ -78,12 +78,29 @@ def store(owner, staging: Path, source, extraction, stem: str, name: str | None 
         with transaction.atomic():
             for column in dataset.columns.all():
                 column.role = dicom_engine.proposed_role(column.name).value
-                column.save(update_fields=["role"])
+                column.hierarchy = _bound_hierarchy(owner, dataset, column.name, extraction.frame[column.name])
+                column.save(update_fields=["role", "hierarchy"])
     except BaseException:
         if dataset is not None and dataset.pk:
             dataset.delete()  # erasure removes its files (original, table, DICOM folder)
         raise
     return dataset
+
+
+def _bound_hierarchy(owner, dataset: Dataset, keyword: str, values):
+    """A date (DA) or age (AS) column's DICOM-aware hierarchy, saved in the owner's library (None: the default
+    built from the data applies)."""
+    from hierarchy_editor.models import Hierarchy
+
+    from ..engine.dicom.headers import hierarchy_rows
+
+    rows = hierarchy_rows(keyword, values)
+    if rows is None:
+        return None
+    text = "\n".join(";".join(row) for row in rows) + "\n"
+    h = Hierarchy.from_text(owner, f"{dataset.name[:150]}: {keyword}", text, f"{keyword}-dicom.csv", delimiter=";")
+    h.save()
+    return h
 
 
 def upload_stem(uploads) -> str:

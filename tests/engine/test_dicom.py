@@ -258,3 +258,15 @@ def test_a_published_uid_is_never_written_back():
     dicom.verify(sample_bytes("CT_small.dcm"), output, cells, KEY)
     ds = pydicom.dcmread(io.BytesIO(output))
     assert ds.StudyInstanceUID == dicom.pseudonym_uid(original.StudyInstanceUID, KEY)
+
+
+def test_date_and_age_hierarchies_by_hand():
+    from anonymizer_app.engine.dicom.headers import age_rows, date_rows, hierarchy_rows
+
+    assert date_rows(["20040119", "19991231"]) == [["19991231", "1999-12", "1999", "1990-1999", "*"],
+                                                   ["20040119", "2004-01", "2004", "2000-2009", "*"]]
+    assert date_rows(["20040119", ""]) is None
+    assert age_rows(["058Y", "003M"]) == [["003M", "[0, 5)", "[0, 10)", "[0, 20)", "*"],
+                                          ["058Y", "[55, 60)", "[50, 60)", "[40, 60)", "*"]]
+    assert hierarchy_rows("PatientAge", ["040Y"]) == [["040Y", "[40, 45)", "[40, 50)", "[40, 60)", "*"]]
+    assert hierarchy_rows("PatientSex", ["F"]) is None

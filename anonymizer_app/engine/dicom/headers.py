@@ -194,26 +194,49 @@ def extract(source: DicomSource, attributes: list[str], level: str,
 
 
 _DATE = re.compile(r"\d{8}")
+_AGE = re.compile(r"(\d{3})([DWMY])")
 
 
-def date_hierarchy(name: str, values) -> Hierarchy | None:
-    """A DA attribute's hierarchy: 20040119 → 2004-01 → 2004 → 2000-2009 → *; None when a value is not a
+def date_rows(values) -> list[list[str]] | None:
+    """A DA attribute's hierarchy rows: 20040119 → 2004-01 → 2004 → 2000-2009 → *; None when a value is not a
     plain date (empty, a range), so the default hierarchy is used instead."""
     distinct = sorted({str(v) for v in values})
     if not distinct or not all(_DATE.fullmatch(v) for v in distinct):
         return None
-    rows = [[v, f"{v[:4]}-{v[4:6]}", v[:4], f"{v[:3]}0-{v[:3]}9", "*"] for v in distinct]
-    return Hierarchy.from_rows(rows, name, source="DICOM dates (year-month, year, decade)")
+    return [[v, f"{v[:4]}-{v[4:6]}", v[:4], f"{v[:3]}0-{v[:3]}9", "*"] for v in distinct]
+
+
+def age_rows(values) -> list[list[str]] | None:
+    """An AS attribute's hierarchy rows: 058Y → [55, 60) → [50, 60) → [40, 60) → * (years; an age in days,
+    weeks or months is under one year: [0, 5) ...); None when a value is not an age string."""
+    distinct = sorted({str(v) for v in values})
+    if not distinct or not all(_AGE.fullmatch(v) for v in distinct):
+        return None
+    rows = []
+    for v in distinct:
+        years = int(v[:3]) if v[3] == "Y" else 0
+        rows.append([v] + [f"[{years // w * w}, {years // w * w + w})" for w in (5, 10, 20)] + ["*"])
+    return rows
+
+
+def hierarchy_rows(keyword: str, values) -> list[list[str]] | None:
+    """The DICOM-aware hierarchy of a date (DA) or age (AS) attribute, or None (the default applies)."""
+    from pydicom.datadict import dictionary_VR
+
+    vr = dictionary_VR(tag_of(keyword))
+    return date_rows(values) if vr == "DA" else age_rows(values) if vr == "AS" else None
+
+
+def date_hierarchy(name: str, values) -> Hierarchy | None:
+    rows = date_rows(values)
+    return None if rows is None else Hierarchy.from_rows(rows, name, source="DICOM dates (year-month, year, decade)")
 
 
 def date_hierarchies(frame: pd.DataFrame, columns) -> dict[str, Hierarchy]:
-    """For each given column whose attribute is a date (VR DA), its date hierarchy when it applies."""
-    from pydicom.datadict import dictionary_VR
-
+    """For each given column whose attribute is a date (DA) or an age (AS), its hierarchy when it applies."""
     out = {}
     for column in columns:
-        if dictionary_VR(tag_of(column)) == "DA":
-            h = date_hierarchy(column, frame[column])
-            if h is not None:
-                out[column] = h
+        rows = hierarchy_rows(column, frame[column])
+        if rows is not None:
+            out[column] = Hierarchy.from_rows(rows, column, source=f"DICOM {column} hierarchy")
     return out
