@@ -7,7 +7,7 @@ model cards are those of the classes the publishing gate checked.
 from __future__ import annotations
 
 import json
-from typing import Any, TypedDict
+from typing import Any, Callable, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -114,10 +114,18 @@ def _text_counts(values: pd.Series) -> pd.Series:
 def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
                  row_class: np.ndarray) -> list[ModelCheck]:
     """Per privacy model: whether it holds on the classes (row -> class, -1 not released) and its figure."""
+    return checks_on_classes(models, sizes, row_class,
+                             lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)))
+
+
+def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
+                      domain_of: Callable[[Any], Any]) -> list[ModelCheck]:
+    """model_checks with the sensitive domain of each model given by ``domain_of(model)`` (rows aligned with
+    ``row_class``): a table's rows here, the cluster's weighted merged classes in distributed.backend."""
     out: list[ModelCheck] = []
     for m in models:
         if getattr(m, "needs_sensitive", False):
-            dom = domain_for(m, table.frame, hierarchies, table.is_numeric(m.column))
+            dom = domain_of(m)
             counts = dom.from_rows(row_class, len(sizes))
             failing = m.classes_failing(sizes, counts, dom)
             card = m.card(sizes, counts, dom)
@@ -135,31 +143,20 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     """The report of a published result."""
     result = publication.result
     assert result is not None
-    report: dict = result.report()
     sizes = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
     row_class = publication.class_of_row if publication.class_of_row is not None else np.full(table.n, -1)
-    report["model_checks"] = model_checks(table, list(result.models), hierarchies, sizes, row_class)
-    if result.recoding != "anatomy" and len(sizes):  # Anatomy's classes are groups, not QI classes
-        # the published classes' risk figures and bands, as engine.risk computes them for every table
-        report["risk"] = sample_risks(sizes, RISK_THRESHOLD)
     suppressed = int(np.asarray(result.suppressed, dtype=bool).sum())
-    kept = int(publication.suppressed.sum())
     in_scope = _in_scope(publication, table)
-    report["records"] = int(len(publication.table))
-    report["input_records"] = int(table.n)
-    report["publishing"] = {
-        "suppressed_rows": spec.publishing.suppressed_rows,
-        "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows],
-        "suppressed": suppressed,
-        "suppressed_published": kept,
-        "suppressed_removed": int(in_scope - len(publication.table)),
-        "published_records": int(len(publication.table)),
-    }
     before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
-    report["value_counts"] = {
-        qi: {"before": value_counts(before[qi]), "after": value_counts(publication.table[qi])}
-        for qi in result.qi if qi in publication.table.columns
-    }
+    report = publication_sections(
+        result.report(), spec, result.models, sizes, row_class,
+        lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)),
+        # Anatomy's classes are groups, not QI classes: no risk figures from them
+        risk=result.recoding != "anatomy", input_records=table.n, published=len(publication.table),
+        suppressed=suppressed, suppressed_published=int(publication.suppressed.sum()),
+        suppressed_removed=in_scope - len(publication.table),
+        value_counts={qi: {"before": value_counts(before[qi]), "after": value_counts(publication.table[qi])}
+                      for qi in result.qi if qi in publication.table.columns})
     marker = research_column(result.models)
     if marker is not None:
         research = int(in_scope)
@@ -175,6 +172,33 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                                      f"{result.k}-anonymous)")
                 check["value_label"] = "smallest group"
     return json.loads(json.dumps(report, default=json_default))
+
+
+def publication_sections(head: dict, spec: RunSpec, models: list, sizes: np.ndarray, row_class: np.ndarray,
+                         domain_of: Callable[[Any], Any], *, risk: bool, input_records: int, published: int,
+                         suppressed: int, suppressed_published: int, suppressed_removed: int,
+                         value_counts: dict) -> dict:
+    """The sections every report of a published table adds to the result's own keys (``head``, as
+    Result.report() writes them): the model checks and risk figures on the classes the gate checked
+    (row -> class, -1 not released), the publishing figures, the value counts before and after. One
+    function for the single-process report (build_report) and the cluster's (distributed.backend)."""
+    report = dict(head)
+    report["model_checks"] = checks_on_classes(list(models), sizes, row_class, domain_of)
+    if risk and len(sizes):
+        # the published classes' risk figures and bands, as engine.risk computes them for every table
+        report["risk"] = sample_risks(sizes, RISK_THRESHOLD)
+    report["records"] = int(published)
+    report["input_records"] = int(input_records)
+    report["publishing"] = {
+        "suppressed_rows": spec.publishing.suppressed_rows,
+        "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows],
+        "suppressed": int(suppressed),
+        "suppressed_published": int(suppressed_published),
+        "suppressed_removed": int(suppressed_removed),
+        "published_records": int(published),
+    }
+    report["value_counts"] = value_counts
+    return report
 
 
 def _scope_rows(publication: Publication, table: Table) -> np.ndarray:

@@ -39,13 +39,13 @@ from ..errors import Cancelled, InputError, VerificationError
 from ..gate import Publication, check_merged_classes
 from ..hierarchy import Hierarchy, default_hierarchy, with_missing
 from ..lattice import equivalence_classes, generalize_codes
-from ..metrics import RISK_THRESHOLD, class_figures
+from ..metrics import class_figures
 from ..missing import MISSING, markers_in_use
 from ..privacy import PrivacyModel
 from ..privacy.base import _Sensitive
+from ..report import publication_sections
 from ..result import _plain, class_size_histogram, json_default
-from ..risk import sample_risks
-from ..spec import KEEP, SUPPRESSED_ROWS, SUPPRESSION, RunSpec
+from ..spec import KEEP, SUPPRESSION, RunSpec
 from ..table import NUMERIC_TYPES, Role, group_rows, infer_type
 from . import figures, partitions
 from .source import ParquetTable
@@ -508,7 +508,8 @@ class ClusterRun:
                 wrote = True
 
     def build_report(self) -> dict:
-        """report.build_report's figures from the merged ones (see the module's docstring)."""
+        """report.build_report's figures from the merged ones: the result's own keys here, the sections
+        every published report adds by report.publication_sections (the one code for both)."""
         rec = self.recoding
         cells = isinstance(rec, CellRecoding)
         levels = [] if isinstance(rec, CellRecoding) else list(rec.levels)
@@ -569,34 +570,16 @@ class ClusterRun:
             "seconds": round(time.perf_counter() - self.started, 4),
             "attack": attack,
         }
-        checks = []
-        for m in self.models:  # report.model_checks on the gate's merged classes
-            if getattr(m, "needs_sensitive", False):
-                dom = self._domain(m.target, self.pub_codes, self.pub_weights)
-                counts = dom.from_rows(self.pub_class, len(self.pub_sizes))
-                failing, card = m.classes_failing(self.pub_sizes, counts, dom), m.card(self.pub_sizes, counts, dom)
-            else:
-                failing, card = m.classes_failing(self.pub_sizes), m.card(self.pub_sizes)
-            bad = int(np.asarray(failing).sum())
-            checks.append({"model": m.name, "label": m.label, "describe": m.describe(), "column": m.column,
-                           "parameters": m.to_dict(), "value": card["value"], "value_label": card["value_label"],
-                           "failing_classes": bad, "holds": bad == 0})
-        report["model_checks"] = checks
-        if len(self.pub_sizes):
-            report["risk"] = sample_risks(self.pub_sizes, RISK_THRESHOLD)
-        report["input_records"] = self.n
-        report["publishing"] = {
-            "suppressed_rows": self.spec.publishing.suppressed_rows,
-            "description": SUPPRESSED_ROWS[self.spec.publishing.suppressed_rows],
-            "suppressed": n_sup,
-            "suppressed_published": int(self.kept_suppressed),
-            "suppressed_removed": int(self.n - self.published),
-            "published_records": int(self.published),
-        }
-        report["value_counts"] = {
-            c: {"before": figures.value_counts(*self.values[c], self.n),
-                "after": figures.value_counts(*self.published_cells[c], self.published)}
-            for c in self.qi}
+        # the sections every published table's report has, as report.build_report adds them, on the gate's
+        # merged (weighted) classes
+        report = publication_sections(
+            report, self.spec, self.models, self.pub_sizes, self.pub_class,
+            lambda m: self._domain(m.target, self.pub_codes, self.pub_weights), risk=True, input_records=self.n,
+            published=self.published, suppressed=n_sup, suppressed_published=self.kept_suppressed,
+            suppressed_removed=self.n - self.published,
+            value_counts={c: {"before": figures.value_counts(*self.values[c], self.n),
+                              "after": figures.value_counts(*self.published_cells[c], self.published)}
+                          for c in self.qi})
         return json.loads(json.dumps(report, default=json_default))
 
     def cleanup(self) -> None:
