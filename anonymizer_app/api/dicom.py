@@ -5,7 +5,7 @@ Runs go through ``/api/v1/runs/`` as for any dataset."""
 
 from __future__ import annotations
 
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.urls import path
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
@@ -15,11 +15,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..engine import InputError, VerificationError
+from ..engine import InputError
 from ..engine import dicom as dicom_engine
 from ..models import Job
 from ..services import dicom
-from ..views.dicom import DicomUploadForm
+from ..views.dicom import DicomUploadForm, zip_response
 from .common import owned_job, refused
 from .datasets import DatasetDetailSerializer
 from .serializers import ApiErrorSerializer
@@ -89,13 +89,10 @@ class DicomDownload(APIView):
         if job.status != Job.SUCCEEDED or not hasattr(job, "result"):
             return refused(f"the run has no result (status: {job.status})")
         try:
-            path = dicom.result_archive(job)
-        except (InputError, VerificationError) as exc:
+            chunks = dicom.result_archive(job)
+        except InputError as exc:
             return refused(str(exc))
-        handle = open(path, "rb")
-        path.unlink()  # the open handle keeps the bytes until the response is sent
-        return FileResponse(handle, as_attachment=True, filename=f"{job.dataset.name}-deidentified.zip",
-                            content_type="application/zip")
+        return zip_response(chunks, job)
 
 
 urlpatterns = [

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
-import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.db import transaction
@@ -151,10 +151,11 @@ def check_roles(dataset: Dataset) -> list[str]:
 
 
 # ---- the de-identified files of a result ----------------------------------------------------------------------
-def result_archive(job: Job) -> Path:
-    """A zip of the de-identified copies of the files whose rows the job published (suppressed rows' files
-    left out), written to a temporary file that the caller streams and removes."""
-    from ..engine.dicom.archive import published_cells, write_archive
+def result_archive(job: Job) -> Iterator[bytes]:
+    """The zip of the de-identified copies of the files whose rows the job published (suppressed rows' files
+    left out), streamed a file at a time (engine.dicom.archive.iter_archive: each file checked before its
+    bytes leave). What can be refused is refused here, before the first byte."""
+    from ..engine.dicom.archive import iter_archive, published_cells
     from ..engine.dicom.deidentify import METHOD
     from . import results
 
@@ -167,17 +168,7 @@ def result_archive(job: Job) -> Path:
     if rows is None:
         raise InputError("this result does not say which dataset row each published row comes from")
     keep = ~suppressed
-    published = frame[keep].reset_index(drop=True)
-    cells = published_cells(published, rows[keep])
-    source = dicom_engine.open_source(storage.dicom_dir(dataset) / FILES)
+    cells = published_cells(frame[keep].reset_index(drop=True), rows[keep])
+    source = dicom_engine.DicomSource(storage.dicom_dir(dataset) / FILES, sorted(m["file_rows"]))
     key = bytes.fromhex(vault.decrypt_text(m["uid_key"]))
-    handle = tempfile.NamedTemporaryFile(prefix="dicom-", suffix=".zip", delete=False,
-                                         dir=storage.media_root() / "tables")
-    handle.close()
-    out = Path(handle.name)
-    try:
-        write_archive(source, m["file_rows"], cells, out, key, f"{METHOD[:40]}; k={job.k}")
-    except BaseException:
-        out.unlink(missing_ok=True)
-        raise
-    return out
+    return iter_archive(source, m["file_rows"], cells, key, f"{METHOD[:40]}; k={job.k}")

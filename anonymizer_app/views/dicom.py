@@ -9,14 +9,15 @@ import threading
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.html import escape
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
-from ..engine import InputError, VerificationError
+from ..engine import InputError
 from ..engine import dicom as dicom_engine
 from ..models import Job
 from ..services import dicom
@@ -175,6 +176,14 @@ def _zip_members(uploads) -> int:
         uploads[0].seek(0)
 
 
+def zip_response(chunks, job: Job) -> StreamingHttpResponse:
+    """The zip streamed as it is written (a large set starts downloading at once; a file failing its check
+    stops the stream, leaving an incomplete zip that no reader opens)."""
+    response = StreamingHttpResponse(chunks, content_type="application/zip")
+    response["Content-Disposition"] = content_disposition_header(True, f"{job.dataset.name}-deidentified.zip")
+    return response
+
+
 @login_required
 @require_GET
 def download(request, job_id):
@@ -183,11 +192,8 @@ def download(request, job_id):
         raise Http404("this job's dataset is not a set of DICOM files")
     job_result(job)
     try:
-        path = dicom.result_archive(job)
-    except (InputError, VerificationError) as exc:
+        chunks = dicom.result_archive(job)
+    except InputError as exc:
         messages.error(request, f"The DICOM files could not be written: {exc}")
         return redirect("anonymizer:result", job_id=job.pk)
-    handle = open(path, "rb")
-    path.unlink()  # the open handle keeps the bytes until the response is sent
-    return FileResponse(handle, as_attachment=True, filename=f"{job.dataset.name}-deidentified.zip",
-                        content_type="application/zip")
+    return zip_response(chunks, job)
