@@ -27,6 +27,15 @@ def eager_celery():
     celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=before)
 
 
+def _axe(browser) -> list[dict]:
+    """Serious or critical axe-core violations of the page as it is now (test_browser_axe's script)."""
+    from tests.test_browser_axe import AXE, RUN_AXE
+
+    browser.execute_script(AXE)
+    browser.set_script_timeout(60)
+    return browser.execute_async_script(RUN_AXE)
+
+
 def _fill(browser, **fields) -> None:
     for name, value in fields.items():
         box = browser.find_element(By.NAME, name)
@@ -52,6 +61,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     Select(browser.find_element(By.NAME, "base_url")).select_by_value(base)
     browser.find_element(By.ID, "connection-submit").click()
     wait.until(lambda b: b.find_elements(By.ID, "connection-list"))
+    assert _axe(browser) == []
     assert "SECRET" not in browser.page_source and f"…{ZENODO_TOKEN[-4:]}" in browser.page_source
 
     # import: record 102 holds two table files, the page offers the choice
@@ -63,6 +73,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     _fill(browser, identifier="10.5281/zenodo.102")
     browser.find_element(By.ID, "import-remote-submit").click()
     wait.until(lambda b: b.find_elements(By.ID, "remote-file-choice"))
+    assert _axe(browser) == []
     browser.find_element(By.CSS_SELECTOR, "#remote-file-choice input[value='b.csv']").click()
     browser.find_element(By.ID, "import-remote-submit").click()
     wait.until(lambda b: Dataset.objects.filter(owner=user).exists() and "/datasets/" in b.current_url
@@ -94,6 +105,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     _fill(browser, creators="Doe, Jane")
     browser.find_element(By.ID, "deposit-submit").click()
     wait.until(lambda b: b.find_elements(By.ID, "deposit-done"))
+    assert _axe(browser) == []
     (dep_id, draft), = repo.drafts.items()
     link = browser.find_element(By.ID, "draft-link")
     assert link.get_attribute("href") == f"{base}/deposit/{dep_id}"
@@ -101,3 +113,6 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     assert draft["files"]["b-datafly-k2-anonymized.csv"] == exports.export_result(job.result, "csv")
     assert "b-release-report.html" in draft["files"]
     assert not any("publish" in r["path"] for r in repo.requests)
+    for page in ("/connections/", "/datasets/import-remote/", f"/jobs/{job.pk}/result/deposit/"):
+        browser.get(site + page)
+        assert _axe(browser) == [], page
