@@ -130,3 +130,12 @@ def test_a_streamed_refusal_names_the_file_and_stores_nothing(logged_in, user, m
     assert "00002-i&gt;.txt: not a DICOM file" in page and "<i>" not in page
     assert not Dataset.objects.filter(owner=user).exists()
     assert storage.media_files() == before
+
+
+@pytest.mark.django_db
+def test_an_upload_above_the_limit_is_refused_with_the_reason(logged_in, user, settings):
+    settings.ANONYMIZER_MAX_UPLOAD_MB = 0
+    response = logged_in.post(URL, {"archive": zip_upload(), "level": "file", "attributes": ["PatientSex"]})
+    assert response.status_code == 413
+    assert "more than the limit of 0 MB; nothing was stored" in response.content.decode()
+    assert not Dataset.objects.filter(owner=user).exists()

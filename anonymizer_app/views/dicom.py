@@ -140,7 +140,12 @@ def upload(request):
     initial_level = request.GET.get("level") if request.GET.get("level") in dicom_engine.LEVELS else "file"
     form = DicomUploadForm(request.POST or None, request.FILES or None, initial={
         "level": initial_level, "attributes": [a.keyword for a in dicom_engine.default_attributes(initial_level)]})
-    if request.method == "POST" and form.is_valid():
+    refused = getattr(request, "upload_refused", "") if request.method == "POST" else ""
+    if refused:  # cut off on its declared length (uploads.py): the files are empty, the reason is this
+        form.is_valid()
+        form.errors.clear()
+        form.errors[forms.forms.NON_FIELD_ERRORS] = form.error_class([refused])
+    elif request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         if len(d["uploads"]) > STREAM_FILES or _zip_members(d["uploads"]) > STREAM_FILES:
             return _streamed(request, d)
@@ -158,7 +163,7 @@ def upload(request):
     level_attributes = {level: [a.keyword for a in dicom_engine.default_attributes(level)]
                         for level in dicom_engine.LEVELS}
     return render(request, "dicom/upload.html", {"form": form, "level_attributes": level_attributes},
-                  status=400 if form.errors else 200)
+                  status=413 if refused else 400 if form.errors else 200)
 
 
 def _zip_members(uploads) -> int:
