@@ -129,6 +129,27 @@ def make_handler(repo: Repository):
                     return _json(self, 401, {"status": 401, "message": "The server could not verify that you are "
                                                                        "authorized to access the URL requested."})
                 return _json(self, 200, [])
+            if path.startswith("/api/deposit/depositions/"):
+                if not self._zenodo_ok():
+                    return _json(self, 401, {"status": 401, "message": "unauthorized"})
+                dep_id = path.rsplit("/", 1)[1]
+                draft = repo.drafts.get(dep_id)
+                if draft is None:
+                    return _json(self, 404, {"status": 404, "message": "PID does not exist."})
+                return _json(self, 200, {
+                    "id": int(dep_id), "state": "unsubmitted", "submitted": False, "metadata": draft["metadata"],
+                    "files": [{"id": str(uuid.uuid5(uuid.NAMESPACE_URL, k)), "filename": k, "filesize": len(v),
+                               "checksum": hashlib.md5(v).hexdigest(),
+                               "links": {"self": f"{self.base}/api/deposit/depositions/{dep_id}/files/x",
+                                         "download": f"{self.base}/api/files/{draft['bucket']}/{k}"}}
+                              for k, v in draft["files"].items()]})
+            if path.startswith("/api/files/") and len(parts) == 4:
+                if not self._zenodo_ok():
+                    return _json(self, 401, {"status": 401, "message": "unauthorized"})
+                draft = next((d for d in repo.drafts.values() if d.get("bucket") == parts[2]), None)
+                if draft is None or parts[3] not in draft["files"]:
+                    return _json(self, 404, {"status": 404, "message": "Object does not exist."})
+                return _bytes(self, draft["files"][parts[3]])
             if path == "/api/users/:me":
                 if self._dv_key() != DATAVERSE_TOKEN:
                     return _json(self, 401, {"status": "ERROR", "message": "Bad API key"})

@@ -232,3 +232,21 @@ def test_file_names_are_quoted_in_urls(repo_server, user):
     # a record whose file link is the file's metadata URL: the bytes are fetched from its /content
     f = zenodo._file({"key": "a.csv", "size": 3, "links": {"self": f"{base}/api/records/102/files/a.csv"}}, base, "102")
     assert f.url == f"{base}/api/records/102/files/a.csv/content"
+
+
+def test_a_draft_of_ones_own_is_imported_with_the_token(repo_server, user):
+    base, repo = repo_server
+    job = finished_job(make_dataset(user))
+    c = zenodo.client(base, ZENODO_TOKEN)
+    draft = remote.deposit("zenodo", c, remote.deposit_files(job), META)
+    # not a published record: the deposition API lists its files (links.download, not links.self)
+    files = zenodo.list_files(c, draft.identifier)
+    assert [(f.name, f.url) for f in files] == [
+        ("small-datafly-k2-anonymized.csv", f"{base}/api/files/{repo.drafts[draft.identifier]['bucket']}/"
+                                            "small-datafly-k2-anonymized.csv")]
+    ds = remote.import_file(user, c, files[0])
+    assert storage.original_path(ds).read_bytes() == repo.drafts[draft.identifier]["files"][files[0].name]
+    with pytest.raises(RemoteError, match=r"the record 998 was not found \(404\), nor a draft of yours"):
+        zenodo.list_files(c, "998")
+    with pytest.raises(RemoteError, match=r"the record 5001 was not found \(404\)$"):  # without the token
+        zenodo.list_files(zenodo.client(base, None), draft.identifier)

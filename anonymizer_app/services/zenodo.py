@@ -39,7 +39,8 @@ def _file(entry: dict, base: str, rid: str) -> RemoteFile | None:
         return None
     links = entry.get("links") or {}
     # the records API links a file's content as links.self (legacy: .../api/files/<bucket>/<key>) or links.content
-    url = links.get("content") or links.get("self") or links.get("download") or \
+    # a deposition's file: links.download (links.self is its metadata)
+    url = links.get("content") or links.get("download") or links.get("self") or \
         f"{base}/api/records/{rid}/files/{quote(name, safe='')}/content"
     path = urlsplit(url).path.rstrip("/")
     if "/api/records/" in path and "/files/" in path and not path.endswith("/content"):
@@ -52,7 +53,18 @@ def _file(entry: dict, base: str, rid: str) -> RemoteFile | None:
 def list_files(c: Client, identifier: str) -> list[RemoteFile]:
     """The files of the record ``identifier``."""
     rid = record_id(identifier)
-    data = c.json("GET", f"/api/records/{rid}", f"the record {rid}")
+    try:
+        data = c.json("GET", f"/api/records/{rid}", f"the record {rid}")
+    except RemoteError:
+        if not c.has_token:
+            raise
+        # not a published record: perhaps the token owner's draft deposition (GET /api/deposit/depositions/{id})
+        try:
+            data = c.json("GET", f"/api/deposit/depositions/{rid}", f"the record or draft {rid}")
+        except RemoteError as exc:
+            if "(404)" not in str(exc):
+                raise
+            raise RemoteError(f"{c.label}: the record {rid} was not found (404), nor a draft of yours") from None
     entries = data.get("files")
     if isinstance(entries, dict):  # InvenioRDM's {"enabled":..., "entries": {key: {...}}}
         entries = list((entries.get("entries") or {}).values())
