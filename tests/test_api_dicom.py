@@ -52,3 +52,9 @@ def test_non_dicom_refused_by_name(user):
 def test_table_dataset_has_no_dicom_download(user):
     job = finished_job(make_dataset(user), k=2)
     assert api_for(user).get(f"/api/v1/dicom/runs/{job.pk}/download/").status_code == 404
+
+
+def test_upload_above_the_limit(user, settings):
+    settings.ANONYMIZER_MAX_UPLOAD_MB = 0
+    r = api_for(user).post("/api/v1/dicom/datasets/", {"archive": zip_upload(), "level": "file"}, json=False)
+    assert r.status_code == 413 and "more than the limit of 0 MB" in r.json()["detail"]

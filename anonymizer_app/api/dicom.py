@@ -50,10 +50,14 @@ class DicomUpload(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(request={"multipart/form-data": DicomUploadSerializer},
-                   responses={201: DicomDatasetSerializer, 400: ApiErrorSerializer},
+                   responses={201: DicomDatasetSerializer, 400: ApiErrorSerializer, 413: ApiErrorSerializer},
                    summary="Upload DICOM files: their header attributes become a dataset (the profile's roles "
                            "proposed); a file that is not DICOM is named and nothing is stored", tags=["datasets"])
     def post(self, request):
+        files = request.FILES  # parses the body: the upload limit handler may refuse it here
+        too_big = getattr(request._request, "upload_refused", "")
+        if too_big:
+            return refused(f"files: {too_big}", status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         level = request.data.get("level", "file")
         attributes = request.data.getlist("attributes") if hasattr(request.data, "getlist") else []
         if not attributes and level in dicom_engine.LEVELS:
@@ -62,9 +66,8 @@ class DicomUpload(APIView):
         data = {"level": level, "name": request.data.get("name", ""),
                 "attributes": [a for a in attributes if a in known],
                 "other": ",".join(a for a in attributes if a not in known)}
-        files = MultiValueDict({k: v for k, v in (("archive", request.FILES.getlist("archive")),
-                                                  ("folder", request.FILES.getlist("files"))) if v})
-        form = DicomUploadForm(data, files)
+        form = DicomUploadForm(data, MultiValueDict({k: v for k, v in (("archive", files.getlist("archive")),
+                                                                       ("folder", files.getlist("files"))) if v}))
         if not form.is_valid():
             errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
             return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()), errors=errors)
