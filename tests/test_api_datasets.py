@@ -130,3 +130,12 @@ def test_reformat(user, other_user):
     assert r.status_code == 400 and r.json()["detail"].startswith("delimiter: ")
     assert api_for(other_user).patch(f"/api/v1/datasets/{ds['id']}/", {"header": True}).status_code == 404
     assert api_for(None).patch(f"/api/v1/datasets/{ds['id']}/", {"header": True}).status_code == 401
+
+
+def test_demo_data(user):
+    api = api_for(user)
+    r = api.post("/api/v1/datasets/demo/")
+    assert r.status_code == 201
+    names = [d["name"] for d in r.json()]
+    assert names and sorted(d["name"] for d in api.get("/api/v1/datasets/").json()) == sorted(names)
+    assert api_for(None).post("/api/v1/datasets/demo/").status_code == 401

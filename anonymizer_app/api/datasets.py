@@ -268,8 +268,24 @@ def _binding_problem(request, ds: Dataset, column: Column, hierarchy_id: int):
     return form.cleaned_data["hierarchy"]
 
 
+class DemoData(APIView):
+    @extend_schema(request=None, responses={201: DatasetSerializer(many=True), 400: ApiErrorSerializer},
+                   summary="Load the demo datasets (roles and hierarchies set), as the web's demo button",
+                   tags=["datasets"])
+    def post(self, request):
+        from .. import demo
+        from ..engine import EngineError
+
+        try:
+            created = demo.load_demo(request.user)
+        except EngineError as exc:
+            return refused(f"the demo data could not be loaded: {exc}")
+        return Response(DatasetSerializer(created, many=True).data, status=status.HTTP_201_CREATED)
+
+
 urlpatterns = [
     path("", DatasetList.as_view(), name="api-datasets"),
+    path("demo/", DemoData.as_view(), name="api-datasets-demo"),
     path("<int:dataset_id>/", DatasetDetail.as_view(), name="api-dataset"),
     path("<int:dataset_id>/rows/", DatasetRows.as_view(), name="api-dataset-rows"),
     path("<int:dataset_id>/columns/", DatasetColumns.as_view(), name="api-dataset-columns"),
