@@ -20,9 +20,12 @@ def _name(prefix: str) -> str:
 
 
 @pytest.fixture
-def pg_url(postgres_available):
-    """A fresh PostgreSQL database; its URL (psycopg 3)."""
+def pg_url(postgres_available, settings):
+    """A fresh PostgreSQL database; its URL (psycopg 3). Its server is one the web app may name (the tests
+    run with DEBUG off, where an empty ANONYMIZER_SQL_ALLOWED_HOSTS refuses every server)."""
     import psycopg
+
+    settings.ANONYMIZER_SQL_ALLOWED_HOSTS = ["127.0.0.1"]
 
     name = _name("anon_h6_sql")
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
@@ -35,9 +38,11 @@ def pg_url(postgres_available):
 
 
 @pytest.fixture
-def mariadb_url(mariadb_available):
-    """A fresh MariaDB database; its URL (PyMySQL)."""
+def mariadb_url(mariadb_available, settings):
+    """A fresh MariaDB database; its URL (PyMySQL); its server allowed as pg_url's."""
     import pymysql
+
+    settings.ANONYMIZER_SQL_ALLOWED_HOSTS = ["127.0.0.1"]
 
     name = _name("anon_h6_sql")
     conn = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="", autocommit=True)

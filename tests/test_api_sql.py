@@ -71,3 +71,15 @@ def test_export_a_run_and_the_download_formats(user, other_user, pg_url):
     body = b"".join(r.streaming_content) if r.streaming else r.content
     assert pd.read_parquet(io.BytesIO(body)).astype(str).map(exports.neutralize).equals(
         frame.map(exports.neutralize).reset_index(drop=True))
+
+
+def test_production_default_refuses_every_server(user, source, settings):
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = False, []
+    job = finished_job(make_dataset(user), k=2)
+    api = api_for(user)
+    r = api.post("/api/v1/sql/import/", {"url": source, "table": "visits"})
+    assert r.status_code == 400 and "the setting ANONYMIZER_SQL_ALLOWED_HOSTS" in r.json()["detail"]
+    r = api.post(f"/api/v1/sql/export/{job.pk}/", {"url": source, "table": "released"})
+    assert r.status_code == 400 and "the setting ANONYMIZER_SQL_ALLOWED_HOSTS" in r.json()["detail"]
+    assert list(Dataset.objects.values_list("pk", flat=True)) == [job.dataset_id]
+    assert pg_rows(source, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")[1] == [(1,)]

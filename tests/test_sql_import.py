@@ -157,7 +157,8 @@ def test_unsupported_or_unreadable_urls():
     assert sql.public_url("postgresql://u:pw@h:5/db") == "postgresql+psycopg://u@h:5/db"
 
 
-def test_the_apps_own_database_is_refused():
+def test_the_apps_own_database_is_refused(settings):
+    settings.ANONYMIZER_SQL_ALLOWED_HOSTS = ["127.0.0.1", "localhost", "::1"]
     own = {"default": {"ENGINE": "django.db.backends.postgresql", "HOST": "localhost", "PORT": "", "NAME": "anon"}}
     for url in ("postgresql://x@127.0.0.1:5432/anon", "postgresql://x@localhost/anon", "postgres://x@[::1]/anon"):
         with pytest.raises(sql.SqlError, match="the app's own database"):
@@ -211,3 +212,30 @@ def test_binary_columns_are_refused_naming_row_and_column(people, user):
         sql.import_dataset(user, people, query="SELECT name, CASE WHEN id = 2 THEN '\\x00ff'::bytea END AS b "
                            "FROM clinic.people ORDER BY id", web=False)
     assert nothing_stored()
+
+
+def test_production_refuses_every_server_until_a_list_is_set(settings, user):
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = False, []
+    for url in ("postgresql://x@10.0.0.5:5432/wiki", "mysql://x@127.0.0.1/clinic", "postgresql://x@/local"):
+        with pytest.raises(sql.SqlError, match="database servers cannot be named from the web app on this server "
+                                               "until the administrator lists the ones allowed in the setting "
+                                               "ANONYMIZER_SQL_ALLOWED_HOSTS"):
+            sql.check_web_url(sql.parse_url(url), {}, "")
+    with pytest.raises(sql.SqlError, match="ANONYMIZER_SQL_ALLOWED_HOSTS"):
+        sql.import_dataset(user, "postgresql://x@10.0.0.5:5432/wiki", table="t", web=True)
+    assert nothing_stored()
+    settings.DEBUG = True  # make run: any server but the app's own database
+    sql.check_web_url(sql.parse_url("postgresql://x@10.0.0.5:5432/wiki"), {}, "")
+    assert sql.servers_refusal() is None
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = False, ["db.example.org"]
+    assert sql.servers_refusal() is None
+    sql.check_web_url(sql.parse_url("postgresql://x@db.example.org/clinic"), {}, "")
+
+
+def test_the_command_line_is_not_restricted(pg_url, user, settings):
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = False, []
+    sql_helpers.pg_execute(pg_url, "CREATE TABLE t (a int)", "INSERT INTO t VALUES (1), (2)")
+    ds = sql.import_dataset(user, pg_url, table="t", web=False)
+    assert datasets.load_frame(ds).values.tolist() == [["1"], ["2"]]
+    with pytest.raises(sql.SqlError, match="ANONYMIZER_SQL_ALLOWED_HOSTS"):
+        sql.import_dataset(user, pg_url, table="t", web=True)

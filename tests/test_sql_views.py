@@ -4,6 +4,7 @@ database refused), exporting a result to a new table; owner-only, errors shown e
 from __future__ import annotations
 
 import pytest
+from django.contrib.messages import get_messages
 
 from anonymizer_app.models import Dataset
 from anonymizer_app.services import sql, storage
@@ -123,3 +124,36 @@ def test_reimport_a_new_dataset_from_the_same_source(client_alice, user, other_u
     response = client_alice.post(f"/datasets/{first.pk}/reimport-sql/", follow=True)
     assert "The re-import failed: the table &#x27;visits&#x27; does not exist" in response.content.decode()
     assert Dataset.objects.filter(owner=user).count() == 2
+
+
+def test_production_default_refuses_every_server_naming_the_setting(client_alice, user, job, source, settings):
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = False, []
+    message = "until the administrator lists the ones allowed in the setting ANONYMIZER_SQL_ALLOWED_HOSTS"
+    page = client_alice.get("/datasets/import-sql/").content.decode()
+    assert 'id="sql-servers-refused"' in page and message in page
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "source": "table", "table": "visits"})
+    assert response.status_code == 400 and message in response.content.decode()
+    assert message in client_alice.get(f"/jobs/{job.pk}/result/export-sql/").content.decode()
+    response = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": source, "table": "released"})
+    assert response.status_code == 400 and message in response.content.decode()
+    assert not Dataset.objects.exclude(pk=job.dataset_id).exists()
+    assert pg_rows(source, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")[1] == [(1,)]
+    imported = Dataset.objects.create(owner=user, name="visits", original_name="visits.csv",
+                                      sql_source={"url": sql.public_url(source), "table": "visits"})
+    response = client_alice.post(f"/datasets/{imported.pk}/reimport-sql/")
+    assert response.status_code == 302 and response["Location"] == f"/datasets/{imported.pk}/"
+    shown = [str(m) for m in get_messages(response.wsgi_request)]
+    assert shown == [f"The re-import failed: database servers cannot be named from the web app on this server "
+                     f"{message}{sql.servers_refusal().split('ANONYMIZER_SQL_ALLOWED_HOSTS', 1)[1]}"]
+    assert Dataset.objects.filter(owner=user).count() == 2
+    settings.ANONYMIZER_SQL_ALLOWED_HOSTS = ["127.0.0.1"]  # the administrator lists the server
+    assert 'id="sql-servers-refused"' not in client_alice.get("/datasets/import-sql/").content.decode()
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "source": "table", "table": "visits"})
+    assert response.status_code == 302
+
+
+def test_development_keeps_any_server(client_alice, source, settings):
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = True, []
+    assert 'id="sql-servers-refused"' not in client_alice.get("/datasets/import-sql/").content.decode()
+    response = client_alice.post("/datasets/import-sql/", {"url": source, "source": "table", "table": "visits"})
+    assert response.status_code == 302

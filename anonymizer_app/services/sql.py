@@ -12,7 +12,8 @@ SQLite: the file opened read-only and PRAGMA query_only) under a statement timeo
 
 Web safety (``web=True``): a URL naming the app's own database (same host, port and database) is refused,
 SQLite files only inside ANONYMIZER_SQL_SQLITE_DIR (unset: SQLite refused on the web; the CLI may open any
-file), and, when ANONYMIZER_SQL_ALLOWED_HOSTS lists servers, only those.
+file), and database servers only those ANONYMIZER_SQL_ALLOWED_HOSTS lists; with the list empty, any server
+under DEBUG (`make run`) and none in production (servers_refusal).
 
 Writing: a NEW table (an existing one is refused unless ``replace``), numbers typed where every published
 value is a number (exports.column_kinds), text otherwise; the rows go to a temporary table that is renamed
@@ -115,6 +116,18 @@ def _own_databases(databases: dict) -> list[tuple[str, object, object]]:
     return out
 
 
+def servers_refusal() -> str | None:
+    """Why web users may not name a database server at all (None: they may). With DEBUG off and no
+    ANONYMIZER_SQL_ALLOWED_HOSTS the app would connect to any host a user names, from inside the server's
+    network (SSRF): production refuses until the administrator lists the servers; `make run` (DEBUG on)
+    keeps any server but the app's own database."""
+    if settings.DEBUG or getattr(settings, "ANONYMIZER_SQL_ALLOWED_HOSTS", None):
+        return None
+    return ("database servers cannot be named from the web app on this server until the administrator lists "
+            "the ones allowed in the setting ANONYMIZER_SQL_ALLOWED_HOSTS (comma-separated host names); the "
+            "command line (manage.py import_sql, manage.py anonymize --sql-url) is not restricted")
+
+
 def check_web_url(parsed, databases: dict | None = None, sqlite_dir: str | None = None) -> None:
     """Refuse what a web user may not open: the app's own database, SQLite files outside the allowed folder."""
     databases = settings.DATABASES if databases is None else databases
@@ -131,6 +144,9 @@ def check_web_url(parsed, databases: dict | None = None, sqlite_dir: str | None 
             raise SqlError("this is the app's own database: it cannot be a source or a destination")
         return
     allowed = [h.lower() for h in (getattr(settings, "ANONYMIZER_SQL_ALLOWED_HOSTS", None) or [])]
+    refusal = servers_refusal()
+    if refusal:
+        raise SqlError(refusal)
     if allowed and (parsed.host or "").lower() not in allowed:
         raise SqlError(f"the server {parsed.host or 'localhost'!r} is not one this app may connect to; allowed: "
                        + ", ".join(allowed))

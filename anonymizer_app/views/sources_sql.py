@@ -35,7 +35,8 @@ def import_sql(request):
             messages.success(request, f"Imported {dataset.name}: {dataset.n_rows:,} rows, {dataset.n_columns} "
                                       "columns. Check the preview, then set the column roles.")
             return redirect("anonymizer:dataset", dataset_id=dataset.pk)
-    return render(request, "anonymizer/import_sql.html", {"form": form}, status=400 if form.errors else 200)
+    return render(request, "anonymizer/import_sql.html", {"form": form, "servers_refusal": sql.servers_refusal()},
+                  status=400 if form.errors else 200)
 
 
 @login_required
@@ -59,7 +60,8 @@ def export_sql(request, job_id):
             messages.success(request, f"Wrote {written:,} rows to the table {d['table']} at "
                                       f"{sql.public_url(d['url'])}.")
             return redirect("anonymizer:result", job_id=j.pk)
-    return render(request, "anonymizer/export_sql.html", {"form": form, "job": j, "dataset": j.dataset},
+    return render(request, "anonymizer/export_sql.html", {"form": form, "job": j, "dataset": j.dataset,
+                                                          "servers_refusal": sql.servers_refusal()},
                   status=400 if form.errors else 200)
 
 
