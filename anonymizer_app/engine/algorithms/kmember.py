@@ -37,6 +37,10 @@ def kmember(problem: Problem) -> CellRecoding:
     left = total
     dist = np.zeros(len(tuples))  # distance of each tuple to the tuple dist_from (the last seed)
     dist_from = -1
+    if _use_kernel(enc, len(tuples), total, k):
+        pieces = _grow_compiled(problem, enc, tuples, remaining, dist, r, total, k, cluster_id)
+        pieces_t, pieces_c, pieces_n = pieces[:, 0].tolist(), pieces[:, 1].tolist(), pieces[:, 2].tolist()
+        left = 0  # the loop below has nothing left to do
     while left >= k:
         if len(alive) > 64 and (remaining[alive] == 0).mean() > 0.3:
             alive = alive[remaining[alive] > 0]
@@ -116,6 +120,41 @@ def kmember(problem: Problem) -> CellRecoding:
     leftover = np.flatnonzero(group < 0)
     group = place_leftovers(enc, freq.inverse, group, leftover, k)
     return finish(problem, group, "local", {"identical_clusters": n_ident})
+
+
+# the compiled loop (engine/_kmember_kernel.py) from this much work (distinct tuples x clusters): below it
+# numba's import and the load of its cached code (about 0.6 s) cost more than they save
+KERNEL_MIN_WORK = 50_000_000
+
+
+def _use_kernel(enc: Encoded, n_tuples: int, total: int, k: int) -> bool:
+    # the kernel reads the LCA tables (hierarchies up to 2,048 leaves) and sums the numeric terms one after
+    # the other, as numpy does below 8 columns (its pairwise summation starts at 8)
+    return (n_tuples * (total // max(k, 1)) >= KERNEL_MIN_WORK and len(enc.num) < 8
+            and all(t is not None for t in enc.lca_table))
+
+
+def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining: np.ndarray, dist: np.ndarray,
+                   r: int, total: int, k: int, first_cluster: int) -> np.ndarray:
+    """The loop of kmember() compiled, same choices; returns its pieces (tuple position, cluster, records)."""
+    from .. import _kmember_kernel
+
+    tables = [np.ascontiguousarray(t, dtype=np.int16).reshape(-1) for t in enc.lca_table]
+    size = np.array([int(np.sqrt(len(t))) for t in tables], dtype=np.int64)
+    off = (np.cumsum([0] + [len(t) for t in tables[:-1]]) if tables else np.zeros(0)).astype(np.int64)
+    flat = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int16)
+    state = np.array([r, -1, total, first_cluster, 0, len(tuples)], dtype=np.int64)
+    alive = np.arange(len(tuples), dtype=np.int64)
+    pieces = np.zeros((total + k, 3), dtype=np.int64)
+    X = np.ascontiguousarray(enc.X, dtype=np.float64)
+    L = np.ascontiguousarray(enc.L, dtype=np.int64)
+    H = np.ascontiguousarray(enc.H, dtype=np.float64)
+    items = tuples.astype(np.int64)
+    while state[2] >= k:
+        _kmember_kernel.grow(items, remaining, X, L, H, flat, off, size, k, state, alive, dist,
+                             pieces, 256)
+        problem.heartbeat(1 - int(state[2]) / max(total, 1), f"k-member: {int(state[3])} cluster(s)")
+    return pieces[:int(state[4])]
 
 
 register(
