@@ -50,6 +50,8 @@ def test_a_clean_batch_runs_and_is_a_release(client_alice, user, version, monkey
     sex = ds.columns.get(name="sex").hierarchy
     assert (sex.name, sex.content, sex.source_format) == ("small v1: sex", "F;*\nM;*\n", "policy")
     assert list(Release.objects.values_list("number", "job_id")) == [(1, job.pk)]
+    page = client_alice.get(f"/jobs/{job.pk}/").content.decode()
+    assert (f'release 1 of the policy <a href="/policies/{version.policy.pk}/">small</a> (version 1)') in page
     # a second batch reuses the stored hierarchy and is release 2
     ds3 = make_dataset(user, name="batch 3", roles={})
     client_alice.post(f"/policies/apply/{ds3.pk}/", {"version": version.pk})
