@@ -58,6 +58,7 @@ from anonymizer_app.management import (
     cluster_flags,
     identifier_flags,
     model_flags,
+    remote_flags,
     republication_flags,
     sql_flags,
 )
@@ -239,6 +240,7 @@ class Command(OneLineCommand):
         republication_flags.add_arguments(parser)  # --history FILE (with --algorithm m-invariance)
         identifier_flags.add_arguments(parser)  # --pseudonymize/--mask/--surrogate COL, --reidentification-table
         sql_flags.add_arguments(parser)  # --sql-url/--sql-table/--sql-query, --out-sql/--out-table/--out-replace
+        remote_flags.add_anonymize_arguments(parser)  # --from-zenodo/--from-dataverse ID, --deposit zenodo|dataverse
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
                                          "occurs is held by at least k records)")
         sets.add_argument("--transactions", action="store_true",
@@ -287,7 +289,8 @@ class Command(OneLineCommand):
         self._progress = progress
         try:
             # the NA markers every reading step of this run treats as missing (engine.missing)
-            with markers_in_use(parse_markers(opts["na_values"])), sql_flags.sources(self, opts, progress) as fixes:
+            with markers_in_use(parse_markers(opts["na_values"])), remote_flags.anonymize_remote(self, opts, progress), \
+                    sql_flags.sources(self, opts, progress) as fixes:
                 summary = fixes["summary"](self._run(opts, progress))
         except engine.UnsatisfiableError as exc:
             raise AnonymizeError(str(exc), NO_SOLUTION) from None
