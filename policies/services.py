@@ -13,7 +13,7 @@ from django.db.models import Max
 
 from anonymizer_app.engine import InputError, Role
 from anonymizer_app.models import Dataset, Job
-from anonymizer_app.services import datasets
+from anonymizer_app.services import datasets, preflight
 from anonymizer_app.services import jobs as job_service
 from hierarchy_editor.models import Hierarchy, fit_name
 
@@ -221,6 +221,11 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
     options = dict(config["options"])
     if config["publishing"]["suppressed_rows"] != "remove":  # kept with the job's options, as the run form does
         options["suppressed_rows"] = config["publishing"]["suppressed_rows"]
+    # the run form's pre-flight checks (k above the records, uncovered values, infeasible models, DICOM roles)
+    problems = preflight.check_run(dataset, config["algorithm"], config["k"], config["suppression_limit"],
+                                   config["models"])
+    if problems:
+        raise PolicyError(f"{label} on {dataset.name}: " + "; ".join(p.message for p in problems))
     try:
         job = job_service.create_job(dataset, config["algorithm"], config["k"], config["suppression_limit"],
                                      config["sensitive"] or "", options, config["models"])

@@ -101,3 +101,14 @@ def test_other_user_gets_404(client, user, other_user, version):
 def test_it_requires_login(client, user):
     ds = make_dataset(user)
     assert client.get(f"/policies/apply/{ds.pk}/")["Location"].startswith("/accounts/login/")
+
+
+def test_the_run_forms_preflight_refuses_before_anything_changes(client_alice, user, version):
+    # one record for k=2: k above the records, named as the run form names it
+    one = "\n".join(SMALL_CSV.splitlines()[:2]) + "\n"
+    ds = make_dataset(user, one, name="tiny", roles={})
+    r = client_alice.post(f"/policies/apply/{ds.pk}/", {"version": version.pk})
+    assert r.status_code == 400
+    assert b"k=2 is larger than the dataset&#x27;s 1 records: lower k to at most 1" in r.content
+    assert not Job.objects.filter(dataset=ds).exists()
+    assert ds.columns.get(name="name").role == "insensitive"
