@@ -43,6 +43,9 @@ class Api:
     def patch(self, url: str, data=None, **extra):
         return self.client.patch(url, data or {}, content_type="application/json", **self._headers(extra))
 
+    def put(self, url: str, data=None, **extra):
+        return self.client.put(url, data or {}, content_type="application/json", **self._headers(extra))
+
     def delete(self, url: str, **extra):
         return self.client.delete(url, **self._headers(extra))
 

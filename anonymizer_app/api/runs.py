@@ -18,12 +18,12 @@ from rest_framework.views import APIView
 from ..engine import InputError, Role
 from ..forms import DELIMITER_CHOICES, RunForm
 from ..models import Dataset, Job
-from ..services import erasure, exports, preflight, results
+from ..services import erasure, exports, preflight, pseudonyms, results
 from ..services import jobs as job_service
 from ..services import setvalued as set_service
 from ..views import downloads, release_report
 from ..views.common import RESULT_PAGES, job_result
-from . import risk
+from . import identifiers, risk
 from .common import owned_dataset, owned_job, queue, refused, web_view
 from .datasets import PAGE_PARAMETERS, page_of
 from .serializers import ApiErrorSerializer
@@ -38,6 +38,10 @@ class RunSubmitSerializer(serializers.Serializer):
     suppressed_rows = serializers.ChoiceField(choices=["remove", "keep"], required=False, default="remove")
     sensitive = serializers.CharField(required=False, allow_blank=True, default="",
                                       help_text="sensitive column for the reports")
+    reidentification_table = serializers.BooleanField(
+        required=False, default=False,
+        help_text="keep the original value behind each pseudonym or surrogate, encrypted with the result and never "
+                  "in an export (POST /runs/<id>/reidentification/ with your password downloads it)")
     fields = serializers.DictField(required=False, default=dict,
                                    help_text="further run form fields by name: algorithm options "
                                              "('option:<algorithm>:<parameter>') and privacy models "
@@ -95,6 +99,8 @@ def _form_data(d: dict) -> dict:
     data = {key: value for key, value in d["fields"].items()}
     data.update(algorithm=d["algorithm"], k=d["k"], suppression_percent=d["suppression_percent"],
                 suppressed_rows=d["suppressed_rows"], sensitive=d["sensitive"])
+    if d.get("reidentification_table"):
+        data["reidentification_table"] = True
     # a form's unticked box is absent; JSON says false
     return {k: v for k, v in data.items() if v is not False and v is not None}
 
@@ -178,6 +184,8 @@ class RunList(APIView):
         if set_config is not None:
             job.config["set_column"] = set_config
             job.save(update_fields=["config"])
+        # the dataset's identifier treatments and the re-identification choice, as the web run page
+        pseudonyms.snapshot(job, bool(d.get("reidentification_table")))
         job = queue(job)
         return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
 
@@ -329,4 +337,5 @@ urlpatterns = [
     path("<uuid:job_id>/release-report/", RunReleaseReport.as_view(), name="api-run-release-report"),
     path("<uuid:job_id>/release-report.pdf", RunReleaseReportPdf.as_view(), name="api-run-release-report-pdf"),
     *risk.run_urlpatterns,
+    *identifiers.run_urlpatterns,
 ]

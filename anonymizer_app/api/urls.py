@@ -17,6 +17,7 @@ CONCERNS = [
     ("dicom/", "anonymizer_app.api.dicom"),
     ("repositories/", "anonymizer_app.api.repositories"),
     ("policies/", "policies.api_urls"),
+    ("keys/", "anonymizer_app.api.identifiers"),
 ]
 
 urlpatterns = [path(prefix, include(module)) for prefix, module in CONCERNS] + [
