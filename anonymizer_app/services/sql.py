@@ -485,19 +485,83 @@ def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str],
 
 
 # ---- a dataset from a database --------------------------------------------------------------------------
-def import_dataset(owner, url: str, table: str = "", query: str = "", name: str | None = None,
-                   web: bool = True, keep_password: bool = False, password: str | None = None,
-                   progress: Callable[[int], None] | None = None):
-    """A new dataset of ``owner`` holding the rows of ``table`` or ``query``: the upload's limits and type
-    inference; the source remembered without its password (kept vault-encrypted only when
-    ``keep_password``). Nothing is stored when anything fails."""
+@dataclass
+class Staged:
+    """The rows of a source read and written to files, before anything is stored in the app's database:
+    the table's Parquet at ``staging`` and the same rows as CSV in ``original`` (a temporary file)."""
+
+    staging: Path
+    original: object
+    n_rows: int
+    columns: list[str]
+
+    def discard(self) -> None:
+        from . import storage
+
+        storage.discard(self.staging)
+        self.original.close()
+
+
+def count_rows(url: str, table: str, web: bool = True, password: str | None = None) -> int | None:
+    """How many rows ``table`` holds (SELECT count(*), under the statement timeout), or None when that
+    cannot be known cheaply or fails: a query's rows are not counted (it would run twice)."""
+    from sqlalchemy import MetaData, Table, func, select
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if not table:
+        return None
+    schema, name = _split_name(table)
+    try:
+        engine = open_engine(url, web=web, password=password)
+    except SqlError:
+        return None
+    try:
+        with engine.connect() as conn:
+            target = Table(name, MetaData(), schema=schema, autoload_with=conn)
+            return int(conn.execute(select(func.count()).select_from(target)).scalar_one())
+    except (SQLAlchemyError, ValueError, TypeError):
+        return None
+    finally:
+        engine.dispose()
+
+
+def stage_import(url: str, table: str = "", query: str = "", web: bool = True, password: str | None = None,
+                 progress: Callable[[int], None] | None = None) -> Staged:
+    """Read ``table`` or ``query`` into a staging Parquet and a CSV original; nothing of the app's database is
+    touched (a page runs it beside the request). Nothing is left when anything fails, ``progress`` raising
+    (a cancel) included."""
     import tempfile
 
+    from . import ingestion, storage
+
+    staging = storage.staging_path()
+    original = tempfile.TemporaryFile()
+
+    def pieces():
+        for i, frame in enumerate(iter_rows(url, table, query, web=web, caps=ingestion.limits(rows=web),
+                                            password=password, chunk_rows=CHUNK_ROWS, progress=progress)):
+            write_csv_piece(frame, original, header=i == 0)
+            yield frame, CSV_FORMAT
+
+    try:
+        _, n_rows, columns = ingestion.write_parquet(pieces(), staging)
+    except BaseException:
+        storage.discard(staging)
+        original.close()
+        raise
+    return Staged(staging, original, n_rows, columns)
+
+
+def store_import(owner, staged: Staged, url: str, table: str = "", query: str = "", name: str | None = None,
+                 keep_password: bool = False, password: str | None = None):
+    """A new dataset of ``owner`` from ``staged`` rows: type inference, the source remembered without its
+    password (kept vault-encrypted only when ``keep_password``). The staged files are used up; nothing is
+    stored when anything fails."""
     from django.core.files import File
     from django.db import transaction
 
     from ..models import Dataset
-    from . import datasets, ingestion, storage, vault
+    from . import datasets, storage, vault
 
     parsed = parse_url(url)
     secret = password or parsed.password
@@ -508,30 +572,33 @@ def import_dataset(owner, url: str, table: str = "", query: str = "", name: str 
         source["password"] = vault.encrypt_text(str(secret))
     dataset = Dataset(owner=owner, name=datasets.shorten(name or label, Dataset._meta.get_field("name").max_length),
                       original_name=filename, sql_source=source)
-    staging = storage.staging_path()
-    with tempfile.TemporaryFile() as original:
-        def pieces():
-            for i, frame in enumerate(iter_rows(url, table, query, web=web, caps=ingestion.limits(rows=web),
-                                                password=password, progress=progress)):
-                write_csv_piece(frame, original, header=i == 0)
-                yield frame, CSV_FORMAT
-
-        try:
-            _, n_rows, columns = ingestion.write_parquet(pieces(), staging)
-            dataset.size_bytes = original.tell()
-            original.seek(0)
-            storage.save_original(dataset, filename, File(original))
-            with transaction.atomic():
-                datasets._apply_format(dataset, CSV_FORMAT, n_rows, len(columns))
-                dataset.save()
-                datasets._describe_columns(dataset, staging)
-            storage.move(staging, storage.table_path(dataset))
-        except BaseException:
-            if dataset.original.name:
-                storage.delete_original(dataset)
-            storage.discard(staging)
-            raise
+    try:
+        original = staged.original
+        dataset.size_bytes = original.tell()
+        original.seek(0)
+        storage.save_original(dataset, filename, File(original))
+        with transaction.atomic():
+            datasets._apply_format(dataset, CSV_FORMAT, staged.n_rows, len(staged.columns))
+            dataset.save()
+            datasets._describe_columns(dataset, staged.staging)
+        storage.move(staged.staging, storage.table_path(dataset))
+    except BaseException:
+        if dataset.original.name:
+            storage.delete_original(dataset)
+        raise
+    finally:
+        staged.discard()
     return dataset
+
+
+def import_dataset(owner, url: str, table: str = "", query: str = "", name: str | None = None,
+                   web: bool = True, keep_password: bool = False, password: str | None = None,
+                   progress: Callable[[int], None] | None = None):
+    """A new dataset of ``owner`` holding the rows of ``table`` or ``query``: the upload's limits and type
+    inference; the source remembered without its password (kept vault-encrypted only when
+    ``keep_password``). Nothing is stored when anything fails."""
+    staged = stage_import(url, table, query, web=web, password=password, progress=progress)
+    return store_import(owner, staged, url, table, query, name=name, keep_password=keep_password, password=password)
 
 
 def reimport_password(dataset) -> str | None:
