@@ -12,6 +12,7 @@ CONCERNS = [
     ("datasets/", "anonymizer_app.api.datasets"),
     ("hierarchies/", "anonymizer_app.api.hierarchies"),
     ("runs/", "anonymizer_app.api.runs"),
+    ("lattice/", "anonymizer_app.api.lattice"),
     ("comparisons/", "anonymizer_app.api.comparisons"),
     ("sql/", "anonymizer_app.api.sql"),
     ("dicom/", "anonymizer_app.api.dicom"),

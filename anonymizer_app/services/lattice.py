@@ -84,6 +84,23 @@ def last_evaluation(source: Job) -> Job | None:
                               options__source_job=str(source.pk)).order_by("-created").first()
 
 
+def keep_node(job: Job, key: str) -> Job:
+    """Keep the node ``key`` (checked levels, '0,2,1') of ``job``'s lattice as a result of its own: a new job
+    (kind "lattice-keep", algorithm full-domain, the node's levels, the same k, every privacy model,
+    suppression limit and configuration), submitted to a worker, where the pipeline and its publishing gate
+    run it like any run. The web's "keep" and the API's call this."""
+    options = {"levels": key}
+    if (job.options or {}).get("suppressed_rows"):
+        options["suppressed_rows"] = job.options["suppressed_rows"]
+    new = Job.objects.create(owner=job.owner, dataset=job.dataset, kind=Job.LATTICE_KEEP,
+                             algorithm="full-domain", k=job.k, suppression_limit=job.suppression_limit,
+                             sensitive=job.sensitive, options=options, models=list(job.models or []),
+                             config=job.config)
+    jobs.submit_job(new)
+    new.refresh_from_db()
+    return new
+
+
 def source_of(job: Job) -> Job:
     source_id = (job.options or {}).get("source_job")
     source = Job.objects.filter(pk=source_id, owner=job.owner).first() if source_id else None

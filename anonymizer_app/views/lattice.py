@@ -31,7 +31,6 @@ from ..engine.algorithms.fixed import parse_levels
 from ..engine.solution_lattice import METRIC_LABELS
 from ..models import Job, Result
 from ..services import datasets, results
-from ..services import jobs as job_service
 from ..services import lattice as lattice_service
 from ..templatetags.cells import cut
 from . import safepub as safepub_views
@@ -134,34 +133,37 @@ def lattice(request, job_id):
     })
 
 
-@login_required
-@require_GET
-def lattice_data_view(request, job_id):
-    """The lattice (200) when it is known; otherwise a worker evaluates it: 202 with its progress while it
-    runs (one evaluation per run at a time), 422 with the reason when it failed or was cancelled (?retry=1
-    starts a new one)."""
-    job = _lattice_job(request, job_id)
+def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
+    """(200, the lattice) when it is known; otherwise a worker evaluates it: (202, its progress) while it runs
+    (one evaluation per run at a time), (422, {"error"}) when it failed or was cancelled (``retry`` starts a
+    new one). The web's data.json and the API's lattice answer this."""
     try:
         data = lattice_service.stored_lattice(job)
         if data is None:
             last = lattice_service.last_evaluation(job)
-            retry = request.GET.get("retry") == "1"
             if last is not None and last.status in (Job.FAILED, Job.CANCELLED) and not retry:
-                return JsonResponse({"error": f"The lattice evaluation {last.status}: {last.message}",
-                                     "retry": True, "job": str(last.pk)}, status=422)
+                return 422, {"error": f"The lattice evaluation {last.status}: {last.message}",
+                             "retry": True, "job": str(last.pk)}
             evaluation = lattice_service.evaluation_job(job)
             assert evaluation is not None
             evaluation.refresh_from_db()
             data = lattice_service.read_cache(job, lattice_service.LATTICE_FILE)  # an eager worker may be done
             if data is None:
                 if evaluation.status in (Job.FAILED, Job.CANCELLED):
-                    return JsonResponse({"error": f"The lattice evaluation {evaluation.status}: {evaluation.message}",
-                                         "retry": True, "job": str(evaluation.pk)}, status=422)
-                return JsonResponse(pending(evaluation), status=202)
+                    return 422, {"error": f"The lattice evaluation {evaluation.status}: {evaluation.message}",
+                                 "retry": True, "job": str(evaluation.pk)}
+                return 202, pending(evaluation)
     except engine.EngineError as exc:
-        return JsonResponse({"error": str(exc)}, status=422)
-    data = dict(data, kept=kept_nodes(job))
-    return JsonResponse(data)
+        return 422, {"error": str(exc)}
+    return 200, dict(data, kept=kept_nodes(job))
+
+
+@login_required
+@require_GET
+def lattice_data_view(request, job_id):
+    """The lattice (200), the evaluation's progress (202) or why it failed (422, ?retry=1 starts a new one)."""
+    code, data = lattice_answer(_lattice_job(request, job_id), request.GET.get("retry") == "1")
+    return JsonResponse(data, status=code)
 
 
 # ---- one node ----------------------------------------------------------------------------------
@@ -276,18 +278,11 @@ def lattice_keep(request, job_id):
     try:
         levels = _checked_levels(job, request.POST.get("levels", ""))
         key = ",".join(map(str, levels))
-        options = {"levels": key}
-        if (job.options or {}).get("suppressed_rows"):
-            options["suppressed_rows"] = job.options["suppressed_rows"]
-        # the kept node carries every model of the lattice's job and runs through the same gate
-        new = Job.objects.create(owner=job.owner, dataset=job.dataset, kind=Job.LATTICE_KEEP,
-                                 algorithm="full-domain", k=job.k, suppression_limit=job.suppression_limit,
-                                 sensitive=job.sensitive, options=options, models=list(job.models or []),
-                                 config=job.config)
+        # the kept node carries every model of the lattice's job and runs through the same gate (on a worker)
+        new = lattice_service.keep_node(job, key)
     except engine.EngineError as exc:
         messages.error(request, str(exc))
         return redirect(page)
-    job_service.submit_job(new)  # on a worker, with progress on the job page
     messages.success(request, f"The transformation {key} of the lattice is being kept as a result of its own, "
                               f"checked against {len(job.models or []) + 1} privacy model(s).")
     return redirect("anonymizer:job", job_id=new.pk)

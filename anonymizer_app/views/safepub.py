@@ -34,10 +34,15 @@ def parameters(request):
     return response
 
 
+def is_dp_run(job) -> bool:
+    """A run published under (ε,δ)-differential privacy (SafePub): it has no lattice and no node to keep."""
+    return job.algorithm == "safepub" or any(m.get("model") == EDDifferentialPrivacy.name
+                                             for m in (job.models or []))
+
+
 def refuse_lattice(request, job) -> HttpResponse | None:
     """The refusal page (409) for a SafePub run's lattice and "keep this node"; None for other runs."""
-    if job.algorithm != "safepub" and not any(m.get("model") == EDDifferentialPrivacy.name
-                                              for m in (job.models or [])):
+    if not is_dp_run(job):
         return None
     return render(request, "anonymizer/safepub_refusal.html", {"job": job, "dataset": job.dataset,
                                                                "message": LATTICE_REFUSAL}, status=409)
