@@ -13,6 +13,8 @@ CONCERNS = [
     ("hierarchies/", "anonymizer_app.api.hierarchies"),
     ("runs/", "anonymizer_app.api.runs"),
     ("lattice/", "anonymizer_app.api.lattice"),
+    ("dp/", "anonymizer_app.api.dp"),
+    ("safepub/", "anonymizer_app.api.safepub"),
     ("comparisons/", "anonymizer_app.api.comparisons"),
     ("sql/", "anonymizer_app.api.sql"),
     ("dicom/", "anonymizer_app.api.dicom"),

@@ -9,6 +9,8 @@ WEB_MAX_CELLS histogram cells or categories.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..engine import InputError, dp
 from ..models import Dataset
 from . import datasets
@@ -61,3 +63,25 @@ def release_randomized_response(dataset: Dataset, column: str, epsilon: float) -
         raise InputError(f"unknown column {column!r}")
     return dp.randomized_response(datasets.load_frame(dataset, columns=[column])[column], epsilon,
                                   max_categories=WEB_MAX_CELLS)
+
+
+def release(dataset: Dataset, d: dict) -> dp.CountsRelease | dp.RandomizedResponseRelease:
+    """A new release from the DP form's cleaned data (mode "counts": a histogram; "rr": randomized response):
+    new noise, its ε spent again. The web's DP page and the API call this."""
+    if d["mode"] == "counts":
+        return release_counts(dataset, d["columns"], d["epsilon"], d["mechanism"], parse_bounds(d["bounds"]),
+                              d["bins"])
+    return release_randomized_response(dataset, d["rr_column"], d["epsilon"])
+
+
+def release_frame(released: dp.CountsRelease | dp.RandomizedResponseRelease):
+    """What a release's CSV holds: the histogram's cells and noisy counts, or the perturbed column."""
+    if isinstance(released, dp.CountsRelease):
+        return released.frame()
+    return released.perturbed.to_frame()
+
+
+def release_filename(dataset: Dataset, d: dict) -> str:
+    stem = Path(dataset.original_name).stem
+    kind = "dp-counts" if d["mode"] == "counts" else "randomized-response"
+    return f"{stem}-{kind}-eps{d['epsilon']:g}.csv"

@@ -8,8 +8,6 @@ anew rather than re-sending the figures shown. The page says so.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -55,22 +53,18 @@ def dataset_dp(request, dataset_id: int):
     if form.is_bound:
         if form.is_valid():
             d = form.cleaned_data
-            stem = Path(ds.original_name).stem
             try:
+                released = dp_service.release(ds, d)
+                if request.POST.get("action") == "csv":
+                    return _csv_response(exports.export_csv(dp_service.release_frame(released)),
+                                         dp_service.release_filename(ds, d))
                 if d["mode"] == "counts":
-                    counts = dp_service.release_counts(ds, d["columns"], d["epsilon"], d["mechanism"],
-                                                       dp_service.parse_bounds(d["bounds"]), d["bins"])
-                    if request.POST.get("action") == "csv":
-                        return _csv_response(exports.export_csv(counts.frame()),
-                                             f"{stem}-dp-counts-eps{d['epsilon']:g}.csv")
+                    counts = released
                     chart = comparison_chart(counts.cells, [("true (not released)", counts.true_counts),
                                                             ("released (noisy)", counts.noisy_counts)],
                                              "Histogram: true and released counts")
                 else:
-                    rr = dp_service.release_randomized_response(ds, d["rr_column"], d["epsilon"])
-                    if request.POST.get("action") == "csv":
-                        return _csv_response(exports.export_csv(rr.perturbed.to_frame()),
-                                             f"{stem}-randomized-response-eps{d['epsilon']:g}.csv")
+                    rr = released
                     chart = comparison_chart(rr.categories, [("true (not released)", rr.true_counts),
                                                              ("released (perturbed)", rr.perturbed_counts),
                                                              ("estimated from the release", rr.estimated_counts)],

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from ..engine import InputError
 from ..engine.privacy.differential_privacy import EDDifferentialPrivacy
-from ..engine.safepub.parameters import DEFAULT_SEARCH_SHARE, derive
+from ..engine.safepub.parameters import DEFAULT_SEARCH_SHARE, SafePubParameters, derive
 
 LATTICE_REFUSAL = ("This run was published under (ε,δ)-differential privacy by SafePub, which draws the published "
                    "generalization by the exponential mechanism within the privacy budget. Choosing or keeping "
@@ -19,13 +19,19 @@ LATTICE_REFUSAL = ("This run was published under (ε,δ)-differential privacy by
                    "solution lattice. To publish differently, start a new SafePub run (it spends its ε again).")
 
 
+def derive_from(query) -> SafePubParameters:
+    """The parameters of a query's ε, δ (default 1e-6, the run form's) and search share (default 10%); the
+    web's parameters.json and the API answer this. InputError names the bad value."""
+    return derive(query.get("epsilon", ""), query.get("delta", "1e-6"),
+                  query.get("search_share") or DEFAULT_SEARCH_SHARE)
+
+
 @login_required
 @require_GET
 def parameters(request):
     """{"epsilon", "delta", "search_share", "epsilon_anon", "epsilon_search", "beta", "k"} or {"error"} (400)."""
     try:
-        p = derive(request.GET.get("epsilon", ""), request.GET.get("delta", "1e-6"),
-                   request.GET.get("search_share") or DEFAULT_SEARCH_SHARE)
+        p = derive_from(request.GET)
     except InputError as exc:
         response = JsonResponse({"error": str(exc)}, status=400)
     else:
