@@ -53,10 +53,11 @@ LARGE_FREQUENCY_SET = 65_536
 
 
 def _load_kernel():
-    """group_sorted of _group_kernel, or None where numba cannot be imported (numpy then does it all)."""
+    """group_sorted of _group_kernel, or None where numba cannot be imported or set up (numpy then does it
+    all): a missing numba, or no writable place for its cache (numba raises at the decorator then)."""
     try:
         from ._group_kernel import group_sorted
-    except ImportError:
+    except Exception:  # noqa: BLE001 - any failure only costs speed; the numpy path gives the same classes
         return None
     return group_sorted
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from anonymizer_app.engine import lattice
 from anonymizer_app.engine._group_kernel import group_sorted
 from anonymizer_app.engine.distributions import SensitiveDomain
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator
+from anonymizer_app.engine.lattice import Lattice, NodeEvaluator, equivalence_classes
 from anonymizer_app.engine.table import frequency_set
 
-from ._lattice_helpers import small_tables
+from ._lattice_helpers import make_hierarchy, small_tables
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -111,3 +111,25 @@ def test_group_rows_equals_numpy_unique(n, distinct):
     got = group_rows(matrix, np.array([distinct, 5]))
     for g, w in zip(got, want):
         assert g.dtype == np.int64 and np.array_equal(g, w)
+
+
+def test_without_numba_numpy_groups_everything(monkeypatch):
+    """Where the kernel cannot be loaded the evaluator keeps grouping with numpy, with the same classes."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "anonymizer_app.engine._group_kernel", None)  # import fails
+    assert lattice._load_kernel() is None
+    monkeypatch.setattr(lattice, "KERNEL_AFTER", 0)
+    monkeypatch.setattr(lattice, "KERNEL_AFTER_LARGE", 0)
+    rng = np.random.default_rng(3)
+    leaves = [str(i) for i in range(12)]
+    hs = [make_hierarchy("a", leaves, 3, 2), make_hierarchy("b", leaves, 2, 2)]
+    codes = rng.integers(0, 12, (500, 2)).astype(np.int32)
+    freq = frequency_set(codes)
+    lat = Lattice(hs)
+    ev = NodeEvaluator(freq, hs)
+    for i in range(lat.size):
+        node = ev.classes(lat.levels(i))
+        _, sizes = equivalence_classes(freq.codes, freq.counts, hs, list(node.levels))
+        assert sorted(node.sizes.tolist()) == sorted(sizes.tolist())
+    assert ev.kernel is False  # tried once, then numpy throughout
