@@ -15,6 +15,7 @@ CONCERNS = [
     ("lattice/", "anonymizer_app.api.lattice"),
     ("dp/", "anonymizer_app.api.dp"),
     ("safepub/", "anonymizer_app.api.safepub"),
+    ("items/", "anonymizer_app.api.items"),
     ("comparisons/", "anonymizer_app.api.comparisons"),
     ("sql/", "anonymizer_app.api.sql"),
     ("dicom/", "anonymizer_app.api.dicom"),
