@@ -69,8 +69,11 @@ def test_import_run_export(browser, live_server, client, user, pg_url, shared_da
     wait.until(lambda b: "/export-sql/" in b.current_url)
     fill(browser, url=pg_url, table="adult_released")
     browser.find_element(By.ID, "export-sql-submit").click()
-    wait.until(lambda b: b.current_url.endswith(f"/jobs/{job.pk}/result/"))
-    assert "rows to the table adult_released" in browser.page_source
+    # more rows than one batch: the page streams the rows written, says so, then goes back to the result
+    wait.until(lambda b: b.find_elements(By.ID, "sql-done"))
+    assert "rows to the table adult_released" in browser.find_element(By.ID, "sql-done").text
+    assert "wrote 5,000 of" in browser.find_element(By.ID, "sql-progress-lines").text
+    wait.until(lambda b: b.current_url.endswith(f"/jobs/{job.pk}/result/") and b.find_elements(By.ID, "export-sql-link"))
     frame = exports.result_frame(job.result)
     names, rows = pg_rows(pg_url, "SELECT * FROM adult_released")
     assert names == list(frame.columns) and "id" not in names

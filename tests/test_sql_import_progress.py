@@ -71,7 +71,7 @@ def test_the_page_streams_a_line_per_chunk_then_stores(client_alice, user, five)
     assert [line for line in page.split("\n") if line.startswith("<li>")] == [
         "<li>[ 40%] read 2 of 5 rows</li>", "<li>[ 80%] read 4 of 5 rows</li>", "<li>[100%] read 5 of 5 rows</li>"]
     assert f'url=/datasets/{ds.pk}/"' in page and "Imported Five &lt;rows&gt;: 5 rows, 2 columns." in page
-    assert 'id="sql-import-cancel" ' not in page and 'href="/datasets/import-sql/" id="sql-import-cancel"' in page
+    assert 'id="sql-cancel" ' not in page and 'href="/datasets/import-sql/" id="sql-cancel"' in page
     assert (ds.name, ds.n_rows) == ("Five <rows>", 5)
 
 
@@ -97,7 +97,7 @@ def test_a_failure_after_the_first_chunk_is_shown_and_stores_nothing(client_alic
     response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "query", "query": query})
     page = b"".join(response.streaming_content).decode()
     assert "<li>read 2 rows</li>" in page
-    assert "The import failed: the query" in page and "row 3, column &#x27;b&#x27;: binary data" in page
+    assert "Importing from a database failed: the query" in page and "row 3, column &#x27;b&#x27;: binary data" in page
     wait_for_readers()
     assert nothing_stored()
 
@@ -117,7 +117,7 @@ def test_leaving_the_page_cancels_and_stores_nothing(client_alice, five):
 
 
 def test_a_reading_closed_before_its_first_chunk_stops_there(five):
-    reading = sources_sql.Reading(five, "five", "", None)
+    reading = sources_sql.reading(five, "five", "", None)
     reading.closed = True
     reading.start()
     wait_for_readers()
@@ -141,6 +141,65 @@ def test_the_reimport_streams_too_and_is_owner_only(client_alice, user, other_us
     response = client_alice.post(f"/datasets/{first.pk}/reimport-sql/")
     page = b"".join(response.streaming_content).decode()
     fresh = Dataset.objects.exclude(pk=first.pk).get(owner=user)
-    assert "<li>[100%] read 5 of 5 rows</li>" in page and f'href="/datasets/{first.pk}/" id="sql-import-cancel"' in page
+    assert "<li>[100%] read 5 of 5 rows</li>" in page and f'href="/datasets/{first.pk}/" id="sql-cancel"' in page
     assert fresh.n_rows == 5 and f"url=/datasets/{fresh.pk}/" in page
     assert not Dataset.objects.filter(owner=other_user).exists()
+
+
+@pytest.fixture
+def job(user):
+    from tests.anonymizer_helpers import finished_job, make_dataset
+
+    return finished_job(make_dataset(user), k=2)
+
+
+def test_the_export_streams_batches_written_and_the_table_appears_at_the_end(client_alice, job, pg_url,
+                                                                              monkeypatch):
+    from anonymizer_app.services import exports
+    from tests.sql_helpers import pg_rows
+
+    monkeypatch.setattr(sql, "INSERT_ROWS", 2)
+    n = len(exports.result_frame(job.result))
+    assert n > 2  # more than one batch
+    seen: list[int] = []
+    frame = exports.result_frame(job.result)
+    sql.write_table(frame, pg_url, "direct", exports.column_kinds(frame, None), progress=seen.append)
+    assert seen == [min(i, n) for i in range(2, n + 2, 2)]
+    response = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
+    assert response.streaming
+    page = b"".join(response.streaming_content).decode()
+    lines = [line for line in page.split("\n") if line.startswith("<li>")]
+    assert lines == [f"<li>[{round(r * 100 / n):3d}%] wrote {r:,} of {n:,} rows</li>" for r in seen]
+    assert f"Wrote {n:,} rows to the table released at" in page and f"url=/jobs/{job.pk}/result/" in page
+    assert pg_rows(pg_url, "SELECT count(*) FROM released")[1] == [(n,)]
+    # an early refusal is the form page, as for a small result
+    again = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
+    assert again.status_code == 400 and "already exists" in again.content.decode()
+
+
+def test_leaving_the_export_page_leaves_no_table(client_alice, job, pg_url, monkeypatch):
+    from tests.sql_helpers import pg_rows
+
+    monkeypatch.setattr(sql, "INSERT_ROWS", 2)
+    left = threading.Event()
+    progress = sources_sql.Beside.progress
+
+    def held(self, rows: int) -> None:  # the second batch waits until the page is left: a cut mid-way
+        if rows > 2:
+            left.wait(timeout=60)
+        progress(self, rows)
+
+    monkeypatch.setattr(sources_sql.Beside, "progress", held)
+    response = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
+    assert response.streaming
+    response.close()
+    left.set()
+    for thread in threading.enumerate():
+        if thread.name == "sql-export":
+            thread.join(timeout=60)
+    assert pg_rows(pg_url, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")[1] == [(0,)]
+
+
+def test_the_export_page_is_owner_only(client, job, other_user, pg_url):
+    client.force_login(other_user)
+    assert client.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "t"}).status_code == 404

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -32,44 +32,45 @@ from ..sql_forms import SqlExportForm, SqlImportForm
 from .common import RESULT_PAGES, job_result, owned_dataset, owned_job
 
 
-@dataclass
-class Reading:
-    """An import read in a thread: its events (("total", n | None), ("rows", n), ("done", Staged),
-    ("error", exc)) and the flag that stops it when the page is left."""
+class Beside:
+    """Work on an external database run in a thread beside the request (no app database there): its events
+    (("total", n | None), ("rows", n), ("done", outcome), ("error", exc)) and the flag that stops it when
+    the page is left; ``discard`` removes an outcome nobody will take."""
 
-    url: str
-    table: str
-    query: str
-    password: str | None
-    events: queue.Queue = field(default_factory=queue.Queue)
-    closed: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self, work: Callable[[Beside], object], name: str,
+                 discard: Callable[[object], None] | None = None, label: str = ""):
+        self.work, self.name, self.discard, self.label = work, name, discard, label
+        self.events: queue.Queue = queue.Queue()
+        self.closed = False
+        self.lock = threading.Lock()
 
-    def start(self) -> Reading:
-        threading.Thread(target=self._work, name="sql-import", daemon=True).start()
+    def start(self) -> Beside:
+        threading.Thread(target=self._run, name=self.name, daemon=True).start()
         return self
 
-    def _progress(self, rows: int) -> None:
+    def total(self, n: int | None) -> None:
+        self.events.put(("total", n))
+
+    def progress(self, rows: int) -> None:
         if self.closed:
-            raise Cancelled("the import page was left")
+            raise Cancelled("the page was left")
         self.events.put(("rows", rows))
 
-    def _work(self) -> None:
+    def _run(self) -> None:
         try:
-            self.events.put(("total", sql.count_rows(self.url, self.table, web=True, password=self.password)))
-            staged = sql.stage_import(self.url, self.table, self.query, web=True, password=self.password,
-                                      progress=self._progress)
+            outcome = self.work(self)
         except BaseException as exc:  # handed to the request, which names it
             self.events.put(("error", exc))
             return
-        with self.lock:  # a page left meanwhile takes nothing: the files go here
+        with self.lock:  # a page left meanwhile takes nothing: the outcome goes here
             if self.closed:
-                staged.discard()
+                if self.discard is not None:
+                    self.discard(outcome)
             else:
-                self.events.put(("done", staged))
+                self.events.put(("done", outcome))
 
     def close(self) -> None:
-        """Stop the reading; staged rows nobody will store are removed."""
+        """Stop the work; an outcome nobody will take is discarded."""
         with self.lock:
             self.closed = True
         while True:
@@ -77,92 +78,117 @@ class Reading:
                 event = self.events.get_nowait()
             except queue.Empty:
                 return
-            if event[0] == "done":
-                event[1].discard()
+            if event[0] == "done" and self.discard is not None:
+                self.discard(event[1])
 
-    def first(self) -> tuple:
-        """Wait for the outcome when it comes with the first chunk: ("error", exc), ("done", staged), or
-        ("stream", total, rows) when more chunks follow."""
+    def first(self, more: Callable[[int, int | None], bool]) -> tuple:
+        """Wait for the outcome when it comes with the first progress: ("error", exc), ("done", outcome), or
+        ("stream", total, rows) when ``more(rows, total)`` says more follows."""
         total = None
         while True:
             event = self.events.get()
             if event[0] == "total":
                 total = event[1]
-            elif event[0] == "rows" and event[1] >= sql.CHUNK_ROWS:
+            elif event[0] == "rows" and more(event[1], total):
                 return ("stream", total, event[1])
             elif event[0] in ("done", "error"):
                 return event
+
+
+def reading(url: str, table: str, query: str, password: str | None) -> Beside:
+    """An import's rows read into staged files (sql.stage_import), the table counted first."""
+    def work(beside: Beside):
+        beside.total(sql.count_rows(url, table, web=True, password=password))
+        return sql.stage_import(url, table, query, web=True, password=password, progress=beside.progress)
+
+    return Beside(work, "sql-import", discard=lambda staged: staged.discard(), label=table or "the query")
 
 
 def _error_text(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, (InputError, VaultError)) else f"{type(exc).__name__}: {exc}"
 
 
-def _line(rows: int, total: int | None) -> str:
+def _line(verb: str, rows: int, total: int | None) -> str:
     if total:
-        return f"<li>[{min(100, round(rows * 100 / total)):3d}%] read {rows:,} of {total:,} rows</li>\n"
-    return f"<li>read {rows:,} rows</li>\n"
+        return f"<li>[{min(100, round(rows * 100 / total)):3d}%] {verb} {rows:,} of {total:,} rows</li>\n"
+    return f"<li>{verb} {rows:,} rows</li>\n"
 
 
-def _streamed(request, reading: Reading, total: int | None, rows: int, store, back: str) -> StreamingHttpResponse:
-    """The page of a long import: a line per chunk read, then the dataset stored (``store(staged)``) and
-    the page continues to it (meta refresh: no inline script under the CSP)."""
+def _streamed(beside: Beside, total: int | None, rows: int, finish: Callable[[object], str], back: str,
+              title: str, intro: str, verb: str) -> StreamingHttpResponse:
+    """The page of long work: a line per chunk, then ``finish(outcome)`` (the dataset stored: HTML saying so,
+    a meta refresh onwards: no inline script under the CSP)."""
 
     def events_html():
-        yield _line(rows, total)
+        yield _line(verb, rows, total)
         while True:
-            event = reading.events.get()
+            event = beside.events.get()
             if event[0] == "total":
                 continue
             if event[0] == "rows":
-                yield _line(event[1], total)
+                yield _line(verb, event[1], total)
                 continue
-            if event[0] == "error":
-                yield (f'</ol><div class="message message-error" role="alert" id="sql-import-error">'
-                       f'The import failed: {escape(_error_text(event[1]))}</div>'
-                       f'<p><a class="btn" href="{back}">Back</a></p>')
-                return
             try:
-                dataset = store(event[1])
+                if event[0] == "error":
+                    raise event[1]
+                yield "</ol>" + finish(event[1])
             except (InputError, VaultError) as exc:
-                yield (f'</ol><div class="message message-error" role="alert" id="sql-import-error">'
-                       f'The import failed: {escape(_error_text(exc))}</div>')
-                return
-            url = reverse("anonymizer:dataset", args=[dataset.pk])
-            yield (f'</ol><p id="sql-import-done">Imported {escape(dataset.name)}: {dataset.n_rows:,} rows, '
-                   f'{dataset.n_columns} columns.</p><meta http-equiv="refresh" content="0; url={url}">'
-                   f'<p><a class="btn btn-primary" href="{url}">Continue: the dataset</a></p>')
+                yield (f'</ol><div class="message message-error" role="alert" id="sql-error">'
+                       f'{escape(title)} failed: {escape(_error_text(exc))}</div>'
+                       f'<p><a class="btn" href="{back}">Back</a></p>')
             return
 
     def page():
-        yield (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Importing from a database · '
+        yield (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)} · '
                f'Anonymizer</title><link rel="stylesheet" href="{static("css/app.css")}"></head><body>'
-               f'<main class="container"><h1>Importing from a database</h1>'
-               f'<p class="muted">Reading {escape(reading.table or "the query")} in chunks of {sql.CHUNK_ROWS:,} '
-               f'rows. <a href="{back}" id="sql-import-cancel">Cancel</a> (leaving this page stops the import; '
-               f'nothing is stored).</p><ol id="sql-progress-lines">\n')
+               f'<main class="container"><h1>{escape(title)}</h1>'
+               f'<p class="muted">{intro} <a href="{back}" id="sql-cancel">Cancel</a> (leaving this page stops it; '
+               f'nothing is kept).</p><ol id="sql-progress-lines">\n')
         try:
             yield from events_html()
         finally:
-            reading.close()
+            beside.close()
         yield "</main></body></html>"
 
-    return StreamingHttpResponse(_Body(page(), reading), content_type="text/html; charset=utf-8")
+    return StreamingHttpResponse(_Body(page(), beside), content_type="text/html; charset=utf-8")
 
 
 class _Body:
     """The streamed page; closing it (the server does, also when the client went away before the first
-    line) stops the reading, even if the page never started."""
+    line) stops the work, even if the page never started."""
 
-    def __init__(self, lines, reading: Reading):
-        self.lines, self.reading = lines, reading
+    def __init__(self, lines, beside: Beside):
+        self.lines, self.beside = lines, beside
 
     def __iter__(self):
         return self.lines
 
     def close(self) -> None:
         self.lines.close()
-        self.reading.close()
+        self.beside.close()
+
+
+def _import_response(request, beside: Beside, store: Callable, back: str):
+    """("stream", response) for a source larger than one chunk, else the outcome: ("error", exc) or
+    ("done", dataset stored)."""
+    outcome = beside.first(lambda rows, total: rows >= sql.CHUNK_ROWS)
+    if outcome[0] == "stream":
+        def finish(staged) -> str:
+            dataset = store(staged)
+            url = reverse("anonymizer:dataset", args=[dataset.pk])
+            return (f'<p id="sql-done">Imported {escape(dataset.name)}: {dataset.n_rows:,} rows, '
+                    f'{dataset.n_columns} columns.</p><meta http-equiv="refresh" content="0; url={url}">'
+                    f'<p><a class="btn btn-primary" href="{url}">Continue: the dataset</a></p>')
+
+        intro = f"Reading {escape(beside.label)} in chunks of {sql.CHUNK_ROWS:,} rows."
+        return ("stream", _streamed(beside, outcome[1], outcome[2], finish, back, "Importing from a database",
+                                    intro, "read"))
+    if outcome[0] == "error":
+        return outcome
+    try:
+        return ("done", store(outcome[1]))
+    except (InputError, VaultError) as exc:
+        return ("error", exc)
 
 
 @login_required
@@ -174,25 +200,23 @@ def import_sql(request):
         by_table = d["source"] == "table"
         table, query = (d["table"].strip(), "") if by_table else ("", d["query"])
         password = d["password"] or None
-        reading = Reading(d["url"], table, query, password).start()
+        beside = reading(d["url"], table, query, password)
 
         def store(staged):
             return sql.store_import(request.user, staged, d["url"], table, query, name=d["name"].strip() or None,
                                     keep_password=d["keep_password"], password=password)
 
-        outcome = reading.first()
-        if outcome[0] == "stream":
-            return _streamed(request, reading, outcome[1], outcome[2], store, reverse("anonymizer:import_sql"))
-        try:
-            if outcome[0] == "error":
-                raise outcome[1]
-            dataset = store(outcome[1])
-        except InputError as exc:
-            form.add_error(None, str(exc))
+        kind, outcome = _import_response(request, beside.start(), store, reverse("anonymizer:import_sql"))
+        if kind == "stream":
+            return outcome
+        if kind == "error":
+            if not isinstance(outcome, InputError):
+                raise outcome
+            form.add_error(None, str(outcome))
         else:
-            messages.success(request, f"Imported {dataset.name}: {dataset.n_rows:,} rows, {dataset.n_columns} "
+            messages.success(request, f"Imported {outcome.name}: {outcome.n_rows:,} rows, {outcome.n_columns} "
                                       "columns. Check the preview, then set the column roles.")
-            return redirect("anonymizer:dataset", dataset_id=dataset.pk)
+            return redirect("anonymizer:dataset", dataset_id=outcome.pk)
     return render(request, "anonymizer/import_sql.html", {"form": form, "servers_refusal": sql.servers_refusal()},
                   status=400 if form.errors else 200)
 
@@ -209,14 +233,28 @@ def export_sql(request, job_id):
         d = form.cleaned_data
         frame = exports.result_frame(res, d["drop_suppressed"])
         kinds = exports.column_kinds(frame, exports.job_column_types(j))
-        try:
-            written = sql.write_table(frame, d["url"], d["table"], kinds, replace=d["replace"], web=True,
-                                      password=d["password"] or None)
-        except InputError as exc:
-            form.add_error(None, str(exc))
+        beside = Beside(lambda b: sql.write_table(frame, d["url"], d["table"], kinds, replace=d["replace"], web=True,
+                                                  password=d["password"] or None, progress=b.progress),
+                        "sql-export").start()
+        done_text = f"to the table {d['table']} at {sql.public_url(d['url'])}"
+        result_url = reverse("anonymizer:result", args=[j.pk])
+        outcome = beside.first(lambda rows, total: rows < len(frame))
+        if outcome[0] == "stream":
+            def finish(written) -> str:
+                return (f'<p id="sql-done">Wrote {written:,} rows {escape(done_text)}.</p><meta http-equiv="refresh" '
+                        f'content="2; url={result_url}"><p><a class="btn btn-primary" href="{result_url}">Back to '
+                        f'the result</a></p>')
+
+            intro = (f"Writing {len(frame):,} rows {escape(done_text)} in batches of {sql.INSERT_ROWS:,}; the table "
+                     f"appears when all are written.")
+            return _streamed(beside, len(frame), outcome[2], finish, reverse("anonymizer:export_sql", args=[j.pk]),
+                             "Exporting to a database", intro, "wrote")
+        if outcome[0] == "error":
+            if not isinstance(outcome[1], InputError):
+                raise outcome[1]
+            form.add_error(None, str(outcome[1]))
         else:
-            messages.success(request, f"Wrote {written:,} rows to the table {d['table']} at "
-                                      f"{sql.public_url(d['url'])}.")
+            messages.success(request, f"Wrote {outcome[1]:,} rows {done_text}.")
             return redirect("anonymizer:result", job_id=j.pk)
     return render(request, "anonymizer/export_sql.html", {"form": form, "job": j, "dataset": j.dataset,
                                                           "servers_refusal": sql.servers_refusal()},
@@ -239,22 +277,20 @@ def reimport_sql(request, dataset_id: int):
         messages.error(request, f"The re-import failed: {exc}")
         return redirect(back)
     url, table, query = source["url"], source.get("table", ""), source.get("query", "")
-    reading = Reading(url, table, query, password).start()
+    beside = reading(url, table, query, password)
 
     def store(staged):
         return sql.store_import(request.user, staged, url, table, query, name=ds.name,
                                 keep_password=bool(source.get("password")), password=password)
 
-    outcome = reading.first()
-    if outcome[0] == "stream":
-        return _streamed(request, reading, outcome[1], outcome[2], store, back)
-    try:
-        if outcome[0] == "error":
-            raise outcome[1]
-        fresh = store(outcome[1])
-    except (InputError, VaultError) as exc:
-        messages.error(request, f"The re-import failed: {exc}")
+    kind, outcome = _import_response(request, beside.start(), store, back)
+    if kind == "stream":
+        return outcome
+    if kind == "error":
+        if not isinstance(outcome, (InputError, VaultError)):
+            raise outcome
+        messages.error(request, f"The re-import failed: {outcome}")
         return redirect(back)
-    messages.success(request, f"Re-imported {fresh.name} as a new dataset: {fresh.n_rows:,} rows, "
-                              f"{fresh.n_columns} columns (roles detected anew).")
-    return redirect("anonymizer:dataset", dataset_id=fresh.pk)
+    messages.success(request, f"Re-imported {outcome.name} as a new dataset: {outcome.n_rows:,} rows, "
+                              f"{outcome.n_columns} columns (roles detected anew).")
+    return redirect("anonymizer:dataset", dataset_id=outcome.pk)
