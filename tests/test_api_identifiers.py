@@ -10,6 +10,7 @@ import csv
 import hashlib
 import hmac
 import io
+import json
 
 import pytest
 from anonymizer_helpers import make_dataset
@@ -255,3 +256,17 @@ def test_a_run_pseudonymizes_and_keeps_a_reidentification_table(user, other_user
         text = _text(response)
         assert not any(n in text for n in NAMES[:5]), response
     assert Job.objects.get(pk=job["id"]).config["reidentification_table"] is True
+
+
+def test_the_schema_documents_the_operations(user):
+    r = api_for(user).get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert r.status_code == 200
+    paths = json.loads(r.content)["paths"]
+    operations = {(p, m) for p, item in paths.items() for m in item if m in ("get", "post", "put", "delete")}
+    assert {("/api/v1/keys/", "get"), ("/api/v1/keys/", "post"), ("/api/v1/keys/{key_id}/", "get"),
+            ("/api/v1/keys/{key_id}/", "delete"), ("/api/v1/datasets/{dataset_id}/identifiers/", "get"),
+            ("/api/v1/datasets/{dataset_id}/identifiers/", "put"),
+            ("/api/v1/runs/{job_id}/reidentification/", "post")} <= operations
+    created = paths["/api/v1/keys/"]["post"]["responses"]["201"]["content"]["application/json"]["schema"]["$ref"]
+    assert created.endswith("/KeyCreated")
+    assert "text/csv" in paths["/api/v1/runs/{job_id}/reidentification/"]["post"]["responses"]["200"]["content"]

@@ -55,6 +55,7 @@ REAL_GETS = [
     ("/api/v1/datasets/{dataset_id}/", "dataset_id"),
     ("/api/v1/datasets/{dataset_id}/rows/", "dataset_id"),
     ("/api/v1/datasets/{dataset_id}/columns/", "dataset_id"),
+    ("/api/v1/datasets/{dataset_id}/identifiers/", "dataset_id"),
     ("/api/v1/hierarchies/{hierarchy_id}/", "hierarchy_id"),
     ("/api/v1/runs/{job_id}/", "job_id"),
     ("/api/v1/runs/{job_id}/report/", "job_id"),
