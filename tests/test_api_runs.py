@@ -43,7 +43,7 @@ def test_submit_poll_and_same_rows_as_the_web_path(user, dataset, eager_celery):
     sizes = Counter(zip(api_rows["zip"][~api_suppressed], api_rows["age"][~api_suppressed]))
     assert min(sizes.values()) >= 2
     listed = api.get("/api/v1/runs/", {"dataset": dataset["id"]}).json()
-    assert [j["id"] for j in listed] == [str(web.pk), job["id"]]
+    assert [j["id"] for j in listed["results"]] == [str(web.pk), job["id"]] and listed["count"] == 2
 
 
 def test_refusals_name_the_field(user, dataset):
@@ -92,7 +92,7 @@ def test_owner_only_and_keys(user, other_user, dataset, eager_celery):  # noqa: 
     assert other.post(f"/api/v1/runs/{job['id']}/cancel/").status_code == 404
     assert other.delete(f"/api/v1/runs/{job['id']}/").status_code == 404
     assert api_for(None).post("/api/v1/runs/", {"dataset": dataset["id"], **RUN}).status_code == 401
-    assert other.get("/api/v1/runs/").json() == []
+    assert other.get("/api/v1/runs/").json() == {"offset": 0, "limit": 100, "count": 0, "results": []}
     assert Job.objects.count() == 1
 
 
@@ -117,3 +117,31 @@ def test_a_broker_that_refuses_ends_the_job(user, dataset, monkeypatch):
     monkeypatch.setattr(jobs, "submit_job", refuse)
     job = api_for(user).post("/api/v1/runs/", {"dataset": dataset["id"], **RUN}).json()
     assert (job["status"], job["message"]) == ("failed", "could not queue the job: broker down")
+
+
+def test_the_jobs_list_is_paged(user, other_user, dataset):
+    """Every job of the owner once, newest first, across pages of any size; the count is the owner's jobs."""
+    ds = Dataset.objects.get(pk=dataset["id"])
+    made = [jobs.create_job(ds, "flash", 2, 0.0, "disease") for _ in range(7)]
+    jobs.create_job(make_other_dataset(other_user), "flash", 2, 0.0, "")  # another user's: never listed
+    api = api_for(user)
+    newest_first = [str(j.pk) for j in sorted(made, key=lambda j: (j.created, str(j.pk)), reverse=True)]
+    for limit in (1, 3, 7, 100):
+        seen = []
+        for offset in range(0, 8, limit):
+            page = api.get("/api/v1/runs/", {"offset": offset, "limit": limit}).json()
+            assert (page["offset"], page["limit"], page["count"]) == (offset, limit, 7)
+            seen += [j["id"] for j in page["results"]]
+        assert sorted(seen) == sorted(newest_first) and len(seen) == 7
+        created = [Job.objects.get(pk=i).created for i in seen]
+        assert created == sorted(created, reverse=True)
+    assert api.get("/api/v1/runs/", {"offset": 7}).json()["results"] == []
+    for bad in ({"limit": 0}, {"limit": 1001}, {"offset": -1}, {"limit": "x"}):
+        r = api.get("/api/v1/runs/", bad)
+        assert r.status_code == 400 and next(iter(bad)) in r.json()["detail"]
+
+
+def make_other_dataset(owner):
+    from anonymizer_helpers import make_dataset
+
+    return make_dataset(owner)

@@ -25,7 +25,7 @@ from ..views import downloads, release_report
 from ..views.common import RESULT_PAGES, job_result
 from . import identifiers, risk
 from .common import owned_dataset, owned_job, queue, refused, web_view
-from .datasets import PAGE_PARAMETERS, page_of
+from .datasets import MAX_PAGE, PAGE_PARAMETERS, page_of
 from .serializers import ApiErrorSerializer
 
 
@@ -77,6 +77,13 @@ class JobSerializer(serializers.ModelSerializer):
 
     def get_has_result(self, job) -> bool:
         return job.status == Job.SUCCEEDED and job.kind not in RESULT_PAGES and job.kind != Job.LATTICE
+
+
+class JobPageSerializer(serializers.Serializer):
+    offset = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="your jobs in all (of the dataset, when one is given)")
+    results = JobSerializer(many=True, help_text="the page's jobs (as GET /runs/<id>/)")
 
 
 def _form_for(request, ds: Dataset, data: dict) -> tuple[RunForm, object, object]:
@@ -146,9 +153,13 @@ class RunList(APIView):
     parser_classes = [JSONParser]
 
     @extend_schema(parameters=[OpenApiParameter("dataset", OpenApiTypes.INT, required=False,
-                                                description="only this dataset's jobs")],
-                   responses={200: JobSerializer(many=True), 400: ApiErrorSerializer},
-                   summary="Your jobs, newest first", tags=["runs"])
+                                                description="only this dataset's jobs"),
+                               OpenApiParameter("offset", OpenApiTypes.INT, required=False,
+                                                description="first job (0-based, newest first)"),
+                               OpenApiParameter("limit", OpenApiTypes.INT, required=False,
+                                                description=f"jobs in the page, at most {MAX_PAGE} (default 100)")],
+                   responses={200: JobPageSerializer, 400: ApiErrorSerializer},
+                   summary="Your jobs, newest first, a page at a time", tags=["runs"])
     def get(self, request):
         qs = Job.objects.filter(owner=request.user)
         if "dataset" in request.query_params:
@@ -157,7 +168,11 @@ class RunList(APIView):
                 qs = qs.filter(dataset_id=s.run_validation(request.query_params["dataset"]))
             except serializers.ValidationError as exc:
                 raise serializers.ValidationError({"dataset": exc.detail}) from None
-        return Response(JobSerializer(qs[:500], many=True).data)
+        offset, limit = page_of(request)
+        # newest first with the id as tie-break: two jobs created in the same instant keep one order across pages
+        page = qs.order_by("-created", "-pk")[offset:offset + limit]
+        return Response({"offset": offset, "limit": limit, "count": qs.count(),
+                         "results": JobSerializer(page, many=True).data})
 
     @extend_schema(request=RunSubmitSerializer,
                    responses={201: JobSerializer, 400: RefusedRunSerializer, 404: ApiErrorSerializer},
