@@ -38,8 +38,16 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
     n_t = tuples.shape[0]
     live = np.empty(n_t, dtype=np.int64)
     rem = np.empty(n_t, dtype=np.int64)
-    lcas = np.empty((n_t, c), dtype=np.int64)
-    cat_d = np.empty((n_t, c), dtype=np.float64)
+    # per candidate its LCA levels with the seed (small: the pass over the candidates stays in cache); a
+    # level's term lv / H[t] read from a table of the same divisions
+    lcas = np.empty((n_t, c), dtype=np.int16)
+    height = 0
+    for t in range(c):
+        height = max(height, int(H[t]))
+    term = np.empty((c, height + 1), dtype=np.float64)
+    for t in range(c):
+        for lv in range(height + 1):
+            term[t, lv] = lv / H[t]
     d = np.empty(n_t, dtype=np.float64)
     mean = np.empty(p, dtype=np.float64)
     sums = np.empty(p, dtype=np.float64)
@@ -97,8 +105,7 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
                 for t in range(c):
                     lv = _lca(flat, off, size, t, L[it, t], L[seed, t])
                     lcas[a, t] = lv
-                    cat_d[a, t] = lv / H[t]
-                    v += cat_d[a, t]
+                    v += term[t, lv]
                 dist[i] = v
             dist_from = s
             for j in range(p):
@@ -121,11 +128,15 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
                         v = abs(X[it, 0] - mean[0])
                         for j in range(1, p):
                             v += abs(X[it, j] - mean[j])
-                    for t in range(c):
+                    # the terms are >= 0 and rounding is monotone: once the partial sum passes the best
+                    # so far, the full one cannot beat it (a later tie never wins: the first minimum stays)
+                    t = 0
+                    while t < c and v < low:
                         if level[t]:
-                            v += max(cat_d[a, t], level[t] / H[t])
+                            v += max(term[t, lcas[a, t]], term[t, level[t]])
                         else:
-                            v += cat_d[a, t]
+                            v += term[t, lcas[a, t]]
+                        t += 1
                     d[a] = v
                     if v < low:
                         low = v
@@ -160,3 +171,4 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
     state[4] = n_pieces
     state[5] = n_alive
     return made
+

@@ -48,3 +48,19 @@ def test_compiled_loop_equals_numpy_loop_on_adult_sample(monkeypatch, shared_dat
     assert plain.verified and compiled.verified
     pd.testing.assert_frame_equal(plain.output, compiled.output)
     assert plain.metrics == compiled.metrics
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_compiled_loop_with_two_numeric_qis_and_with_none(monkeypatch, k):
+    table, given = mixed_table(400, k)
+    rng = np.random.default_rng(k)
+    frame = table.frame.copy()
+    frame["weight"] = rng.integers(40, 120, len(frame)).astype(str)
+    two_numeric = Table(frame, {"age": "qi", "weight": "qi", "zone": "qi", "disease": "sensitive"})
+    assert two_numeric.is_numeric("weight") and two_numeric.is_numeric("age")
+    categorical_only = Table(frame, {"zone": "qi", "disease": "sensitive"})
+    for t in (two_numeric, categorical_only):
+        plain, compiled = _both(monkeypatch, t, given, k)
+        assert plain.verified and compiled.verified
+        pd.testing.assert_frame_equal(plain.output, compiled.output)
+        assert plain.metrics == compiled.metrics

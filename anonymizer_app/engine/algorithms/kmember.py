@@ -146,10 +146,11 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
     state = np.array([r, -1, total, first_cluster, 0, len(tuples)], dtype=np.int64)
     alive = np.arange(len(tuples), dtype=np.int64)
     pieces = np.zeros((total + k, 3), dtype=np.int64)
-    X = np.ascontiguousarray(enc.X, dtype=np.float64)
-    L = np.ascontiguousarray(enc.L, dtype=np.int64)
+    # the candidates' values in tuple-position order (the kernel reads them in that order)
+    X = np.ascontiguousarray(enc.X[tuples], dtype=np.float64)
+    L = np.ascontiguousarray(enc.L[tuples], dtype=np.int64)
     H = np.ascontiguousarray(enc.H, dtype=np.float64)
-    items = tuples.astype(np.int64)
+    items = np.arange(len(tuples), dtype=np.int64)
     while state[2] >= k:
         _kmember_kernel.grow(items, remaining, X, L, H, flat, off, size, k, state, alive, dist,
                              pieces, 256)
