@@ -102,12 +102,25 @@ def test_a_failure_after_the_first_chunk_is_shown_and_stores_nothing(client_alic
     assert nothing_stored()
 
 
-def test_leaving_the_page_cancels_and_stores_nothing(client_alice, five):
+def test_leaving_the_page_cancels_and_stores_nothing(client_alice, five, monkeypatch):
+    left = threading.Event()
+    progress = sources_sql.Beside.progress
+    calls: list[int] = []
+
+    def held(self, rows: int) -> None:  # the second chunk waits until the page is left: a cut mid-way
+        calls.append(rows)
+        if rows > 2:
+            left.wait(timeout=60)
+        progress(self, rows)
+
+    monkeypatch.setattr(sources_sql.Beside, "progress", held)
     response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "table", "table": "five"})
     assert response.streaming
     response.close()  # what the server does when the client goes away (the Cancel link, the tab closed)
+    left.set()
     wait_for_readers()
-    assert nothing_stored()
+    assert calls == [2, 4] and nothing_stored()  # stopped at the second chunk
+    monkeypatch.setattr(sources_sql.Beside, "progress", progress)
     response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "table", "table": "five"})
     lines = iter(response.streaming_content)
     assert b"Importing from a database" in next(lines)
