@@ -74,3 +74,38 @@ def test_real_objects_conform(seeded, path, key):
     response = case.call_and_validate(headers={"Authorization": f"Bearer {seeded['key']}"},
                                       checks=CHECKS + CONFORMANCE)
     assert response.status_code == 200, (path, response.text[:300])
+
+
+def _call(seeded, path: str, method: str = "GET", **case) -> int:
+    operation = schema[path][method]
+    response = operation.Case(**case).call_and_validate(headers={"Authorization": f"Bearer {seeded['key']}"},
+                                                        checks=CHECKS + CONFORMANCE)
+    return response.status_code
+
+
+@pytest.mark.django_db
+def test_real_lattice_dp_safepub_and_items_answers_conform(seeded, monkeypatch):
+    """The lattice (evaluated at once, as a worker would), a node, keep; a DP release (JSON and CSV); SafePub's
+    parameters; a transaction upload's summary and a k^m run: real 200/201 answers checked against the schema."""
+    from anonymizer_helpers import run_jobs_synchronously
+    from django.contrib.auth import get_user_model
+    from setvalued_helpers import transaction_dataset
+
+    run_jobs_synchronously(monkeypatch)
+    job = {"job_id": seeded["job_id"]}
+    assert _call(seeded, "/api/v1/lattice/{job_id}/", path_parameters=job) == 200
+    assert _call(seeded, "/api/v1/lattice/{job_id}/node/", path_parameters=job, query={"levels": "1,1"}) == 200
+    assert _call(seeded, "/api/v1/lattice/{job_id}/keep/", "POST", path_parameters=job, body={"levels": "1,1"},
+                 media_type="application/json") == 201
+    ds = {"dataset_id": seeded["dataset_id"]}
+    for body in ({"mode": "counts", "columns": ["disease"], "epsilon": 1},
+                 {"mode": "rr", "rr_column": "disease", "epsilon": 1},
+                 {"mode": "counts", "columns": ["disease"], "epsilon": 1, "format": "csv"}):
+        assert _call(seeded, "/api/v1/dp/{dataset_id}/", "POST", path_parameters=ds, body=body,
+                     media_type="application/json") == 200
+    assert _call(seeded, "/api/v1/safepub/parameters/", query={"epsilon": "1"}) == 200
+    tx = transaction_dataset(get_user_model().objects.get(username="fuzz"))
+    assert _call(seeded, "/api/v1/items/{dataset_id}/", path_parameters={"dataset_id": tx.pk}) == 200
+    assert _call(seeded, "/api/v1/items/{dataset_id}/runs/", "POST", path_parameters={"dataset_id": tx.pk},
+                 body={"k": 2, "m": 2, "set_algorithm": "dynamic"}, media_type="application/json") == 201
+    assert _call(seeded, "/api/v1/runs/", query={"limit": 2}) == 200
