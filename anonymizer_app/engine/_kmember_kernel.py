@@ -36,7 +36,6 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
     n_pieces = state[4]
     n_alive = state[5]
     n_t = tuples.shape[0]
-    live = np.empty(n_t, dtype=np.int64)
     rem = np.empty(n_t, dtype=np.int64)
     # per candidate its LCA levels with the seed (small: the pass over the candidates stays in cache); a
     # level's term lv / H[t] read from a table of the same divisions
@@ -54,22 +53,19 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
     level = np.zeros(c, dtype=np.int64)
     made = 0
     while left >= k and made < budget:
-        # the tuples with records left, in ascending order (compacting ``alive`` keeps the order)
-        n_live = 0
-        for a in range(n_alive):
-            i = alive[a]
-            if remaining[i] > 0:
-                live[n_live] = i
-                n_live += 1
-        for a in range(n_live):
-            alive[a] = live[a]
-        n_alive = n_live
-        # the seed: the tuple farthest from r (first maximum), as Encoded.distance_to_item computes it
+        # in one pass: the tuples with records left compacted in place at the front of ``alive`` (in
+        # ascending order), and the seed: the tuple farthest from r (first maximum), as
+        # Encoded.distance_to_item computes it
         ri = tuples[r]
         s = -1
         best = -np.inf
-        for a in range(n_live):
-            i = live[a]
+        n_live = 0
+        for a in range(n_alive):
+            i = alive[a]
+            if remaining[i] <= 0:
+                continue
+            alive[n_live] = i
+            n_live += 1
             if dist_from == r:
                 v = dist[i]
             else:
@@ -84,6 +80,8 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
             if v > best:
                 best = v
                 s = i
+        n_alive = n_live
+        live = alive
         take = min(remaining[s], k)
         remaining[s] -= take
         size_now = take
