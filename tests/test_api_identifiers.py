@@ -258,6 +258,20 @@ def test_a_run_pseudonymizes_and_keeps_a_reidentification_table(user, other_user
     assert Job.objects.get(pk=job["id"]).config["reidentification_table"] is True
 
 
+def test_wrong_passwords_lock_the_table_as_failed_logins(user, eager_celery):  # noqa: F811
+    api = api_for(user)
+    ds = make_dataset(user, CSV, roles=ROLES)
+    api.put(f"/api/v1/datasets/{ds.pk}/identifiers/", {"columns": [{"column": "name", "treatment": "surrogate"}]})
+    url = f"/api/v1/runs/{_submit(api, ds, reidentification_table=True)['id']}/reidentification/"
+    for _ in range(4):
+        assert api.post(url, {"password": "guess"}).status_code == 403
+    locked = api.post(url, {"password": "guess"})  # the 5th failure: the login throttle's limit
+    assert locked.status_code == 429 and locked.json()["detail"].startswith("too many wrong passwords")
+    # now even the right password is refused, as the login page would
+    r = api.post(url, {"password": user.raw_password})
+    assert r.status_code == 429 and r["Content-Type"] == "application/json"
+
+
 def test_the_schema_documents_the_operations(user):
     r = api_for(user).get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert r.status_code == 200

@@ -10,11 +10,12 @@ result's re-identification table.
   web page's messages.
 - A re-identification table is more than the token can read: its download is a POST carrying the account's
   password (as the web asks for it again). An API key alone, leaked from a script, does not reveal whom the
-  pseudonyms stand for.
+  pseudonyms stand for; wrong passwords count as failed logins (the login throttle locks the account).
 """
 
 from __future__ import annotations
 
+from django.contrib.auth import authenticate
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -223,7 +224,7 @@ class RunReidentification(APIView):
 
     @extend_schema(request=PasswordSerializer, responses={
         (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="column,original,pseudonym lines"),
-        400: ApiErrorSerializer, 403: ApiErrorSerializer, 404: ApiErrorSerializer},
+        400: ApiErrorSerializer, 403: ApiErrorSerializer, 404: ApiErrorSerializer, 429: ApiErrorSerializer},
         summary="Download the result's re-identification table (give your password)", tags=["identifiers"])
     def post(self, request, job_id):
         job = owned_job(request, job_id)
@@ -232,7 +233,16 @@ class RunReidentification(APIView):
             raise Http404("this result has no re-identification table")
         s = PasswordSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        if not request.user.check_password(s.validated_data["password"]):
+        # through authenticate(), so the login throttle (django-axes) counts wrong passwords here as failed logins:
+        # a stolen key cannot be used to guess the password
+        django_request = request._request
+        checked = authenticate(django_request, username=request.user.get_username(),
+                               password=s.validated_data["password"])
+        if getattr(django_request, "axes_locked_out", False):
+            django_request.axes_locked_out = False  # answered here as JSON, not with the login page's lockout page
+            return refused("too many wrong passwords: the account is locked for a while, as after failed logins",
+                           status.HTTP_429_TOO_MANY_REQUESTS)
+        if checked is None or checked.pk != request.user.pk:
             return refused("password: that is not your password", status.HTTP_403_FORBIDDEN)
         response = HttpResponse(pseudonyms.reidentification_csv(table), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = content_disposition_header(True, f"{job.dataset.name}-reidentification.csv")
