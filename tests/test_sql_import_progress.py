@@ -50,6 +50,16 @@ def test_the_callback_reports_the_rows_read_and_the_count(five, user):
     assert sql.count_rows(five, "five") == 5
     assert sql.count_rows(five, "") is None  # a query is not run twice to count it
     assert sql.count_rows(five, "nothing") is None
+    assert sql.count_rows(five, "a.b.c") is None
+    with pytest.raises(sql.SqlError, match="cannot connect to 127.0.0.1:1"):
+        sql.count_rows("postgresql://x@127.0.0.1:1/db", "t")
+
+
+def test_an_unreachable_server_is_the_form_page_at_once(client_alice, five):
+    response = client_alice.post("/datasets/import-sql/", {"url": "postgresql://x@127.0.0.1:1/db", "source": "table",
+                                                           "table": "t"})
+    assert response.status_code == 400 and "cannot connect to 127.0.0.1:1" in response.content.decode()
+    assert nothing_stored()
 
 
 def test_a_callback_that_cancels_leaves_nothing(five, user):

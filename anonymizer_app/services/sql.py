@@ -504,21 +504,28 @@ class Staged:
 
 def count_rows(url: str, table: str, web: bool = True, password: str | None = None) -> int | None:
     """How many rows ``table`` holds (SELECT count(*), under the statement timeout), or None when that
-    cannot be known cheaply or fails: a query's rows are not counted (it would run twice)."""
+    cannot be known cheaply or fails (the reading then names why): a query's rows are not counted (it would
+    run twice). A server that cannot be reached is SqlError at once, not waited for twice."""
     from sqlalchemy import MetaData, Table, func, select
-    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
     if not table:
         return None
-    schema, name = _split_name(table)
     try:
+        schema, name = _split_name(table)
         engine = open_engine(url, web=web, password=password)
     except SqlError:
         return None
     try:
-        with engine.connect() as conn:
+        try:
+            conn = engine.connect()
+        except DBAPIError as exc:
+            raise connection_error(exc, url) from None
+        with conn:
             target = Table(name, MetaData(), schema=schema, autoload_with=conn)
             return int(conn.execute(select(func.count()).select_from(target)).scalar_one())
+    except SqlError:
+        raise
     except (SQLAlchemyError, ValueError, TypeError):
         return None
     finally:
