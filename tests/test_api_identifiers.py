@@ -211,7 +211,8 @@ def test_a_run_pseudonymizes_and_keeps_a_reidentification_table(user, other_user
         {"column": "name", "treatment": "pseudonym", "key": created["id"], "case_sensitive": False},
         {"column": "phone", "treatment": "mask", "prefix": 3, "suffix": 0}]}).status_code == 200
     job = _submit(api, ds, reidentification_table=True)
-    assert api.get(f"/api/v1/runs/{job['id']}/").json()["status"] == "succeeded"
+    polled = api.get(f"/api/v1/runs/{job['id']}/").json()
+    assert (polled["status"], polled["reidentification_table"]) == ("succeeded", True)
     rows = api.get(f"/api/v1/runs/{job['id']}/rows/").json()
     name_at, phone_at = rows["columns"].index("name"), rows["columns"].index("phone")
     # independently: HMAC-SHA-256 of the case-folded name, 16 hex digits; the phone's first 3 characters kept
@@ -237,6 +238,7 @@ def test_a_run_pseudonymizes_and_keeps_a_reidentification_table(user, other_user
 
     # a run without the option keeps no table; its download is a 404
     plain = _submit(api, ds)
+    assert plain["reidentification_table"] is False
     assert not ReidentificationTable.objects.filter(job_id=plain["id"]).exists()
     assert api.post(f"/api/v1/runs/{plain['id']}/reidentification/",
                     {"password": user.raw_password}).status_code == 404

@@ -68,15 +68,21 @@ class JobSerializer(serializers.ModelSerializer):
     dataset = serializers.IntegerField(source="dataset_id")
     finished_job = serializers.BooleanField(source="is_finished", help_text="succeeded, failed or cancelled")
     has_result = serializers.SerializerMethodField()
+    reidentification_table = serializers.SerializerMethodField(
+        help_text="the run keeps a re-identification table (POST …/reidentification/ with your password)")
 
     class Meta:
         model = Job
         fields = ["id", "dataset", "kind", "algorithm", "k", "suppression_limit", "sensitive", "options", "models",
                   "status", "progress", "phase", "message", "cancel_requested", "finished_job", "has_result",
+                  "reidentification_table",
                   "created", "started", "finished"]
 
     def get_has_result(self, job) -> bool:
         return job.status == Job.SUCCEEDED and job.kind not in RESULT_PAGES and job.kind != Job.LATTICE
+
+    def get_reidentification_table(self, job) -> bool:
+        return bool((job.config or {}).get("reidentification_table"))
 
 
 class JobPageSerializer(serializers.Serializer):
