@@ -131,3 +131,13 @@ def test_another_user_gets_404_and_no_key_401(user, other_user, job, which):
         r = api.post(url, {"levels": "1,1,1"}) if which == "keep" else api.get(url)
         assert r.status_code == code
     assert Job.objects.filter(kind__in=[Job.LATTICE, Job.LATTICE_KEEP]).count() == 0
+
+
+def test_a_broker_that_refuses_the_kept_node_ends_it_failed(user, job, monkeypatch):
+    def refuse(job):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(jobs, "submit_job", refuse)
+    r = api_for(user).post(f"/api/v1/lattice/{job.pk}/keep/", {"levels": "1,1,1"})
+    assert r.status_code == 201
+    assert (r.json()["status"], r.json()["message"]) == ("failed", "could not queue the job: broker down")

@@ -22,7 +22,7 @@ from ..models import Job, Result
 from ..services import lattice as lattice_service
 from ..views import lattice as lattice_views
 from ..views import safepub as safepub_views
-from .common import owned_job, refused
+from .common import owned_job, queue, refused
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 
@@ -142,7 +142,7 @@ class Keep(APIView):
                 levels = lattice_views._checked_levels(job, s.validated_data["levels"])
             except engine.EngineError as exc:
                 return refused(str(exc))
-            new = lattice_service.keep_node(job, ",".join(map(str, levels)))
+            new = queue(lattice_service.keep_node(job, ",".join(map(str, levels))))
             return Response(JobSerializer(new).data, status=status.HTTP_201_CREATED)
         return _answer(request, job_id, handle)
 

@@ -87,18 +87,15 @@ def last_evaluation(source: Job) -> Job | None:
 def keep_node(job: Job, key: str) -> Job:
     """Keep the node ``key`` (checked levels, '0,2,1') of ``job``'s lattice as a result of its own: a new job
     (kind "lattice-keep", algorithm full-domain, the node's levels, the same k, every privacy model,
-    suppression limit and configuration), submitted to a worker, where the pipeline and its publishing gate
-    run it like any run. The web's "keep" and the API's call this."""
+    suppression limit and configuration), not yet submitted: the caller queues it (the web's "keep" and the
+    API's), and on a worker the pipeline and its publishing gate run it like any run."""
     options = {"levels": key}
     if (job.options or {}).get("suppressed_rows"):
         options["suppressed_rows"] = job.options["suppressed_rows"]
-    new = Job.objects.create(owner=job.owner, dataset=job.dataset, kind=Job.LATTICE_KEEP,
-                             algorithm="full-domain", k=job.k, suppression_limit=job.suppression_limit,
-                             sensitive=job.sensitive, options=options, models=list(job.models or []),
-                             config=job.config)
-    jobs.submit_job(new)
-    new.refresh_from_db()
-    return new
+    return Job.objects.create(owner=job.owner, dataset=job.dataset, kind=Job.LATTICE_KEEP,
+                              algorithm="full-domain", k=job.k, suppression_limit=job.suppression_limit,
+                              sensitive=job.sensitive, options=options, models=list(job.models or []),
+                              config=job.config)
 
 
 def source_of(job: Job) -> Job:

@@ -31,6 +31,7 @@ from ..engine.algorithms.fixed import parse_levels
 from ..engine.solution_lattice import METRIC_LABELS
 from ..models import Job, Result
 from ..services import datasets, results
+from ..services import jobs as job_service
 from ..services import lattice as lattice_service
 from ..templatetags.cells import cut
 from . import safepub as safepub_views
@@ -283,6 +284,7 @@ def lattice_keep(request, job_id):
     except engine.EngineError as exc:
         messages.error(request, str(exc))
         return redirect(page)
+    job_service.submit_job(new)  # on a worker, with progress on the job page
     messages.success(request, f"The transformation {key} of the lattice is being kept as a result of its own, "
                               f"checked against {len(job.models or []) + 1} privacy model(s).")
     return redirect("anonymizer:job", job_id=new.pk)
