@@ -141,3 +141,18 @@ def test_a_broker_that_refuses_the_kept_node_ends_it_failed(user, job, monkeypat
     r = api_for(user).post(f"/api/v1/lattice/{job.pk}/keep/", {"levels": "1,1,1"})
     assert r.status_code == 201
     assert (r.json()["status"], r.json()["message"]) == ("failed", "could not queue the job: broker down")
+
+
+def test_a_broker_that_refuses_the_evaluation_says_so_and_a_retry_starts_anew(user, job, monkeypatch):
+    def refuse(job):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(jobs, "submit_job", refuse)
+    api = api_for(user)
+    for _ in range(2):  # the failed evaluation is reported, not retried behind the caller's back
+        r = api.get(f"/api/v1/lattice/{job.pk}/")
+        assert r.status_code == 422
+        assert r.json()["detail"] == "The lattice evaluation failed: could not queue the job: broker down"
+    assert Job.objects.filter(kind=Job.LATTICE).count() == 1
+    run_jobs_synchronously(monkeypatch)
+    assert api.get(f"/api/v1/lattice/{job.pk}/", {"retry": "1"}).status_code == 200

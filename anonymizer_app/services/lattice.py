@@ -9,11 +9,17 @@ that is used directly, no job needed.
 
 from __future__ import annotations
 
+import logging
+
+from django.utils import timezone
+
 from .. import engine
 from ..engine import solution_lattice
 from ..engine.solution_lattice import build_lattice
 from ..models import Job, Result
 from . import jobs, results, runs, storage
+
+log = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
 LATTICE_FILE = "lattice.json"
@@ -76,7 +82,14 @@ def evaluation_job(source: Job, create: bool = True) -> Job | None:
                              k=source.k, suppression_limit=source.suppression_limit, sensitive=source.sensitive,
                              options={"source_job": str(source.pk)}, models=list(source.models or []),
                              config=source.config)
-    return jobs.submit_job(job)
+    try:
+        return jobs.submit_job(job)
+    except Exception as exc:  # a broker that refuses it: the evaluation ends failed and says why (retry anew)
+        log.exception("could not queue the lattice evaluation %s", job.pk)
+        Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
+            status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
+        job.refresh_from_db()
+        return job
 
 
 def last_evaluation(source: Job) -> Job | None:
