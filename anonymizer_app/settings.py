@@ -127,7 +127,11 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "anonymizer_app.api.schema.error_responses"],
     "ENUM_NAME_OVERRIDES": {"ColumnTypeEnum": "anonymizer_app.models.TYPE_CHOICES",
-                            "ColumnRoleEnum": "anonymizer_app.models.ROLE_CHOICES"},
+                            "ColumnRoleEnum": "anonymizer_app.models.ROLE_CHOICES",
+                            # one name per choice set (drf-spectacular warns, and `check --deploy` must be clean)
+                            "AutoYesNoEnum": ["auto", "yes", "no"],
+                            "DatasetLayoutEnum": "anonymizer_app.models.Dataset.LAYOUT_CHOICES",
+                            "UploadLayoutEnum": ["auto", "table", "transactions"]},
 }
 
 MIDDLEWARE = [

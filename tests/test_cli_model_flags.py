@@ -33,7 +33,8 @@ def test_the_flags_of_before():
                                 "--delta-min", "--delta-max", "--population", "--research-column", "--model-column",
                                 "--ak-alpha", "--ak-k", "--delta-disclosure", "--average-risk", "--kmap",
                                 "--kmap-sampling-fraction", "--kmap-population", "--population-uniqueness",
-                                "--uniqueness-sampling-fraction", "--epsilon", "--delta", "--dp-search-share"}
+                                "--uniqueness-sampling-fraction", "--epsilon", "--delta", "--dp-search-share",
+                                "--record-id"}
     opts = parse()
     assert (opts["l_variant"], opts["t_distance"], opts["beta_variant"]) == ("distinct", "equal", "enhanced")
     assert all(opts[d] is None for d in ("l", "c", "t", "beta", "delta_min", "delta_max", "model_column"))

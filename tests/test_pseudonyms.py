@@ -308,3 +308,20 @@ def test_the_web_key_gives_the_command_line_the_same_pseudonyms(client_alice, us
                  "--out", str(tmp_path / "out.csv"), "--quiet")
     cli = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
     assert list(cli["name"]) == list(web["name"])
+
+
+def test_wrong_passwords_on_the_table_page_count_as_failed_logins(client, user):
+    """The page asks through authenticate(): django-axes locks the account after its limit (5), as the login
+    page does, so an open session cannot be used to guess the password; then the right one is refused too."""
+    client.force_login(user)
+    key, _, _ = _new_key(client)
+    ds = make_dataset(user, CSV_A, roles=ROLES)
+    _treat(client, ds, {"treatment": "pseudonym", "key": str(key.pk)})
+    url = f"/jobs/{_run(ds, reid=True).pk}/result/reidentification/"
+    for _ in range(4):
+        r = client.post(url, {"password": "guess"})
+        assert r.status_code == 400 and "not your password" in r.content.decode()
+    r = client.post(url, {"password": "guess"})
+    assert r.status_code == 400 and "Too many wrong passwords" in r.content.decode()
+    r = client.post(url, {"password": user.raw_password})
+    assert r.status_code == 400 and "Too many wrong passwords" in r.content.decode()

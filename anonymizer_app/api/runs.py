@@ -165,7 +165,7 @@ class RunList(APIView):
                                OpenApiParameter("limit", OpenApiTypes.INT, required=False,
                                                 description=f"jobs in the page, at most {MAX_PAGE} (default 100)")],
                    responses={200: JobPageSerializer, 400: ApiErrorSerializer},
-                   summary="Your jobs, newest first, a page at a time", tags=["runs"])
+                   summary="Your jobs, newest first, a page at a time", tags=["runs"], operation_id="runs_list")
     def get(self, request):
         qs = Job.objects.filter(owner=request.user)
         if "dataset" in request.query_params:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -146,12 +147,20 @@ def reidentification(request, job_id):
         raise Http404("this result has no re-identification table")
     form = PasswordForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        if request.user.check_password(form.cleaned_data["password"]):
+        # authenticate(), not check_password(): django-axes counts wrong passwords here as failed logins, so
+        # this form cannot be used to guess the password of a session left open
+        checked = authenticate(request, username=request.user.get_username(), password=form.cleaned_data["password"])
+        if getattr(request, "axes_locked_out", False):
+            request.axes_locked_out = False
+            form.add_error("password", "Too many wrong passwords: the account is locked for a while, as after "
+                                       "failed logins.")
+        elif checked is not None and checked.pk == request.user.pk:
             response = HttpResponse(pseudonyms.reidentification_csv(table), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = content_disposition_header(
                 True, f"{job.dataset.name}-reidentification.csv")
             add_never_cache_headers(response)
             return response
-        form.add_error("password", "That is not your password.")
+        else:
+            form.add_error("password", "That is not your password.")
     return render(request, "anonymizer/reidentification.html", {"job": job, "form": form},
                   status=400 if request.method == "POST" else 200)
