@@ -151,13 +151,9 @@ def _release(spec, opts: dict, progress, out: Path, delimiter: str, report_path:
     history and the encrypted id secret; a missing file starts the sequence), as a policy's release in the web
     app runs against the previous release's state. OUT, the report and the state are written only after the
     gate passed the release against the history."""
-    import json
-    from dataclasses import replace
-
-    from anonymizer_app.engine.pipeline import run as run_pipeline
     from anonymizer_app.engine.republication import History, Republication
-    from anonymizer_app.management.commands.anonymize import AnonymizeError, _write_all, write_publication
-    from anonymizer_app.services import republication as state
+    from anonymizer_app.management.commands.anonymize import AnonymizeError
+    from anonymizer_app.management.republication_flags import publish_release, read_state
 
     if not opts.get("history"):
         raise AnonymizeError(f"--policy: the algorithm {policy['algorithm']} publishes a release of a sequence: give "
@@ -170,28 +166,11 @@ def _release(spec, opts: dict, progress, out: Path, delimiter: str, report_path:
         raise AnonymizeError("--policy: the m-invariance algorithm needs the m-invariance model (its m) in the "
                              "policy's models")
     path = Path(opts["history"])
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise AnonymizeError(f"--history {path}: cannot read the state ({exc})") from None
-        history, secret = state.load_state(data, f"--history {path}")
-    else:
-        if not path.parent.is_dir():
-            raise AnonymizeError(f"--history {path}: the folder {path.parent} does not exist")
+    history, secret = read_state(path)
+    if history is None:
         history = History.empty(models[0].m, models[0].column or spec.sensitive or "", spec.table.qi)
-        secret = state.new_secret()
-    spec = replace(spec, republication=Republication(history, secret, record_id))
-    kept = {}
-
-    def run_and_keep(spec, progress, sink):
-        publication = run_pipeline(spec, progress, sink)
-        kept["history"] = publication.history
-        return publication
-
-    report = write_publication(spec, progress, out, delimiter, report_path, run_and_keep)
-    after = kept["history"]
-    _write_all([(path, json.dumps(state.state_dict(after, secret), indent=1, sort_keys=True) + "\n")])
+    report, after = publish_release(spec, Republication(history, secret, record_id), path, progress, out,
+                                    delimiter, report_path)
     search = report.get("search", {})
     counterfeits = int(search.get("counterfeits", 0))
     return (f"{out}: policy {policy['name'] or 'file'}, release {after.releases} of the sequence in {path}, "

@@ -29,13 +29,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "and rewritten with this release")
 
 
+def read_state(path: Path):
+    """(history, secret) kept in the state file ``path``; a missing file starts a sequence: (None, a new secret).
+    Shared by --algorithm m-invariance and a policy's m-invariance run (policies/cli.py)."""
+    from anonymizer_app.management.commands.anonymize import AnonymizeError
+    from anonymizer_app.services import republication as state
+
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise AnonymizeError(f"--history {path}: the folder {path.parent} does not exist")
+        return None, state.new_secret()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AnonymizeError(f"--history {path}: cannot read the state ({exc})") from None
+    return state.load_state(data, f"--history {path}")
+
+
+def publish_release(spec, republication, path: Path, progress, out: Path, delimiter: str,
+                    report_path: Path | None) -> tuple[dict, object]:
+    """Runs ``spec`` as the next release of ``republication``'s sequence; OUT, the report and the state file
+    ``path`` are written only after the gate passed the release. (report, the history after the release)."""
+    from anonymizer_app.engine.pipeline import run as run_pipeline
+    from anonymizer_app.management.commands.anonymize import _write_all, write_publication
+    from anonymizer_app.services import republication as state
+
+    spec = replace(spec, republication=republication)
+    kept = {}
+
+    def run_and_keep(spec, progress, sink):
+        publication = run_pipeline(spec, progress, sink)
+        kept["history"] = publication.history
+        return publication
+
+    report = write_publication(spec, progress, out, delimiter, report_path, run_and_keep)
+    after = kept["history"]
+    _write_all([(path, json.dumps(state.state_dict(after, republication.secret), indent=1, sort_keys=True)
+                 + "\n")])
+    return report, after
+
+
 def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """One m-invariant release of INPUT against --history; the summary line."""
-    from anonymizer_app.engine.pipeline import run as run_pipeline
     from anonymizer_app.engine.republication import History, Republication
     from anonymizer_app.engine.spec import RunSpec
-    from anonymizer_app.management.commands.anonymize import AnonymizeError, _write_all, write_publication
-    from anonymizer_app.services import republication as state
+    from anonymizer_app.management.commands.anonymize import AnonymizeError
 
     m = opts.get("m")
     if m is None:
@@ -57,16 +95,7 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
         raise AnonymizeError("--algorithm m-invariance: give --sensitive COL (the column whose values each group "
                              "holds m of)")
     history_path = Path(opts["history"])
-    if history_path.exists():
-        try:
-            data = json.loads(history_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise AnonymizeError(f"--history {history_path}: cannot read the state ({exc})") from None
-        history, secret = state.load_state(data, f"--history {history_path}")
-    else:
-        if not history_path.parent.is_dir():
-            raise AnonymizeError(f"--history {history_path}: the folder {history_path.parent} does not exist")
-        history, secret = None, state.new_secret()
+    history, secret = read_state(history_path)
 
     frame, fmt = command._read_input(source, opts["delimiter"])
     columns = [str(c) for c in frame.columns]
@@ -86,17 +115,8 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
         history = History.empty(m, sensitive, table.qi)
     spec = RunSpec.build(table, hierarchies, ALGORITHM, models=[model], suppression_limit=opts["suppression"],
                          sensitive=sensitive, options={"record_id": record_id})
-    spec = replace(spec, republication=Republication(history, secret, record_id))
-    published = {}
-
-    def run_and_keep(spec, progress, sink):
-        publication = run_pipeline(spec, progress, sink)
-        published["history"] = publication.history
-        return publication
-
-    report = write_publication(spec, progress, out, fmt.delimiter, report_path, run_and_keep)
-    after = published["history"]
-    _write_all([(history_path, json.dumps(state.state_dict(after, secret), indent=1, sort_keys=True) + "\n")])
+    report, after = publish_release(spec, Republication(history, secret, record_id), history_path, progress, out,
+                                    fmt.delimiter, report_path)
     search = report.get("search", {})
     return (f"{out}: release {after.releases} of the sequence, {report['records']:,} rows "
             f"({report['records'] - int(search.get('counterfeits', 0)):,} records of {report['input_records']:,}, "
