@@ -237,6 +237,16 @@ def connection_error(exc: BaseException, url: str) -> SqlError:
 _LITERALS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|--[^\n]*|/\*.*?\*/", re.S)
 
 
+def _connect(engine, url: str):
+    """A connection of ``engine``; a server that cannot be reached is SqlError naming it (connection_error)."""
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        return engine.connect()
+    except DBAPIError as exc:
+        raise connection_error(exc, url) from None
+
+
 def check_query(query: str) -> str:
     """A single SELECT or WITH statement (a trailing semicolon allowed), returned without that semicolon."""
     text = query.strip()
@@ -301,11 +311,7 @@ def iter_rows(url: str, table: str = "", query: str = "", web: bool = True, caps
         what = f"the table {table!r}"
     engine = open_engine(url, web=web, password=password)
     try:
-        try:
-            conn = engine.connect()
-        except DBAPIError as exc:
-            raise connection_error(exc, url) from None
-        with conn:
+        with _connect(engine, url) as conn:
             try:
                 if statement is None:
                     try:
@@ -426,11 +432,7 @@ def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str],
     values = [typed_column(frame[c], kinds.get(c, "text")).tolist() for c in frame.columns]
     created = False
     try:
-        try:
-            conn = engine.connect()
-        except DBAPIError as exc:
-            raise connection_error(exc, url) from None
-        with conn:
+        with _connect(engine, url) as conn:
             try:
                 if inspect(conn).has_table(table, schema=schema) and not replace:
                     raise SqlError(f"the table {name!r} already exists; choose another name or replace it")
@@ -507,7 +509,7 @@ def count_rows(url: str, table: str, web: bool = True, password: str | None = No
     cannot be known cheaply or fails (the reading then names why): a query's rows are not counted (it would
     run twice). A server that cannot be reached is SqlError at once, not waited for twice."""
     from sqlalchemy import MetaData, Table, func, select
-    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+    from sqlalchemy.exc import SQLAlchemyError
 
     if not table:
         return None
@@ -517,11 +519,7 @@ def count_rows(url: str, table: str, web: bool = True, password: str | None = No
     except SqlError:
         return None
     try:
-        try:
-            conn = engine.connect()
-        except DBAPIError as exc:
-            raise connection_error(exc, url) from None
-        with conn:
+        with _connect(engine, url) as conn:
             target = Table(name, MetaData(), schema=schema, autoload_with=conn)
             return int(conn.execute(select(func.count()).select_from(target)).scalar_one())
     except SqlError:
