@@ -17,7 +17,6 @@ from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
 from ..services import remote
-from ..services.vault import VaultError
 from .common import _key, owned_job, refused
 from .datasets import DatasetDetailSerializer
 from .serializers import ApiErrorSerializer
@@ -105,10 +104,7 @@ def _client(account: RemoteAccount | None, service: str = "", base_url: str = ""
         if not base_url:
             raise remote.RemoteError("base_url: choose the server (or a connection)")
         return remote.make_client(service, base_url, None)
-    try:
-        return remote.make_client(account.service, account.base_url, account.token())
-    except VaultError as exc:
-        raise remote.RemoteError(f"the token of {account.name!r} cannot be read: {exc}") from None
+    return remote.account_client(account)
 
 
 class RemoteConnections(APIView):
@@ -196,13 +192,8 @@ class RemoteDeposit(APIView):
         form = DepositForm(data, owner=request.user)
         if not form.is_valid():
             return _form_errors(form)
-        d = form.cleaned_data
-        account = d["account"]
-        meta = remote.DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
         try:
-            report = remote.release_report_html(j, request.user.get_username()) if d["with_report"] else None
-            files = remote.deposit_files(j, d["format"], d["drop_suppressed"], report)
-            draft = remote.deposit(account.service, _client(account), files, meta, d["dataverse"])
+            draft = remote.deposit_job(j, request.user.get_username(), form)
         except InputError as exc:
             return refused(str(exc))
         return Response({"service": draft.service, "identifier": draft.identifier, "url": draft.url,

@@ -349,6 +349,27 @@ def list_files(service: str, client: Client, identifier: str) -> list[RemoteFile
     return (zenodo if service == "zenodo" else dataverse).list_files(client, identifier)
 
 
+def account_client(account) -> Client:
+    """The client of a stored connection (its token decrypted by the vault)."""
+    from .vault import VaultError
+
+    try:
+        token = account.token()
+    except VaultError as exc:
+        raise RemoteError(f"the token of {account.name!r} cannot be read: {exc}; store it again") from None
+    return make_client(account.service, account.base_url, token)
+
+
+def deposit_job(job, owner_name: str, form) -> Draft:
+    """A job's published rows (and, when asked, its release report) as a new draft through the connection
+    chosen in a valid DepositForm: what the deposit page and POST /api/v1/jobs/<id>/deposit/ do."""
+    d = form.cleaned_data
+    meta = DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
+    report = release_report_html(job, owner_name) if d["with_report"] else None
+    files = deposit_files(job, d["format"], d["drop_suppressed"], report)
+    return deposit(d["account"].service, account_client(d["account"]), files, meta, d["dataverse"])
+
+
 def deposit(service: str, client: Client, files: list[tuple[str, bytes]], meta: DepositMetadata,
             dataverse_alias: str = "") -> Draft:
     from . import dataverse, zenodo

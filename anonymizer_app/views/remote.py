@@ -15,7 +15,6 @@ from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
 from ..services import remote
-from ..services.vault import VaultError
 from .common import RESULT_PAGES, job_result, owned_job
 
 
@@ -23,11 +22,7 @@ from .common import RESULT_PAGES, job_result, owned_job
 def _client(account: RemoteAccount | None, service: str = "", base_url: str = "") -> remote.Client:
     if account is None:
         return remote.make_client(service, base_url, None)
-    try:
-        token = account.token()
-    except VaultError as exc:
-        raise remote.RemoteError(f"the token of {account.name!r} cannot be read: {exc}; store it again") from None
-    return remote.make_client(account.service, account.base_url, token)
+    return remote.account_client(account)
 
 
 @login_required
@@ -110,13 +105,8 @@ def deposit(request, job_id):
     form = DepositForm(request.POST or None, owner=request.user, initial=initial)
     draft = None
     if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
-        account = d["account"]
-        meta = remote.DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
         try:
-            report = remote.release_report_html(j, request.user.get_username()) if d["with_report"] else None
-            files = remote.deposit_files(j, d["format"], d["drop_suppressed"], report)
-            draft = remote.deposit(account.service, _client(account), files, meta, d["dataverse"])
+            draft = remote.deposit_job(j, request.user.get_username(), form)
         except InputError as exc:
             form.add_error(None, str(exc))
     return render(request, "anonymizer/deposit_remote.html",
