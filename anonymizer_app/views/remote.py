@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..engine import InputError
-from ..models import Job, RemoteAccount
+from ..models import RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
 from ..services import remote
-from .common import RESULT_PAGES, job_result, owned_job
+from .common import table_result
 
 
 @sensitive_variables("token")
@@ -94,10 +93,7 @@ def import_remote(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def deposit(request, job_id):
-    j = owned_job(request, job_id)
-    if j.kind in RESULT_PAGES or j.kind == Job.LATTICE or j.dataset.is_transactions:
-        raise Http404("this job has no table of anonymized rows")
-    res = job_result(j)
+    j, res = table_result(request, job_id)
     initial = {"title": f"{j.dataset.name}, anonymized",
                "description": f"{j.dataset.name} anonymized with {j.algorithm} (k={j.k}); "
                               f"{res.report.get('records', '')} records.",

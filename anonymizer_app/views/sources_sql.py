@@ -25,11 +25,10 @@ from django.utils.html import escape
 from django.views.decorators.http import require_http_methods
 
 from ..engine import Cancelled, InputError
-from ..models import Job
 from ..services import exports, sql
 from ..services.vault import VaultError
 from ..sql_forms import SqlExportForm, SqlImportForm
-from .common import RESULT_PAGES, job_result, owned_dataset, owned_job
+from .common import owned_dataset, table_result
 
 
 class Beside:
@@ -224,10 +223,7 @@ def import_sql(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def export_sql(request, job_id):
-    j = owned_job(request, job_id)
-    if j.kind in RESULT_PAGES or j.kind == Job.LATTICE or j.dataset.is_transactions:
-        raise Http404("this job has no table of anonymized rows")
-    res = job_result(j)
+    j, res = table_result(request, job_id)
     form = SqlExportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
