@@ -3,12 +3,23 @@ that it never sits in a URL), a table or a single SELECT query, and for export a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django import forms
 
 from .services import sql
 
 URL_HELP = ("postgresql://user@host:5432/database, mysql://user@host:3306/database (MariaDB too); "
             "the password below, not in the URL")
+
+
+def checked(value: str, check: Callable[[str], object]) -> str:
+    """``value`` once ``check`` (of services/sql) accepted it; its SqlError becomes the field's error."""
+    try:
+        check(value)
+    except sql.SqlError as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return value
 
 
 class SqlConnectionMixin(forms.Form):
@@ -19,12 +30,7 @@ class SqlConnectionMixin(forms.Form):
                                widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
 
     def clean_url(self):
-        url = self.cleaned_data["url"].strip()
-        try:
-            sql.parse_url(url)
-        except sql.SqlError as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return url
+        return checked(self.cleaned_data["url"].strip(), sql.parse_url)
 
 
 class SqlImportForm(SqlConnectionMixin):
@@ -59,9 +65,4 @@ class SqlExportForm(SqlConnectionMixin):
     drop_suppressed = forms.BooleanField(label="Leave out suppressed records", required=False)
 
     def clean_table(self):
-        name = self.cleaned_data["table"].strip()
-        try:
-            sql.check_table_name(name)
-        except sql.SqlError as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return name
+        return checked(self.cleaned_data["table"].strip(), sql.check_table_name)
