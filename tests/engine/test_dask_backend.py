@@ -127,6 +127,35 @@ def test_mondrian_cuts_on_the_cluster_and_publishes_what_one_process_publishes(c
     _same(a.report, b.report)  # the cuts per QI and the partition count included
 
 
+def test_mondrian_k_only_cuts_from_the_partitions_histograms(client, stored, monkeypatch):
+    """k-anonymity alone: the top cuts come from box histograms counted on the workers; the driver's
+    frequency-set cutting (top_cuts) is not called, and the output is byte for byte one process's."""
+    from anonymizer_app.engine.distributed import mondrian as dmondrian
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("top cuts made on the driver's frequency set")
+
+    seen: list[int] = []
+    counted = backend.ClusterRun.box_histograms
+
+    def spy(self, boxes):
+        got = counted(self, boxes)
+        if not seen:  # the whole table: the merged histograms equal the frequency set's counts
+            for j, h in enumerate(self.hierarchies):
+                expected = np.bincount(self.freq.codes[:, j], weights=self.freq.counts, minlength=len(h.leaves))
+                assert np.array_equal(got[j][0], expected.astype(np.int64))
+        seen.append(len(boxes))
+        return got
+
+    monkeypatch.setattr(dmondrian, "top_cuts", refuse)
+    monkeypatch.setattr(backend.ClusterRun, "box_histograms", spy)
+    a, b, single, on_cluster = _both(client, stored, [], 5, 0.0, algorithm="mondrian")
+    assert len(seen) > 1 and a.report["search"]["partitions"] > 1000
+    assert single.text.getvalue() == on_cluster.text.getvalue()
+    assert np.array_equal(np.concatenate(single.rows), np.concatenate(on_cluster.rows))
+    _same(a.report, b.report)
+
+
 def test_the_other_models_on_sensitive_values(client, stored):
     models = [AlphaKAnonymity(alpha=0.5, k=5), BetaLikeness(beta=1.0), DeltaDisclosure(delta=1.5)]
     a, b, single, on_cluster = _both(client, stored, models, 5, 0.02)
@@ -226,8 +255,9 @@ def test_a_parquet_column_that_is_not_text_is_refused_by_name(client, tmp_path):
         backend.run_on_cluster(RunSpec.build(source, hierarchies(), "flash", k=2), client=client)
 
 
-@pytest.mark.parametrize("algorithm", ["flash", "mondrian"])
-def test_missing_values_are_read_as_one_process_reads_them(client, tmp_path, algorithm):
+@pytest.mark.parametrize(("algorithm", "diverse"), [("flash", True), ("mondrian", True), ("mondrian", False)])
+def test_missing_values_are_read_as_one_process_reads_them(client, tmp_path, algorithm, diverse):
+    models = [DistinctLDiversity(2)] if diverse else []  # without: Mondrian cuts from the box histograms
     frame = people(6_000, seed=4)
     rng = np.random.default_rng(4)
     for column, markers in (("age", ["", "?", "NA"]), ("zone", ["N/A", "null"]), ("disease", ["?", ""])):
@@ -237,10 +267,10 @@ def test_missing_values_are_read_as_one_process_reads_them(client, tmp_path, alg
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=1_000)
     given = hierarchies()
     single, on_cluster = CsvSink(), CsvSink()
-    a = pipeline.run(RunSpec.build(Table(frame, dict(ROLES)), given, algorithm, k=4, models=[DistinctLDiversity(2)],
+    a = pipeline.run(RunSpec.build(Table(frame, dict(ROLES)), given, algorithm, k=4, models=models,
                                    suppression_limit=0.02), sink=single)
     source = ParquetTable(str(path), {c: Role.parse(r) for c, r in ROLES.items()})
-    b = backend.run_on_cluster(RunSpec.build(source, given, algorithm, k=4, models=[DistinctLDiversity(2)],
+    b = backend.run_on_cluster(RunSpec.build(source, given, algorithm, k=4, models=models,
                                              suppression_limit=0.02), sink=on_cluster, client=client)
     assert "(null)" in single.text.getvalue() or algorithm == "mondrian"  # the missing leaf's path is published
     assert single.text.getvalue() == on_cluster.text.getvalue()

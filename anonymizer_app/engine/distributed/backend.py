@@ -318,6 +318,19 @@ class ClusterRun:
             self._classes()
         return recoding
 
+    def box_histograms(self, boxes: list) -> list[np.ndarray]:
+        """Per QI, the records per (box, leaf) counted on the workers, partition by partition, and summed
+        here (exact integer sums: the merged counts are the whole table's)."""
+        total: list = [None]
+
+        def merge(batch: list) -> None:
+            for _, hists in batch:
+                total[0] = hists if total[0] is None else [a + b for a, b in zip(total[0], hists)]
+
+        self._map(partitions.region_histograms, self.columns, self.qi, self.hierarchies, self.na_values,
+                  [list(box) for box in boxes], merge=merge, phase="Mondrian: box histograms", share=(0.3, 0.35))
+        return total[0]
+
     def _cell_classes(self) -> None:
         """The classes of a local/multidimensional recoding as api._assemble_cells numbers them: identical
         output cells of the kept records, each QI's cells coded by first appearance in the table."""

@@ -1,6 +1,6 @@
-"""Mondrian on a Dask cluster: the top-level cuts on the merged frequency set, each region finished on
-a worker by the registered Mondrian code (``algorithms.mondrian``), the result identical to a single
-process's.
+"""Mondrian on a Dask cluster: the top-level cuts from per-partition histograms counted on the workers
+(or, for models on sensitive values, on the merged frequency set), each region finished on a worker by
+the registered Mondrian code (``algorithms.mondrian``), the result identical to a single process's.
 
 Mondrian splits a region by looking at that region alone, so the final partitions do not depend on the
 order in which regions are split: the driver makes the first cuts exactly as ``mondrian.partition`` does
@@ -13,6 +13,7 @@ suppressed, and every partition's cells are its numeric ranges and lowest common
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +105,116 @@ def top_cuts(problem: Problem, regions: int) -> tuple[list, list, np.ndarray]:
     return final, [idx for idx, _ in todo], cuts
 
 
+Box = list  # one boolean mask over the leaves per QI: the records whose every QI leaf is in its mask
+Histograms = Callable[[list], list]  # boxes -> per QI a len(boxes) x leaves matrix of record counts
+
+
+def _box_cut(space: QISpace, j: int, lca: int, box: Box, hist: np.ndarray, rank: dict, allowable) -> tuple | None:
+    """mondrian._cut (strict variant) along QI ``j`` on the box's histogram of QI ``j``'s leaves alone:
+    the same median or balanced children, so the same halves; None when no allowable cut exists."""
+    present = np.flatnonzero(hist > 0)
+    w = hist[present]
+    if j in rank:  # numeric: the cut after the distinct value whose cumulated weight is closest to half
+        r = rank[j][present]
+        ranks, inv = np.unique(r, return_inverse=True)
+        if len(ranks) < 2:
+            return None
+        cum = np.cumsum(np.bincount(inv.reshape(-1), weights=w)).astype(np.int64)
+        best = int(np.argmin(np.abs(cum[:-1] * 2 - int(cum[-1]))))
+        left = r <= ranks[best]
+    else:  # categorical: the children one level below the LCA, balanced as mondrian.balanced_subset does
+        child = space.anc[j][present, lca - 1].astype(np.int64)
+        codes, inv = np.unique(child, return_inverse=True)
+        if len(codes) < 2:
+            return None
+        weights = np.bincount(inv.reshape(-1), weights=w).astype(np.int64)
+        left = mondrian_code.balanced_subset(weights)[inv.reshape(-1)]
+    lw, rw = w[left].astype(np.int64), w[~left].astype(np.int64)
+    if not allowable(None, lw, None, rw):
+        return None
+    halves = []
+    for side in (left, ~left):
+        mask = np.zeros_like(box[j])
+        mask[present[side]] = True
+        halves.append([mask if i == j else m for i, m in enumerate(box)])
+    return halves[0], halves[1]
+
+
+def top_cuts_by_histograms(problem: Problem, regions: int, histograms: Histograms) -> tuple[list, list, np.ndarray]:
+    """top_cuts from per-QI leaf histograms of boxes alone (``histograms``, computed where the records are):
+    round by round every waiting box is measured, the largest split first, until ``regions`` boxes wait.
+
+    A strict Mondrian cut along QI j sends each record left or right by its leaf of QI j alone, so every
+    region of the cut tree is a box, and its widths, its LCAs and the median or balanced cut along any QI
+    follow from the region's marginal leaf counts: the cuts equal mondrian.partition's. Only for models
+    without sensitive values (the allowable test then needs the two halves' sizes alone)."""
+    hierarchies = problem.hierarchies
+    numeric = [problem.table.is_numeric(c) for c in problem.table.qi]
+    whole: Box = [np.ones(len(h.leaves), dtype=bool) for h in hierarchies]
+    first = histograms([whole])
+    space = QISpace(hierarchies, numeric, present=[m[0] > 0 for m in first])  # spans over the leaves that occur
+    vals = {j: space.sortable_values(j) for j in range(space.q) if numeric[j]}
+    rank = {j: np.unique(v, return_inverse=True)[1].reshape(-1) for j, v in vals.items()}
+    share = {j: [h.leaf_counts(lv) / len(h.leaves) for lv in range(h.level_count)]
+             for j, h in enumerate(hierarchies) if not numeric[j]}
+    span = {j: space.span[j] or 1.0 for j in vals}
+    allowable = mondrian_code.default_allowable(problem)
+    k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
+    cuts = np.zeros(space.q, dtype=np.int64)
+    final: list[Box] = []
+    todo: list[Box] = [whole]
+    measured = first
+    while todo and len(todo) < regions:
+        hists = [[measured[j][b] for j in range(space.q)] for b in range(len(todo))]
+        order = sorted(range(len(todo)), key=lambda b: -int(hists[b][0].sum()))  # the largest first
+        waiting: list[Box] = []
+        for pos, b in enumerate(order):
+            box, hist = todo[b], hists[b]
+            if len(waiting) + (len(order) - pos) >= regions:  # enough: the rest wait for the workers
+                waiting.extend(todo[c] for c in order[pos:])
+                break
+            split = None
+            distinct = any(int((h > 0).sum()) > 1 for h in hist)
+            if int(hist[0].sum()) >= 2 * k_min and distinct:
+                width = np.zeros(space.q)
+                lca = np.zeros(space.q, dtype=np.int64)
+                for j in range(space.q):
+                    present = np.flatnonzero(hist[j] > 0)
+                    if j in vals:
+                        v = vals[j][present]
+                        width[j] = (v.max() - v.min()) / span[j]
+                    else:
+                        a = space.anc[j][present]
+                        lo, hi = a.min(0), a.max(0)
+                        lv = int((lo != hi).sum())
+                        lca[j] = lv
+                        if lv:
+                            width[j] = share[j][lv][int(lo[lv])]
+                for j in np.argsort(-width, kind="stable"):
+                    if width[j] <= 0:
+                        break
+                    split = _box_cut(space, int(j), int(lca[j]), box, hist[j], rank, allowable)
+                    if split is not None:
+                        cuts[j] += 1
+                        break
+            if split is None:
+                final.append(box)
+            else:
+                waiting.extend(split)
+        todo = waiting
+        if todo and len(todo) < regions:
+            measured = histograms(todo)
+    return final, todo, cuts
+
+
+def box_tuples(codes: np.ndarray, box: Box) -> np.ndarray:
+    """The distinct QI tuples (rows of ``codes``) inside the box."""
+    inside = np.ones(len(codes), dtype=bool)
+    for j, mask in enumerate(box):
+        inside &= mask[codes[:, j]]
+    return np.flatnonzero(inside)
+
+
 def mondrian_on_cluster(run) -> CellRecoding:
     """The CellRecoding of Mondrian over ``run``'s weighted rows (backend.ClusterRun after search setup)."""
     problem: Problem = run.problem
@@ -111,9 +222,16 @@ def mondrian_on_cluster(run) -> CellRecoding:
         raise InputError("on a Dask cluster Mondrian runs its strict variant (the relaxed one splits the records "
                          "of one QI tuple between partitions)")
     freq = problem.freq
-    problem.report(0.0, "Mondrian: top-level cuts on the merged frequency set")
     workers = max(1, len(run.client.scheduler_info().get("workers", {})))
-    final, regions, cuts = top_cuts(problem, REGIONS_PER_WORKER * workers)
+    if problem.needs_classes:
+        # the allowable test weighs each half's sensitive values, which a box's marginals do not give
+        problem.report(0.0, "Mondrian: top-level cuts on the merged frequency set")
+        final, regions, cuts = top_cuts(problem, REGIONS_PER_WORKER * workers)
+    else:
+        problem.report(0.0, "Mondrian: top-level cuts from the partitions' histograms")
+        boxes, waiting, cuts = top_cuts_by_histograms(problem, REGIONS_PER_WORKER * workers, run.box_histograms)
+        final = [box_tuples(freq.codes, box) for box in boxes]
+        regions = [box_tuples(freq.codes, box) for box in waiting]
     shared = Shared(freq.codes, freq.inverse, run.weights,
                     {c: (d.values, d.codes, d.table_counts, d.numeric) for c, d in problem.domains.items()},
                     problem.hierarchies, list(problem.table.qi), dict(run.types), problem.models,

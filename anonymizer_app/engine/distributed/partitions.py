@@ -261,3 +261,21 @@ def verify(part: pd.DataFrame, recipe: Recipe, folder: str, index: int, offset: 
     else:
         combos, counts = matrix.astype(np.int32), np.zeros(0, np.int64)
     return Checked(combos, counts, cells_seen, len(written), int(flags.sum()))
+
+
+def region_histograms(part: pd.DataFrame, columns: list[str], qi: list[str], hierarchies: list[Hierarchy],
+                      na_values: tuple[str, ...], regions: list, index: int, offset: int = 0) -> list[np.ndarray]:
+    """Per QI, the partition's record count per (region, leaf code): a ``len(regions) x leaves`` matrix.
+
+    A region of Mondrian's cut tree is a box, one set of leaves per QI (``regions[r][j]``, a boolean mask
+    over the leaves of QI ``j``): a record lies in it when each of its QI leaves is in that QI's set."""
+    part = checked(part, columns, index, na_values)
+    codes = [np.asarray(h.encode(part[c], c), dtype=np.int64) for c, h in zip(qi, hierarchies)]
+    out = [np.zeros((len(regions), len(h.leaves)), dtype=np.int64) for h in hierarchies]
+    for r, masks in enumerate(regions):
+        inside = np.ones(len(part), dtype=bool)
+        for j, mask in enumerate(masks):
+            inside &= mask[codes[j]]
+        for j, h in enumerate(hierarchies):
+            out[j][r] = np.bincount(codes[j][inside], minlength=len(h.leaves))
+    return out
