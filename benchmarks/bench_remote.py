@@ -13,35 +13,17 @@ the upload's ingestion), then Datafly k=5 on sex/age/race and the deposit of the
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import threading
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def best(repeat: int, fn):
-    times, value = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), value
+from support import best, parser, setup_django
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", default=str(REPO.parent / "shared"))
+    ap = parser(__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    sys.path.insert(0, str(REPO))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
-    import django
-
-    django.setup()
+    setup_django()
     from http.server import ThreadingHTTPServer
 
     from django.conf import settings

@@ -13,25 +13,17 @@ chunk of 20,000 rows), the number of lines, the total seconds and rows per secon
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from support import parser, setup_django
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", default=str(REPO.parent / "shared"))
+    ap = parser(__doc__)
     ap.add_argument("--copies", type=int, default=10)
     args = ap.parse_args()
-    sys.path.insert(0, str(REPO))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
-    import django
-
-    django.setup()
+    setup_django()
     import psycopg
     from django.core.management import call_command
 
