@@ -9,25 +9,18 @@ import base64
 import io
 import zipfile
 
+import browser_flow
 import pydicom
 import pytest
 from dicom_helpers import SAMPLES, sample_bytes
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from anonymizer_app.celery import app as celery_app
 from anonymizer_app.models import Column, Dataset, Job
 from anonymizer_app.services import exports
 
+eager_celery = browser_flow.eager_celery  # the fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eager_celery():
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
-    yield
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=before)
 
 
 def _fetch_bytes(browser, url: str) -> tuple[int, bytes]:

@@ -5,26 +5,20 @@ eager mode, as in test_browser_flow.py."""
 
 from __future__ import annotations
 
+import browser_flow
 import pytest
+from browser_flow import fill
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from anonymizer_app.celery import app as celery_app
 from anonymizer_app.models import Column, Dataset, Job
 from anonymizer_app.services import exports
 from tests import remote_helpers
 from tests.remote_helpers import ZENODO_TOKEN
 
 repo_server = remote_helpers.repo_server  # the fixture
+eager_celery = browser_flow.eager_celery  # the fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eager_celery():
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
-    yield
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=before)
 
 
 def _axe(browser) -> list[dict]:
@@ -36,13 +30,6 @@ def _axe(browser) -> list[dict]:
     return browser.execute_async_script(RUN_AXE)
 
 
-def _fill(browser, **fields) -> None:
-    for name, value in fields.items():
-        box = browser.find_element(By.NAME, name)
-        box.clear()
-        box.send_keys(value)
-
-
 def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo_server):
     from conftest import ALICE_PASSWORD
 
@@ -50,13 +37,13 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     site = live_server.url
     wait = WebDriverWait(browser, 60)
     browser.get(f"{site}/accounts/login/")
-    _fill(browser, username="alice", password=ALICE_PASSWORD)
+    fill(browser, username="alice", password=ALICE_PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
     wait.until(lambda b: "/accounts/login/" not in b.current_url)
 
     # a connection: the token typed once, shown back as its last four characters
     browser.get(f"{site}/connections/")
-    _fill(browser, name="Local Zenodo", token=ZENODO_TOKEN)
+    fill(browser, name="Local Zenodo", token=ZENODO_TOKEN)
     Select(browser.find_element(By.NAME, "service")).select_by_value("zenodo")
     Select(browser.find_element(By.NAME, "base_url")).select_by_value(base)
     browser.find_element(By.ID, "connection-submit").click()
@@ -70,7 +57,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     wait.until(lambda b: b.current_url.endswith("/datasets/import-remote/"))
     Select(browser.find_element(By.NAME, "service")).select_by_value("zenodo")
     Select(browser.find_element(By.NAME, "base_url")).select_by_value(base)
-    _fill(browser, identifier="10.5281/zenodo.102")
+    fill(browser, identifier="10.5281/zenodo.102")
     browser.find_element(By.ID, "import-remote-submit").click()
     wait.until(lambda b: b.find_elements(By.ID, "remote-file-choice"))
     assert _axe(browser) == []
@@ -90,7 +77,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
 
     browser.get(f"{site}/datasets/{dataset.pk}/run/")
     Select(browser.find_element(By.NAME, "algorithm")).select_by_value("datafly")
-    _fill(browser, k="2")
+    fill(browser, k="2")
     browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
     wait.until(lambda b: "/result/" in b.current_url or b.find_elements(By.ID, "result-link"))
     if "/result/" not in browser.current_url:
@@ -102,7 +89,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     # deposit the result as a draft
     browser.find_element(By.ID, "deposit-remote-link").click()
     wait.until(lambda b: b.find_elements(By.ID, "deposit-form"))
-    _fill(browser, creators="Doe, Jane")
+    fill(browser, creators="Doe, Jane")
     browser.find_element(By.ID, "deposit-submit").click()
     wait.until(lambda b: b.find_elements(By.ID, "deposit-done"))
     assert _axe(browser) == []

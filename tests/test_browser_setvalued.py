@@ -10,30 +10,17 @@ to a separate worker process.
 
 from __future__ import annotations
 
+import browser_flow
 import pytest
+from browser_flow import fill
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from setvalued_helpers import BASKETS, MILK, item_hierarchy
 
-from anonymizer_app.celery import app as celery_app
 from anonymizer_app.models import Column, Dataset, Job
 
+eager_celery = browser_flow.eager_celery  # the fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eager_celery():
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
-    yield
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=before)
-
-
-def _fill(browser, **fields) -> None:
-    for name, value in fields.items():
-        box = browser.find_element(By.NAME, name)
-        box.clear()
-        box.send_keys(value)
 
 
 def _fetch(browser, url: str) -> tuple[int, str]:
@@ -68,7 +55,7 @@ def test_transactions_and_a_set_column_from_upload_to_result(browser, live_serve
     wait = WebDriverWait(browser, 60)
     food = item_hierarchy(user)  # the item hierarchy in alice's library
     browser.get(f"{base}/accounts/login/")
-    _fill(browser, username="alice", password=ALICE_PASSWORD)
+    fill(browser, username="alice", password=ALICE_PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
     wait.until(lambda b: "/accounts/login/" not in b.current_url)
 
@@ -84,7 +71,7 @@ def test_transactions_and_a_set_column_from_upload_to_result(browser, live_serve
 
     # its k^m run: Apriori with the food hierarchy, k=2, m=2
     browser.get(f"{base}/datasets/{milk.pk}/run-items/")
-    _fill(browser, k="2", m="2")
+    fill(browser, k="2", m="2")
     Select(browser.find_element(By.NAME, "set_algorithm")).select_by_value("apriori")
     Select(browser.find_element(By.NAME, "item_hierarchy")).select_by_value(str(food.pk))
     browser.find_element(By.CSS_SELECTOR, "#run-items-form button[type=submit]").click()
@@ -115,7 +102,7 @@ def test_transactions_and_a_set_column_from_upload_to_result(browser, live_serve
     wait.until(lambda b: Column.objects.filter(dataset=table, role="quasi-identifying").count() == 2)
     browser.get(f"{base}/datasets/{table.pk}/run/")
     Select(browser.find_element(By.NAME, "algorithm")).select_by_value("datafly")
-    _fill(browser, k="3", **{"set-m": "2"})
+    fill(browser, k="3", **{"set-m": "2"})
     Select(browser.find_element(By.NAME, "set-set_algorithm")).select_by_value("dynamic")
     browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
     _to_result(browser, wait)

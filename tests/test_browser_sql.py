@@ -4,11 +4,12 @@ as in test_browser_flow.py)."""
 
 from __future__ import annotations
 
+import browser_flow
 import pytest
+from browser_flow import fill
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from anonymizer_app.celery import app as celery_app
 from anonymizer_app.engine import Role
 from anonymizer_app.models import Dataset, Job
 from anonymizer_app.services import exports
@@ -17,22 +18,8 @@ from tests.anonymizer_helpers import set_roles
 from tests.sql_helpers import load_adult_pg, pg_rows
 
 pg_url = sql_helpers.pg_url  # the fixture
+eager_celery = browser_flow.eager_celery  # the fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eager_celery():
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=True)
-    yield
-    celery_app.conf.update(CELERY_TASK_ALWAYS_EAGER=before)
-
-
-def fill(browser, **fields) -> None:
-    for name, value in fields.items():
-        box = browser.find_element(By.NAME, name)
-        box.clear()
-        box.send_keys(value)
 
 
 def test_import_run_export(browser, live_server, client, user, pg_url, shared_datasets, eager_celery):
