@@ -156,6 +156,19 @@ def test_mondrian_k_only_cuts_from_the_partitions_histograms(client, stored, mon
     _same(a.report, b.report)
 
 
+def test_a_table_without_sensitive_columns(client, stored):
+    """No sensitive column: nothing is attacked, and the empty list of attacked columns is not scattered
+    (distributed refuses to scatter an empty list)."""
+    frame, path = stored
+    roles = dict(ROLES, disease="insensitive")
+    single, on_cluster = CsvSink(), CsvSink()
+    a = pipeline.run(RunSpec.build(Table(frame, roles), hierarchies(), "mondrian", k=5), sink=single)
+    source = ParquetTable(path, {c: Role.parse(r) for c, r in roles.items()}, name="people")
+    b = backend.run_on_cluster(RunSpec.build(source, hierarchies(), "mondrian", k=5), sink=on_cluster, client=client)
+    assert single.text.getvalue() == on_cluster.text.getvalue()
+    _same(a.report, b.report)
+
+
 def test_the_other_models_on_sensitive_values(client, stored):
     models = [AlphaKAnonymity(alpha=0.5, k=5), BetaLikeness(beta=1.0), DeltaDisclosure(delta=1.5)]
     a, b, single, on_cluster = _both(client, stored, models, 5, 0.02)

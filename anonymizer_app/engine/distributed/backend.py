@@ -132,8 +132,9 @@ class ClusterRun:
         import dask
         from distributed import as_completed
 
-        shared = [self.client.scatter(a, broadcast=True, hash=False) if isinstance(a, (list, partitions.Recipe)) else a
-                  for a in args]
+        # an empty list goes as it is: distributed's scatter refuses one (a table without sensitive columns)
+        shared = [self.client.scatter(a, broadcast=True, hash=False)
+                  if isinstance(a, partitions.Recipe) or (isinstance(a, list) and a) else a for a in args]
         offsets = self.offsets if self.offsets is not None else np.zeros(len(self.parts), dtype=np.int64)
         tasks = [dask.delayed(fn)(p, *shared, i, int(offsets[i])) for i, p in enumerate(self.parts)]
         futures = self.client.compute(tasks)
