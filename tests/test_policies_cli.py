@@ -4,13 +4,12 @@ refuses database access here), the output worked by hand; differences stop the r
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 from anonymizer_helpers import SMALL_CSV
-from django.core.management import call_command
-from django.core.management.base import CommandError
+
+from tests.cli_helpers import run_command
 
 ZIP_ROWS = [["10115", "101**", "*"], ["10117", "101**", "*"], ["10119", "101**", "*"], ["20095", "200**", "*"],
             ["20097", "200**", "*"], ["20099", "200**", "*"], ["30001", "300**", "*"], ["40000", "400**", "*"]]
@@ -39,12 +38,7 @@ EXPECTED = """age,zip,sex,note,disease
 
 
 def call(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
+    return run_command("anonymize", *args)
 
 
 @pytest.fixture

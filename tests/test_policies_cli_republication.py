@@ -4,14 +4,12 @@ run is the next release of the sequence in STATE, as with the m-invariance flags
 
 from __future__ import annotations
 
-import io
 import json
 
 import pandas as pd
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from anonymizer_app.services import republication as state
+from tests.cli_helpers import run_command
 from tests.engine.test_m_invariance import SECRET, T2, seed_history
 
 POLICY = {
@@ -34,12 +32,7 @@ TABLE_15 = (
 
 
 def call(*args) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc)
-    return 0, out.getvalue()
+    return run_command("anonymize", *args)[:2]
 
 
 def test_the_seeds_second_release_by_policy(tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import hmac
-import io
 import os
 import stat
 import subprocess
@@ -15,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
+
+from tests.cli_helpers import run_command
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = bytes(range(32))
@@ -29,12 +28,7 @@ def _hmac(value: str, key: bytes = KEY, n: int = 16) -> str:
 
 
 def call(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
+    return run_command("anonymize", *args)
 
 
 @pytest.fixture

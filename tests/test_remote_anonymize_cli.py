@@ -5,13 +5,10 @@ missing records in one line, nothing written or deposited."""
 
 from __future__ import annotations
 
-import io
 import json
 
-from django.core.management import call_command
-from django.core.management.base import CommandError
-
 from tests import remote_helpers
+from tests.cli_helpers import run_command
 from tests.remote_helpers import DATAVERSE_TOKEN, ZENODO_TOKEN
 
 repo_server = remote_helpers.repo_server  # the fixture
@@ -19,12 +16,7 @@ RUN = ["--identifier", "name", "--qi", "age", "--qi", "zip", "--sensitive", "dis
 
 
 def call(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
+    return run_command("anonymize", *args)
 
 
 def test_from_zenodo_to_a_zenodo_draft(repo_server, tmp_path, monkeypatch):

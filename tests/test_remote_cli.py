@@ -5,17 +5,14 @@ with nothing stored."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from anonymizer_app.engine import Role
 from anonymizer_app.models import Dataset, RemoteAccount
 from anonymizer_app.services import exports
 from tests import remote_helpers
 from tests.anonymizer_helpers import finished_job, set_roles
+from tests.cli_helpers import run_command
 from tests.remote_helpers import DATAVERSE_TOKEN, ZENODO_TOKEN
 
 repo_server = remote_helpers.repo_server  # the fixture
@@ -23,12 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 def call(command: str, *args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command(command, *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
+    return run_command(command, *args)
 
 
 def test_import_list_file_and_refusals(repo_server, user, tmp_path, monkeypatch):

@@ -4,25 +4,18 @@ insertions and deletions checked from the files written, the history file's secr
 
 from __future__ import annotations
 
-import io
 import json
 
 import pandas as pd
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
 
 from anonymizer_app.services import republication as state
+from tests.cli_helpers import run_command
 from tests.engine.test_m_invariance import SECRET, T1, T2, population, seed_history
 
 
 def call(*args) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc)
-    return 0, out.getvalue()
+    return run_command("anonymize", *args)[:2]
 
 
 def release(tmp_path, frame: pd.DataFrame, name: str, m: int = 2, record_id: str = "name", *extra):

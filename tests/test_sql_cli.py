@@ -17,6 +17,7 @@ from django.core.management.base import CommandError
 
 from anonymizer_app.services import exports
 from tests import sql_helpers
+from tests.cli_helpers import run_command
 from tests.sql_helpers import load_adult_pg, mariadb_rows, pg_rows
 
 pg_url, mariadb_url = sql_helpers.pg_url, sql_helpers.mariadb_url  # the fixtures
@@ -24,12 +25,7 @@ QI = ["sex", "age", "race"]
 
 
 def call(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        call_command("anonymize", *map(str, args), stdout=out, stderr=err)
-    except CommandError as exc:
-        return exc.returncode, str(exc), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
+    return run_command("anonymize", *args)
 
 
 def flags(adult) -> list[str]:
