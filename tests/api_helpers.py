@@ -75,6 +75,15 @@ def set_roles(api: Api, dataset_id: int, qi=("zip", "age"), sensitive=("disease"
 
 
 @pytest.fixture
+def dataset(user):
+    """The small table uploaded by ``user`` through the API, zip and age quasi-identifying, disease sensitive."""
+    api = api_for(user)
+    ds = upload(api).json()
+    set_roles(api, ds["id"])
+    return ds
+
+
+@pytest.fixture
 def eager_celery():
     """Jobs run inside the request that queues them (as tests/test_browser_flow.py does)."""
     before = celery_app.conf.task_always_eager

@@ -3,20 +3,14 @@ table in the job's report; bad input named; owner only (404), no key and revoked
 
 from __future__ import annotations
 
+import api_helpers
 import pytest
-from api_helpers import api_for, eager_celery, revoked_api, set_roles, upload  # noqa: F401
+from api_helpers import api_for, eager_celery, revoked_api  # noqa: F401
 
 from anonymizer_app.models import Job
 
+dataset = api_helpers.dataset  # the fixture
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def dataset(user):
-    api = api_for(user)
-    ds = upload(api).json()
-    set_roles(api, ds["id"])
-    return ds
 
 
 def test_compare_and_read_the_table(user, dataset, eager_celery):  # noqa: F811

@@ -6,23 +6,17 @@ from __future__ import annotations
 
 from collections import Counter
 
+import api_helpers
 import pytest
-from api_helpers import api_for, eager_celery, revoked_api, set_roles, upload  # noqa: F401
+from api_helpers import api_for, eager_celery, revoked_api  # noqa: F401
 
 from anonymizer_app.models import Dataset, Job
 from anonymizer_app.services import jobs, results
 
+dataset = api_helpers.dataset  # the fixture
 pytestmark = pytest.mark.django_db
 
 RUN = {"algorithm": "flash", "k": 2, "suppression_percent": 0, "sensitive": "disease"}
-
-
-@pytest.fixture
-def dataset(user):
-    api = api_for(user)
-    ds = upload(api).json()
-    set_roles(api, ds["id"])
-    return ds
 
 
 def test_submit_poll_and_same_rows_as_the_web_path(user, dataset, eager_celery):  # noqa: F811
