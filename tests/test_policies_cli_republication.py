@@ -10,7 +10,7 @@ import pandas as pd
 
 from anonymizer_app.services import republication as state
 from tests.cli_helpers import run_command
-from tests.engine.test_m_invariance import SECRET, T2, seed_history
+from tests.engine.test_m_invariance import SECRET, T2, TABLE_15_CSV, seed_history
 
 POLICY = {
     "format": "anonymizer-policy", "version": 1, "name": "seed",
@@ -21,14 +21,6 @@ POLICY = {
     "algorithm": "m-invariance", "options": {"record_id": "name"}, "k": 2, "suppression_limit": 0.0,
     "sensitive": "disease", "models": [{"model": "m-invariance", "m": 2, "column": "disease"}],
 }
-TABLE_15 = (
-    "group,age,zip,disease,counterfeits\n"
-    "1,[21-22],[12000-14000],bronchitis,1\n1,[21-22],[12000-14000],dyspepsia,1\n"
-    "2,[23-25],[21000-25000],flu,0\n2,[23-25],[21000-25000],gastritis,0\n"
-    "3,[37-43],[26000-33000],dyspepsia,1\n3,[37-43],[26000-33000],flu,1\n3,[37-43],[26000-33000],gastritis,1\n"
-    "4,[41-46],[20000-30000],flu,0\n4,[41-46],[20000-30000],gastritis,0\n"
-    "5,[54-56],[31000-34000],dyspepsia,0\n5,[54-56],[31000-34000],gastritis,0\n"
-    "6,[60-65],[36000-44000],flu,0\n6,[60-65],[36000-44000],gastritis,0\n")
 
 
 def call(*args) -> tuple[int, str]:
@@ -42,7 +34,7 @@ def test_the_seeds_second_release_by_policy(tmp_path):
     code, msg = call(tmp_path / "t2.csv", "--policy", tmp_path / "policy.json", "--history", tmp_path / "history.json",
                      "--out", tmp_path / "t2.out.csv", "--quiet")
     assert code == 0, msg
-    assert (tmp_path / "t2.out.csv").read_text() == TABLE_15
+    assert (tmp_path / "t2.out.csv").read_text() == TABLE_15_CSV
     history, secret = state.load_state(json.loads((tmp_path / "history.json").read_text()))
     assert (secret, history.releases, len(history.records)) == (SECRET, 2, 16)
 

@@ -11,7 +11,7 @@ import pytest
 
 from anonymizer_app.services import republication as state
 from tests.cli_helpers import run_command
-from tests.engine.test_m_invariance import SECRET, T1, T2, population, seed_history
+from tests.engine.test_m_invariance import SECRET, T1, T2, TABLE_15_CSV, population, seed_history
 
 
 def call(*args) -> tuple[int, str]:
@@ -34,14 +34,7 @@ def test_seed_table_15_from_the_command_line(tmp_path):
     code, msg = release(tmp_path, columns(T2), "t2")
     assert code == 0, msg
     assert "release 2 of the sequence, 13 rows (11 records of 11, 2 counterfeits) in 6 groups" in msg
-    assert (tmp_path / "t2.out.csv").read_text() == (
-        "group,age,zip,disease,counterfeits\n"
-        "1,[21-22],[12000-14000],bronchitis,1\n1,[21-22],[12000-14000],dyspepsia,1\n"
-        "2,[23-25],[21000-25000],flu,0\n2,[23-25],[21000-25000],gastritis,0\n"
-        "3,[37-43],[26000-33000],dyspepsia,1\n3,[37-43],[26000-33000],flu,1\n3,[37-43],[26000-33000],gastritis,1\n"
-        "4,[41-46],[20000-30000],flu,0\n4,[41-46],[20000-30000],gastritis,0\n"
-        "5,[54-56],[31000-34000],dyspepsia,0\n5,[54-56],[31000-34000],gastritis,0\n"
-        "6,[60-65],[36000-44000],flu,0\n6,[60-65],[36000-44000],gastritis,0\n")
+    assert (tmp_path / "t2.out.csv").read_text() == TABLE_15_CSV
     saved = json.loads((tmp_path / "history.json").read_text())
     history, secret = state.load_state(saved)
     assert secret == SECRET and history.releases == 2 and len(history.records) == 16

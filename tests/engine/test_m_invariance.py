@@ -47,6 +47,16 @@ T2 = [("Bob", 21, 12000, "dyspepsia"), ("David", 23, 25000, "gastritis"), ("Emil
       ("Jane", 37, 33000, "dyspepsia"), ("Linda", 43, 26000, "gastritis"), ("Gary", 41, 20000, "flu"),
       ("Mary", 46, 30000, "gastritis"), ("Ray", 54, 31000, "dyspepsia"), ("Steve", 56, 34000, "gastritis"),
       ("Tom", 60, 44000, "gastritis"), ("Vince", 65, 36000, "flu")]
+# the seed's second release (Table 15) as the CLI writes it from T2 after seed_history() (rows by group, then
+# disease; the counterfeits per group in the last column)
+TABLE_15_CSV = (
+    "group,age,zip,disease,counterfeits\n"
+    "1,[21-22],[12000-14000],bronchitis,1\n1,[21-22],[12000-14000],dyspepsia,1\n"
+    "2,[23-25],[21000-25000],flu,0\n2,[23-25],[21000-25000],gastritis,0\n"
+    "3,[37-43],[26000-33000],dyspepsia,1\n3,[37-43],[26000-33000],flu,1\n3,[37-43],[26000-33000],gastritis,1\n"
+    "4,[41-46],[20000-30000],flu,0\n4,[41-46],[20000-30000],gastritis,0\n"
+    "5,[54-56],[31000-34000],dyspepsia,0\n5,[54-56],[31000-34000],gastritis,0\n"
+    "6,[60-65],[36000-44000],flu,0\n6,[60-65],[36000-44000],gastritis,0\n")
 
 
 def seed_history() -> History:
