@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 import schemathesis
 from api_helpers import SMALL_CSV
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis import checks
 
@@ -26,6 +28,17 @@ schema.config.generation.update(max_examples=5, with_security_parameters=False)
 CHECKS = [checks.not_a_server_error]
 CONFORMANCE = [checks.status_code_conformance, checks.content_type_conformance, checks.response_schema_conformance,
                checks.response_headers_conformance]
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    """As Django's test client does: no close_old_connections around the WSGI requests schemathesis makes. On
+    PostgreSQL it would close the test transaction's connection (not autocommit) after the first request."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    yield
+    for signal in (request_started, request_finished):
+        signal.connect(close_old_connections)
 
 
 @pytest.fixture
