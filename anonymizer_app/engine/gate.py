@@ -282,6 +282,11 @@ def publish_identifiers(publication: Publication, spec: RunSpec, table: Table) -
     result = publication.result
     if result is not None and result.recoding in ("anatomy", "m-invariance"):
         raise InputError(f"{result.recoding}: identifying columns can only be removed")
+    from .privacy.differential_privacy import EDDifferentialPrivacy
+    if any(isinstance(m, EDDifferentialPrivacy) for m in spec.models):
+        # a token per record (even keyed) is outside what (ε,δ)-differential privacy covers
+        raise InputError("(ε,δ)-differential privacy (SafePub): identifying columns can only be removed; a "
+                         "pseudonym, mask or surrogate per record is outside the guarantee")
     rows = np.asarray(publication.rows, dtype=np.int64)
     frame = publication.table
     for rule in rules:

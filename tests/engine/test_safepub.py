@@ -297,3 +297,20 @@ def test_comparison_and_experiment_rows_refuse_safepub(people):
     assert "comparisons and experiments" in rows[0]["error"] and rows[1]["error"] == ""
     with pytest.raises(InputError, match="comparisons and experiments"):
         homogeneity_vs_k(table, hs, [2], "safepub", 0.0, "disease")
+
+
+def test_identifier_treatments_are_refused_beside_differential_privacy(people):
+    """A pseudonym, mask or surrogate per record is outside (ε,δ)-DP: the gate refuses it; removal runs."""
+    from dataclasses import replace
+
+    from anonymizer_app.engine import identifiers as ids
+
+    spec = _spec(people)
+    for rule in ({"column": "id", "treatment": "surrogate"},
+                 {"column": "id", "treatment": "mask", "prefix": 1},
+                 {"column": "id", "treatment": "pseudonym", "key": "k"}):
+        treated = replace(spec, identifiers=ids.parse_rules([rule]), pseudonym_keys={"k": bytes(range(32))})
+        with pytest.raises(InputError, match="differential privacy.*can only be removed"):
+            pipeline.run(treated)
+    removed = replace(spec, identifiers=ids.parse_rules([{"column": "id", "treatment": "remove"}]))
+    assert "id" not in pipeline.run(removed).table.columns
