@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 
 from tests.cli_helpers import run_command
 
@@ -44,18 +45,27 @@ def _rows(path: Path) -> list[dict]:
 
 def test_pseudonyms_equal_an_independent_hmac_and_the_table_is_private(files):
     out, table = files / "out.csv", files / "reid.csv"
+    key = files / "table.key"
     code, text, err = call(files / "in.csv", "--qi", "age", "--qi", "zip", "--k", "2", "--pseudonymize", "name",
                            "--pseudonym-key-file", files / "key.hex", "--reidentification-table", table,
-                           "--out", out, "--quiet")
+                           "--reidentification-key-file", key, "--out", out, "--quiet")
     assert code == 0, text
     assert [r["name"] for r in _rows(out)] == [_hmac(v) if v else "" for v in NAMES]
     assert list(_rows(out)[0]) == ["name", "age", "zip"]
-    assert stat.S_IMODE(os.stat(table).st_mode) == 0o600
-    assert table.read_text().splitlines() == ["column,original,pseudonym", f"name,Ann Lee,{_hmac('Ann Lee')}",
-                                              f"name,Bob Roy,{_hmac('Bob Roy')}", f"name,Eve Fox,{_hmac('Eve Fox')}",
-                                              f"name,ann lee,{_hmac('ann lee')}"]
-    assert "keep it as safe as the input" in err
+    assert stat.S_IMODE(os.stat(table).st_mode) == stat.S_IMODE(os.stat(key).st_mode) == 0o600
+    stored = table.read_bytes()
+    assert not any(n.encode() in stored for n in NAMES if n) and _hmac("Ann Lee").encode() not in stored
+    assert Fernet(key.read_bytes().strip()).decrypt(stored).decode().splitlines() == [
+        "column,original,pseudonym", f"name,Ann Lee,{_hmac('Ann Lee')}", f"name,Bob Roy,{_hmac('Bob Roy')}",
+        f"name,Eve Fox,{_hmac('Eve Fox')}", f"name,ann lee,{_hmac('ann lee')}"]
+    assert "encrypted under" in err
     assert KEY.hex() not in out.read_text()
+    code, text, _ = run_command("reidentification_table", table, "--key-file", key, "--out", files / "plain.csv")
+    assert code == 0, text
+    assert (files / "plain.csv").read_text().splitlines()[1] == f"name,Ann Lee,{_hmac('Ann Lee')}"
+    (files / "other.key").write_bytes(Fernet.generate_key())
+    code, text, _ = run_command("reidentification_table", table, "--key-file", files / "other.key")
+    assert code == 2 and "not a re-identification table encrypted under" in text
 
 
 def test_fold_case_length_and_the_environment_key(files, monkeypatch):
@@ -71,13 +81,15 @@ def test_fold_case_length_and_the_environment_key(files, monkeypatch):
 def test_masks_and_surrogates(files):
     out = files / "out.csv"
     code, text, _ = call(files / "in.csv", "--qi", "age", "--k", "2", "--mask", "name=prefix:1,suffix:1,char:#",
-                         "--surrogate", "zip", "--out", out, "--quiet", "--reidentification-table", files / "t.csv")
+                         "--surrogate", "zip", "--out", out, "--quiet", "--reidentification-table", files / "t.csv",
+                         "--reidentification-key-file", files / "t.key")
     assert code == 0, text
     rows = _rows(out)
     assert [r["name"] for r in rows] == ["A#####e", "B#####y", "a#####e", "", "E#####x", "B#####y"]
     zips = [r["zip"] for r in rows]
     assert len(set(zips)) == 6 and not set(zips) & {"10115", "10117", "10119", "20095", "20097", "20099"}
-    table = {r["original"]: r["pseudonym"] for r in _rows(files / "t.csv")}
+    plain = Fernet(files.joinpath("t.key").read_bytes().strip()).decrypt(files.joinpath("t.csv").read_bytes())
+    table = {r["original"]: r["pseudonym"] for r in csv.DictReader(plain.decode().splitlines())}
     assert [table[z] for z in ("10115", "10117", "10119", "20095", "20097", "20099")] == zips
     code, text, _ = call(files / "in.csv", "--qi", "age", "--k", "2", "--mask", r"name=regex:[a-z]", "--out", out,
                          "--quiet")
@@ -96,6 +108,10 @@ def test_masks_and_surrogates(files):
     (["--surrogate", "nope"], "nope"),
     (["--reidentification-table", "t.csv"], "applies to --pseudonymize"),
     (["--mask", "name=prefix:1", "--reidentification-table", "t.csv"], "only pseudonyms and surrogates"),
+    (["--surrogate", "name", "--reidentification-table", "t.csv"], "go together"),
+    (["--surrogate", "name", "--reidentification-key-file", "t.key"], "go together"),
+    (["--surrogate", "name", "--reidentification-table", "t.csv", "--reidentification-key-file", "KEYFILE"],
+     "not a Fernet key"),
 ])
 def test_bad_flags_one_line_exit_2_nothing_written(files, monkeypatch, args, message):
     monkeypatch.delenv("ANONYMIZER_PSEUDONYM_KEY", raising=False)

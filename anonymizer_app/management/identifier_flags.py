@@ -9,9 +9,9 @@
 - ``--mask COL=prefix:3,suffix:2[,char:#]`` keeps the first/last characters; ``--mask COL=regex:PATTERN`` (the
   rest of the text is the pattern, commas included) replaces each match by ``*`` repeated.
 - ``--surrogate COL``: a random token per distinct value, new in every run.
-- ``--reidentification-table FILE``: the original -> pseudonym/surrogate table as CSV. The CLI user holds the
-  input in the clear already, so the file is written in the clear too, readable by its owner only (mode 0600),
-  and a warning says to keep it as safe as the input; it is never part of OUT or of the report.
+- ``--reidentification-table FILE --reidentification-key-file KEY``: the original -> pseudonym/surrogate table
+  as CSV, kept encrypted (Fernet) under the key in KEY (made, mode 0600, when KEY does not exist yet); never part
+  of OUT or of the report. ``manage.py reidentification_table FILE --key-file KEY`` decrypts it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
+
+from cryptography.fernet import Fernet, InvalidToken
 
 from anonymizer_app.engine import identifiers as id_rules
 from anonymizer_app.engine.errors import InputError
@@ -49,7 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--surrogate", action="append", default=[], metavar="COL",
                        help="publish COL as random surrogates (one per distinct value, new in every run)")
     group.add_argument("--reidentification-table", default=None, metavar="FILE",
-                       help="write the original -> pseudonym/surrogate table to FILE (plain CSV, mode 0600)")
+                       help="write the original -> pseudonym/surrogate table to FILE, encrypted under "
+                            "--reidentification-key-file")
+    group.add_argument("--reidentification-key-file", default=None, metavar="KEY",
+                       help="the table's Fernet key (made, mode 0600, if KEY does not exist); keep it apart from "
+                            "FILE and from the published data")
 
 
 def parse_mask(text: str) -> dict:
@@ -107,7 +113,7 @@ def prepare(opts: dict) -> tuple[tuple[id_rules.IdentifierRule, ...], dict[str, 
     for column in opts.get("surrogate") or []:
         rules.append({"column": column, "treatment": "surrogate", "length": length})
     if not rules:
-        for flag in ("pseudonym_key_file", "reidentification_table"):
+        for flag in ("pseudonym_key_file", "reidentification_table", "reidentification_key_file"):
             if opts.get(flag):
                 raise InputError(f"--{flag.replace('_', '-')} applies to --pseudonymize, --mask or --surrogate")
         if opts.get("pseudonym_fold_case"):
@@ -121,6 +127,11 @@ def prepare(opts: dict) -> tuple[tuple[id_rules.IdentifierRule, ...], dict[str, 
                                  f"name it once")
     if opts.get("reidentification_table") and not any(r.treatment in ("pseudonym", "surrogate") for r in parsed):
         raise InputError("--reidentification-table: only pseudonyms and surrogates have one (not masks)")
+    if bool(opts.get("reidentification_table")) != bool(opts.get("reidentification_key_file")):
+        raise InputError("--reidentification-table and --reidentification-key-file go together: the table is "
+                         "kept encrypted under that key")
+    if opts.get("reidentification_table"):
+        table_key(opts["reidentification_key_file"], create=False)  # a bad key file is refused before the run
     keys = {CLI_KEY: read_key(opts)} if any(r.treatment == "pseudonym" for r in parsed) else {}
     opts["identifier"] = list(opts.get("identifier") or []) + [r.column for r in parsed]
     return parsed, keys
@@ -143,9 +154,28 @@ class Capture:
         return self.publication
 
 
-def write_table(path: str | None, publication, warn: Callable[[str], object]) -> str:
-    """Write the re-identification table (plain CSV, mode 0600); the summary's note."""
-    if not path or publication is None:
+def table_key(path: str, create: bool) -> Fernet | None:
+    """The Fernet key of a re-identification table from ``path``; with ``create``, a new key is written there
+    (mode 0600) when the file does not exist. None: not there yet (``create`` False)."""
+    target = Path(path)
+    if not target.exists():
+        if not create:
+            return None
+        key = Fernet.generate_key()
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key + b"\n")
+        return Fernet(key)
+    try:
+        return Fernet(target.read_bytes().strip())
+    except (ValueError, OSError) as exc:
+        raise InputError(f"--reidentification-key-file {path}: not a Fernet key (44 url-safe base64 characters; "
+                         f"give a file that does not exist to have one made)") from exc
+
+
+def write_table(path: str | None, key_path: str | None, publication, warn: Callable[[str], object]) -> str:
+    """Write the re-identification table (CSV encrypted under the key file, mode 0600); the summary's note."""
+    if not path or not key_path or publication is None:
         return ""
     from anonymizer_app.services.exports import neutralize
 
@@ -157,12 +187,27 @@ def write_table(path: str | None, publication, warn: Callable[[str], object]) ->
         for value, token in sorted(pairs.items()):
             writer.writerow([neutralize(column), neutralize(value), neutralize(token)])
             count += 1
+    fernet = table_key(key_path, create=True)
+    assert fernet is not None
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(out.getvalue())
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(fernet.encrypt(out.getvalue().encode("utf-8")))
     os.replace(tmp, target)
-    warn(f"warning: {target} holds the original identifiers behind the pseudonyms/surrogates, in the clear: "
-         f"keep it as safe as the input, never publish it")
-    return f"; re-identification table {target} ({count:,} values)"
+    warn(f"note: {target} holds the original identifiers behind the pseudonyms/surrogates, encrypted under "
+         f"{key_path}: keep the key apart, never publish either (manage.py reidentification_table decrypts it)")
+    return f"; re-identification table {target} ({count:,} values, encrypted)"
+
+
+def read_table(path: str, key_path: str) -> str:
+    """The decrypted CSV of a table written by ``write_table``."""
+    fernet = table_key(key_path, create=False)
+    if fernet is None:
+        raise InputError(f"--key-file {key_path}: no such file")
+    try:
+        return fernet.decrypt(Path(path).read_bytes()).decode("utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from exc
+    except InvalidToken as exc:
+        raise InputError(f"{path}: not a re-identification table encrypted under {key_path}") from exc

@@ -393,7 +393,8 @@ class Command(OneLineCommand):
 
         capture = identifier_flags.Capture(run)
         report = write_publication(spec, progress, out, delimiter, report_path, capture)
-        table_note = identifier_flags.write_table(opts["reidentification_table"], capture.publication, self.stderr.write)
+        table_note = identifier_flags.write_table(opts["reidentification_table"], opts["reidentification_key_file"],
+                                                  capture.publication, self.stderr.write)
         publishing = report.get("publishing", {})
         how = "removed" if publishing.get("suppressed_rows", "remove") == "remove" else "kept as '*' rows"
         return (f"{out}: {report['records']:,} records written of {report.get('input_records', report['records']):,},"
