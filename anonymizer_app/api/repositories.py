@@ -17,6 +17,7 @@ from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
 from ..services import remote
+from ..views.release_report import standalone_html
 from .common import _key, owned_job, refused
 from .datasets import DatasetDetailSerializer
 from .serializers import ApiErrorSerializer
@@ -193,7 +194,8 @@ class RemoteDeposit(APIView):
         if not form.is_valid():
             return _form_errors(form)
         try:
-            draft = remote.deposit_job(j, request.user.get_username(), form)
+            owner = request.user.get_username()
+            draft = remote.deposit_job(j, form, lambda job: standalone_html(job, owner))
         except InputError as exc:
             return refused(str(exc))
         return Response({"service": draft.service, "identifier": draft.identifier, "url": draft.url,

@@ -308,23 +308,6 @@ def deposit_files(job, fmt: str = "csv", drop_suppressed: bool = False,
     return files
 
 
-def release_report_html(job, owner_name: str) -> str:
-    """The run's release report page as a standalone HTML file (what the result page's report shows)."""
-    from django.template.loader import render_to_string
-
-    from ..views.common import format_value, job_label
-    from ..views.results import METRICS
-    from . import release_report
-
-    ctx = release_report.context(job, job.result, METRICS, format_value)
-    ctx.update({"job": job, "dataset": job.dataset, "report": job.result.report, "algorithm": job_label(job),
-                "pdf": True, "owner": owner_name})
-    html = render_to_string("anonymizer/release_report.html", ctx)
-    # standalone: the stylesheet inline (the page links it; the repository's copy has no server to fetch from)
-    css = release_report.REPORT_CSS.read_text(encoding="utf-8").replace("</", "<\\/")
-    return html.replace("</head>", f"<style>{css}</style></head>", 1)
-
-
 def make_client(service: str, base_url: str, token: str | None) -> Client:
     """The client of ``service`` (zenodo or dataverse) for ``base_url`` with ``token`` (None: public only)."""
     if service == "zenodo":
@@ -360,12 +343,13 @@ def account_client(account) -> Client:
     return make_client(account.service, account.base_url, token)
 
 
-def deposit_job(job, owner_name: str, form) -> Draft:
-    """A job's published rows (and, when asked, its release report) as a new draft through the connection
-    chosen in a valid DepositForm: what the deposit page and POST /api/v1/jobs/<id>/deposit/ do."""
+def deposit_job(job, form, render_report: Callable[[object], str]) -> Draft:
+    """A job's published rows (and, when asked, its release report: ``render_report(job)``, the web side's
+    renderer) as a new draft through the connection chosen in a valid DepositForm: what the deposit page and
+    POST /api/v1/jobs/<id>/deposit/ do."""
     d = form.cleaned_data
     meta = DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
-    report = release_report_html(job, owner_name) if d["with_report"] else None
+    report = render_report(job) if d["with_report"] else None
     files = deposit_files(job, d["format"], d["drop_suppressed"], report)
     return deposit(d["account"].service, account_client(d["account"]), files, meta, d["dataverse"])
 

@@ -16,32 +16,42 @@ from .common import RESULT_PAGES, format_value, job_label, job_result, owned_job
 from .results import METRICS
 
 
-def _context(request, job_id, pdf: bool) -> tuple[Job, dict]:
+def _reported_job(request, job_id) -> Job:
     j = owned_job(request, job_id)
     if j.kind in RESULT_PAGES or j.kind == Job.LATTICE:
         raise Http404("this job has no published table")
-    res = job_result(j)
-    if res.report.get("kind") == "set-valued":
+    if job_result(j).report.get("kind") == "set-valued":
         raise Http404("the release report covers tables; a set-valued result has its own report (JSON)")
-    ctx = release_report.context(j, res, METRICS, format_value)
-    ctx.update({"job": j, "dataset": j.dataset, "report": res.report, "algorithm": job_label(j), "pdf": pdf,
-                "owner": request.user.get_username()})
-    return j, ctx
+    return j
+
+
+def report_html(job: Job, owner_name: str, pdf: bool, request=None) -> str:
+    """The release report of a finished run as HTML: the page, the PDF's source, a deposit's file."""
+    ctx = release_report.context(job, job.result, METRICS, format_value)
+    ctx.update({"job": job, "dataset": job.dataset, "report": job.result.report, "algorithm": job_label(job),
+                "pdf": pdf, "owner": owner_name})
+    return render_to_string("anonymizer/release_report.html", ctx, request=request)
+
+
+def standalone_html(job: Job, owner_name: str) -> str:
+    """The report as one file (a deposit's): the stylesheet inline, there is no server to fetch it from."""
+    css = release_report.REPORT_CSS.read_text(encoding="utf-8").replace("</", "<\\/")
+    return report_html(job, owner_name, pdf=True).replace("</head>", f"<style>{css}</style></head>", 1)
 
 
 @login_required
 @require_GET
 def release_report_page(request, job_id):
-    j, ctx = _context(request, job_id, pdf=False)
-    return HttpResponse(render_to_string("anonymizer/release_report.html", ctx, request=request))
+    j = _reported_job(request, job_id)
+    return HttpResponse(report_html(j, request.user.get_username(), pdf=False, request=request))
 
 
 @login_required
 @require_GET
 def release_report_pdf(request, job_id):
-    j, ctx = _context(request, job_id, pdf=True)
+    j = _reported_job(request, job_id)
     try:
-        pdf = release_report.render_pdf(render_to_string("anonymizer/release_report.html", ctx, request=request))
+        pdf = release_report.render_pdf(report_html(j, request.user.get_username(), pdf=True, request=request))
     except release_report.PdfUnavailable as exc:
         return HttpResponse(f"{exc}. Install Pango (Debian: apt-get install libpango-1.0-0 libpangoft2-1.0-0) or "
                             f"print the HTML report from the browser.", status=503,

@@ -15,6 +15,7 @@ from ..models import RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
 from ..services import remote
 from .common import table_result
+from .release_report import standalone_html
 
 
 @sensitive_variables("token")
@@ -102,7 +103,8 @@ def deposit(request, job_id):
     draft = None
     if request.method == "POST" and form.is_valid():
         try:
-            draft = remote.deposit_job(j, request.user.get_username(), form)
+            owner = request.user.get_username()
+            draft = remote.deposit_job(j, form, lambda job: standalone_html(job, owner))
         except InputError as exc:
             form.add_error(None, str(exc))
     return render(request, "anonymizer/deposit_remote.html",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import OneLineCommand, UserError
 from anonymizer_app.management.remote_flags import add_connection_flags, connection
+from anonymizer_app.views.release_report import standalone_html
 
 
 class Command(OneLineCommand):
@@ -57,7 +58,7 @@ class Command(OneLineCommand):
         try:
             client = connection(service, opts, job.owner)
             remote.check_depositable(job)
-            report = remote.release_report_html(job, job.owner.get_username()) if opts["with_report"] else None
+            report = standalone_html(job, job.owner.get_username()) if opts["with_report"] else None
             files = remote.deposit_files(job, opts["format"], opts["drop_suppressed"], report)
             draft = remote.deposit(service, client, files, meta, opts["dataverse"])
         except EngineError as exc:
