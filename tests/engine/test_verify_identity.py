@@ -1,0 +1,119 @@
+"""Verification of a full-domain output by the identity of its cells' objects (result.level_key) decides
+exactly as the check by value: same classes, same refusals; a cell held by another object is checked by value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
+from anonymizer_app.engine.result import _verify_cells, level_key, unchanged, verify_output
+
+AGE = "\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};{'young' if a < 40 else 'old'};*" for a in range(20, 60))
+CITY = "\n".join(f"c{i};r{i % 3};*" for i in range(6))
+
+
+def relabel(cells: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The cells with those rows' values held by new objects (equal values, other addresses)."""
+    out = cells.copy()
+    for i in rows:
+        out[i] = "".join(list(str(out[i])))
+    return out
+
+
+@pytest.fixture(params=[0, 1, 2])
+def case(request):
+    rng = np.random.default_rng(request.param)
+    n = 400
+    frame = pd.DataFrame({"age": rng.integers(20, 60, n).astype(str), "city": [f"c{i}" for i in rng.integers(0, 6, n)],
+                          "note": rng.choice(["a", "b"], n), "disease": rng.choice(["flu", "cold", "hiv"], n)})
+    table = Table(frame, {"age": "qi", "city": "qi", "disease": "sensitive"})
+    hs = {"age": parse_hierarchy(AGE, "age"), "city": parse_hierarchy(CITY, "city")}
+    result = anonymize(table, hs, "flash", k=4, suppression_limit=0.05, options={"metric": "discernibility"})
+    return table, hs, result
+
+
+def classes_by_value(table, hs, result, output):
+    return _verify_cells(table, hs, output, np.asarray(result.suppressed, dtype=bool), result.transformation, None)
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+    return len(pairs) == len(np.unique(a)) == len(np.unique(b))
+
+
+def test_classes_from_the_labels_equal_the_classes_of_the_cells(case):
+    table, hs, result = case
+    kept = ~np.asarray(result.suppressed, dtype=bool)
+    key = level_key(result.output, table.qi, hs, result.transformation, result.leaf_codes.codes, kept)
+    assert key is not None  # the builder writes the hierarchy's own label objects
+    sizes, row_class = classes_by_value(table, hs, result, result.output)
+    assert len(np.unique(key)) == len(sizes)
+    assert sorted(np.unique(key, return_counts=True)[1].tolist()) == sorted(sizes.tolist())
+    assert same_partition(key, row_class[kept])
+    verify_output(table, hs, result.output, result.suppressed, result.models, result.suppression_limit,
+                  result.metrics, result.transformation, leaf_codes=result.leaf_codes)
+
+
+def test_a_cell_held_by_another_object_is_checked_by_value(case):
+    table, hs, result = case
+    kept = np.flatnonzero(~np.asarray(result.suppressed, dtype=bool))
+    out = result.output.copy()
+    out["age"] = relabel(out["age"].to_numpy(dtype=object), kept[:5])
+    assert level_key(out, table.qi, hs, result.transformation, result.leaf_codes.codes,
+                     ~np.asarray(result.suppressed, dtype=bool)) is None
+    verify_output(table, hs, out, result.suppressed, result.models, result.suppression_limit, result.metrics,
+                  result.transformation, leaf_codes=result.leaf_codes)
+
+
+@pytest.mark.parametrize("codes", [False, True])
+def test_a_wrong_label_is_refused_with_or_without_the_leaf_codes(case, codes):
+    table, hs, result = case
+    kept = np.flatnonzero(~np.asarray(result.suppressed, dtype=bool))
+    i = int(kept[0])
+    level = result.transformation["city"]
+    out = result.output.copy()
+    cells = out["city"].to_numpy(dtype=object).copy()
+    labels = hs["city"].labels[level]
+    cells[i] = next(x for x in labels if x != cells[i]) if len(labels) > 1 else "elsewhere"
+    out["city"] = cells
+    with pytest.raises(VerificationError, match=rf"row {i + 1}, column 'city'"):
+        verify_output(table, hs, out, result.suppressed, result.models, result.suppression_limit, result.metrics,
+                      result.transformation, leaf_codes=result.leaf_codes if codes else None)
+
+
+def test_a_suppressed_row_showing_a_value_is_refused(case):
+    table, hs, result = case
+    sup = np.flatnonzero(np.asarray(result.suppressed, dtype=bool))
+    if not len(sup):
+        pytest.skip("nothing suppressed")
+    out = result.output.copy()
+    cells = out["age"].to_numpy(dtype=object).copy()
+    cells[sup[0]] = table.frame["age"].iloc[sup[0]]
+    out["age"] = cells
+    with pytest.raises(VerificationError, match="a suppressed record shows a value in 'age'"):
+        verify_output(table, hs, out, result.suppressed, result.models, result.suppression_limit, result.metrics,
+                      result.transformation, leaf_codes=result.leaf_codes)
+
+
+def test_unchanged_compares_values_where_objects_differ():
+    a = np.array(["x", "y", "z"] * 3, dtype=object)
+    assert unchanged(a.copy(), a)
+    assert unchanged(relabel(a, np.array([1, 4])), a)
+    b = a.copy()
+    b[4] = "w"
+    assert not unchanged(b, a)
+    assert not unchanged(a[:-1], a)
+    assert unchanged(np.arange(5), np.arange(5)) and not unchanged(np.arange(5), np.arange(1, 6))
+
+
+def test_a_changed_column_that_is_not_a_qi_is_refused(case):
+    table, hs, result = case
+    out = result.output.copy()
+    notes = out["note"].to_numpy(dtype=object).copy()
+    notes[3] = "c"
+    out["note"] = notes
+    with pytest.raises(VerificationError, match="column 'note' is not a QI but was changed"):
+        verify_output(table, hs, out, result.suppressed, result.models, result.suppression_limit, result.metrics,
+                      result.transformation, leaf_codes=result.leaf_codes)
