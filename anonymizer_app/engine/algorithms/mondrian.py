@@ -163,8 +163,10 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
     freq = problem.freq
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
     sp = _Space(space, freq.codes)
-    allowable = allowable or default_allowable(problem)
     k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
+    if allowable is None and not relaxed and not problem.needs_classes:
+        return _partition_levels(problem, sp, k_min)
+    allowable = allowable or default_allowable(problem)
     q = space.q
     cuts = np.zeros(q, dtype=np.int64)
     stack = [(np.arange(len(freq.counts)), freq.counts.astype(np.int64))]
@@ -201,6 +203,230 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), cuts, 0
     done_part = np.repeat(np.arange(n_parts, dtype=np.int64), done_len)
     return np.concatenate(done_idx), done_part, np.concatenate(done_w), cuts, n_parts
+
+def _size_verdicts(problem: Problem) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """default_allowable's verdict on (left size, right size) pairs, many at a time (models on sizes only)."""
+    verdicts: dict[tuple[int, int], bool] = {}
+
+    def ok(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        span = int(right.max()) + 1 if len(right) else 1
+        pairs, inv = np.unique(left * span + right, return_inverse=True)  # one integer per pair
+        out = np.empty(len(pairs), dtype=bool)
+        for i, (a, b) in enumerate(zip((pairs // span).tolist(), (pairs % span).tolist())):
+            verdict = verdicts.get((a, b))
+            if verdict is None:
+                verdict = verdicts[(a, b)] = not bool(problem.failing(np.array((a, b), dtype=np.int64)).any())
+            out[i] = verdict
+        return out[inv.reshape(-1)]
+    return ok
+
+
+def _first_per_segment(positions: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """Of ascending ``positions`` labelled by ascending ``segment``, the first one of each segment."""
+    head = np.ones(len(positions), dtype=bool)
+    head[1:] = segment[1:] != segment[:-1]
+    return positions[head]
+
+
+def _partition_levels(problem: Problem, sp: _Space, k_min: int):
+    """partition() for the strict variant with models on class sizes alone, all the regions of one depth
+    of the recursion at a time (segmented numpy operations instead of one Python step per region).
+
+    Each region is cut exactly as the loop does (widest normalized range first, the same median and
+    hierarchy splits and allowable verdicts): a region's cut depends on the region alone, so the order
+    in which regions are cut changes nothing but the partitions' numbers, which are then given in the
+    loop's order (depth first, the right half of each cut first)."""
+    freq = problem.freq
+    space = sp.space
+    q = space.q
+    counts = freq.counts.astype(np.int64)
+    n_tuples = len(counts)
+    ok = _size_verdicts(problem)
+    cuts = np.zeros(q, dtype=np.int64)
+    p = sp.n_num
+    # per QI, its column in KM: numbers as dense ranks, categories as ancestor codes (+ the level's offset)
+    blocks = [sp.rank[j].reshape(-1, 1) for j in sp.num] + ([sp.G.astype(np.int64)] if sp.cat else [])
+    KM = np.concatenate(blocks, axis=1) if blocks else np.zeros((n_tuples, 0), dtype=np.int64)
+    key_span = int(KM.max()) + 1 if KM.size else 1
+    base_col = np.zeros(q, dtype=np.int64)
+    is_num = np.zeros(q, dtype=bool)
+    for t, j in enumerate(sp.num):
+        base_col[j] = t
+        is_num[j] = True
+    for j in sp.cat:
+        base_col[j] = p + sp.col_of[j] - 1  # + the LCA level: the children one level below it
+    # share of the leaves under each ancestor, per level, as one padded matrix per categorical QI
+    share = {}
+    for j in sp.cat:
+        per_level = sp.share[j]
+        mat = np.zeros((len(per_level), max(len(s) for s in per_level)))
+        for level, s in enumerate(per_level):
+            mat[level, :len(s)] = s
+        share[j] = mat
+    block_len = {j: space.anc[j].shape[1] for j in sp.cat}
+
+    # the regions of the current depth: tuples grouped by region (contiguous), the region's tree node
+    tt = np.arange(n_tuples, dtype=np.int64)
+    starts = np.zeros(1, dtype=np.int64)
+    node = np.zeros(1, dtype=np.int64)
+    n_nodes = 1
+    final_nodes: list[np.ndarray] = []
+    final_tuples: list[np.ndarray] = []
+    final_lens: list[np.ndarray] = []
+    splits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per depth: (parent, left, right) nodes
+    total_records = int(counts.sum())
+    finished_records = 0
+    n_final = 0
+    while len(starts):
+        n_regions = len(starts)
+        lens = np.diff(np.append(starts, len(tt)))
+        reg = np.repeat(np.arange(n_regions), lens)
+        wt = counts[tt]
+        W = np.add.reduceat(wt, starts)
+        pending = np.flatnonzero((W >= 2 * k_min) & (lens > 1))
+        side = np.zeros(len(tt), dtype=np.int8)  # 0: final, 1: left, 2: right
+        region_split = np.zeros(n_regions, dtype=bool)
+        if len(pending):
+            mark = np.zeros(n_regions, dtype=bool)
+            mark[pending] = True
+            m = sp.M[tt[mark[reg]]]
+            seg_starts = np.concatenate([[0], np.cumsum(lens[pending])[:-1]])
+            lo = np.minimum.reduceat(m, seg_starts, axis=0)
+            hi = np.maximum.reduceat(m, seg_starts, axis=0)
+            width = np.zeros((len(pending), q))
+            lca = np.zeros((len(pending), q), dtype=np.int64)
+            if p:
+                width[:, sp.num] = (hi[:, :p] - lo[:, :p]) / sp.span
+            if sp.cat:
+                varying = lo[:, p:] != hi[:, p:]
+                levels = np.add.reduceat(varying, sp.seg, axis=1)
+                rows = np.arange(len(pending))
+                for t, j in enumerate(sp.cat):
+                    lv = levels[:, t].astype(np.int64)
+                    lca[:, j] = lv
+                    code = lo[rows, p + sp.seg[t] + np.minimum(lv, block_len[j] - 1)].astype(np.int64)
+                    width[:, j] = np.where(lv > 0, share[j][lv, code], 0.0)
+            order = np.argsort(-width, axis=1, kind="stable")
+            trying = np.arange(len(pending))  # rows of `pending` still without a cut
+            for t in range(q):
+                dims = order[trying, t]
+                trying = trying[width[trying, dims] > 0]
+                dims = order[trying, t]
+                if not len(trying):
+                    break
+                regions = pending[trying]
+                left_pos, left_local, lw, made = _cut_regions(regions, dims, lca[trying, dims], starts, lens, tt, wt, KM,
+                                                     base_col, is_num, key_span)
+                rw = W[regions] - lw
+                made &= ok(lw, rw)
+                if made.any():
+                    done = regions[made]
+                    region_split[done] = True
+                    np.add.at(cuts, dims[made], 1)
+                    mark = np.zeros(n_regions, dtype=bool)
+                    mark[done] = True
+                    side[mark[reg]] = 2
+                    side[left_pos[made[left_local]]] = 1
+                trying = trying[~made]
+        final = ~region_split
+        fin = np.flatnonzero(final)
+        if len(fin):
+            fin_mask = final[reg]
+            final_nodes.append(node[fin])
+            final_tuples.append(tt[fin_mask])
+            final_lens.append(lens[fin])
+            n_final += len(fin)
+            finished_records += int(W[fin].sum())
+        done = np.flatnonzero(region_split)
+        if not len(done):
+            break
+        # the next depth: each cut region's left then right half; new tree nodes
+        parent = node[done]
+        left_node = n_nodes + 2 * np.arange(len(done))
+        splits.append((parent, left_node, left_node + 1))
+        n_nodes += 2 * len(done)
+        child = np.full(n_regions, -1, dtype=np.int64)
+        child[done] = 2 * np.arange(len(done))
+        keep = side > 0
+        label = child[reg[keep]] + (side[keep] == 2)
+        order_next = np.argsort(label, kind="stable")
+        tt = tt[keep][order_next]
+        label = label[order_next]
+        starts = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
+        node = n_nodes - 2 * len(done) + label[starts]
+        problem.heartbeat(finished_records / max(total_records, 1), partial(_phase_text, n_final, len(starts)))
+    if not final_nodes:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), cuts, 0
+    # the loop's numbering: depth first, the right half of each cut first
+    leaves = np.zeros(n_nodes, dtype=np.int64)
+    leaf_nodes = np.concatenate(final_nodes)
+    leaves[leaf_nodes] = 1
+    for parent, left, right in reversed(splits):
+        leaves[parent] = leaves[left] + leaves[right]
+    offset = np.zeros(n_nodes, dtype=np.int64)
+    for parent, left, right in splits:
+        offset[right] = offset[parent]
+        offset[left] = offset[parent] + leaves[right]
+    part = np.repeat(offset[leaf_nodes], np.concatenate(final_lens))
+    tup = np.concatenate(final_tuples)
+    order = np.lexsort((tup, part))
+    tup, part = tup[order], part[order]
+    return tup, part, counts[tup], cuts, n_final
+
+
+def _cut_regions(regions, dims, lca, starts, lens, tt, wt, KM, base_col, is_num, key_span):
+    """_cut (strict) of each region along its QI: (positions in ``tt`` of the left halves' tuples, their
+    region (index into ``regions``), left weight per region, has a cut per region); the allowable verdict
+    is left to the caller."""
+    r = len(regions)
+    rl = lens[regions]
+    local = np.repeat(np.arange(r), rl)
+    # positions in tt of the regions' tuples
+    pos = np.repeat(starts[regions] - np.concatenate([[0], np.cumsum(rl)[:-1]]), rl) + np.arange(int(rl.sum()))
+    col = base_col[dims] + np.where(is_num[dims], 0, lca)
+    key = KM[tt[pos], col[local]]
+    order = np.argsort(local * key_span + key, kind="stable")
+    pos, local, key = pos[order], local[order], key[order]
+    w = wt[pos]
+    # runs of equal (region, key): the distinct values (numbers) or children (categories) per region
+    head = np.ones(len(key), dtype=bool)
+    head[1:] = (key[1:] != key[:-1]) | (local[1:] != local[:-1])
+    run_start = np.flatnonzero(head)
+    run_of = np.cumsum(head) - 1
+    run_w = np.add.reduceat(w, run_start)
+    run_reg = local[run_start]
+    reg_first_run = np.searchsorted(run_reg, np.arange(r))
+    n_runs = np.diff(np.append(reg_first_run, len(run_start)))
+    made = n_runs > 1
+    total = np.add.reduceat(w, np.concatenate([[0], np.cumsum(rl)[:-1]]))
+    left_run = np.zeros(len(run_start), dtype=bool)
+    num_r = is_num[dims]
+    # numbers: the cut after the distinct value whose cumulated weight is closest to half (the first such)
+    cum = np.cumsum(run_w)
+    cum -= np.repeat(cum[reg_first_run] - run_w[reg_first_run], n_runs)
+    last = reg_first_run + n_runs - 1
+    gap = np.abs(cum * 2 - np.repeat(total, n_runs))
+    gap[last] = np.iinfo(np.int64).max
+    best_gap = np.minimum.reduceat(gap, reg_first_run)
+    hits = np.flatnonzero(gap == np.repeat(best_gap, n_runs))
+    best = _first_per_segment(hits, run_reg[hits])  # one per region (every region has a last run)
+    upto = np.repeat(best, n_runs)
+    left_run_num = np.arange(len(run_start)) <= upto
+    # categories: balanced_subset of the children's weights (two children: the lighter, the first on a tie)
+    left_run_cat = np.zeros(len(run_start), dtype=bool)
+    two = ~num_r & (n_runs == 2)
+    if two.any():
+        f = reg_first_run[two]
+        lighter = np.where(run_w[f + 1] < run_w[f], f + 1, f)
+        left_run_cat[lighter] = True
+    for i in np.flatnonzero(~num_r & (n_runs > 2)):
+        a = reg_first_run[i]
+        left_run_cat[a:a + n_runs[i]] = balanced_subset(run_w[a:a + n_runs[i]])
+    left_run = np.where(np.repeat(num_r, n_runs), left_run_num, left_run_cat)
+    left = left_run[run_of]
+    lw = np.bincount(local[left], weights=w[left], minlength=r).astype(np.int64)
+    return pos[left], local[left], lw, made
+
 
 
 def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):

@@ -1,0 +1,89 @@
+"""Mondrian's level-at-a-time partitioning (models on class sizes) equals the one-region-at-a-time loop:
+the same partitions with the same numbers, the same tuples and weights, the same cuts per QI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonymizer_app.engine import KAnonymity, Table, parse_hierarchy, read_hierarchy, read_table
+from anonymizer_app.engine.algorithms import mondrian
+from anonymizer_app.engine.algorithms.base import Problem
+from anonymizer_app.engine.privacy.average_risk import AverageRisk
+from anonymizer_app.engine.table import frequency_set
+
+ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
+ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
+
+# a wide hierarchy: 9 children under the root (subset sums), 2 under some (the lighter side), 1 under one
+SHOP = "".join(f"{g}{i};{g};*\n" for g, n in zip("abcdefghi", (4, 2, 3, 1, 2, 5, 2, 3, 2)) for i in range(n))
+SIZE = "s;small;*\nm;small;*\nl;big;*\nxl;big;*\n"
+
+
+def problem(table: Table, given: dict, models: list) -> Problem:
+    hs = table.hierarchies(given)
+    ordered = [hs[c] for c in table.qi]
+    codes = table.encode(hs)
+    freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    return Problem(table, ordered, codes, freq, models, 0.0, 0, {})
+
+
+def tie_heavy(n: int, seed: int) -> tuple[Table, dict]:
+    """Few distinct values per column (many ties among the medians), blanks among the numbers."""
+    rng = np.random.default_rng(seed)
+    shops = [line.split(";")[0] for line in SHOP.splitlines()]
+    age = rng.integers(20, 20 + int(rng.integers(2, 12)), n).astype(str).astype(object)
+    age[rng.random(n) < 0.05] = ""
+    frame = pd.DataFrame({
+        "age": age,
+        "score": rng.choice([0.5, 1.5, 2.0, 7.25], n, p=[0.55, 0.2, 0.2, 0.05]).astype(str),
+        "shop": rng.choice(shops, n, p=rng.dirichlet(np.ones(len(shops)) * 0.5)),
+        "size": rng.choice(["s", "m", "l", "xl"], n),
+        "disease": rng.choice(["flu", "cold"], n),
+    })
+    table = Table(frame, {"age": "qi", "score": "qi", "shop": "qi", "size": "qi", "disease": "sensitive"})
+    return table, {"shop": parse_hierarchy(SHOP, "shop"), "size": parse_hierarchy(SIZE, "size")}
+
+
+def assert_same(p: Problem) -> None:
+    loop = mondrian.partition(p, allowable=mondrian.default_allowable(p))  # the loop, one region at a time
+    fast = mondrian.partition(p)
+    assert fast[4] == loop[4]
+    np.testing.assert_array_equal(fast[3], loop[3])
+    order = np.lexsort((loop[0], loop[1]))  # the loop lists each partition's tuples in its own order
+    for got, want in zip(fast[:3], loop[:3]):
+        np.testing.assert_array_equal(got, want[order])
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("k", [2, 3, 7, 25])
+def test_levels_equal_the_loop_on_tie_heavy_tables(seed, k):
+    table, given = tie_heavy(400 + 37 * seed, seed)
+    assert_same(problem(table, given, [KAnonymity(k)]))
+
+
+def test_levels_equal_the_loop_with_another_size_model():
+    table, given = tie_heavy(600, 99)
+    # average re-identification risk: a model on class sizes whose verdict is on the pair as a whole
+    assert_same(problem(table, given, [KAnonymity(2), AverageRisk(average_risk=0.2)]))
+
+
+def test_too_small_table_is_one_partition():
+    table, given = tie_heavy(5, 3)
+    p = problem(table, given, [KAnonymity(3)])
+    tup, part, weight, cuts, n_parts = mondrian.partition(p)
+    assert n_parts == 1 and not cuts.any() and weight.sum() == 5
+    np.testing.assert_array_equal(part, 0)
+    assert_same(p)
+
+
+@pytest.mark.skipif(not (ADULT / "adult.csv").is_file(), reason=f"{ADULT} missing")
+@pytest.mark.parametrize("k", [2, 5, 50])
+def test_levels_equal_the_loop_on_adult(k):
+    frame, _ = read_table(ADULT / "adult.csv")
+    table = Table(frame, {**{c: "qi" for c in ADULT_QI}, "occupation": "sensitive"})
+    given = {c: read_hierarchy(ADULT / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
+    assert_same(problem(table, given, [KAnonymity(k)]))
