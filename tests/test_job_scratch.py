@@ -62,7 +62,7 @@ def snapshots(monkeypatch) -> list[dict]:
 
 
 def _shape(name: str) -> str:
-    """out-of-core-x1y2/disk-clustering-z3/records.sqlite -> out-of-core-*/disk-clustering-*/records.sqlite"""
+    """out-of-core-x1y2/disk-clustering-z3/records.bin -> out-of-core-*/disk-clustering-*/records.bin"""
     return re.sub(r"(^|/)(out-of-core-|disk-clustering-)[^/]+", r"\1\2*", name)
 
 
@@ -72,10 +72,10 @@ def test_a_streamed_disk_clustering_job_writes_its_scratch_files_in_its_folder_o
     job = jobs.create_job(people_dataset(user), "disk-clustering", 3, 0.0, sensitive="disease")
     done = jobs.run_job(job)
     assert done.status == Job.SUCCEEDED, done.message
-    assert done.result.report["search"]["database"] == "sqlite"
+    assert done.result.report["search"]["database"] == "files"
     during = {name for s in snapshots for name in s["files"]}
-    # the disk hybrid's database and the class counts before and after, all in the job's folder
-    assert "out-of-core-*/disk-clustering-*/records.sqlite" in during
+    # the disk hybrid's record files and the class counts before and after, all in the job's folder
+    assert "out-of-core-*/disk-clustering-*/records.bin" in during
     assert "out-of-core-*/before/part-0000.bin" in during and "out-of-core-*/after/part-0000.bin" in during
     assert {s["mode"] for s in snapshots} == {0o700}
     assert not storage.job_scratch_path(job).exists() and _files(scratch_root) == []
@@ -88,7 +88,7 @@ def test_an_in_memory_disk_clustering_run_gets_the_folder_too(user, scratch_root
     done = jobs.run_job(job)
     assert done.status == Job.SUCCEEDED, done.message
     assert [r["verified"] for r in done.result.report["comparison"]] == [True]
-    assert "disk-clustering-*/records.sqlite" in {name for s in snapshots for name in s["files"]}
+    assert "disk-clustering-*/records.bin" in {name for s in snapshots for name in s["files"]}
     assert not storage.job_scratch_path(job).exists()
     assert os.listdir(system_tmp) == []
 
