@@ -41,7 +41,16 @@ from .algorithms.base import PublishedClasses
 from .errors import InputError, VerificationError
 from .hierarchy import ROOT, Hierarchy
 from .privacy import PrivacyModel, research_column
-from .result import Result, _check_cells, check_models, encoded_input, factorize_cells, verify_anatomy
+from .result import (
+    Result,
+    _check_cells,
+    check_models,
+    encoded_input,
+    factorize_cells,
+    level_key,
+    unchanged,
+    verify_anatomy,
+)
 from .safepub import publication as safepub_publication
 from .spec import KEEP, RunSpec
 from .table import Role, Table, group_keys, group_rows
@@ -114,6 +123,51 @@ def released_classes(output: pd.DataFrame, qi: list[str], released: np.ndarray,
     return row_class, np.asarray(sizes, dtype=np.int64)
 
 
+def released_classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], result: Result, released: np.ndarray,
+                               suppressed: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """released_classes of a full-domain output whose released rows are the non-suppressed ones (each showing
+    '*' in every QI, as verify() checked), without hashing the cells: when every released QI cell is the very
+    label object of its input's leaf at the run's level (result.level_key), the classes are the released rows'
+    label codes grouped, numbered as released_classes numbers them (the tuples of each column's values in the
+    order they first occur over all output rows, sorted); None otherwise (the caller hashes the cells)."""
+    encoded = encoded_input(table, hierarchies, result.leaf_codes)
+    if result.transformation is None or encoded is None or not table.qi or not np.array_equal(released, ~suppressed):
+        return None
+    key = level_key(result.output, table.qi, hierarchies, result.transformation, encoded, released)
+    if key is None:
+        return None
+    row_class = np.full(table.n, -1, dtype=np.int64)
+    if not released.any():
+        return row_class, np.zeros(0, dtype=np.int64)
+    seen, uniques = pd.factorize(key)  # classes in first-seen order
+    starts = np.empty(len(seen), dtype=bool)
+    starts[:1] = True
+    np.greater(seen[1:], np.maximum.accumulate(seen)[:-1], out=starts[1:])
+    first_row = np.flatnonzero(released)[np.flatnonzero(starts)]  # of each class, in first-seen order
+    first_hidden = int(np.argmax(suppressed)) if suppressed.any() else None  # where '*' first shows
+    radices = [len(hierarchies[c].labels[result.transformation[c]]) for c in table.qi]
+    rest = np.asarray(uniques, dtype=np.int64)
+    ranks: list[np.ndarray] = []
+    for c, radix in reversed(list(zip(table.qi, radices))):
+        label = rest % radix
+        rest = rest // radix
+        first = np.full(radix, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, label, first_row)
+        labels = hierarchies[c].labels[result.transformation[c]]
+        if first_hidden is not None:  # a label reading '*' is first seen on a suppressed row if one comes first
+            root = [i for i, x in enumerate(labels) if x == ROOT]
+            if root:
+                first[root[0]] = min(first[root[0]], first_hidden)
+        rank = np.empty(radix, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(radix)
+        ranks.append(rank[label])
+    order = np.lexsort(ranks)  # ranks run from the last QI to the first: the first is the primary key
+    number = np.empty(len(order), dtype=np.int64)
+    number[order] = np.arange(len(order))
+    row_class[released] = number[seen]
+    return row_class, np.bincount(number[seen], minlength=len(order)).astype(np.int64)
+
+
 def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, Hierarchy]) -> Publication:
     """The publication of a verified result under ``spec``; raises when any check fails."""
     if not result.verified:
@@ -141,9 +195,16 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     columns = [c for c in expected if c != marker]
 
     # every model on the released classes (the population's, with a population table), suppressed group included
-    # each QI column of the output hashed once: its codes give the classes and the cell checks below
-    factorized = {c: factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi}
-    row_class, sizes = released_classes(output, table.qi, released, factorized)
+    by_labels = None
+    if research is None and not (keep and suppressed.any()):
+        by_labels = released_classes_by_labels(table, hierarchies, result, released, suppressed)
+    factorized = None
+    if by_labels is not None:  # every released QI cell is its input's label object at the run's level
+        row_class, sizes = by_labels
+    else:
+        # each QI column of the output hashed once: its codes give the classes and the cell checks below
+        factorized = {c: factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi}
+        row_class, sizes = released_classes(output, table.qi, released, factorized)
     check_models(table, hierarchies, result.models, sizes, row_class)
 
     published = released if research is None else released & research
@@ -153,7 +214,8 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     else:  # one gather per column (output.iloc[rows][columns].reset_index(drop=True) copies three times)
         frame = pd.DataFrame({c: output[c].to_numpy()[rows] for c in columns}, columns=columns, copy=False)
     flags = suppressed[rows]
-    _check_published_cells(table, hierarchies, frame, rows, flags, result, factorized)
+    _check_published_cells(table, hierarchies, frame, rows, flags, result, factorized,
+                           qi_checked=by_labels is not None)
     # (ε,δ)-differential privacy: the sample, the suppression rule and k on every whole published row
     safepub_publication.check_publication(result, table, hierarchies, frame, rows)
 
@@ -197,11 +259,13 @@ def _check_suppressed_group(result: Result, table: Table, hierarchies: dict, sup
 
 def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame, rows: np.ndarray,
                            flags: np.ndarray, result: Result,
-                           factorized: dict[str, tuple[np.ndarray, pd.Index]] | None = None) -> None:
+                           factorized: dict[str, tuple[np.ndarray, pd.Index]] | None = None,
+                           qi_checked: bool = False) -> None:
     """Every published cell from the published rows: QIs generalize their input (or read '*' on a kept
     suppressed row), other columns unchanged. The input QIs are the run's leaf codes when it kept them
     (Result.leaf_codes, read-only) and ``hierarchies`` are the ones they were encoded under; ``factorized``:
-    the output's QI columns hashed over all its rows (``frame`` is its ``rows``)."""
+    the output's QI columns hashed over all its rows (``frame`` is its ``rows``). ``qi_checked``: every
+    published QI cell was found to be its input's label object at the level (released_classes_by_labels)."""
     encoded = encoded_input(table, hierarchies, result.leaf_codes)
     # every row published (rows = 0..n-1, ascending): the input's columns as they are, no gathered copies
     whole = len(rows) == table.n
@@ -212,6 +276,8 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
         if col in table.qi:
             if (cells[flags] != ROOT).any():
                 raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
+            if qi_checked:
+                continue
             level = None if result.transformation is None else result.transformation.get(col)
             j = table.qi.index(col)
             subset = None
@@ -222,7 +288,7 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
             _check_cells(col, source, cells, hierarchies[col], flags, level,
                          ranges=result.transformation is None and table.is_numeric(col),
                          codes=input_codes, factorized=subset)
-        elif not np.array_equal(cells, source.to_numpy(dtype=object)):
+        elif not unchanged(cells, source.to_numpy(dtype=object)):
             raise VerificationError(f"column {col!r} is not a QI but was changed")
 
 

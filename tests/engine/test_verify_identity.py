@@ -8,7 +8,15 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
-from anonymizer_app.engine.result import _verify_cells, level_key, unchanged, verify_output
+from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
+from anonymizer_app.engine.result import (
+    Result,
+    _verify_cells,
+    factorize_cells,
+    level_key,
+    unchanged,
+    verify_output,
+)
 
 AGE = "\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};{'young' if a < 40 else 'old'};*" for a in range(20, 60))
 CITY = "\n".join(f"c{i};r{i % 3};*" for i in range(6))
@@ -117,3 +125,32 @@ def test_a_changed_column_that_is_not_a_qi_is_refused(case):
     with pytest.raises(VerificationError, match="column 'note' is not a QI but was changed"):
         verify_output(table, hs, out, result.suppressed, result.models, result.suppression_limit, result.metrics,
                       result.transformation, leaf_codes=result.leaf_codes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_gate_numbers_the_classes_as_hashing_the_cells_does(seed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    frame = pd.DataFrame({"age": rng.integers(20, 60, n).astype(str), "city": [f"c{i}" for i in rng.integers(0, 6, n)],
+                          "disease": rng.choice(["flu", "cold", "hiv"], n)})
+    table = Table(frame, {"age": "qi", "city": "qi", "disease": "sensitive"})
+    hs = {"age": parse_hierarchy(AGE, "age"), "city": parse_hierarchy(CITY, "city")}
+    # levels up to the root ('*' is then a published label as well as the suppressed rows' cells)
+    levels = f"{1 + seed % 3},{1 + seed % 2}" if seed < 5 else "3,2"
+    result = anonymize(table, hs, "full-domain", k=3, suppression_limit=0.5, options={"levels": levels})
+    suppressed = np.asarray(result.suppressed, dtype=bool)
+    released = ~suppressed
+    fast = released_classes_by_labels(table, hs, result, released, suppressed)
+    assert fast is not None
+    factorized = {c: factorize_cells(result.output[c].to_numpy(dtype=object)) for c in table.qi}
+    row_class, sizes = released_classes(result.output, table.qi, released, factorized)
+    assert fast[0].tolist() == row_class.tolist()
+    assert fast[1].tolist() == sizes.tolist()
+    out = result.output.copy()
+    kept = np.flatnonzero(released)
+    # a one-character str is one cached object in CPython: relabel a column with longer labels
+    column = next((c for c in table.qi if len(str(out[c].iloc[kept[0]])) > 1), None) if len(kept) else None
+    if column is not None:
+        out[column] = relabel(out[column].to_numpy(dtype=object), kept[:2])
+        changed = Result(**{**result.__dict__, "output": out})
+        assert released_classes_by_labels(table, hs, changed, released, suppressed) is None
