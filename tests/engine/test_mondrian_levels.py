@@ -13,6 +13,7 @@ from anonymizer_app.engine import KAnonymity, Table, parse_hierarchy, read_hiera
 from anonymizer_app.engine.algorithms import mondrian
 from anonymizer_app.engine.algorithms.base import Problem
 from anonymizer_app.engine.privacy.average_risk import AverageRisk
+from anonymizer_app.engine.recoding import QISpace, cells_from_groups
 from anonymizer_app.engine.table import frequency_set
 
 ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
@@ -87,3 +88,21 @@ def test_levels_equal_the_loop_on_adult(k):
     table = Table(frame, {**{c: "qi" for c in ADULT_QI}, "occupation": "sensitive"})
     given = {c: read_hierarchy(ADULT / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
     assert_same(problem(table, given, [KAnonymity(k)]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cells_from_whole_tuples_equal_cells_from_groups(seed):
+    table, given = tie_heavy(500, seed)
+    p = problem(table, given, [KAnonymity(3)])
+    tup, part, _, _, n_parts = mondrian.partition(p)
+    tuple_group = np.empty(len(p.freq.counts), dtype=np.int64)
+    tuple_group[tup] = part
+    failing = np.random.default_rng(seed).random(n_parts) < 0.2  # some partitions suppressed
+    group = tuple_group[p.freq.inverse]
+    group[failing[group]] = -1
+    space = QISpace(p.hierarchies, [table.is_numeric(c) for c in table.qi], p.codes)
+    want = cells_from_groups(space, p.codes, group, p.freq.inverse)
+    got = mondrian._tuple_cells(space, p.freq, tuple_group, failing)
+    for g, w in zip(got, want):
+        assert g.tolist() == w.tolist()
+    assert any("*" in w.tolist() for w in want) and any(str(v).startswith("[") for v in want[0].tolist())

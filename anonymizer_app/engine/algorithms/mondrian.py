@@ -27,8 +27,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InputError, UnsatisfiableError
+from ..hierarchy import ROOT
 from ..privacy import PRIVACY_MODELS, Parameter
-from ..recoding import QISpace, cells_from_groups
+from ..recoding import QISpace, cells_from_groups, group_labels
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
 
@@ -500,6 +501,21 @@ def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
     return [(li, lw), (ri, rw)]
 
 
+def _tuple_cells(space: QISpace, freq, tuple_group: np.ndarray, failing: np.ndarray) -> list[np.ndarray]:
+    """cells_from_groups for partitions of whole tuples: the labels from the distinct tuples (in tuple
+    order within each group, the items cells_from_groups takes), then one gather per QI from the rows'
+    tuples; a suppressed partition's rows are '*'."""
+    kept = ~failing[tuple_group]
+    items = np.flatnonzero(kept)
+    labels = group_labels(space, freq.codes[items], tuple_group[items], len(failing))
+    cells = []
+    for lab in labels:
+        lab = np.append(lab, ROOT)  # position -1: a suppressed tuple
+        per_tuple = lab[np.where(kept, tuple_group, -1)]
+        cells.append(per_tuple[freq.inverse])
+    return cells
+
+
 def mondrian(problem: Problem) -> CellRecoding:
     relaxed = problem.options.get("variant", "strict") == "relaxed"
     if relaxed and problem.needs_classes:
@@ -509,11 +525,16 @@ def mondrian(problem: Problem) -> CellRecoding:
     n = problem.table.n
     problem.report(0.0, "Mondrian: partitioning")
     tup, part, weight, cuts, n_parts = partition(problem, relaxed)
-    # rows of each tuple go, in order, to the partitions holding pieces of it
-    order = np.lexsort((part, tup))
-    rows_by_tuple = np.argsort(freq.inverse, kind="stable")
-    group = np.empty(n, dtype=np.int64)
-    group[rows_by_tuple] = np.repeat(part[order], weight[order])
+    if relaxed:
+        # rows of each tuple go, in order, to the partitions holding pieces of it
+        order = np.lexsort((part, tup))
+        rows_by_tuple = np.argsort(freq.inverse, kind="stable")
+        group = np.empty(n, dtype=np.int64)
+        group[rows_by_tuple] = np.repeat(part[order], weight[order])
+    else:  # every tuple whole in one partition
+        tuple_group = np.empty(len(freq.counts), dtype=np.int64)
+        tuple_group[tup] = part
+        group = tuple_group[freq.inverse]
     sizes = np.bincount(group, minlength=n_parts)
     failing = problem.failing(sizes, row_class=group)
     suppressed = failing[group]
@@ -523,7 +544,10 @@ def mondrian(problem: Problem) -> CellRecoding:
             f"model (the table is too small for it), more than the suppression limit allows ({problem.budget})")
     group[suppressed] = -1
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
-    cells = cells_from_groups(space, problem.codes, group, None if relaxed else freq.inverse)
+    if relaxed:
+        cells = cells_from_groups(space, problem.codes, group, None)
+    else:
+        cells = _tuple_cells(space, freq, tuple_group, failing)
     names = problem.table.qi
     info = {"partitions": int(n_parts), "variant": "relaxed" if relaxed else "strict",
             "cuts": {names[j]: int(c) for j, c in enumerate(cuts)}}
