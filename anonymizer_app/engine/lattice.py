@@ -230,6 +230,9 @@ class NodeEvaluator:
     # set (with class_level) when the failing function takes ``counts`` (domain -> classes x values
     # counts, Problem.failing): histograms are then rolled up from the node's source like the sizes
     histograms = False
+    # set by searches that check few nodes (Flash without suppression): a node the frequency set rolls up
+    # to by counting (_group_dense) is grouped from it directly, not through a hub made for later nodes
+    few_checks = False
 
     def tuple_class(self, node: NodeClasses) -> np.ndarray:
         """The class (index into node.sizes) of every frequency-set tuple."""
@@ -300,7 +303,7 @@ class NodeEvaluator:
         cached). Grouping the whole frequency set once per such support instead of once per node pays
         off because searches like Flash check many nodes with the same generalized QIs."""
         hub = tuple(min(x, 1) for x in levels)
-        if hub == levels or not any(hub):
+        if hub == levels or not any(hub) or (self.few_checks and self._countable(levels, self.m)):
             return self.bottom
         node = self._group_fixed(hub, self.source_for(hub))
         self._remember(node)
@@ -348,10 +351,8 @@ class NodeEvaluator:
         bottom = source is self.bottom  # its reps are 0..m-1: no gather needed
         n = len(key)
         if n >= DENSE_MIN:
-            space = 1
-            for j, lv in enumerate(levels):
-                space *= self.radix[j][lv]
-            if space <= DENSE_SPACE * n:
+            space = self._countable(levels, n)
+            if space:
                 return self._group_dense(levels, source, space)
         for j, (new, old) in enumerate(zip(levels, source.levels)):
             if new != old:
@@ -385,6 +386,14 @@ class NodeEvaluator:
             return self._linked(NodeClasses(levels, reps[order], source.sizes[order], sk), source, order, None)
         sizes = np.add.reduceat(source.sizes[order], starts)
         return self._linked(NodeClasses(levels, reps[order[starts]], sizes, sk[starts]), source, order, head)
+
+    def _countable(self, levels: tuple[int, ...], n: int) -> int:
+        """The node's code space (product of its levels' label counts) where n source classes are grouped
+        by counting (at most DENSE_SPACE codes per class), else 0."""
+        space = 1
+        for j, lv in enumerate(levels):
+            space *= self.radix[j][lv]
+        return space if space <= DENSE_SPACE * n else 0
 
     def _group_dense(self, levels: tuple[int, ...], source: NodeClasses, space: int) -> NodeClasses:
         """_group_fixed's classes, counted instead of sorted where the node's own mixed-radix codes (its

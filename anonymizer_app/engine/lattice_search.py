@@ -62,7 +62,8 @@ class LatticeSearch:
         self.tags = np.zeros(shape, dtype=np.int8)
         self.checked = np.zeros(shape, dtype=bool)
         self.values = np.full(shape, np.nan)
-        self.class_lb = np.full(shape, -np.inf) if self.metric_name == "discernibility" else None
+        # the class bound serves the suppression searches only (pruning, branch and bound)
+        self.class_lb = np.full(shape, -np.inf) if self.metric_name == "discernibility" and self.budget > 0 else None
         self.checks = 0
         self.best = math.inf  # best metric value of a checked anonymous node
         self.pruned = 0
