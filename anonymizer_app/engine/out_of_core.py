@@ -37,6 +37,7 @@ from .algorithms.base import ProgressCallback
 from .algorithms.disk_clustering import ClusterStore, bucket_size
 from .api import validate_options
 from .attack import merge_parts, report_part
+from .cells import factorize_cells
 from .distributions import SensitiveDomain, _numeric_order
 from .errors import Cancelled, InputError, VerificationError
 from .hierarchy import Hierarchy, default_hierarchy, with_missing
@@ -175,15 +176,18 @@ def anonymize_out_of_core(
             keys = np.empty((m, len(qi)), dtype=np.int64)
             for j, c in enumerate(qi):
                 out[c] = cells[j]
-            # the checks read the written cells back, not the labels the store returned
+            # the checks read the written cells back, not the labels the store returned; the input
+            # is encoded once and the written cells hashed once, for the check and the counts alike
             for j, (c, h) in enumerate(zip(qi, hs)):
                 written = out[c].to_numpy(dtype=object)
-                _check_cells(c, chunk[c].reset_index(drop=True), written, h, no_suppression, None,
-                             ranges=numeric[j])
-                keys[:, j] = _label_ids(written, label_ids[j])
+                original = chunk[c].reset_index(drop=True)
+                leaf = h.encode(original, c)
+                factorized = factorize_cells(written)
+                _check_cells(c, original, written, h, no_suppression, None, ranges=numeric[j], codes=leaf,
+                             factorized=factorized)
+                keys[:, j] = _label_ids(factorized, label_ids[j])
                 label_counts[j] = _add_counts(label_counts[j], keys[:, j], len(label_ids[j]))
-                leaf = h.encode(chunk[c], c).astype(np.int64)
-                pairs[j] = _merge_pairs(pairs[j], keys[:, j] * len(h.leaves) + leaf)
+                pairs[j] = _merge_pairs(pairs[j], keys[:, j] * len(h.leaves) + leaf.astype(np.int64))
             for c in out_columns:
                 if c not in qi and not np.array_equal(out[c].to_numpy(), chunk[c].to_numpy()):
                     raise VerificationError(f"column {c!r} is not a QI but was changed")
@@ -433,9 +437,10 @@ class ClassCounter:
 
 
 # ---- output labels -----------------------------------------------------------------------------------
-def _label_ids(cells: np.ndarray, ids: dict) -> np.ndarray:
-    """A stable id per distinct output cell (string identity), shared by all chunks."""
-    codes, distinct = pd.factorize(pd.Series(cells, dtype=object))
+def _label_ids(factorized: tuple[np.ndarray, pd.Index], ids: dict) -> np.ndarray:
+    """A stable id per distinct output cell (string identity), shared by all chunks; ``factorized``:
+    factorize_cells(cells)."""
+    codes, distinct = factorized
     table = np.array([ids.setdefault(v, len(ids)) for v in distinct], dtype=np.int64)
     return table[codes]
 
