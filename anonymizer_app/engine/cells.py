@@ -31,3 +31,43 @@ def factorize_cells(cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
     row_of[by_object] = np.arange(len(held), dtype=np.int64)  # any row of an address holds its object
     codes, distinct = pd.factorize(pd.Series(held[row_of], dtype=object))
     return codes[by_object], distinct
+
+
+class ColumnDictionary:
+    """A text column as codes into its distinct values (a Categorical the reader made): encoding it maps the
+    few categories, then takes one integer per row, instead of hashing a string per row.
+
+    Whether the codes still describe a column is checked before they are used (``describes``): every cell
+    must be the very object its code names, compared by address, so a frame changed or replaced since can
+    never be encoded from stale codes."""
+
+    def __init__(self, codes: np.ndarray, categories: np.ndarray, counts: np.ndarray | None = None) -> None:
+        self.codes = np.asarray(codes, dtype=np.int32)
+        self.categories = np.asarray(categories, dtype=object)  # holds the objects: their addresses stay theirs
+        self._addresses = np.fromiter((id(v) for v in self.categories), dtype=np.uint64, count=len(self.categories))
+        self._counts = counts
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Rows per category."""
+        if self._counts is None:
+            self._counts = np.bincount(self.codes, minlength=len(self.categories))
+        return self._counts
+
+    def cells(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The column as an object array of the categories' objects (written into ``out`` when given)."""
+        return np.take(self.categories, self.codes, out=out)
+
+    def present(self) -> np.ndarray:
+        """The categories some row holds."""
+        return self.categories[self.counts > 0]
+
+    def describes(self, cells: np.ndarray) -> bool:
+        """Whether every cell is the object its code names (the codes are then the column's)."""
+        if ctypes.sizeof(ctypes.c_void_p) != 8 or len(cells) != len(self.codes) or cells.dtype != object:
+            return False
+        if len(cells) == 0:
+            return True
+        held = np.ascontiguousarray(cells)  # referenced below: the view of its pointers stays valid
+        addresses = np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data))
+        return bool(np.array_equal(addresses, self._addresses[self.codes]))

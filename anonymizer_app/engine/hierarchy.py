@@ -155,7 +155,7 @@ class Hierarchy:
         """Leaf codes (int32) of a column; every value must be a leaf."""
         # each distinct value looked up among the leaves once (the column hashed by object, then value)
         by_value, distinct = factorize_cells(np.asarray(values, dtype=object))
-        leaf_of = pd.Categorical(np.asarray(distinct, dtype=object), categories=self.leaves).codes.astype(np.int32)
+        leaf_of = self.leaf_codes_of(distinct)
         codes = np.full(len(by_value), -1, dtype=np.int32)
         found = by_value >= 0
         codes[found] = leaf_of[by_value[found]]
@@ -169,6 +169,10 @@ class Hierarchy:
                 f"{self._where()}: {listed}{more}"
             )
         return codes
+
+    def leaf_codes_of(self, distinct) -> np.ndarray:
+        """The leaf code (int32) of each of a few distinct values; -1 where no leaf is the value."""
+        return pd.Categorical(np.asarray(distinct, dtype=object), categories=self.leaves).codes.astype(np.int32)
 
     def level_summary(self, sample: int = 6) -> list[dict]:
         """Per level: number of labels and a few of them, for display."""

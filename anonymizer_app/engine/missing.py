@@ -22,6 +22,8 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from .cells import ColumnDictionary
+
 MISSING = ""
 NULL_LABEL = "(null)"
 NA_MARKERS: tuple[str, ...] = ("", "NA", "N/A", "?", "null", "NaN")
@@ -84,12 +86,14 @@ def normalize_missing(values: pd.Series, markers: Sequence[str] | None = None) -
 
 
 def normalize_frame(frame: pd.DataFrame, markers: Sequence[str] | None = None,
-                    holding: set | None = None) -> pd.DataFrame:
+                    holding: set | None = None, skip: set | None = None) -> pd.DataFrame:
     """The frame with every missing cell written as MISSING; a copy only when a cell changes. The
     names of the columns that then hold a MISSING cell are added to ``holding`` when given (Table
-    keeps them: asking again would scan every row)."""
+    keeps them: asking again would scan every row). ``skip``: columns normalized already."""
     changed = {}
     for col in frame.columns:
+        if skip and col in skip:
+            continue
         new, holds = _normalized(frame[col], markers)
         if holds and holding is not None:
             holding.add(col)
@@ -101,6 +105,30 @@ def normalize_frame(frame: pd.DataFrame, markers: Sequence[str] | None = None,
     for col, new in changed.items():
         out[col] = new
     return out
+
+
+def normalize_dictionary(column: ColumnDictionary,
+                         markers: Sequence[str] | None = None) -> tuple[ColumnDictionary, bool]:
+    """normalize_missing on a dictionary-encoded text column (codes into distinct str categories): each
+    category is compared with the markers once, the rows of the missing ones recoded to MISSING's category.
+    Returns the column and whether a row holds MISSING."""
+    folded = _folded(_IN_USE.get() if markers is None else markers)
+    categories, used = column.categories, column.counts > 0
+    hit = used & np.fromiter((v.strip().casefold() in folded for v in categories), dtype=bool, count=len(categories))
+    if not hit.any():
+        return column, bool((used & (categories == MISSING)).any())
+    at = np.flatnonzero(categories == MISSING)
+    counts = column.counts
+    if len(at):
+        target = int(at[0])
+    else:
+        target = len(categories)
+        categories = np.append(categories, np.array([MISSING], dtype=object))
+        counts = np.append(counts, 0)
+    remap = np.arange(len(categories), dtype=np.int32)
+    remap[np.flatnonzero(hit)] = target
+    counts = np.bincount(remap, weights=counts, minlength=len(categories)).astype(np.int64)
+    return ColumnDictionary(remap[column.codes], categories, counts), True
 
 
 def present_values(values: pd.Series | Sequence[str], markers: Sequence[str] | None = None) -> pd.Series:

@@ -66,7 +66,7 @@ class Format:
 
 def sniff(raw: bytes, filename: str = "upload") -> Format:
     """Guess kind, encoding, delimiter and header from the first bytes (the content decides, not the name)."""
-    if not raw.strip():
+    if not raw or raw.isspace():  # as ``not raw.strip()``, without copying a whole file
         raise InputError(f"{filename}: the file is empty")
     if raw.startswith(XLSX_MAGIC):
         return Format(kind="xlsx")  # read_table checks that the zip is a workbook
@@ -193,10 +193,13 @@ def read_table(
     nrows: int | None = None,
     limits: Limits | None = None,
     encoding_sniffed: bool | None = None,
+    dictionary: bool = False,
 ) -> tuple[pd.DataFrame, Format]:
     """Read a table as text; returns the frame and the format used. ``limits`` caps it (default: Limits());
     ``max_rows``/``max_columns`` given here win over the ones in ``limits``. A sniffed UTF-8 (``fmt`` None, or
-    ``encoding_sniffed``) that fails past the sniffed bytes becomes Windows-1252 or Latin-1."""
+    ``encoding_sniffed``) that fails past the sniffed bytes becomes Windows-1252 or Latin-1. ``dictionary``: the
+    columns pyarrow read (unquoted UTF-8) come back as Categoricals of their text, which a Table encodes
+    without hashing a string per row; otherwise every column is text (object)."""
     limits = limits or Limits()
     if max_rows is not None or max_columns is not None:
         limits = replace(limits, max_rows=max_rows if max_rows is not None else limits.max_rows,
@@ -219,13 +222,13 @@ def read_table(
         frame = read_xlsx(raw, filename, fmt, nrows, limits)
     else:
         try:
-            frame = _read_csv(raw, filename, fmt, nrows, limits)
+            frame = _read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)
         except DecodeError:
             if not (sniffed and fmt.encoding == "utf-8"):
                 raise
             # UTF-8 in the first 64 KiB only: the file is in a single-byte encoding
             fmt = replace(fmt, encoding=_fallback_encoding(raw))
-            frame = _read_csv(raw, filename, fmt, nrows, limits)
+            frame = _read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)
     if frame.shape[1] == 0 or (frame.shape[0] == 0 and nrows != 0):
         raise InputError(f"{filename}: no data rows" + (" (only a header line)" if frame.shape[1] else ""))
     if limits.max_columns is not None and frame.shape[1] > limits.max_columns:
@@ -318,8 +321,9 @@ def _first_row(head: str, delimiter: str, filename: str) -> list[str]:
 
 
 def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
-              limits: Limits | None = None, names: list[str] | None = None) -> pd.DataFrame:
-    """``names``: the columns of a headerless piece of a file whose header came before (named in messages)."""
+              limits: Limits | None = None, names: list[str] | None = None, dictionary: bool = False) -> pd.DataFrame:
+    """``names``: the columns of a headerless piece of a file whose header came before (named in messages).
+    ``dictionary``: columns read by pyarrow come back as pandas Categoricals of their text (see read_table)."""
     limits = limits or Limits()
     try:
         codecs.lookup(fmt.encoding)
@@ -355,6 +359,11 @@ def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
         raise InputError(f"{filename}: {width} columns, more than the limit of {limits.max_columns}")
     source: io.IOBase
     if text is None and b'"' not in raw:
+        if nrows is None and width > 1 and _is_utf8(fmt.encoding):
+            frame = _read_arrow(raw, fmt, width, limits)
+            if frame is not None:  # None: anything to report, which the checks below name with its line
+                frame.columns = names
+                return frame if dictionary else text_frame(frame)
         _check_unquoted(raw, fmt, names, filename, nrows, limits)
         source = io.BytesIO(raw)
     else:
@@ -452,3 +461,92 @@ def _check_unquoted(raw: bytes, fmt: Format, names: list[str], filename: str, nr
         for j, cell in enumerate(cells):
             if len(cell) > cap:
                 raise _cell_error(filename, int(line) + 1, j, names, len(cell), cap)
+
+
+def _read_arrow(raw: bytes, fmt: Format, width: int, limits: Limits) -> pd.DataFrame | None:
+    """Unquoted UTF-8 text parsed by pyarrow's CSV reader (several times faster than pandas' C parser and
+    the per-line checks), each column dictionary-encoded: a Categorical of its text, every distinct string
+    made a Python object once. The cells are exactly pandas' (no quoting, no NA parsing, nothing stripped).
+    None when the file needs the checked path: a blank first line (pandas would take the next as the
+    header), a CR-LF blank line (pandas skips it where the checks refuse it), a parse error (a line of
+    another width, bytes that are not UTF-8), a cell over the cap; that path then reports it by line."""
+    first = raw[:raw.find(b"\n") + 1 or len(raw)]
+    if not first.strip() or raw.startswith(b"\r\n") or b"\n\r\n" in raw:
+        return None
+    import pyarrow as pa  # imported on use: the CLI's start-up does not pay for it
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    keys = [str(i) for i in range(width)]
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(raw),
+            read_options=pacsv.ReadOptions(column_names=keys, skip_rows=1 if fmt.header else 0),
+            parse_options=pacsv.ParseOptions(delimiter=fmt.delimiter, quote_char=False, double_quote=False,
+                                              escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(column_types={k: pa.string() for k in keys}, null_values=[],
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                                 check_utf8=True),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    cap = limits.max_cell_chars
+    columns = {}
+    for i, key in enumerate(keys):
+        encoded = pc.dictionary_encode(table.column(key)).unify_dictionaries()
+        chunks = encoded.chunks
+        if chunks:
+            dictionary = chunks[0].dictionary
+            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32, copy=False)
+        else:
+            dictionary, codes = pa.array([], type=pa.string()), np.empty(0, dtype=np.int32)
+        if cap is not None and len(dictionary) and pc.max(pc.utf8_length(dictionary)).as_py() > cap:
+            return None
+        categories = pd.Index(np.array(dictionary.to_pylist(), dtype=object), dtype=object)
+        columns[i] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
+    return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows))
+
+
+def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its Categorical columns as text (object) columns: each cell the category's own str
+    object, so equal cells share one object (engine.cells hashes them by address)."""
+    if not any(isinstance(dtype, pd.CategoricalDtype) for dtype in frame.dtypes):
+        return frame
+    return pd.DataFrame({i: category_cells(frame.iloc[:, i]) if isinstance(frame.dtypes.iloc[i], pd.CategoricalDtype)
+                         else frame.iloc[:, i].to_numpy() for i in range(frame.shape[1])},
+                        index=frame.index).set_axis(frame.columns, axis=1)
+
+
+def category_cells(values: pd.Series) -> np.ndarray:
+    """A Categorical Series as an object array of its categories' objects (a missing cell: NaN)."""
+    cat = values.array
+    cells = np.asarray(cat.categories, dtype=object)
+    codes = np.asarray(cat.codes)
+    if len(cells) == 0 or (codes < 0).any():
+        return np.asarray(values.astype(object))
+    return cells[codes]
+
+
+def text_column(values: pd.Series) -> pd.Series:
+    """A column as text (object): a Categorical one as its categories' objects, any other as it is."""
+    if not isinstance(values.dtype, pd.CategoricalDtype):
+        return values
+    return pd.Series(category_cells(values), index=values.index, name=values.name)
+
+
+def join_pieces(pieces: list[pd.DataFrame]) -> pd.DataFrame:
+    """Pieces of one table read in row order as one frame: a column Categorical in every piece stays
+    Categorical (the union of the pieces' categories, codes recoded), any other is joined as text."""
+    if len(pieces) == 1:
+        return pieces[0]
+    from pandas.api.types import union_categoricals
+
+    columns = {}
+    for i in range(pieces[0].shape[1]):
+        parts = [p.iloc[:, i] for p in pieces]
+        if all(isinstance(s.dtype, pd.CategoricalDtype) for s in parts):
+            columns[i] = union_categoricals([s.array for s in parts])
+        else:
+            columns[i] = np.concatenate([text_column(s).to_numpy(dtype=object) for s in parts])
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(sum(len(p) for p in pieces)))
+    return frame.set_axis(pieces[0].columns, axis=1)

@@ -8,9 +8,10 @@ from enum import Enum
 import numpy as np
 import pandas as pd
 
+from .cells import ColumnDictionary
 from .errors import InputError
 from .hierarchy import Hierarchy, default_hierarchy, with_missing
-from .missing import MISSING, NA_MARKERS, is_marker, markers_in_use, normalize_frame
+from .missing import MISSING, NA_MARKERS, is_marker, markers_in_use, normalize_dictionary, normalize_frame
 
 
 class Role(str, Enum):
@@ -73,10 +74,13 @@ class Table:
     na_values: tuple[str, ...] = NA_MARKERS
     # the columns holding a missing cell, found while normalizing (a scan of every row per QI less later)
     holding_missing: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    # the columns that arrived dictionary-encoded, as codes into their categories (cells.ColumnDictionary)
+    dictionaries: dict[str, ColumnDictionary] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.holding_missing = set()
-        self.frame = normalize_frame(self.frame, self.na_values, self.holding_missing)
+        self.dictionaries = self._text_columns()
+        self.frame = normalize_frame(self.frame, self.na_values, self.holding_missing, skip=set(self.dictionaries))
         columns = set(self.frame.columns)
         for col in list(self.roles) + list(self.types):
             if col not in columns:
@@ -85,9 +89,47 @@ class Table:
         for col in self.frame.columns:
             self.roles.setdefault(col, Role.INSENSITIVE)
             if col not in self.types:
-                self.types[col] = infer_type(self.frame[col], self.na_values)
+                d = self.dictionaries.get(col)
+                # the distinct values decide the type: a dictionary has them without a look at every row
+                values = pd.Series(d.present(), dtype=object) if d is not None else self.frame[col]
+                self.types[col] = infer_type(values, self.na_values)
             elif self.types[col] not in COLUMN_TYPES:
                 raise InputError(f"column {col!r}: unknown type {self.types[col]!r}; allowed: {', '.join(COLUMN_TYPES)}")
+        # the codes are kept for the columns the engine encodes (QIs, sensitive columns) only
+        self.dictionaries = {c: d for c, d in self.dictionaries.items()
+                             if self.roles[c] in (Role.QUASI_IDENTIFYING, Role.SENSITIVE)}
+
+    def _text_columns(self) -> dict[str, ColumnDictionary]:
+        """The frame's Categorical columns of text (engine.reader.read_table(dictionary=True)) made text
+        columns again, their missing cells written MISSING on the categories; their codes kept."""
+        frame = self.frame
+        if not frame.columns.is_unique or not any(isinstance(t, pd.CategoricalDtype) for t in frame.dtypes):
+            return {}
+        dictionaries: dict[str, ColumnDictionary] = {}
+        for i, col in enumerate(frame.columns):
+            values = frame.iloc[:, i]
+            if not isinstance(values.dtype, pd.CategoricalDtype):
+                continue
+            categories = np.asarray(values.cat.categories, dtype=object)
+            codes = values.array.codes
+            if (codes < 0).any() or not all(type(v) is str for v in categories):
+                continue  # not text throughout: made the object column it is, normalized row by row
+            d, holds = normalize_dictionary(ColumnDictionary(codes, categories), self.na_values)
+            if holds:
+                self.holding_missing.add(col)
+            dictionaries[col] = d
+        if len(dictionaries) == frame.shape[1]:
+            # one block of cells, as pandas' parser makes it (a frame of separate columns would be copied into one)
+            block = np.empty((frame.shape[1], len(frame)), dtype=object)
+            for i, d in enumerate(dictionaries.values()):
+                d.cells(out=block[i])
+            self.frame = pd.DataFrame(block.T, index=frame.index, columns=frame.columns, copy=False)
+        else:
+            cells = {i: dictionaries[col].cells() if col in dictionaries else frame.iloc[:, i].to_numpy(dtype=object)
+                     if isinstance(frame.dtypes.iloc[i], pd.CategoricalDtype) else frame.iloc[:, i].to_numpy()
+                     for i, col in enumerate(frame.columns)}
+            self.frame = pd.DataFrame(cells, index=frame.index).set_axis(frame.columns, axis=1)
+        return dictionaries
 
     def columns_with(self, role: Role) -> list[str]:
         return [c for c in self.frame.columns if self.roles[c] == role]
@@ -131,7 +173,16 @@ class Table:
             raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
         codes = np.empty((self.n, len(self.qi)), dtype=np.int32)
         for j, col in enumerate(self.qi):
-            codes[:, j] = hierarchies[col].encode(self.frame[col], col)
+            values = self.frame[col]
+            d = self.dictionaries.get(col)
+            leaf = None
+            if d is not None and d.describes(values.to_numpy(dtype=object)):
+                # the few categories looked up among the leaves, then one take per row
+                leaf_of = hierarchies[col].leaf_codes_of(d.categories)
+                leaf = leaf_of[d.codes]
+                if (leaf < 0).any():
+                    leaf = None  # a value no leaf covers: the row path names it
+            codes[:, j] = leaf if leaf is not None else hierarchies[col].encode(values, col)
         return codes
 
 

@@ -51,7 +51,8 @@ def sniff_file(path: Path, filename: str) -> Format:
 
 def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format | None = None,
                     max_rows: int | None = None, max_columns: int | None = None,
-                    block_bytes: int | None = None, caps: Limits | None = None, header: bool | None = None):
+                    block_bytes: int | None = None, caps: Limits | None = None, header: bool | None = None,
+                    dictionary: bool = False):
     """Parse a table file from its path; yields (frame, format) pieces in row order.
 
     Small files and workbooks: one piece from engine.read_table. Larger text files: blocks of
@@ -59,7 +60,8 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
     (quoted fields may hold line breaks), each checked like the engine's reader (same field-count,
     cell-length and encoding messages, with the line numbers of the whole file). ``caps``: limits()
     unless given; ``max_rows``/``max_columns`` win over its row and column caps. ``header`` overrides
-    the sniffed header choice of a sniffed format."""
+    the sniffed header choice of a sniffed format. ``dictionary``: columns read by pyarrow come as Categoricals of
+    their text (engine.read_table), which a Table encodes without hashing a string per row."""
     path = Path(path)
     filename = filename or path.name
     caps = caps or limits()
@@ -76,7 +78,8 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
         fmt = replace(fmt, header=header)
     if fmt.kind == "xlsx" or size <= STREAM_THRESHOLD:
         # a sniffed UTF-8 may turn out single-byte past the first 64 KiB: the engine then reads it so
-        frame, fmt = engine.read_table(path.read_bytes(), filename, fmt, limits=caps, encoding_sniffed=sniffed)
+        frame, fmt = engine.read_table(path.read_bytes(), filename, fmt, limits=caps, encoding_sniffed=sniffed,
+                                       dictionary=dictionary)
         yield frame, fmt
         return
     block_bytes = block_bytes or STREAM_BLOCK
@@ -86,7 +89,7 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
     if quoted or not reader_mod._ascii_compatible(fmt.encoding):
         pieces = _iter_quoted(path, filename, fmt, block_bytes, caps)
     else:
-        pieces = _iter_blocks(path, filename, fmt, block_bytes, caps)
+        pieces = _iter_blocks(path, filename, fmt, block_bytes, caps, dictionary)
     rows = 0
     for frame in pieces:
         if max_columns is not None and frame.shape[1] > max_columns:
@@ -139,7 +142,7 @@ def _renumber(exc: InputError, offset: int) -> InputError:
     return InputError(text)
 
 
-def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits):
+def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits, dictionary: bool = False):
     """Unquoted text: blocks cut after a newline, parsed by the engine's reader one by one."""
     names, width, line_offset = None, 0, 0
     rest = b""
@@ -159,7 +162,8 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                 first = names is None
                 piece_fmt = fmt if first else replace(fmt, header=False)
                 try:
-                    frame = reader_mod._read_csv(block, filename, piece_fmt, None, caps, names=names)
+                    frame = reader_mod._read_csv(block, filename, piece_fmt, None, caps, names=names,
+                                                 dictionary=dictionary)
                 except InputError as exc:
                     raise _renumber(exc, line_offset) from None
                 if first:

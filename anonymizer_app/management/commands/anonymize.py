@@ -52,6 +52,7 @@ from anonymizer_app import engine
 from anonymizer_app.engine import Role, out_of_core
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
 from anonymizer_app.engine.missing import markers_in_use, parse_markers
+from anonymizer_app.engine.reader import text_column
 from anonymizer_app.engine.result import json_default
 from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management import (
@@ -358,7 +359,9 @@ class Command(OneLineCommand):
             table = StreamedTable(chunks, roles, name=source.stem)
             delimiter = fmt.delimiter if fmt.kind == "csv" else ","
         else:
-            frame, fmt = self._read_input(source, opts["delimiter"])
+            # text columns as Categoricals, which the Table encodes from their codes (none with a population,
+            # whose matching reads the text)
+            frame, fmt = self._read_input(source, opts["delimiter"], dictionary=opts["population"] is None)
             if opts["population"] is not None:
                 population, _ = self._read_input(Path(opts["population"]), opts["delimiter"], "--population")
                 frame = self._mark_research(frame, population)
@@ -374,8 +377,10 @@ class Command(OneLineCommand):
             table = engine.Table(frame, roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
             build["options"] = self._levels_in_table_order(opts, options, table)
             # an impossible parameter (k above the records, l above the distinct values, ...) is named now
-            engine.privacy.check_feasible([engine.KAnonymity(k), *build["models"]], len(frame),
-                                          {c: frame[c] for c in frame.columns}, suppression)
+            feasible_models = [engine.KAnonymity(k), *build["models"]]
+            named = {getattr(m, "column", None) for m in feasible_models}  # the columns the models read
+            engine.privacy.check_feasible(feasible_models, len(frame),
+                                          {c: text_column(frame[c]) for c in frame.columns if c in named}, suppression)
             delimiter = fmt.delimiter
         if opts["set_column"] is not None:
             if isinstance(table, StreamedTable):
@@ -591,17 +596,20 @@ class Command(OneLineCommand):
         return fmt
 
     @classmethod
-    def _read_input(cls, source: Path, delimiter: str | None, flag: str = ""):
+    def _read_input(cls, source: Path, delimiter: str | None, flag: str = "", dictionary: bool = False):
         """The table through services.ingestion.iter_table_file (the path uploads and compare use): the format is
-        sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes."""
+        sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes. ``dictionary``:
+        text columns may come as Categoricals (engine.read_table), for engine.Table only."""
+        from anonymizer_app.engine.reader import join_pieces
         from anonymizer_app.services import ingestion
 
         fmt = cls._input_format(source, delimiter, flag)
         pieces, fmt_read = [], fmt
-        for piece, piece_fmt in ingestion.iter_table_file(source, source.name, fmt):
+        for piece, piece_fmt in ingestion.iter_table_file(source, source.name, fmt, dictionary=dictionary):
             pieces.append(piece)
             fmt_read = piece_fmt
-        frame = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
+        frame = join_pieces(pieces) if dictionary else pieces[0] if len(pieces) == 1 else pd.concat(
+            pieces, ignore_index=True)
         del pieces
         if fmt_read.kind != "csv":
             fmt_read = replace(fmt_read, delimiter=",")
