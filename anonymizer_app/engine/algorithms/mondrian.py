@@ -207,7 +207,13 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
 
 def _size_verdicts(problem: Problem) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """default_allowable's verdict on (left size, right size) pairs, many at a time (models on sizes only)."""
-    verdicts: dict[tuple[int, int], bool] = {}
+    if not any(getattr(m, "whole_table", False) for m in problem.models):
+        # every model judges each class by itself: all the sides in one call
+        def each(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+            bad = problem.failing(np.stack([left, right], axis=1).reshape(-1))
+            return ~(bad[0::2] | bad[1::2])
+        return each
+    verdicts: dict[tuple[int, int], bool] = {}  # a model on the whole table: each pair as the loop asks it
 
     def ok(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         span = int(right.max()) + 1 if len(right) else 1
@@ -265,6 +271,11 @@ def _partition_levels(problem: Problem, sp: _Space, k_min: int):
             mat[level, :len(s)] = s
         share[j] = mat
     block_len = {j: space.anc[j].shape[1] for j in sp.cat}
+    # the widths' minima and maxima: only over the columns that vary in the table (not the hierarchies'
+    # roots), one row per column (a region's values of a column side by side: faster segmented reductions)
+    m_low, m_high = (sp.M.min(0), sp.M.max(0)) if n_tuples else (np.zeros(sp.M.shape[1]),) * 2
+    live = np.flatnonzero(m_low != m_high)
+    live_t = np.ascontiguousarray(sp.M[:, live].T)
 
     # the regions of the current depth: tuples grouped by region (contiguous), the region's tree node
     tt = np.arange(n_tuples, dtype=np.int64)
@@ -290,10 +301,12 @@ def _partition_levels(problem: Problem, sp: _Space, k_min: int):
         if len(pending):
             mark = np.zeros(n_regions, dtype=bool)
             mark[pending] = True
-            m = sp.M[tt[mark[reg]]]
+            mt = live_t[:, tt[mark[reg]]]
             seg_starts = np.concatenate([[0], np.cumsum(lens[pending])[:-1]])
-            lo = np.minimum.reduceat(m, seg_starts, axis=0)
-            hi = np.maximum.reduceat(m, seg_starts, axis=0)
+            lo = np.repeat(m_low[None, :], len(pending), axis=0)
+            hi = np.repeat(m_high[None, :], len(pending), axis=0)
+            lo[:, live] = np.minimum.reduceat(mt, seg_starts, axis=1).T
+            hi[:, live] = np.maximum.reduceat(mt, seg_starts, axis=1).T
             width = np.zeros((len(pending), q))
             lca = np.zeros((len(pending), q), dtype=np.int64)
             if p:
@@ -350,7 +363,7 @@ def _partition_levels(problem: Problem, sp: _Space, k_min: int):
         child[done] = 2 * np.arange(len(done))
         keep = side > 0
         label = child[reg[keep]] + (side[keep] == 2)
-        order_next = np.argsort(label, kind="stable")
+        order_next = np.argsort(label, kind="stable")  # nearly sorted already: timsort runs
         tt = tt[keep][order_next]
         label = label[order_next]
         starts = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
@@ -386,7 +399,7 @@ def _cut_regions(regions, dims, lca, starts, lens, tt, wt, KM, base_col, is_num,
     pos = np.repeat(starts[regions] - np.concatenate([[0], np.cumsum(rl)[:-1]]), rl) + np.arange(int(rl.sum()))
     col = base_col[dims] + np.where(is_num[dims], 0, lca)
     key = KM[tt[pos], col[local]]
-    order = np.argsort(local * key_span + key, kind="stable")
+    order = np.argsort(local * key_span + key, kind="stable")  # sorted by region already: timsort runs
     pos, local, key = pos[order], local[order], key[order]
     w = wt[pos]
     # runs of equal (region, key): the distinct values (numbers) or children (categories) per region
