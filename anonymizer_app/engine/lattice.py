@@ -159,6 +159,34 @@ class NodeClasses:
         self.charged = 0  # pairs of hist counted against the evaluator's budget while cached
 
 
+class _LevelColumns:
+    """One QI's columns over the frequency-set rows, one per level, each made on first use: a search
+    without suppression visits few levels of each QI, and building them all took as long as its checks."""
+
+    __slots__ = ("_make", "_cols")
+
+    def __init__(self, levels: int, make: Callable[[int], np.ndarray]):
+        self._make = make
+        self._cols: list[np.ndarray | None] = [None] * levels
+
+    def __getitem__(self, lv: int) -> np.ndarray:
+        col = self._cols[lv]
+        if col is None:
+            col = self._cols[lv] = self._make(lv)
+        return col
+
+    def __len__(self) -> int:
+        return len(self._cols)
+
+    def __iter__(self):
+        return (self[lv] for lv in range(len(self._cols)))
+
+
+def _generalizer(h: Hierarchy, leaf: np.ndarray) -> Callable[[int], np.ndarray]:
+    """Level -> the codes of the leaves ``leaf`` at that level of ``h`` (int64)."""
+    return lambda lv: h.maps[lv].astype(np.int64)[leaf]
+
+
 class NodeEvaluator:
     """Classes of any node, with a small LRU cache of evaluated nodes used as roll-up sources."""
 
@@ -170,9 +198,10 @@ class NodeEvaluator:
         self.m = len(self.counts)
         self.q = len(hierarchies)
         self.failing_fn = failing
-        # generalized codes of every frequency-set row, per QI and level, and the level's radix
-        self.gcols = [[np.ascontiguousarray(h.maps[lv][freq.codes[:, j]].astype(np.int64))
-                       for lv in range(h.level_count)] for j, h in enumerate(hierarchies)]
+        # generalized codes of every frequency-set row, per QI and level (made on first use), and the
+        # level's radix
+        self.gcols = [_LevelColumns(h.level_count, _generalizer(h, np.ascontiguousarray(freq.codes[:, j])))
+                      for j, h in enumerate(hierarchies)]
         self.radix = [[max(len(h.labels[lv]), 1) for lv in range(h.level_count)] for h in hierarchies]
         # fixed mixed-radix layout: digit j has the largest label count of QI j at any level, so one
         # layout serves every node and a node's key differs from a specialization's only in the digits
@@ -190,7 +219,8 @@ class NodeEvaluator:
                 weights.append(w)
                 w *= r
             weights.reverse()
-            self.wcols = [[col * weights[j] for col in cols] for j, cols in enumerate(self.gcols)]
+            self.wcols = [_LevelColumns(len(cols), lambda lv, cols=cols, w=weights[j]: cols[lv] * w)
+                          for j, cols in enumerate(self.gcols)]
             bottom_key = np.zeros(self.m, dtype=np.int64)
             for j in range(self.q):
                 bottom_key += self.wcols[j][0]

@@ -190,9 +190,13 @@ class LatticeSearch:
     def recoding(self, levels, info: dict, steps: list | None = None, notes: list | None = None) -> FullDomainRecoding:
         p = self.problem
         levels = [int(x) for x in levels]
-        inverse, sizes = equivalence_classes(p.freq.codes, p.freq.counts, p.hierarchies, levels)
-        failing = p.failing(sizes, tuple_class=inverse)
-        suppressed = failing[inverse][p.freq.inverse]
+        if self.budget == 0 and not np.isnan(self.values[tuple(levels)]):
+            # checked anonymous with no budget (record): no class fails, no record is suppressed
+            suppressed = np.zeros(p.table.n, dtype=bool)
+        else:
+            inverse, sizes = equivalence_classes(p.freq.codes, p.freq.counts, p.hierarchies, levels)
+            failing = p.failing(sizes, tuple_class=inverse)
+            suppressed = failing[inverse][p.freq.inverse]
         base = {
             "metric": self.metric_name,
             "metric_key": REPORT_KEYS[self.metric_name],
