@@ -345,12 +345,12 @@ class Command(OneLineCommand):
             fmt = self._input_format(source, opts["delimiter"])
             from anonymizer_app.services.ingestion import iter_table_file
 
-            columns = list(next(iter(iter_table_file(source, source.name, fmt)))[0].columns)
-            roles = self._roles(opts, columns)
-            hierarchies = self._hierarchies(opts, roles)
             # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
             memory_mb = float(options.get("memory_mb") or 256)
             block = int(min(16, max(1, memory_mb / 32)) * 2**20)
+            columns = list(next(iter(iter_table_file(source, source.name, fmt, block_bytes=block)))[0].columns)
+            roles = self._roles(opts, columns)
+            hierarchies = self._hierarchies(opts, roles)
 
             def chunks():
                 for piece, _ in iter_table_file(source, source.name, fmt, block_bytes=block):
