@@ -106,3 +106,19 @@ def test_cells_from_whole_tuples_equal_cells_from_groups(seed):
     for g, w in zip(got, want):
         assert g.tolist() == w.tolist()
     assert any("*" in w.tolist() for w in want) and any(str(v).startswith("[") for v in want[0].tolist())
+
+
+def test_balanced_subsets_by_enumeration_equal_balanced_subset():
+    rng = np.random.default_rng(5)
+    rows = []
+    for _ in range(3000):
+        c = int(rng.integers(3, mondrian.SUBSET_CHILDREN + 1))
+        top = int(rng.choice([3, 10, 1000]))  # small weights: many ties between subsets
+        rows.append(rng.integers(1, top, c))
+    weights = np.zeros((len(rows), mondrian.SUBSET_CHILDREN), dtype=np.int64)
+    for i, w in enumerate(rows):
+        weights[i, :len(w)] = w
+    got = mondrian._balanced_subsets(weights)
+    for i, w in enumerate(rows):
+        np.testing.assert_array_equal(got[i, :len(w)], mondrian.balanced_subset(w))
+        assert not got[i, len(w):].any()

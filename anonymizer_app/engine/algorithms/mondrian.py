@@ -100,6 +100,26 @@ def balanced_subset(weights: np.ndarray) -> np.ndarray:
     return take
 
 
+SUBSET_CHILDREN = 8  # up to this many children, balanced_subset for many regions at once by enumeration
+_SUBSETS = (np.arange(1 << SUBSET_CHILDREN)[:, None] >> np.arange(SUBSET_CHILDREN)) & 1  # subset x child
+
+
+def _balanced_subsets(weights: np.ndarray) -> np.ndarray:
+    """balanced_subset of each row of ``weights`` (regions x SUBSET_CHILDREN, absent children weighing 0;
+    totals within balanced_subset's exact range): of the subsets whose total is the largest not above half,
+    the one balanced_subset's walk back through the reachable sums keeps - it leaves out the last child
+    whenever it can, then the one before: the smallest subset number (bit i: child i); none: the lightest."""
+    sums = weights @ _SUBSETS.T  # regions x subsets, subsets in ascending number
+    half = weights.sum(1) // 2
+    best = np.argmax(np.where(sums <= half[:, None], sums, -1), axis=1)  # the first maximum: the smallest
+    take = _SUBSETS[best].astype(bool)
+    empty = best == 0
+    if empty.any():
+        lightest = np.argmin(np.where(weights[empty] > 0, weights[empty], np.iinfo(np.int64).max), axis=1)
+        take[np.flatnonzero(empty), lightest] = True
+    return take
+
+
 class _Space:
     """Tuple-level matrices for fast partition statistics."""
 
@@ -433,7 +453,14 @@ def _cut_regions(regions, dims, lca, starts, lens, tt, wt, KM, base_col, is_num,
         f = reg_first_run[two]
         lighter = np.where(run_w[f + 1] < run_w[f], f + 1, f)
         left_run_cat[lighter] = True
-    for i in np.flatnonzero(~num_r & (n_runs > 2)):
+    few = ~num_r & (n_runs > 2) & (n_runs <= SUBSET_CHILDREN) & (total <= 50_000_000)
+    if few.any():
+        f, c = reg_first_run[few], n_runs[few]
+        slot = np.arange(SUBSET_CHILDREN)
+        present = slot < c[:, None]
+        at = np.where(present, f[:, None] + slot, 0)
+        left_run_cat[at[present]] = _balanced_subsets(np.where(present, run_w[at], 0))[present]
+    for i in np.flatnonzero(~num_r & (n_runs > 2) & ~few):
         a = reg_first_run[i]
         left_run_cat[a:a + n_runs[i]] = balanced_subset(run_w[a:a + n_runs[i]])
     left_run = np.where(np.repeat(num_r, n_runs), left_run_num, left_run_cat)
