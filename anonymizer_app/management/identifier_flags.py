@@ -22,13 +22,14 @@ import io
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
-
-from cryptography.fernet import Fernet, InvalidToken
+from typing import TYPE_CHECKING, Callable
 
 from anonymizer_app.engine import identifiers as id_rules
 from anonymizer_app.engine.errors import InputError
 from anonymizer_app.engine.spec import RunSpec
+
+if TYPE_CHECKING:  # cryptography is imported by the runs that write or read a table only (start-up time)
+    from cryptography.fernet import Fernet
 
 KEY_ENV = "ANONYMIZER_PSEUDONYM_KEY"
 CLI_KEY = "cli"  # the name of the one key of a CLI run in its rules
@@ -157,6 +158,8 @@ class Capture:
 def table_key(path: str, create: bool) -> Fernet | None:
     """The Fernet key of a re-identification table from ``path``; with ``create``, a new key is written there
     (mode 0600) when the file does not exist. None: not there yet (``create`` False)."""
+    from cryptography.fernet import Fernet
+
     target = Path(path)
     if not target.exists():
         if not create:
@@ -202,6 +205,8 @@ def write_table(path: str | None, key_path: str | None, publication, warn: Calla
 
 def read_table(path: str, key_path: str) -> str:
     """The decrypted CSV of a table written by ``write_table``."""
+    from cryptography.fernet import InvalidToken
+
     fernet = table_key(key_path, create=False)
     if fernet is None:
         raise InputError(f"--key-file {key_path}: no such file")

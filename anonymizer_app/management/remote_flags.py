@@ -114,10 +114,11 @@ def anonymize_remote(command, opts: dict, progress) -> Iterator[None]:
     temporary folder as INPUT; after a successful run, deposit OUT (and --report) as a draft. A failed deposit
     leaves no draft (OUT stays: it is this run's published table)."""
     from anonymizer_app.engine import EngineError
-    from anonymizer_app.services import remote
 
     error = command.error_class
     _check_anonymize_flags(error, opts)
+    if opts["deposit"] or opts["from_zenodo"] or opts["from_dataverse"]:
+        from anonymizer_app.services import remote  # requests is imported by the runs that use it only
     deposit_client = _anonymize_client(opts["deposit"], opts) if opts["deposit"] else None
     if deposit_client is not None and not deposit_client.has_token:
         raise error(f"--deposit {opts['deposit']}: no token (${TOKEN_ENV[opts['deposit']]} or "

@@ -66,8 +66,6 @@ def add_arguments(parser) -> None:
 def sources(command, opts: dict, progress) -> Iterator[dict]:
     """Check the SQL flags, read a --sql-url source into a private temporary CSV (opts["input"]), set the
     --out-sql destination for write_publication; yields a dict whose "summary" callable fixes the summary."""
-    from anonymizer_app.services import sql
-
     error = command.error_class
     fixes: dict = {"summary": lambda text: text}
     url, table, query = opts["sql_url"], opts["sql_table"], opts["sql_query"]
@@ -91,6 +89,8 @@ def sources(command, opts: dict, progress) -> Iterator[dict]:
         raise error("--cluster writes CSV: give --out FILE.csv (no --out-sql, .parquet, .xlsx or .jsonl)")
     if opts["out"] is None and opts["out_sql"] is None:
         raise error("the following arguments are required: --out (or --out-sql URL --out-table NAME)")
+    if url is not None or opts["out_sql"] is not None:
+        from anonymizer_app.services import sql  # imported by the runs that use a database only
     folder = Path(tempfile.mkdtemp(prefix="anonymize-sql-"))  # 0700: the rows are personal data
     token = None
     try:
