@@ -137,7 +137,7 @@ def load(data: Path, hierarchy_files: dict[str, str], qi: list[str], sensitive: 
     from anonymizer_app import engine
     from anonymizer_app.engine import Role
 
-    frame, _ = engine.read_table(data, max_rows=50_000_000)
+    frame, _ = engine.read_table(data, max_rows=50_000_000, dictionary=True)  # text columns as Categoricals
     roles = {c: Role.QUASI_IDENTIFYING for c in qi}
     if sensitive is not None:
         roles[sensitive] = Role.SENSITIVE

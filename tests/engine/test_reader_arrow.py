@@ -164,3 +164,23 @@ def test_join_pieces_keeps_categories_and_text():
     assert joined["u"].astype(str).tolist() == ["x", "y", "z", "x"]
     assert joined["v"].dtype == object and joined["v"].tolist() == ["1", "2", "3", "4"]
     assert joined.index.equals(pd.RangeIndex(4))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sensitive_domain_codes_as_a_sorted_factorize(seed):
+    from anonymizer_app.engine.distributions import sensitive_domain
+
+    rng = np.random.default_rng(seed)
+    pool = np.array(CELLS if seed % 2 else ["10", "9", "", "100", "-1", "2.5"], dtype=object)
+    values = pool[rng.integers(0, len(pool), 5000)]
+    frame = pd.DataFrame({"s": values})
+    dom = sensitive_domain(frame, "s")
+    codes, uniq = pd.factorize(frame["s"].astype(str).to_numpy(), sort=True)
+    if seed % 2 == 0:  # every present value a number (or missing): ordered numerically, the missing value last
+        order = np.argsort(pd.to_numeric(pd.Series(uniq), errors="coerce").to_numpy(dtype=float), kind="stable")
+        remap = np.empty(len(uniq), dtype=np.int64)
+        remap[order] = np.arange(len(uniq))
+        uniq, codes = np.asarray(uniq, dtype=object)[order], remap[codes]
+    assert list(dom.values) == list(uniq)
+    assert dom.codes.tolist() == codes.tolist()
+    assert dom.table_counts.tolist() == np.bincount(codes, minlength=len(uniq)).tolist()
