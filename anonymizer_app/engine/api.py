@@ -228,24 +228,38 @@ def build_output(
     table: Table, hierarchies: list[Hierarchy], codes: np.ndarray, levels: list[int], suppressed: np.ndarray
 ) -> pd.DataFrame:
     """Input order, identifying columns removed, QIs at their level, suppressed rows '*' in every QI."""
-    keep = [c for c in table.frame.columns if c not in table.identifying]
-    out = table.frame[keep].copy()
+    qi_cells = {}
     for j, (col, labels) in enumerate(zip(table.qi, label_columns(hierarchies, levels))):
-        cells = labels[codes[:, j]].astype(object)
+        cells = np.asarray(labels, dtype=object)[codes[:, j]]  # a new array holding the labels' own objects
         cells[suppressed] = ROOT
-        out[col] = cells
-    return out
+        qi_cells[col] = cells
+    return output_frame(table, qi_cells)
+
+
+def output_frame(table: Table, qi_cells: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The output: the input's columns but the identifying ones, in input order and with its index, the QIs
+    replaced by ``qi_cells``, the others copied. Built as one frame of columns (a copy of the input frame with
+    each QI set into it afterwards leaves a fragmented frame that every later copy consolidates)."""
+    columns = {}
+    for c in table.frame.columns:
+        if c in table.identifying:
+            continue
+        if c in qi_cells:
+            columns[c] = qi_cells[c]
+        else:
+            column = table.frame[c]  # a numpy dtype or an extension array's, kept
+            columns[c] = column.to_numpy(copy=True) if isinstance(column.dtype, np.dtype) else column.array.copy()
+    return pd.DataFrame(columns, index=table.frame.index.copy(), copy=False)
 
 
 def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndarray) -> pd.DataFrame:
     """Local/multidimensional recoding: each QI cell as the algorithm wrote it, suppressed rows '*'."""
-    keep = [c for c in table.frame.columns if c not in table.identifying]
-    out = table.frame[keep].copy()
+    qi_cells = {}
     for col, labels in zip(table.qi, cells):
         column = np.asarray(labels, dtype=object).copy()
         column[suppressed] = ROOT
-        out[col] = column
-    return out
+        qi_cells[col] = column
+    return output_frame(table, qi_cells)
 
 
 def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:

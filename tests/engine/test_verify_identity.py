@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
+from anonymizer_app.engine.api import output_frame
 from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
 from anonymizer_app.engine.result import (
     Result,
@@ -154,3 +155,19 @@ def test_the_gate_numbers_the_classes_as_hashing_the_cells_does(seed):
         out[column] = relabel(out[column].to_numpy(dtype=object), kept[:2])
         changed = Result(**{**result.__dict__, "output": out})
         assert released_classes_by_labels(table, hs, changed, released, suppressed) is None
+
+
+def test_the_output_frame_is_the_input_copied_with_the_qis_replaced():
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "age": ["21", "24", "33"], "n": [1, 2, 3],
+                          "s": pd.array(["x", None, "z"], dtype="string"), "city": ["c1", "c2", "c1"]},
+                         index=[10, 11, 12])
+    table = Table(frame, {"id": "identifying", "age": "qi", "city": "qi", "s": "sensitive"})
+    cells = {"age": np.array(["2*", "2*", "3*"], dtype=object), "city": np.array(["*"] * 3, dtype=object)}
+    out = output_frame(table, cells)
+    old = table.frame[["age", "n", "s", "city"]].copy()  # the former construction
+    for c, v in cells.items():
+        old[c] = v
+    pd.testing.assert_frame_equal(out, old)
+    assert out["s"].dtype == "string" and out["n"].dtype == np.int64
+    out.loc[10, "n"] = 7  # a copy: the input is untouched
+    assert table.frame.loc[10, "n"] == 1
