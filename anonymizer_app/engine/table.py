@@ -179,9 +179,8 @@ class Table:
             if d is not None and d.describes(values.to_numpy(dtype=object)):
                 # the few categories looked up among the leaves, then one take per row
                 leaf_of = hierarchies[col].leaf_codes_of(d.categories)
-                leaf = leaf_of[d.codes]
-                if (leaf < 0).any():
-                    leaf = None  # a value no leaf covers: the row path names it
+                # a value no leaf covers: the row path names it (checked on the categories rows hold)
+                leaf = None if (leaf_of[d.counts > 0] < 0).any() else leaf_of[d.codes]
             codes[:, j] = leaf if leaf is not None else hierarchies[col].encode(values, col)
         return codes
 
