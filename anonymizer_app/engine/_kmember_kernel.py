@@ -8,7 +8,10 @@ The choices are exactly those of the numpy loop in ``algorithms.kmember``: the s
 operations in the same order (per candidate the numeric |value - mean| summed column by column, then
 each categorical term added QI by QI; the mean as sums / count with the sums grown one record at a
 time), the same first-maximum / first-minimum tie-breaking over the candidates in ascending tuple
-order. Only the passes are fused and the temporaries gone.
+order. What differs is the work: per cluster one pass over the candidates (the distance to the seed,
+which also picks the next seed from the k + 1 farthest), and the nearest-to-centroid search only over
+the candidates whose lower bound (the categorical part of the distance to the seed, bucketed) can
+reach the minimum; the rest provably cannot (strictly greater), so the first minimum is the same.
 """
 
 from __future__ import annotations
@@ -16,17 +19,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# buckets of the categorical part of the distance to a cluster's seed, a lower bound of the distance
+# to the cluster's centroid: a candidate in a higher bucket than the minimum's cannot reach it
+NB = 256
+
 
 @numba.njit(cache=True, nogil=True)
-def _lca(flat, off, size, t, a, b):  # pragma: no cover - compiled
-    return flat[off[t] + a * size[t] + b]
-
-
-@numba.njit(cache=True, nogil=True)
-def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pieces, budget):  # pragma: no cover
-    """Make at most ``budget`` clusters. ``state`` (int64): [r, dist_from, left, cluster_id, n_pieces,
-    n_alive], updated in place, as are ``remaining``, ``alive`` (tuple positions, ascending, those
-    with records left first), ``dist`` and ``pieces`` (rows: tuple position, cluster, records)."""
+def grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k, state, pieces, budget,
+         first):  # pragma: no cover - compiled
+    """Make at most ``budget`` clusters. ``X0``/``L0``: every candidate's numeric values and leaf codes;
+    ``pos``, ``X``, ``L``, ``rem``, ``dist``, ``bucket``: the live candidates' (ascending tuple position,
+    compacted in place now and then) position, values, codes, records left, distance to the last seed,
+    bucket. ``remaining`` (by tuple position), ``state`` (int64: [r, dist_from, left, cluster_id,
+    n_pieces, n_alive, n_dead], r and dist_from tuple positions) and ``pieces`` (rows: tuple position,
+    cluster, records) are updated in place."""
     p = X.shape[1]
     c = L.shape[1]
     r = state[0]
@@ -35,138 +41,216 @@ def grow(tuples, remaining, X, L, H, flat, off, size, k, state, alive, dist, pie
     cluster_id = state[3]
     n_pieces = state[4]
     n_alive = state[5]
-    n_t = tuples.shape[0]
-    rem = np.empty(n_t, dtype=np.int64)
-    # per candidate its LCA levels with the seed (small: the pass over the candidates stays in cache); a
-    # level's term lv / H[t] read from a table of the same divisions
-    lcas = np.empty((n_t, c), dtype=np.int16)
+    n_dead = state[6]
     height = 0
+    width = 1
     for t in range(c):
         height = max(height, int(H[t]))
+        width = max(width, size[t])
     term = np.empty((c, height + 1), dtype=np.float64)
     for t in range(c):
         for lv in range(height + 1):
             term[t, lv] = lv / H[t]
-    d = np.empty(n_t, dtype=np.float64)
+    rowlv = np.zeros((c, width), dtype=np.int64)
+    rowterm = np.zeros((c, width), dtype=np.float64)
     mean = np.empty(p, dtype=np.float64)
     sums = np.empty(p, dtype=np.float64)
+    xs = np.empty(p, dtype=np.float64)
+    ls = np.empty(c, dtype=np.int64)
     level = np.zeros(c, dtype=np.int64)
+    hist = np.zeros(NB, dtype=np.int64)
+    inv = NB / max(c, 1)
+    n_top = k + 1
+    topv = np.empty(n_top, dtype=np.float64)
+    topa = np.empty(n_top, dtype=np.int64)
+    sub = np.empty(X.shape[0], dtype=np.int64)
     made = 0
-    while left >= k and made < budget:
-        # in one pass: the tuples with records left compacted in place at the front of ``alive`` (in
-        # ascending order), and the seed: the tuple farthest from r (first maximum), as
-        # Encoded.distance_to_item computes it
-        ri = tuples[r]
-        s = -1
+    s = -1
+    if left >= k:
+        # the first seed: the candidate farthest from r (first maximum)
         best = -np.inf
-        n_live = 0
         for a in range(n_alive):
-            i = alive[a]
-            if remaining[i] <= 0:
+            if rem[a] <= 0:
                 continue
-            alive[n_live] = i
-            n_live += 1
             if dist_from == r:
-                v = dist[i]
+                v = dist[a]
             else:
-                it = tuples[i]
                 v = 0.0
                 if p:
-                    v = abs(X[it, 0] - X[ri, 0])
+                    v = abs(X[a, 0] - X0[r, 0])
                     for j in range(1, p):
-                        v += abs(X[it, j] - X[ri, j])
+                        v += abs(X[a, j] - X0[r, j])
                 for t in range(c):
-                    v += _lca(flat, off, size, t, L[it, t], L[ri, t]) / H[t]
+                    v += flat[off[t] + L[a, t] * size[t] + L0[r, t]] / H[t]
             if v > best:
                 best = v
-                s = i
-        n_alive = n_live
-        live = alive
-        take = min(remaining[s], k)
-        remaining[s] -= take
+                s = a
+    while left >= k and made < budget:
+        seed = pos[s]
+        take = min(rem[s], k)
+        rem[s] -= take
+        remaining[seed] -= take
+        if rem[s] == 0:
+            n_dead += 1
         size_now = take
-        pieces[n_pieces, 0] = s
+        pieces[n_pieces, 0] = seed
         pieces[n_pieces, 1] = cluster_id
         pieces[n_pieces, 2] = take
         n_pieces += 1
+        for j in range(p):
+            xs[j] = X[s, j]
+        for t in range(c):
+            ls[t] = L[s, t]
+        # the seed's row of each LCA table: a candidate's level and term by its leaf
+        for t in range(c):
+            for b in range(size[t]):
+                lv = flat[off[t] + b * size[t] + ls[t]]
+                rowlv[t, b] = lv
+                rowterm[t, b] = term[t, lv]
+        # drop the candidates without records once they are many (the order stays ascending)
+        if n_dead * 16 > n_alive:
+            n = 0
+            for a in range(n_alive):
+                if rem[a] > 0:
+                    if n != a:
+                        pos[n] = pos[a]
+                        rem[n] = rem[a]
+                        for j in range(p):
+                            X[n, j] = X[a, j]
+                        for t in range(c):
+                            L[n, t] = L[a, t]
+                    n += 1
+            n_alive = n
+            n_dead = 0
+        # one pass: the distance of every candidate to the seed (as Encoded.distance_to_item computes
+        # it; the next seed is the farthest, first maximum, among those still with records), and the
+        # bucket of its categorical part
+        for b in range(NB):
+            hist[b] = 0
+        m = 0
+        for a in range(n_alive):
+            if rem[a] <= 0:
+                continue
+            v = 0.0
+            if p:
+                v = abs(X[a, 0] - xs[0])
+                for j in range(1, p):
+                    v += abs(X[a, j] - xs[j])
+            w = 0.0
+            for t in range(c):
+                tv = rowterm[t, L[a, t]]
+                v += tv
+                w += tv
+            dist[a] = v
+            bk = min(int(w * inv), NB - 1)
+            bucket[a] = bk
+            hist[bk] += 1
+            if m < n_top or v > topv[n_top - 1]:
+                q = min(m, n_top - 1)
+                while q > 0 and topv[q - 1] < v:
+                    topv[q] = topv[q - 1]
+                    topa[q] = topa[q - 1]
+                    q -= 1
+                topv[q] = v
+                topa[q] = a
+                if m < n_top:
+                    m += 1
+        dist_from = seed
         if size_now < k:
-            seed = tuples[s]
-            for a in range(n_live):
-                i = live[a]
-                it = tuples[i]
-                rem[a] = remaining[i]
-                v = 0.0
-                if p:
-                    v = abs(X[it, 0] - X[seed, 0])
-                    for j in range(1, p):
-                        v += abs(X[it, j] - X[seed, j])
-                for t in range(c):
-                    lv = _lca(flat, off, size, t, L[it, t], L[seed, t])
-                    lcas[a, t] = lv
-                    v += term[t, lv]
-                dist[i] = v
-            dist_from = s
+            acc = 0
+            top = NB - 1
+            for b in range(NB):
+                acc += hist[b]
+                if acc >= first:
+                    top = b
+                    break
+            n_sub = 0
+            for a in range(n_alive):
+                if rem[a] > 0 and bucket[a] <= top:
+                    sub[n_sub] = a
+                    n_sub += 1
             for j in range(p):
-                sums[j] = X[seed, j] * take
+                sums[j] = xs[j] * take
             count = take
             for t in range(c):
                 level[t] = 0
             while size_now < k:
                 for j in range(p):
                     mean[j] = sums[j] / max(count, 1)
-                pick = -1
-                low = np.inf
-                for a in range(n_live):
-                    if rem[a] == 0:
-                        d[a] = np.inf
-                        continue
-                    it = tuples[live[a]]
-                    v = 0.0
-                    if p:
-                        v = abs(X[it, 0] - mean[0])
-                        for j in range(1, p):
-                            v += abs(X[it, j] - mean[j])
-                    # the terms are >= 0 and rounding is monotone: once the partial sum passes the best
-                    # so far, the full one cannot beat it (a later tie never wins: the first minimum stays)
-                    t = 0
-                    while t < c and v < low:
-                        if level[t]:
-                            v += max(term[t, lcas[a, t]], term[t, level[t]])
-                        else:
-                            v += term[t, lcas[a, t]]
-                        t += 1
-                    d[a] = v
-                    if v < low:
-                        low = v
-                        pick = a
-                if pick < 0:  # every candidate at infinity: numpy's argmin is the first
-                    pick = 0
-                i = live[pick]
+                while True:
+                    # the first minimum among the candidates tried: the distance to the centroid is at
+                    # least the categorical part with the seed (terms >= 0, max(.) >= each, rounding
+                    # monotone), so a candidate of a higher bucket than the minimum's cannot reach it
+                    pick = -1
+                    low = np.inf
+                    for q in range(n_sub):
+                        a = sub[q]
+                        if rem[a] == 0:
+                            continue
+                        v = 0.0
+                        if p:
+                            v = abs(X[a, 0] - mean[0])
+                            for j in range(1, p):
+                                v += abs(X[a, j] - mean[j])
+                        # once the partial sum passes the best so far, the full one cannot beat it (a
+                        # later tie never wins: the first minimum stays)
+                        t = 0
+                        while t < c and v < low:
+                            lv = rowlv[t, L[a, t]]
+                            if level[t]:
+                                v += max(term[t, lv], term[t, level[t]])
+                            else:
+                                v += term[t, lv]
+                            t += 1
+                        if v < low:
+                            low = v
+                            pick = a
+                    lb = NB - 1 if low == np.inf else min(int(low * inv), NB - 1)
+                    if lb <= top:
+                        break
+                    # a candidate of a bucket up to the minimum's might reach it: try them all
+                    top = lb
+                    n_sub = 0
+                    for a in range(n_alive):
+                        if rem[a] > 0 and bucket[a] <= top:
+                            sub[n_sub] = a
+                            n_sub += 1
+                if pick < 0:  # unreachable: the candidates hold the left records, at finite distances
+                    raise RuntimeError("k-member: no candidate for the cluster")
                 take = min(rem[pick], k - size_now)
                 count += take
-                it = tuples[i]
                 for _ in range(take):
                     for j in range(p):
-                        sums[j] = sums[j] + X[it, j]
+                        sums[j] = sums[j] + X[pick, j]
                 for t in range(c):
-                    if lcas[pick, t] > level[t]:
-                        level[t] = lcas[pick, t]
-                remaining[i] -= take
+                    lv = rowlv[t, L[pick, t]]
+                    if lv > level[t]:
+                        level[t] = lv
                 rem[pick] -= take
+                remaining[pos[pick]] -= take
+                if rem[pick] == 0:
+                    n_dead += 1
                 size_now += take
-                pieces[n_pieces, 0] = i
+                pieces[n_pieces, 0] = pos[pick]
                 pieces[n_pieces, 1] = cluster_id
                 pieces[n_pieces, 2] = take
                 n_pieces += 1
         cluster_id += 1
         left -= k
-        r = s
+        r = seed
         made += 1
+        # the next seed: the first of the farthest still with records (at most k candidates lost their
+        # last records in this cluster, k + 1 are kept)
+        s = -1
+        for q in range(m):
+            if rem[topa[q]] > 0:
+                s = topa[q]
+                break
     state[0] = r
     state[1] = dist_from
     state[2] = left
     state[3] = cluster_id
     state[4] = n_pieces
     state[5] = n_alive
+    state[6] = n_dead
     return made
-

@@ -64,3 +64,36 @@ def test_compiled_loop_with_two_numeric_qis_and_with_none(monkeypatch, k):
         assert plain.verified and compiled.verified
         pd.testing.assert_frame_equal(plain.output, compiled.output)
         assert plain.metrics == compiled.metrics
+
+
+@pytest.mark.parametrize(("budget", "first"), [(1, 1), (3, 2), (7, 1000)])
+@pytest.mark.parametrize("k", [2, 5])
+def test_compiled_loop_across_calls_and_with_few_candidates_first(monkeypatch, budget, first, k):
+    # one cluster per call (the next seed found again from the distances left by the last), and the
+    # nearest-to-centroid search started on 1 or 2 candidates (the others taken in when their lower
+    # bound may reach the minimum) or on all of them: the numpy loop's choices every time
+    monkeypatch.setattr(kmember_module, "KERNEL_BUDGET", budget)
+    monkeypatch.setattr(kmember_module, "KERNEL_FIRST", first)
+    table, given = mixed_table(600, budget + k)
+    plain, compiled = _both(monkeypatch, table, given, k, {"seed": budget})
+    assert plain.verified and compiled.verified
+    pd.testing.assert_frame_equal(plain.output, compiled.output)
+    assert plain.metrics == compiled.metrics
+    assert np.array_equal(plain.class_of_row, compiled.class_of_row)
+
+
+def test_compiled_loop_on_adult_with_one_candidate_first(monkeypatch, shared_datasets):
+    # seven categorical QIs (many buckets, many ties) and age: the search starts on one candidate's bucket
+    monkeypatch.setattr(kmember_module, "KERNEL_BUDGET", 5)
+    monkeypatch.setattr(kmember_module, "KERNEL_FIRST", 1)
+    adult = shared_datasets / "adult"
+    frame = pd.read_csv(adult / "adult.csv", sep=";", dtype=str, keep_default_na=False).iloc[3000:5000]
+    roles = {c: Role.QUASI_IDENTIFYING for c in ADULT_QI}
+    roles["occupation"] = Role.SENSITIVE
+    table = Table(frame.reset_index(drop=True), roles)
+    given = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
+    plain, compiled = _both(monkeypatch, table, given, 3, {"seed": 2})
+    assert plain.verified and compiled.verified
+    pd.testing.assert_frame_equal(plain.output, compiled.output)
+    assert plain.metrics == compiled.metrics
+    assert np.array_equal(plain.class_of_row, compiled.class_of_row)

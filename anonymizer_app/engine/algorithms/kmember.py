@@ -143,21 +143,29 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
     size = np.array([int(np.sqrt(len(t))) for t in tables], dtype=np.int64)
     off = (np.cumsum([0] + [len(t) for t in tables[:-1]]) if tables else np.zeros(0)).astype(np.int64)
     flat = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int16)
-    state = np.array([r, -1, total, first_cluster, 0, len(tuples)], dtype=np.int64)
-    alive = np.arange(len(tuples), dtype=np.int64)
+    n = len(tuples)
+    state = np.array([r, -1, total, first_cluster, 0, n, 0], dtype=np.int64)
     pieces = np.zeros((total + k, 3), dtype=np.int64)
     # the candidates' values in tuple-position order (the kernel reads them in that order)
-    X = np.ascontiguousarray(enc.X[tuples], dtype=np.float64)
-    L = enc.L[tuples]
+    X0 = np.ascontiguousarray(enc.X[tuples], dtype=np.float64)
+    L0 = enc.L[tuples]
     # leaf codes as int16 when they fit: the pass over the candidates reads a quarter of the bytes
-    L = np.ascontiguousarray(L, dtype=np.int16 if L.size == 0 or int(L.max()) < 2**15 else np.int64)
+    L0 = np.ascontiguousarray(L0, dtype=np.int16 if L0.size == 0 or int(L0.max()) < 2**15 else np.int64)
     H = np.ascontiguousarray(enc.H, dtype=np.float64)
-    items = np.arange(len(tuples), dtype=np.int64)
+    # the live candidates, compacted by the kernel: position, values, codes, records left, distance, bucket
+    pos, X, L, rem = np.arange(n, dtype=np.int64), X0.copy(), L0.copy(), remaining.copy()
+    bucket = np.zeros(n, dtype=np.uint8)
     while state[2] >= k:
-        _kmember_kernel.grow(items, remaining, X, L, H, flat, off, size, k, state, alive, dist,
-                             pieces, 256)
+        _kmember_kernel.grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k, state,
+                             pieces, KERNEL_BUDGET, KERNEL_FIRST)
         problem.heartbeat(1 - int(state[2]) / max(total, 1), f"k-member: {int(state[3])} cluster(s)")
     return pieces[:int(state[4])]
+
+
+# clusters per kernel call (between two heartbeats), and how many candidates the kernel tries first for
+# the nearest to a centroid (those of the lowest buckets of their lower bound; more when needed)
+KERNEL_BUDGET = 256
+KERNEL_FIRST = 64
 
 
 register(
