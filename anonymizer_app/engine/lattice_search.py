@@ -36,7 +36,11 @@ from .privacy import KAnonymity, Parameter
 METRIC = Parameter("metric", str, "ncp", METRIC_HELP, choices=METRIC_NAMES)
 KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the lattice (levels, tag, metric) in "
                          "the report's search section, for the lattice view", choices=("no", "yes"))
-TAG_LETTERS = {UNKNOWN: "?", ANONYMOUS: "a", NOT_ANONYMOUS: "n", PRUNED: "?"}
+# not checked, or checked anonymous, but it (or a generalization of it) suppresses so many records that
+# their cost alone in discernibility exceeds the best value found (LatticeSearch.excluding; downward
+# closed, like the nodes not anonymous, so Flash treats them as failing when choosing paths)
+EXCLUDED = 4
+TAG_LETTERS = {UNKNOWN: "?", ANONYMOUS: "a", NOT_ANONYMOUS: "n", PRUNED: "?", EXCLUDED: "?"}
 
 
 class LatticeSearch:
@@ -64,12 +68,24 @@ class LatticeSearch:
         self.values = np.full(shape, np.nan)
         # the class bound serves the suppression searches only (pruning, branch and bound)
         self.class_lb = np.full(shape, -np.inf) if self.metric_name == "discernibility" and self.budget > 0 else None
+        # k-anonymity alone (the classes failing are the ones below k): a node suppresses at least as many
+        # records as any generalization of it (merging classes never makes one smaller), so the most
+        # records suppressed by a checked generalization bound a node's own; each of them costs N in
+        # discernibility, not the k the class bound charges (see _branch_and_bound)
+        k_only = bool(problem.models) and all(type(m) is KAnonymity for m in problem.models)
+        self.outlier_lb = (np.zeros(shape, dtype=np.int64)
+                           if self.class_lb is not None and k_only and self.budget > 0 else None)
         self.checks = 0
         self.best = math.inf  # best metric value of a checked anonymous node
         self.pruned = 0
         # pruning by the incumbent (see the module's docstring): only where the lattice is not exported
         self.pruning = (self.class_lb is not None and self.budget > 0 and self.tagging
                         and problem.options.get("keep_lattice") != "yes")
+        # excluding by the incumbent (a search that treats EXCLUDED as failing sets it: Flash): see outlier_cap
+        self.excluding = False
+        n = problem.table.n
+        self.n = n
+        self.k_cost = min(self.k_min, n)  # the least a kept record costs in discernibility
 
     # -- checking -----------------------------------------------------------------------------------
     def check(self, levels) -> bool:
@@ -90,7 +106,13 @@ class LatticeSearch:
             self.values[levels] = value
             if value < self.best:
                 self.best = float(value)
-            if self.tagging and tag:
+            if self.excluding and tag and node.outliers > self.outlier_cap():
+                # anonymous, but neither it nor a specialization can be optimal: the search goes on above
+                self.tags[levels] = EXCLUDED
+                view = self.tags[self.lattice.below(levels)]
+                view[view == UNKNOWN] = EXCLUDED
+                self.pruned += 1
+            elif self.tagging and tag:
                 self.tags[self.lattice.above(levels)] = ANONYMOUS
             else:
                 self.tags[levels] = ANONYMOUS
@@ -101,7 +123,19 @@ class LatticeSearch:
         if self.class_lb is not None and tag:  # a bound for the node and all its generalizations
             view = self.class_lb[self.lattice.above(levels)]
             np.maximum(view, self.metric.class_bound(node), out=view)
+        if self.outlier_lb is not None and node.outliers and tag:  # ... and for its specializations
+            below = self.outlier_lb[self.lattice.below(levels)]
+            np.maximum(below, node.outliers, out=below)
         return anonymous
+
+    def outlier_cap(self) -> int:
+        """The most records an optimal node may suppress (k-anonymity alone, discernibility): a node
+        suppressing o records costs at least o*N + k*(N - o) (each kept record is in a class of k or more),
+        which exceeds the best value found once o > (best - k*N) / (N - k). Searches that set
+        ``excluding`` tag such nodes and their specializations EXCLUDED (strictly worse: ties unchanged)."""
+        if self.best == math.inf or self.n <= self.k_cost:
+            return self.budget
+        return min(self.budget, (int(self.best) - self.k_cost * self.n) // (self.n - self.k_cost))
 
     def prune(self, levels) -> bool:
         """Tag the node and its generalizations PRUNED when its bound exceeds the incumbent."""
@@ -158,30 +192,49 @@ class LatticeSearch:
         return self.lattice.levels(idx), self.values.flat[idx]
 
     def _branch_and_bound(self, anon: np.ndarray) -> None:
+        """Check the anonymous nodes not yet checked in order of their lower bound until it exceeds the
+        best value found. A node whose bound equals the best is still checked when it would win the
+        tie (lower rank, then lower index; see optimum), so the optimum does not depend on the bound."""
         level_bound = self.metric.level_bound(self.lattice)
         flat_values = self.values.reshape(-1)
         done = ~np.isnan(flat_values)
-        best = float(np.min(flat_values[done])) if done.any() else math.inf
+        ranks = self.lattice.ranks()
+        best, best_at = math.inf, (0, 0)
+        if done.any():
+            at = np.flatnonzero(flat_values == np.min(flat_values[done]))
+            first = int(at[np.argmin(ranks[at])])
+            best, best_at = float(flat_values[first]), (int(ranks[first]), first)
         cand = np.flatnonzero(anon.reshape(-1) & ~done)
-        class_lb = self.class_lb
-        source = level_bound if level_bound is not None else class_lb
-        assert source is not None  # without a level bound the search runs on the class bound
-        bound = source.reshape(-1)
+        class_lb, outlier_lb = self.class_lb, self.outlier_lb
+        per_outlier = float(self.n - self.k_cost)  # what a suppressed record adds to the class bound
+        if level_bound is not None:
+            bound = level_bound.reshape(-1)
+        else:
+            assert class_lb is not None  # without a level bound the search runs on the class bound
+            bound = class_lb.reshape(-1)
+            if outlier_lb is not None:  # each record costs at least k: a bound without any specialization
+                bound = np.maximum(bound, self.k_cost * self.n) + outlier_lb.reshape(-1) * per_outlier
         heap = list(zip(bound[cand].tolist(), cand.tolist()))
         heapq.heapify(heap)
         total = len(heap)
         while heap:
             key, idx = heapq.heappop(heap)
-            if key >= best:
+            if key > best:
                 break
-            if level_bound is None:  # the class bound may have risen since the node was queued
+            if level_bound is None:  # the class bound (and the outlier bound) may have risen since queued
                 assert class_lb is not None
                 fresh = float(class_lb.flat[idx])
+                if outlier_lb is not None:
+                    fresh = max(fresh, self.k_cost * self.n) + float(outlier_lb.flat[idx]) * per_outlier
                 if fresh > key:
                     heapq.heappush(heap, (fresh, idx))
                     continue
+            if key == best and (int(ranks[idx]), idx) > best_at:
+                continue  # at best it ties, and loses the tie
             self.check(self.lattice.levels(idx))
-            best = min(best, float(self.values.flat[idx]))
+            value = float(self.values.flat[idx])
+            if value < best or (value == best and (int(ranks[idx]), idx) < best_at):
+                best, best_at = value, (int(ranks[idx]), idx)
             if len(heap) % 256 == 0:
                 self.problem.report(0.9 + 0.09 * (1 - len(heap) / max(total, 1)),
                                     "searching the optimum among the anonymous nodes")
@@ -205,7 +258,7 @@ class LatticeSearch:
             "nodes_checked": int(self.checks),
             "lattice_size": int(self.lattice.size),
             "anonymous_nodes_known": int((self.tags == ANONYMOUS).sum()),
-            "pruned_by_bound": int((self.tags == PRUNED).sum()),
+            "pruned_by_bound": int(np.isin(self.tags, (PRUNED, EXCLUDED)).sum()),
             "rollups": int(self.evaluator.rollups),
             "monotonic_models": bool(self.monotonic),
             "search_seconds": round(time.perf_counter() - self.started, 4),

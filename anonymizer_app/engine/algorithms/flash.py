@@ -28,6 +28,8 @@ def flash(problem: Problem) -> FullDomainRecoding:
     search = LatticeSearch(problem)
     # without suppression the binary searches check few nodes: hubs (NodeEvaluator._hub) seldom repay
     search.evaluator.few_checks = search.budget == 0
+    # paths treat EXCLUDED nodes as failing (check_path): the incumbent's outlier cap may tighten the budget
+    search.excluding = search.pruning and search.outlier_lb is not None
     lat = search.lattice
     if not search.monotonic:
         search.exhaustive()
