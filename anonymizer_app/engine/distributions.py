@@ -19,6 +19,7 @@ from .errors import InputError
 from .hierarchy import Hierarchy
 from .missing import MISSING
 from .privacy.delta_presence import parse_marker
+from .table import group_keys
 
 
 @dataclass
@@ -65,8 +66,9 @@ class SensitiveDomain:
             return hit[1]
         pair = np.asarray(tuple_of_row, dtype=np.int64) * self.m + self.codes
         weights = self.row_weights()
-        if weights is None:
-            uniq, counts = np.unique(pair, return_counts=True)
+        if weights is None:  # np.unique(pair, return_counts=True) by hashing, only the distinct pairs sorted
+            first, _, counts = group_keys(pair)
+            uniq = pair[first]
         else:
             uniq, inverse = np.unique(pair, return_inverse=True)
             counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(uniq))

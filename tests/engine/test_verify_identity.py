@@ -9,6 +9,7 @@ import pytest
 
 from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
 from anonymizer_app.engine.api import output_frame
+from anonymizer_app.engine.distributions import sensitive_domain
 from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
 from anonymizer_app.engine.result import (
     Result,
@@ -171,3 +172,17 @@ def test_the_output_frame_is_the_input_copied_with_the_qis_replaced():
     assert out["s"].dtype == "string" and out["n"].dtype == np.int64
     out.loc[10, "n"] = 7  # a copy: the input is untouched
     assert table.frame.loc[10, "n"] == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tuple_triplets_are_np_unique_of_the_pairs(seed):
+    rng = np.random.default_rng(seed)
+    n = 2000
+    frame = pd.DataFrame({"s": rng.choice(["a", "b", "c", "d"], n)})
+    dom = sensitive_domain(frame, "s")
+    tuples = rng.integers(0, 50, n)
+    pair = tuples * dom.m + dom.codes
+    uniq, counts = np.unique(pair, return_counts=True)
+    t, v, c = dom.tuple_triplets(tuples)
+    assert t.tolist() == (uniq // dom.m).tolist() and v.tolist() == (uniq % dom.m).tolist()
+    assert c.tolist() == counts.tolist()
