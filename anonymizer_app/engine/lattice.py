@@ -226,6 +226,8 @@ class NodeEvaluator:
                 bottom_key += self.wcols[j][0]
         self.bottom = NodeClasses(tuple([0] * self.q), np.arange(self.m, dtype=np.int64), self.counts, bottom_key)
         self.positions = np.arange(self.m, dtype=np.int64)
+        self.back_positions = self.positions[::-1].copy()  # m-1 ... 0, for _group_dense's scatter
+        self.float_counts = self.counts.astype(np.float64)  # bincount's weights from the bottom
         self.deltas: dict[tuple[int, int, int], np.ndarray] = {}
         self.delta_room = max(0, 16_000_000 // max(self.m, 1))  # arrays of m int64 kept: at most ~128 MB
         # more roll-up sources pay off: up to 1,024 nodes, evicted (least recently used first) once they
@@ -435,12 +437,15 @@ class NodeEvaluator:
         assert source.key is not None  # the fixed layout
         bottom = source is self.bottom
         n = len(reps)
+        # the codes are made back to front (last source class first): the scatter below then reads two
+        # contiguous arrays, several times faster than reversed views
+        back = reps[::-1]
         code = None
         for j, lv in enumerate(levels):
             r = self.radix[j][lv]
             if r == 1:
                 continue
-            col = self.gcols[j][lv] if bottom else self.gcols[j][lv][reps]
+            col = self.gcols[j][lv][::-1] if bottom else self.gcols[j][lv][back]
             if code is None:
                 code = col.copy() if bottom else col
             else:
@@ -451,11 +456,12 @@ class NodeEvaluator:
             totals = np.array([source.sizes.sum()])
             code = np.zeros(n, dtype=np.int64)
         else:
-            totals = np.bincount(code, weights=source.sizes, minlength=space)
+            weights = self.float_counts if bottom else source.sizes
+            totals = np.bincount(code, weights=weights[::-1], minlength=space)
             present = np.flatnonzero(totals)
             totals = totals[present]
         first = np.empty(space, dtype=np.int64)
-        first[code[::-1]] = self.positions[n - 1::-1]
+        first[code] = self.back_positions[self.m - n:]  # n-1 ... 0: the last write is the smallest
         at = first[present]  # per class, its first source class
         rows = at if bottom else reps[at]  # ... and that class's representative frequency-set row
         key = source.key[at]
@@ -467,7 +473,7 @@ class NodeEvaluator:
         if self.histograms and self.class_level:
             lookup = np.empty(space, dtype=np.int64)
             lookup[present] = np.arange(len(present), dtype=np.int64)
-            mapping = lookup[code]
+            mapping = lookup[code][::-1].copy()
         return self._linked(node, source, None, None, mapping)
 
     def _kernel(self, n: int):
