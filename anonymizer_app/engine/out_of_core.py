@@ -272,9 +272,11 @@ def anonymize_out_of_core(
 
 
 def chunk_rows(memory_mb: float) -> int:
-    """Rows per chunk: a sixteenth of the memory setting at ~1 KB per row in flight (the text cells of
-    the input and output chunks, their codes and the class keys)."""
-    return int(max(1_000, memory_mb * 2**20 / 16 / 1024))
+    """Rows per chunk: a quarter of the memory setting at ~1 KB per row in flight (the text cells of
+    the input and output chunks, their codes and the class keys). Smaller chunks did not lower the peak
+    (the CLI parses blocks of a 32nd of the setting anyway) and cost pandas' per-call overhead: 1M rows
+    at 256 MB, 16k-row chunks 12.7 s CPU, 65k-row chunks 10.9 s, the same peak RSS."""
+    return int(max(1_000, memory_mb * 2**20 / 4 / 1024))
 
 
 def _sliced(chunks: ChunkSource, rows: int) -> ChunkSource:
