@@ -17,6 +17,10 @@ A cut is allowable when the ``allowable`` predicate accepts both sides; the defa
 privacy models on the two side sizes, and another predicate (l-diversity, t-closeness on the
 sensitive values of each side) can be passed to :func:`partition`.
 Output: numeric ranges ``[lo-hi]`` of the values in a partition, LCAs for the other QIs.
+
+With the default predicate and models on class sizes alone (k-anonymity, k-map, average risk, ...),
+the strict variant cuts all the regions of one depth at once with segmented numpy operations
+(:func:`_partition_levels`); the result equals the one-region-at-a-time loop, partition numbers included.
 """
 
 from __future__ import annotations
