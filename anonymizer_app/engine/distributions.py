@@ -19,7 +19,6 @@ from .errors import InputError
 from .hierarchy import Hierarchy
 from .missing import MISSING
 from .privacy.delta_presence import parse_marker
-from .table import group_keys
 
 
 @dataclass
@@ -66,9 +65,15 @@ class SensitiveDomain:
             return hit[1]
         pair = np.asarray(tuple_of_row, dtype=np.int64) * self.m + self.codes
         weights = self.row_weights()
-        if weights is None:  # np.unique(pair, return_counts=True) by hashing, only the distinct pairs sorted
-            first, _, counts = group_keys(pair)
-            uniq = pair[first]
+        cells = (int(pair.max()) // self.m + 1) * self.m if len(pair) and pair.min() >= 0 else -1
+        if weights is None and 0 <= cells <= max(4 * len(pair), 1 << 22):
+            # np.unique(pair, return_counts=True) as one count per (tuple, value) cell: no sort of N pairs
+            # (nor hashing, slower than the sort when the pairs are many)
+            every = np.bincount(pair, minlength=cells)
+            uniq = np.flatnonzero(every)
+            counts = every[uniq]
+        elif weights is None:
+            uniq, counts = np.unique(pair, return_counts=True)
         else:
             uniq, inverse = np.unique(pair, return_inverse=True)
             counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(uniq))
