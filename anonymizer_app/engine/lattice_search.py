@@ -51,6 +51,9 @@ class LatticeSearch:
         self.evaluator = NodeEvaluator(problem.freq, problem.hierarchies, problem.failing)
         self.evaluator.class_level = problem.needs_classes
         self.evaluator.histograms = problem.needs_classes  # Problem.failing takes counts=
+        if problem.needs_classes:  # nodes over the budget on class sizes alone skip the sensitive models
+            self.evaluator.size_failing = problem.failing_on_sizes
+            self.evaluator.budget = problem.budget
         if problem.models and all(type(m) is KAnonymity for m in problem.models):
             k = max(m.k for m in problem.models if isinstance(m, KAnonymity))  # plain k-anonymity: the same test without the dispatch
             self.evaluator.failing_fn = lambda sizes, k=k: sizes < k
@@ -149,8 +152,21 @@ class LatticeSearch:
         self.pruned += 1
         return True
 
-    def exhaustive(self) -> None:
-        """Check every node (roll-up along an odometer); no tag is predicted."""
+    def exhaustive(self, region: np.ndarray | None = None) -> None:
+        """Check every node (roll-up along an odometer); no tag is predicted. With ``region`` (lattice-shaped,
+        upward closed, holding every node that may be anonymous: algorithms.flash._size_region) only its
+        nodes are checked, by rank, each rolled up from a cached specialization; the others are tagged not
+        anonymous unchecked."""
+        if region is not None:
+            self.tags[~region] = NOT_ANONYMOUS
+            flat = np.flatnonzero(region.reshape(-1))
+            flat = flat[np.argsort(self.lattice.ranks()[flat], kind="stable")]
+            for i, at in enumerate(flat.tolist()):
+                self.record(self.evaluator.classes(self.lattice.levels(at)), tag=False)
+                if i % 512 == 0:
+                    self.problem.report(0.3 + 0.6 * i / len(flat), f"exhaustive search: {i} of {len(flat)} "
+                                        f"nodes within the budget on class sizes checked")
+            return
         order = sorted(range(self.lattice.q), key=lambda j: self.lattice.shape[j])
         size = self.lattice.size
         for i, node in enumerate(self.evaluator.iterate_all(self.lattice, order)):

@@ -89,6 +89,19 @@ class Problem:
                 f"{'it' if len(others) == 1 else 'them'} (a lower l or β, a higher t or δ, ...) or raise the "
                 f"suppression limit")
 
+    def failing_on_sizes(self, sizes: np.ndarray) -> np.ndarray | None:
+        """The classes failing() finds on their sizes alone (models without sensitive values that judge each
+        class by itself: k-anonymity); None when no model does. A subset of failing()'s, which the other
+        models only add to: a transformation suppressing more than the budget here suppresses more with
+        them too."""
+        bad = None
+        for m in self.models:
+            if getattr(m, "whole_table", False) or getattr(m, "needs_sensitive", False):
+                continue
+            found = m.classes_failing(np.asarray(sizes))
+            bad = found if bad is None else bad | found
+        return bad
+
     def failing(self, sizes: np.ndarray, tuple_class: np.ndarray | None = None,
                 row_class: np.ndarray | None = None,
                 counts: Callable[[Any], np.ndarray] | None = None) -> np.ndarray:

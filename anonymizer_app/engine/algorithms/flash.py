@@ -13,11 +13,12 @@ best value found so far are pruned with their generalizations instead of checked
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 
 import numpy as np
 
-from ..lattice import ANONYMOUS, PRUNED, UNKNOWN
+from ..lattice import ANONYMOUS, NOT_ANONYMOUS, PRUNED, UNKNOWN
 from ..lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from ..privacy import PRIVACY_MODELS
 from . import AlgorithmInfo, register
@@ -32,7 +33,7 @@ def flash(problem: Problem) -> FullDomainRecoding:
     search.excluding = search.pruning and search.outlier_lb is not None
     lat = search.lattice
     if not search.monotonic:
-        search.exhaustive()
+        search.exhaustive(_size_region(search))
         strategy = "exhaustive (a privacy model is not monotonic)"
     else:
         _flash(search)
@@ -44,6 +45,26 @@ def flash(problem: Problem) -> FullDomainRecoding:
     if not search.pruned:  # with pruned regions the anonymous nodes are not all known
         info["minimal_anonymous_nodes"] = int(search.minimal_anonymous().sum())
     return search.recoding(levels, info)
+
+
+def _size_region(search: LatticeSearch) -> np.ndarray | None:
+    """The nodes within the budget on the models that judge a class by its size alone (k-anonymity), found
+    by a Flash search of those models only (monotonic: few nodes checked), as a lattice-shaped bool array;
+    None without such models. Any other node suppresses more than the budget with them alone, so with all
+    the models too: the exhaustive search of a model that is not monotonic (t-closeness with suppression)
+    checks only this region (Adult, 8 QIs, 5-anonymity, 4%: 2,277 of 4,320 nodes, the smaller ones)."""
+    p = search.problem
+    sized = [m for m in p.models if not getattr(m, "needs_sensitive", False) and not getattr(m, "whole_table", False)]
+    if not sized:
+        return None
+    report = p.progress
+    progress = None if report is None else (lambda fraction, phase: report(0.3 * fraction, phase))
+    sub = LatticeSearch(dataclasses.replace(p, models=sized, progress=progress), "discernibility")
+    if not sub.monotonic:
+        return None
+    sub.pruning = False  # every node tagged: anonymous or not
+    _flash(sub)
+    return sub.tags != NOT_ANONYMOUS
 
 
 def _flash(search: LatticeSearch) -> None:
