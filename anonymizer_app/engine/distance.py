@@ -113,15 +113,23 @@ class Centroids:
         self.count[which] = 0
         self.sums[which] = 0
         self.level[which] = 0
-        np.add.at(self.count, cl, 1)
-        if enc.num:
-            np.add.at(self.sums, cl, enc.X[items])
-        first = np.full(len(self.count), -1, dtype=np.int64)
+        # bincount adds the members in row order from 0.0, as np.add.at did (the same sums, bit for bit),
+        # and is many times faster on a whole table
+        n = len(self.count)
+        self.count[which] = np.bincount(cl, minlength=n)[which]
+        for j in range(len(enc.num)):
+            self.sums[which, j] = np.bincount(cl, weights=enc.X[items, j], minlength=n)[which]
+        first = np.full(n, -1, dtype=np.int64)
         first[cl[::-1]] = items[::-1]
         has = first >= 0
         self.rep[has] = enc.L[first[has]]
         for t in range(len(enc.cat)):
-            np.maximum.at(self.level[:, t], cl, enc.lca(t, enc.L[items, t], self.rep[cl, t]))
+            # the highest LCA level per cluster: levels assigned in increasing order, the last (highest) stays
+            lv = enc.lca(t, enc.L[items, t], self.rep[cl, t])
+            col = np.zeros(n, dtype=np.int64)
+            for v in range(1, int(lv.max(initial=0)) + 1):
+                col[cl[lv == v]] = v
+            self.level[which, t] = col[which]
 
     def embed(self, which: np.ndarray) -> np.ndarray:
         enc = self.enc
