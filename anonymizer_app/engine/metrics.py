@@ -88,8 +88,13 @@ def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.nd
         return {"homogeneous_classes": 0, "homogeneous_records": 0}
     cls, values, counts = cls[kept], np.asarray(values, dtype=np.int64)[kept], counts[kept]
     width = int(values.max()) + 1
-    pairs = np.unique(cls * width + values)
-    distinct = np.bincount(pairs // width)
+    classes = int(cls.max()) + 1
+    if classes * width <= max(4 * len(cls), 1 << 22):  # distinct values per class from one count per cell
+        distinct = (np.bincount(cls * width + values, minlength=classes * width) > 0).reshape(
+            classes, width).sum(axis=1)
+    else:
+        pairs = np.unique(cls * width + values)
+        distinct = np.bincount(pairs // width)
     sizes = np.bincount(cls, weights=counts).astype(np.int64)
     homogeneous = distinct == 1
     return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}

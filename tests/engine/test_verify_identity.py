@@ -11,6 +11,7 @@ from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hie
 from anonymizer_app.engine.api import output_frame
 from anonymizer_app.engine.distributions import sensitive_domain
 from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
+from anonymizer_app.engine.metrics import tuple_homogeneity
 from anonymizer_app.engine.result import (
     Result,
     _verify_cells,
@@ -186,3 +187,23 @@ def test_tuple_triplets_are_np_unique_of_the_pairs(seed):
     t, v, c = dom.tuple_triplets(tuples)
     assert t.tolist() == (uniq // dom.m).tolist() and v.tolist() == (uniq % dom.m).tolist()
     assert c.tolist() == counts.tolist()
+
+
+def test_tuple_homogeneity_counts_as_the_sorted_pairs_did():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n_tuples = int(rng.integers(1, 200))
+        tuple_class = rng.integers(-1, int(rng.integers(1, n_tuples + 1)), n_tuples)  # -1: suppressed
+        m = int(rng.integers(1, 6))
+        pairs = np.unique(rng.integers(0, n_tuples, 3 * n_tuples) * m + rng.integers(0, m, 3 * n_tuples))
+        tuples, values, counts = pairs // m, pairs % m, rng.integers(1, 5, len(pairs))
+        cls = tuple_class[tuples]
+        kept = cls >= 0
+        expected = {"homogeneous_classes": 0, "homogeneous_records": 0}
+        if kept.any():  # the former computation: the distinct (class, value) pairs sorted
+            width = int(values[kept].max()) + 1
+            distinct = np.bincount(np.unique(cls[kept] * width + values[kept]) // width)
+            sizes = np.bincount(cls[kept], weights=counts[kept]).astype(np.int64)
+            expected = {"homogeneous_classes": int((distinct == 1).sum()),
+                        "homogeneous_records": int(sizes[distinct == 1].sum())}
+        assert tuple_homogeneity(tuple_class, tuples, values, counts) == expected
