@@ -138,7 +138,7 @@ class NodeClasses:
     """Equivalence classes of one node: a representative frequency-set row and the size of each."""
 
     __slots__ = ("levels", "reps", "sizes", "key", "failing", "outliers", "parent", "parent_map", "hist",
-                 "charged")
+                 "charged", "skipped")
 
     def __init__(self, levels: tuple[int, ...], reps: np.ndarray, sizes: np.ndarray, key: np.ndarray | None = None):
         self.levels = levels
@@ -157,6 +157,9 @@ class NodeClasses:
         self.parent_map: np.ndarray | None = None
         self.hist: dict | None = None
         self.charged = 0  # pairs of hist counted against the evaluator's budget while cached
+        # over the budget on its sizes alone (NodeEvaluator._over_on_sizes): failing holds only the classes
+        # failing on their sizes, no histogram was made, and the link to the parent is kept
+        self.skipped = False
 
 
 class _LevelColumns:
@@ -266,6 +269,10 @@ class NodeEvaluator:
     # set by searches that check few nodes (Flash without suppression): a node the frequency set rolls up
     # to by counting (_group_dense) is grouped from it directly, not through a hub made for later nodes
     few_checks = False
+    # with histograms: the classes failing on their sizes alone (algorithms.base.Problem.failing_on_sizes)
+    # and the suppression budget, to skip the sensitive models on nodes already over the budget
+    size_failing: Callable | None = None
+    budget: int | None = None
 
     def tuple_class(self, node: NodeClasses) -> np.ndarray:
         """The class (index into node.sizes) of every frequency-set tuple."""
@@ -318,13 +325,16 @@ class NodeEvaluator:
             node = self._group(levels, source)
         if self.failing_fn is not None and node.failing is None:
             if self.class_level and self.histograms and self.freq_inverse is not None:
-                node.failing = self.failing_fn(node.sizes, counts=lambda dom, node=node: self.histogram(node, dom))
+                if not self._over_on_sizes(node):
+                    node.failing = self.failing_fn(node.sizes,
+                                                   counts=lambda dom, node=node: self.histogram(node, dom))
             elif self.class_level:  # models on sensitive values: pass which class each tuple is in
                 node.failing = self.failing_fn(node.sizes, tuple_class=self.tuple_class(node))
             else:
                 node.failing = self.failing_fn(node.sizes)
             node.outliers = int(node.sizes[node.failing].sum())
-            node.parent = node.parent_map = None
+            if not node.skipped:
+                node.parent = node.parent_map = None
         if cache and node is not self.bottom:
             self._remember(node)
         self.evaluations += 1
@@ -511,15 +521,39 @@ class NodeEvaluator:
         return node
 
     # -- sensitive histograms (class-level models) ----------------------------------------------------
+    def _over_on_sizes(self, node: NodeClasses) -> bool:
+        """Is the node over the suppression budget on its class sizes alone (k-anonymity)? The models on
+        sensitive values only add failing classes, so it is not anonymous whatever they say: its failing
+        classes are left as those, its histograms are never made (most nodes of an exhaustive search,
+        t-closeness with suppression), and its link is kept, moved down to the nearest node not skipped,
+        for the nodes rolled up from it."""
+        if self.size_failing is None or self.budget is None:
+            return False
+        failing = self.size_failing(node.sizes)
+        if failing is None or int(node.sizes[failing].sum()) <= self.budget:
+            return False
+        node.failing, node.skipped = failing, True
+        node.parent, node.parent_map = self._past_skipped(node.parent, node.parent_map)
+        return True
+
+    @staticmethod
+    def _past_skipped(parent: NodeClasses | None, pmap: np.ndarray | None):
+        """(ancestor, map) with the skipped nodes between composed away: their histograms are not made."""
+        while parent is not None and pmap is not None and parent.skipped and parent.parent is not None:
+            assert parent.parent_map is not None  # kept with the parent
+            parent, pmap = parent.parent, pmap[parent.parent_map]
+        return parent, pmap
+
     def histogram(self, node: NodeClasses, dom) -> np.ndarray:
         """classes x values counts of the node on a sensitive domain, rolled up from the sparse
         histogram of the node it was grouped from (else summed from the frequency-set tuples)."""
         V = dom.m
         n = len(node.sizes)
         if node.parent is not None:
-            pc, pv, pn = self._sparse(node.parent, dom)
-            assert node.parent_map is not None  # set with the parent
-            cls = node.parent_map[pc]
+            parent, pmap = self._past_skipped(node.parent, node.parent_map)
+            assert parent is not None and pmap is not None  # set with the parent
+            pc, pv, pn = self._sparse(parent, dom)
+            cls = pmap[pc]
         else:
             pc, pv, pn = dom.tuple_triplets(self.freq_inverse)
             cls = pc if node is self.bottom else self.tuple_class(node)[pc]
@@ -568,6 +602,12 @@ class NodeEvaluator:
                 node.charged = pairs
             else:
                 node.hist = None
+        if node.skipped and node.parent_map is not None and not node.charged:  # its link, likewise
+            if len(node.parent_map) <= self.hist_room:
+                self.hist_room -= len(node.parent_map)
+                node.charged = len(node.parent_map)
+            else:
+                node.parent = node.parent_map = None
         self.cache_levels[slot] = node.levels
         if self.unary:
             self.cache_bits[slot] = self._bits(node.levels)
@@ -590,6 +630,8 @@ class NodeEvaluator:
             self.hist_room += evicted.charged
             evicted.charged = 0
             evicted.hist = None
+            if evicted.skipped:
+                evicted.parent = evicted.parent_map = None
         self.cache_total -= int(self.cache_classes[slot])
         self.cache_nodes[slot] = None
         self.cache_used[slot] = 0
