@@ -65,15 +65,8 @@ class SensitiveDomain:
             return hit[1]
         pair = np.asarray(tuple_of_row, dtype=np.int64) * self.m + self.codes
         weights = self.row_weights()
-        cells = (int(pair.max()) // self.m + 1) * self.m if len(pair) and pair.min() >= 0 else -1
-        if weights is None and 0 <= cells <= max(4 * len(pair), 1 << 22):
-            # np.unique(pair, return_counts=True) as one count per (tuple, value) cell: no sort of N pairs
-            # (nor hashing, slower than the sort when the pairs are many)
-            every = np.bincount(pair, minlength=cells)
-            uniq = np.flatnonzero(every)
-            counts = every[uniq]
-        elif weights is None:
-            uniq, counts = np.unique(pair, return_counts=True)
+        if weights is None:
+            uniq, counts = _count_pairs(pair, self.m)
         else:
             uniq, inverse = np.unique(pair, return_inverse=True)
             counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(uniq))
@@ -136,6 +129,19 @@ class SensitiveDomain:
         flat = cls[kept] * self.m + v[kept]
         return np.bincount(flat, weights=c[kept], minlength=n_classes * self.m).reshape(
             n_classes, self.m).astype(np.int64)
+
+
+def _count_pairs(pair: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(pair, return_counts=True) of (tuple x m + value) pairs, as one count per (tuple, value) cell
+    when the cells are at most 4 per pair (4M at least): no sort of N pairs (nor hashing, slower than the sort
+    when the distinct pairs are many)."""
+    cells = (int(pair.max()) // m + 1) * m if len(pair) and pair.min() >= 0 else -1
+    if 0 <= cells <= max(4 * len(pair), 1 << 22):
+        every = np.bincount(pair, minlength=cells)
+        present = np.flatnonzero(every)
+        return present, every[present]
+    distinct, counts = np.unique(pair, return_counts=True)
+    return distinct, counts
 
 
 def _numeric_order(values: np.ndarray) -> np.ndarray | None:
