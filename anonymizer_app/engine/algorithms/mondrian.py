@@ -376,8 +376,11 @@ def _partition_levels(problem: Problem, sp: _Space, k_min: int):
             if problem.progress is not None:  # a heartbeat per partition made final, as the loop gives
                 to_split = int(region_split.sum())
                 for i, records in enumerate(np.cumsum(W[fin]).tolist(), start=1):
+                    last = problem.last_report
                     problem.heartbeat((finished_records + records) / max(total_records, 1),
                                       partial(_phase_text, n_final + i, to_split))
+                    if problem.last_report == last:  # not due: nor would the next ones be, microseconds later
+                        break
             n_final += len(fin)
             finished_records += int(W[fin].sum())
         done = np.flatnonzero(region_split)
