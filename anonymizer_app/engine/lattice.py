@@ -396,7 +396,10 @@ class NodeEvaluator:
         assert key is not None  # only called with the fixed layout (keys present)
         bottom = source is self.bottom  # its reps are 0..m-1: no gather needed
         n = len(key)
-        kernel = self._kernel(n) if n > 1 else None  # counted for the kernel however it is grouped
+        # a long search counts every grouping towards loading the kernel; one checking few nodes (Flash
+        # without suppression) only the sorted ones, so that it seldom pays the kernel's load
+        counted = n > 1 and not self.few_checks
+        kernel = self._kernel(n) if counted else self.kernel or None
         if n >= DENSE_MIN:
             space = self._countable(levels, n, DENSE_SPACE if kernel is None else DENSE_SPACE_KERNEL)
             if space:
@@ -412,6 +415,8 @@ class NodeEvaluator:
         n = len(key)
         if n <= 1:
             return self._linked(NodeClasses(levels, reps, source.sizes, key), source, None, None)
+        if not counted:
+            kernel = self._kernel(n)
         if kernel is not None:
             members = self.histograms and self.class_level  # _linked needs each source class's class
             first, sizes, sk, member_class = kernel(key, source.sizes, members)
