@@ -122,3 +122,21 @@ def test_balanced_subsets_by_enumeration_equal_balanced_subset():
     for i, w in enumerate(rows):
         np.testing.assert_array_equal(got[i, :len(w)], mondrian.balanced_subset(w))
         assert not got[i, len(w):].any()
+
+
+@pytest.mark.parametrize("qi", [["age"], ["score", "age"], ["shop"], ["size", "shop"], ["shop", "age"]])
+@pytest.mark.parametrize("seed", range(3))
+def test_levels_equal_the_loop_on_numbers_only_or_categories_only(qi, seed):
+    table, given = tie_heavy(300, seed)
+    frame = table.frame[qi + ["disease"]]
+    sub = Table(frame, {**{c: "qi" for c in qi}, "disease": "sensitive"})
+    assert_same(problem(sub, {c: h for c, h in given.items() if c in qi}, [KAnonymity(2)]))
+
+
+def test_one_distinct_tuple_is_one_partition():
+    frame = pd.DataFrame({"age": ["30"] * 20, "size": ["m"] * 20, "disease": ["flu", "cold"] * 10})
+    table = Table(frame, {"age": "qi", "size": "qi", "disease": "sensitive"})
+    p = problem(table, {"size": parse_hierarchy(SIZE, "size")}, [KAnonymity(2)])
+    tup, part, weight, cuts, n_parts = mondrian.partition(p)
+    assert (tup.tolist(), part.tolist(), weight.tolist(), cuts.tolist(), n_parts) == ([0], [0], [20], [0, 0], 1)
+    assert_same(p)
