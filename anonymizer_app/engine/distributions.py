@@ -163,8 +163,8 @@ def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | No
     # hashing, not np.unique's sort of N Python strings (20x slower on 1M rows), by object first (the reader's
     # cells share one object per value: cells.factorize_cells); then the few distinct values sorted, as
     # pd.factorize(raw, sort=True) sorts them
-    codes, uniq = factorize_cells(raw)
-    uniq = np.asarray(uniq, dtype=object)
+    codes, distinct = factorize_cells(raw)
+    uniq = np.asarray(distinct, dtype=object)
     by_value = np.argsort(uniq, kind="stable")
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[by_value] = np.arange(len(uniq), dtype=np.int64)

@@ -503,7 +503,7 @@ def _read_arrow(raw: bytes, fmt: Format, width: int, limits: Limits) -> pd.DataF
         if cap is not None and len(dictionary) and pc.max(pc.utf8_length(dictionary)).as_py() > cap:
             return None
         categories = pd.Index(np.array(dictionary.to_pylist(), dtype=object), dtype=object)
-        columns[i] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
+        columns[i] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
     return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows))
 
 
