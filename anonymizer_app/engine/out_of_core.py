@@ -159,6 +159,7 @@ def anonymize_out_of_core(
             report(0.05 + 0.2 * start / n, f"storing the table on disk: {start:,} of {n:,} records")
         if start != n:
             raise InputError(f"the table changed while it was read: {start} rows, first read {n}")
+        del chunk, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
         store.cluster(lambda f, phase: report(0.25 + 0.5 * f, phase))
 
         # 2. output, verified chunk by chunk
@@ -200,6 +201,9 @@ def anonymize_out_of_core(
             raise VerificationError(f"the output has {start} rows, the input {n}")
 
         # 3. the classes, a partition at a time
+        # nor the last output chunk's, nor the store's results, through the class checks
+        del chunk, out, cells, keys, sens, written, original, leaf, factorized
+        store.release()
         report(0.96, "checking every equivalence class")
         raw = before.classes([domains[c] for c in attacked[:1]])
         out_classes = after.classes([domains[c] for c in attacked])
@@ -317,13 +321,21 @@ def _scan(chunks: ChunkSource, roles: Mapping, sensitive: str | None) -> _Scan:
         chunk = _checked(chunk, columns)
         n += len(chunk)
         for c in wanted:
-            seen[c].append(np.asarray(pd.unique(chunk[c].astype(str)), dtype=object))
+            seen[c].append(_distinct_text(chunk[c]))
             if len(seen[c]) > 16:  # keep the lists short: distinct values in order of appearance
                 seen[c] = [pd.unique(np.concatenate(seen[c]))]
     if columns is None or n == 0:
         raise InputError("the table has no rows")
     distinct = {c: pd.unique(np.concatenate(v)) if v else np.zeros(0, dtype=object) for c, v in seen.items()}
     return _Scan(columns, resolved, n, distinct)
+
+
+def _distinct_text(values: pd.Series) -> np.ndarray:
+    """pd.unique(values.astype(str)) (first-seen order), str() applied to the distinct cells only."""
+    codes, distinct = factorize_cells(values.to_numpy(dtype=object))
+    if len(codes) and codes.min() < 0:  # a None/NaN cell: astype(str) spells it, keep its exact text
+        return np.asarray(pd.unique(values.astype(str)), dtype=object)
+    return np.asarray(pd.unique(np.array([str(v) for v in distinct], dtype=object)), dtype=object)
 
 
 def _checked(chunk: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

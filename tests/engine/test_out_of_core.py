@@ -124,3 +124,15 @@ def test_only_k_anonymity_goes_out_of_core():
     assert supports("disk-clustering", [])
     assert not supports("disk-clustering", [make_model("distinct-l-diversity", l=2, column="disease")])
     assert not supports("oka", [])
+
+
+def test_distinct_text_is_pandas_unique_of_the_text():
+    from anonymizer_app.engine.out_of_core import _distinct_text
+
+    rng = np.random.default_rng(4)
+    pool = np.array(["b", "a", "", "10", "c", "a"], dtype=object)
+    for cells in (pool[rng.integers(0, len(pool), 9_000)],
+                  np.array([1, "1", 2.5, "x", 1, "2.5"] * 1_000, dtype=object),
+                  np.array(["x", None, np.nan, "y", "None"] * 1_000, dtype=object)):
+        series = pd.Series(cells, dtype=object)
+        assert _distinct_text(series).tolist() == pd.unique(series.astype(str)).tolist()

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -137,8 +137,9 @@ class ClusterStore:
         self._sample.append(rows[ids % self.SAMPLE == 0, :2])
         self.n += len(block)
 
-    def _sorted(self) -> Iterator[np.ndarray]:
-        """The records (z, id, codes...) in (z, id) order, a partition at a time."""
+    def _sorted(self) -> tuple[int, Callable[[int], np.ndarray]]:
+        """The records (z, id, codes...) in (z, id) order, a partition at a time: (partitions, take) where
+        take(p) reads partition p sorted (once; nothing here keeps a reference to it)."""
         width = self.q + 2
         parts = int(min(1024, max(1, math.ceil(self.n * 8 * width / self.part_bytes))))
         sample = np.concatenate(self._sample) if self._sample else np.zeros((0, 2), dtype=np.int64)
@@ -151,9 +152,12 @@ class ClusterStore:
                 rows = rows.reshape(-1, width)
                 split.add(rows, _rank(cut, rows[:, 0], rows[:, 1]))
         os.remove(self._records)
-        for p in range(split.parts):
+
+        def take(p: int) -> np.ndarray:
             rows = split.take(p, remove=True)
-            yield rows[np.lexsort((rows[:, 1], rows[:, 0]))]
+            return rows[np.lexsort((rows[:, 1], rows[:, 0]))]
+
+        return split.parts, take
 
     def cluster(self, progress=None, tick: Callable[[], None] | None = None) -> None:
         """Step 2: buckets of similar records in key order (equal sizes, so none is below k); ``progress``
@@ -169,17 +173,21 @@ class ClusterStore:
                                      max(1, -(-n // self._rows_per_part)))
         pending: list[np.ndarray] = []
         held = 0
-        source = self._sorted()
-        next_cluster = done = 0
+        n_parts, take = self._sorted()
+        next_part = next_cluster = done = 0
         for b, size in enumerate(sizes):
             while held < size:
-                rows = next(source)
-                pending.append(rows)
-                held += len(rows)
+                if next_part >= n_parts:
+                    raise RuntimeError(f"{n} records stored, {done + held} found on disk")
+                pending.append(take(next_part))
+                next_part += 1
+                held += len(pending[-1])
             arr = np.concatenate(pending) if len(pending) > 1 else pending[0]
-            bucket, rest = arr[:size], arr[size:]
-            pending, held = ([rest], len(rest)) if len(rest) else ([], 0)
-            ids, block = bucket[:, 1], bucket[:, 2:]
+            # copies, so that neither the partition nor the concatenation outlives this point
+            ids, block = arr[:size, 1].copy(), np.ascontiguousarray(arr[:size, 2:])
+            pending = [arr[size:].copy()] if len(arr) > size else []
+            held = len(arr) - size
+            del arr
             local = _cluster_bucket(self.space, block, self.k, self.rng, tick)
             n_local = int(local.max()) + 1 if len(local) else 0
             out = [ids, local + next_cluster]
@@ -235,6 +243,10 @@ class ClusterStore:
         if len(got) != stop - start:
             raise RuntimeError(f"rows {start + 1}..{stop}: {len(got)} clustered records found on disk")
         return got
+
+    def release(self) -> None:
+        """Drop the results partition held for reading (the next read loads it again)."""
+        self._loaded = None
 
     def groups(self, start: int, stop: int) -> np.ndarray:
         """The cluster of rows start..stop-1 (read in increasing row order)."""
