@@ -231,19 +231,20 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
     if not qi or float(np.prod(np.array(radices, dtype=float))) >= 2**62:
         return None
     everything = bool(kept.all())
-    key = np.zeros(int(kept.sum()), dtype=np.int64)
+    key = np.zeros(len(kept), dtype=np.int64)  # over every row, the kept ones taken once at the end
     for j, (col, radix) in enumerate(zip(qi, radices)):
         h, level = hierarchies[col], transformation[col]
         shown = object_addresses(output[col].to_numpy())
         labels = object_addresses(np.asarray(h.labels[level], dtype=object))
         if shown is None or labels is None:
             return None
-        label_of_leaf = np.asarray(h.maps[level], dtype=np.int64)[encoded[:, j] if everything else encoded[kept, j]]
-        if not np.array_equal(shown if everything else shown[kept], labels[label_of_leaf]):
+        label_of_leaf = np.asarray(h.maps[level], dtype=np.int64)[encoded[:, j]]
+        other = shown != labels[label_of_leaf]
+        if (other.any() if everything else (other & kept).any()):
             return None
         key *= radix
         key += label_of_leaf
-    return key
+    return key if everything else key[kept]
 
 
 def _classes_of_key(key: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
