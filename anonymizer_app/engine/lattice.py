@@ -193,6 +193,11 @@ def _generalizer(h: Hierarchy, leaf: np.ndarray) -> Callable[[int], np.ndarray]:
     return lambda lv: h.maps[lv].astype(np.int64)[leaf]
 
 
+def _weighted(cols: _LevelColumns, weight: int) -> Callable[[int], np.ndarray]:
+    """Level -> that level's column of ``cols`` times ``weight``."""
+    return lambda lv: cols[lv] * weight
+
+
 class NodeEvaluator:
     """Classes of any node, with a small LRU cache of evaluated nodes used as roll-up sources."""
 
@@ -226,8 +231,7 @@ class NodeEvaluator:
                 w *= r
             weights.reverse()
             self.key_weights = weights
-            self.wcols = [_LevelColumns(len(cols), lambda lv, cols=cols, w=weights[j]: cols[lv] * w)
-                          for j, cols in enumerate(self.gcols)]
+            self.wcols = [_LevelColumns(len(cols), _weighted(cols, weights[j])) for j, cols in enumerate(self.gcols)]
             bottom_key = np.zeros(self.m, dtype=np.int64)
             for j in range(self.q):
                 bottom_key += self.wcols[j][0]

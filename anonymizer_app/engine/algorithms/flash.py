@@ -80,7 +80,7 @@ def _flash(search: LatticeSearch) -> None:
     strides = lat.strides
     # a view, tags set through either are seen by both; a memoryview reads one from Python several times
     # faster than the array (the scan below reads every node's)
-    flat_tags = memoryview(tags.reshape(-1))
+    flat_tags = tags.reshape(-1).data
 
     def find_path(start: tuple[int, ...]) -> list[tuple[int, ...]]:
         """Upwards from start, always to the untagged direct generalization of least relative height."""
