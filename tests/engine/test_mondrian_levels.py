@@ -12,6 +12,7 @@ import pytest
 from anonymizer_app.engine import KAnonymity, Table, parse_hierarchy, read_hierarchy, read_table
 from anonymizer_app.engine.algorithms import mondrian
 from anonymizer_app.engine.algorithms.base import Problem
+from anonymizer_app.engine.privacy import PRIVACY_MODELS
 from anonymizer_app.engine.privacy.average_risk import AverageRisk
 from anonymizer_app.engine.recoding import QISpace, cells_from_groups
 from anonymizer_app.engine.table import frequency_set
@@ -140,3 +141,12 @@ def test_one_distinct_tuple_is_one_partition():
     tup, part, weight, cuts, n_parts = mondrian.partition(p)
     assert (tup.tolist(), part.tolist(), weight.tolist(), cuts.tolist(), n_parts) == ([0], [0], [20], [0, 0], 1)
     assert_same(p)
+
+
+@pytest.mark.parametrize("name", [n for n, m in PRIVACY_MODELS.items() if not m.needs_sensitive])
+def test_levels_equal_the_loop_with_every_model_on_sizes(name):
+    """Each model on class sizes alone, with its default parameters, beside 2-anonymity."""
+    cls = PRIVACY_MODELS[name]
+    model = cls(**{p.name: p.default for p in cls.parameters})
+    table, given = tie_heavy(700, 11)
+    assert_same(problem(table, given, [KAnonymity(2), model]))
