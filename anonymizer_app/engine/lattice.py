@@ -55,8 +55,9 @@ LARGE_FREQUENCY_SET = 65_536
 DENSE_MIN = 512
 DENSE_SPACE = 16
 # ... and at most DENSE_SPACE_KERNEL per class once the compiled kernel groups (NodeEvaluator._kernel): its
-# radix sort beats counting beyond (1M rows, 9 QIs, 4%: 2.0x at 4-8 codes per class, even at 1)
-DENSE_SPACE_KERNEL = 1
+# radix sort beats counting (1M rows, 9 QIs, 4%: 2.0x at 4-8 codes per class, about even at 1; the search
+# 2.81 -> 2.66 s CPU, medians of 4, with 0 rather than 1), so it groups everything then
+DENSE_SPACE_KERNEL = 0
 
 
 def _load_kernel():

@@ -1,6 +1,7 @@
 """Which grouping a roll-up takes (counting, the compiled kernel's radix sort, numpy's sort) changes its
 speed only: once the kernel groups, counting is kept for code spaces of at most DENSE_SPACE_KERNEL codes
-per source class, and every node's classes are those of an evaluator grouping with numpy alone."""
+per source class (none by default), and every node's classes are those of an evaluator grouping with
+numpy (and counting) alone."""
 
 from __future__ import annotations
 
@@ -53,4 +54,4 @@ def test_kernel_or_counting_same_classes_as_numpy(seed):
         assert g[0] == w[0] and g[4] == w[4]
         for a, b in zip(g[1:4], w[1:4]):
             assert np.array_equal(a, b)
-    assert spaces and all(space <= lattice.DENSE_SPACE_KERNEL * classes for space, classes in spaces)
+    assert all(space <= lattice.DENSE_SPACE_KERNEL * classes for space, classes in spaces)
