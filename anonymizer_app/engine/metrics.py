@@ -110,11 +110,14 @@ def _ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: b
         ok = leaf_present & ~np.isnan(values)
         if ok.any():
             span = values[ok].max() - values[ok].min()
-            frame = pd.DataFrame({"label": h.maps[level][ok], "v": values[ok]})
-            agg = frame.groupby("label")["v"].agg(["min", "max"])
             out = np.zeros(n_labels)
-            if span > 0:
-                out[agg.index.to_numpy()] = (agg["max"] - agg["min"]).to_numpy() / span
+            if span > 0:  # each label's lowest and highest present leaf value (exact: no sums), numpy not groupby
+                label, v = np.asarray(h.maps[level])[ok], values[ok]
+                lo, hi = np.full(n_labels, np.inf), np.full(n_labels, -np.inf)
+                np.minimum.at(lo, label, v)
+                np.maximum.at(hi, label, v)
+                present = np.bincount(label, minlength=n_labels) > 0
+                out[present] = (hi[present] - lo[present]) / span
             return out
     return h.leaf_counts(level) / len(h.leaves)
 

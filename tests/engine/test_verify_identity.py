@@ -11,7 +11,7 @@ from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hie
 from anonymizer_app.engine.api import output_frame
 from anonymizer_app.engine.distributions import sensitive_domain
 from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
-from anonymizer_app.engine.metrics import tuple_homogeneity
+from anonymizer_app.engine.metrics import _ncp_by_label, tuple_homogeneity
 from anonymizer_app.engine.result import (
     Result,
     _verify_cells,
@@ -207,3 +207,21 @@ def test_tuple_homogeneity_counts_as_the_sorted_pairs_did():
             expected = {"homogeneous_classes": int((distinct == 1).sum()),
                         "homogeneous_records": int(sizes[distinct == 1].sum())}
         assert tuple_homogeneity(tuple_class, tuples, values, counts) == expected
+
+
+def test_ncp_of_numeric_labels_as_the_groupby_gave():
+    h = parse_hierarchy(AGE, "age")
+    rng = np.random.default_rng(0)
+    values = pd.to_numeric(pd.Series(h.leaves), errors="coerce").to_numpy(dtype=float)
+    for level in range(1, h.level_count):
+        for _ in range(20):
+            present = rng.random(len(h.leaves)) < 0.3
+            got = _ncp_by_label(h, level, present, True)
+            expected = np.zeros(len(h.labels[level]))
+            if present.any():
+                span = values[present].max() - values[present].min()
+                agg = pd.DataFrame({"label": h.maps[level][present], "v": values[present]}).groupby("label")["v"].agg(
+                    ["min", "max"])
+                if span > 0:
+                    expected[agg.index.to_numpy()] = (agg["max"] - agg["min"]).to_numpy() / span
+                assert got.tolist() == expected.tolist()
