@@ -159,6 +159,7 @@ class LatticeSearch:
         anonymous unchecked."""
         if region is not None:
             self.tags[~region] = NOT_ANONYMOUS
+            self.evaluator.size_failing = None  # every node here is within the budget on sizes
             flat = np.flatnonzero(region.reshape(-1))
             flat = flat[np.argsort(self.lattice.ranks()[flat], kind="stable")]
             for i, at in enumerate(flat.tolist()):

@@ -19,9 +19,11 @@ from .base import _EPS, Parameter, _Sensitive, shares
 DISTANCES = ("equal", "ordered", "hierarchical")
 
 
-def emd_equal(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """½ Σ |p_i - q_i| per row of p."""
-    return 0.5 * np.abs(p - q[None, :]).sum(axis=1)
+def emd_equal(p: np.ndarray, q: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """½ Σ |p_i - q_i| per row of p (``overwrite``: p, a float array, is used as the scratch space)."""
+    d = np.subtract(p, q[None, :], out=p if overwrite else None)
+    np.abs(d, out=d)
+    return 0.5 * d.sum(axis=1)
 
 
 def emd_ordered(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -94,7 +96,7 @@ class TCloseness(_Sensitive):
     def values(self, counts, domain):
         p, q = shares(counts), domain.table_distribution
         if self.distance == "equal":
-            return emd_equal(p, q)
+            return emd_equal(p, q, overwrite=True)  # p is this call's own
         if self.distance == "ordered":
             if not domain.numeric:
                 raise InputError(f"ordered distance needs a numeric sensitive column; {domain.column!r} is not")
