@@ -18,7 +18,7 @@ from .attack import attack_report
 from .distributions import domain_for, sensitive_domain
 from .errors import Cancelled, InputError
 from .hierarchy import ROOT, Hierarchy
-from .lattice import equivalence_classes, label_columns
+from .lattice import equivalence_classes, label_columns, radices
 from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from .privacy import PrivacyModel
 from .result import LeafCodes, Result, factorize_cells
@@ -264,7 +264,7 @@ def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndar
 
 def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
     """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
-    inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, [0] * len(hierarchies))
+    inv, sizes = _input_classes(freq, hierarchies)
     figures = class_figures(sizes, table.n, 0, k)
     figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
     if sensitive is not None:
@@ -273,6 +273,23 @@ def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
         else:
             figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
     return figures
+
+
+def _input_classes(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray]:
+    """equivalence_classes at level 0 everywhere: each distinct tuple its own class, numbered in the order of
+    the packed keys. The frequency set's tuples already come in that order when level 0 maps every leaf to
+    itself (checked: the keys strictly increase), so no regrouping; otherwise equivalence_classes."""
+    levels = [0] * len(hierarchies)
+    sizes_of = radices(hierarchies, levels)
+    codes = freq.codes
+    if len(codes) and float(np.prod(sizes_of.astype(float))) < 2**62 and all(
+            np.array_equal(h.maps[0], np.arange(len(h.maps[0]))) for h in hierarchies):
+        key = np.zeros(len(codes), dtype=np.int64)
+        for j in range(codes.shape[1]):
+            key = key * sizes_of[j] + codes[:, j]
+        if bool(np.all(key[1:] > key[:-1])):
+            return np.arange(len(codes), dtype=np.int64), np.asarray(freq.counts, dtype=np.int64).copy()
+    return equivalence_classes(codes, freq.counts, hierarchies, levels)
 
 
 def tuple_suppression(freq, suppressed: np.ndarray) -> np.ndarray | None:

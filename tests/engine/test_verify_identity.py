@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
-from anonymizer_app.engine.api import output_frame
+from anonymizer_app.engine.api import _input_classes, output_frame
 from anonymizer_app.engine.distributions import sensitive_domain
 from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
+from anonymizer_app.engine.lattice import equivalence_classes
 from anonymizer_app.engine.metrics import _ncp_by_label, tuple_homogeneity
 from anonymizer_app.engine.result import (
     Result,
@@ -20,6 +21,7 @@ from anonymizer_app.engine.result import (
     unchanged,
     verify_output,
 )
+from anonymizer_app.engine.table import FrequencySet, frequency_set
 
 AGE = "\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};{'young' if a < 40 else 'old'};*" for a in range(20, 60))
 CITY = "\n".join(f"c{i};r{i % 3};*" for i in range(6))
@@ -225,3 +227,21 @@ def test_ncp_of_numeric_labels_as_the_groupby_gave():
                 if span > 0:
                     expected[agg.index.to_numpy()] = (agg["max"] - agg["min"]).to_numpy() / span
                 assert got.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_input_classes_are_the_frequency_sets_tuples(seed):
+    rng = np.random.default_rng(seed)
+    n = 500
+    frame = pd.DataFrame({"age": rng.integers(20, 60, n).astype(str), "city": [f"c{i}" for i in rng.integers(0, 6, n)]})
+    table = Table(frame, {"age": "qi", "city": "qi"})
+    hs = [parse_hierarchy(AGE, "age"), parse_hierarchy(CITY, "city")]
+    codes = table.encode(dict(zip(table.qi, hs)))
+    freq = frequency_set(codes, np.array([len(h.leaves) for h in hs], dtype=np.int64))
+    inverse, sizes = _input_classes(freq, hs)
+    expected_inverse, expected_sizes = equivalence_classes(freq.codes, freq.counts, hs, [0, 0])
+    assert inverse.tolist() == expected_inverse.tolist() and sizes.tolist() == expected_sizes.tolist()
+    shuffled = FrequencySet(freq.codes[::-1].copy(), freq.counts[::-1].copy(), freq.inverse)  # keys not ascending
+    inverse, sizes = _input_classes(shuffled, hs)
+    expected_inverse, expected_sizes = equivalence_classes(shuffled.codes, shuffled.counts, hs, [0, 0])
+    assert inverse.tolist() == expected_inverse.tolist() and sizes.tolist() == expected_sizes.tolist()
