@@ -95,3 +95,28 @@ def test_stopped_early_the_boxes_cover_every_tuple_once_and_finish_as_one_proces
         total += c
         got |= {frozenset(t[p == i].tolist()) for i in np.unique(p)}
     assert got == expected and total.tolist() == all_cuts.tolist()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_counted_on_the_encoded_tuples_the_histograms_equal_the_rows(seed):
+    """tuple_histograms on a partition encoded once by combinations (with a sensitive column, so that QI
+    tuples repeat) equals region_histograms on the partition's rows, for random overlapping boxes."""
+    rng = np.random.default_rng(seed)
+    frame = people(1_500, seed=seed).drop(columns=["income"])
+    problem = problem_of(Table(frame, dict(ROLES)), hierarchies(), 3)
+    qi = list(problem.table.qi)
+    raw = frame.astype(str)
+    columns = [str(c) for c in raw.columns]
+    sizes = [len(h.leaves) for h in problem.hierarchies]
+    domain = np.unique(raw["disease"].to_numpy().astype(str)).astype(object)
+    for i, (lo, hi) in enumerate([(0, 700), (700, 1_500), (1_500, 1_500)]):
+        part = raw.iloc[lo:hi].reset_index(drop=True)
+        encoded = partitions.combinations(part, columns, qi, problem.hierarchies, ["disease"], [domain], (), i)
+        assert len(encoded[0]) < len(part) or not len(part)
+        boxes = [[np.ones(s, dtype=bool) for s in sizes]]
+        boxes += [[rng.random(s) < 0.6 for s in sizes] for _ in range(4)]
+        expected = partitions.region_histograms(part, columns, qi, problem.hierarchies, (), boxes, i)
+        got = partitions.tuple_histograms(encoded, boxes, sizes)
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            assert a.dtype == np.int64 and np.array_equal(a, b)

@@ -104,6 +104,9 @@ class ClusterRun:
         self._own_folder = folder is None
         self.suppression_limit = float(SUPPRESSION.validate(spec.suppression_limit))
         self.offsets: np.ndarray | None = None
+        # Mondrian: each partition's encoded distinct tuples, kept on its worker from the frequency-set pass
+        # so that each round of top cuts counts on codes instead of reading and encoding the partition again
+        self.kept: list = []
 
     # ---- helpers ------------------------------------------------------------------------------------
     def report(self, fraction: float, phase: str) -> None:
@@ -126,9 +129,10 @@ class ClusterRun:
         return frame.to_delayed()
 
     def _map(self, fn: Callable, *args: Any, merge: Callable[[list], None] | None = None,
-             phase: str = "", share: tuple[float, float] = (0.0, 1.0)) -> list:
+             phase: str = "", share: tuple[float, float] = (0.0, 1.0), keep: list | None = None) -> list:
         """``fn(partition, *args, index, offset)`` on every partition; results in partition order (or, with
-        ``merge``, handed to it in batches as they arrive and not kept)."""
+        ``merge``, handed to it in batches as they arrive and not kept). With ``keep``, the futures are
+        appended to it in partition order and not released: their results stay on the workers."""
         import dask
         from distributed import as_completed
 
@@ -138,6 +142,8 @@ class ClusterRun:
         offsets = self.offsets if self.offsets is not None else np.zeros(len(self.parts), dtype=np.int64)
         tasks = [dask.delayed(fn)(p, *shared, i, int(offsets[i])) for i, p in enumerate(self.parts)]
         futures = self.client.compute(tasks)
+        if keep is not None:
+            keep.extend(futures)
         index = {f.key: i for i, f in enumerate(futures)}
         done: dict[int, Any] = {}
         batch: list = []
@@ -152,7 +158,8 @@ class ClusterRun:
                     if len(batch) >= MERGE_EVERY:
                         merge(batch)
                         batch = []
-                future.release()
+                if keep is None:
+                    future.release()
                 lo, hi = share
                 self.report(lo + (hi - lo) * count / total, f"{phase}: {count} of {total} partitions")
         except BaseException:
@@ -161,6 +168,8 @@ class ClusterRun:
             from distributed import wait
 
             self.client.cancel(futures)
+            if keep is not None:
+                self.release_kept()
             try:
                 wait(futures, timeout=60)
             except Exception:  # noqa: BLE001 - the first error is the one to report
@@ -261,7 +270,8 @@ class ClusterRun:
             merged[0] = merge_combinations([merged[0]] + [r for _, r in batch], width)
 
         self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, self.attacked,
-                  self.domain_values, self.na_values, merge=merge, phase="frequency set", share=(0.1, 0.3))
+                  self.domain_values, self.na_values, merge=merge, phase="frequency set", share=(0.1, 0.3),
+                  keep=self.kept if self.info.name == "mondrian" else None)
         combos, weights, self.first_rows = merged[0]
         if int(weights.sum()) != self.n:
             raise VerificationError(f"the frequency set holds {int(weights.sum())} records, the table {self.n}")
@@ -321,16 +331,35 @@ class ClusterRun:
 
     def box_histograms(self, boxes: list) -> list[np.ndarray]:
         """Per QI, the records per (box, leaf) counted on the workers, partition by partition, and summed
-        here (exact integer sums: the merged counts are the whole table's)."""
-        total: list = [None]
+        here (exact integer sums: the merged counts are the whole table's). Counted on each partition's
+        distinct encoded tuples kept on its worker since the frequency-set pass (the partitions are read
+        again only when none were kept)."""
+        from distributed import as_completed
 
-        def merge(batch: list) -> None:
-            for _, hists in batch:
-                total[0] = hists if total[0] is None else [a + b for a, b in zip(total[0], hists)]
+        if not self.kept:
+            self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, [], [], self.na_values,
+                      phase="Mondrian: encoding the partitions", share=(0.3, 0.32), keep=self.kept)
+        regions = [list(box) for box in boxes]
+        sizes = [len(h.leaves) for h in self.hierarchies]
+        futures = [self.client.submit(partitions.tuple_histograms, f, regions, sizes, pure=False) for f in self.kept]
+        total: list[np.ndarray] | None = None
+        try:
+            for future in as_completed(futures):
+                hists = future.result()
+                total = hists if total is None else [a + b for a, b in zip(total, hists)]
+                future.release()
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        self.report(0.35, f"Mondrian: box histograms of {len(boxes)} region(s)")
+        assert total is not None
+        return total
 
-        self._map(partitions.region_histograms, self.columns, self.qi, self.hierarchies, self.na_values,
-                  [list(box) for box in boxes], merge=merge, phase="Mondrian: box histograms", share=(0.3, 0.35))
-        return total[0]
+    def release_kept(self) -> None:
+        """Let the workers drop the kept encoded partitions."""
+        for future in self.kept:
+            future.release()
+        self.kept = []
 
     def _cell_classes(self) -> None:
         """The classes of a local/multidimensional recoding as api._assemble_cells numbers them: identical
@@ -597,6 +626,7 @@ class ClusterRun:
         return json.loads(json.dumps(report, default=json_default))
 
     def cleanup(self) -> None:
+        self.release_kept()
         if self._own_folder and self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 

@@ -226,10 +226,14 @@ def mondrian_on_cluster(run) -> CellRecoding:
     if problem.needs_classes:
         # the allowable test weighs each half's sensitive values, which a box's marginals do not give
         problem.report(0.0, "Mondrian: top-level cuts on the merged frequency set")
+        run.release_kept()
         final, regions, cuts = top_cuts(problem, REGIONS_PER_WORKER * workers)
     else:
         problem.report(0.0, "Mondrian: top-level cuts from the partitions' histograms")
-        boxes, waiting, cuts = top_cuts_by_histograms(problem, REGIONS_PER_WORKER * workers, run.box_histograms)
+        try:
+            boxes, waiting, cuts = top_cuts_by_histograms(problem, REGIONS_PER_WORKER * workers, run.box_histograms)
+        finally:  # the regions are finished from the frequency set: the workers' encoded partitions can go
+            run.release_kept()
         final = [box_tuples(freq.codes, box) for box in boxes]
         regions = [box_tuples(freq.codes, box) for box in waiting]
     shared = Shared(freq.codes, freq.inverse, run.weights,

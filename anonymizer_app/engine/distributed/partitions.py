@@ -279,3 +279,21 @@ def region_histograms(part: pd.DataFrame, columns: list[str], qi: list[str], hie
         for j, h in enumerate(hierarchies):
             out[j][r] = np.bincount(codes[j][inside], minlength=len(h.leaves))
     return out
+
+
+def tuple_histograms(encoded: tuple[np.ndarray, np.ndarray, np.ndarray], regions: list,
+                     sizes: list[int]) -> list[np.ndarray]:
+    """region_histograms on a partition already encoded by :func:`combinations` (its distinct tuples, whose
+    first ``len(sizes)`` columns are the QI leaf codes, and their record counts): per QI a
+    ``len(regions) x leaves`` matrix of record counts, the same as region_histograms on the partition's rows.
+    The counts are summed as float64 by np.bincount: exact, as every sum is an integer below 2**53."""
+    matrix, counts = encoded[0], encoded[1]
+    out = [np.zeros((len(regions), size), dtype=np.int64) for size in sizes]
+    for r, masks in enumerate(regions):
+        inside = np.ones(len(matrix), dtype=bool)
+        for j, mask in enumerate(masks):
+            inside &= mask[matrix[:, j]]
+        weights = counts[inside]
+        for j, size in enumerate(sizes):
+            out[j][r] = np.bincount(matrix[inside, j], weights=weights, minlength=size).astype(np.int64)
+    return out
