@@ -262,7 +262,8 @@ class LatticeSearch:
         levels = [int(x) for x in levels]
         if self.budget == 0 and not np.isnan(self.values[tuple(levels)]):
             # checked anonymous with no budget (record): no class fails, no record is suppressed
-            suppressed = np.zeros(p.table.n, dtype=bool)
+            # one flag per row of the searched table (a weighted table's rows, not its weight total)
+            suppressed = np.zeros(len(p.freq.inverse), dtype=bool)
         else:
             inverse, sizes = equivalence_classes(p.freq.codes, p.freq.counts, p.hierarchies, levels)
             failing = p.failing(sizes, tuple_class=inverse)
