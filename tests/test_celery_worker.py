@@ -408,7 +408,7 @@ def _temp_leftovers(d: Deployment) -> list[str]:
 @pytest.mark.parametrize("death", ["sigkill", "child-oom", "warm-stop", "cold-stop"])
 def test_a_job_ends_in_a_final_state_after_its_worker_dies(deployment, request, broker, death):
     """A disk-clustering job on 150,810 rows, its worker killed while the job writes its output (a partial
-    Parquet in media, the disk hybrid's database and class counts in its scratch folder): the job ends
+    Parquet in media, the disk hybrid's record files and class counts in its scratch folder): the job ends
     succeeded (re-run from scratch), and neither media, nor the scratch folders, nor the system temp
     folder (TMPDIR of every process) holds anything of it."""
     redis_url = request.getfixturevalue("redis_url") if broker == "redis" else None
@@ -418,8 +418,9 @@ def test_a_job_ends_in_a_final_state_after_its_worker_dies(deployment, request, 
     pool = "prefork" if death in ("child-oom", "cold-stop") else "solo"  # make run: prefork
     d.start_worker(pool)
     scratch = _wait_writing(d, job_id)
-    # what is killed: the disk hybrid's database and the input and output class counts
-    assert any(f.endswith("/records.sqlite") for f in scratch) and any("/after/part-" in f for f in scratch), scratch
+    # what is killed: the disk hybrid's clustered records and the input and output class counts
+    assert any("/disk-clustering-" in f and "/results/part-" in f for f in scratch) \
+        and any("/after/part-" in f for f in scratch), scratch
     started = time.monotonic()
     assert d.worker is not None
     if death == "sigkill":
