@@ -49,9 +49,9 @@ def test_cancelling_a_running_job_stops_it(user, monkeypatch):
     job = jobs.create_job(make_dataset(user), "datafly", 2, 0.0)
     real = datasets.load_frame
 
-    def load_then_cancel(dataset):
+    def load_then_cancel(dataset, *args, **kwargs):
         Job.objects.filter(pk=job.pk).update(cancel_requested=True)  # the user clicks cancel meanwhile
-        return real(dataset)
+        return real(dataset, *args, **kwargs)
 
     monkeypatch.setattr(datasets, "load_frame", load_then_cancel)
     done = jobs.run_job(job)

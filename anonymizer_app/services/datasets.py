@@ -134,9 +134,10 @@ def stored_table(dataset: Dataset) -> Path:
     return path
 
 
-def load_frame(dataset: Dataset, columns: list[str] | None = None) -> pd.DataFrame:
-    """The parsed table, whole (for a run); pages use dataset_rows / column readers instead."""
-    return storage.read_frame(stored_table(dataset), columns)
+def load_frame(dataset: Dataset, columns: list[str] | None = None, dictionary: bool = False) -> pd.DataFrame:
+    """The parsed table, whole (for a run); pages use dataset_rows / column readers instead. ``dictionary``: text
+    columns as Categoricals (storage.read_frame), for building an engine Table only."""
+    return storage.read_frame(stored_table(dataset), columns, dictionary=dictionary)
 
 
 def dataset_rows(dataset: Dataset, start: int, stop: int) -> pd.DataFrame:
@@ -231,5 +232,5 @@ def snapshot_hierarchy(config: dict, hierarchy) -> bool:
 def dataset_table(dataset: Dataset) -> tuple[Table, dict]:
     """The dataset as an engine Table with its current roles/types, and the user's hierarchies."""
     config = dataset_config(dataset)
-    return table_from_config(load_frame(dataset), config, dataset.name), hierarchies_from_config(
+    return table_from_config(load_frame(dataset, dictionary=True), config, dataset.name), hierarchies_from_config(
         dataset.owner, config)

@@ -56,7 +56,8 @@ def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None
         roles = {c["name"]: Role(c["role"]) for c in config["columns"]}
         types = {c["name"]: c["type"] for c in config["columns"]}
         return RunSpec.build(StreamedTable(chunks, roles, types, job.dataset.name), hierarchies, **build)
-    table = datasets.table_from_config(datasets.load_frame(job.dataset), config, job.dataset.name)
+    # text columns dictionary-encoded, as the CLI reads them: the Table encodes its QIs from the codes
+    table = datasets.table_from_config(datasets.load_frame(job.dataset, dictionary=True), config, job.dataset.name)
     return RunSpec.build(table, hierarchies, **build)
 
 

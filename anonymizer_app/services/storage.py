@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -238,9 +239,44 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
                          for i, name in enumerate(table.column_names)})
 
 
-def read_frame(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """A stored table, whole (or the given columns of it)."""
-    return to_frame(pq.read_table(path, columns=columns))
+def _text_object_column(column: pa.ChunkedArray) -> np.ndarray:
+    """A column as to_frame makes it: one str object per cell (None where null)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    return column.to_numpy(zero_copy_only=False).astype(object)
+
+
+def _categorical(column: pa.ChunkedArray) -> pd.Categorical | None:
+    """A dictionary-encoded string column as a Categorical of its text (categories: str objects, as
+    engine.reader._read_arrow makes them); None when it holds a null (a Table takes such a column as text)."""
+    if column.null_count or not pa.types.is_dictionary(column.type) or \
+            not pa.types.is_string(column.type.value_type):
+        return None
+    chunks = column.unify_dictionaries().chunks
+    if chunks:
+        dictionary = chunks[0].dictionary
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32, copy=False)
+    else:
+        dictionary, codes = pa.array([], type=pa.string()), np.empty(0, dtype=np.int32)
+    categories = pd.Index(np.array(dictionary.to_pylist(), dtype=object), dtype=object)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
+
+
+def read_frame(path: Path, columns: list[str] | None = None, dictionary: bool = False) -> pd.DataFrame:
+    """A stored table, whole (or the given columns of it). ``dictionary``: its string columns as Categoricals of
+    their text, read from Parquet's dictionary pages (a Python string per distinct value, not per cell), for an
+    engine Table only (which encodes them from the codes, as the CLI's reader gives them); a column holding a
+    null comes as to_frame makes it. Everything else (pages, exports, risk) wants the default text columns."""
+    if not dictionary:
+        return to_frame(pq.read_table(path, columns=columns))
+    names = columns if columns is not None else stored_columns(path)
+    table = pq.read_table(path, columns=columns, read_dictionary=names)
+    out = {}
+    for i, name in enumerate(table.column_names):
+        column = table.column(i)
+        categorical = _categorical(column)
+        out[name] = categorical if categorical is not None else _text_object_column(column)
+    return pd.DataFrame(out, index=pd.RangeIndex(table.num_rows))
 
 
 # A range that ends within this many rows of its first row group's start is decoded batch-wise, from that
