@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
@@ -267,7 +268,7 @@ class NodeEvaluator:
         self.rollups = 0
         # classes grouped so far: past KERNEL_AFTER the compiled kernel takes over (see _kernel)
         self.grouped = 0
-        self.kernel: Callable | bool | None = None  # False: numba could not be imported
+        self.kernel: Callable | Literal[False] | None = None  # False: numba could not be imported
 
     # -- classes -------------------------------------------------------------------------------
     class_level = False  # set when the failing function needs tuple -> class (l-diversity, t-closeness...)
