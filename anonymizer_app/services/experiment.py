@@ -92,7 +92,8 @@ def experiment_tables(job: Job):
         yield f"people, {n:,} rows (seed {opts.get('seed', 0)})", make
     if opts.get("include_dataset"):
         def mine():
-            table = datasets.table_from_config(datasets.load_frame(job.dataset), job.config, job.dataset.name)
+            table = datasets.table_from_config(datasets.load_frame(job.dataset, dictionary=True), job.config,
+                                               job.dataset.name)
             return table, datasets.hierarchies_from_config(job.owner, job.config), job.sensitive or None
         yield job.dataset.name, mine
 
