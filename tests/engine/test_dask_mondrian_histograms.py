@@ -116,7 +116,9 @@ def test_counted_on_the_encoded_tuples_the_histograms_equal_the_rows(seed):
         boxes = [[np.ones(s, dtype=bool) for s in sizes]]
         boxes += [[rng.random(s) < 0.6 for s in sizes] for _ in range(4)]
         expected = partitions.region_histograms(part, columns, qi, problem.hierarchies, (), boxes, i)
-        got = partitions.tuple_histograms(encoded, boxes, sizes)
-        assert len(got) == len(expected)
-        for a, b in zip(got, expected):
-            assert a.dtype == np.int64 and np.array_equal(a, b)
+        kept = partitions.kept_codes(encoded, len(qi))
+        assert kept[0].dtype == np.uint16 and kept[0].shape == (len(encoded[0]), len(qi))
+        for got in (partitions.tuple_histograms(encoded, boxes, sizes), partitions.tuple_histograms(kept, boxes, sizes)):
+            assert len(got) == len(expected)
+            for a, b in zip(got, expected):
+                assert a.dtype == np.int64 and np.array_equal(a, b)

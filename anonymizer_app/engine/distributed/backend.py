@@ -169,7 +169,9 @@ class ClusterRun:
 
             self.client.cancel(futures)
             if keep is not None:
-                self.release_kept()
+                for future in keep:
+                    future.release()
+                keep.clear()
             try:
                 wait(futures, timeout=60)
             except Exception:  # noqa: BLE001 - the first error is the one to report
@@ -269,9 +271,16 @@ class ClusterRun:
         def merge(batch: list) -> None:
             merged[0] = merge_combinations([merged[0]] + [r for _, r in batch], width)
 
+        # k-only Mondrian cuts from box histograms (mondrian_on_cluster): keep the partitions' encodings
+        keep: list | None = [] if self.info.name == "mondrian" and not any(getattr(m, "needs_sensitive", False)
+                                                             for m in self.models) else None
         self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, self.attacked,
                   self.domain_values, self.na_values, merge=merge, phase="frequency set", share=(0.1, 0.3),
-                  keep=self.kept if self.info.name == "mondrian" else None)
+                  keep=keep)
+        if keep:  # only the QI codes and counts stay on the workers, in small integer types
+            self.kept = [self.client.submit(partitions.kept_codes, f, q, pure=False) for f in keep]
+            for future in keep:
+                future.release()
         combos, weights, self.first_rows = merged[0]
         if int(weights.sum()) != self.n:
             raise VerificationError(f"the frequency set holds {int(weights.sum())} records, the table {self.n}")

@@ -281,10 +281,10 @@ def region_histograms(part: pd.DataFrame, columns: list[str], qi: list[str], hie
     return out
 
 
-def tuple_histograms(encoded: tuple[np.ndarray, np.ndarray, np.ndarray], regions: list,
+def tuple_histograms(encoded: tuple, regions: list,
                      sizes: list[int]) -> list[np.ndarray]:
-    """region_histograms on a partition already encoded by :func:`combinations` (its distinct tuples, whose
-    first ``len(sizes)`` columns are the QI leaf codes, and their record counts): per QI a
+    """region_histograms on a partition already encoded by :func:`combinations` or :func:`kept_codes` (its
+    distinct tuples, whose first ``len(sizes)`` columns are the QI leaf codes, and their record counts): per QI a
     ``len(regions) x leaves`` matrix of record counts, the same as region_histograms on the partition's rows.
     The counts are summed as float64 by np.bincount: exact, as every sum is an integer below 2**53."""
     matrix, counts = encoded[0], encoded[1]
@@ -297,3 +297,13 @@ def tuple_histograms(encoded: tuple[np.ndarray, np.ndarray, np.ndarray], regions
         for j, size in enumerate(sizes):
             out[j][r] = np.bincount(matrix[inside, j], weights=weights, minlength=size).astype(np.int64)
     return out
+
+
+def kept_codes(encoded: tuple[np.ndarray, np.ndarray, np.ndarray], q: int) -> tuple[np.ndarray, np.ndarray]:
+    """What a worker keeps of :func:`combinations`' result for Mondrian's top cuts: the QI leaf codes
+    (uint16 when every code fits) and the record counts, without the sensitive codes and first rows."""
+    matrix, counts = encoded[0][:, :q], encoded[1]
+    small = matrix.size == 0 or int(matrix.max()) < 2**16
+    wide = len(counts) and int(counts.max()) >= 2**31
+    return (np.ascontiguousarray(matrix, dtype=np.uint16 if small else np.int32),
+            counts.astype(np.int64 if wide else np.int32))
