@@ -405,7 +405,7 @@ class NodeEvaluator:
         # a long search counts every grouping towards loading the kernel; one checking few nodes (Flash
         # without suppression) only the sorted ones, so that it seldom pays the kernel's load
         counted = n > 1 and not self.few_checks
-        kernel = self._kernel(n) if counted else self.kernel or None
+        kernel = self._kernel(n) if counted else (self.kernel if callable(self.kernel) else None)
         if n >= DENSE_MIN:
             space = self._countable(levels, n, DENSE_SPACE if kernel is None else DENSE_SPACE_KERNEL)
             if space:
