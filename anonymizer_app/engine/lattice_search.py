@@ -209,9 +209,11 @@ class LatticeSearch:
         return self.lattice.levels(idx), self.values.flat[idx]
 
     def _branch_and_bound(self, anon: np.ndarray) -> None:
-        """Check the anonymous nodes not yet checked in order of their lower bound until it exceeds the
-        best value found. A node whose bound equals the best is still checked when it would win the
-        tie (lower rank, then lower index; see optimum), so the optimum does not depend on the bound."""
+        """Check the anonymous nodes not yet checked in order of their lower bound until it reaches the
+        best value found. With the class bound (discernibility), whose outlier term makes it tight more
+        often, a node whose bound equals the best is still checked when it would win the tie (lower rank,
+        then lower index; see optimum), so the optimum does not depend on the bound; with a level bound
+        the search stops at a bound equal to the best, as it always has."""
         level_bound = self.metric.level_bound(self.lattice)
         flat_values = self.values.reshape(-1)
         done = ~np.isnan(flat_values)
@@ -236,7 +238,7 @@ class LatticeSearch:
         total = len(heap)
         while heap:
             key, idx = heapq.heappop(heap)
-            if key > best:
+            if key > best or (key == best and level_bound is not None):
                 break
             if level_bound is None:  # the class bound (and the outlier bound) may have risen since queued
                 assert class_lb is not None
