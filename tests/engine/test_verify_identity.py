@@ -37,7 +37,11 @@ def relabel(cells: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(params=[0, 1, 2])
 def case(request):
-    rng = np.random.default_rng(request.param)
+    return _case(request.param)
+
+
+def _case(seed: int):
+    rng = np.random.default_rng(seed)
     n = 400
     frame = pd.DataFrame({"age": rng.integers(20, 60, n).astype(str), "city": [f"c{i}" for i in rng.integers(0, 6, n)],
                           "note": rng.choice(["a", "b"], n), "disease": rng.choice(["flu", "cold", "hiv"], n)})
@@ -96,11 +100,11 @@ def test_a_wrong_label_is_refused_with_or_without_the_leaf_codes(case, codes):
                       result.transformation, leaf_codes=result.leaf_codes if codes else None)
 
 
-def test_a_suppressed_row_showing_a_value_is_refused(case):
-    table, hs, result = case
+def test_a_suppressed_row_showing_a_value_is_refused():
+    # the first seeds' tables whose result suppresses records (some of the fixture's suppress none)
+    cases = (_case(seed) for seed in range(20))
+    table, hs, result = next(c for c in cases if np.asarray(c[2].suppressed, dtype=bool).any())
     sup = np.flatnonzero(np.asarray(result.suppressed, dtype=bool))
-    if not len(sup):
-        pytest.skip("nothing suppressed")
     out = result.output.copy()
     cells = out["age"].to_numpy(dtype=object).copy()
     cells[sup[0]] = table.frame["age"].iloc[sup[0]]
