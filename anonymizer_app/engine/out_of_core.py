@@ -7,7 +7,7 @@ times:
 0. scan: the row count and the distinct values of the QIs and sensitive columns (types, default
    hierarchies, which leaves occur);
 1. store: each chunk's QI leaf codes go to the :class:`~.algorithms.disk_clustering.ClusterStore`
-   (SQLite on disk), which then clusters bucket by bucket and writes every cluster's labels to disk;
+   (flat files on disk), which then clusters bucket by bucket and writes every cluster's labels to disk;
    the input's equivalence classes are counted on disk (:class:`ClassCounter`);
 2. output: each chunk gets its rows' labels from disk, is written, and is verified at once from the
    output cells: every QI cell a valid generalization of its input value, every other column

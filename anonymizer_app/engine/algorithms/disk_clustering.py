@@ -349,9 +349,9 @@ register(
     AlgorithmInfo(
         name="disk-clustering",
         label="Disk-based hybrid clustering",
-        summary="For tables larger than memory (seed 003, Amnesia): the records are kept in an SQLite database "
-        "on disk and clustered bucket by bucket in bounded memory - OKA assignment to the nearest centroid "
-        "through an index, small clusters redistributed, large ones split to k..2k-1 - then generalized "
+        summary="For tables larger than memory (seed 003, Amnesia): the records are kept in flat files on disk, "
+        "sorted by a space-filling-curve key and clustered bucket by bucket in bounded memory - OKA assignment "
+        "to the nearest centroid, small clusters redistributed, large ones split to k..2k-1 - then generalized "
         "locally per cluster.",
         run=disk_clustering,
         models=tuple(PRIVACY_MODELS),
