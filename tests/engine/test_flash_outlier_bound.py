@@ -6,7 +6,6 @@ every node within the budget, computed here node by node from engine.lattice.equ
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -154,17 +153,16 @@ def test_outlier_cap_hand_worked():
     assert search.outlier_cap() == 60
 
 
-ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (ADULT / "adult.csv").is_file(), reason="no Adult")
 @pytest.mark.parametrize("k", [2, 5, 10])
-def test_adult_with_suppression_flash_equals_exhaustive(k):
-    frame, _ = read_table(ADULT / "adult.csv")
+def test_adult_with_suppression_flash_equals_exhaustive(k, shared_datasets):
+    adult = shared_datasets / "adult"
+    frame, _ = read_table(adult / "adult.csv")
     table = Table(frame, {c: "quasi-identifying" for c in QIS})
-    hs = {c: read_hierarchy(ADULT / f"adult_hierarchy_{c}.csv") for c in QIS}
+    hs = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv") for c in QIS}
     fast = anonymize(table, hs, "flash", k=k, suppression_limit=0.04, options=DM)
     full = anonymize(table, hs, "exhaustive", k=k, suppression_limit=0.04, options=DM)
     assert fast.transformation == full.transformation

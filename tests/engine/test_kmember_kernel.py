@@ -26,6 +26,16 @@ def _both(monkeypatch, table, given, k, options=None):
     return plain, compiled
 
 
+def adult_slice(shared_datasets, start: int, stop: int):
+    """Adult's rows start..stop (renumbered from 0), its QIs with the ARX hierarchies, occupation sensitive."""
+    adult = shared_datasets / "adult"
+    frame = pd.read_csv(adult / "adult.csv", sep=";", dtype=str, keep_default_na=False).iloc[start:stop]
+    roles = {c: Role.QUASI_IDENTIFYING for c in ADULT_QI}
+    roles["occupation"] = Role.SENSITIVE
+    given = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
+    return Table(frame.reset_index(drop=True), roles), given
+
+
 @pytest.mark.parametrize("k", [2, 3, 7])
 @pytest.mark.parametrize("seed", [0, 5])
 def test_compiled_loop_equals_numpy_loop_on_mixed_tables(monkeypatch, k, seed):
@@ -38,12 +48,7 @@ def test_compiled_loop_equals_numpy_loop_on_mixed_tables(monkeypatch, k, seed):
 
 
 def test_compiled_loop_equals_numpy_loop_on_adult_sample(monkeypatch, shared_datasets):
-    adult = shared_datasets / "adult"
-    frame = pd.read_csv(adult / "adult.csv", sep=";", dtype=str, keep_default_na=False).iloc[:3000]
-    roles = {c: Role.QUASI_IDENTIFYING for c in ADULT_QI}
-    roles["occupation"] = Role.SENSITIVE
-    table = Table(frame, roles)
-    given = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
+    table, given = adult_slice(shared_datasets, 0, 3000)
     plain, compiled = _both(monkeypatch, table, given, 5)
     assert plain.verified and compiled.verified
     pd.testing.assert_frame_equal(plain.output, compiled.output)
@@ -86,12 +91,7 @@ def test_compiled_loop_on_adult_with_one_candidate_first(monkeypatch, shared_dat
     # seven categorical QIs (many buckets, many ties) and age: the search starts on one candidate's bucket
     monkeypatch.setattr(kmember_module, "KERNEL_BUDGET", 5)
     monkeypatch.setattr(kmember_module, "KERNEL_FIRST", 1)
-    adult = shared_datasets / "adult"
-    frame = pd.read_csv(adult / "adult.csv", sep=";", dtype=str, keep_default_na=False).iloc[3000:5000]
-    roles = {c: Role.QUASI_IDENTIFYING for c in ADULT_QI}
-    roles["occupation"] = Role.SENSITIVE
-    table = Table(frame.reset_index(drop=True), roles)
-    given = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
+    table, given = adult_slice(shared_datasets, 3000, 5000)
     plain, compiled = _both(monkeypatch, table, given, 3, {"seed": 2})
     assert plain.verified and compiled.verified
     pd.testing.assert_frame_equal(plain.output, compiled.output)

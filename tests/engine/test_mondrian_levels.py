@@ -3,8 +3,6 @@ the same partitions with the same numbers, the same tuples and weights, the same
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,7 +15,6 @@ from anonymizer_app.engine.privacy.average_risk import AverageRisk
 from anonymizer_app.engine.recoding import QISpace, cells_from_groups
 from anonymizer_app.engine.table import frequency_set
 
-ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 
 # a wide hierarchy: 9 children under the root (subset sums), 2 under some (the lighter side), 1 under one
@@ -82,12 +79,12 @@ def test_too_small_table_is_one_partition():
     assert_same(p)
 
 
-@pytest.mark.skipif(not (ADULT / "adult.csv").is_file(), reason=f"{ADULT} missing")
 @pytest.mark.parametrize("k", [2, 5, 50])
-def test_levels_equal_the_loop_on_adult(k):
-    frame, _ = read_table(ADULT / "adult.csv")
+def test_levels_equal_the_loop_on_adult(k, shared_datasets):
+    adult = shared_datasets / "adult"
+    frame, _ = read_table(adult / "adult.csv")
     table = Table(frame, {**{c: "qi" for c in ADULT_QI}, "occupation": "sensitive"})
-    given = {c: read_hierarchy(ADULT / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
+    given = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}
     assert_same(problem(table, given, [KAnonymity(k)]))
 
 
