@@ -490,21 +490,32 @@ def _read_arrow(raw: bytes, fmt: Format, width: int, limits: Limits) -> pd.DataF
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    cap = limits.max_cell_chars
     columns = {}
     for i, key in enumerate(keys):
-        encoded = pc.dictionary_encode(table.column(key)).unify_dictionaries()
-        chunks = encoded.chunks
-        if chunks:
-            dictionary = chunks[0].dictionary
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32, copy=False)
-        else:
-            dictionary, codes = pa.array([], type=pa.string()), np.empty(0, dtype=np.int32)
-        if cap is not None and len(dictionary) and pc.max(pc.utf8_length(dictionary)).as_py() > cap:
+        column = arrow_categorical(pc.dictionary_encode(table.column(key)), limits.max_cell_chars)
+        if column is None:
             return None
-        categories = pd.Index(np.array(dictionary.to_pylist(), dtype=object), dtype=object)
-        columns[i] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
+        columns[i] = column
     return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows))
+
+
+def arrow_categorical(column, max_chars: int | None = None) -> pd.Categorical | None:
+    """A dictionary-encoded arrow string column (pyarrow ChunkedArray, no nulls) as a Categorical of its text:
+    the chunks' dictionaries unified, each distinct string made a Python object once. None when a value is
+    longer than ``max_chars``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chunks = column.unify_dictionaries().chunks
+    if chunks:
+        dictionary = chunks[0].dictionary
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32, copy=False)
+    else:
+        dictionary, codes = pa.array([], type=pa.string()), np.empty(0, dtype=np.int32)
+    if max_chars is not None and len(dictionary) and pc.max(pc.utf8_length(dictionary)).as_py() > max_chars:
+        return None
+    categories = pd.Index(np.array(dictionary.to_pylist(), dtype=object), dtype=object)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
 
 
 def text_frame(frame: pd.DataFrame) -> pd.DataFrame:

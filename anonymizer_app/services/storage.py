@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 from django.conf import settings
 from django.core.files.storage import default_storage
 
+from ..engine.reader import arrow_categorical
 from ..engine.result import json_default as engine_json_default
 
 ROW_GROUP = 32_768
@@ -247,19 +248,12 @@ def _text_object_column(column: pa.ChunkedArray) -> np.ndarray:
 
 
 def _categorical(column: pa.ChunkedArray) -> pd.Categorical | None:
-    """A dictionary-encoded string column as a Categorical of its text (categories: str objects, as
-    engine.reader._read_arrow makes them); None when it holds a null (a Table takes such a column as text)."""
+    """A dictionary-encoded string column as a Categorical of its text (as the engine's CSV reader makes
+    them); None when it holds a null (a Table takes such a column as text)."""
     if column.null_count or not pa.types.is_dictionary(column.type) or \
             not pa.types.is_string(column.type.value_type):
         return None
-    chunks = column.unify_dictionaries().chunks
-    if chunks:
-        dictionary = chunks[0].dictionary
-        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32, copy=False)
-    else:
-        dictionary, codes = pa.array([], type=pa.string()), np.empty(0, dtype=np.int32)
-    categories = pd.Index(np.array(dictionary.to_pylist(), dtype=object), dtype=object)
-    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories), validate=False)
+    return arrow_categorical(column)
 
 
 def read_frame(path: Path, columns: list[str] | None = None, dictionary: bool = False) -> pd.DataFrame:
