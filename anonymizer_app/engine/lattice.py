@@ -466,44 +466,57 @@ class NodeEvaluator:
         assert source.key is not None  # the fixed layout
         bottom = source is self.bottom
         n = len(reps)
-        # the codes are made back to front (last source class first): the scatter below then reads two
-        # contiguous arrays, several times faster than reversed views
-        back = reps[::-1]
+        radix = self.radix
+        gcols = self.gcols
+        active = [j for j, lv in enumerate(levels) if radix[j][lv] > 1]  # the others: one label, code 0
         code = None
-        for j, lv in enumerate(levels):
-            r = self.radix[j][lv]
-            if r == 1:
-                continue
-            col = self.gcols[j][lv][::-1] if bottom else self.gcols[j][lv][back]
+        for j in active:
+            lv = levels[j]
+            col = gcols[j][lv] if bottom else gcols[j][lv][reps]
             if code is None:
                 code = col.copy() if bottom else col
             else:
-                code *= r
+                code *= radix[j][lv]
                 code += col
         if code is None:  # every QI at a one-label level: one class, its first member the first
             present = np.zeros(1, dtype=np.int64)
             totals = np.array([source.sizes.sum()])
             code = np.zeros(n, dtype=np.int64)
+            at = present
         else:
-            weights = self.float_counts if bottom else source.sizes
-            totals = np.bincount(code, weights=weights[::-1], minlength=space)
+            totals = np.bincount(code, weights=self.float_counts if bottom else source.sizes, minlength=space)
             present = np.flatnonzero(totals)
             totals = totals[present]
-        first = np.empty(space, dtype=np.int64)
-        first[code] = self.back_positions[self.m - n:]  # n-1 ... 0: the last write is the smallest
-        at = first[present]  # per class, its first source class
+            # the codes back to front (last source class first): the last write of the scatter is each
+            # class's smallest position (one reversed copy: the scatter reads two contiguous arrays)
+            first = np.empty(space, dtype=np.int64)
+            first[code[::-1].copy()] = self.back_positions[self.m - n:]  # n-1 ... 0
+            at = first[present]  # per class, its first source class
         rows = at if bottom else reps[at]  # ... and that class's representative frequency-set row
-        key = source.key[at]
-        for j, (new, old) in enumerate(zip(levels, source.levels)):
-            if new != old:  # on the classes' rows only (a delta over all tuples would be made for a few)
-                g = self.gcols[j]
-                key += (g[new][rows] - g[old][rows]) * self.key_weights[j]
+        changed = [j for j, (new, old) in enumerate(zip(levels, source.levels)) if new != old]
+        weights = self.key_weights
+        if 3 * len(active) < 1 + 5 * len(changed):
+            # the key from the classes' rows directly: the sum of the active QIs' weighted codes
+            key = None
+            for j in active:
+                part = gcols[j][levels[j]][rows] * weights[j]
+                if key is None:
+                    key = part
+                else:
+                    key += part
+            if key is None:
+                key = np.zeros(len(rows), dtype=np.int64)
+        else:
+            key = source.key[at]
+            for j in changed:  # on the classes' rows only (a delta over all tuples would be made for a few)
+                g = gcols[j]
+                key += (g[levels[j]][rows] - g[source.levels[j]][rows]) * weights[j]
         node = NodeClasses(levels, rows, totals.astype(np.int64), key)
         mapping = None
         if self.histograms and self.class_level:
             lookup = np.empty(space, dtype=np.int64)
             lookup[present] = np.arange(len(present), dtype=np.int64)
-            mapping = lookup[code][::-1].copy()
+            mapping = lookup[code]
         return self._linked(node, source, None, None, mapping)
 
     def _kernel(self, n: int):
