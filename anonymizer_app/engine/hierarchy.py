@@ -13,7 +13,7 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -172,7 +172,15 @@ class Hierarchy:
 
     def leaf_codes_of(self, distinct) -> np.ndarray:
         """The leaf code (int32) of each of a few distinct values; -1 where no leaf is the value."""
-        return pd.Categorical(np.asarray(distinct, dtype=object), categories=self.leaves).codes.astype(np.int32)
+        return pd.Categorical(np.asarray(distinct, dtype=object), dtype=self._leaf_dtype()).codes.astype(np.int32)
+
+    def _leaf_dtype(self) -> pd.CategoricalDtype:
+        """The leaves as categories (validated and hashed once per leaves array, not per encoded column)."""
+        cached = getattr(self, "_leaf_categories", None)
+        if cached is None or cached[0] is not self.leaves:
+            cached = (self.leaves, pd.CategoricalDtype(categories=cast(Any, self.leaves)))  # as given (no list)
+            self._leaf_categories = cached
+        return cached[1]
 
     def level_summary(self, sample: int = 6) -> list[dict]:
         """Per level: number of labels and a few of them, for display."""

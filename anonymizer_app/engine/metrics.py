@@ -138,26 +138,39 @@ def loss_figures(
     n = rows if weights is None else int(np.sum(weights))
     if n == 0 or q == 0 or (not any(levels) and not suppressed.any()):
         return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}  # nothing changed
+    everything = not suppressed.any()  # every row kept: no mask to take (the same rows, in the same order)
     kept = ~suppressed
-    wk = None if weights is None else weights[kept]
-    ws = None if weights is None else weights[suppressed]
+    # the counts as floats once (x * count and x * float(count) are the same numbers: counts are exact)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    wk = w if w is None or everything else w[kept]
+    ws = None if w is None else w[suppressed]
     n_sup = int(suppressed.sum()) if ws is None else int(np.sum(ws))
     ncp_sum = height_sum = entropy = 0.0
 
     def total(x: np.ndarray, w: np.ndarray | None) -> float:
         return float(np.sum(x)) if w is None else float(np.sum(x * w))
 
+    by_column = np.ascontiguousarray(codes.T)  # each QI's codes contiguous (the rows' order kept)
     for j, (h, lv) in enumerate(zip(hierarchies, levels)):
-        col = codes[:, j]
-        leaf_count = np.bincount(col, weights=weights, minlength=len(h.leaves))
-        label_of_row = h.maps[lv][col]
-        label_count = np.bincount(label_of_row, weights=weights, minlength=len(h.labels[lv]))
-        if weights is not None:  # bincount with weights gives floats; the counts are whole numbers
-            leaf_count, label_count = leaf_count.astype(np.int64), label_count.astype(np.int64)
-        ncp_sum += total(_ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_row[kept]], wk) + n_sup
+        col = by_column[j]
+        leaf_count = np.bincount(col, weights=w, minlength=len(h.leaves))
+        label_of_leaf = h.maps[lv]
+        # a label's records are its leaves' (whole numbers, exact as floats)
+        label_count = np.bincount(label_of_leaf, weights=leaf_count, minlength=len(h.labels[lv])).astype(np.int64)
+        if w is not None:  # bincount with weights gives floats; the counts are whole numbers
+            leaf_count = leaf_count.astype(np.int64)
+        # a row's terms depend on its leaf only: computed once per leaf (log2 of a count is the same number
+        # whichever array holds it), then taken per row - the very values a per-row computation gives,
+        # summed in the same order, so the figures are bit for bit those of a row-by-row computation
+        log_leaf = np.log2(np.maximum(leaf_count, 1))  # an absent leaf (count 0) is no row's
+        ncp_of_leaf = _ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
+        entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
+        shown = col if everything else col[kept]
+        ncp_sum += total(np.take(ncp_of_leaf, shown), wk) + n_sup
         height_sum += (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
-        entropy += total(np.log2(label_count[label_of_row[kept]]) - np.log2(leaf_count[col[kept]]), wk)
-        entropy += total(np.log2(n) - np.log2(leaf_count[col[suppressed]]), ws)
+        entropy += total(np.take(entropy_of_leaf, shown), wk)
+        if not everything:
+            entropy += total(np.log2(n) - np.take(log_leaf, col[suppressed]), ws)
     cells = n * q
     return {
         "ncp": ncp_sum / cells,

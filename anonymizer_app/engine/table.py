@@ -168,21 +168,29 @@ class Table:
         return out
 
     def encode(self, hierarchies: dict[str, Hierarchy]) -> np.ndarray:
-        """N x q int32 matrix of the QIs' leaf codes (column order = self.qi)."""
+        """N x q int32 matrix of the QIs' leaf codes (column order = self.qi), C-contiguous."""
+        return np.ascontiguousarray(self.encode_columns(hierarchies).T)
+
+    def encode_columns(self, hierarchies: dict[str, Hierarchy]) -> np.ndarray:
+        """q x N int32: the QIs' leaf codes one column per row (``encode`` is its transpose), each column
+        written whole and contiguous."""
         if not self.qi:
             raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
-        codes = np.empty((self.n, len(self.qi)), dtype=np.int32)
+        columns = np.empty((len(self.qi), self.n), dtype=np.int32)
         for j, col in enumerate(self.qi):
             values = self.frame[col]
             d = self.dictionaries.get(col)
-            leaf = None
             if d is not None and d.describes(values.to_numpy(dtype=object)):
                 # the few categories looked up among the leaves, then one take per row
                 leaf_of = hierarchies[col].leaf_codes_of(d.categories)
                 # a value no leaf covers: the row path names it (checked on the categories rows hold)
-                leaf = None if (leaf_of[d.counts > 0] < 0).any() else leaf_of[d.codes]
-            codes[:, j] = leaf if leaf is not None else hierarchies[col].encode(values, col)
-        return codes
+                if not (leaf_of[d.counts > 0] < 0).any():
+                    # the codes index the categories (describes() looked each one up), so 'wrap' takes the
+                    # leaf_of[d.codes] of fancy indexing, without the buffered copy mode='raise' makes
+                    np.take(leaf_of, d.codes, out=columns[j], mode="wrap")
+                    continue
+            columns[j] = hierarchies[col].encode(values, col)
+        return columns
 
 
 @dataclass
@@ -207,9 +215,15 @@ def group_rows(matrix: np.ndarray, radices: np.ndarray | None = None) -> tuple[n
         radices = matrix.max(axis=0).astype(np.int64) + 1 if n else np.ones(q, dtype=np.int64)
     radices = np.maximum(np.asarray(radices, dtype=np.int64), 1)
     if float(np.prod(radices.astype(float))) < 2**62:
-        key = np.zeros(n, dtype=np.int64)
-        for j in range(q):
-            key = key * radices[j] + matrix[:, j]
+        if np.can_cast(matrix.dtype, np.int64, casting="safe"):
+            key = matrix[:, 0].astype(np.int64)  # the mixed-radix packing, in place after the first column
+            for j in range(1, q):
+                key *= radices[j]
+                key += matrix[:, j]
+        else:
+            key = np.zeros(n, dtype=np.int64)
+            for j in range(q):
+                key = key * radices[j] + matrix[:, j]
         return group_keys(key)
     else:
         _, first, inverse, counts = np.unique(matrix, axis=0, return_index=True, return_inverse=True,
@@ -223,7 +237,7 @@ def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     distinct keys sorted (2-3x faster when rows repeat, as QI tuples do)."""
     codes, uniques = pd.factorize(key)
     u = len(uniques)
-    order = np.argsort(uniques)  # distinct keys: every sort gives this order
+    order = sorted_order(uniques)  # distinct keys: every sort gives this order
     rank = np.empty(u, dtype=np.int64)
     rank[order] = np.arange(u, dtype=np.int64)
     inverse = rank[codes]
@@ -234,6 +248,23 @@ def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.flatnonzero(starts)[order], inverse, np.bincount(inverse, minlength=u)
 
 
+RADIX_SORT_MIN = 2048  # distinct keys from which sorted_order radix-sorts (below, np.argsort is as fast)
+
+
+def sorted_order(keys: np.ndarray) -> np.ndarray:
+    """np.argsort(keys) of distinct keys (their one sorted order): non-negative int64 keys, many of them, are
+    radix-sorted 16 bits at a time (numpy's stable sort of uint16 is a counting sort: linear, where a
+    comparison sort of 20,000 keys costs 4x as much); other keys by np.argsort."""
+    if keys.dtype != np.int64 or len(keys) < RADIX_SORT_MIN or int(keys.min()) < 0:
+        return np.argsort(keys)
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    for shift in range(16, int(keys.max()).bit_length(), 16):  # least significant digit first
+        digit = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+    return order
+
+
 def frequency_set(codes: np.ndarray, radices: np.ndarray | None = None) -> FrequencySet:
     first, inverse, counts = group_rows(codes, radices)
-    return FrequencySet(codes[first], counts, inverse)
+    # np.take on the first axis: codes[first] without fancy indexing's per-row overhead (4x faster)
+    return FrequencySet(np.take(codes, first, axis=0), counts, inverse)
