@@ -85,6 +85,7 @@ class Lattice:
         self.size = int(np.prod(np.array(self.shape, dtype=float))) if self.shape else 1
         self.max_rank = int(self.heights.sum())
         self._all: np.ndarray | None = None
+        self._ranks: np.ndarray | None = None
         strides, s = [], 1
         for dim in reversed(self.shape):
             strides.append(s)
@@ -110,7 +111,17 @@ class Lattice:
         return self._all
 
     def ranks(self) -> np.ndarray:
-        return self.all_levels().sum(axis=1, dtype=np.int64)
+        """Per node (index order) the sum of its levels (read-only; made once, by broadcasting)."""
+        if self._ranks is None:
+            ranks = np.zeros(self.shape, dtype=np.int64)
+            for j, dim in enumerate(self.shape):
+                shape = [1] * self.q
+                shape[j] = dim
+                ranks += np.arange(dim, dtype=np.int64).reshape(shape)
+            ranks = ranks.reshape(-1)
+            ranks.flags.writeable = False
+            self._ranks = ranks
+        return self._ranks
 
     def successors(self, levels) -> list[tuple[int, ...]]:
         """Direct generalizations: one QI one level up."""
@@ -323,7 +334,10 @@ class NodeEvaluator:
         return cached
 
     def classes(self, levels, source: NodeClasses | None = None, cache: bool = True) -> NodeClasses:
-        levels = tuple(int(x) for x in levels)
+        return self.evaluate(tuple(int(x) for x in levels), source, cache)
+
+    def evaluate(self, levels: tuple[int, ...], source: NodeClasses | None = None, cache: bool = True) -> NodeClasses:
+        """classes() of levels given as a tuple of Python ints."""
         if source is None:
             source = self.source_for(levels)
             if source is self.bottom and self.clock and source.key is not None:

@@ -96,6 +96,10 @@ class LatticeSearch:
         node = self.evaluator.classes(levels)
         return self.record(node)
 
+    def check_tuple(self, levels: tuple[int, ...]) -> bool:
+        """check() of levels given as a tuple of Python ints (Flash's paths)."""
+        return self.record(self.evaluator.evaluate(levels))
+
     def record(self, node, tag: bool = True) -> bool:
         levels = node.levels
         self.checks += 1

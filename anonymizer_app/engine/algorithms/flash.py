@@ -72,65 +72,101 @@ def _size_region(search: LatticeSearch) -> np.ndarray | None:
     return sub.tags != NOT_ANONYMOUS
 
 
-def _flash(search: LatticeSearch) -> None:
-    lat = search.lattice
-    tags = search.tags
+def _relative_heights(lat) -> np.ndarray:
+    """Per node (index order) the sum over QIs of its level / the QI's height (a height of 0 taken as 1): the
+    floats of (all_levels() / heights).sum(axis=1), the same matrix summed row by row, made by broadcasting
+    each QI's fractions instead of from the int levels matrix."""
     heights = np.maximum(lat.heights, 1).astype(float)
-    allv = lat.all_levels()
-    rel = (allv / heights).sum(axis=1)
-    order = np.lexsort((np.arange(lat.size), rel, lat.ranks()))
-    rel_of = rel.tolist()
+    q = lat.q
+    if q == 0:
+        return np.zeros(lat.size)
+    fractions = np.empty(lat.shape + (q,))
+    for j, dim in enumerate(lat.shape):
+        shape = [1] * q
+        shape[j] = dim
+        fractions[..., j] = (np.arange(dim) / heights[j]).reshape(shape)
+    return fractions.reshape(-1, q).sum(axis=1)
 
+
+def _flash(search: LatticeSearch) -> None:
+    """Start nodes by rank, then relative height, then index; paths and heap as in the paper. Nodes are held
+    as (levels tuple, lattice index), tags read through a memoryview of the flat tags (several times faster
+    from Python than indexing the array), relative heights likewise."""
+    lat = search.lattice
+    q = lat.q
+    tags = search.tags
+    flat = tags.reshape(-1)  # a view: tags set through either are seen by both
+    flat_tags = flat.data
+    rel = _relative_heights(lat)
+    rel_of = rel.data
     tops = [int(h) for h in lat.heights]
     strides = lat.strides
-    # a view, tags set through either are seen by both; a memoryview reads one from Python several times
-    # faster than the array (the scan below reads every node's)
-    flat_tags = tags.reshape(-1).data
+    dims = range(q)
+    check, prune = search.check_tuple, search.prune
 
-    def find_path(start: tuple[int, ...]) -> list[tuple[int, ...]]:
-        """Upwards from start, always to the untagged direct generalization of least relative height."""
-        path = [start]
-        node, at = start, lat.index(start)
+    def find_path(node: tuple[int, ...], at: int) -> tuple[list[tuple[int, ...]], list[int]]:
+        """Upwards from node, always to the untagged direct generalization of least relative height (ties:
+        the least index, i.e. the least levels tuple)."""
+        nodes, ats = [node], [at]
         while True:
-            best = None
-            for j, lv in enumerate(node):
-                if lv < tops[j] and flat_tags[at + strides[j]] == UNKNOWN:
-                    up = node[:j] + (lv + 1,) + node[j + 1:]
-                    cand = (rel_of[at + strides[j]], up)
-                    if best is None or cand < best[0]:
-                        best = (cand, at + strides[j])
-            if best is None:
-                return path
-            (_, node), at = best
-            path.append(node)
+            best = -1
+            best_rel = 0.0
+            best_j = 0
+            for j in dims:
+                if node[j] < tops[j]:
+                    up = at + strides[j]
+                    if flat_tags[up] == UNKNOWN:
+                        r = rel_of[up]
+                        # j ascending: the index falls, so on a tie the later one is the lesser
+                        if best < 0 or r <= best_rel:
+                            best, best_rel, best_j = up, r, j
+            if best < 0:
+                return nodes, ats
+            node = node[:best_j] + (node[best_j] + 1,) + node[best_j + 1:]
+            at = best
+            nodes.append(node)
+            ats.append(at)
 
     heap: list = []
 
-    def check_path(path: list[tuple[int, ...]]) -> None:
-        lo, hi = 0, len(path) - 1
+    def check_path(path: tuple[list[tuple[int, ...]], list[int]]) -> None:
+        nodes, ats = path
+        lo, hi = 0, len(nodes) - 1
         while lo <= hi:
             mid = (lo + hi) // 2
-            node = path[mid]
-            if tags[node] == UNKNOWN and not search.prune(node):
-                search.check(node)
-            if tags[node] == ANONYMOUS or tags[node] == PRUNED:
+            node, at = nodes[mid], ats[mid]
+            if flat_tags[at] == UNKNOWN and not prune(node):
+                check(node)
+            tag = flat_tags[at]
+            if tag == ANONYMOUS or tag == PRUNED:
                 hi = mid - 1
             else:
-                heapq.heappush(heap, (rel_of[lat.index(node)], node))
+                heapq.heappush(heap, (rel_of[at], at, node))  # (relative height, index): as (…, levels)
                 lo = mid + 1
 
     size = lat.size
-    for count, idx in enumerate(order.tolist()):
-        if flat_tags[idx] != UNKNOWN:
+    ranks = lat.ranks()
+    by_rank = np.argsort(ranks.astype(np.int16 if lat.max_rank < 2**15 else np.int64), kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(ranks, minlength=lat.max_rank + 1)))).tolist()
+    for r in range(lat.max_rank + 1):
+        # the nodes of rank r still untagged (tags only ever leave UNKNOWN), by relative height then index
+        bucket = by_rank[bounds[r]:bounds[r + 1]]
+        live = bucket[flat[bucket] == UNKNOWN]
+        if not len(live):
             continue
-        node = lat.levels(idx)
-        check_path(find_path(node))
-        while heap:
-            _, low = heapq.heappop(heap)
-            for up in lat.successors(low):
-                if tags[up] == UNKNOWN:
-                    check_path(find_path(up))
-        search.problem.report(0.85 * count / size, f"Flash: {search.checks} nodes checked")
+        live = live[np.argsort(rel[live], kind="stable")]
+        for i, idx in enumerate(live.tolist()):
+            if flat_tags[idx] != UNKNOWN:
+                continue
+            check_path(find_path(lat.levels(idx), idx))
+            while heap:
+                _, low_at, low = heapq.heappop(heap)
+                for j in dims:
+                    if low[j] < tops[j]:
+                        up_at = low_at + strides[j]
+                        if flat_tags[up_at] == UNKNOWN:
+                            check_path(find_path(low[:j] + (low[j] + 1,) + low[j + 1:], up_at))
+            search.problem.report(0.85 * (bounds[r] + i) / size, f"Flash: {search.checks} nodes checked")
 
 
 register(
