@@ -228,12 +228,35 @@ def build_output(
     table: Table, hierarchies: list[Hierarchy], codes: np.ndarray, levels: list[int], suppressed: np.ndarray
 ) -> pd.DataFrame:
     """Input order, identifying columns removed, QIs at their level, suppressed rows '*' in every QI."""
+    columns = [c for c in table.frame.columns if c not in table.identifying]
+    # a text table's output is built in its one block of cells: a row per output column (as the frame holds
+    # them); any other dtype among the copied columns: output_frame, which keeps each column's dtype
+    in_block = table.frame.columns.is_unique and all(table.frame[c].dtype == object for c in columns
+                                                      if c not in table.qi)
+    block = np.empty((len(columns) if in_block else 0, table.n), dtype=object)
+    row = {c: i for i, c in enumerate(columns)}
     qi_cells = {}
+    any_suppressed = bool(suppressed.any())
     for j, (col, labels) in enumerate(zip(table.qi, label_columns(hierarchies, levels))):
-        cells = np.asarray(labels, dtype=object)[codes[:, j]]  # a new array holding the labels' own objects
-        cells[suppressed] = ROOT
+        labels = np.asarray(labels, dtype=object)
+        if in_block:
+            cells = block[row[col]]
+            # the leaf codes index ``labels`` (one label per leaf; encode checked every code), so mode 'wrap'
+            # takes what labels[codes] takes, without the buffered copy mode='raise' makes
+            np.take(labels, codes[:, j], out=cells, mode="wrap")
+        else:
+            cells = labels[codes[:, j]]  # a new array holding the labels' own objects
+        if any_suppressed:
+            cells[suppressed] = ROOT
         qi_cells[col] = cells
-    return output_frame(table, qi_cells)
+    if not in_block:
+        return output_frame(table, qi_cells)
+    for c in columns:  # the other columns copied in (the very objects of the input's cells)
+        if c not in qi_cells:
+            block[row[c]] = table.frame[c].to_numpy()
+    # the block as the frame's cells, not copied (a frame of separate columns, as output_frame builds, is
+    # consolidated into such a block: a second copy of every cell)
+    return pd.DataFrame(block.T, index=table.frame.index.copy(), columns=columns, copy=False)
 
 
 def output_frame(table: Table, qi_cells: dict[str, np.ndarray]) -> pd.DataFrame:

@@ -238,8 +238,11 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
         labels = object_addresses(np.asarray(h.labels[level], dtype=object))
         if shown is None or labels is None:
             return None
-        label_of_leaf = np.asarray(h.maps[level], dtype=np.int64)[encoded[:, j]]
-        other = shown != labels[label_of_leaf]
+        label_of = np.asarray(h.maps[level], dtype=np.int64)  # per leaf: its label's code, and that label's object
+        leaves = encoded[:, j].astype(np.intp)  # contiguous, the index type np.take works in
+        # np.take raises on a code that is no leaf's, as indexing does
+        label_of_leaf = np.take(label_of, leaves)
+        other = shown != np.take(labels[label_of], leaves)
         if (other.any() if everything else (other & kept).any()):
             return None
         key *= radix
