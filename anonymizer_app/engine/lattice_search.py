@@ -90,6 +90,9 @@ class LatticeSearch:
         self.n = n
         self.k_cost = min(self.k_min, n)  # the least a kept record costs in discernibility
 
+    def _checked_phase(self) -> str:
+        return f"{self.checks} of {self.lattice.size} lattice nodes checked"
+
     # -- checking -----------------------------------------------------------------------------------
     def check(self, levels) -> bool:
         levels = tuple(int(x) for x in levels)
@@ -105,7 +108,7 @@ class LatticeSearch:
         self.checks += 1
         # every node checked is a unit of work: the progress callback hears from the search at least
         # every HEARTBEAT_SECONDS (the bar keeps the search's own fraction)
-        self.problem.heartbeat(None, lambda: f"{self.checks} of {self.lattice.size} lattice nodes checked")
+        self.problem.heartbeat(None, self._checked_phase)
         self.checked[levels] = True
         anonymous = node.outliers <= self.budget
         if anonymous:
