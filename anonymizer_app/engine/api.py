@@ -134,7 +134,8 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         leaf_codes = LeafCodes.freeze(codes, ordered)
         freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
     # the sensitive columns encoded once, for the figures and the attack report (as the attack report encodes them)
-    encoded_sensitive = {c: sensitive_domain(table.frame, c, numeric=table.is_numeric(c))
+    encoded_sensitive = {c: sensitive_domain(table.frame, c, numeric=table.is_numeric(c),
+                                             dictionary=table.dictionaries.get(c))
                          for c in sensitive_columns(table, sensitive, models)}
     sensitive_dom = encoded_sensitive.get(sensitive) if sensitive is not None else None
     if isinstance(recoding, CellRecoding):

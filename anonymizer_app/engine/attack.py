@@ -77,8 +77,9 @@ def report_part(dom: SensitiveDomain, class_of_row: np.ndarray, limit: int = 200
     part["entropy_sum"] = float(ent.sum())
 
     def entry(i: int) -> dict:
+        # the class's counts as Python ints (tolist), the same numbers int() gives, without a numpy scalar each
         return {"class": int(ids[i]), "size": int(sizes[i]), "entropy": float(ent[i]), "emd": float(emd[i]),
-                "counts": {values[j]: int(x) for j, x in enumerate(counts[i]) if x}}
+                "counts": {values[j]: x for j, x in enumerate(counts[i].tolist()) if x}}
 
     part["lowest"] = [entry(i) for i in np.lexsort((ids, -sizes, ent))[:limit]]
     part["farthest"] = [entry(i) for i in np.lexsort((ids, -sizes, -emd))[:limit]]

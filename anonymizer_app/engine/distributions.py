@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .cells import factorize_cells
+from .cells import ColumnDictionary, factorize_cells
 from .errors import InputError
 from .hierarchy import Hierarchy
 from .missing import MISSING
@@ -155,15 +155,29 @@ def _numeric_order(values: np.ndarray) -> np.ndarray | None:
 
 
 def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None = None,
-                     numeric: bool | None = None) -> SensitiveDomain:
-    """Encode ``column`` of ``frame``; values ordered numerically when they all parse as numbers."""
+                     numeric: bool | None = None, dictionary: ColumnDictionary | None = None) -> SensitiveDomain:
+    """Encode ``column`` of ``frame``; values ordered numerically when they all parse as numbers.
+    ``dictionary``: the column's codes into its str categories (Table.dictionaries), used when they still
+    describe its cells (the same domain, without hashing a cell per row)."""
     if column not in frame.columns:
         raise InputError(f"unknown sensitive column {column!r}")
-    raw = frame[column].astype(str).to_numpy()
-    # hashing, not np.unique's sort of N Python strings (20x slower on 1M rows), by object first (the reader's
-    # cells share one object per value: cells.factorize_cells); then the few distinct values sorted, as
-    # pd.factorize(raw, sort=True) sorts them
-    codes, distinct = factorize_cells(raw)
+    cells = frame[column]
+    if dictionary is not None and cells.dtype == object and dictionary.describes(cells.to_numpy(dtype=object)) \
+            and all(type(v) is str for v in dictionary.categories):
+        # every cell is the str object its code names (astype(str) keeps its value): the present categories
+        # told apart by value, each row's code taken from its category's
+        present = np.flatnonzero(dictionary.counts > 0)
+        by_value, distinct = pd.factorize(pd.Series(dictionary.categories[present], dtype=object))
+        code_of = np.zeros(len(dictionary.categories), dtype=np.int64)
+        code_of[present] = by_value
+        codes = code_of[dictionary.codes]
+    else:
+        raw = cells.astype(str).to_numpy()
+        # hashing, not np.unique's sort of N Python strings (20x slower on 1M rows), by object first (the
+        # reader's cells share one object per value: cells.factorize_cells)
+        codes, distinct = factorize_cells(raw)
+    # then the few distinct values sorted, as pd.factorize(raw, sort=True) sorts them (whatever order they
+    # were found in: they are distinct)
     uniq = np.asarray(distinct, dtype=object)
     by_value = np.argsort(uniq, kind="stable")
     rank = np.empty(len(uniq), dtype=np.int64)
