@@ -261,6 +261,7 @@ class NodeEvaluator:
         self.back_positions = self.positions[::-1].copy()  # m-1 ... 0, for _group_dense's scatter
         self.float_counts = self.counts.astype(np.float64)  # bincount's weights from the bottom
         self.deltas: dict[tuple[int, int, int], np.ndarray] = {}
+        self.label_steps: dict[tuple[int, int, int], np.ndarray] = {}
         self.delta_room = max(0, 16_000_000 // max(self.m, 1))  # arrays of m int64 kept: at most ~128 MB
         # more roll-up sources pay off: up to 1,024 nodes, evicted (least recently used first) once they
         # hold more than ~10M classes together (~240 MB; at least 48 nodes of the frequency set's size),
@@ -334,10 +335,14 @@ class NodeEvaluator:
             ok = (self.cache_bits[:filled] & ~(self._bits(levels) if bits is None else bits)) == 0
         else:
             ok = (self.cache_levels[:filled] <= np.array(levels, dtype=np.int64)).all(axis=1)
-        classes = np.where(ok, self.cache_classes[:filled], self.m + 1)
-        slot = int(classes.argmin())
-        if classes[slot] > self.m:
+        slots = ok.nonzero()[0]
+        if not len(slots):
             return self.bottom
+        classes = self.cache_classes[slots]
+        at = classes.argmin()  # the first slot of the fewest classes
+        if classes[at] > self.m:  # emptied slots only
+            return self.bottom
+        slot = int(slots[at])
         self.rollups += 1
         self.clock += 1
         self.cache_used[slot] = self.clock  # used: the last to be evicted
@@ -368,7 +373,7 @@ class NodeEvaluator:
                 node.failing = self.failing_fn(node.sizes, tuple_class=self.tuple_class(node))
             else:
                 node.failing = self.failing_fn(node.sizes)
-            node.outliers = int(node.sizes[node.failing].sum())
+            node.outliers = int(np.add.reduce(node.sizes[node.failing]))
             if not node.skipped:
                 node.parent = node.parent_map = None
         if cache and node is not self.bottom:
@@ -440,8 +445,7 @@ class NodeEvaluator:
         for j, (new, old) in enumerate(zip(levels, source.levels)):
             if new != old:
                 if self.few_checks and not bottom:  # from the source's classes: no delta over all tuples made
-                    g = self.gcols[j]
-                    key = key + (g[new][reps] - g[old][reps]) * self.key_weights[j]
+                    key = key + self._label_step(j, old, new)[self.gcols[j][old][reps]]
                     continue
                 delta = self._delta(j, old, new)
                 key = key + (delta if bottom else delta[reps])
@@ -469,11 +473,23 @@ class NodeEvaluator:
         head = np.empty(n, dtype=bool)
         head[0] = True
         np.not_equal(sk[1:], sk[:-1], out=head[1:])
-        starts = np.flatnonzero(head)
+        starts = head.nonzero()[0]
         if len(starts) == n:  # nothing merged
             return self._linked(NodeClasses(levels, reps[order], source.sizes[order], sk), source, order, None)
         sizes = np.add.reduceat(source.sizes[order], starts)
         return self._linked(NodeClasses(levels, reps[order[starts]], sizes, sk[starts]), source, order, head)
+
+    def _label_step(self, j: int, old: int, new: int) -> np.ndarray:
+        """Per label of QI j at level old: the change of a key when that label goes to its generalization
+        at level new (cached; small: one entry per label)."""
+        found = self.label_steps.get((j, old, new))
+        if found is None:
+            maps = self.hierarchies[j].maps
+            up = np.zeros(self.radix[j][old], dtype=np.int64)
+            up[maps[old]] = maps[new]  # a hierarchy maps every leaf of a label to the same generalization
+            found = (up - np.arange(len(up), dtype=np.int64)) * self.key_weights[j]
+            self.label_steps[(j, old, new)] = found
+        return found
 
     def _countable(self, levels: tuple[int, ...], n: int, per_class: int = DENSE_SPACE) -> int:
         """The node's code space (product of its levels' label counts) where n source classes are grouped
