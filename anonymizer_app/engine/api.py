@@ -256,8 +256,12 @@ def build_output(
         if c not in qi_cells:
             block[row[c]] = table.frame[c].to_numpy()
     # the block as the frame's cells, not copied (a frame of separate columns, as output_frame builds, is
-    # consolidated into such a block: a second copy of every cell)
-    return pd.DataFrame(block.T, index=table.frame.index.copy(), columns=columns, copy=False)
+    # consolidated into such a block: a second copy of every cell). pandas looks through each object column
+    # for datetimes to convert it to (all its cells datetime-like); a column holding a str never is, so a
+    # table whose every column starts with a str skips that scan (dtype=object: the same frame)
+    plain = not pd.get_option("future.infer_string") and all(type(v) is str for v in block[:, :1].ravel())
+    return pd.DataFrame(block.T, index=table.frame.index.copy(), columns=columns, copy=False,
+                        dtype=object if plain else None)
 
 
 def output_frame(table: Table, qi_cells: dict[str, np.ndarray]) -> pd.DataFrame:

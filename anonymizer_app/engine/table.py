@@ -234,7 +234,12 @@ def group_rows(matrix: np.ndarray, radices: np.ndarray | None = None) -> tuple[n
 def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """np.unique(key, return_index=True, return_inverse=True, return_counts=True) without its sort of
     all N keys: the keys hashed (pd.factorize, distinct keys in first-seen order), then only the
-    distinct keys sorted (2-3x faster when rows repeat, as QI tuples do)."""
+    distinct keys sorted (2-3x faster when rows repeat, as QI tuples do); keys in a small range
+    (_group_dense_keys) are counted instead of hashed."""
+    if key.dtype == np.int64 and len(key):
+        low, high = int(key.min()), int(key.max())
+        if low >= 0 and high < max(DENSE_KEYS_PER_ROW * len(key), DENSE_KEYS_MIN):
+            return _group_dense_keys(key, high + 1)
     codes, uniques = pd.factorize(key)
     u = len(uniques)
     order = sorted_order(uniques)  # distinct keys: every sort gives this order
@@ -248,7 +253,42 @@ def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.flatnonzero(starts)[order], inverse, np.bincount(inverse, minlength=u)
 
 
-RADIX_SORT_MIN = 2048  # distinct keys from which sorted_order radix-sorts (below, np.argsort is as fast)
+# keys below max(DENSE_KEYS_PER_ROW x rows, DENSE_KEYS_MIN) are grouped by counting (one count per possible key)
+DENSE_KEYS_PER_ROW = 2
+DENSE_KEYS_MIN = 1 << 16
+
+
+def _group_dense_keys(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """group_keys of non-negative keys below ``span`` (a few per row): one count per possible key, the
+    present ones numbered in key order (np.unique's numbering), no hashing; each group's first row from
+    the rows put in group order by a stable counting sort."""
+    every = np.bincount(key, minlength=span)
+    present = np.flatnonzero(every)
+    rank = np.zeros(span, dtype=np.int64)
+    rank[present] = np.arange(len(present), dtype=np.int64)
+    inverse = rank[key]
+    counts = every[present]
+    by_group = stable_order(inverse)  # rows of group 0, then of group 1 ...: each group's first row first
+    return by_group[np.cumsum(counts) - counts], inverse, counts
+
+
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """np.argsort(values, kind="stable") of non-negative int64 values: radix-sorted 16 bits at a time (a
+    stable counting sort per digit, least significant first, is a stable sort) when they are many."""
+    if values.dtype != np.int64 or len(values) < RADIX_SORT_MIN or int(values.min()) < 0:
+        return np.argsort(values, kind="stable")
+    return _radix_order(values)
+
+
+def _radix_order(values: np.ndarray) -> np.ndarray:
+    order = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    for shift in range(16, int(values.max()).bit_length(), 16):  # least significant digit first
+        digit = ((values[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+    return order
+
+
+RADIX_SORT_MIN = 2048  # keys from which sorted_order and stable_order radix-sort (below, np.argsort is as fast)
 
 
 def sorted_order(keys: np.ndarray) -> np.ndarray:
@@ -257,11 +297,7 @@ def sorted_order(keys: np.ndarray) -> np.ndarray:
     comparison sort of 20,000 keys costs 4x as much); other keys by np.argsort."""
     if keys.dtype != np.int64 or len(keys) < RADIX_SORT_MIN or int(keys.min()) < 0:
         return np.argsort(keys)
-    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    for shift in range(16, int(keys.max()).bit_length(), 16):  # least significant digit first
-        digit = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
-    return order
+    return _radix_order(keys)
 
 
 def frequency_set(codes: np.ndarray, radices: np.ndarray | None = None) -> FrequencySet:
