@@ -7,15 +7,11 @@ class AnonymizerAppConfig(AppConfig):
     verbose_name = "Anonymizer"
 
     def ready(self):
-        # Load the Celery app whenever Django starts (web process, manage.py, tests, and the worker,
-        # whose Django fixup calls django.setup()), so that @shared_task binds to it and not to a
-        # default app. Not in the package's __init__: the engine must import without Django/Celery.
+        # Not the Celery app: tasks.py loads it before its task is defined (celery.py says why), so a
+        # process that queues no job (manage.py anonymize ...) does not import Celery and kombu.
         from django.db.models.signals import post_migrate
 
-        from . import (
-            celery,  # noqa: F401
-            checks,  # noqa: F401  (registers the startup checks)
-        )
+        from . import checks  # noqa: F401  (registers the startup checks)
         from .services import at_rest, erasure
 
         erasure.connect()  # files follow their rows, however the rows are deleted

@@ -1,15 +1,18 @@
 """The Celery application. Workers: `celery -A anonymizer_app worker` (see `make worker`); Celery finds
 this module by itself (the `celery` submodule of the package named by -A).
 
-Django processes load it from AnonymizerAppConfig.ready() (apps.py), not from the package's
-__init__, so that importing anonymizer_app.engine loads neither Django nor Celery."""
+Only what uses Celery loads it: the tasks module (tasks.py imports this app before its @shared_task, so
+that the task binds to it and not to a default app; the web app imports tasks.py when it queues a job),
+the worker (-A) and tests that configure it. Not Django's setup (apps.py): a manage.py command such as
+anonymize never queues a job and does not pay for importing Celery and kombu. Not the package's
+__init__ either: importing anonymizer_app.engine loads neither Django nor Celery."""
 
 import logging
 import os
 import time
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
 
@@ -17,6 +20,20 @@ app = Celery("anonymizer")
 # Every CELERY_* Django setting configures Celery (CELERY_BROKER_URL -> broker_url, ...).
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _refuse_worker_on_public_key(**kwargs) -> None:
+    """A worker does not start on the public development key with DEBUG off (checks.py)."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from anonymizer_app.checks import refuse_public_key
+
+    # Celery logs and swallows a receiver's exception: SystemExit is the one that stops the worker.
+    try:
+        refuse_public_key()
+    except ImproperlyConfigured as exc:
+        raise SystemExit(f"ImproperlyConfigured: {exc}") from exc
 
 
 @worker_ready.connect

@@ -1,11 +1,11 @@
 """Startup checks: a server with DEBUG off never runs on the public development key.
 
 manage.py commands run the system check (runserver, migrate, check); gunicorn and the Celery worker run
-none, so wsgi.py and the worker's start (below) call ``refuse_public_key`` themselves."""
+none, so wsgi.py and the worker's start (a worker_init receiver in celery.py) call ``refuse_public_key``
+themselves. Nothing of Celery here: Django setup loads this module, and Celery loads only where it is used."""
 
 from __future__ import annotations
 
-from celery.signals import worker_init
 from django.conf import settings
 from django.core.checks import Error, register
 from django.core.exceptions import ImproperlyConfigured
@@ -28,12 +28,3 @@ def refuse_public_key() -> None:
     """ImproperlyConfigured naming the variable when DEBUG is off and SECRET_KEY is the development key."""
     for error in secret_key_check(None):
         raise ImproperlyConfigured(f"{error.msg} ({error.hint})")
-
-
-@worker_init.connect
-def _refuse_worker_on_public_key(**kwargs) -> None:
-    # Celery logs and swallows a receiver's exception: SystemExit is the one that stops the worker.
-    try:
-        refuse_public_key()
-    except ImproperlyConfigured as exc:
-        raise SystemExit(f"ImproperlyConfigured: {exc}") from exc

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from . import celery  # noqa: F401  (the app, loaded before the task so that @shared_task binds to it)
 from .models import Job
 from .services.jobs import run_job
 
