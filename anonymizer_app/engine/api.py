@@ -292,32 +292,44 @@ def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndar
 
 def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
     """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
-    inv, sizes = _input_classes(freq, hierarchies)
+    inv, sizes, own = _input_classes(freq, hierarchies)
     figures = class_figures(sizes, table.n, 0, k)
     figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
     if sensitive is not None:
-        if dom is not None:
+        if dom is not None and own:
+            figures.update(own_class_homogeneity(dom.tuple_triplets(freq.inverse)[0], sizes))
+        elif dom is not None:
             figures.update(tuple_homogeneity(inv, *dom.tuple_triplets(freq.inverse)))
         else:
             figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
     return figures
 
 
-def _input_classes(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray]:
+def own_class_homogeneity(tuples: np.ndarray, sizes: np.ndarray) -> dict:
+    """tuple_homogeneity(np.arange(len(sizes)), tuples, values, counts) when each distinct tuple is its own
+    class of ``sizes[t]`` records (the input's classes): the triplets being distinct (tuple, value) cells, a
+    tuple's distinct values are its triplets, counted without a cell per (tuple, value)."""
+    homogeneous = np.bincount(tuples, minlength=len(sizes)) == 1
+    return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
+
+
+def _input_classes(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray, bool]:
     """equivalence_classes at level 0 everywhere: each distinct tuple its own class, numbered in the order of
     the packed keys. The frequency set's tuples already come in that order when level 0 maps every leaf to
-    itself (checked: the keys strictly increase), so no regrouping; otherwise equivalence_classes."""
+    itself (checked: the keys strictly increase), so no regrouping (third value True: class t is tuple t);
+    otherwise equivalence_classes."""
     levels = [0] * len(hierarchies)
     sizes_of = radices(hierarchies, levels)
     codes = freq.codes
     if len(codes) and float(np.prod(sizes_of.astype(float))) < 2**62 and all(
             np.array_equal(h.maps[0], np.arange(len(h.maps[0]))) for h in hierarchies):
-        key = np.zeros(len(codes), dtype=np.int64)
-        for j in range(codes.shape[1]):
-            key = key * sizes_of[j] + codes[:, j]
+        key = codes[:, 0].astype(np.int64)  # packed in place after the first column
+        for j in range(1, codes.shape[1]):
+            key *= sizes_of[j]
+            key += codes[:, j]
         if bool(np.all(key[1:] > key[:-1])):
-            return np.arange(len(codes), dtype=np.int64), np.asarray(freq.counts, dtype=np.int64).copy()
-    return equivalence_classes(codes, freq.counts, hierarchies, levels)
+            return np.arange(len(codes), dtype=np.int64), np.asarray(freq.counts, dtype=np.int64).copy(), True
+    return (*equivalence_classes(codes, freq.counts, hierarchies, levels), False)
 
 
 def tuple_suppression(freq, suppressed: np.ndarray) -> np.ndarray | None:

@@ -138,7 +138,7 @@ def _count_pairs(pair: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     cells = (int(pair.max()) // m + 1) * m if len(pair) and pair.min() >= 0 else -1
     if 0 <= cells <= max(4 * len(pair), 1 << 22):
         every = np.bincount(pair, minlength=cells)
-        present = np.flatnonzero(every)
+        present = np.flatnonzero(every > 0)  # (nonzero of a bool array: several times faster than of counts)
         return present, every[present]
     distinct, counts = np.unique(pair, return_counts=True)
     return distinct, counts

@@ -172,7 +172,13 @@ class Hierarchy:
 
     def leaf_codes_of(self, distinct) -> np.ndarray:
         """The leaf code (int32) of each of a few distinct values; -1 where no leaf is the value."""
-        return pd.Categorical(np.asarray(distinct, dtype=object), dtype=self._leaf_dtype()).codes.astype(np.int32)
+        values = np.asarray(distinct, dtype=object)
+        dtype = self._leaf_dtype()
+        if not pd.get_option("future.infer_string") and all(type(v) is str for v in values):
+            # what pd.Categorical(values, dtype=dtype).codes looks up (its categories' indexer), without the
+            # checks of its construction: str values pass its datetime inference unchanged
+            return dtype.categories.get_indexer_for(cast(Any, values)).astype(np.int32)
+        return pd.Categorical(values, dtype=dtype).codes.astype(np.int32)
 
     def _leaf_dtype(self) -> pd.CategoricalDtype:
         """The leaves as categories (validated and hashed once per leaves array, not per encoded column)."""

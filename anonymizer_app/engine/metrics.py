@@ -36,8 +36,19 @@ METRIC_HELP = {
 
 def class_figures(sizes: np.ndarray, n: int, suppressed: int, k: int, threshold: float = RISK_THRESHOLD) -> dict:
     """EC counts, discernibility, C_AVG and the prosecutor/marketer risks."""
-    values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
-    return class_figures_from_histogram(values, counts, n, suppressed, k, threshold)
+    return class_figures_from_histogram(*size_histogram(sizes), n, suppressed, k, threshold)
+
+
+def size_histogram(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(sizes, return_counts=True) of class sizes: by counting when they are small numbers (they
+    are: at most N), not by a sort."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(sizes) and int(sizes.min()) >= 0 and int(sizes.max()) < max(4 * len(sizes), 1 << 16):
+        every = np.bincount(sizes)
+        values = np.flatnonzero(every > 0)
+        return values, every[values]
+    distinct, counts = np.unique(sizes, return_counts=True)
+    return distinct, counts
 
 
 def class_figures_from_histogram(size: np.ndarray, count: np.ndarray, n: int, suppressed: int, k: int,
@@ -86,12 +97,15 @@ def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.nd
     kept = cls >= 0
     if not kept.any():
         return {"homogeneous_classes": 0, "homogeneous_records": 0}
-    cls, values, counts = cls[kept], np.asarray(values, dtype=np.int64)[kept], counts[kept]
+    values = np.asarray(values, dtype=np.int64)
+    if not kept.all():  # (all kept: the same arrays, no copies)
+        cls, values, counts = cls[kept], values[kept], counts[kept]
     width = int(values.max()) + 1
     classes = int(cls.max()) + 1
     if classes * width <= max(4 * len(cls), 1 << 22):  # distinct values per class from one count per cell
-        distinct = (np.bincount(cls * width + values, minlength=classes * width) > 0).reshape(
-            classes, width).sum(axis=1)
+        # the class of each present (class, value) cell counted (a sum along rows of width-wide bools is slow)
+        present = np.flatnonzero(np.bincount(cls * width + values, minlength=classes * width) > 0)
+        distinct = np.bincount(present // width, minlength=classes)
     else:
         pairs = np.unique(cls * width + values)
         distinct = np.bincount(pairs // width)

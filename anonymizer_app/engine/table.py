@@ -263,7 +263,7 @@ def _group_dense_keys(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarra
     present ones numbered in key order (np.unique's numbering), no hashing; each group's first row from
     the rows put in group order by a stable counting sort."""
     every = np.bincount(key, minlength=span)
-    present = np.flatnonzero(every)
+    present = np.flatnonzero(every > 0)  # (nonzero of a bool array: several times faster than of counts)
     rank = np.zeros(span, dtype=np.int64)
     rank[present] = np.arange(len(present), dtype=np.int64)
     inverse = rank[key]
