@@ -528,7 +528,7 @@ class NodeEvaluator:
             at = present
         else:
             totals = np.bincount(code, weights=self.float_counts if bottom else source.sizes, minlength=space)
-            present = np.flatnonzero(totals)
+            present = totals.nonzero()[0]
             totals = totals[present]
             # the codes back to front (last source class first): the last write of the scatter is each
             # class's smallest position (one reversed copy: the scatter reads two contiguous arrays)
@@ -538,7 +538,7 @@ class NodeEvaluator:
         rows = at if bottom else reps[at]  # ... and that class's representative frequency-set row
         changed = [j for j, (new, old) in enumerate(zip(levels, source.levels)) if new != old]
         weights = self.key_weights
-        if 3 * len(active) < 1 + 5 * len(changed):
+        if 3 * len(active) < 1 + 3 * len(changed):
             # the key from the classes' rows directly: the sum of the active QIs' weighted codes
             key = None
             for j in active:
@@ -552,8 +552,8 @@ class NodeEvaluator:
         else:
             key = source.key[at]
             for j in changed:  # on the classes' rows only (a delta over all tuples would be made for a few)
-                g = gcols[j]
-                key += (g[levels[j]][rows] - g[source.levels[j]][rows]) * weights[j]
+                old = source.levels[j]
+                key += self._label_step(j, old, levels[j])[gcols[j][old][rows]]
         node = NodeClasses(levels, rows, totals.astype(np.int64), key)
         mapping = None
         if self.histograms and self.class_level:
