@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
+from ..engine.cells import factorize_cells
 from ..engine.gate import ITEMS, RECORD_ID
 from ..models import Job, Result
 from . import results, storage
@@ -55,11 +56,11 @@ def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]], 
     table (the csv module writes it as "")."""
     if not header or len(delimiter) != 1 or not delimiter.isascii():
         return None
-    special = "[" + re.escape(delimiter + '"\r\n') + "]"
-    texts = [t for _, t in columns] + [np.asarray(header, dtype=object)]
-    if any(pd.Series(t, dtype=object).str.contains(special, regex=True).any() for t in texts):
+    special = re.compile("[" + re.escape(delimiter + '"\r\n') + "]")
+    texts = [t for _, t in columns] + [header]
+    if any(special.search(text) for t in texts for text in t):  # the distinct texts only: a few per column
         return None
-    if len(header) == 1 and (pd.Series(columns[0][1], dtype=object).str.len() == 0).any():
+    if len(header) == 1 and any(text == "" for text in columns[0][1]):
         return None
     import pyarrow as pa  # the export path only: the CLI's --help and the web pages do not load it
     import pyarrow.csv as pa_csv
@@ -87,10 +88,12 @@ def transaction_lines(frame: pd.DataFrame, delimiter: str):
 def _neutralized_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(code per row, distinct texts neutralized): a column as export_csv writes it. Only the distinct values
     are tested and rewritten."""
-    codes, uniques = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=False)
-    text = pd.Series(uniques, dtype=object).astype(str)
-    risky = text.str.startswith(FORMULA_PREFIXES) & ~text.str.fullmatch(NUMBER.pattern)
-    return codes, text.where(~risky, "'" + text).to_numpy(dtype=object)
+    cells = values.to_numpy(dtype=object)
+    codes, uniques = factorize_cells(cells)  # rows sharing a str object are hashed once (engine.cells)
+    if len(codes) and codes.min() < 0:  # missing cells: a code of their own, written as their text ('nan')
+        codes, uniques = pd.factorize(cells, use_na_sentinel=False)
+    text = pd.Series(uniques, dtype=object).astype(str).to_numpy(dtype=object)
+    return codes, np.array([neutralize(t) for t in text], dtype=object)
 
 
 def iter_output_csv(result: Result, delimiter: str = ",", drop_suppressed: bool = False):
