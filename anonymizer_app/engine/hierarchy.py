@@ -29,6 +29,7 @@ CONFLICT_POLICIES = ("error", "lift", "first")
 MAX_LABEL_CHARS = 1000
 MAX_LEVELS = 64
 MAX_LISTED = 8
+DICT_LOOKUP_MAX = 512  # leaf_codes_of looks up at most this many str values in a dict (more: pandas' indexer)
 
 
 @dataclass(frozen=True)
@@ -173,20 +174,27 @@ class Hierarchy:
     def leaf_codes_of(self, distinct) -> np.ndarray:
         """The leaf code (int32) of each of a few distinct values; -1 where no leaf is the value."""
         values = np.asarray(distinct, dtype=object)
-        dtype = self._leaf_dtype()
+        dtype, by_str = self._leaf_lookup()
         if not pd.get_option("future.infer_string") and all(type(v) is str for v in values):
             # what pd.Categorical(values, dtype=dtype).codes looks up (its categories' indexer), without the
-            # checks of its construction: str values pass its datetime inference unchanged
+            # checks of its construction (str values pass its datetime inference unchanged); a few str values
+            # among str leaves in a dict of the leaves (equal str, equal hash: the indexer's own test)
+            if by_str is not None and len(values) <= DICT_LOOKUP_MAX:
+                return np.fromiter((by_str.get(v, -1) for v in values), dtype=np.int32, count=len(values))
             return dtype.categories.get_indexer_for(cast(Any, values)).astype(np.int32)
         return pd.Categorical(values, dtype=dtype).codes.astype(np.int32)
 
-    def _leaf_dtype(self) -> pd.CategoricalDtype:
-        """The leaves as categories (validated and hashed once per leaves array, not per encoded column)."""
+    def _leaf_lookup(self) -> tuple[pd.CategoricalDtype, dict[str, int] | None]:
+        """The leaves as categories, and as a dict {leaf: code} when every leaf is a str (built once per
+        leaves array, not per encoded column)."""
         cached = getattr(self, "_leaf_categories", None)
         if cached is None or cached[0] is not self.leaves:
-            cached = (self.leaves, pd.CategoricalDtype(categories=cast(Any, self.leaves)))  # as given (no list)
+            dtype = pd.CategoricalDtype(categories=cast(Any, self.leaves))  # as given (no list); checks uniqueness
+            by_str = ({v: i for i, v in enumerate(self.leaves)} if all(type(v) is str for v in self.leaves)
+                      else None)
+            cached = (self.leaves, dtype, by_str)
             self._leaf_categories = cached
-        return cached[1]
+        return cached[1], cached[2]
 
     def level_summary(self, sample: int = 6) -> list[dict]:
         """Per level: number of labels and a few of them, for display."""
