@@ -147,7 +147,8 @@ def _count_pairs(pair: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 def _numeric_order(values: np.ndarray) -> np.ndarray | None:
     """The values' order when every present one is a number; the missing value (engine.missing: an empty
     cell) comes after every number (definitions.md, "Missing values")."""
-    nums = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float)
+    # (the array itself, not a Series of it: the same parse of each str value, without the Series' overhead)
+    nums = np.asarray(pd.to_numeric(np.asarray(values, dtype=object), errors="coerce"), dtype=float)
     missing = np.array([str(v) == MISSING for v in values], dtype=bool)
     if missing.all() or np.isnan(nums[~missing]).any():
         return None
@@ -162,35 +163,44 @@ def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | No
     if column not in frame.columns:
         raise InputError(f"unknown sensitive column {column!r}")
     cells = frame[column]
+    category_code: np.ndarray | None = None  # per category of ``dictionary``: its value's code (below)
     if dictionary is not None and cells.dtype == object and dictionary.describes(cells.to_numpy(dtype=object)) \
             and all(type(v) is str for v in dictionary.categories):
         # every cell is the str object its code names (astype(str) keeps its value): the present categories
-        # told apart by value, each row's code taken from its category's
-        present = np.flatnonzero(dictionary.counts > 0)
+        # told apart by value; each row's code is its category's, taken once the codes are final
+        category_rows = dictionary.counts
+        present = np.flatnonzero(category_rows > 0)
         by_value, distinct = pd.factorize(pd.Series(dictionary.categories[present], dtype=object))
-        code_of = np.zeros(len(dictionary.categories), dtype=np.int64)
-        code_of[present] = by_value
-        codes = code_of[dictionary.codes]
+        category_code = np.zeros(len(dictionary.categories), dtype=np.int64)
+        category_code[present] = by_value
+        rows = dictionary.codes
     else:
         raw = cells.astype(str).to_numpy()
         # hashing, not np.unique's sort of N Python strings (20x slower on 1M rows), by object first (the
         # reader's cells share one object per value: cells.factorize_cells)
-        codes, distinct = factorize_cells(raw)
+        rows, distinct = factorize_cells(raw)
     # then the few distinct values sorted, as pd.factorize(raw, sort=True) sorts them (whatever order they
-    # were found in: they are distinct)
+    # were found in: they are distinct); ``final``: a distinct value's code in that order
     uniq = np.asarray(distinct, dtype=object)
     by_value = np.argsort(uniq, kind="stable")
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[by_value] = np.arange(len(uniq), dtype=np.int64)
-    codes, uniq = rank[codes], uniq[by_value]
+    final = np.empty(len(uniq), dtype=np.int64)
+    final[by_value] = np.arange(len(uniq), dtype=np.int64)
+    uniq = uniq[by_value]
     order = _numeric_order(uniq)
     is_numeric = order is not None if numeric is None else (numeric and order is not None)
     if order is not None:
         remap = np.empty(len(uniq), dtype=np.int64)
         remap[order] = np.arange(len(uniq))
-        uniq, codes = uniq[order], remap[codes]
-    counts = np.bincount(codes, minlength=len(uniq)).astype(np.int64)
-    dom = SensitiveDomain(column, uniq.astype(object), codes.astype(np.int64).reshape(-1), counts, is_numeric)
+        uniq, final = uniq[order], remap[final]
+    if category_code is not None:  # one take per row, the records per value from the categories' counts
+        final = final[category_code]
+        codes = final[rows]
+        counts = np.bincount(final[present], weights=category_rows[present], minlength=len(uniq)).astype(np.int64)
+    else:
+        codes = final[rows]
+        counts = np.bincount(codes, minlength=len(uniq)).astype(np.int64)
+    dom = SensitiveDomain(column, uniq.astype(object), np.asarray(codes, dtype=np.int64).reshape(-1), counts,
+                          is_numeric)
     if hierarchy is not None:
         index = hierarchy.leaf_index
         missing = [v for v in uniq if v not in index]

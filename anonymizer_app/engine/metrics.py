@@ -114,13 +114,21 @@ def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.nd
     return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
 
 
+def leaf_numbers(leaves: np.ndarray) -> np.ndarray:
+    """pd.to_numeric(pd.Series(leaves), errors="coerce") as floats; str leaves parsed as an array (the same
+    parse, without building a Series: a quarter of the time)."""
+    if all(type(v) is str for v in leaves):
+        return np.asarray(pd.to_numeric(np.asarray(leaves, dtype=object), errors="coerce"), dtype=float)
+    return pd.to_numeric(pd.Series(leaves), errors="coerce").to_numpy(dtype=float)
+
+
 def _ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: bool) -> np.ndarray:
     """NCP of each label of a level: interval width share for numbers, leaf share for categories."""
     n_labels = len(h.labels[level])
     if level == 0:
         return np.zeros(n_labels)
     if numeric:
-        values = pd.to_numeric(pd.Series(h.leaves), errors="coerce").to_numpy(dtype=float)
+        values = leaf_numbers(h.leaves)
         ok = leaf_present & ~np.isnan(values)
         if ok.any():
             span = values[ok].max() - values[ok].min()

@@ -201,3 +201,14 @@ def test_own_class_homogeneity_is_tuple_homogeneity_of_the_identity():
     c = RNG.integers(1, 9, len(t))
     sizes = np.bincount(t, weights=c).astype(np.int64)
     assert own_class_homogeneity(t, sizes) == tuple_homogeneity(np.arange(300), t, v, c)
+
+
+def test_leaf_numbers_is_to_numeric_of_a_series():
+    from anonymizer_app.engine.metrics import leaf_numbers
+
+    for values in (["1", "2"], ["99999999999999999999", "1"], ["1.5", "", "x"], [], ["inf", "nan", " 7 "],
+                   ["1e400", "+3"], [1, "2"]):
+        v = np.array(values, dtype=object)
+        want = pd.to_numeric(pd.Series(v), errors="coerce").to_numpy(dtype=float)
+        got = leaf_numbers(v)
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
