@@ -79,9 +79,8 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     report(0.0, "encoding quasi-identifiers")
     hs = table.hierarchies(hierarchies)
     ordered = [hs[c] for c in table.qi]
-    codes = table.encode(hs)
-    leaf_codes = LeafCodes.freeze(codes, ordered)  # read-only from here: the checks compare cells with them
-    freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    codes, leaf_codes = _encode(table, hs, ordered)
+    freq = frequency_set(leaf_codes.codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
     k_max = max((getattr(m, "k", 1) for m in models), default=1)
     budget = math.floor(suppression_limit * table.n + 1e-9)
     if k_max > table.n and budget < table.n:
@@ -130,21 +129,21 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         ordered = list(recoded)
         hs = dict(zip(table.qi, ordered))
         all_hs.update(hs)
-        codes = table.encode(hs)
-        leaf_codes = LeafCodes.freeze(codes, ordered)
-        freq = frequency_set(codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+        codes, leaf_codes = _encode(table, hs, ordered)
+        freq = frequency_set(leaf_codes.codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
     # the sensitive columns encoded once, for the figures and the attack report (as the attack report encodes them)
     encoded_sensitive = {c: sensitive_domain(table.frame, c, numeric=table.is_numeric(c),
                                              dictionary=table.dictionaries.get(c))
                          for c in sensitive_columns(table, sensitive, models)}
     sensitive_dom = encoded_sensitive.get(sensitive) if sensitive is not None else None
+    by_column = leaf_codes.codes  # the same codes as ``codes``, each QI's contiguous: what the stages below read
     if isinstance(recoding, CellRecoding):
         output = build_cell_output(table, recoding.cells, recoding.suppressed)
-        result = _assemble_cells(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive,
+        result = _assemble_cells(table, ordered, by_column, freq, recoding, models, suppression_limit, sensitive,
                                  output, sensitive_dom)
     else:
-        output = build_output(table, ordered, codes, recoding.levels, recoding.suppressed)
-        result = _assemble(table, ordered, codes, freq, recoding, models, suppression_limit, sensitive, output,
+        output = build_output(table, ordered, by_column, recoding.levels, recoding.suppressed)
+        result = _assemble(table, ordered, by_column, freq, recoding, models, suppression_limit, sensitive, output,
                            sensitive_dom)
     result.algorithm = info.name
     result.search = dict(recoding.info)
@@ -161,6 +160,18 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     result.seconds = time.perf_counter() - started
     report(0.95, "verified")
     return result
+
+
+def _encode(table: Table, hs: dict[str, Hierarchy], ordered: list[Hierarchy]) -> tuple[np.ndarray, LeafCodes]:
+    """The QIs' leaf codes, read-only from here (the checks compare cells with them): N x q in C order for the
+    algorithms, and as the run's LeafCodes the same codes one contiguous column per QI (an N x q view of the
+    q x N array encode_columns writes), which the frequency set, the output, the figures and the checks read
+    column by column (a column of the C-order matrix is a strided pass over all of it)."""
+    columns = table.encode_columns(hs)
+    columns.flags.writeable = False
+    codes = np.ascontiguousarray(columns.T)
+    codes.flags.writeable = False
+    return codes, LeafCodes.freeze(columns.T, ordered)
 
 
 def check_supported(info, models: list[PrivacyModel]) -> None:
@@ -292,7 +303,7 @@ def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndar
 
 def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
     """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
-    inv, sizes, own = _input_classes(freq, hierarchies)
+    inv, sizes, own = _input_classes_flagged(freq, hierarchies)
     figures = class_figures(sizes, table.n, 0, k)
     figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
     if sensitive is not None:
@@ -313,11 +324,16 @@ def own_class_homogeneity(tuples: np.ndarray, sizes: np.ndarray) -> dict:
     return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
 
 
-def _input_classes(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray, bool]:
+def _input_classes(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray]:
     """equivalence_classes at level 0 everywhere: each distinct tuple its own class, numbered in the order of
     the packed keys. The frequency set's tuples already come in that order when level 0 maps every leaf to
-    itself (checked: the keys strictly increase), so no regrouping (third value True: class t is tuple t);
-    otherwise equivalence_classes."""
+    itself (checked: the keys strictly increase), so no regrouping; otherwise equivalence_classes."""
+    inv, sizes, _ = _input_classes_flagged(freq, hierarchies)
+    return inv, sizes
+
+
+def _input_classes_flagged(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray, bool]:
+    """_input_classes, and whether class t is tuple t (its fast path: no regrouping)."""
     levels = [0] * len(hierarchies)
     sizes_of = radices(hierarchies, levels)
     codes = freq.codes

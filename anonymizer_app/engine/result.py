@@ -205,7 +205,12 @@ def object_addresses(cells: np.ndarray) -> np.ndarray | None:
     if len(cells) == 0:
         return np.zeros(0, dtype=np.uint64)
     held = np.ascontiguousarray(cells)  # one PyObject pointer per row; copied below while ``held`` lives
-    return np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data)).copy()
+    return _address_view(held).copy()
+
+
+def _address_view(held: np.ndarray) -> np.ndarray:
+    """The pointers of a C-contiguous 1-D object array as uint64, not copied: valid while ``held`` lives."""
+    return np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data))
 
 
 def unchanged(out: np.ndarray, original: np.ndarray) -> bool:
@@ -234,10 +239,12 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
     key = np.zeros(len(kept), dtype=np.int64)  # over every row, the kept ones taken once at the end
     for j, (col, radix) in enumerate(zip(qi, radices)):
         h, level = hierarchies[col], transformation[col]
-        shown = object_addresses(output[col].to_numpy())
+        cells = output[col].to_numpy()  # referenced until this column is checked: ``shown`` views its pointers
         labels = object_addresses(np.asarray(h.labels[level], dtype=object))
-        if shown is None or labels is None:
+        if labels is None or cells.dtype != object or cells.ndim != 1:  # (labels None: not a 64-bit build)
             return None
+        cells = np.ascontiguousarray(cells)
+        shown = _address_view(cells) if len(cells) else np.zeros(0, dtype=np.uint64)
         label_of = np.asarray(h.maps[level], dtype=np.int64)  # per leaf: its label's code, and that label's object
         leaves = encoded[:, j].astype(np.intp)  # contiguous, the index type np.take works in
         # np.take raises on a code that is no leaf's, as indexing does
