@@ -478,7 +478,8 @@ def _level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
 
 def _drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
     """Renumber classes over the non-suppressed rows; suppressed rows get -1."""
-    present = np.unique(row_class[~suppressed])
+    # np.unique of the kept rows' classes, by counting (classes are numbered 0..max) rather than a sort
+    present = np.flatnonzero(np.bincount(row_class[~suppressed], minlength=row_class.max() + 1) > 0)
     remap = np.full(row_class.max() + 1, -1, dtype=np.int64)
     remap[present] = np.arange(len(present))
     out = remap[row_class]
