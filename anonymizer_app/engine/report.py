@@ -12,6 +12,7 @@ from typing import Any, Callable, TypedDict
 import numpy as np
 import pandas as pd
 
+from .cells import ColumnDictionary
 from .distributions import domain_for
 from .gate import Publication
 from .metrics import RISK_THRESHOLD, class_figures
@@ -89,9 +90,12 @@ class Report(TypedDict, total=False):
     frequent_itemsets: dict  # the top itemsets of at most min(m, 2) items before and after, with supports
 
 
-def value_counts(values: pd.Series, top: int = TOP_VALUES) -> dict:
-    """The ``top`` most frequent values with their counts, and how many distinct values there are."""
-    counts = _text_counts(pd.Series(values))
+def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDictionary | None = None) -> dict:
+    """The ``top`` most frequent values with their counts, and how many distinct values there are.
+    ``dictionary``: the column's codes into its categories (Table.dictionaries), used when they describe it."""
+    counts = _dictionary_counts(values, dictionary) if dictionary is not None else None
+    if counts is None:
+        counts = _text_counts(pd.Series(values))
     return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
             "distinct": int(len(counts)), "rows": int(len(values))}
 
@@ -106,6 +110,28 @@ def _text_counts(values: pd.Series) -> pd.Series:
     if (codes < 0).any() or len(set(texts)) != len(texts):
         return values.astype(str).value_counts()
     counts = pd.Series(np.bincount(codes, minlength=len(texts)).astype(np.int64), index=pd.Index(texts, dtype=object),
+                       name="count")
+    counts.index.name = values.name
+    return counts.sort_values(ascending=False)
+
+
+def _dictionary_counts(values: pd.Series, dictionary: ColumnDictionary) -> pd.Series | None:
+    """_text_counts(values) from the column's dictionary codes, when they describe its cells (each cell the str
+    object its code names) and its present categories are distinct texts: the rows per category are known,
+    the categories put in the order they first occur (one pass over the codes, no hashing of the cells), so
+    the same counts in the same order before the same sort. None otherwise."""
+    cells = values.to_numpy(dtype=object) if values.dtype == object else None
+    if cells is None or not dictionary.describes(cells) or not all(type(v) is str for v in dictionary.categories):
+        return None
+    n = len(dictionary.codes)
+    first = np.full(len(dictionary.categories), n, dtype=np.int64)
+    np.minimum.at(first, dictionary.codes, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(dictionary.counts > 0)
+    in_order = present[np.argsort(first[present], kind="stable")]  # first-seen order, as factorize numbers them
+    texts = [str(v) for v in dictionary.categories[in_order]]
+    if len(set(texts)) != len(texts):
+        return None
+    counts = pd.Series(np.asarray(dictionary.counts[in_order], dtype=np.int64), index=pd.Index(texts, dtype=object),
                        name="count")
     counts.index.name = values.name
     return counts.sort_values(ascending=False)
@@ -155,7 +181,9 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         risk=result.recoding != "anatomy", input_records=table.n, published=len(publication.table),
         suppressed=suppressed, suppressed_published=int(publication.suppressed.sum()),
         suppressed_removed=in_scope - len(publication.table),
-        value_counts={qi: {"before": value_counts(before[qi]), "after": value_counts(publication.table[qi])}
+        value_counts={qi: {"before": value_counts(before[qi], dictionary=table.dictionaries.get(qi)
+                                                  if before is table.frame else None),
+                           "after": value_counts(publication.table[qi])}
                       for qi in result.qi if qi in publication.table.columns})
     marker = research_column(result.models)
     if marker is not None:

@@ -212,3 +212,18 @@ def test_leaf_numbers_is_to_numeric_of_a_series():
         want = pd.to_numeric(pd.Series(v), errors="coerce").to_numpy(dtype=float)
         got = leaf_numbers(v)
         assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+
+
+def test_value_counts_from_the_dictionary_are_the_text_counts():
+    from anonymizer_app.engine.report import value_counts
+
+    table, _ = _table(dictionary=True)
+    plain, _ = _table(dictionary=False)
+    for c in ("age", "city", "disease"):
+        got = value_counts(table.frame[c], dictionary=table.dictionaries[c])
+        assert got == value_counts(plain.frame[c]) == value_counts(table.frame[c])
+        assert got["distinct"] > 1
+    # codes that no longer describe the column are not used
+    other = table.frame["city"].copy()
+    other.iloc[0] = "Florence"
+    assert value_counts(other, dictionary=table.dictionaries["city"]) == value_counts(other)
