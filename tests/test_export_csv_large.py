@@ -56,3 +56,11 @@ def test_missing_cells_keep_their_text():
 def test_a_cell_that_needs_quoting_goes_through_pandas():
     frame = pd.DataFrame({"a": shared(TEXTS + ["y,z"], N, 5), "b": shared(["1", "2"], N, 6)})
     assert exports.export_csv(frame, ",") == reference(frame, ",")
+
+
+@pytest.mark.parametrize("extra", [[], ["y,z"]])  # pyarrow's bytes as they are; a quoted field: pandas' text
+def test_the_file_sinks_bytes_are_the_texts(extra):
+    frame = pd.DataFrame({"a": shared(TEXTS + extra, N, 7), "b": copies(["1", "2"], N, 8)})
+    text = exports.export_csv(frame, ",")
+    assert exports.export_csv_bytes(frame, ",") == text.encode("utf-8")
+    assert exports.export_csv_bytes(frame, ",", header=False) == text.split("\n", 1)[1].encode("utf-8")

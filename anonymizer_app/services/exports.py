@@ -38,22 +38,43 @@ def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False,
     """CSV text of the anonymized rows, formulas neutralized, optionally in shuffled row order."""
     if shuffle:
         frame = frame.sample(frac=1.0, random_state=np.random.default_rng(seed).integers(2**31))
-    header = [neutralize(str(c)) for c in frame.columns]
-    columns = [_neutralized_codes(frame[c]) for c in frame.columns]
-    text = _arrow_csv(header, columns, delimiter)
-    if text is not None:
-        return text
+    header, columns = _safe_columns(frame)
+    parts = _arrow_csv(header, columns, delimiter)
+    if parts is not None:
+        return parts[0] + parts[1].decode("utf-8")
+    return _pandas_csv(frame, header, columns, delimiter)
+
+
+def export_csv_bytes(frame: pd.DataFrame, delimiter: str = ",", header: bool = True) -> bytes:
+    """export_csv(frame, delimiter) as UTF-8 bytes, without its header line unless ``header``: what a file
+    gets, pyarrow's bytes as they are (a text of millions of rows is not decoded to be encoded again)."""
+    names, columns = _safe_columns(frame)
+    parts = _arrow_csv(names, columns, delimiter)
+    if parts is None:
+        text = _pandas_csv(frame, names, columns, delimiter)
+        return (text if header else text.split("\n", 1)[1]).encode("utf-8")
+    return parts[0].encode("utf-8") + parts[1] if header else parts[1]
+
+
+def _safe_columns(frame: pd.DataFrame) -> tuple[list[str], list[tuple[np.ndarray, np.ndarray]]]:
+    """The header's texts and each column's (codes, distinct texts), formulas neutralized."""
+    return [neutralize(str(c)) for c in frame.columns], [_neutralized_codes(frame[c]) for c in frame.columns]
+
+
+def _pandas_csv(frame: pd.DataFrame, header: list[str], columns: list[tuple[np.ndarray, np.ndarray]],
+                delimiter: str) -> str:
     safe = pd.DataFrame({h: pd.Series(texts[codes], index=frame.index, dtype=object)
                          for h, (codes, texts) in zip(header, columns)})
     return safe.to_csv(sep=delimiter, index=False, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
 
 
-def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]], delimiter: str) -> str | None:
+def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]],
+               delimiter: str) -> tuple[str, bytes] | None:
     """The same bytes as pandas' to_csv (QUOTE_MINIMAL, '\\n'), written by pyarrow from each column's codes
     and distinct texts (a dictionary column: the strings are converted once, not per row) - when no field
     needs quoting; None otherwise (pandas writes it then). pyarrow quotes every string or none, so the
     distinct texts are checked first: no delimiter, quote or line break; no empty field in a one-column
-    table (the csv module writes it as "")."""
+    table (the csv module writes it as ""). Returned as the header line (text) and the rows (UTF-8 bytes)."""
     if not header or len(delimiter) != 1 or not delimiter.isascii():
         return None
     special = re.compile("[" + re.escape(delimiter + '"\r\n') + "]")
@@ -73,7 +94,7 @@ def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]], 
                      pa_csv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none"))
     head = io.StringIO()
     csv.writer(head, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerow(header)
-    return head.getvalue() + out.getvalue().decode("utf-8")
+    return head.getvalue(), out.getvalue()
 
 
 def transaction_lines(frame: pd.DataFrame, delimiter: str):
@@ -262,7 +283,7 @@ def export_frame(frame: pd.DataFrame, fmt: str, types: dict[str, str] | None = N
     """The published rows in format ``fmt`` (a key of EXPORT_FORMATS) as bytes: the one entry point the web
     downloads, the CLI, the API and the repository deposits share."""
     if fmt in ("csv", "tsv"):
-        return export_csv(frame, delimiter or ("\t" if fmt == "tsv" else ",")).encode("utf-8")
+        return export_csv_bytes(frame, delimiter or ("\t" if fmt == "tsv" else ","))
     if fmt == "parquet":
         return export_parquet(frame, types)
     if fmt == "xlsx":

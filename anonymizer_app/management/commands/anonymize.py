@@ -661,8 +661,8 @@ class Command(OneLineCommand):
 
 
 class CsvSink:
-    """The pipeline's sink for OUT: the published rows as CSV (formulas neutralized, the web download's
-    text), a chunk at a time; the header once."""
+    """The pipeline's sink for OUT (a binary file): the published rows as CSV in UTF-8 (formulas neutralized,
+    the web download's text), a chunk at a time; the header once."""
 
     def __init__(self, fh, delimiter: str):
         self.fh = fh
@@ -670,10 +670,9 @@ class CsvSink:
         self.started = False
 
     def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-        from anonymizer_app.services.exports import export_csv
+        from anonymizer_app.services.exports import export_csv_bytes
 
-        text = export_csv(frame, delimiter=self.delimiter)
-        self.fh.write(text if not self.started else text.split("\n", 1)[1])
+        self.fh.write(export_csv_bytes(frame, delimiter=self.delimiter, header=not self.started))
         self.started = True
 
 
@@ -740,7 +739,7 @@ def write_publication(spec, progress, out: Path, delimiter: str, report_path: Pa
             with parquet_sink(tmp) as sink:
                 publication = run_pipeline(spec, progress, sink)
         else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            with os.fdopen(fd, "wb") as fh:
                 publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
                 fh.flush()
                 os.fsync(fh.fileno())
