@@ -243,7 +243,6 @@ class NodeEvaluator:
         for r in digit:
             space *= r
         self.fixed = space < 2.0**62
-        self.key_bits = int(space).bit_length() if self.fixed else 64
         bottom_key = None
         if self.fixed:
             weights, w = [], 1
