@@ -507,14 +507,19 @@ class NodeEvaluator:
         gcols = self.gcols
         active = [j for j, lv in enumerate(levels) if radix[j][lv] > 1]  # the others: one label, code 0
         code = None
+        owned = False  # code is an array of its own (not a column of gcols, which are only read)
         for j in active:
             lv = levels[j]
             col = gcols[j][lv] if bottom else gcols[j][lv][reps]
             if code is None:
-                code = col.copy() if bottom else col
-            else:
+                code, owned = col, not bottom
+            elif owned:
                 code *= radix[j][lv]
                 code += col
+            else:  # the first product makes the array: no copy of the first column
+                code = code * radix[j][lv]
+                code += col
+                owned = True
         if code is None:  # every QI at a one-label level: one class, its first member the first
             present = np.zeros(1, dtype=np.int64)
             totals = np.array([source.sizes.sum()])
