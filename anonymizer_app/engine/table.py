@@ -240,6 +240,8 @@ def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         low, high = int(key.min()), int(key.max())
         if low >= 0 and high < max(DENSE_KEYS_PER_ROW * len(key), DENSE_KEYS_MIN):
             return _group_dense_keys(key, high + 1)
+        if low >= 0 and RADIX_SORT_MIN <= len(key) <= RADIX_GROUP_MAX_ROWS and high < 2**32:
+            return _group_sorted_keys(key)
     codes, uniques = pd.factorize(key)
     u = len(uniques)
     order = sorted_order(uniques)  # distinct keys: every sort gives this order
@@ -270,6 +272,27 @@ def _group_dense_keys(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarra
     counts = every[present]
     by_group = stable_order(inverse)  # rows of group 0, then of group 1 ...: each group's first row first
     return by_group[np.cumsum(counts) - counts], inverse, counts
+
+
+# up to this many rows, keys below 2**32 are grouped by a radix sort of all of them (two counting-sort passes,
+# cache-resident: 2x faster than hashing them on Adult's 30,162 rows); more rows are hashed (on 1M rows the
+# passes' gathers cost as much as the hashing)
+RADIX_GROUP_MAX_ROWS = 1 << 18
+
+
+def _group_sorted_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """group_keys by a stable radix sort of the keys: runs of equal keys are the groups in key order (np.unique's
+    numbering), each group's first row the first of its run (the sort is stable)."""
+    n = len(key)
+    order = _radix_order(key)
+    ordered = key[order]
+    starts = np.empty(n, dtype=bool)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    at = np.flatnonzero(starts)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[at], inverse, np.diff(np.append(at, n))
 
 
 def stable_order(values: np.ndarray) -> np.ndarray:
