@@ -42,25 +42,13 @@ def main() -> None:
     from anonymizer_app.engine.result import Result
     from anonymizer_app.engine.spec import RunSpec
 
-    spent: dict[str, float] = {}
-
-    def wrap(owner, name: str, label: str) -> None:
-        original = getattr(owner, name)
-
-        def timed(*a, **kw):
-            t0 = time.process_time()
-            try:
-                return original(*a, **kw)
-            finally:
-                spent[label] = spent.get(label, 0.0) + time.process_time() - t0
-
-        setattr(owner, name, timed)
-
+    timer = bench.Breakdown(time.process_time)  # CPU seconds per wrapped stage
+    spent = timer.seconds
     for name, label in ENGINE_STAGES.items():
-        wrap(api, name, label)
-    wrap(Result, "verify", "verification")
-    wrap(pipeline, "publish", "gate")
-    wrap(pipeline, "build_report", "report")
+        timer.wrap(api, name, label)
+    timer.wrap(Result, "verify", "verification")
+    timer.wrap(pipeline, "publish", "gate")
+    timer.wrap(pipeline, "build_report", "report")
 
     def call() -> dict[str, float]:
         spent.clear()
