@@ -236,8 +236,7 @@ def write_string_table(frame: pd.DataFrame, target: Path) -> None:
 
 
 def to_frame(table: pa.Table) -> pd.DataFrame:
-    return pd.DataFrame({name: table.column(i).to_numpy(zero_copy_only=False).astype(object)
-                         for i, name in enumerate(table.column_names)})
+    return pd.DataFrame({name: _text_object_column(table.column(i)) for i, name in enumerate(table.column_names)})
 
 
 def _text_object_column(column: pa.ChunkedArray) -> np.ndarray:
