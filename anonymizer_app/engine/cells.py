@@ -17,13 +17,19 @@ import pandas as pd
 SMALL = 4096  # below this many rows pandas' own hashing is as fast
 
 
+def pointer_view(held: np.ndarray) -> np.ndarray:
+    """The PyObject pointers of a C-contiguous 1-D object array as uint64, not copied: valid while ``held``
+    lives (64-bit builds only: callers check ctypes.sizeof(ctypes.c_void_p) == 8)."""
+    return np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data))
+
+
 def factorize_cells(cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
     """Exactly pd.factorize(pd.Series(cells, dtype=object)): a code per cell (distinct values in first-seen
     order, missing cells -1) and the distinct values."""
     if cells.dtype != object or len(cells) < SMALL or ctypes.sizeof(ctypes.c_void_p) != 8:
         return pd.factorize(pd.Series(cells, dtype=object))
     held = np.ascontiguousarray(cells)  # its buffer is one PyObject pointer per row
-    addresses = np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data)).copy()
+    addresses = pointer_view(held).copy()
     by_object, objects = pd.factorize(addresses)  # objects in first-seen order, so values are too
     if len(objects) > len(held) // 2:  # hardly any sharing: hash the values directly
         return pd.factorize(pd.Series(held, dtype=object))
@@ -69,5 +75,5 @@ class ColumnDictionary:
         if len(cells) == 0:
             return True
         held = np.ascontiguousarray(cells)  # referenced below: the view of its pointers stays valid
-        addresses = np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data))
+        addresses = pointer_view(held)
         return bool(np.array_equal(addresses, self._addresses[self.codes]))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .cells import factorize_cells
+from .cells import factorize_cells, pointer_view
 from .errors import VerificationError
 from .hierarchy import ROOT, Hierarchy
 from .privacy import PrivacyModel
@@ -205,12 +205,7 @@ def object_addresses(cells: np.ndarray) -> np.ndarray | None:
     if len(cells) == 0:
         return np.zeros(0, dtype=np.uint64)
     held = np.ascontiguousarray(cells)  # one PyObject pointer per row; copied below while ``held`` lives
-    return _address_view(held).copy()
-
-
-def _address_view(held: np.ndarray) -> np.ndarray:
-    """The pointers of a C-contiguous 1-D object array as uint64, not copied: valid while ``held`` lives."""
-    return np.ctypeslib.as_array((ctypes.c_uint64 * len(held)).from_address(held.ctypes.data))
+    return pointer_view(held).copy()
 
 
 def unchanged(out: np.ndarray, original: np.ndarray) -> bool:
@@ -244,7 +239,7 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
         if labels is None or cells.dtype != object or cells.ndim != 1:  # (labels None: not a 64-bit build)
             return None
         cells = np.ascontiguousarray(cells)
-        shown = _address_view(cells) if len(cells) else np.zeros(0, dtype=np.uint64)
+        shown = pointer_view(cells) if len(cells) else np.zeros(0, dtype=np.uint64)
         label_of = np.asarray(h.maps[level], dtype=np.int64)  # per leaf: its label's code, and that label's object
         leaves = encoded[:, j].astype(np.intp)  # contiguous, the index type np.take works in
         # np.take raises on a code that is no leaf's, as indexing does
