@@ -7,7 +7,7 @@ import pytest
 from django.contrib.messages import get_messages
 
 from anonymizer_app.models import Dataset
-from anonymizer_app.services import sql, storage
+from anonymizer_app.services import connections, sql, storage
 from tests import sql_helpers
 from tests.anonymizer_helpers import finished_job, make_dataset
 from tests.sql_helpers import pg_execute, pg_rows
@@ -58,8 +58,8 @@ def test_refusals_are_shown_escaped_and_store_nothing(client_alice, source, monk
         page = response.content.decode()
         assert response.status_code == 400 and message in page, (data, page[:200])
         assert "<b>x</b>" not in page
-    own = [("postgresql", ({"local"}, 5432), source.rsplit("/", 1)[1])]
-    monkeypatch.setattr(sql, "_own_databases", lambda databases: own)
+    own = [("postgresql", {"this machine"}, 5432, source.rsplit("/", 1)[1])]
+    monkeypatch.setattr(connections, "own_servers", lambda databases=None: own)
     response = client_alice.post("/datasets/import-sql/", {"url": source, "source": "table", "table": "visits"})
     assert response.status_code == 400 and "the app&#x27;s own database" in response.content.decode()
     assert not Dataset.objects.exists() and not storage.media_files()

@@ -26,7 +26,6 @@ import csv
 import io
 import re
 import secrets
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -36,24 +35,18 @@ from pathlib import Path
 import pandas as pd
 from django.conf import settings
 
-from ..engine import Format, InputError
+from ..engine import Format
 from ..engine import reader as reader_mod
 from ..engine.reader import Limits
+from . import connections
 
 CHUNK_ROWS = 20_000
 INSERT_ROWS = 5_000
-DRIVERS = {  # what a URL's scheme names -> the driver this app ships
-    "postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg", "postgresql+psycopg": "postgresql+psycopg",
-    "mysql": "mysql+pymysql", "mysql+pymysql": "mysql+pymysql", "mariadb": "mariadb+pymysql",
-    "mariadb+pymysql": "mariadb+pymysql", "sqlite": "sqlite", "sqlite+pysqlite": "sqlite",
-}
+DRIVERS = {scheme: driver for scheme, (_, driver) in connections.DRIVERS.items()}
 DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "mariadb": 3306}
 CSV_FORMAT = Format("csv", ",", "utf-8", True)
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
-
-
-class SqlError(InputError):
-    """A database source or destination cannot be used (the message says which and why)."""
+SqlError = connections.SqlError  # raised here and by the connection builder alike
 
 
 @dataclass(frozen=True)
@@ -70,50 +63,15 @@ class Source:
 
 
 # ---- URLs -----------------------------------------------------------------------------------------------
-def parse_url(url: str):
-    """The SQLAlchemy URL with the driver this app uses; a clear error for anything else."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url.strip())
-    except (ArgumentError, ValueError):
-        raise SqlError("the connection URL cannot be read; write it as postgresql://user@host:5432/db, "
-                       "mysql://user@host:3306/db or sqlite:///path/file.db") from None
-    driver = DRIVERS.get(parsed.drivername)
-    if driver is None:
-        raise SqlError(f"the database kind {parsed.drivername!r} is not supported: use postgresql://, mysql://, "
-                       "mariadb:// or sqlite:///")
-    return parsed.set(drivername=driver)
+def parse_url(url) -> connections.Target:
+    """The URL's parts, checked (services/connections.py: scheme, host, port, names, the query parameters'
+    allow-list); a clear error for anything else."""
+    return url if isinstance(url, connections.Target) else connections.parse(url)
 
 
 def public_url(url) -> str:
     """The URL as it may be shown and stored: the password left out."""
-    parsed = parse_url(url) if isinstance(url, str) else url
-    return parsed._replace(password=None).render_as_string(hide_password=False)
-
-
-def _addresses(host: str | None) -> set[str]:
-    if not host:
-        return {"local"}  # a Unix socket of the same machine
-    try:
-        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    except OSError:
-        return {host.lower()}
-    return {"local" if a.startswith("127.") or a == "::1" else a for a in found}
-
-
-def _own_databases(databases: dict) -> list[tuple[str, object, object]]:
-    out = []
-    for conf in databases.values():
-        engine = conf.get("ENGINE", "")
-        if "sqlite" in engine:
-            out.append(("sqlite", None, str(Path(str(conf.get("NAME", ""))).resolve())))
-        else:
-            kind = "postgresql" if "postgres" in engine else "mysql"
-            port = int(conf.get("PORT") or DEFAULT_PORTS[kind])
-            out.append((kind, (_addresses(conf.get("HOST")), port), conf.get("NAME")))
-    return out
+    return parse_url(url).public_url()
 
 
 def servers_refusal() -> str | None:
@@ -129,88 +87,49 @@ def servers_refusal() -> str | None:
 
 
 def check_web_url(parsed, databases: dict | None = None, sqlite_dir: str | None = None) -> None:
-    """Refuse what a web user may not open: the app's own database, SQLite files outside the allowed folder."""
-    databases = settings.DATABASES if databases is None else databases
+    """Refuse what a web user may not open: a server not listed in ANONYMIZER_SQL_ALLOWED_HOSTS, the app's own
+    database, SQLite files outside the allowed folder. The own-database check is made again on the address
+    actually connected to (connections.address_for)."""
+    parsed = parse_url(parsed)
     sqlite_dir = getattr(settings, "ANONYMIZER_SQL_SQLITE_DIR", "") if sqlite_dir is None else sqlite_dir
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
+    if parsed.backend == "sqlite":
         if not sqlite_dir:
             raise SqlError("SQLite files cannot be opened from the web app on this server (the administrator "
                            "may allow a folder: ANONYMIZER_SQL_SQLITE_DIR); use the command line instead")
         path = Path(parsed.database or "").resolve()
         if not parsed.database or not path.is_relative_to(Path(sqlite_dir).resolve()):
             raise SqlError(f"SQLite files may only be opened inside {sqlite_dir}")
-        if any(kind == "sqlite" and path == Path(str(name)) for kind, _, name in _own_databases(databases)):
+        own = settings.DATABASES if databases is None else databases
+        if any("sqlite" in str(conf.get("ENGINE", "")) and path == Path(str(conf.get("NAME", ""))).resolve()
+               for conf in own.values()):
             raise SqlError("this is the app's own database: it cannot be a source or a destination")
         return
-    allowed = [h.lower() for h in (getattr(settings, "ANONYMIZER_SQL_ALLOWED_HOSTS", None) or [])]
     refusal = servers_refusal()
     if refusal:
         raise SqlError(refusal)
-    if allowed and (parsed.host or "").lower() not in allowed:
+    connections.require_server(parsed)
+    allowed = [h.lower() for h in (getattr(settings, "ANONYMIZER_SQL_ALLOWED_HOSTS", None) or [])]
+    if allowed and (parsed.host or "").lower().rstrip(".") not in allowed:
         raise SqlError(f"the server {parsed.host or 'localhost'!r} is not one this app may connect to; allowed: "
                        + ", ".join(allowed))
-    kind = "postgresql" if backend == "postgresql" else "mysql"
-    port = parsed.port or DEFAULT_PORTS[kind]
-    here = _addresses(parsed.host)
-    for own_kind, where, name in _own_databases(databases):
-        if own_kind == kind and where[1] == port and where[0] & here and name == parsed.database:
-            raise SqlError("this is the app's own database: it cannot be a source or a destination")
+    if connections._is_ip(parsed.host or "") or (parsed.host or "").lower() == "localhost":
+        # no look-up needed to judge it now; a name is judged on its address when connecting
+        for address in connections.resolve(parsed.host or "", parsed.real_port):
+            connections.check_address(parsed, address, databases)
 
 
-def open_engine(url: str, web: bool = True, read_only: bool = True, password: str | None = None):
+def open_engine(url, web: bool = True, read_only: bool = True, password: str | None = None):
     """An engine for ``url`` (a password given apart wins over one in the URL), checked for the web when
-    ``web``; read-only sessions and a statement timeout where the backend allows."""
-    from sqlalchemy import create_engine, event
-    from sqlalchemy.pool import NullPool
-
-    parsed = parse_url(url)
-    if password:
-        parsed = parsed.set(password=password)
+    ``web``; every connection built by services/connections.py from the URL's checked parts: the resolved
+    address, handshake and statement timeouts, read-only sessions where the backend allows."""
+    target = parse_url(url).with_password(password)
     if web:
-        check_web_url(parsed)
-    timeout = int(getattr(settings, "ANONYMIZER_SQL_TIMEOUT_SECONDS", 300))
-    connect = int(getattr(settings, "ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 10))
-    backend = parsed.get_backend_name()
-    args: dict = {}
-    if backend == "postgresql":
-        options = f"-c statement_timeout={timeout * 1000}"
-        if read_only:
-            options += " -c default_transaction_read_only=on"
-        args = {"connect_timeout": connect, "options": options}
-    elif backend in ("mysql", "mariadb"):
-        args = {"connect_timeout": connect, "read_timeout": timeout + 5, "write_timeout": timeout + 5}
-    elif backend == "sqlite":
-        path = parsed.database or ""
-        if not path or path == ":memory:":
-            raise SqlError("name the SQLite file: sqlite:///path/to/file.db")
-        if not Path(path).is_file():
-            raise SqlError(f"{path}: no such SQLite file")
-        if read_only:
-            parsed = parsed.set(database=f"file:{Path(path).resolve()}?mode=ro", query={"uri": "true"})
-        args = {"timeout": connect}
-    engine = create_engine(parsed, poolclass=NullPool, connect_args=args)
-    if backend in ("mysql", "mariadb"):
-        @event.listens_for(engine, "connect")
-        def _session(dbapi_conn, _record):  # the session's limits before any statement of the user's
-            with dbapi_conn.cursor() as cur:
-                cur.execute("SELECT VERSION()")
-                mariadb = "mariadb" in str(cur.fetchone()[0]).lower()
-                cur.execute(f"SET SESSION max_statement_time={timeout}" if mariadb
-                            else f"SET SESSION MAX_EXECUTION_TIME={timeout * 1000}")
-                if read_only:
-                    cur.execute("SET SESSION TRANSACTION READ ONLY")
-    elif backend == "sqlite" and read_only:
-        @event.listens_for(engine, "connect")
-        def _query_only(dbapi_conn, _record):
-            dbapi_conn.execute("PRAGMA query_only = 1")
-    return engine
+        check_web_url(target)
+    return connections.create_engine(target, web=web, read_only=read_only)
 
 
 def _server(parsed) -> str:
-    if parsed.get_backend_name() == "sqlite":
-        return f"the SQLite file {parsed.database}"
-    return f"{parsed.host or 'localhost'}:{parsed.port or DEFAULT_PORTS.get(parsed.get_backend_name(), '')}"
+    return parse_url(parsed).server
 
 
 def _first_line(exc: BaseException) -> str:
@@ -219,7 +138,7 @@ def _first_line(exc: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(orig).__name__
 
 
-def connection_error(exc: BaseException, url: str) -> SqlError:
+def connection_error(exc: BaseException, url) -> SqlError:
     """An operational failure as a message: unreachable server, bad credentials, unknown database."""
     parsed = parse_url(url)
     text = _first_line(exc)
@@ -227,7 +146,8 @@ def connection_error(exc: BaseException, url: str) -> SqlError:
     if "password authentication failed" in low or "access denied" in low or "authentication" in low:
         return SqlError(f"{_server(parsed)} refused the user name or password ({text})")
     if "does not exist" in low and "database" in low or "unknown database" in low:
-        return SqlError(f"{_server(parsed)}: the database {parsed.database!r} does not exist ({text})")
+        database = repr(parsed.database) if parsed.database else "(none named in the URL)"
+        return SqlError(f"{_server(parsed)}: the database {database} does not exist ({text})")
     if "unable to open database" in low:
         return SqlError(f"{_server(parsed)} cannot be opened ({text})")
     return SqlError(f"cannot connect to {_server(parsed)}: {text}")
