@@ -103,7 +103,13 @@ INSTALLED_APPS = [
 # logged-in browser cannot be made to call the API across sites (no CSRF to hold).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["anonymizer_app.api.authentication.ApiTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # IsAuthenticated, then the key's scope for the view (api/permissions.py: read, run or admin)
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated",
+                                   "anonymizer_app.api.permissions.HasKeyScope"],
+    # per account and per kind of expensive request (api/throttling.py); requests without a valid key are
+    # limited per address by the authentication itself (it runs before any throttle class)
+    "DEFAULT_THROTTLE_CLASSES": ["anonymizer_app.api.throttling.KeyThrottle",
+                                 "anonymizer_app.api.throttling.ActionThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser",
                                "rest_framework.parsers.FormParser"],
@@ -162,6 +168,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# the client address behind ANONYMIZER_TRUSTED_PROXIES (accounts/client_address.py), as the rate limits use it
+AXES_CLIENT_IP_CALLABLE = "accounts.client_address.axes_client_ip"
 
 ROOT_URLCONF = "anonymizer_app.urls"
 WSGI_APPLICATION = "anonymizer_app.wsgi.application"
@@ -355,6 +363,44 @@ ANONYMIZER_JOB_TMP = Path(os.environ.get("ANONYMIZER_JOB_TMP", VAR_DIR / "tmp" /
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+
+# --- Floods, lockout and API keys (docs/security.md, "Lockout, throttling and API keys") -------
+# The cache holds the rate-limit and password-check counters: Redis with REDIS_URL (shared by every process of
+# the server, as `make serve` requires), else the process's memory (one process: `make run`, tests).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": os.environ.get("ANONYMIZER_CACHE_PREFIX", "anonymizer"),
+                          "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "anonymizer"}}
+ANONYMIZER_THROTTLE_CACHE = "default"
+# Addresses or networks of the reverse proxies in front of gunicorn (comma-separated, e.g. 127.0.0.1 or
+# 10.0.0.0/8). Only a request from one of them has its client taken from X-Forwarded-For; empty: REMOTE_ADDR.
+ANONYMIZER_TRUSTED_PROXIES = envlist("ANONYMIZER_TRUSTED_PROXIES", "")
+# N/second|minute|hour|day, or "off"; each from ANONYMIZER_THROTTLE_<NAME> (e.g. ANONYMIZER_THROTTLE_LOGIN).
+# Per account when signed in (or per API key's account), else per client address.
+_THROTTLE_DEFAULTS = {
+    "api_key": "1200/minute",  # every API request of one account, all its keys together
+    "api_address": "60/minute",  # API requests without a valid key (none, unknown, revoked, expired), per address
+    "login": "30/minute",  # log-in form posts, per address (the lockout below is per user and address)
+    "signup": "10/hour",
+    "upload": "120/hour",  # table, DICOM, items and hierarchy uploads
+    "run": "240/hour",  # run submissions of every kind (anonymization, risk, DP, experiments, items)
+    "sql": "60/hour",  # SQL imports and exports
+    "comparison": "240/hour",
+    "lattice": "1200/hour",  # the solution lattice's data, nodes and keeps
+    "download": "1200/hour",  # result files, reports, configurations
+    "reidentification": "30/hour",
+}
+ANONYMIZER_THROTTLE_RATES = {name: os.environ.get(f"ANONYMIZER_THROTTLE_{name.upper()}", default).strip()
+                             for name, default in _THROTTLE_DEFAULTS.items()}
+# The re-identification table's password check: a counter of its own per (account, address), not the login's.
+ANONYMIZER_REID_FAILURE_LIMIT = envint("ANONYMIZER_REID_FAILURE_LIMIT", 5)
+ANONYMIZER_REID_COOLOFF_MINUTES = envint("ANONYMIZER_REID_COOLOFF_MINUTES", 15)
+# API keys: the expiry a new key gets unless its owner picks a shorter one, and the longest allowed (days).
+ANONYMIZER_API_KEY_MAX_DAYS = max(1, envint("ANONYMIZER_API_KEY_MAX_DAYS", 365))
+ANONYMIZER_API_KEY_DEFAULT_DAYS = min(max(1, envint("ANONYMIZER_API_KEY_DEFAULT_DAYS", 90)),
+                                      ANONYMIZER_API_KEY_MAX_DAYS)
 
 # --- Folders created at startup -------------------------------------------------------------
 _STARTUP_FOLDERS = (

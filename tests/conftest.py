@@ -129,6 +129,19 @@ def _media_root(settings, tmp_path_factory):
     settings.ANONYMIZER_JOB_TMP = tmp_path_factory.mktemp("job-tmp")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(settings):
+    """Rate limits (accounts/throttling.py) far above what any test sends, on a cache of the test's own, emptied
+    before it: counts never carry from one test to the next (nor the re-identification password counter), and
+    no test touches a shared Redis. tests/security/ lowers a rate inside a test to see the 429."""
+    from django.core.cache import caches
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                   "LOCATION": "anonymizer-tests"}}
+    settings.ANONYMIZER_THROTTLE_RATES = {name: "100000/minute" for name in settings.ANONYMIZER_THROTTLE_RATES}
+    caches["default"].clear()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_celery_broker(tmp_path_factory, worker_id):
     """A job put on the broker by the test process itself goes to a queue of its own (and, with the

@@ -1,12 +1,20 @@
 """Token authentication of the HTTP API: ``Authorization: Bearer <key>`` (or ``Token <key>``). The key is looked
-up by its SHA-256 (accounts.ApiToken stores nothing else of it); a revoked or unknown key is a 401."""
+up by its SHA-256 (accounts.ApiToken stores nothing else of it); a revoked, expired or unknown key is a 401.
+
+Requests without a valid key (none, unknown, revoked, expired, malformed) count against their client address's
+``api_address`` rate (accounts/throttling.py), here because DRF answers them before any throttle class runs;
+beyond it they get 429 instead of 401. A valid key is never refused for what others sent from its address."""
 
 from __future__ import annotations
+
+from datetime import UTC
 
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from accounts import throttling as limits
+from accounts.client_address import client_address
 from accounts.models import ApiToken, hash_key
 
 KEYWORDS = ("bearer", "token")
@@ -16,7 +24,15 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].decode("latin-1").lower() not in KEYWORDS:
+            _count_without_key(request)
             return None  # no token: the permission check answers 401 with WWW-Authenticate
+        try:
+            return self._token(header)
+        except exceptions.AuthenticationFailed:
+            _count_without_key(request)
+            raise
+
+    def _token(self, header: list[bytes]):
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("the Authorization header is 'Bearer <key>': one key, no spaces")
         try:
@@ -28,9 +44,14 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("unknown API key")
         if token.revoked is not None:
             raise exceptions.AuthenticationFailed(f"the API key {token.prefix}… was revoked")
+        now = timezone.now()
+        if token.expires <= now:
+            raise exceptions.AuthenticationFailed(
+                f"the API key {token.prefix}… expired on {token.expires.astimezone(UTC):%Y-%m-%d %H:%M} UTC: create a "
+                "new one on "
+                "your account page")
         if not token.owner.is_active:
             raise exceptions.AuthenticationFailed("the account of this API key is disabled")
-        now = timezone.now()
         # one write a minute at most: polling a job does not rewrite the row on every request
         if token.last_used is None or (now - token.last_used).total_seconds() > 60:
             ApiToken.objects.filter(pk=token.pk).update(last_used=now)
@@ -38,6 +59,12 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="api"'
+
+
+def _count_without_key(request) -> None:
+    wait = limits.hit("api_address", f"addr:{client_address(request)}")
+    if wait is not None:
+        raise exceptions.Throttled(wait=wait, detail=limits.refusal_message("api_address", wait))
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):

@@ -10,12 +10,12 @@ result's re-identification table.
   web page's messages.
 - A re-identification table is more than the token can read: its download is a POST carrying the account's
   password (as the web asks for it again). An API key alone, leaked from a script, does not reveal whom the
-  pseudonyms stand for; wrong passwords count as failed logins (the login throttle locks the account).
+  pseudonyms stand for; wrong passwords have their own counter per (account, address) (accounts/reconfirm.py),
+  apart from the login lockout, so a stolen key can neither guess the password nor lock the owner out.
 """
 
 from __future__ import annotations
 
-from django.contrib.auth import authenticate
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -28,6 +28,8 @@ from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from accounts.reconfirm import confirm_password
 
 from ..engine import InputError, Role
 from ..engine import identifiers as id_rules
@@ -233,16 +235,14 @@ class RunReidentification(APIView):
             raise Http404("this result has no re-identification table")
         s = PasswordSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        # through authenticate(), so the login throttle (django-axes) counts wrong passwords here as failed logins:
-        # a stolen key cannot be used to guess the password
-        django_request = request._request
-        checked = authenticate(django_request, username=request.user.get_username(),
-                               password=s.validated_data["password"])
-        if getattr(django_request, "axes_locked_out", False):
-            django_request.axes_locked_out = False  # answered here as JSON, not with the login page's lockout page
-            return refused("too many wrong passwords: the account is locked for a while, as after failed logins",
-                           status.HTTP_429_TOO_MANY_REQUESTS)
-        if checked is None or checked.pk != request.user.pk:
+        # a failure counter of its own per (account, address), not the login lockout (accounts/reconfirm.py): a
+        # stolen key can neither guess the password nor lock its owner's log-in
+        checked = confirm_password(request, request.user, s.validated_data["password"])
+        if checked.locked:
+            response = refused(checked.message, status.HTTP_429_TOO_MANY_REQUESTS)
+            response["Retry-After"] = str(checked.minutes * 60)
+            return response
+        if not checked.ok:
             return refused("password: that is not your password", status.HTTP_403_FORBIDDEN)
         response = HttpResponse(pseudonyms.reidentification_csv(table), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = content_disposition_header(True, f"{job.dataset.name}-reidentification.csv")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -16,6 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods
+
+from accounts.reconfirm import confirm_password
+from accounts.throttling import throttle
 
 from ..engine import InputError, Role
 from ..engine import identifiers as id_rules
@@ -140,6 +142,7 @@ def identifiers(request, dataset_id: int):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("reidentification")
 def reidentification(request, job_id):
     job = owned_job(request, job_id)
     table = ReidentificationTable.objects.filter(job=job).first()
@@ -147,14 +150,12 @@ def reidentification(request, job_id):
         raise Http404("this result has no re-identification table")
     form = PasswordForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        # authenticate(), not check_password(): django-axes counts wrong passwords here as failed logins, so
-        # this form cannot be used to guess the password of a session left open
-        checked = authenticate(request, username=request.user.get_username(), password=form.cleaned_data["password"])
-        if getattr(request, "axes_locked_out", False):
-            request.axes_locked_out = False
-            form.add_error("password", "Too many wrong passwords: the account is locked for a while, as after "
-                                       "failed logins.")
-        elif checked is not None and checked.pk == request.user.pk:
+        # a counter of its own per (account, address), not the login lockout (accounts/reconfirm.py): an open
+        # session cannot be used to guess the password, nor to lock the owner's log-in
+        checked = confirm_password(request, request.user, form.cleaned_data["password"])
+        if checked.locked:
+            form.add_error("password", checked.message[0].upper() + checked.message[1:] + ".")
+        elif checked.ok:
             response = HttpResponse(pseudonyms.reidentification_csv(table), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = content_disposition_header(
                 True, f"{job.dataset.name}-reidentification.csv")

@@ -1,0 +1,45 @@
+"""Rate limits of the HTTP API, on the counters of accounts/throttling.py (the web's too).
+
+- KeyThrottle: every request with a valid key counts against its account's ``api_key`` rate (all the
+  account's keys share it: a new key is not a new budget).
+- ActionThrottle: a view's ``throttle_scope`` (a limit name, or a {method: name} mapping) counts the
+  expensive requests against the same limit as the web page doing the same thing (``upload``, ``run``, ``sql``,
+  ...): a user cannot double a limit by using both.
+- Requests without a valid key never reach these classes (DRF checks permissions first: they are a 401); the
+  authentication counts them per client address (``api_address``, api/authentication.py).
+
+A refusal is DRF's Throttled: 429, ``Retry-After`` and a ``detail`` saying which limit and when to try again.
+"""
+
+from __future__ import annotations
+
+from rest_framework import exceptions, throttling
+
+from accounts import throttling as limits
+
+
+class _Throttle(throttling.BaseThrottle):
+    def _check(self, request, name: str) -> bool:
+        # the Django request is marked: a web view the API calls for a download does not count it again
+        setattr(request._request, limits.API_COUNTED, True)
+        wait = limits.hit(name, limits.identity(request))
+        if wait is not None:
+            raise exceptions.Throttled(wait=wait, detail=limits.refusal_message(name, wait))
+        return True
+
+
+class KeyThrottle(_Throttle):
+    def allow_request(self, request, view) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return True
+        return self._check(request, "api_key")
+
+
+class ActionThrottle(_Throttle):
+    def allow_request(self, request, view) -> bool:
+        name = getattr(view, "throttle_scope", None)
+        if isinstance(name, dict):
+            name = name.get(request.method.upper())
+        if not name:
+            return True
+        return self._check(request, name)
