@@ -20,7 +20,8 @@ bytes) and are never written anywhere by the engine.
 - mask: ``prefix``/``suffix`` characters are kept and every other character becomes ``char`` (the cell keeps
   its length); a value of no more than prefix+suffix characters is masked entirely, so a short value never
   leaves whole. With ``regex``, every match of the pattern is replaced by ``char`` repeated to the match's
-  length.
+  length; the pattern runs under RE2 in linear time (engine/patterns.py: no backreferences or lookarounds,
+  nor a pattern that can match the empty string).
 - surrogate: a random token (``secrets.token_hex``, ``length`` hex digits) per distinct normalized value within
   one release; a fresh release draws fresh tokens.
 
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
@@ -44,6 +44,7 @@ import pandas as pd
 
 from .errors import InputError, VerificationError
 from .missing import MISSING
+from .patterns import compile_pattern
 
 REMOVE, PSEUDONYM, MASK, SURROGATE = "remove", "pseudonym", "mask", "surrogate"
 TREATMENTS = {
@@ -83,12 +84,10 @@ class IdentifierRule:
             if self.regex is not None:
                 if self.prefix or self.suffix:
                     raise InputError(f"{where}: give a regex or a prefix/suffix, not both")
-                try:
-                    compiled = re.compile(self.regex)
-                except re.error as exc:
-                    raise InputError(f"{where}: bad regex {self.regex!r}: {exc}") from None
-                if compiled.match(""):
-                    raise InputError(f"{where}: regex {self.regex!r} matches the empty string; it would mask nothing")
+                try:  # RE2, linear time (engine/patterns.py); a pattern that can match nothing at all is refused
+                    compile_pattern(self.regex, nonempty=True)
+                except InputError as exc:
+                    raise InputError(f"{where}: {exc}") from None
             else:
                 if self.prefix < 0 or self.suffix < 0:
                     raise InputError(f"{where}: prefix and suffix must be 0 or more, got {self.prefix}, {self.suffix}")
@@ -176,7 +175,11 @@ def mask(value: object, rule: IdentifierRule) -> str:
     """The masked text of one value under a mask rule."""
     text = str(value)
     if rule.regex is not None:
-        return re.sub(rule.regex, lambda m: rule.char * len(m.group(0)), text)
+        pieces, end = [], 0
+        for start, stop in compile_pattern(rule.regex, nonempty=True).spans(text):
+            pieces += [text[end:start], rule.char * (stop - start)]
+            end = stop
+        return "".join(pieces) + text[end:]
     n = len(text)
     if n <= rule.prefix + rule.suffix:
         return rule.char * n
@@ -273,8 +276,8 @@ def check(rule: IdentifierRule, values: list, cells: list, keys: Mapping[str, by
             if rule.regex is not None:
                 # position by position: a character inside a match is the mask character, any other is kept
                 masked = [False] * len(text)
-                for m in re.finditer(rule.regex, text):
-                    masked[m.start():m.end()] = [True] * (m.end() - m.start())
+                for start, stop in compile_pattern(rule.regex, nonempty=True).spans(text):
+                    masked[start:stop] = [True] * (stop - start)
                 ok = len(cell) == len(text) and all(
                     cell[j] == (rule.char if masked[j] else text[j]) for j in range(len(text)))
             else:
