@@ -323,6 +323,12 @@ def _mysql_connection_class():
         requests refused with a message (PyMySQL itself raises a bare RuntimeError for them)."""
 
         handshake_timeout: float = 5.0
+        refused_file = False
+
+        def rollback(self):
+            if self.refused_file:  # dropped after the refusal: the refusal is the error to report
+                return
+            super().rollback()
 
         def connect(self, sock=None):
             reads = self._read_timeout
@@ -339,6 +345,7 @@ def _mysql_connection_class():
                 if "LOAD_LOCAL" not in str(exc):
                     raise
                 self._force_close()  # the server waits for file content: the connection is dropped, unanswered
+                self.refused_file = True
                 raise RefusedFile(2027, "the server asked this app to send it a file of the app's own server "
                                         "(LOAD DATA LOCAL INFILE); refused: this app never sends files to a "
                                         "database server") from None
