@@ -3,8 +3,10 @@
 Safety: the web app must not become a way to reach arbitrary hosts (SSRF). Every URL requested, the links a
 server's answers point to and every redirect, must be on a host of ANONYMIZER_REMOTE_HOSTS over https;
 plain http only for the hosts of ANONYMIZER_REMOTE_HTTP_HOSTS (host:port, a local test server). Redirects
-are followed by hand, each checked. Tokens travel in a header only (never in a URL, so never in a log), are
-stored vault-encrypted (RemoteAccount) and shown back as their last four characters.
+are followed by hand, each checked. Tokens travel in a header only (never in a URL, so never in a log), and
+only to the origin (scheme, host, port) of the repository they were stored for: a redirect or a link to
+another host, allow-listed or not, gets no token (Client.token_for). They are stored vault-encrypted
+(RemoteAccount) and shown back as their last four characters.
 
 Importing: the file is streamed to a temporary file under the upload's size cap, then goes through the same
 ingestion as an upload (datasets.create_dataset: sniffing, limits, errors); nothing is stored on failure.
@@ -120,8 +122,14 @@ class Client:
         self.session.trust_env = False  # no proxy or .netrc credentials from the environment
         self.session.headers["User-Agent"] = "anonymizer (data anonymization web app)"
         self.has_token = bool(token)
-        if token:
-            self.session.headers[token_header] = f"{token_prefix}{token}"
+        # never a session header: added per request, to the repository's own origin only (token_for)
+        self._token = {token_header: f"{token_prefix}{token}"} if token else {}
+        self.origin = _origin(self.base_url)
+
+    def token_for(self, url: str) -> dict[str, str]:
+        """The token's header when ``url`` is on the origin (scheme, host, port) the token was stored for;
+        nothing for any other host, a redirect's or a link's in an answer, even an allow-listed one."""
+        return dict(self._token) if _origin(url) == self.origin else {}
 
     @property
     def label(self) -> str:
@@ -134,10 +142,11 @@ class Client:
                 stream: bool = False, **kwargs) -> requests.Response:
         """One request, redirects followed by hand (each checked); errors as RemoteError about ``what``."""
         url = check_url(self.url(path))
+        extra = kwargs.pop("headers", None) or {}
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 response = self.session.request(method, url, timeout=self.timeout, allow_redirects=False,
-                                                stream=stream, **kwargs)
+                                                stream=stream, headers={**extra, **self.token_for(url)}, **kwargs)
             except requests.Timeout:
                 raise RemoteError(f"{self.label} did not answer within {self.timeout:g} s ({what})") from None
             except requests.ConnectionError:
@@ -202,6 +211,12 @@ class Client:
             except requests.RequestException:
                 raise RemoteError(f"{self.label}: the download of {name!r} broke off") from None
         return written
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    default = {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
 
 
 def _message(response: requests.Response) -> str:
