@@ -273,7 +273,7 @@ ANONYMIZER_MAX_XLSX_RATIO = envint("ANONYMIZER_MAX_XLSX_RATIO", 100)
 # opens any), the statement timeout of a query and how long a connection may take.
 ANONYMIZER_SQL_SQLITE_DIR = os.environ.get("ANONYMIZER_SQL_SQLITE_DIR", "").strip()
 ANONYMIZER_SQL_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_TIMEOUT_SECONDS", 300)
-ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 10)
+ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS = envint("ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS", 5)
 # The database servers web users may name (host names or addresses, comma-separated; empty: any server but
 # the app's own database). The app connects to what a user names: a list keeps it off other internal hosts.
 ANONYMIZER_SQL_ALLOWED_HOSTS = envlist("ANONYMIZER_SQL_ALLOWED_HOSTS", "")
