@@ -93,10 +93,10 @@ worker: $(STAMP)
 
 # Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files collected into
 # STATIC_ROOT (var/static) and served by whitenoise, one Celery worker in the background (more: `make worker`
-# with the same environment). Needs SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL) and REDIS_URL
-# (serve-env checks them before anything starts); BIND (127.0.0.1:8000), WEB_WORKERS (4), WEB_THREADS (4),
-# WEB_KEEPALIVE (75 s; gunicorn.conf.py), WORKER_CONCURRENCY (the number of CPUs), WORKER_NICE (10: jobs yield
-# the CPU to the pages) and the variables of the README's table are read if set.
+# with the same environment). Needs SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL), REDIS_URL and
+# ANONYMIZER_VAULT_KEY (docs/vault.md); serve-env checks them before anything starts. BIND (127.0.0.1:8000),
+# WEB_WORKERS (4), WEB_THREADS (4), WEB_KEEPALIVE (75 s; gunicorn.conf.py), WORKER_CONCURRENCY (the number of
+# CPUs), WORKER_NICE (10: jobs yield the CPU to the pages) and the variables of the README's table are read if set.
 serve: serve-env $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -128,6 +128,10 @@ serve-env:
 	    *) need REDIS_URL "the Redis server that carries the jobs, e.g. redis://127.0.0.1:6379/0";; esac; \
 	  case "$$(echo "$${DEBUG:-}" | tr A-Z a-z)" in 1|true|yes|on) \
 	    echo "make serve: DEBUG must be off on a server: unset it or set DEBUG=0" >&2; status=2;; esac; \
+	  vault_key="the key of the stored secrets, its own (never SECRET_KEY's), made by python3 -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())'; docs/vault.md"; \
+	  if [ -z "$$ANONYMIZER_VAULT_KEY" ]; then need ANONYMIZER_VAULT_KEY "$$vault_key"; \
+	  elif ! printf '%s' "$$ANONYMIZER_VAULT_KEY" | grep -Eqx '[A-Za-z0-9_-]{43}='; then \
+	    need ANONYMIZER_VAULT_KEY "not a Fernet key (44 characters of url-safe base64): $$vault_key"; fi; \
 	  exit $$status
 
 lint: $(STAMP)

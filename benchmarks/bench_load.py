@@ -24,6 +24,7 @@ other work, so read them together. Figures depend on the machine; this is not a 
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
 import json
 import os
@@ -56,6 +57,7 @@ def server_env(var: Path, database_url: str, queue: str, port: int) -> dict[str,
         "DJANGO_SETTINGS_MODULE": "anonymizer_app.settings",
         "DEBUG": "0", "DJANGO_DEBUG": "0",
         "SECRET_KEY": "load-benchmark-" + os.urandom(24).hex(),
+        "ANONYMIZER_VAULT_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),  # required with DEBUG off
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{port}",
         "DATABASE_URL": database_url,

@@ -10,6 +10,7 @@ group with SIGTERM, as a supervisor would. `-o .venv/.installed` keeps make from
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import socket
@@ -125,6 +126,7 @@ def server(database, redis_url, tmp_path):
     env.update({
         # the production environment of the README, less what needs TLS (no proxy in front here)
         "SECRET_KEY": "serve-test-" + uuid.uuid4().hex * 2,
+        "ANONYMIZER_VAULT_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),  # docs/vault.md
         "ALLOWED_HOSTS": "localhost",
         "CSRF_TRUSTED_ORIGINS": f"http://localhost:{port}",
         "DATABASE_URL": database,

@@ -111,6 +111,7 @@ def _base_env(folder: Path) -> dict:
     # DEBUG off, as in production: then a SECRET_KEY must be given (anonymizer_app/checks.py)
     env.update(DATABASE_URL=f"sqlite:///{folder / 'db.sqlite3'}", MEDIA_ROOT=str(folder / "media"),
                PYTHONUNBUFFERED="1", DEBUG="0", SECRET_KEY="worker-test-" + "k" * 50,
+               ANONYMIZER_VAULT_KEY="oV7y3sYb3q0m3mJ2kq4yQ9fWkz2cXl5u1vTq8r9pZ6A=",  # required with DEBUG off
                # the system temp folder of every process, and the jobs' scratch folders: the test's own, so
                # that it can see what a job leaves behind
                TMPDIR=str(folder / "system-tmp"), ANONYMIZER_JOB_TMP=str(folder / "job-tmp"))

@@ -57,7 +57,8 @@ def create_key(owner, name: str, entered: str = "") -> tuple[PseudonymKey, bytes
 
 
 def key_secret(key: PseudonymKey) -> bytes:
-    return bytes.fromhex(vault.decrypt_text(key.secret))
+    """The key's secret; a VaultError (an InputError naming ANONYMIZER_VAULT_KEY) when the vault cannot open it."""
+    return bytes.fromhex(vault.decrypt_text(key.secret, f"the pseudonymization key {key.name!r}"))
 
 
 def policies_using(key: PseudonymKey) -> list[str]:
@@ -192,7 +193,7 @@ def reidentification_csv(table: ReidentificationTable) -> str:
     import csv
     import io
 
-    mapping = json.loads(vault.decrypt_text(table.data))
+    mapping = json.loads(vault.decrypt_text(table.data, "the re-identification table of this result"))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["column", "original", "pseudonym"])

@@ -23,6 +23,7 @@ from ..engine import InputError, Role
 from ..engine import identifiers as id_rules
 from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
+from ..services.vault import VaultError
 from .common import owned_dataset, owned_job
 
 
@@ -156,7 +157,12 @@ def reidentification(request, job_id):
         if checked.locked:
             form.add_error("password", checked.message[0].upper() + checked.message[1:] + ".")
         elif checked.ok:
-            response = HttpResponse(pseudonyms.reidentification_csv(table), content_type="text/csv; charset=utf-8")
+            try:
+                text = pseudonyms.reidentification_csv(table)
+            except VaultError as exc:  # the server's vault key, not the request: said as it is (docs/vault.md)
+                form.add_error(None, str(exc))
+                return render(request, "anonymizer/reidentification.html", {"job": job, "form": form}, status=503)
+            response = HttpResponse(text, content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = content_disposition_header(
                 True, f"{job.dataset.name}-reidentification.csv")
             add_never_cache_headers(response)
