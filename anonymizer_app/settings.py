@@ -255,9 +255,13 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # run). Empty: every run stays in the Celery worker.
 ANONYMIZER_DASK_CLUSTER = os.environ.get("ANONYMIZER_DASK_CLUSTER", "").strip()
 
-# Secrets at rest (services/vault.py): a Fernet key; empty derives one from SECRET_KEY. Old keys still decrypt.
+# Secrets at rest (services/vault.py, docs/vault.md): the vault's Fernet key, its own secret (never derived from
+# SECRET_KEY), required with DEBUG off (checks.py); old keys still decrypt (rotation). Unset in development
+# (DEBUG on or the development SECRET_KEY): a development key generated once into the file below (0600).
 ANONYMIZER_VAULT_KEY = os.environ.get("ANONYMIZER_VAULT_KEY", "").strip()
 ANONYMIZER_VAULT_OLD_KEYS = envlist("ANONYMIZER_VAULT_OLD_KEYS", "")
+ANONYMIZER_VAULT_DEVELOPMENT_KEY_FILE = Path(os.environ.get("ANONYMIZER_VAULT_DEVELOPMENT_KEY_FILE",
+                                                            VAR_DIR / "vault-development.key"))
 
 # --- Upload limits --------------------------------------------------------------------------
 ANONYMIZER_MAX_UPLOAD_MB = envint("ANONYMIZER_MAX_UPLOAD_MB", 200)

@@ -35,6 +35,7 @@ from ..engine import InputError, Role
 from ..engine import identifiers as id_rules
 from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
+from ..services.vault import VaultError
 from .common import _key, owned_dataset, owned_job, refused
 from .serializers import ApiErrorSerializer
 
@@ -226,7 +227,8 @@ class RunReidentification(APIView):
 
     @extend_schema(request=PasswordSerializer, responses={
         (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="column,original,pseudonym lines"),
-        400: ApiErrorSerializer, 403: ApiErrorSerializer, 404: ApiErrorSerializer, 429: ApiErrorSerializer},
+        400: ApiErrorSerializer, 403: ApiErrorSerializer, 404: ApiErrorSerializer, 429: ApiErrorSerializer,
+        503: ApiErrorSerializer},
         summary="Download the result's re-identification table (give your password)", tags=["identifiers"])
     def post(self, request, job_id):
         job = owned_job(request, job_id)
@@ -244,7 +246,11 @@ class RunReidentification(APIView):
             return response
         if not checked.ok:
             return refused("password: that is not your password", status.HTTP_403_FORBIDDEN)
-        response = HttpResponse(pseudonyms.reidentification_csv(table), content_type="text/csv; charset=utf-8")
+        try:
+            text = pseudonyms.reidentification_csv(table)
+        except VaultError as exc:  # the server's vault key, not the request: said as it is (docs/vault.md)
+            return refused(str(exc), status.HTTP_503_SERVICE_UNAVAILABLE)
+        response = HttpResponse(text, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = content_disposition_header(True, f"{job.dataset.name}-reidentification.csv")
         add_never_cache_headers(response)
         return response
