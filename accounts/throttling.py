@@ -33,7 +33,7 @@ PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 # What each limit counts, for the refusal's message ("too many log-in attempts ...")
 WHAT = {
     "login": "log-in attempts", "signup": "sign-ups", "upload": "uploads", "run": "run submissions",
-    "sql": "SQL imports and exports", "comparison": "comparisons", "lattice": "solution-lattice requests",
+    "sql": "SQL and repository imports and exports", "comparison": "comparisons", "lattice": "solution-lattice requests",
     "download": "downloads", "reidentification": "re-identification table requests",
     "api_key": "API requests for this account", "api_address": "API requests without a valid key",
 }

@@ -9,11 +9,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.forms import ApiTokenForm, DeleteAccountForm, SignupForm
 from accounts.models import ApiToken
+from accounts.throttling import throttle
 from anonymizer_app.services import erasure
 from anonymizer_app.views.erasure import confirm_page
 
 
 @require_http_methods(["GET", "POST"])
+@throttle("signup")
 def signup(request):
     if request.user.is_authenticated:
         return redirect("/")
@@ -55,6 +57,7 @@ def _account_page(request, token_form=None, new_key: str = "", new_token=None, s
         "retention_days": settings.ANONYMIZER_RESULT_RETENTION_DAYS,
         "tokens": ApiToken.objects.filter(owner=user), "token_form": token_form or ApiTokenForm(),
         "new_key": new_key, "new_token": new_token, "api_docs_url": reverse("api-docs"),
+        "max_days": settings.ANONYMIZER_API_KEY_MAX_DAYS,
     }, status=status)
 
 
@@ -73,7 +76,8 @@ def create_token(request):
     form = ApiTokenForm(request.POST)
     if not form.is_valid():
         return _account_page(request, token_form=form, status=400)
-    token, key = ApiToken.issue(request.user, form.cleaned_data["name"])
+    token, key = ApiToken.issue(request.user, form.cleaned_data["name"], scopes=form.cleaned_data["scopes"],
+                                days=form.cleaned_data["days"])
     return _account_page(request, new_key=key, new_token=token, status=201)
 
 

@@ -390,7 +390,7 @@ _THROTTLE_DEFAULTS = {
     "signup": "10/hour",
     "upload": "120/hour",  # table, DICOM, items and hierarchy uploads
     "run": "240/hour",  # run submissions of every kind (anonymization, risk, DP, experiments, items)
-    "sql": "60/hour",  # SQL imports and exports
+    "sql": "60/hour",  # SQL imports and exports, repository (Zenodo, Dataverse) imports and deposits
     "comparison": "240/hour",
     "lattice": "1200/hour",  # the solution lattice's data, nodes and keeps
     "download": "1200/hour",  # result files, reports, configurations

@@ -263,6 +263,7 @@ class PolicyCheck(APIView):
 
 
 class PolicyApply(APIView):
+    throttle_scope = "run"
 
     @extend_schema(parameters=[POLICY_ID], request=ApplySerializer, responses={202: AppliedSerializer, 400: ErrorSerializer,
                                                        404: ErrorSerializer, 409: ErrorSerializer},

@@ -28,6 +28,7 @@ class ComparisonSerializer(serializers.Serializer):
 
 
 class Comparisons(APIView):
+    throttle_scope = "comparison"
     parser_classes = [JSONParser]
 
     @extend_schema(request=ComparisonSerializer,

@@ -106,6 +106,7 @@ def _cells(frame) -> list[list[str | None]]:
 
 
 class DatasetList(APIView):
+    throttle_scope = {"POST": "upload"}
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(responses=DatasetSerializer(many=True), summary="Your datasets", tags=["datasets"])
@@ -269,6 +270,7 @@ def _binding_problem(request, ds: Dataset, column: Column, hierarchy_id: int):
 
 
 class DemoData(APIView):
+    throttle_scope = "upload"
     @extend_schema(request=None, responses={201: DatasetSerializer(many=True), 400: ApiErrorSerializer},
                    summary="Load the demo datasets (roles and hierarchies set), as the web's demo button",
                    tags=["datasets"])

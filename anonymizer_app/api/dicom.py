@@ -47,6 +47,7 @@ class DicomDatasetSerializer(DatasetDetailSerializer):
 
 
 class DicomUpload(APIView):
+    throttle_scope = "upload"
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(request={"multipart/form-data": DicomUploadSerializer},
@@ -81,6 +82,7 @@ class DicomUpload(APIView):
 
 
 class DicomDownload(APIView):
+    throttle_scope = "download"
     @extend_schema(responses={(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY),
                               400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="A run's de-identified DICOM files (zip), built from its published rows",

@@ -51,6 +51,7 @@ class DPReleaseSerializer(serializers.Serializer):
 
 
 class DPRelease(APIView):
+    throttle_scope = "run"
     parser_classes = [JSONParser]
 
     @extend_schema(

@@ -96,6 +96,7 @@ def _detail(h) -> dict:
 
 
 class HierarchyList(APIView):
+    throttle_scope = {"POST": "upload"}
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(responses=HierarchySerializer(many=True), summary="Your hierarchy library", tags=["hierarchies"])
@@ -220,6 +221,7 @@ EXPORT_FILES = {"arx": (".csv", "text/csv"), "datafly": ("-datafly.csv", "text/c
 
 
 class HierarchyExport(APIView):
+    throttle_scope = "download"
     @extend_schema(responses={(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="the file"),
                               400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="The hierarchy as a file: arx, datafly, amnesia-text or amnesia-json", tags=["hierarchies"])

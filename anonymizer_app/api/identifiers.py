@@ -82,6 +82,7 @@ def _owned_key(request, key_id: int) -> PseudonymKey:
 
 
 class KeyList(APIView):
+    required_scope = "admin"
     parser_classes = [JSONParser]
 
     @extend_schema(responses={200: KeySerializer(many=True)}, summary="Your pseudonymization keys (never a secret)",
@@ -107,6 +108,7 @@ class KeyList(APIView):
 
 
 class KeyDetail(APIView):
+    required_scope = "admin"
     @extend_schema(responses={200: KeySerializer, 404: ApiErrorSerializer}, summary="A key (never its secret)",
                    tags=["identifiers"])
     def get(self, request, key_id):
@@ -223,6 +225,8 @@ class PasswordSerializer(serializers.Serializer):
 
 
 class RunReidentification(APIView):
+    required_scope = "admin"
+    throttle_scope = "reidentification"
     parser_classes = [JSONParser]
 
     @extend_schema(request=PasswordSerializer, responses={

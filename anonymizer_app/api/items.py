@@ -45,6 +45,7 @@ class ItemsUploadSerializer(serializers.Serializer):
 
 
 class ItemsUpload(APIView):
+    throttle_scope = "upload"
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(request={"multipart/form-data": ItemsUploadSerializer},
@@ -129,6 +130,7 @@ class ItemsRunSerializer(serializers.Serializer):
 
 
 class ItemsRun(APIView):
+    throttle_scope = "run"
     parser_classes = [JSONParser]
 
     @extend_schema(request=ItemsRunSerializer,
@@ -164,6 +166,7 @@ TEXT = OpenApiResponse(OpenApiTypes.BINARY, description="the file")
 
 
 class ItemsRecords(APIView):
+    throttle_scope = "download"
     @extend_schema(responses={(200, "text/plain"): TEXT, 404: ApiErrorSerializer},
                    summary="The published records of a transaction run (one per line, the input's layout)",
                    tags=["set-valued"])
@@ -173,6 +176,7 @@ class ItemsRecords(APIView):
 
 
 class ItemsRules(APIView):
+    throttle_scope = "download"
     @extend_schema(responses={(200, "text/csv"): TEXT, 404: ApiErrorSerializer},
                    summary="The generalization rules (item;generalized item), or the dynamic hierarchy built",
                    tags=["set-valued"])

@@ -66,6 +66,7 @@ class LatticeFailedSerializer(serializers.Serializer):
 
 
 class Lattice(APIView):
+    throttle_scope = "lattice"
     @extend_schema(
         parameters=[OpenApiParameter("retry", OpenApiTypes.STR, enum=["0", "1"], required=False,
                                      description="1: start a new evaluation after a failed or cancelled one")],
@@ -93,6 +94,7 @@ class NodeQuery(serializers.Serializer):
 
 
 class Node(APIView):
+    throttle_scope = "lattice"
     @extend_schema(parameters=[NodeQuery],
                    responses={200: OpenApiTypes.OBJECT, 400: ApiErrorSerializer, 404: ApiErrorSerializer,
                               409: ApiErrorSerializer, 422: ApiErrorSerializer},
@@ -123,6 +125,7 @@ class KeepSerializer(serializers.Serializer):
 
 
 class Keep(APIView):
+    throttle_scope = "lattice"
     parser_classes = [JSONParser]
 
     @extend_schema(request=KeepSerializer,

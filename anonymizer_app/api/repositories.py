@@ -109,6 +109,7 @@ def _client(account: RemoteAccount | None, service: str = "", base_url: str = ""
 
 
 class RemoteConnections(APIView):
+    required_scope = "admin"
     @extend_schema(responses={200: RemoteConnectionSerializer(many=True)}, summary="Your repository connections",
                    tags=["repositories"])
     def get(self, request):
@@ -133,6 +134,7 @@ class RemoteConnections(APIView):
 
 
 class RemoteConnectionDetail(APIView):
+    required_scope = "admin"
     @extend_schema(responses={204: None, 404: ApiErrorSerializer}, summary="Delete a connection and its token",
                    tags=["repositories"])
     def delete(self, request, account_id: int):
@@ -141,6 +143,8 @@ class RemoteConnectionDetail(APIView):
 
 
 class RemoteFiles(APIView):
+    required_scope = "admin"
+    throttle_scope = "sql"
     @extend_schema(request=RemoteSourceSerializer, responses={200: RemoteFileSerializer(many=True), 400: ApiErrorSerializer},
                    summary="List the files of a Zenodo record or a Dataverse dataset", tags=["repositories"])
     def post(self, request):
@@ -158,6 +162,8 @@ class RemoteFiles(APIView):
 
 
 class RemoteImport(APIView):
+    required_scope = "admin"
+    throttle_scope = "sql"
     @extend_schema(request=RemoteImportSerializer, responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer},
                    summary="Import a record's CSV/TSV/Excel file as a new dataset (the upload's ingestion and limits)",
                    tags=["repositories"])
@@ -180,6 +186,8 @@ class RemoteImport(APIView):
 
 
 class RemoteDeposit(APIView):
+    required_scope = "admin"
+    throttle_scope = "sql"
     @extend_schema(request=RemoteDepositSerializer,
                    responses={201: RemoteDraftSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Deposit a run's published rows as a new draft on Zenodo or Dataverse (never published)",

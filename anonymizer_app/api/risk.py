@@ -51,6 +51,7 @@ def _invalid(form) -> object:
 
 
 class DatasetRisk(APIView):
+    throttle_scope = "run"
     parser_classes = [JSONParser]
 
     @extend_schema(request=RiskRequestSerializer,
@@ -77,6 +78,7 @@ class DatasetRisk(APIView):
 
 
 class ResultRisk(APIView):
+    throttle_scope = "run"
     parser_classes = [JSONParser]
 
     @extend_schema(request=RiskRequestSerializer,

@@ -156,6 +156,7 @@ def _refusal(problems: list[dict]) -> Response:
 
 
 class RunList(APIView):
+    throttle_scope = {"POST": "run"}
     parser_classes = [JSONParser]
 
     @extend_schema(parameters=[OpenApiParameter("dataset", OpenApiTypes.INT, required=False,
@@ -311,6 +312,7 @@ DOWNLOAD_TYPES = list(dict.fromkeys(["text/csv", *(f.content_type.split(";")[0] 
 
 
 class RunDownload(APIView):
+    throttle_scope = "download"
     @extend_schema(parameters=[DownloadQuery], responses={
         **{(200, media): FILE for media in DOWNLOAD_TYPES}, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Download the published table (the web download: CSV cells that a spreadsheet would "
@@ -339,6 +341,7 @@ class RunReleaseReport(APIView):
 
 
 class RunReleaseReportPdf(APIView):
+    throttle_scope = "download"
     @extend_schema(responses={(200, "application/pdf"): FILE, 404: ApiErrorSerializer, 503: ApiErrorSerializer},
                    summary="The release report as PDF", tags=["results"])
     def get(self, request, job_id):

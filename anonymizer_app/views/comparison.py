@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.throttling import throttle
+
 from ..engine import InputError, Role
 from ..forms import CompareForm
 from ..models import Job
@@ -26,6 +28,7 @@ from .risk import ESTIMATOR_LABELS
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("comparison")
 def compare(request, dataset_id: int):
     """Several algorithms for several k on this dataset: queued as one job of kind "comparison"."""
     ds = owned_dataset(request, dataset_id)

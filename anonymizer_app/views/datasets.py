@@ -11,6 +11,8 @@ from django.db.models import Count, Q
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.throttling import throttle
+
 from .. import demo
 from ..engine import EngineError, Format, InputError
 from ..engine.reader import DELIMITER_NAMES
@@ -52,6 +54,7 @@ def index(request):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("upload")
 def upload(request):
     if request.method == "GET":
         return redirect("anonymizer:index")

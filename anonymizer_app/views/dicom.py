@@ -17,6 +17,8 @@ from django.utils.html import escape
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.throttling import throttle
+
 from ..engine import InputError
 from ..engine import dicom as dicom_engine
 from ..models import Job
@@ -136,6 +138,7 @@ def _streamed(request, d) -> StreamingHttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("upload")
 def upload(request):
     initial_level = request.GET.get("level") if request.GET.get("level") in dicom_engine.LEVELS else "file"
     form = DicomUploadForm(request.POST or None, request.FILES or None, initial={
@@ -191,6 +194,7 @@ def zip_response(chunks, job: Job) -> StreamingHttpResponse:
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download(request, job_id):
     job = owned_job(request, job_id)
     if job.kind != Job.RUN or not dicom.is_dicom(job.dataset):

@@ -12,6 +12,8 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest, Streaming
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
+from accounts.throttling import throttle
+
 from ..forms import DELIMITER_CHOICES, parse_delimiter
 from ..models import Job
 from ..services import exports, results
@@ -22,6 +24,7 @@ STREAM_DOWNLOAD_ROWS = 100_000
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download_csv(request, job_id):
     j = owned_job(request, job_id)
     if j.kind in RESULT_PAGES or j.kind == Job.LATTICE:  # figures or a lattice: no output rows
@@ -83,6 +86,7 @@ def _download_other(j: Job, res, fmt: str, drop: bool, shuffle: bool) -> HttpRes
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download_config(request, job_id):
     j = owned_job(request, job_id)
     body = json.dumps(exports.job_configuration(j), indent=2, ensure_ascii=False)
@@ -94,6 +98,7 @@ def download_config(request, job_id):
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download_lattice(request, job_id):
     """The lattice a run kept (--keep-lattice / the option "Every lattice node kept": every node's levels, tag
     and metric) as JSON: a download, never a value on the result page."""

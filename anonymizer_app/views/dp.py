@@ -14,6 +14,8 @@ from django.shortcuts import render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods
 
+from accounts.throttling import throttle
+
 from ..dp_forms import DPForm
 from ..engine import InputError
 from ..plotly_text import plotly_escape
@@ -43,6 +45,7 @@ def _csv_response(text: str, filename: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("run")
 def dataset_dp(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     columns = dataset_service.dataset_columns(ds)

@@ -9,6 +9,8 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.throttling import throttle
+
 from ..engine import InputError, Role
 from ..forms import ExperimentForm
 from ..models import Job
@@ -18,6 +20,7 @@ from .common import algorithm_label, format_duration, job_result, owned_dataset,
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("run")
 def experiment(request, dataset_id: int):
     """Generated people tables and/or this dataset, anonymized once per k; queued as one job
     (kind "experiment") that counts the homogeneous equivalence classes."""

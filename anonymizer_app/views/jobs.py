@@ -14,6 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.throttling import throttle
+
 from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
@@ -38,6 +40,7 @@ JOBS_PAGE_SIZE = 50
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("run")
 def run(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     if ds.is_transactions:  # k^m on records of items: the set-valued run form

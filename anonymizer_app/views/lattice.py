@@ -25,6 +25,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.throttling import throttle
+
 from .. import engine
 from ..engine import pipeline
 from ..engine.algorithms.fixed import parse_levels
@@ -161,6 +163,7 @@ def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
 
 @login_required
 @require_GET
+@throttle("lattice", methods=("GET",))
 def lattice_data_view(request, job_id):
     """The lattice (200), the evaluation's progress (202) or why it failed (422, ?retry=1 starts a new one)."""
     code, data = lattice_answer(_lattice_job(request, job_id), request.GET.get("retry") == "1")
@@ -255,6 +258,7 @@ def comparison(frame, output, suppressed, rows: int, identifying: list[str], num
 
 @login_required
 @require_GET
+@throttle("lattice", methods=("GET",))
 def lattice_node(request, job_id):
     job = _lattice_job(request, job_id)
     try:
@@ -270,6 +274,7 @@ def lattice_node(request, job_id):
 
 @login_required
 @require_POST
+@throttle("lattice")
 def lattice_keep(request, job_id):
     refusal = _safepub_refusal(request, job_id)
     if refusal is not None:

@@ -10,6 +10,8 @@ from django.template.loader import render_to_string
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
+from accounts.throttling import throttle
+
 from ..models import Job
 from ..services import release_report
 from .common import RESULT_PAGES, format_value, job_label, job_result, owned_job
@@ -48,6 +50,7 @@ def release_report_page(request, job_id):
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def release_report_pdf(request, job_id):
     j = _reported_job(request, job_id)
     try:

@@ -10,6 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.throttling import throttle
+
 from ..engine import InputError
 from ..models import RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
@@ -60,6 +62,7 @@ def delete_connection(request, account_id: int):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("sql")
 def import_remote(request):
     form = ImportRemoteForm(request.POST or None, owner=request.user)
     files = None
@@ -93,6 +96,7 @@ def import_remote(request):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("sql")
 def deposit(request, job_id):
     j, res = table_result(request, job_id)
     initial = {"title": f"{j.dataset.name}, anonymized",

@@ -18,6 +18,8 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.throttling import throttle
+
 from ..engine import EngineError, InputError
 from ..engine.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
@@ -41,6 +43,7 @@ RESULT_PAGE_SIZE = 50
 # ---- upload ---------------------------------------------------------------------------------------------
 @login_required
 @require_POST
+@throttle("upload")
 def upload(request):
     from .datasets import _render_index  # the datasets page, with this form's errors
 
@@ -162,6 +165,7 @@ def build_hierarchy(request, dataset_id: int):
 
 @login_required
 @require_POST
+@throttle("upload")
 def upload_hierarchy(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     form = ItemHierarchyUploadForm(request.POST, request.FILES)
@@ -186,6 +190,7 @@ def upload_hierarchy(request, dataset_id: int):
 # ---- the k^m run of a transaction dataset ---------------------------------------------------------------------
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("run")
 def run(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     if not ds.is_transactions:
@@ -333,6 +338,7 @@ def _stem(job: Job) -> str:
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download_records(request, job_id):
     """The published records in the input's layout (one per line, the record id first), formulas neutralized."""
     j, res = _set_result(request, job_id)
@@ -345,6 +351,7 @@ def download_records(request, job_id):
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download_report(request, job_id):
     j, res = _set_result(request, job_id)
     body = json.dumps(res.report, indent=2, ensure_ascii=False) + "\n"
@@ -353,6 +360,7 @@ def download_report(request, job_id):
 
 @login_required
 @require_GET
+@throttle("download", methods=("GET",))
 def download_rules(request, job_id):
     """The generalization rules (item;generalized item, as a two-level hierarchy file in ARX's layout), or for
     dynamic hierarchies the hierarchy that was built (item;group;*), which the hierarchy library can load."""

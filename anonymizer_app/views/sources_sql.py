@@ -24,6 +24,8 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_http_methods
 
+from accounts.throttling import throttle
+
 from ..engine import Cancelled, InputError
 from ..services import exports, sql
 from ..services.vault import VaultError
@@ -192,6 +194,7 @@ def _import_response(request, beside: Beside, store: Callable, back: str):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("sql")
 def import_sql(request):
     form = SqlImportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -222,6 +225,7 @@ def import_sql(request):
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@throttle("sql")
 def export_sql(request, job_id):
     j, res = table_result(request, job_id)
     form = SqlExportForm(request.POST or None)
@@ -259,6 +263,7 @@ def export_sql(request, job_id):
 
 @login_required
 @require_http_methods(["POST"])
+@throttle("sql")
 def reimport_sql(request, dataset_id: int):
     """A new dataset from the same source as an imported one (the rows as they are now), with the kept
     password or the one typed; the original dataset is left as it is."""
