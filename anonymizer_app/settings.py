@@ -111,7 +111,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["anonymizer_app.api.throttling.KeyThrottle",
                                  "anonymizer_app.api.throttling.ActionThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser",
+    "DEFAULT_PARSER_CLASSES": ["anonymizer_app.api.parsers.BoundedJSONParser", "rest_framework.parsers.MultiPartParser",
                                "rest_framework.parsers.FormParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "anonymizer_app.api.errors.exception_handler",

@@ -29,7 +29,7 @@ from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy
+from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy, json_limits
 from anonymizer_app.engine.defaults import default_builder
 from anonymizer_app.engine.hierarchy import with_missing, without_missing
 from anonymizer_app.engine.missing import MISSING, normalize_missing
@@ -461,7 +461,9 @@ def _json_body(request) -> dict:
     if declared > limit:  # refused before the body is read
         raise BadRequest(f"The request body is {declared:,} bytes, more than the editor's limit of {limit:,}.")
     try:
-        data = json.loads(request.body.decode("utf-8") or "{}")
+        data = json_limits.loads(request.body.decode("utf-8") or "{}", "The request body")
+    except json_limits.JsonLimitError as exc:
+        raise BadRequest(f"{exc}.") from None
     except (UnicodeDecodeError, ValueError):
         raise BadRequest("The request body is not JSON.") from None
     if not isinstance(data, dict):
@@ -472,7 +474,9 @@ def _json_body(request) -> dict:
 def _path_arg(value, what: str = "path") -> list[str]:
     if isinstance(value, str):
         try:
-            value = json.loads(value or "[]")
+            value = json_limits.loads(value or "[]", what)
+        except json_limits.JsonLimitError as exc:
+            raise BadRequest(f"{exc}.") from None
         except ValueError:
             raise BadRequest(f"{what} must be a JSON list of labels.") from None
     if value is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from anonymizer_app import engine
-from anonymizer_app.engine import InputError, Role
+from anonymizer_app.engine import InputError, Role, json_limits
 from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES, Hierarchy
 from anonymizer_app.engine.identifiers import IdentifierRule
 from anonymizer_app.engine.missing import is_marker
@@ -48,7 +48,9 @@ def loads(text: str | bytes, where: str = "policy file") -> dict:
         except UnicodeDecodeError as exc:
             raise PolicyError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     try:
-        data = json.loads(text)
+        data = json_limits.loads(text, where)  # a policy is 5 deep; deeper would make the decoder recurse
+    except json_limits.JsonLimitError as exc:
+        raise PolicyError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise PolicyError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     return validate(data, where)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,6 +14,7 @@ from ..engine import InputError, Role
 from ..forms import CompareForm
 from ..services import comparison as comparison_service
 from .common import owned_dataset, queue, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 

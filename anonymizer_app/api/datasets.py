@@ -9,7 +9,7 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,6 +21,7 @@ from ..services import datasets as dataset_service
 from ..services import erasure
 from . import identifiers, risk
 from .common import owned_dataset, owned_hierarchy, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 MAX_PAGE = 1000  # rows per page of a preview or of published rows
@@ -57,9 +58,14 @@ class DatasetUploadSerializer(serializers.Serializer):
 
 
 class FormatChangeSerializer(serializers.Serializer):
-    delimiter = serializers.ChoiceField(choices=[name for name, _ in DELIMITER_CHOICES], required=False,
-                                        help_text="a text file's delimiter, by name")
-    encoding = serializers.ChoiceField(choices=[e for e, _ in ENCODING_CHOICES], required=False)
+    delimiter = serializers.ChoiceField(
+        choices=[name for name, _ in DELIMITER_CHOICES], required=False, help_text="a text file's delimiter, by name",
+        error_messages={"invalid_choice": '"{input}" is not a delimiter name; use one of '
+                        + ", ".join(f"{name} ({char!r})" for char, name in DELIMITER_NAMES.items())})
+    encoding = serializers.ChoiceField(
+        choices=[e for e, _ in ENCODING_CHOICES], required=False,
+        error_messages={"invalid_choice": '"{input}" is not an encoding offered; use one of '
+                        + ", ".join(e for e, _ in ENCODING_CHOICES)})
     header = serializers.BooleanField(required=False, help_text="the first row holds the column names")
 
 

@@ -13,7 +13,6 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,6 +22,7 @@ from ..services import datasets as dataset_service
 from ..services import dp as dp_service
 from ..services import exports
 from .common import owned_dataset, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 SPENDS = ("Every call is a NEW release: new noise is drawn and its ε is spent again (the budgets of repeated "

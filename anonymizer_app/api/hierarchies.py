@@ -11,7 +11,7 @@ from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,6 +21,7 @@ from ..models import Column
 from ..services import datasets as dataset_service
 from ..services import erasure
 from .common import owned_dataset, owned_hierarchy, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 LEAF_ROWS = 20  # leaves shown with their path in a hierarchy's detail

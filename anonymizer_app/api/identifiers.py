@@ -25,7 +25,6 @@ from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -37,6 +36,7 @@ from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
 from ..services.vault import VaultError
 from .common import _key, owned_dataset, owned_job, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 INT32 = 2**31 - 1

@@ -11,7 +11,7 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,6 +22,7 @@ from ..setvalued_forms import ITEM_DELIMITER_CHOICES, LAYOUT_CHOICES, SetRunForm
 from ..views import setvalued as setvalued_views
 from .common import owned_dataset, owned_job, queue, refused, web_view
 from .datasets import DatasetDetailSerializer
+from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 

@@ -13,7 +13,6 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,6 +22,7 @@ from ..services import lattice as lattice_service
 from ..views import lattice as lattice_views
 from ..views import safepub as safepub_views
 from .common import owned_job, queue, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 

@@ -9,7 +9,6 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,6 +20,7 @@ from ..services import results
 from ..services import risk as risk_service
 from ..views.common import job_result
 from .common import owned_dataset, owned_job, refused
+from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 

@@ -5,13 +5,13 @@ formula neutralization), the configuration and the release report."""
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.http import Http404
 from django.urls import path
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -26,6 +26,7 @@ from ..views.common import RESULT_PAGES, job_result
 from . import identifiers, risk
 from .common import owned_dataset, owned_job, queue, refused, web_view
 from .datasets import MAX_PAGE, PAGE_PARAMETERS, page_of
+from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 
@@ -150,6 +151,24 @@ def _submit_body(request):
     return ds, form, set_form, populations, ""
 
 
+def _create(form, set_form, ds: Dataset, populations) -> Job:
+    """The job a valid submit creates (InputError naming what the services refuse). The check runs it too,
+    inside a transaction it rolls back, so it refuses exactly what the submit refuses, in the same words."""
+    d = form.cleaned_data
+    population = next((p for p in populations if p.pk == form.population()), None)
+    options = form.algorithm_options()
+    if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options (as the web)
+        options = dict(options, suppressed_rows="keep")
+    set_config = None if set_form is None else set_service.set_column_config(
+        ds, d["k"], set_form.cleaned_data["m"], set_form.cleaned_data["set_algorithm"], set_form.hierarchy())
+    job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
+                                 d["sensitive"] or "", options, form.privacy_models(), population=population)
+    if set_config is not None:
+        job.config["set_column"] = set_config
+        job.save(update_fields=["config"])
+    return job
+
+
 def _refusal(problems: list[dict]) -> Response:
     text = "; ".join(f"{p['field']}: {p['message']}" if p["field"] else p["message"] for p in problems)
     return Response({"detail": text, "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
@@ -191,23 +210,12 @@ class RunList(APIView):
         problems = _problems(form, set_form, ds, populations)
         if problems:
             return _refusal(problems)
-        d = form.cleaned_data
-        population = next((p for p in populations if p.pk == form.population()), None)
-        options = form.algorithm_options()
-        if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options (as the web)
-            options = dict(options, suppressed_rows="keep")
         try:
-            set_config = None if set_form is None else set_service.set_column_config(
-                ds, d["k"], set_form.cleaned_data["m"], set_form.cleaned_data["set_algorithm"], set_form.hierarchy())
-            job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
-                                         d["sensitive"] or "", options, form.privacy_models(), population=population)
+            job = _create(form, set_form, ds, populations)
         except InputError as exc:
             return _refusal([{"field": None, "message": str(exc)}])
-        if set_config is not None:
-            job.config["set_column"] = set_config
-            job.save(update_fields=["config"])
         # the dataset's identifier treatments and the re-identification choice, as the web run page
-        pseudonyms.snapshot(job, bool(d.get("reidentification_table")))
+        pseudonyms.snapshot(job, bool(form.cleaned_data.get("reidentification_table")))
         job = queue(job)
         return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
 
@@ -222,7 +230,15 @@ class RunCheck(APIView):
         ds, form, set_form, populations, problem = _submit_body(request)
         if problem:
             return refused(problem)
-        return Response({"problems": _problems(form, set_form, ds, populations)})
+        problems = _problems(form, set_form, ds, populations)
+        if not problems:
+            with transaction.atomic():  # the submit's own creation, undone: nothing is stored
+                try:
+                    _create(form, set_form, ds, populations)
+                except InputError as exc:
+                    problems = [{"field": None, "message": str(exc)}]
+                transaction.set_rollback(True)
+        return Response({"problems": problems})
 
 
 class RunDetail(APIView):

@@ -30,6 +30,9 @@ SMALL_GROUP = 3  # groups of at most this many values are labelled by listing th
 # Intervals one builder may lay between lower and upper (the web app passes its setting
 # HIERARCHY_BUILDER_MAX_INTERVALS): a width of 1e-9 over [20, 60) would ask for 4e10 of them.
 MAX_INTERVALS = 100_000
+# Largest magnitude of a bound, a width or a value laid out: 1e308 - (-1e308) overflows to infinity; within
+# ±1e300 differences, and spans merged by fanouts up to MAX_FANOUT, stay finite.
+MAX_BOUND = 1e300
 MAX_FANOUT = 1_000_000  # more merges one level than any column has values
 MAX_FANOUT_LEVELS = 64  # fanouts listed per level (engine.hierarchy.MAX_LEVELS)
 
@@ -158,6 +161,7 @@ def _snap(x: float) -> float:
 def interval_defaults(values: pd.Series) -> dict:
     """lower: the minimum snapped to a multiple of a 'nice' width; upper: past the maximum."""
     arr = _numbers("values", _strings("values", values).unique().tolist())
+    arr = np.clip(arr, -MAX_BOUND / 10, MAX_BOUND / 10)  # suggestions within build_intervals' limits
     lo, hi = float(arr.min()), float(arr.max())
     integral = bool(np.all(np.mod(arr, 1) == 0))
     width = nice_width(hi - lo, 10, integral)
@@ -188,6 +192,14 @@ def build_intervals(
     fanouts = parse_fanout(fanout)
     if outside not in ("nodes", "refuse"):
         raise InputError(f"outside must be one of nodes, refuse, got {outside!r}")
+    lower, upper, width = (None if v is None else _parameter(p, v)
+                           for p, v in (("lower", lower), ("upper", upper), ("width", width)))
+    if lower is None or upper is None:  # laid out from the data: its values must be within the limit too
+        big = np.flatnonzero(np.abs(arr) > MAX_BOUND)
+        if big.size:
+            raise InputError(f"column {name!r}: value {distinct[int(big[0])]!r} is beyond ±{MAX_BOUND:g}, the "
+                             f"largest magnitude the intervals builder lays out; set lower and upper (values "
+                             f"outside them go to the '<lower' and '>=upper' nodes)")
     if width is None:
         lo = float(arr.min()) if lower is None else float(lower)
         hi = float(arr.max()) if upper is None else float(upper)
@@ -207,7 +219,8 @@ def build_intervals(
         raise InputError(f"lower and upper must be finite numbers, got {lower!r} and {upper!r}")
     count = (upper - lower) / width
     if count > max_intervals:
-        shown = f"{math.ceil(_snap(count)):,}" if count < 1e12 else f"{count:.3g}"
+        shown = f"{math.ceil(_snap(count)):,}" if count < 1e12 else f"{count:.3g}" if math.isfinite(count) else \
+            "more than 1e+308"
         raise InputError(f"width {width:g} lays {shown} intervals over [{lower:g}, {upper:g}), more "
                          f"than the limit of {max_intervals:,}; choose a width of at least "
                          f"{_at_least((upper - lower) / max_intervals)}")
@@ -222,8 +235,9 @@ def build_intervals(
                              f"{_listed(out)}")
     low_label, high_label = f"<{_fmt(lower)}", f">={_fmt(upper)}"
     # rounding first: (0.7 - 0) / 0.1 is 6.999..., whose floor would put 0.7 in [0.6-0.7)
-    index = np.floor(np.round((arr - lower) / width, 9)).astype(np.int64)
     inside = ~(below | above)
+    # outside values (however large) are not laid out: their index is never used
+    index = np.floor(np.round((np.where(inside, arr, lower) - lower) / width, 9)).astype(np.int64)
 
     def label(start: int, span: int) -> str:
         lo = _snap(lower + start * width)
@@ -252,6 +266,19 @@ def build_intervals(
         notes.append(f"{int(below.sum() + above.sum())} value(s) outside [{_fmt(lower)}, {_fmt(upper)}) "
                      f"kept in the nodes {low_label!r} / {high_label!r}")
     return _finish(name, columns, "intervals", notes)
+
+
+def _parameter(name: str, value: object) -> float:
+    """lower, upper or width as a float: a number, finite, within ±MAX_BOUND (the message names it)."""
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise InputError(f"{name} must be a finite number, got {value!r}")
+    if abs(x) > MAX_BOUND:
+        raise InputError(f"{name} {x:g} is beyond the limit of ±{MAX_BOUND:g} for interval bounds and widths")
+    return x
 
 
 def _at_least(width: float) -> str:

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from . import json_limits
 from .errors import HierarchyError
 from .hierarchy import Hierarchy, conflict_error, parse_hierarchy, sniff_hierarchy_delimiter
 from .table import infer_type
@@ -40,8 +41,10 @@ def detect_format(text: str, filename: str = "") -> str:
     stripped = text.lstrip()
     if stripped[:1] in ("{", "[") or filename.lower().endswith(".json"):
         try:
-            json.loads(stripped)
+            json_limits.loads(stripped, filename or "hierarchy")
             return "amnesia-json"  # any JSON document: the reader says what is wrong with its shape
+        except json_limits.JsonLimitError:
+            return "amnesia-json"  # the reader names the file and the depth
         except ValueError:
             if filename.lower().endswith(".json"):
                 return "amnesia-json"  # the reader names the line of the syntax error
@@ -158,7 +161,10 @@ def _height(value: object, where: str) -> int | None:
 
 def _read_amnesia_json(text: str, name: str, where: str, on_conflict: str) -> Hierarchy:
     try:
-        doc = json.loads(text)
+        # Amnesia JSON is 3 deep; the decoder recurses per level, so a deeper file is refused unparsed
+        doc = json_limits.loads(text, where)
+    except json_limits.JsonLimitError as exc:
+        raise HierarchyError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise HierarchyError(f"{where}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
     if not isinstance(doc, dict):

@@ -539,8 +539,12 @@ def decode_hierarchy(raw: bytes, where: str) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("latin-1")
-    control = sum(1 for ch in text[:4096] if ch < " " and ch not in "\t\r\n")
-    if control > max(2, len(text[:4096]) // 100):
+    head_text = text[:4096]
+    control = sum(1 for ch in head_text if ch < " " and ch not in "\t\r\n")
+    # C1 controls (U+0080-U+009F) are what high bytes of a binary file become as Latin-1; a Windows-1252
+    # text read as Latin-1 has a few (curly quotes, dashes), not one character in five (random high bytes: one in four)
+    c1 = sum(1 for ch in head_text if "\x7f" <= ch <= "\x9f")
+    if control > max(2, len(head_text) // 100) or control + c1 > max(8, len(head_text) // 5):
         raise HierarchyError(f"{where}: binary content, not a text hierarchy file")
     return text
 
@@ -688,6 +692,10 @@ def interval_hierarchy(name: str, distinct_values: Sequence[str], bins: int = 10
     strings = [strings[i] for i in order]
     arr = nums.to_numpy(dtype=float)[order]
     lo, hi = float(arr.min()), float(arr.max())
+    if not (math.isfinite(lo) and math.isfinite(hi) and abs(lo) <= 1e300 and abs(hi) <= 1e300):
+        # as builders.MAX_BOUND: 1e308 - (-1e308) overflows to infinity
+        raise HierarchyError(f"column {name!r}: values from {strings[0]!r} to {strings[-1]!r} are beyond ±1e+300, "
+                             f"the largest magnitude laid out in intervals; build intervals with lower and upper")
     integral = bool(np.all(np.mod(arr, 1) == 0))
     width = nice_width(hi - lo, bins, integral)
     origin = math.floor(lo / width) * width

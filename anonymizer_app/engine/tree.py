@@ -14,6 +14,7 @@ from typing import Iterable, Iterator
 
 import pandas as pd
 
+from . import json_limits
 from .errors import HierarchyError
 from .hierarchy import ROOT, Hierarchy
 from .missing import is_marker
@@ -47,9 +48,9 @@ def path_id(path: list[str] | tuple[str, ...]) -> str:
 def path_from_id(node_id: str) -> list[str]:
     """Inverse of ``path_id``; a malformed id is a HierarchyError."""
     try:
-        path = json.loads(node_id)
+        path = json_limits.loads(node_id, "node id")  # a deep id would make the decoder recurse
     except (TypeError, ValueError):
-        raise HierarchyError(f"node id {node_id!r} is not a path") from None
+        raise HierarchyError(f"node id {node_id[:80]!r} is not a path") from None
     if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
         raise HierarchyError(f"node id {node_id!r} is not a path")
     return path

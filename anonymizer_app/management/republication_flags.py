@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine import Role
+from anonymizer_app.engine import Role, json_limits
 from anonymizer_app.engine.missing import parse_markers
 
 ALGORITHM = "m-invariance"
@@ -40,7 +40,9 @@ def read_state(path: Path):
             raise AnonymizeError(f"--history {path}: the folder {path.parent} does not exist")
         return None, state.new_secret()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_limits.loads(path.read_text(encoding="utf-8"), f"--history {path}")
+    except json_limits.JsonLimitError as exc:
+        raise AnonymizeError(str(exc)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AnonymizeError(f"--history {path}: cannot read the state ({exc})") from None
     return state.load_state(data, f"--history {path}")

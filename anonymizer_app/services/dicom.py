@@ -52,11 +52,19 @@ def stage_uploads(uploads) -> Path:
     return path
 
 
-def read_staged(staging: Path, level: str, attributes: list[str], progress=None):
+def read_staged(staging: Path, level: str, attributes: list[str], progress=None, shown: str | None = None):
     """Every file checked, the table extracted (no database: the upload page runs it beside the request to
-    show its progress). Returns (source, extraction)."""
-    source = dicom_engine.open_source(staging, progress)
-    return source, dicom_engine.extract(source, attributes, level, progress)
+    show its progress). Returns (source, extraction). A message names the upload as ``shown`` (the user's
+    file name, upload_name()), never the internal staging file."""
+    try:
+        source = dicom_engine.open_source(staging, progress)
+        return source, dicom_engine.extract(source, attributes, level, progress)
+    except InputError as exc:
+        text = str(exc)
+        if staging.name in text:
+            raise InputError(text.replace(str(staging), staging.name).replace(
+                staging.name, shown or "the uploaded files")) from None
+        raise
 
 
 def store(owner, staging: Path, source, extraction, stem: str, name: str | None = None) -> Dataset:
@@ -107,13 +115,18 @@ def upload_stem(uploads) -> str:
     return Path(uploads[0].name).stem if len(uploads) == 1 else "DICOM folder"
 
 
+def upload_name(uploads) -> str:
+    """The upload as its owner knows it: the zip's file name, or the folder's files."""
+    return Path(uploads[0].name).name if len(uploads) == 1 else f"the folder's {len(uploads)} files"
+
+
 def create_dicom_dataset(owner, uploads, level: str, attributes: list[str], name: str | None = None,
                          progress=None) -> Dataset:
     """Check every file, extract the table, store the dataset, its files and manifest; the columns get the
     roles the profile proposes. Nothing is stored when a file is not DICOM or an attribute is refused."""
     staging = stage_uploads(uploads)
     try:
-        source, extraction = read_staged(staging, level, attributes, progress)
+        source, extraction = read_staged(staging, level, attributes, progress, upload_name(uploads))
         return store(owner, staging, source, extraction, upload_stem(uploads), name)
     finally:
         if staging.exists():

@@ -85,7 +85,8 @@ def _streamed(request, d) -> StreamingHttpResponse:
     def work() -> None:
         try:
             found = dicom.read_staged(staging, d["level"], d["names"],
-                                      progress=lambda fraction, phase: events.put(("progress", fraction, phase)))
+                                      progress=lambda fraction, phase: events.put(("progress", fraction, phase)),
+                                      shown=dicom.upload_name(d["uploads"]))
             events.put(("done", found))
         except BaseException as exc:  # handed to the response, which names it
             events.put(("error", exc))

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .. import json_limits
 from ..errors import InputError
 
 FORMAT = "m-invariance history v1"
@@ -84,7 +85,9 @@ class History:
     @classmethod
     def from_json(cls, text: str, source: str = "history") -> "History":
         try:
-            data = json.loads(text)
+            data = json_limits.loads(text, source)
+        except json_limits.JsonLimitError as exc:
+            raise InputError(str(exc)) from None
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
         return cls.from_dict(data, source)
