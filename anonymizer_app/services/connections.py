@@ -375,9 +375,8 @@ def connect_mysql(target: Target, address: str | None, read_only: bool, web: boo
         raise
     except pymysql.err.Error:
         raise
-    except Exception as exc:  # garbage instead of a MySQL greeting (another protocol on that port)
-        raise SqlError(f"{target.server} did not answer as a {SERVER_NAMES['mysql']} server "
-                       f"({type(exc).__name__})") from None
+    except Exception:  # garbage instead of a MySQL greeting (another protocol on that port)
+        raise _not_mysql(target) from None
     try:  # the session's limits before any statement of the user's, still under the handshake timeout
         conn._read_timeout = handshake
         with conn.cursor() as cur:
@@ -396,7 +395,17 @@ def connect_mysql(target: Target, address: str | None, read_only: bool, web: boo
         if "timed out" in str(exc):
             raise _no_answer(target, handshake) from None
         raise
+    except pymysql.err.Error:
+        raise
+    except Exception:  # an answer PyMySQL cannot parse
+        conn.close() if conn.open else None
+        raise _not_mysql(target) from None
     return conn
+
+
+def _not_mysql(target: Target) -> SqlError:
+    return SqlError(f"{target.server} did not answer as a {SERVER_NAMES['mysql']} server (its answers could not "
+                    "be read)")
 
 
 def create_engine(target: Target, web: bool = True, read_only: bool = True):

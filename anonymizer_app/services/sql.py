@@ -10,10 +10,14 @@ Only a single SELECT (or WITH ... SELECT) statement is accepted as a query; it r
 transaction (PostgreSQL: default_transaction_read_only; MySQL/MariaDB: SET SESSION TRANSACTION READ ONLY;
 SQLite: the file opened read-only and PRAGMA query_only) under a statement timeout.
 
-Web safety (``web=True``): a URL naming the app's own database (same host, port and database) is refused,
-SQLite files only inside ANONYMIZER_SQL_SQLITE_DIR (unset: SQLite refused on the web; the CLI may open any
-file), and database servers only those ANONYMIZER_SQL_ALLOWED_HOSTS lists; with the list empty, any server
-under DEBUG (`make run`) and none in production (servers_refusal).
+Connections: every one is built by services/connections.py from the URL's checked parts (query parameters
+on a short allow-list per driver, the host resolved once and the connection made to that address, no LOAD
+DATA LOCAL, the handshake under ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS; docs/connectors.md).
+
+Web safety (``web=True``): a URL naming the app's own database (same server, judged on the address connected
+to, port and database) is refused, SQLite files only inside ANONYMIZER_SQL_SQLITE_DIR (unset: SQLite refused
+on the web; the CLI may open any file), and database servers only those ANONYMIZER_SQL_ALLOWED_HOSTS lists;
+with the list empty, any server under DEBUG (`make run`) and none in production (servers_refusal).
 
 Writing: a NEW table (an existing one is refused unless ``replace``), numbers typed where every published
 value is a number (exports.column_kinds), text otherwise; the rows go to a temporary table that is renamed

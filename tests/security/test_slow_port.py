@@ -63,3 +63,36 @@ def test_the_web_page_and_the_command_line_too(user, client, silent_port):
                                            "within 2 s"):
         sql.import_dataset(user, f"mysql://root@127.0.0.1:{silent_port}/x", table="t", web=False)
     assert not Dataset.objects.exists() and not storage.media_files()
+
+
+@pytest.mark.parametrize("greeting", [b"-ERR unknown command\r\n", b"\x03\x00\x00\x00\x0a\x00\x01",
+                                      b"\x05\x00\x00\x00\xffabcd"])
+@pytest.mark.parametrize("scheme", ["postgresql", "mysql"])
+def test_a_port_that_answers_garbage_is_a_clear_refusal(user, settings, scheme, greeting):
+    """Another protocol on the port (Redis's error line, a truncated or malformed MySQL greeting): a 400
+    naming the server, never a server error."""
+    import threading
+
+    settings.DEBUG, settings.ANONYMIZER_SQL_ALLOWED_HOSTS = False, ["localhost"]
+    settings.ANONYMIZER_SQL_CONNECT_TIMEOUT_SECONDS = 2
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def answer():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.sendall(greeting)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        api = api_for(user)
+        r = api.post("/api/v1/sql/import/", {"url": f"{scheme}://reader@localhost:{port}/warehouse", "table": "t"})
+        assert f"localhost:{port}" in _detail(api, r)
+    finally:
+        server.close()
+    assert not Dataset.objects.exists() and not storage.media_files()
