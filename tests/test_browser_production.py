@@ -132,6 +132,8 @@ def server(database, redis_url, tmp_path):
         "DATABASE_URL": database,
         "REDIS_URL": redis_url,
         "CELERY_QUEUE": f"anonymizer-serve-{uuid.uuid4().hex[:12]}",
+        # rate-limit counters of this run only (the sign-up limit is per address and hour, in the shared Redis)
+        "ANONYMIZER_CACHE_PREFIX": f"anonymizer-serve-{uuid.uuid4().hex[:12]}",
         "MEDIA_ROOT": str(tmp_path / "media"),
         "STATIC_ROOT": str(tmp_path / "static"),
         "CELERY_BROKER_DIR": str(tmp_path / "broker"),
