@@ -28,6 +28,7 @@ PRODUCTION = {
     "SECURE_HSTS_PRELOAD": "1",
     "SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO",
     "ANONYMIZER_VAULT_KEY": "oV7y3sYb3q0m3mJ2kq4yQ9fWkz2cXl5u1vTq8r9pZ6A=",  # its own key (docs/vault.md)
+    "ANONYMIZER_TRUSTED_PROXIES": "127.0.0.1",  # the proxy in front (docs/security.md)
 }
 
 

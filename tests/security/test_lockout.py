@@ -209,3 +209,29 @@ def test_the_cooloff_and_limit_are_settings(settings, user, reid_job):
     assert api.post(url, {"password": "guess"}).status_code == 403
     r = api.post(url, {"password": "guess"})
     assert r.status_code == 429 and r["Retry-After"] == "60" and "for 1 minute " in r.json()["detail"]
+
+
+# ---- the system checks ------------------------------------------------------------------------------------
+def _check_ids(deploy: bool) -> dict[str, str]:
+    from django.core import checks
+
+    return {m.id: m.msg for m in checks.run_checks(include_deployment_checks=deploy) if m.id.startswith("accounts.")}
+
+
+def test_a_proxy_without_trusted_proxies_is_a_deploy_warning(settings):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    settings.ANONYMIZER_TRUSTED_PROXIES = []
+    assert _check_ids(deploy=True) == {"accounts.W001": (
+        "SECURE_PROXY_SSL_HEADER says a proxy is in front, but ANONYMIZER_TRUSTED_PROXIES is empty: every client "
+        "then has the proxy's address, so the login lockout and the rate limits treat all users as one")}
+    settings.ANONYMIZER_TRUSTED_PROXIES = [PROXY]
+    assert _check_ids(deploy=True) == {}
+
+
+def test_bad_trusted_proxies_and_rates_stop_the_start(settings):
+    settings.ANONYMIZER_TRUSTED_PROXIES = ["10.0.0.0/8", "nginx"]
+    settings.ANONYMIZER_THROTTLE_RATES = {**settings.ANONYMIZER_THROTTLE_RATES, "upload": "lots"}
+    assert _check_ids(deploy=False) == {
+        "accounts.E001": "ANONYMIZER_TRUSTED_PROXIES: 'nginx' is not an address or a network (e.g. 127.0.0.1, "
+                         "10.0.0.0/8, ::1)",
+        "accounts.E002": "throttle rate 'upload': 'lots' is not N/second, N/minute, N/hour or N/day (or 'off')"}
