@@ -115,8 +115,11 @@ def table_path(dataset) -> Path:
 
 
 def dicom_name(dataset) -> str:
-    """The folder of a DICOM dataset's files and manifest (services.dicom)."""
-    return f"{DICOM}/dataset-{dataset.pk}-{_tag('dicom', dataset.pk)}"
+    """The folder of a DICOM dataset's files and manifest (services.dicom): the one already there, found by
+    the dataset's id, else a new name with a tag. Found, not recomputed, because the files cannot be rebuilt
+    like a table: a changed SECRET_KEY changes the tag but must not lose them."""
+    existing = _folder_entries(DICOM, DICOM_DIR_RE, dataset=dataset.pk)
+    return existing[0] if existing else f"{DICOM}/dataset-{dataset.pk}-{_tag('dicom', dataset.pk)}"
 
 
 def dicom_dir(dataset) -> Path:
@@ -584,6 +587,8 @@ PENDING_RE = re.compile(r"^(?P<user>\d+)-[0-9a-f]{32}\.json$")
 JOB_FILE_RE = re.compile(rf"^{RESULTS}/job-(?P<job>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}})"
                          r"(\.parquet|-st\.parquet|-lattice(/.*)?)$")
 TABLE_RE = re.compile(rf"^{TABLES}/dataset-(?P<dataset>\d+)(-[0-9a-f]+)?\.parquet$")
+DICOM_DIR_RE = re.compile(r"^dataset-(?P<dataset>\d+)-[0-9a-f]+$")
+TABLE_ENTRY_RE = re.compile(r"^dataset-(?P<dataset>\d+)(-[0-9a-f]+)?\.parquet$")
 
 
 def _folder_entries(folder: str, pattern: re.Pattern, **groups) -> list[str]:
@@ -600,9 +605,12 @@ def _folder_entries(folder: str, pattern: re.Pattern, **groups) -> list[str]:
 
 
 def dataset_files(dataset) -> list[str]:
-    """The upload as it came and its parsed table (under its current and its pre-tag name), and a DICOM
-    dataset's files."""
+    """The upload as it came and its parsed table (under its current, an earlier and its pre-tag name), and a
+    DICOM dataset's files."""
     names = [table_name(dataset), f"{TABLES}/dataset-{dataset.pk}.parquet", dicom_name(dataset)]
+    # tables and DICOM folders named under an earlier SECRET_KEY's tag
+    names += [name for name in _folder_entries(TABLES, TABLE_ENTRY_RE, dataset=dataset.pk)
+              + _folder_entries(DICOM, DICOM_DIR_RE, dataset=dataset.pk) if name not in names]
     if dataset.original.name:
         names.append(dataset.original.name)
     return names
