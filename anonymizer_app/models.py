@@ -87,8 +87,11 @@ class Job(models.Model):
     # ("compare" and "homogeneity-experiment" on older comparison and experiment rows), but code decides on kind.
     # LATTICE evaluates the solution lattice of a finished run (options["source_job"]) on a worker; its
     # output is the lattice cache of that run, not a Result.
+    # SQL_EXPORT writes a finished run's published rows (options["source_job"]) to a database table
+    # (services/sql_jobs.py); ``dataset`` is the run's, its output the table, not a Result.
     RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE = "run", "comparison", "experiment", "lattice-keep", "lattice"
-    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE)]
+    SQL_EXPORT = "sql-export"
+    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE, SQL_EXPORT)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")

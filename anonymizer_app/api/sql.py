@@ -1,12 +1,14 @@
-"""SQL databases in the API (services/sql.py, with the web app's checks: the app's own database and SQLite
-files outside ANONYMIZER_SQL_SQLITE_DIR are refused): import a table or one SELECT query as a new dataset,
-export a run's published rows to a new table. The published rows in other file formats are the run's
-download (``/api/v1/runs/<id>/download/?format=``)."""
+"""SQL databases in the API (services/sql.py, with the web app's checks: servers off
+ANONYMIZER_SQL_ALLOWED_HOSTS, the app's own database and SQLite files outside ANONYMIZER_SQL_SQLITE_DIR are
+refused; connections built by services/connections.py): import a table or one SELECT query as a new
+dataset, export a run's published rows to a new table. The export is a job (services/sql_jobs.py): 202 with
+the job, polled at ``/api/v1/runs/<id>/`` (progress: rows written), cancelled at ``.../cancel/``. The
+published rows in other file formats are the run's download (``/api/v1/runs/<id>/download/?format=``)."""
 
 from __future__ import annotations
 
 from django.http import Http404
-from django.urls import path
+from django.urls import path, reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -14,10 +16,11 @@ from rest_framework.views import APIView
 
 from ..engine import InputError
 from ..models import Job
-from ..services import exports, sql
+from ..services import sql, sql_jobs
 from ..sql_forms import SqlExportForm, SqlImportForm
-from .common import owned_job, refused
+from .common import owned_job, queue, refused
 from .datasets import DatasetDetailSerializer
+from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 
 
@@ -41,10 +44,14 @@ class SqlExportSerializer(serializers.Serializer):
     drop_suppressed = serializers.BooleanField(required=False, default=False)
 
 
-class SqlExportResultSerializer(serializers.Serializer):
-    table = serializers.CharField()
-    url = serializers.CharField(help_text="without the password")
-    rows = serializers.IntegerField()
+class SqlExportJobSerializer(JobSerializer):
+    poll = serializers.SerializerMethodField(help_text="GET it until finished_job; options.rows: the rows written")
+
+    class Meta(JobSerializer.Meta):
+        fields = [*JobSerializer.Meta.fields, "poll"]
+
+    def get_poll(self, job) -> str:
+        return reverse("api-run", args=[job.pk])
 
 
 def _form_errors(form) -> Response:
@@ -80,8 +87,10 @@ class SqlImport(APIView):
 
 class SqlExport(APIView):
     @extend_schema(request=SqlExportSerializer,
-                   responses={201: SqlExportResultSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
-                   summary="Write a run's published rows to a new database table (all or nothing)", tags=["results"])
+                   responses={202: SqlExportJobSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
+                   summary="Write a run's published rows to a new database table (all or nothing), as a job: 202 "
+                           "with the job to poll (GET /api/v1/runs/<id>/: status, progress, phase, message; "
+                           "options.rows when it succeeded)", tags=["results"])
     def post(self, request, job_id):
         j = owned_job(request, job_id)
         if j.kind != Job.RUN or j.dataset.is_transactions or j.status != Job.SUCCEEDED or not hasattr(j, "result"):
@@ -90,14 +99,14 @@ class SqlExport(APIView):
         if not form.is_valid():
             return _form_errors(form)
         d = form.cleaned_data
-        frame = exports.result_frame(j.result, d["drop_suppressed"])
         try:
-            rows = sql.write_table(frame, d["url"], d["table"], exports.column_kinds(frame, exports.job_column_types(j)),
-                                   replace=d["replace"], web=True, password=d["password"] or None)
+            export = sql_jobs.create_export(j, d["url"], d["table"], replace=d["replace"],
+                                            drop_suppressed=d["drop_suppressed"], password=d["password"] or None)
         except InputError as exc:
             return refused(str(exc))
-        return Response({"table": d["table"], "url": sql.public_url(d["url"]), "rows": rows},
-                        status=status.HTTP_201_CREATED)
+        export = queue(export)
+        return Response(SqlExportJobSerializer(export).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": reverse("api-run", args=[export.pk])})
 
 
 urlpatterns = [

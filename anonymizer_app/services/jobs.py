@@ -351,3 +351,4 @@ def _finish(job: Job, status: str, message: str) -> None:
 # Each kind's module registers its handler when imported; imported here so that JOB_HANDLERS is complete
 # whichever module is imported first (they import this one for register and Progress).
 from . import comparison, experiment, lattice, runs  # noqa: E402, F401
+from . import sql_jobs  # noqa: E402, F401  (Job.SQL_EXPORT)
