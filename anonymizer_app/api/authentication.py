@@ -73,4 +73,7 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer",
-                "description": "an API key created on your account page: Authorization: Bearer <key>"}
+                "description": "an API key created on your account page: Authorization: Bearer <key>. A key has "
+                               "scopes: read (GET), run (other methods), admin (/keys/, re-identification tables, "
+                               "/repositories/); without the scope an operation needs: 403 naming it. A key expires "
+                               "(401 saying when). Too many requests: 429 with Retry-After."}
