@@ -17,6 +17,8 @@ from accounts import throttling as limits
 from accounts.client_address import client_address
 from accounts.models import ApiToken, hash_key
 
+from .throttling import too_many
+
 KEYWORDS = ("bearer", "token")
 
 
@@ -64,7 +66,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 def _count_without_key(request) -> None:
     wait = limits.hit("api_address", f"addr:{client_address(request)}")
     if wait is not None:
-        raise exceptions.Throttled(wait=wait, detail=limits.refusal_message("api_address", wait))
+        raise too_many("api_address", wait)
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):

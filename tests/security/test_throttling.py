@@ -50,8 +50,10 @@ def test_the_api_limits_each_account_whatever_key_it_uses(rates, user, other_use
     for api in (first, first, second):
         assert api.get("/api/v1/registry/").status_code == 200
     for api in (first, second):  # all the account's keys share one budget: a new key is not a new one
-        _assert_429(api.get("/api/v1/registry/"), "too many API requests for this account (at most 3 per minute)",
-                    60)
+        r = api.get("/api/v1/registry/")
+        _assert_429(r, "too many API requests for this account (at most 3 per minute)", 60)
+        assert r.json() == {"detail": "too many API requests for this account (at most 3 per minute); try again in "
+                                      f"{r['Retry-After']} s"}
     assert api_for(other_user).get("/api/v1/registry/").status_code == 200
 
 
@@ -202,3 +204,18 @@ def test_a_bad_rate_names_itself(text):
 def test_an_off_rate_never_refuses(rates):
     rates(login="off")
     assert all(throttling.hit("login", "addr:10.0.0.5") is None for _ in range(50))
+
+
+def test_the_public_schema_is_limited_per_address(rates):
+    """The schema needs no key and costs a tenth of a second of CPU each time: it counts like requests without a
+    valid key."""
+    rates(api_address="2/minute")
+    c = Client()
+    json = "application/vnd.oai.openapi+json"
+    for _ in range(2):
+        assert c.get("/api/v1/schema/", REMOTE_ADDR="10.0.0.5", HTTP_ACCEPT=json).status_code == 200
+    r = c.get("/api/v1/schema/", REMOTE_ADDR="10.0.0.5", HTTP_ACCEPT=json)
+    assert r.status_code == 429 and 1 <= int(r["Retry-After"]) <= 60
+    assert r.json()["detail"] == ("too many API requests without a valid key (at most 2 per minute); try again in "
+                                  f"{r['Retry-After']} s")
+    assert c.get("/api/v1/docs/", REMOTE_ADDR="10.0.0.6").status_code == 200
