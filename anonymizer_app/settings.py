@@ -368,6 +368,35 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 
+# --- Job time limits (services.jobs.time_limit; docs/limits.md) -------------------------------
+# Every job runs under a Celery soft time limit (the job is stopped, failed with "stopped after N s: the time
+# limit for <kind> jobs (setting ...)" and its partial outputs discarded) and a hard one GRACE seconds later
+# (the worker process is killed if the job did not stop). ANONYMIZER_JOB_TIME_LIMIT_SECONDS is the default;
+# ANONYMIZER_JOB_TIME_LIMIT_<KIND>_SECONDS sets one kind's (KIND: run, comparison, experiment, lattice,
+# lattice-keep ... upper-cased, '-' as '_'). Needs the prefork pool (Celery's default; the limits are signals).
+def _job_time_limits() -> tuple[float, float, dict[str, float]]:
+    def seconds(name: str, default: str) -> float:
+        text = os.environ.get(name, default).strip()
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < 10**7:  # nan too
+            from django.core.exceptions import ImproperlyConfigured
+
+            raise ImproperlyConfigured(f"{name}={text!r}: give a number of seconds above 0 and below 10,000,000")
+        return value
+
+    prefix, suffix = "ANONYMIZER_JOB_TIME_LIMIT_", "_SECONDS"
+    kinds = {name[len(prefix):-len(suffix)].lower().replace("_", "-"): seconds(name, "")
+             for name in os.environ if name.startswith(prefix) and name.endswith(suffix)
+             and name != prefix + "GRACE" + suffix and len(name) > len(prefix + suffix)}
+    return seconds(prefix + "SECONDS", "3600"), seconds(prefix + "GRACE" + suffix, "60"), kinds
+
+
+ANONYMIZER_JOB_TIME_LIMIT_SECONDS, ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS, ANONYMIZER_JOB_TIME_LIMITS = \
+    _job_time_limits()
+
 # --- Floods, lockout and API keys (docs/security.md, "Lockout, throttling and API keys") -------
 # The cache holds the rate-limit and password-check counters: Redis with REDIS_URL (shared by every process of
 # the server, as `make serve` requires), else the process's memory (one process: `make run`, tests).

@@ -1,13 +1,36 @@
 """Celery tasks: thin wrappers that hand a job to services.jobs.run_job."""
 
+import logging
+
 from celery import shared_task
+from celery.worker.request import Request
 
 from . import celery  # noqa: F401  (the app, loaded before the task so that @shared_task binds to it)
 from .models import Job
-from .services.jobs import run_job
+from .services.jobs import run_job, stop_for_time_limit
 
 
-@shared_task(name="anonymizer.run_job")
+class JobRequest(Request):
+    """A job's request in the worker's main process. When the hard time limit kills the process running the
+    job (it did not stop at its soft limit: stuck in C code, or the exception was swallowed), nothing in that
+    process can settle the job: this does, failed with the limit named and its partial outputs discarded
+    (services.jobs.stop_for_time_limit). Celery acknowledges the message itself, so it is not delivered again."""
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        super().on_timeout(soft, timeout)
+        if soft:
+            return  # the task's own process stops the job (services.jobs.run_job)
+        from django.db import connection
+
+        try:
+            stop_for_time_limit(self.args[0], hard=True)
+        except Exception:  # the worker must survive; the sweep fails the job later (services.jobs._over_time_limit)
+            logging.getLogger(__name__).exception("settling job %s after its hard time limit failed", self.args)
+        finally:
+            connection.close()  # this runs in a thread of the pool's, not in a task: no one else closes it
+
+
+@shared_task(name="anonymizer.run_job", Request=JobRequest)
 def run_job_task(job_id: str) -> str:
     try:
         return run_job(Job.objects.get(pk=job_id)).status

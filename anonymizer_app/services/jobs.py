@@ -154,13 +154,81 @@ def _create_population_job(dataset: Dataset, source: Dataset, algorithm: str, k:
 
 # ---- queueing and running -----------------------------------------------------------------------------
 def submit_job(job: Job) -> Job:
-    """Queue the job on the Celery broker."""
+    """Queue the job on the Celery broker, under the time limits of its kind."""
     from ..tasks import run_job_task
 
-    async_result = run_job_task.delay(str(job.pk))
+    soft, hard, _ = time_limit(job.kind)
+    async_result = run_job_task.apply_async((str(job.pk),), soft_time_limit=soft, time_limit=hard)
     Job.objects.filter(pk=job.pk).update(celery_id=async_result.id)
     job.celery_id = async_result.id
     return job
+
+
+# ---- time limits ----------------------------------------------------------------------------------------
+def time_limit(kind: str) -> tuple[float, float, str]:
+    """(soft, hard, setting) of a job kind: Celery raises SoftTimeLimitExceeded in the task after ``soft``
+    seconds (run_job stops the job) and kills the worker process after ``hard`` (tasks.JobRequest settles it);
+    ``setting`` names the environment variable that sets ``soft`` (settings.py, docs/limits.md)."""
+    per_kind = settings.ANONYMIZER_JOB_TIME_LIMITS
+    if kind in per_kind:
+        soft, name = float(per_kind[kind]), f"ANONYMIZER_JOB_TIME_LIMIT_{kind.upper().replace('-', '_')}_SECONDS"
+    else:
+        soft, name = float(settings.ANONYMIZER_JOB_TIME_LIMIT_SECONDS), "ANONYMIZER_JOB_TIME_LIMIT_SECONDS"
+    return soft, soft + float(settings.ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS), name
+
+
+def time_limit_message(kind: str, seconds: float) -> str:
+    _, _, name = time_limit(kind)
+    shown = int(seconds) if float(seconds).is_integer() else round(seconds, 1)
+    return (f"stopped after {shown} s: the time limit for {kind} jobs (setting {name}); its partial outputs "
+            f"were discarded")
+
+
+def stop_for_time_limit(job_id, hard: bool = False) -> bool:
+    """Fail a running job that its time limit stopped (soft: the exception in the task; hard: its worker
+    process killed), its partial outputs discarded. Never queued again: it would only hit the limit again.
+    After a kill the job may be queued already (a process stuck in C code holding the GIL stops beating and the
+    sweep queues the job again): it is failed all the same, and the new delivery finds it finished."""
+    states = (Job.RUNNING, Job.QUEUED) if hard else (Job.RUNNING,)
+    job = Job.objects.filter(pk=job_id, status__in=states).first()
+    if job is None:  # it ended (or was deleted) meanwhile
+        return False
+    soft, hard_seconds, _ = time_limit(job.kind)
+    _discard_partial(job)
+    return bool(Job.objects.filter(pk=job.pk, status__in=states).update(
+        status=Job.FAILED, message=time_limit_message(job.kind, hard_seconds if hard else soft),
+        finished=timezone.now()))
+
+
+def _over_time_limit(job: Job, now=None) -> bool:
+    """Whether a running job whose worker stopped beating ran into its kind's time limit: it beat until its
+    soft limit, or it started longer ago than its hard limit (a process stuck in C code does not beat). Its
+    worker was killed by the limit, or the job would run into it again."""
+    if job.started is None:
+        return False
+    soft, hard, _ = time_limit(job.kind)
+    beating = (job.heartbeat - job.started).total_seconds() if job.heartbeat is not None else 0.0
+    return beating >= soft or ((now or timezone.now()) - job.started).total_seconds() >= hard
+
+
+def _soft_time_limit_error() -> type[BaseException]:
+    # billiard (Celery's pool) imported here, not at the top: web processes and the CLI do not load it
+    from billiard.exceptions import SoftTimeLimitExceeded
+
+    return SoftTimeLimitExceeded
+
+
+def _from_time_limit(exc: BaseException, error: type[BaseException]) -> bool:
+    """Whether ``exc`` is the soft limit's exception, or was raised while handling it (a handler that turned
+    it into an error of its own)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, error):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class Progress:
@@ -231,6 +299,11 @@ def _claim(job: Job) -> str:
     stale = now - _stale_after()
     redelivered = Job.objects.filter(pk=job.pk, status=Job.RUNNING).filter(
         Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale))
+    dead = redelivered.first()
+    if dead is not None and _over_time_limit(dead, now):  # its worker was killed by the time limit: not again
+        _discard_partial(dead)
+        _settle(dead, Job.FAILED, time_limit_message(dead.kind, time_limit(dead.kind)[0]))
+        return "done"
     if redelivered.update(heartbeat=now, progress=0.0, phase="restarted: the worker running it stopped",
                           attempts=F("attempts") + 1):
         _discard_partial(job)
@@ -268,6 +341,9 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
         if job.cancel_requested:
             if _settle(job, Job.CANCELLED, "cancelled (its worker had stopped)"):
                 out["cancelled"].append(str(job.pk))
+        elif _over_time_limit(job, now):  # stopped by (or about to hit again) its time limit: failed, not requeued
+            if _settle(job, Job.FAILED, time_limit_message(job.kind, time_limit(job.kind)[0])):
+                out["failed"].append(str(job.pk))
         elif job.attempts >= settings.ANONYMIZER_JOB_MAX_ATTEMPTS:
             if _settle(job, Job.FAILED, f"the worker running it stopped {job.attempts} time(s) (killed, out of "
                                         f"memory or shut down); not retried again"):
@@ -306,7 +382,18 @@ def _settle(job: Job, status: str, message: str) -> bool:
 
 
 def run_job(job: Job) -> Job:
-    """Run a queued job to its end: succeeded with a stored, verified result, failed, or cancelled."""
+    """Run a queued job to its end: succeeded with a stored, verified result, failed, or cancelled. A job
+    its soft time limit stops (on a worker) ends failed with the limit named, its partial outputs discarded."""
+    soft_limit = _soft_time_limit_error()
+    try:
+        return _run_job(job, soft_limit)
+    except soft_limit:  # raised outside the handler (claiming, settling): the same ending
+        stop_for_time_limit(job.pk)
+        job.refresh_from_db()
+        return job
+
+
+def _run_job(job: Job, soft_limit: type[BaseException]) -> Job:
     job.refresh_from_db()
     if job.status == Job.QUEUED and job.cancel_requested:
         _finish(job, Job.CANCELLED, "cancelled before it started")
@@ -328,13 +415,16 @@ def run_job(job: Job) -> Job:
             raise engine.EngineError(f"unknown job kind {job.kind!r}")
         with storage.job_scratch(job), Heartbeat(job):  # the scratch folder goes whatever the ending
             handler(job)
-    except engine.Cancelled:
-        _finish(job, Job.CANCELLED, "cancelled by the user")
-    except engine.EngineError as exc:
-        _finish(job, Job.FAILED, str(exc))
-    except Exception as exc:  # the job must end failed, whatever went wrong, with the reason shown
-        _finish(job, Job.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
-        raise
+    except Exception as exc:
+        if _from_time_limit(exc, soft_limit):  # SoftTimeLimitExceeded derives from Exception
+            stop_for_time_limit(job.pk)
+        elif isinstance(exc, engine.Cancelled):
+            _finish(job, Job.CANCELLED, "cancelled by the user")
+        elif isinstance(exc, engine.EngineError):
+            _finish(job, Job.FAILED, str(exc))
+        else:  # the job must end failed, whatever went wrong, with the reason shown
+            _finish(job, Job.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
+            raise
     else:
         _finish(job, Job.SUCCEEDED, "")
     job.refresh_from_db()
@@ -350,5 +440,4 @@ def _finish(job: Job, status: str, message: str) -> None:
 
 # Each kind's module registers its handler when imported; imported here so that JOB_HANDLERS is complete
 # whichever module is imported first (they import this one for register and Progress).
-from . import comparison, experiment, lattice, runs  # noqa: E402, F401
-from . import sql_jobs  # noqa: E402, F401  (Job.SQL_EXPORT)
+from . import comparison, experiment, lattice, runs, sql_jobs  # noqa: E402, F401  (sql_jobs: Job.SQL_EXPORT)
