@@ -65,6 +65,7 @@ def _data(request) -> dict:
 
 
 class SqlImport(APIView):
+    throttle_scope = "sql"
     @extend_schema(request=SqlImportSerializer, responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer},
                    summary="Import a database table or a SELECT query as a new dataset (read-only, in chunks, the "
                            "upload's limits)", tags=["datasets"])
@@ -86,6 +87,7 @@ class SqlImport(APIView):
 
 
 class SqlExport(APIView):
+    throttle_scope = "sql"
     @extend_schema(request=SqlExportSerializer,
                    responses={202: SqlExportJobSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Write a run's published rows to a new database table (all or nothing), as a job: 202 "
