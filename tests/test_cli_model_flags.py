@@ -32,7 +32,8 @@ def test_the_flags_of_before():
     assert set(MODEL_FLAGS) == {"--l", "--l-variant", "--c", "--t", "--t-distance", "--beta", "--beta-variant",
                                 "--delta-min", "--delta-max", "--population", "--research-column", "--model-column",
                                 "--ak-alpha", "--ak-k", "--delta-disclosure", "--average-risk", "--kmap",
-                                "--kmap-sampling-fraction", "--kmap-population", "--population-uniqueness",
+                                "--kmap-sampling-fraction", "--kmap-estimator", "--kmap-significance",
+                                "--kmap-population", "--population-uniqueness",
                                 "--uniqueness-sampling-fraction", "--epsilon", "--delta", "--dp-search-share",
                                 "--record-id"}
     opts = parse()

@@ -145,7 +145,8 @@ def test_every_registered_model_carries_its_own_metadata():
     assert [p.flag for p in groups["alphak"].parameters] == ["--ak-alpha", "--ak-k"]
     assert [p.flag for p in groups["ddisclosure"].parameters] == ["--delta-disclosure"]
     assert [p.flag for p in groups["avgrisk"].parameters] == ["--average-risk"]
-    assert [p.flag for p in groups["kmap"].parameters] == ["--kmap", "--kmap-sampling-fraction"]
+    assert [p.flag for p in groups["kmap"].parameters] == ["--kmap", "--kmap-sampling-fraction", "--kmap-estimator",
+                                                           "--kmap-significance"]
     assert [p.flag for p in groups["kmap_table"].parameters] == ["--kmap-population"]
     assert groups["kmap_table"].column_source == "research"
     assert [p.flag for p in groups["uniqueness"].parameters] == ["--population-uniqueness",

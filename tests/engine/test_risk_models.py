@@ -81,13 +81,16 @@ def test_delta_disclosure_by_hand():
 
 
 def test_k_map_with_an_estimated_population_by_hand():
-    m = KMap(5, 0.25)  # a class of f records stands for max(f, 4f) people
-    sizes = np.array([1, 2, 5])
-    assert m.classes_failing(sizes).tolist() == [True, False, False]  # 4, 8, 20 people
-    assert m.card(sizes) == {"value": 4.0, "value_label": "smallest estimated population class"}
-    assert KMap(3, 1.0).classes_failing(sizes).tolist() == [True, True, False]  # π = 1: k-anonymity
-    assert m.summary() == "5-map at π=0.25"
-    with pytest.raises(InputError, match="k-map: k=500 but the whole table of 10 records stands for about 40 people"):
+    """The derived k (test_kmap_estimators_arx.py has ARX's figures): λ = 8 · 0.05 = 0.4, P(X <= 2) = 0.9921 is the
+    first Poisson cumulative probability >= 0.99, so k' = 2 + 2 = 4 with type-I error 1 - 0.9921."""
+    m = KMap(8, 0.05)
+    assert m.derived_k == 4 and m.type1_error == pytest.approx(1 - math.exp(-0.4) * (1 + 0.4 + 0.08), rel=1e-12)
+    sizes = np.array([1, 3, 4, 9])
+    assert m.classes_failing(sizes).tolist() == [True, True, False, False]
+    assert m.card(sizes) == {"value": 1, "value_label": "smallest EC (derived k = 4, type-I error 0.00793)"}
+    assert KMap(3, 1.0).classes_failing(sizes).tolist() == [True, False, False, False]  # π = 1: k-anonymity
+    assert m.summary() == "8-map at π=0.05 (Poisson, α=0.01): derived k = 4, type-I error 0.00793"
+    with pytest.raises(InputError, match=r"k-map: k=500 at sampling fraction 0.25 asks for classes of at least 154 records"):
         check_feasible([KMap(500, 0.25)], 10, {}, 0.0)
     assert KMap.monotonic and KMap.monotonic_without_suppression
 
@@ -141,7 +144,7 @@ def _problem(seed: int):
 
 
 MODELS = [[AverageRisk(0.2)], [AverageRisk(0.35)], [AlphaKAnonymity(0.6, 3, "s")], [DeltaDisclosure(1.0, "s")],
-          [AlphaKAnonymity(0.7, 2, "s"), AverageRisk(0.3)], [KMap(8, 0.5)], [PopulationUniqueness(0.002, 0.05)],
+          [AlphaKAnonymity(0.7, 2, "s"), AverageRisk(0.3)], [KMap(8, 0.05)], [PopulationUniqueness(0.002, 0.05)],
           [KMap(5, 0.5), PopulationUniqueness(0.01, 0.05)]]
 
 
@@ -158,7 +161,7 @@ def _failing_records(groups: list[pd.DataFrame], source: pd.DataFrame, models: l
             elif isinstance(m, DeltaDisclosure):
                 bad[i] |= max(abs(math.log(q[v] / p[v])) for v in q.index) >= m.delta - 1e-9
             elif isinstance(m, KMap):
-                bad[i] |= max(len(g), len(g) / m.sampling_fraction) < m.kmap_k
+                bad[i] |= len(g) < m.derived_k
     kept = sorted(len(g) for g, b in zip(groups, bad) if not b)
     dropped = sum(len(g) for g, b in zip(groups, bad) if b)
     for m in models:
@@ -219,7 +222,7 @@ def test_flash_equals_exhaustive_and_the_lattice_tags_follow_the_models(seed, wh
 
 @pytest.mark.parametrize("model,summary", [
     (AverageRisk(0.2), "average risk ≤ 0.2"), (AlphaKAnonymity(0.6, 3, "s"), "(0.6,3)-anonymity on s"),
-    (DeltaDisclosure(0.8, "s"), "0.8-disclosure privacy on s"), (KMap(8, 0.5), "8-map at π=0.5"),
+    (DeltaDisclosure(0.8, "s"), "0.8-disclosure privacy on s"), (KMap(8, 0.05), "8-map at π=0.05 (Poisson, α=0.01): derived k = 4, type-I error 0.00793"),
     (PopulationUniqueness(0.002, 0.05), "population uniqueness ≤ 0.002 at π=0.05"),
 ])
 def test_a_node_that_breaks_the_model_is_refused_as_a_publication(model, summary):
@@ -264,7 +267,7 @@ def test_the_cli_flags_run_the_models(tmp_path):
                  "--uniqueness-sampling-fraction", "0.01", "--out", str(out), stdout=io.StringIO(),
                  stderr=io.StringIO())
     sizes = pd.read_csv(out, dtype=str).groupby(["a", "b"]).size()
-    assert sizes.min() * 2 >= 9 and (sizes == 1).sum() == 0
+    assert sizes.min() >= 9  # k-map's derived k at π = 0.5: 9
 
 
 @pytest.mark.django_db
@@ -302,7 +305,7 @@ def test_the_run_form_runs_them(client_alice, user, monkeypatch):
     checks = {c["model"]: c for c in job2.result.report["model_checks"]}
     output, suppressed = results.load_output(job2.result)
     sizes = output[~suppressed].groupby(qis).size()
-    assert checks["k-map"]["holds"] is True and checks["k-map"]["value"] == 2.0 * sizes.min() >= 6
+    assert checks["k-map"]["holds"] is True and checks["k-map"]["value"] == sizes.min() >= 6  # derived k 6
     assert checks["population-uniqueness"]["holds"] is True
     Job.objects.filter(pk=job2.pk).delete()
     # a bad value is a form error, nothing stored
@@ -311,7 +314,7 @@ def test_the_run_form_runs_them(client_alice, user, monkeypatch):
     assert "average_risk must be at most 1, got 2.0" in r.content.decode()
 
 
-ALL_SETS = [[AverageRisk(0.2)], [AlphaKAnonymity(0.7, 3, "s")], [DeltaDisclosure(1.2, "s")], [KMap(6, 0.5)],
+ALL_SETS = [[AverageRisk(0.2)], [AlphaKAnonymity(0.7, 3, "s")], [DeltaDisclosure(1.2, "s")], [KMap(6, 0.05)],
             [PopulationUniqueness(0.01, 0.1)], [AverageRisk(0.15), AlphaKAnonymity(0.8, 2, "s")]]
 
 
@@ -336,7 +339,7 @@ def test_every_algorithm_honours_or_refuses_them(algorithm, which):
         if isinstance(m, AverageRisk):
             assert len(kept) / kept.sum() <= m.average_risk + 1e-9
         if isinstance(m, KMap):
-            assert kept.min() / m.sampling_fraction >= m.kmap_k
+            assert kept.min() >= m.derived_k
 
 
 def test_the_gate_refuses_a_tampered_release_that_breaks_average_risk():
