@@ -183,3 +183,39 @@ def test_cli_accepts_and_refuses_the_same_patterns(tmp_path):
                                 "--mask", f"name=regex:{EVIL}", "--out", out, "--quiet")
     assert code == 0, text
     assert list(pd.read_csv(out, dtype=str, keep_default_na=False)["name"]) == EXPECTED
+
+
+# ---- the product's own patterns on hostile values -----------------------------------------------------------
+# Fixed patterns also backtracked on users' cells: \d+\.?\d* (two ways to split a run of digits) took 59 s on
+# one 32,767-digit cell ending in "x" (the upload's type inference, the columns form's decimal check, the CSV
+# export's formula guard), and \s*[<>]?\s* 10.8 s on 16,000 blanks (the natural order of a hierarchy's
+# values). Rewritten to match the same strings without the ambiguity; checked here against the old patterns.
+OLD_DECIMAL = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
+OLD_LEADING = r"^\s*[<>≤≥~]?\s*([-+]?\d+(?:[.,]\d+)?)"
+SHORT = ["1", "-1", "+1.", "1.5", ".5", "1e5", "1.e-3", "-.5E+2", ".", "1..2", "e5", "1e", "--1", "1x", "", " 1",
+         "1.5.", "+", "0.0", "12345678901234567890.123", "< 5", "<5", " > 5,5 years", "~ 3", "≤ 10", "  ", "<",
+         "< x", "5-10", "x5", "1,5", "> -3.5", "<<5", "< < 5"]
+LONG = ["1" * 32_767 + "x", "1" * 32_767, "-" + "1" * 32_766 + ".", " " * 32_767 + "x", " " * 32_766 + "5",
+        "<" + " " * 32_766, "1" * 16_000 + "." + "1" * 16_000 + "e"]
+
+
+def test_the_products_number_patterns_read_long_hostile_cells_as_before():
+    from anonymizer_app.engine import order, table
+    from anonymizer_app.forms import TYPE_PATTERNS, type_mismatch
+    from anonymizer_app.services.exports import NUMBER
+
+    for pattern in (TYPE_PATTERNS["decimal"], NUMBER.pattern):
+        for text in SHORT:
+            assert bool(re.fullmatch(pattern, text)) == bool(re.fullmatch(OLD_DECIMAL.replace("[-+]", "[+-]"), text))
+    for text in SHORT:
+        new, old = order._LEADING_NUMBER.match(text), re.match(OLD_LEADING, text)
+        assert (new and new.group(1)) == (old and old.group(1)), text
+    # the long ones, by what they are (the old patterns would take a minute each)
+    expected_decimal = [False, True, True, False, False, False, False]
+    assert [bool(NUMBER.fullmatch(v)) for v in LONG] == expected_decimal
+    assert [bool(re.fullmatch(TYPE_PATTERNS["decimal"], v)) for v in LONG] == expected_decimal
+    assert type_mismatch(pd.Series(LONG[:1]), "decimal") is not None
+    assert table.infer_type(pd.Series(LONG[:1])) == "string"
+    assert table.infer_type(pd.Series(LONG[1:3])) == "decimal"
+    leading = [order._LEADING_NUMBER.match(v) for v in LONG]
+    assert [m.group(1)[:3] if m else None for m in leading] == ["111", "111", "-11", None, "5", None, "111"]
