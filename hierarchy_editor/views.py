@@ -509,6 +509,23 @@ def _node_count(node: dict) -> tuple[int, int]:
     return count, depth
 
 
+def _check_move_depth(tree: dict, path: list[str], to: list[str]) -> None:
+    """A move that would make more levels than the limit is refused (as an add is): repeated moves could
+    otherwise nest a chain of nodes deeper than anything the editor, the saved file or json can hold."""
+    from .forms import size_limits
+
+    node = tree
+    for label in path:
+        node = next((c for c in node.get("children") or () if c.get("label") == label), None)
+        if node is None:
+            return  # the move itself names the missing node
+    levels = size_limits()["max_levels"]
+    made = len(to) + 2 + _node_count(node)[1]  # the root, the new parent's path, the node and its levels below
+    if path and made > levels:
+        raise BadRequest(f"Moving {' > '.join(path)} under {' > '.join(to) or 'the root'} would make {made} levels, "
+                         f"more than the limit of {levels}.")
+
+
 def _int_arg(value, default: int, lo: int, hi: int) -> int:
     try:
         n = int(value)
@@ -793,6 +810,7 @@ def editor_op(request, pk: int, token: str):
                 tree.delete(path, children=str(data.get("children") or "move"))
             elif op == "move":
                 to = _path_arg(data.get("to"), "to")
+                _check_move_depth(draft.tree, path, to)
                 tree.move(path, to)
                 if path:
                     moved = {"from": path, "to": to + [path[-1]]}

@@ -25,6 +25,7 @@ from api_helpers import SMALL_CSV, api_for, set_roles, upload
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import override_settings
 
 from anonymizer_app.engine import HierarchyError, InputError, builders, formats, json_limits, tree
 from anonymizer_app.engine.hierarchy import decode_hierarchy, interval_hierarchy
@@ -129,6 +130,24 @@ def test_deep_json_in_the_hierarchy_editor(client_alice, user):
     r = client_alice.get(base + "nodes/", {"path": "[" * 5000})
     assert r.status_code == 400
     assert b"path: JSON nested 5,000 levels deep" in r.content
+    assert Hierarchy.objects.get(pk=h.pk).content == h.content
+
+
+@pytest.mark.django_db
+def test_editor_moves_cannot_nest_deeper_than_the_level_limit(client_alice, user):
+    """Moves one at a time could chain nodes thousands of levels deep (each move one more), past what the
+    recursive JSON encoder and the draft's file can hold: a move beyond the level limit is refused as an add is."""
+    from hierarchy_editor_helpers import make_hierarchy, op, start_session
+
+    h = make_hierarchy(user)  # root > area > region > city: 4 levels, the limit below
+    base = start_session(client_alice, h)
+    with override_settings(HIERARCHY_MAX_LEVELS=4):
+        r = op(client_alice, base, op="move", path=["Centre", "Lazio"], to=["North", "Lombardy"])
+        assert r.status_code == 400
+        assert "Moving Centre > Lazio under North > Lombardy would make 5 levels, more than the limit of 4." \
+            in r.content.decode()
+        r = op(client_alice, base, op="move", path=["North", "Piedmont"], to=["Centre"])
+        assert r.status_code == 200, r.content
     assert Hierarchy.objects.get(pk=h.pk).content == h.content
 
 
@@ -269,6 +288,48 @@ def test_dicom_errors_name_the_uploaded_file(api):
     detail = r.json()["detail"]
     assert "scans.zip: neither a zip file nor a folder of DICOM files" in detail
     assert "staging" not in detail
+    assert Dataset.objects.count() == before
+
+
+def _nested_dicom(depth: int) -> bytes:
+    """A DICOM file whose ContentSequence holds an item holding a ContentSequence ... ``depth`` times
+    (undefined lengths, explicit VR little endian), written byte by byte: pydicom would recurse to write it."""
+    import struct
+
+    from pydicom.dataset import Dataset as DicomDataset
+    from pydicom.dataset import FileMetaDataset
+    from pydicom.uid import ExplicitVRLittleEndian
+
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = "1.2.840.10008.5.1.4.1.1.7"
+    meta.MediaStorageSOPInstanceUID = "1.2.3.4"
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = DicomDataset()
+    ds.file_meta = meta
+    ds.SOPClassUID, ds.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
+    ds.PatientID, ds.PatientSex, ds.Modality = "P1", "F", "OT"
+    out = io.BytesIO()
+    ds.save_as(out, enforce_file_format=True)
+    open_sequence = struct.pack("<HH", 0x0040, 0xA730) + b"SQ\x00\x00\xff\xff\xff\xff" + b"\xfe\xff\x00\xe0\xff\xff\xff\xff"
+    close_sequence = b"\xfe\xff\x0d\xe0\x00\x00\x00\x00" + b"\xfe\xff\xdd\xe0\x00\x00\x00\x00"
+    return out.getvalue() + open_sequence * depth + close_sequence * depth
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("depth", [33, 3000])
+def test_dicom_sequences_nested_too_deep(api, depth):
+    import zipfile
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("ok.dcm", _nested_dicom(2))
+        z.writestr("deep.dcm", _nested_dicom(depth))
+    before = Dataset.objects.count()
+    r = api.post("/api/v1/dicom/datasets/", {"archive": SimpleUploadedFile("scans.zip", archive.getvalue()),
+                                                "level": "file", "attributes": ["PatientID"]}, json=False)
+    assert r.status_code == 400, r.content
+    assert r.json()["detail"] == ("deep.dcm: sequences nested more than 32 levels deep, the limit; nothing was "
+                                  "stored")
     assert Dataset.objects.count() == before
 
 

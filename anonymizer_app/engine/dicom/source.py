@@ -12,6 +12,9 @@ from pathlib import Path
 from ..errors import Cancelled, InputError
 
 ProgressFn = Callable[[float, str], object]
+# Sequences within sequences: real files nest a few levels (structured reports a dozen); pydicom reads,
+# cleans and writes them recursively, so a file nested thousands deep is refused when it is checked.
+MAX_SEQUENCE_DEPTH = 32
 
 
 @dataclass
@@ -51,6 +54,21 @@ def _zip_members(path: Path) -> list[str]:
     return sorted(i.filename for i in infos if not i.is_dir())
 
 
+def sequence_depth(dataset, limit: int = MAX_SEQUENCE_DEPTH) -> int:
+    """How deep sequences nest in ``dataset`` (0: none), counted without recursion and no further than
+    ``limit`` + 1 (deeper items are not even decoded)."""
+    deepest, stack = 0, [(dataset, 0)]
+    while stack:
+        ds, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > limit:
+            break
+        for element in ds:
+            if element.VR == "SQ":
+                stack.extend((item, depth + 1) for item in element.value or ())
+    return deepest
+
+
 def open_source(path: Path | str, progress: ProgressFn | None = None) -> DicomSource:
     """The zip or folder at ``path`` with every file checked to be DICOM (a Part 10 file: the 128-byte
     preamble and 'DICM', then a readable header). Raises InputError naming the first file that is not."""
@@ -69,13 +87,18 @@ def open_source(path: Path | str, progress: ProgressFn | None = None) -> DicomSo
     source = DicomSource(path, members)
     for i, (member, data) in enumerate(source.items()):
         try:
-            pydicom.dcmread(io.BytesIO(data), stop_before_pixels=True)
+            depth = sequence_depth(pydicom.dcmread(io.BytesIO(data), stop_before_pixels=True))
+        except RecursionError:
+            depth = MAX_SEQUENCE_DEPTH + 1  # so deep that reading it ran out of stack
         except InvalidDicomError:
             raise InputError(f"{member}: not a DICOM file (no DICOM preamble 'DICM' at byte 128); "
                              f"nothing was stored") from None
         except Exception as exc:  # a truncated or corrupt header: pydicom raises many kinds
             raise InputError(f"{member}: not a readable DICOM file ({type(exc).__name__}: {exc}); "
                              f"nothing was stored") from None
+        if depth > MAX_SEQUENCE_DEPTH:
+            raise InputError(f"{member}: sequences nested more than {MAX_SEQUENCE_DEPTH} levels deep, the limit; "
+                             f"nothing was stored")
         if progress is not None and progress(0.3 * (i + 1) / len(members), f"checking file {i + 1:,} of "
                                              f"{len(members):,}") is False:
             raise Cancelled("checking the files")
