@@ -78,6 +78,21 @@ def client_address(request) -> str:
     return str(peer)
 
 
-def axes_client_ip(request) -> str:
-    """AXES_CLIENT_IP_CALLABLE: django-axes keys its lockout on the same address as everything else."""
-    return client_address(request)
+IPV6_PREFIX = 64  # one IPv6 subscriber gets a /64 (or more): its 2**64 addresses are one client here
+
+
+def client_bucket(request) -> str:
+    """What the lockout and the rate limits count per: the client address, or for IPv6 the first address of its
+    /64 (2001:db8:1:2::), so that rotating addresses inside one's own network opens no new budget or lock."""
+    address = client_address(request)
+    if ":" not in address:
+        return address
+    return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False).network_address)
+
+
+def axes_client_ip(request) -> str | None:
+    """AXES_CLIENT_IP_CALLABLE: django-axes keys its lockout on the same client as everything else. None when
+    there is no address (a log-in made in code, e.g. force_login): axes stores it in an address column
+    (PostgreSQL inet), where "unknown" is refused."""
+    bucket = client_bucket(request)
+    return None if bucket == UNKNOWN else bucket

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import caches
 
-from .client_address import client_address
+from .client_address import client_bucket
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def _cache():
 
 
 def _key(user, request) -> str:
-    return f"reconfirm:{user.pk}:{client_address(request)}"
+    return f"reconfirm:{user.pk}:{client_bucket(request)}"
 
 
 def confirm_password(request, user, password: str) -> Confirmation:

@@ -25,7 +25,7 @@ from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.shortcuts import render
 
-from .client_address import client_address
+from .client_address import client_bucket
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def identity(request) -> str:
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return f"user:{user.pk}"
-    return f"addr:{client_address(request)}"
+    return f"addr:{client_bucket(request)}"
 
 
 def hit(name: str, who: str) -> int | None:

@@ -14,7 +14,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from accounts import throttling as limits
-from accounts.client_address import client_address
+from accounts.client_address import client_bucket
 from accounts.models import ApiToken, hash_key
 
 from .throttling import too_many
@@ -64,7 +64,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
 
 def _count_without_key(request) -> None:
-    wait = limits.hit("api_address", f"addr:{client_address(request)}")
+    wait = limits.hit("api_address", f"addr:{client_bucket(request)}")
     if wait is not None:
         raise too_many("api_address", wait)
 

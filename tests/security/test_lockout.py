@@ -16,7 +16,7 @@ from api_helpers import api_for, eager_celery  # noqa: F401
 from axes.models import AccessAttempt
 from django.test import Client, RequestFactory
 
-from accounts.client_address import client_address
+from accounts.client_address import client_address, client_bucket
 from anonymizer_app.engine import Role
 
 pytestmark = pytest.mark.django_db
@@ -70,6 +70,36 @@ def test_the_client_address(settings, trusted, remote, forwarded, expected):
         meta["HTTP_X_FORWARDED_FOR"] = forwarded
     request = RequestFactory().get("/", **meta)
     assert client_address(request) == expected
+
+
+@pytest.mark.parametrize(("remote", "bucket"), [
+    ("203.0.113.5", "203.0.113.5"),
+    ("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::"),
+    ("2001:db8:1:2::1", "2001:db8:1:2::"),
+    ("2001:db8:1:3::1", "2001:db8:1:3::"),
+    ("::ffff:192.0.2.4", "192.0.2.4"),
+])
+def test_an_ipv6_client_counts_as_its_64(remote, bucket):
+    assert client_bucket(RequestFactory().get("/", REMOTE_ADDR=remote)) == bucket
+
+
+def test_axes_gets_no_address_rather_than_a_word_when_there_is_none():
+    """A log-in made in code (force_login) has no REMOTE_ADDR; axes writes the address into an inet column on
+    PostgreSQL, which refuses 'unknown'."""
+    from django.http import HttpRequest
+
+    from accounts.client_address import axes_client_ip
+
+    assert axes_client_ip(HttpRequest()) is None
+    assert axes_client_ip(RequestFactory().get("/", REMOTE_ADDR="2001:db8:1:2::9")) == "2001:db8:1:2::"
+
+
+def test_rotating_ipv6_addresses_in_one_64_does_not_reset_the_lockout(user):
+    """2**64 addresses of one subscriber are one client: 5 guesses in all, not 5 per address."""
+    for n in range(5):
+        _login("alice", "guess", f"2001:db8:1:2::{n + 1:x}")
+    _assert_locked(user, "2001:db8:1:2::ffff")
+    _assert_logs_in(user, "2001:db8:1:3::1")  # the next /64 is another client
 
 
 def test_a_bad_trusted_proxy_setting_names_the_entry(settings):
