@@ -5,7 +5,6 @@ formula neutralization), the configuration and the release report."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.http import Http404
 from django.urls import path
 from django.utils import timezone
@@ -18,9 +17,8 @@ from rest_framework.views import APIView
 from ..engine import InputError, Role
 from ..forms import DELIMITER_CHOICES, RunForm
 from ..models import Dataset, Job
-from ..services import erasure, exports, preflight, pseudonyms, results
+from ..services import erasure, exports, preflight, pseudonyms, results, run_submit
 from ..services import jobs as job_service
-from ..services import setvalued as set_service
 from ..views import downloads, release_report
 from ..views.common import RESULT_PAGES, job_result
 from . import identifiers, risk
@@ -151,24 +149,6 @@ def _submit_body(request):
     return ds, form, set_form, populations, ""
 
 
-def _create(form, set_form, ds: Dataset, populations) -> Job:
-    """The job a valid submit creates (InputError naming what the services refuse). The check runs it too,
-    inside a transaction it rolls back, so it refuses exactly what the submit refuses, in the same words."""
-    d = form.cleaned_data
-    population = next((p for p in populations if p.pk == form.population()), None)
-    options = form.algorithm_options()
-    if d.get("suppressed_rows") == "keep":  # a publishing option, kept with the job's options (as the web)
-        options = dict(options, suppressed_rows="keep")
-    set_config = None if set_form is None else set_service.set_column_config(
-        ds, d["k"], set_form.cleaned_data["m"], set_form.cleaned_data["set_algorithm"], set_form.hierarchy())
-    job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
-                                 d["sensitive"] or "", options, form.privacy_models(), population=population)
-    if set_config is not None:
-        job.config["set_column"] = set_config
-        job.save(update_fields=["config"])
-    return job
-
-
 def _refusal(problems: list[dict]) -> Response:
     text = "; ".join(f"{p['field']}: {p['message']}" if p["field"] else p["message"] for p in problems)
     return Response({"detail": text, "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
@@ -211,7 +191,7 @@ class RunList(APIView):
         if problems:
             return _refusal(problems)
         try:
-            job = _create(form, set_form, ds, populations)
+            job = run_submit.create_from_form(form, set_form, ds, populations)
         except InputError as exc:
             return _refusal([{"field": None, "message": str(exc)}])
         # the dataset's identifier treatments and the re-identification choice, as the web run page
@@ -230,14 +210,9 @@ class RunCheck(APIView):
         ds, form, set_form, populations, problem = _submit_body(request)
         if problem:
             return refused(problem)
-        problems = _problems(form, set_form, ds, populations)
-        if not problems:
-            with transaction.atomic():  # the submit's own creation, undone: nothing is stored
-                try:
-                    _create(form, set_form, ds, populations)
-                except InputError as exc:
-                    problems = [{"field": None, "message": str(exc)}]
-                transaction.set_rollback(True)
+        # the submit's own creation, undone: it refuses exactly what the submit refuses
+        problems = _problems(form, set_form, ds, populations) or \
+            run_submit.creation_problems(form, set_form, ds, populations)
         return Response({"problems": problems})
 
 

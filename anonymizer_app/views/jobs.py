@@ -20,7 +20,7 @@ from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
 from ..services import jobs as job_service
-from ..services import preflight, pseudonyms, rerun
+from ..services import preflight, pseudonyms, rerun, run_submit
 from ..services import setvalued as set_service
 from ..setvalued_forms import SetRunForm, item_library
 from .common import (
@@ -128,15 +128,18 @@ def run_check(request, dataset_id: int):
     subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
     populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk))
     form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
-    if not form.is_valid():
+    set_form = None
+    if any(c.item_delimiter for c in cols):  # mixed mode, as the run page
+        set_form = SetRunForm(request.POST, prefix="set", with_k=False, hierarchies=item_library(request.user))
+    if not form.is_valid() or (set_form is not None and not set_form.is_valid()):
         problems = [{"field": None if f == "__all__" else f, "message": str(m)}
-                    for f, errors in form.errors.items() for m in errors]
-    elif form.population() is not None:
-        problems = []
+                    for f_ in (form, set_form) if f_ is not None for f, errors in f_.errors.items() for m in errors]
     else:
         d = form.cleaned_data
-        problems = [p.to_dict() for p in preflight.check_run(
+        problems = [] if form.population() is not None else [p.to_dict() for p in preflight.check_run(
             ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models())]
+        # then the submit's own creation, undone: the check refuses exactly what the run button would
+        problems = problems or run_submit.creation_problems(form, set_form, ds, populations)
     response = JsonResponse({"problems": problems})
     response["Cache-Control"] = "no-store"
     return response

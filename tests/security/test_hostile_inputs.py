@@ -272,6 +272,18 @@ def test_run_check_refuses_what_the_submit_refuses(api, ds, k):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("k", ["-1", "0"])
+def test_web_run_check_refuses_what_the_run_page_refuses(client_alice, ds, k):
+    form = {"algorithm": "flash", "k": k, "suppression_percent": "5", "suppressed_rows": "remove"}
+    r = client_alice.post(f"/datasets/{ds['id']}/run/check/", form)
+    assert r.status_code == 200
+    assert r.json() == {"problems": [{"field": None, "message": f"k must be at least 1, got {k}"}]}
+    r = client_alice.post(f"/datasets/{ds['id']}/run/", form)
+    assert r.status_code == 200 and f"k must be at least 1, got {k}" in r.content.decode()
+    assert not Job.objects.exists()
+
+
+@pytest.mark.django_db
 def test_run_check_of_a_valid_run_stores_nothing(api, ds):
     r = api.post("/api/v1/runs/check/", {"dataset": ds["id"], "algorithm": "flash", "k": 2})
     assert r.status_code == 200 and r.json() == {"problems": []}
