@@ -251,11 +251,16 @@ def own_servers(databases: dict | None = None) -> list[tuple[str, set[str], int,
 
 
 def check_address(target: Target, address: str | None, databases: dict | None = None) -> None:
-    """Refuse the app's own database, judged on the address connected to (after name resolution)."""
+    """Refuse the app's own database, judged on the address connected to (after name resolution). On
+    MySQL/MariaDB the whole server: a query names any database of its server (appdb.auth_user)."""
     where = "this machine" if address is None else _where(address)
     for backend, places, port, name in own_servers(databases):
-        if backend == target.backend and port == target.real_port and where in places \
-                and name == (target.database or ""):
+        if backend != target.backend or port != target.real_port or where not in places:
+            continue
+        if backend == "mysql":
+            raise SqlError("this is the server of the app's own database (on MySQL/MariaDB a query reaches "
+                           "every database of its server): it cannot be a source or a destination")
+        if name == (target.database or ""):
             raise SqlError("this is the app's own database: it cannot be a source or a destination")
 
 

@@ -160,6 +160,20 @@ def test_the_apps_own_database_is_judged_on_the_resolved_address(user, app_like,
     assert Dataset.objects.count() == 1 and storage.media_files() == files
 
 
+def test_an_app_database_on_mysql_refuses_its_whole_server(user, mariadb_url, production, monkeypatch, settings):
+    """Were the app's database on MariaDB, any database of that server is refused: a query there reaches
+    the app's tables by their qualified names (appdb.auth_user)."""
+    probe = {"ENGINE": "django.db.backends.mysql", "HOST": "127.0.0.1", "PORT": "3306", "NAME": "appdb"}
+    real = connections.own_servers
+    monkeypatch.setattr(connections, "own_servers",
+                        lambda databases=None: real({**settings.DATABASES, "own_probe": probe}))
+    db = mariadb_url.rsplit("/", 1)[1]
+    with pytest.raises(sql.SqlError, match=r"this is the server of the app's own database \(on MySQL/MariaDB a "
+                                           r"query reaches every database of its server\)"):
+        sql.import_dataset(user, f"mysql://root@{WAREHOUSE}:3306/{db}", query="SELECT 1 AS a", web=True)
+    assert nothing_stored()
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the app's database is PostgreSQL in the second pass")
 def test_the_real_app_database_through_an_allowed_name(user, production):
     """On the PostgreSQL pass the app's own test database itself: alice's hash stays where it is."""
