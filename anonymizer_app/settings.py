@@ -396,6 +396,9 @@ def _job_time_limits() -> tuple[float, float, dict[str, float]]:
 
 ANONYMIZER_JOB_TIME_LIMIT_SECONDS, ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS, ANONYMIZER_JOB_TIME_LIMITS = \
     _job_time_limits()
+# services.jobs.submit_job puts its kind's limits on every message; these defaults bound a message without them
+CELERY_TASK_SOFT_TIME_LIMIT = ANONYMIZER_JOB_TIME_LIMIT_SECONDS
+CELERY_TASK_TIME_LIMIT = ANONYMIZER_JOB_TIME_LIMIT_SECONDS + ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS
 
 # --- Floods, lockout and API keys (docs/security.md, "Lockout, throttling and API keys") -------
 # The cache holds the rate-limit and password-check counters: Redis with REDIS_URL (shared by every process of
