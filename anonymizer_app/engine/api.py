@@ -15,15 +15,16 @@ from .algorithms.anatomy import AnatomyRecoding, assemble_anatomy
 from .algorithms.base import CellRecoding, ProgressCallback
 from .algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance
 from .attack import attack_report
-from .distributions import domain_for, sensitive_domain
+from .distributions import SensitiveDomain, domain_for, sensitive_domain
 from .errors import Cancelled, InputError
 from .hierarchy import ROOT, Hierarchy
 from .lattice import equivalence_classes, label_columns, radices
 from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
-from .privacy import PrivacyModel
+from .privacy import PrivacyModel, research_column
+from .research import on_population, research_domain, research_flags
 from .result import LeafCodes, Result, factorize_cells
 from .spec import SUPPRESSION, RunSpec
-from .table import Table, frequency_set, group_rows
+from .table import FrequencySet, Table, frequency_set, group_rows
 
 
 def anonymize(
@@ -81,18 +82,36 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     ordered = [hs[c] for c in table.qi]
     codes, leaf_codes = _encode(table, hs, ordered)
     freq = frequency_set(leaf_codes.codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    # a population table: the models count its research records, the only ones published (research.py)
+    research = research_flags(table.frame, models)
+    if research is not None and not research.any():
+        marker = research_column(models)
+        raise InputError(f"research-subset column {marker!r}: no row is in the research subset, so nothing "
+                         f"could be published")
+    counted = table.n if research is None else int(research.sum())
     k_max = max((getattr(m, "k", 1) for m in models), default=1)
-    budget = math.floor(suppression_limit * table.n + 1e-9)
-    if k_max > table.n and budget < table.n:
-        raise InputError(f"k={k_max} is larger than the table's {table.n} records")
+    budget = math.floor(suppression_limit * counted + 1e-9)
+    if k_max > counted and budget < counted:
+        raise InputError(f"k={k_max} is larger than the table's {counted} records" if research is None else
+                         f"k={k_max} is larger than the research subset's {counted} records")
 
     all_hs = dict(hierarchies or {})
     all_hs.update(hs)
-    domains = {m.target: domain_for(m, table.frame, all_hs, table.is_numeric(m.target))
-               for m in models if getattr(m, "needs_sensitive", False)}
-    problem = Problem(table, ordered, codes, freq, models, suppression_limit, budget,
+    domains = {}
+    for m in models:
+        if not getattr(m, "needs_sensitive", False):
+            continue
+        if research is None or on_population(m):
+            domains[m.target] = domain_for(m, table.frame, all_hs, table.is_numeric(m.target))
+        else:
+            domains[m.target] = research_domain(_domain_maker(m, all_hs, table.is_numeric(m.target)), table.frame,
+                                                research)
+    searched = freq if research is None else FrequencySet(
+        freq.codes, np.bincount(freq.inverse, weights=research, minlength=len(freq.counts)).astype(np.int64),
+        freq.inverse)
+    problem = Problem(table, ordered, codes, searched, models, suppression_limit, budget,
                       validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch,
-                      republication=spec.republication)
+                      republication=spec.republication, research=research)
     # the bar leaves "encoding" as the search starts (the search reports from here on)
     report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
@@ -160,6 +179,11 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     result.seconds = time.perf_counter() - started
     report(0.95, "verified")
     return result
+
+
+def _domain_maker(model: PrivacyModel, hierarchies: dict, numeric: bool) -> Callable[[pd.DataFrame], SensitiveDomain]:
+    """frame -> the model's domain on that frame (research.research_domain builds it on the research rows)."""
+    return lambda frame: domain_for(model, frame, hierarchies, numeric)
 
 
 def _encode(table: Table, hs: dict[str, Hierarchy], ordered: list[Hierarchy]) -> tuple[np.ndarray, LeafCodes]:

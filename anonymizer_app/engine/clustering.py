@@ -197,12 +197,12 @@ def finish(problem: Problem, group: np.ndarray, kind: str, info: dict, notes: li
     if problem.needs_classes:
         group, merges = grow_until_models_hold(problem, group)
         info = dict(info, merges_for_sensitive_models=merges)
-    sizes = np.bincount(group)
+    sizes = problem.row_sizes(group)  # research records with a population table
     failing = problem.failing(sizes, row_class=group)
     suppressed = failing[group]
-    if int(suppressed.sum()) > problem.budget:
+    if problem.suppressed_records(suppressed) > problem.budget:
         raise UnsatisfiableError(
-            f"{int(suppressed.sum())} record(s) are in clusters that break the privacy model (the table has too "
+            f"{problem.suppressed_records(suppressed)} record(s) are in clusters that break the privacy model (the table has too "
             f"few records for it), more than the suppression limit allows ({problem.budget})")
     group = group.copy()
     group[suppressed] = -1
@@ -225,9 +225,11 @@ def grow_until_models_hold(problem: Problem, group: np.ndarray) -> tuple[np.ndar
     merges = 0
     while True:
         _, group = np.unique(group, return_inverse=True)
-        sizes = np.bincount(group)
+        sizes = problem.row_sizes(group)
         n_clusters = len(sizes)
         failing = problem.failing(sizes, row_class=group)
+        if problem.research is not None:  # a cluster without a research record is left out at no cost
+            failing &= sizes > 0
         if not failing.any() or n_clusters <= 1:
             return group, merges
         cent = Centroids(enc, np.zeros(n_clusters, dtype=np.int64))

@@ -256,6 +256,9 @@ class NodeEvaluator:
             for j in range(self.q):
                 bottom_key += self.wcols[j][0]
         self.bottom = NodeClasses(tuple([0] * self.q), np.arange(self.m, dtype=np.int64), self.counts, bottom_key)
+        # the frequency set's tuples are the classes of the node with level 0 everywhere only when level 0 maps
+        # every leaf to itself; a hierarchy whose level 0 groups leaves has that node grouped like any other
+        self.bottom_exact = all(np.array_equal(h.maps[0], np.arange(len(h.maps[0]))) for h in hierarchies)
         self.positions = np.arange(self.m, dtype=np.int64)
         self.back_positions = self.positions[::-1].copy()  # m-1 ... 0, for _group_dense's scatter
         self.float_counts = self.counts.astype(np.float64)  # bincount's weights from the bottom
@@ -359,7 +362,7 @@ class NodeEvaluator:
             source = self.source_for(levels, bits)
             if source is self.bottom and self.clock and source.key is not None:
                 source = self._hub(levels)
-        if source.levels == levels:
+        if source.levels == levels and (source is not self.bottom or self.bottom_exact):
             node = source
         else:
             node = self._group(levels, source)

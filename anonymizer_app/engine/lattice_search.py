@@ -61,7 +61,7 @@ class LatticeSearch:
         self.k_min = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
         numeric = [problem.table.is_numeric(c) for c in problem.table.qi]
         self.metric = make_metric(self.metric_name, self.evaluator, problem.hierarchies, numeric,
-                                  problem.table.n, self.k_min)
+                                  problem.records, self.k_min)
         self.budget = problem.budget
         self.monotonic = problem.monotonic  # see privacy.py: some models only without suppression
         self.tagging = tagging and self.monotonic
@@ -86,7 +86,7 @@ class LatticeSearch:
                         and problem.options.get("keep_lattice") != "yes")
         # excluding by the incumbent (a search that treats EXCLUDED as failing sets it: Flash): see outlier_cap
         self.excluding = False
-        n = problem.table.n
+        n = problem.records  # the records counted: the research subset's with a population table
         self.n = n
         self.k_cost = min(self.k_min, n)  # the least a kept record costs in discernibility
 
@@ -269,8 +269,9 @@ class LatticeSearch:
     def recoding(self, levels, info: dict, steps: list | None = None, notes: list | None = None) -> FullDomainRecoding:
         p = self.problem
         levels = [int(x) for x in levels]
-        if self.budget == 0 and not np.isnan(self.values[tuple(levels)]):
-            # checked anonymous with no budget (record): no class fails, no record is suppressed
+        if self.budget == 0 and p.research is None and not np.isnan(self.values[tuple(levels)]):
+            # checked anonymous with no budget (record): no class fails, no record is suppressed (with a research
+            # subset a class without a research record may fail at no cost: recounted below)
             # one flag per row of the searched table (a weighted table's rows, not its weight total)
             suppressed = np.zeros(len(p.freq.inverse), dtype=bool)
         else:

@@ -107,10 +107,12 @@ def group_labels(space: QISpace, leaf_codes: np.ndarray, group: np.ndarray, n_gr
             first_max = np.full(len(starts), len(col))
             np.minimum.at(first_max, seg[v == vmax[seg]], pos[v == vmax[seg]])
             leaves = h.leaves
+            # one value: its label at level 0 (the leaf itself unless level 0 groups leaves)
+            least = h.labels[0][h.maps[0]]
             lab = np.empty(len(starts), dtype=object)
             for i in range(len(starts)):
                 if single[i]:
-                    lab[i] = leaves[lo_code[i]]
+                    lab[i] = least[lo_code[i]]
                 elif with_missing[i]:
                     lab[i] = ROOT
                 else:
@@ -119,7 +121,8 @@ def group_labels(space: QISpace, leaf_codes: np.ndarray, group: np.ndarray, n_gr
         else:
             level = np.zeros(len(starts), dtype=np.int64)
             done = single.copy()
-            for lv in range(1, h.level_count):
+            # from level 0: a group of leaves sharing a level-0 label (a hierarchy whose level 0 groups leaves)
+            for lv in range(0 if not np.array_equal(h.maps[0], np.arange(len(h.maps[0]))) else 1, h.level_count):
                 a = anc[col, lv]
                 same = np.minimum.reduceat(a, starts) == np.maximum.reduceat(a, starts)
                 newly = same & ~done

@@ -17,7 +17,8 @@ from .distributions import domain_for
 from .gate import Publication
 from .metrics import RISK_THRESHOLD, class_figures
 from .privacy import research_column
-from .result import _plain, factorize_cells, json_default
+from .research import published_classes, research_domain, research_flags
+from .result import _plain, class_size_histogram, factorize_cells, json_default
 from .risk import sample_risks
 from .spec import SUPPRESSED_ROWS, RunSpec
 from .table import Table
@@ -145,20 +146,18 @@ def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarra
 
 
 def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
-                      domain_of: Callable[[Any], Any]) -> list[ModelCheck]:
+                      domain_of: Callable[[Any], Any], flags: np.ndarray | None = None,
+                      research_domain_of: Callable[[Any], Any] | None = None) -> list[ModelCheck]:
     """model_checks with the sensitive domain of each model given by ``domain_of(model)`` (rows aligned with
-    ``row_class``): a table's rows here, the cluster's weighted merged classes in distributed.backend."""
+    ``row_class``): a table's rows here, the cluster's weighted merged classes in distributed.backend. With a
+    research subset (``flags``), each model on the classes it counts (research.verdicts)."""
+    from .research import verdicts
+
     out: list[ModelCheck] = []
-    for m in models:
-        if getattr(m, "needs_sensitive", False):
-            dom = domain_of(m)
-            counts = dom.from_rows(row_class, len(sizes))
-            failing = m.classes_failing(sizes, counts, dom)
-            card = m.card(sizes, counts, dom)
-        else:
-            failing = m.classes_failing(sizes)
-            card = m.card(sizes)
-        bad = int(np.asarray(failing).sum())
+    for v in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of):
+        m = v.model
+        card = m.card(v.sizes, v.counts, v.domain) if v.domain is not None else m.card(v.sizes)
+        bad = int(v.failing.sum())
         out.append(ModelCheck(model=m.name, label=m.label, describe=m.describe(), column=m.column,
                               parameters=m.to_dict(), value=card["value"], value_label=card["value_label"],
                               failing_classes=bad, holds=bad == 0))
@@ -174,12 +173,28 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     suppressed = int(np.asarray(result.suppressed, dtype=bool).sum())
     in_scope = _in_scope(publication, table)
     before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
+    flags = research_flags(table.frame, result.models) if result.recoding not in ("anatomy", "m-invariance") \
+        else None
+    head = result.report()
+    if flags is not None:  # the figures of the classes published: research records (definitions.md)
+        sizes_shown, _ = published_classes(sizes, row_class, flags)
+        research_suppressed = int((np.asarray(result.suppressed, dtype=bool) & flags).sum())
+        figures = class_figures(sizes_shown, int(flags.sum()), research_suppressed, result.k)
+        smallest = int(sizes_shown.min()) if len(sizes_shown) else 0
+        head.update(k_achieved=smallest, min_class_size=smallest, equivalence_classes=int(len(sizes_shown)),
+                    class_size_histogram=class_size_histogram(sizes_shown),
+                    metrics=_plain({**head["metrics"], **figures}), suppressed=research_suppressed)
     report = publication_sections(
-        result.report(), spec, result.models, sizes, row_class,
+        head, spec, result.models, sizes, row_class,
         lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)),
+        flags=flags,
+        research_domain_of=None if flags is None else (
+            lambda m: research_domain(lambda f: domain_for(m, f, hierarchies, table.is_numeric(m.column)),
+                                      table.frame, flags)),
         # Anatomy's classes are groups, not QI classes: no risk figures from them
         risk=result.recoding != "anatomy", input_records=table.n, published=len(publication.table),
-        suppressed=suppressed, suppressed_published=int(publication.suppressed.sum()),
+        suppressed=suppressed if flags is None else head["suppressed"],
+        suppressed_published=int(publication.suppressed.sum()),
         suppressed_removed=in_scope - len(publication.table),
         value_counts={qi: {"before": value_counts(before[qi], dictionary=table.dictionaries.get(qi)
                                                   if before is table.frame else None),
@@ -205,16 +220,18 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
 def publication_sections(head: dict, spec: RunSpec, models: list, sizes: np.ndarray, row_class: np.ndarray,
                          domain_of: Callable[[Any], Any], *, risk: bool, input_records: int, published: int,
                          suppressed: int, suppressed_published: int, suppressed_removed: int,
-                         value_counts: dict) -> dict:
+                         value_counts: dict, flags: np.ndarray | None = None,
+                         research_domain_of: Callable[[Any], Any] | None = None) -> dict:
     """The sections every report of a published table adds to the result's own keys (``head``, as
     Result.report() writes them): the model checks and risk figures on the classes the gate checked
     (row -> class, -1 not released), the publishing figures, the value counts before and after. One
     function for the single-process report (build_report) and the cluster's (distributed.backend)."""
     report = dict(head)
-    report["model_checks"] = checks_on_classes(list(models), sizes, row_class, domain_of)
-    if risk and len(sizes):
+    report["model_checks"] = checks_on_classes(list(models), sizes, row_class, domain_of, flags, research_domain_of)
+    shown = sizes if flags is None else published_classes(sizes, row_class, flags)[0]
+    if risk and len(shown):
         # the published classes' risk figures and bands, as engine.risk computes them for every table
-        report["risk"] = sample_risks(sizes, RISK_THRESHOLD)
+        report["risk"] = sample_risks(shown, RISK_THRESHOLD)
     report["records"] = int(published)
     report["input_records"] = int(input_records)
     report["publishing"] = {

@@ -165,9 +165,13 @@ def verify_output(
 
     suppressed = np.asarray(suppressed, dtype=bool)
     n_sup = int(suppressed.sum())
-    budget = math.floor(suppression_limit * n + 1e-9)
-    if n_sup > budget:
-        raise VerificationError(f"{n_sup} records suppressed, more than the limit of {budget}")
+    from .research import research_flags
+
+    flags = research_flags(table.frame, models)  # with a population table: research records are counted
+    counted_sup = n_sup if flags is None else int((suppressed & flags).sum())
+    budget = math.floor(suppression_limit * (n if flags is None else int(flags.sum())) + 1e-9)
+    if counted_sup > budget:
+        raise VerificationError(f"{counted_sup} records suppressed, more than the limit of {budget}")
 
     qi = table.qi
     encoded = encoded_input(table, hierarchies, leaf_codes)
@@ -351,19 +355,27 @@ def _check_cells(
 
 def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], sizes: np.ndarray,
                  row_class: np.ndarray) -> None:
-    """Every model on the classes (row -> class, -1 suppressed); sensitive values from the input."""
+    """Every model on the classes (row -> class, -1 suppressed); sensitive values from the input. With a
+    population table each model counts what research.verdicts says (definitions.md, "The unit counted")."""
     from .distributions import domain_for
+    from .research import research_domain, research_flags, verdicts
 
-    for model in models:
-        if getattr(model, "needs_sensitive", False):
-            dom = domain_for(model, table.frame, hierarchies, table.is_numeric(model.target))
-            failing = model.classes_failing(sizes, dom.from_rows(row_class, len(sizes)), dom)
-        else:
-            failing = model.classes_failing(sizes)
-        if failing.any():
+    flags = research_flags(table.frame, models)
+
+    def domain_of(model):
+        return domain_for(model, table.frame, hierarchies, table.is_numeric(model.target))
+
+    def research_domain_of(model):
+        assert flags is not None
+        return research_domain(lambda frame: domain_for(model, frame, hierarchies, table.is_numeric(model.target)),
+                               table.frame, flags)
+
+    for verdict in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of):
+        if verdict.failing.any():
+            counted = verdict.sizes
             raise VerificationError(
-                f"{model.describe()} does not hold: {int(failing.sum())} equivalence class(es) fail, "
-                f"the smallest has {int(sizes.min())} record(s)"
+                f"{verdict.model.describe()} does not hold: {int(verdict.failing.sum())} equivalence class(es) "
+                f"fail, the smallest has {int(counted.min()) if len(counted) else 0} record(s)"
             )
 
 

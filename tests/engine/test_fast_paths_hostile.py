@@ -55,9 +55,7 @@ def test_node_classes_with_level_0_not_the_leaves_equal_plain_grouping(seed):
     lat = Lattice(hs)
     for i in rng.permutation(lat.size).tolist():  # any order: roll-ups from whatever is cached
         levels = lat.levels(i)
-        node = ev.classes(levels)
-        if levels == (0,) * len(hs):  # the bottom is the frequency set's tuples (finer when level 0 groups
-            continue  # leaves: the same at d3d2cbc), not grouped by label
+        node = ev.classes(levels)  # the bottom too: grouped by its level-0 labels when level 0 groups leaves
         got = np.stack([ev.labels(node, j) for j in range(len(hs))], axis=1)
         shown = np.stack([h.maps[lv][freq.codes[:, j]] for j, (h, lv) in enumerate(zip(hs, levels))], axis=1)
         want, inverse = np.unique(shown, axis=0, return_inverse=True)

@@ -38,6 +38,10 @@ class Problem:
     scratch: str | None = None
     # m-invariance: the history, record-id column and secret of the release (RunSpec.republication)
     republication: object | None = field(default=None, repr=False)
+    # a population table with a research subset (δ-presence, k-map against it): per row, whether it is a research
+    # record. ``freq.counts`` then counts each tuple's research records, the domains of the models on published
+    # records weigh each row by its flag, and the budget is a share of the research records (engine/research.py)
+    research: np.ndarray | None = field(default=None, repr=False)
     last_report: float = field(default=0.0, repr=False)  # time.monotonic() of the last progress call
     last_fraction: float = field(default=0.0, repr=False)
 
@@ -56,8 +60,39 @@ class Problem:
         if column not in self.domains:
             from ..distributions import sensitive_domain
 
-            self.domains[column] = sensitive_domain(self.table.frame, column)
+            if self.research is None:
+                self.domains[column] = sensitive_domain(self.table.frame, column)
+            else:
+                from ..research import research_domain
+
+                self.domains[column] = research_domain(lambda frame: sensitive_domain(frame, column),
+                                                       self.table.frame, self.research)
         return self.domains[column]
+
+    @property
+    def records(self) -> int:
+        """The records the models and the budget count: every row, or the research subset's."""
+        return self.table.n if self.research is None else int(self.research.sum())
+
+    @property
+    def tuple_rows(self) -> np.ndarray:
+        """Rows of the table per frequency-set tuple (``freq.counts`` counts research records only with a
+        research subset): what algorithms that place rows (clusters of identical records) count."""
+        if self.research is None:
+            return np.asarray(self.freq.counts, dtype=np.int64)
+        return np.bincount(self.freq.inverse, minlength=len(self.freq.counts)).astype(np.int64)
+
+    def row_sizes(self, group: np.ndarray, n_groups: int = 0) -> np.ndarray:
+        """Records per group of rows (row -> group, every row in one): what the models count."""
+        group = np.asarray(group, dtype=np.int64)
+        if self.research is None:
+            return np.bincount(group, minlength=n_groups).astype(np.int64)
+        return np.bincount(group, weights=self.research, minlength=n_groups).astype(np.int64)
+
+    def suppressed_records(self, suppressed: np.ndarray) -> int:
+        """Records the suppression of these rows costs against the budget (research records only)."""
+        suppressed = np.asarray(suppressed, dtype=bool)
+        return int(suppressed.sum() if self.research is None else (suppressed & self.research).sum())
 
     def report(self, fraction: float, phase: str) -> None:
         """Tell the progress callback; its False (cancel, or the job deleted) stops the run: Cancelled."""
@@ -99,6 +134,8 @@ class Problem:
             if getattr(m, "whole_table", False) or getattr(m, "needs_sensitive", False):
                 continue
             found = m.classes_failing(np.asarray(sizes))
+            if self.research is not None:  # a class without a research record is not published: never fails
+                found = found & (np.asarray(sizes) > 0)
             bad = found if bad is None else bad | found
         return bad
 
@@ -114,11 +151,14 @@ class Problem:
         sizes = np.asarray(sizes)
         bad = np.zeros(len(sizes), dtype=bool)
         found: dict = {}  # column -> counts, for several models on one column
+        # with a research subset ``sizes`` are research records: a class without one is not published, and only
+        # the models on the population (δ-presence, k-map) judge it (engine/research.py)
+        shown = None if self.research is None else sizes > 0
         for m in self.models:
             if getattr(m, "whole_table", False):
                 continue  # after the others: on the classes they keep
             if not getattr(m, "needs_sensitive", False):
-                bad |= m.classes_failing(sizes)
+                bad |= m.classes_failing(sizes) if shown is None else m.classes_failing(sizes) & shown
                 continue
             dom = self.domain(m.target)
             if m.column in found:
@@ -132,7 +172,10 @@ class Problem:
             else:
                 raise ValueError(f"{m.describe()} needs the members of each class")
             found[m.column] = c
-            bad |= m.classes_failing(sizes, c, dom)
+            if shown is None or getattr(m, "column_source", None) == "research":
+                bad |= m.classes_failing(sizes, c, dom)
+            else:
+                bad |= m.classes_failing(sizes, c, dom) & shown
         for m in self.models:
             if getattr(m, "whole_table", False):
                 bad |= m.classes_failing(np.where(bad, 0, sizes))

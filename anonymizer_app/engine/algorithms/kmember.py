@@ -24,7 +24,7 @@ def kmember(problem: Problem) -> CellRecoding:
     k = k_of(problem)
     freq = problem.freq
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
-    group, n_ident = identical_clusters(freq.inverse, freq.counts, k)
+    group, n_ident = identical_clusters(freq.inverse, problem.tuple_rows, k)
     rest = np.flatnonzero(group < 0)
     enc = Encoded(space_of(problem), freq.codes)
     tuples, remaining = np.unique(freq.inverse[rest], return_counts=True)

@@ -491,7 +491,8 @@ def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
         if high - low < 4 * len(child) + 256:  # codes in a small range: count them, no sort
             shifted = child - low
             per_code = np.bincount(shifted, weights=w)
-            present = per_code > 0
+            # the children holding a tuple (a weight may be 0: a tuple without research records, research.py)
+            present = np.bincount(shifted) > 0
             inv = (np.cumsum(present) - 1)[shifted]
             weights = per_code[present].astype(np.int64)
         else:
@@ -509,7 +510,7 @@ def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
             return None
         if high - low < 4 * len(r) + 256:
             per_rank = np.bincount(r - low, weights=w)
-            ranks = np.flatnonzero(per_rank > 0)
+            ranks = np.flatnonzero(np.bincount(r - low) > 0)  # the values present (a weight may be 0)
             cum = np.cumsum(per_rank[ranks])
             total = int(cum[-1])
             best = int(np.argmin(np.abs(cum[:-1] * 2 - total)))
@@ -570,6 +571,10 @@ def _tuple_cells(space: QISpace, freq, tuple_group: np.ndarray, failing: np.ndar
 
 def mondrian(problem: Problem) -> CellRecoding:
     relaxed = problem.options.get("variant", "strict") == "relaxed"
+    if relaxed and problem.research is not None:
+        raise InputError("Mondrian's relaxed variant splits records of one QI tuple between partitions by their "
+                         "count, which with a research subset counts research records only; use the strict "
+                         "variant")
     if relaxed and problem.needs_classes:
         raise InputError("Mondrian's relaxed variant splits records of one QI tuple between partitions, so "
                          "it cannot check models on sensitive values; use the strict variant")
@@ -587,12 +592,12 @@ def mondrian(problem: Problem) -> CellRecoding:
         tuple_group = np.empty(len(freq.counts), dtype=np.int64)
         tuple_group[tup] = part
         group = tuple_group[freq.inverse]
-    sizes = np.bincount(group, minlength=n_parts)
+    sizes = problem.row_sizes(group, n_parts)  # research records with a population table
     failing = problem.failing(sizes, row_class=group)
     suppressed = failing[group]
-    if int(suppressed.sum()) > problem.budget:
+    if problem.suppressed_records(suppressed) > problem.budget:
         raise UnsatisfiableError(
-            f"{int(suppressed.sum())} record(s) cannot be grouped into classes that satisfy the privacy "
+            f"{problem.suppressed_records(suppressed)} record(s) cannot be grouped into classes that satisfy the privacy "
             f"model (the table is too small for it), more than the suppression limit allows ({problem.budget})")
     group[suppressed] = -1
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)

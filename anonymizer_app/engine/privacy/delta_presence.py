@@ -2,8 +2,15 @@
 
 The table anonymized is the population; a marker column (``column``) says which of its records form
 the research subset T, read by :func:`parse_marker`, the one parser of marker values (the engine's
-domain, the publishing gate, the CLI's --research-column). A merged class's ratio lies between its
-parts', so δ-presence is monotonic without suppression, not with suppression.
+domain, the publishing gate, the CLI's --research-column).
+
+δ-presence alone counts the population (definitions.md, "The unit counted: the published record"); the
+suppression budget counts research records, so a class without a research record that fails (P = 0 < δmin)
+is left out at no cost. Monotonicity: a merged class's ratio lies between its parts', so with δmin = 0 (a
+class without a research record never fails) δ-presence is monotonic without suppression. With δmin > 0 it is
+not: a passing class (1 research record of 2) merged with a failing class left out for free (0 of 2) makes a
+failing class of 1 of 4 that costs a research record; nor with suppression (a failing class's research
+records grow under generalization). Lattice searches then check every node.
 """
 
 from __future__ import annotations
@@ -100,6 +107,9 @@ class DeltaPresence(_Sensitive):
                     f"population is in the research subset (column {self.column!r}): with no suppression no "
                     f"table can be ({self.delta_min:g},{self.delta_max:g})-present")
         return None
+
+    def is_monotonic(self, budget: int) -> bool:
+        return budget == 0 and self.delta_min <= 0
 
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)

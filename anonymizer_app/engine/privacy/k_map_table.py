@@ -9,13 +9,12 @@ population holds ``sizes`` records, ``counts[:, 1]`` of them in the research sub
 holds a research record and fewer than k population records; a class with no research record is never
 published, so it never fails.
 
-Monotonic without suppression: a class of a more general transformation is a union of classes of the less
-general one; if it holds a research record, one of those classes does, and that class already held at least k
-population records, so the union does too. Not monotonic with suppression, because the suppression limit is a
-share of the population records (as for δ-presence) and what a failing class costs grows under generalization:
-with k = 3, a research record alone in its class (1 record to suppress) merged with a population-only record
-makes a failing class of 2 records to suppress. Lattice searches therefore tag predictively only when no record
-may be suppressed, and check every node otherwise.
+Monotonic, with and without suppression: a class of a more general transformation is a union of classes of the
+less general one; if it holds a research record, one of those classes does, and that class already held at
+least k population records, so the union does too. A failing class (a research record, fewer than k population
+records) is a union of classes with fewer than k population records each, so each of its research records was
+in a failing class already; the budget counts research records (definitions.md, "The unit counted: the
+published record"), so what a transformation suppresses never grows under generalization.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ class KMapPopulationTable(_Sensitive):
     column: str | None = None
     name: ClassVar[str] = "k-map-population-table"
     label: ClassVar[str] = "k-map (population table)"
-    monotonic: ClassVar[bool] = False
+    monotonic: ClassVar[bool] = True
     monotonic_without_suppression: ClassVar[bool] = True
     parameters: ClassVar[tuple[Parameter, ...]] = (
         Parameter("kmap_table_k", int, 5, "smallest number of population-table records a published class matches",
