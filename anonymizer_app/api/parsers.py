@@ -23,10 +23,6 @@ def max_body_bytes() -> int:
     return int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 64 * 1024 * 1024)
 
 
-def max_depth() -> int:
-    return int(getattr(settings, "ANONYMIZER_JSON_MAX_DEPTH", json_limits.MAX_DEPTH))
-
-
 class BoundedJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = get_encoding(parser_context or {})
@@ -35,7 +31,7 @@ class BoundedJSONParser(JSONParser):
         if len(raw) > limit:
             raise ParseError(f"The JSON body is larger than the limit of {limit:,} bytes.")
         try:
-            json_limits.check_json(raw, "The request body", max_depth())
+            json_limits.check_json(raw, "The request body", json_limits.MAX_DEPTH)
         except json_limits.JsonLimitError as exc:
             raise ParseError(f"{exc}.") from None
         try:

@@ -143,6 +143,7 @@ def mutations(draw, case, ids: dict) -> list[tuple]:
     places = [("path", n) for n in (case.path_parameters or {})]
     places += [("query", p.name) for p in case.operation.query]
     places += [("query", n) for n in (case.query or {})]
+    places.append(("query", draw(st.sampled_from(["format", "offset", "limit", "levels", "dataset", "x"]))))
     if isinstance(case.body, dict):
         places += [("body", n) for n in case.body] + [("body", draw(st.sampled_from(["name", "columns", "x"])))]
     out = []
@@ -150,8 +151,6 @@ def mutations(draw, case, ids: dict) -> list[tuple]:
         if case.media_type in JSON_TYPES and case.method.upper() in ("POST", "PUT", "PATCH") and \
                 draw(st.integers(0, 4)) == 0:
             out.append(("raw", None, draw(st.sampled_from(RAW_BODIES))))
-            continue
-        if not places:
             continue
         where, name = draw(st.sampled_from(places))
         if name in ids and draw(st.booleans()):
