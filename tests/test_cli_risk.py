@@ -108,7 +108,7 @@ def test_population_table_not_holding_the_sample(toy, tmp_path):
 
 
 def test_estimators_that_do_not_converge_print_why_not_a_number(toy):
-    """Every record unique on a, b, s: Pitman's likelihood has no maximum and SNB has no class of size 2;
+    """Every record unique on a, b, s: Pitman's likelihood has no maximum and ARX's SNB solver finds no root;
     Zayatz: P(F=1 | f=1) = 1, so 8 / 0.01 = 800 population uniques, all of the population."""
     status, text = call(toy, "--qi", "a,b,s", "--sampling-fraction", "0.01")
     assert status == 0
@@ -116,6 +116,6 @@ def test_estimators_that_do_not_converge_print_why_not_a_number(toy):
     assert "  pitman   did not converge: every sample class is unique: the likelihood grows without bound as " \
            "α → 1, so it has no maximum inside 0 < α < 1" in lines
     assert "  zayatz   800.0 (100.0000%)  <- Dankar's rule" in lines
-    assert "  snb      did not converge: no sample class of size 2: the second equation has no root with α > 0 " \
-           "and 0 < β < 1" in lines
+    assert "  snb      did not converge: ARX's Newton-Raphson solver found no root of the SNB equations from any " \
+           "of its 17 start points (28 iterations)" in lines
     assert "  Dankar's rule: sampling fraction <= 0.1 and Pitman did not converge: Zayatz" in lines

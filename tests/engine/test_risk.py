@@ -20,8 +20,8 @@ from anonymizer_app.engine.risk import (
     pitman,
     population_model,
     population_uniqueness,
-    shlosser,
     snb,
+    snb_classes,
     zayatz,
 )
 
@@ -167,26 +167,15 @@ def test_zayatz_with_exact_hypergeometric_probabilities():
     assert got.parameters["p_population_unique_given_sample_unique"] == pytest.approx(float(conditional), rel=1e-9)
 
 
-def test_snb_against_its_two_equations():
+def test_snb_is_arxs():
+    """SNB follows ARX 3.9.2 (test_snb_arx.py has ARX's own figures): K from ARX's formula, then ARX's solver."""
     pi = 0.3
-    k = len(HIST) and sum(HIST.values()) + HIST[1] * sum((1 - pi) ** j * c for j, c in HIST.items()) / sum(
-        j * pi * (1 - pi) ** (j - 1) * c for j, c in HIST.items())
-    assert shlosser(HIST, pi) == pytest.approx(k, rel=1e-12)
-
-    def equations(x):  # E[s1] = s1, E[s2] = s2 with F = 1 + NB(alpha, beta), Bernoulli(pi) sampling
-        alpha, beta = x
-        d = (1 - pi) * (1 - beta)
-        e1 = k * pi * (beta / (1 - d)) ** alpha * (1 + alpha * d / (1 - d)) - HIST[1]
-        e2 = k * alpha * beta ** alpha * pi ** 2 * (1 - beta) * (2 - (1 - alpha) * d) / (2 * (1 - d) ** (alpha + 2)) \
-            - HIST[2]
-        return [e1, e2]
-
-    alpha, beta = optimize.fsolve(equations, [0.3, 0.1], xtol=1e-13)
-    assert max(abs(v) for v in equations([alpha, beta])) < 1e-8
     got = snb(HIST, round(N_SAMPLE / pi), pi)
-    assert got.converged
-    assert got.parameters["alpha"] == pytest.approx(alpha, rel=1e-6)
-    assert got.uniques == pytest.approx(k * beta ** alpha, rel=1e-6)
+    assert got.parameters["K"] == snb_classes(HIST, pi)
+    if got.converged:
+        assert got.uniques == pytest.approx(got.parameters["K"] * got.parameters["beta"] ** got.parameters["alpha"])
+    else:
+        assert got.uniques is None and "found no root of the SNB equations" in got.reason
 
 
 def test_estimators_that_cannot_converge_say_so_without_a_number():
@@ -194,10 +183,10 @@ def test_estimators_that_cannot_converge_say_so_without_a_number():
     p = pitman({1: 40}, 4000)
     assert (p.converged, p.uniques, p.share) == (False, None, None)
     assert p.reason.startswith("every sample class is unique")
-    # no class of size 2: the SNB second equation needs alpha (1 - beta) beta^alpha = 0, outside the space
+    # no class of size 2: ARX's solver finds no root either (test_snb_arx.py)
     s = snb({1: 5, 3: 2}, 1000, 11 / 1000)
     assert (s.converged, s.uniques) == (False, None)
-    assert "no sample class of size 2" in s.reason
+    assert "found no root of the SNB equations" in s.reason
     # the likelihood is largest on the boundary alpha -> 0: the solver stops there
     b = pitman({1: 10, 2: 5, 3: 3, 5: 2}, 3800)
     assert (b.converged, b.uniques) == (False, None) and "did not" not in b.reason
@@ -211,9 +200,9 @@ def test_dankar_rule():
     fallback = population_uniqueness({1: 10, 2: 5, 3: 3, 5: 2}, 3800, 38 / 3800)
     assert fallback["dankar"]["model"] == "zayatz"
     assert fallback["dankar"]["why"] == "sampling fraction <= 0.1 and Pitman did not converge: Zayatz"
-    large = population_uniqueness(HIST, 330, 0.3)
+    large = population_uniqueness({1: 35, 2: 14, 3: 22, 4: 14}, 206, 185 / 206)  # SNB converges (ARX: 34.23)
     z, s = large["estimators"]["zayatz"]["uniques"], large["estimators"]["snb"]["uniques"]
-    assert large["dankar"]["model"] == ("zayatz" if z < s else "snb")
+    assert large["dankar"]["model"] == ("zayatz" if z < s else "snb") == "snb"
     assert large["dankar"]["uniques"] == min(z, s)
     no_snb = dankar(pitman({1: 5, 3: 2}, 50), zayatz({1: 5, 3: 2}, 50, 11 / 50), snb({1: 5, 3: 2}, 50, 11 / 50),
                     11 / 50)

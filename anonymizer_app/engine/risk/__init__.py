@@ -15,7 +15,7 @@ import pandas as pd
 from .attributes import IDENTIFIER_DISTINCTION, attribute_risks, combination_count
 from .classes import RISK_BAND_EDGES, Classes, column_codes, sample_risks
 from .population import REGIONS, Population, journalist_risks, population_class_sizes, population_model
-from .uniqueness import Estimate, dankar, pitman, population_uniqueness, shlosser, snb, zayatz
+from .uniqueness import Estimate, dankar, pitman, population_uniqueness, snb, snb_classes, zayatz
 
 DEFAULT_THRESHOLD = 0.2
 
@@ -52,5 +52,5 @@ __all__ = [
     "DEFAULT_THRESHOLD", "IDENTIFIER_DISTINCTION", "REGIONS", "RISK_BAND_EDGES", "Classes", "Estimate",
     "Population", "analyze", "attribute_risks", "column_codes", "combination_count", "dankar",
     "journalist_risks", "pitman", "population_class_sizes", "population_model", "population_uniqueness",
-    "sample_risks", "shlosser", "snb", "zayatz",
+    "sample_risks", "snb", "snb_classes", "zayatz",
 ]

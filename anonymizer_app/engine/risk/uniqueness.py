@@ -10,11 +10,14 @@ and why, and has no number.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from itertools import product
 from typing import Callable
 
 import numpy as np
+
+from . import newton
 
 TOLERANCE = 1e-8  # largest residual of an equation, relative to its right-hand side, taken as a root
 
@@ -130,47 +133,87 @@ def _log_choose(a: int, b: int) -> float:
     return float(special.gammaln(float(a) + 1) - special.gammaln(float(b) + 1) - special.gammaln(float(a - b) + 1))
 
 
-def shlosser(hist: dict[int, int], sampling_fraction: float) -> float:
-    """Shlosser's estimate of the number of non-empty population classes K (Haas et al. 1995)."""
-    sizes, counts = _frequencies(hist)
-    q = sampling_fraction
-    u = float(counts.sum())
-    if q >= 1:
-        return u
-    num = np.sum((1 - q) ** sizes * counts)
-    den = np.sum(sizes * q * (1 - q) ** (sizes - 1) * counts)
-    return float(u + hist.get(1, 0) * num / den)
+def snb_classes(hist: dict[int, int], sampling_fraction: float) -> float:
+    """The number of non-empty population classes K the SNB model starts from, computed as ARX 3.9.2 does
+    (ModelSNB.estimateNonEmptyEquivalenceClasses): u + s1 · (A / B) · (C / D)² with A = Σ j π² (1-π²)^(j-1) s_j,
+    B = Σ ((1-π)^j s_j (1+π)^j - 1) (ARX subtracts 1 per class size, kept), C = Σ (1-π)^j s_j,
+    D = Σ j π (1-π)^(j-1) s_j; sums over the class sizes j in ascending order."""
+    f = sampling_fraction
+    f2 = f * f
+    a = b = c = d = 0.0
+    for j in sorted(hist):
+        size, count = float(j), float(hist[j])
+        term = math.pow(1 - f, size) * count
+        a += size * f2 * math.pow(1 - f2, size - 1) * count
+        b += term * math.pow(1 + f, size) - 1
+        c += term
+        d += size * f * math.pow(1 - f, size - 1) * count
+    u = float(sum(hist.values()))
+    return u + float(hist.get(1, 0)) * (a / b) * (c / d) * (c / d)
+
+
+def _snb_function(k: float, f: float, c1: float, c2: float):
+    """ARX's SNB equations and their Jacobian at (α, β) (ModelSNB.getObjectFunction / getDerivatives).
+    ARX's second equation multiplies by (1 - d)^(α+2) where E[s2] divides by it, and its Jacobian is that of
+    the dividing form; both are kept, since the point is to converge where ARX does and nowhere else."""
+    def function(x: tuple[float, float]):
+        a, b = x
+        dividend = (1 - f) * (1 - b)
+        e1 = k * f * math.pow(b / (1 - dividend), a) * (((a * dividend) / (1 - dividend)) + 1) - c1
+        e2 = k * a * math.pow(b, a) * (f * f) * (1 - b) / 2 * math.pow(1 - dividend, a + 2) * \
+            (2 - (1 - a) * dividend) - c2
+        v0 = (b - 1) * (f - 1)
+        v1 = v0 - 1
+        v2 = 1 - v0
+        v3 = a * v0 / v1 - 1
+        v4 = math.pow(-b / v1, a)
+        v6 = math.pow(f, 2)
+        v7 = math.pow(b, a)
+        v9 = a * (v7 * v6 * k)
+        v10 = 2 * math.pow(v2, a + 2)
+        v11 = math.pow(v1, 2)
+        v13 = f * k
+        v14 = f - 1
+        v15 = a - 1
+        v16 = b - 1
+        v17 = v15 * v0
+        v18 = v6 * k
+        v19 = v17 + 2
+        v20 = v18 * v19
+        d11 = -v13 * math.log(-b / v1) * v3 * v4 - (v13 * v4 * v0) / v1
+        d12 = (a * v13 * (1 / v1 - (b * v14) / v11) * v3 * math.pow(-b / v1, v15)
+               - v13 * v4 * ((a * v14) / v1 - (a * v16 * math.pow(v14, 2)) / v11))
+        d21 = ((v9 * math.log(v2) * v19 * v16) / v10 - (v9 * math.pow(v16, 2) * v14) / v10
+               - (v7 * v20 * v16) / v10 - (a * v7 * v18 * math.log(b) * v19 * v16) / v10)
+        d22 = (-(v9 * v19) / v10 - (math.pow(a, 2) * math.pow(b, v15) * v20 * v16) / v10
+               - (a * v7 * v18 * v17) / v10 - (a * v7 * v20 * (a + 2) * v0) / (2 * math.pow(v2, a + 3)))
+        return (e1, e2), (d11, d12, d21, d22)
+    return function
 
 
 def snb(hist: dict[int, int], population_size: int, sampling_fraction: float) -> Estimate:
-    """Slide negative binomial: population class sizes F = 1 + NB(α, β); α, β solve the expected numbers
-    of sample classes of size 1 and 2 = s1, s2 (K from Shlosser); uniques K·β^α."""
-    from scipy import special
-
-    s1 = float(hist.get(1, 0))
-    s2 = float(hist.get(2, 0))
-    pi = sampling_fraction
-    k = shlosser(hist, pi)
-    if s2 == 0:
-        return Estimate("snb", None, None, False, "no sample class of size 2: the second equation has no "
-                        "root with α > 0 and 0 < β < 1", {"K": k})
-
-    def equations(x: np.ndarray) -> np.ndarray:
-        alpha, beta = np.exp(x[0]), special.expit(x[1])
-        d = (1 - pi) * (1 - beta)
-        e1 = k * pi * (beta / (1 - d)) ** alpha * (1 + alpha * d / (1 - d)) - s1
-        e2 = k * alpha * beta**alpha * pi**2 * (1 - beta) / (2 * (1 - d) ** (alpha + 2)) * (2 - (1 - alpha) * d) - s2
-        return np.array([e1, e2])
-
-    starts = [(np.log(a), special.logit(b)) for a, b in product((1.0, 0.1, 10.0), (0.5, 0.1, 0.01, 0.9))]
-    x, reason = _solve(equations, starts, np.array([max(1.0, s1), max(1.0, s2)]),
-                       lambda x: f"α = {np.exp(x[0]):.4g}, β = {special.expit(x[1]):.4g}")
-    if x is None:
-        return Estimate("snb", None, None, False, f"no α > 0, 0 < β < 1 found: {reason}", {"K": k})
-    alpha, beta = float(np.exp(x[0])), float(special.expit(x[1]))
-    uniques = k * beta**alpha
-    params = {"K": k, "alpha": alpha, "beta": beta}
-    if not 0 <= uniques <= population_size:
+    """Slide negative binomial (Chen & McNulty 1998) as ARX 3.9.2 estimates it: K from snb_classes, α and β
+    from ARX's two equations by ARX's Newton-Raphson solver (engine.risk.newton) from (1, 1) and its prepared
+    start points; uniques K·β^α. No root: "did not converge", as ARX has no estimate there (NaN)."""
+    c1 = float(hist.get(1, 0))
+    c2 = float(hist.get(2, 0))
+    k = snb_classes(hist, sampling_fraction)
+    result = newton.solve(_snb_function(k, sampling_fraction, c1, c2), (1.0, 1.0))
+    params: dict = {"K": k, "tries": result.tries, "iterations": result.iterations}
+    if result.root is None:
+        return Estimate("snb", None, None, False, f"ARX's Newton-Raphson solver found no root of the SNB equations "
+                        f"from any of its {result.tries} start points ({result.iterations} iterations)", params)
+    alpha, beta = result.root
+    params.update(alpha=alpha, beta=beta)
+    try:
+        uniques = k * math.pow(beta, alpha)
+    except (ArithmeticError, ValueError):
+        uniques = math.nan
+    if math.isnan(uniques) or uniques == 0:
+        return Estimate("snb", None, None, False, f"the root α = {alpha:.4g}, β = {beta:.4g} gives no estimate "
+                        "K·β^α", params)
+    if not 0 < uniques <= population_size:
+        # ARX would take it; a negative or impossible count of uniques is no estimate to publish on
         return Estimate("snb", None, None, False, f"the estimate {uniques:.4g} lies outside 0..N", params)
     return Estimate("snb", uniques, uniques / population_size, True, "", params)
 
