@@ -49,7 +49,7 @@ def test_attack_report_counts_the_homogeneous_classes(client_alice, user):
     # {50s F: flu,cold}, {40s M: flu,flu}: two homogeneous ECs of 2 records each
     assert (len(sizes), len(homogeneous), int(sizes[homogeneous.index].sum())) == (4, 2, 4)
     # posterior of flu: 100% in a homogeneous EC against a 62.5% share of the table
-    assert '<tr><td>flu</td><td class="num">62%</td><td class="num">100%</td>' in attack
+    assert '<tr><td>flu</td><td class="num">62.5%</td><td class="num">100%</td>' in attack
     charts = json.loads(html.split('<script id="chart-data" type="application/json">')[1].split("</script>")[0])
     bars = charts["attack"]["disease"]["data"]
     assert [b["name"] for b in bars] == ["asthma", "cold", "flu"]

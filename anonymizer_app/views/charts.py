@@ -114,10 +114,11 @@ def natural(value: str) -> tuple:
         return (1, 0.0, str(value))
 
 
-def attack_figure(attack: dict, worst: list[dict]) -> dict:
-    """Stacked bars: the sensitive distribution of the worst ECs and, first, of the whole table."""
+def attack_figure(attack: dict, worst: list[dict], order: list[str] | None = None) -> dict:
+    """Stacked bars: the sensitive distribution of the worst ECs and, first, of the whole table. ``order``: the
+    values in the order to stack them (a numeric column's ranges); else numbers in order, then text."""
     # sorted here: stored reports are JSON objects whose key order PostgreSQL (jsonb) does not keep
-    values = sorted(attack.get("table_distribution", {}), key=natural)
+    values = order if order is not None else sorted(attack.get("table_distribution", {}), key=natural)
     labels = ["table"] + [f"EC {w['class']} ({w['size']})" for w in worst]
     bars = []
     for i, v in enumerate(values):

@@ -16,7 +16,7 @@ from ..engine import METRIC_HELP
 from ..engine.report import value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
-from ..services import advice, datasets, explain, exports, results
+from ..services import advice, datasets, explain, exports, results, sensitive_bins
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -223,13 +223,16 @@ def model_cards(report: dict) -> list[dict]:
 def _worst_classes(attack: dict, limit: int = ATTACK_WORST) -> list[dict]:
     """The ECs of the report with the lowest entropy (ties: the larger EC first), with their EMD to the table."""
     table = attack.get("table_distribution", {})
-    values = list(table)
     dists = {d["class"]: d["counts"] for d in attack.get("class_distributions", [])}
+    total = sum(table.values())
     rows = []
     for e in attack.get("entropy", []):
         counts = dists.get(e["class"], {})
         size = e["size"] or 1
-        emd = 0.5 * sum(abs(counts.get(v, 0) / size - table[v]) for v in values)
+        # ½ Σ_v |p_v - q_v| over the EC's own values only (the others add q_v each, and Σ q_v = 1): a term per
+        # value of the EC, not per value of the table (100,000 of a continuous column)
+        emd = 0.5 * (total + sum(abs(c / size - table.get(v, 0.0)) - table.get(v, 0.0)
+                                               for v, c in counts.items()))
         top = max(counts.items(), key=lambda kv: kv[1]) if counts else ("", 0)
         rows.append({"class": e["class"], "size": e["size"], "entropy": e["entropy"], "emd": emd,
                      "distinct": len(counts), "top_value": top[0], "top_share": top[1] / size, "counts": counts})
@@ -237,25 +240,91 @@ def _worst_classes(attack: dict, limit: int = ATTACK_WORST) -> list[dict]:
     return rows[:limit]
 
 
-def attack_sections(report: dict) -> tuple[list[dict], dict]:
-    """Per sensitive column of report["attack"]: the summary, posteriors, worst ECs; and their charts."""
+ATTACK_VALUES = 20  # rows of the posterior table of a column with many values; the rest summed in one line
+CHART_VALUES = 12  # values stacked in the attack chart of a non-numeric column with many values (+ "other")
+HOMOGENEOUS_ROWS = 10  # dataset rows listed per homogeneous EC
+
+
+def _posterior_rows(attack: dict) -> tuple[list[dict], dict | None]:
+    """The posterior table: every value when they are few (numbers in order, then text); else the ATTACK_VALUES
+    values of highest posterior (ties: the larger table share) and one line for the rest (how many, their share
+    of the records)."""
+    rows = [{"value": v, "prior": p["prior"], "highest": p["highest"], "class": p["class"],
+             "class_size": p["class_size"]} for v, p in (attack.get("posterior") or {}).items()]
+    if len(rows) <= sensitive_bins.MANY_VALUES:
+        return sorted(rows, key=lambda r: natural(r["value"])), None
+    rows.sort(key=lambda r: (-r["highest"], -r["prior"], natural(r["value"])))
+    rest = rows[ATTACK_VALUES:]
+    return rows[:ATTACK_VALUES], {"values": len(rest), "share": sum(r["prior"] for r in rest)}
+
+
+def _shown_value(value) -> str:
+    """A sensitive value as the attack report shows it: numbers to 6 significant digits (a wage stored as
+    31.6346912671082 reads 31.6347), text as it is."""
+    number = sensitive_bins.as_number(value)
+    if number is None or len(str(value)) <= 8:
+        return value
+    return sensitive_bins.figure(number, 6)
+
+
+def _grouped_chart(attack: dict, worst: list[dict]) -> tuple[dict, list[dict], list[str]]:
+    """A non-numeric column with many values, for the chart: its CHART_VALUES most frequent values and one
+    "other values" bar."""
+    table = attack.get("table_distribution", {})
+    top = sorted(table, key=lambda v: (-table[v], natural(v)))[:CHART_VALUES]
+    other = f"other values ({len(table) - len(top):,})"
+    keep = set(top)
+
+    def grouped(counts: dict) -> dict:
+        out = {v: counts.get(v, 0) for v in top}
+        out[other] = sum(c for v, c in counts.items() if v not in keep)
+        return out
+
+    return ({"table_distribution": grouped(table)}, [{**w, "counts": grouped(w["counts"])} for w in worst],
+            [*top, other])
+
+
+def attack_sections(report: dict, result: Result | None = None) -> tuple[list[dict], dict]:
+    """Per sensitive column of report["attack"]: the summary, posteriors, worst ECs; and their charts. A
+    numeric column with many values is also read in ranges (services.sensitive_bins), from the published rows
+    of ``result`` when given."""
     sections, figures = [], {}
     for column, attack in (report.get("attack") or {}).items():
         worst = _worst_classes(attack)
-        posterior = [{"value": v, "prior": p["prior"], "highest": p["highest"], "class": p["class"],
-                      "class_size": p["class_size"], "gain": (p["highest"] / p["prior"]) if p["prior"] else None}
-                     for v, p in sorted((attack.get("posterior") or {}).items(), key=lambda vp: natural(vp[0]))]
+        table = attack.get("table_distribution", {})
+        binning = sensitive_bins.binning(table) if sensitive_bins.continuous(table) else None
+        posterior, rest = _posterior_rows(attack)
+        for w in worst:
+            w["top_value"] = _shown_value(w["top_value"])
+            if binning is not None:
+                w["bins"] = sum(1 for c in sensitive_bins.binned_counts(binning, w["counts"]) if c)
+        homogeneous = [{**h, "value": _shown_value(h["value"]), "rows_shown": h.get("rows", [])[:HOMOGENEOUS_ROWS],
+                        "rows_more": max(len(h.get("rows", [])) - HOMOGENEOUS_ROWS, 0)}
+                       for h in attack.get("homogeneous", [])[:ATTACK_WORST]]
+        binned = None
+        if binning is not None and result is not None:
+            binned = sensitive_bins.binned_attack(result, report, column, binning)
         sections.append({
             "column": column, "slug": re.sub(r"[^A-Za-z0-9_-]", "_", column),
             "records": attack.get("records", 0), "classes": attack.get("equivalence_classes", 0),
             "homogeneous_classes": attack.get("homogeneous_classes", 0),
             "homogeneous_records": attack.get("records_in_homogeneous_classes", 0),
-            "homogeneous": attack.get("homogeneous", [])[:ATTACK_WORST],
+            "homogeneous": homogeneous,
             "worst_emd": attack.get("worst_emd_equal"), "worst_emd_ordered": attack.get("worst_emd_ordered"),
             "entropy_min": attack.get("entropy_min"), "entropy_mean": attack.get("entropy_mean"),
-            "posterior": posterior, "worst": worst,
+            "posterior": [{**p, "value": _shown_value(p["value"])} for p in posterior], "posterior_rest": rest,
+            "values": len(table), "binning": binning, "binned": binned, "worst": worst,
         })
-        if worst:
+        if not worst:
+            continue
+        if binning is not None:
+            ranges = {"table_distribution": dict(zip(binning.labels, sensitive_bins.binned_counts(binning, table)))}
+            rows = [{**w, "counts": dict(zip(binning.labels, sensitive_bins.binned_counts(binning, w["counts"])))}
+                    for w in worst]
+            figures[column] = attack_figure(ranges, rows, order=binning.labels)
+        elif len(table) > sensitive_bins.MANY_VALUES:
+            figures[column] = attack_figure(*_grouped_chart(attack, worst))
+        else:
             figures[column] = attack_figure(attack, worst)
     return sections, figures
 
@@ -336,7 +405,7 @@ def result(request, job_id):
     for qi in qis:
         if qi in counts:
             charts["distributions"][qi] = distribution_figure(counts[qi]["before"], counts[qi]["after"])
-    attack, charts["attack"] = attack_sections(report)
+    attack, charts["attack"] = attack_sections(report, res)
     if report.get("set_column", {}).get("frequent_itemsets"):  # mixed mode: the set column's itemsets
         from .items_charts import itemset_figure
 
