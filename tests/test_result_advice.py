@@ -104,5 +104,55 @@ def test_flash_with_discernibility_is_offered_the_ncp_metric(client_alice, user)
 
 def test_a_useful_result_gets_no_advice(client_alice, user):
     ds = dataset(user)
-    job = chosen(ds, "1,2,0", k=2)  # only zip is '*': a third of the cells
+    job = chosen(ds, "1,0,0", k=1)  # ages to decades, the rest exact: no QI lost, no figure poor
     assert 'id="advice"' not in client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    # one QI '*' in every record (a third of the cells) is advised on: test_one_qi_entirely_generalized_gets_advice
+    job = chosen(ds, "1,2,0", k=2)
+    assert 'id="advice"' in client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+
+
+def test_one_qi_entirely_generalized_gets_advice(client_alice, user):
+    # age '*' in every record, zip and sex kept: 1 of 3 QIs (33% of the cells, below the 50% of "most cells")
+    ds = dataset(user)
+    job = chosen(ds, "2,1,0", k=2)
+    assert job.result.report["transformation"] == {"age": 2, "zip": 1, "sex": 0}
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    block = advice_block(html)
+    assert escape("age is entirely generalized ('*' or the top of the hierarchy in every record): this "
+                  "quasi-identifier is lost to the users of the data (33% of all quasi-identifier cells).") in block
+    # one level lower: (20s|30s, 10a|10b, M|F) classes of 1: all 8 records below k=2
+    assert escape("one level lower (20s, 30s, …) 8 records would be in classes smaller than k=2") in block
+    pk = ds.columns.get(name="age").pk
+    assert f'href="/hierarchies/dataset/{ds.pk}/column/{pk}/">A finer hierarchy for age</a>' in block
+    assert f'href="/datasets/{ds.pk}/run/?from={job.pk}&amp;algorithm=mondrian">Try Mondrian</a>' in block
+    assert "Try k=" not in block  # k=2 is the least
+
+
+def test_a_lower_k_is_offered(client_alice, user):
+    ds = dataset(user)
+    job = chosen(ds, "2,2,0", k=4)  # two classes of 4 (M, F)
+    block = advice_block(client_alice.get(f"/jobs/{job.pk}/result/").content.decode())
+    assert f'href="/datasets/{ds.pk}/run/?from={job.pk}&amp;k=2">Try k=2</a>' in block
+
+
+def test_a_poor_figure_always_comes_with_advice(user):
+    from types import SimpleNamespace
+
+    from anonymizer_app.services import advice
+
+    # the issue's run: NCP 0.567 is "poor" (above 0.5) though no QI is '*' and nothing is suppressed
+    report = {"metrics": {"ncp": 0.567, "generalization_height": 0.2, "suppressed": 0}, "input_records": 100,
+              "quasi_identifiers": ["a"]}
+    assert advice.poor_figures(report, 5) == [("NCP (information loss)", "0.567")]
+    report["metrics"]["ncp"] = 0.5
+    assert advice.poor_figures(report, 5) == []
+    ds = dataset(user)
+    job = SimpleNamespace(algorithm="mondrian", k=2, suppression_limit=0.1, dataset=ds, dataset_id=ds.pk, pk=1,
+                          config={}, options={}, models=[])
+    report = {"metrics": {"ncp": 0.6}, "input_records": 8, "suppressed": 0, "quasi_identifiers": ["age", "zip"],
+              "value_counts": {q: {"after": {"values": ["x", "y"], "counts": [4, 4], "distinct": 2}}
+                               for q in ("age", "zip")}}
+    given = advice.advise(job, report)
+    assert given.reasons == ["NCP (information loss) is 0.600, marked poor."]
+    assert [f.label for f in given.fixes] == ["Fewer quasi-identifiers"]
+    assert given.fixes[0].url == f"/datasets/{ds.pk}/columns/"

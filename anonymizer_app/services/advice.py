@@ -3,8 +3,9 @@
 computed from the data) and offer the fixes, each a run form filled from the job with one change (another
 metric, Mondrian, a suppression limit) or the column's hierarchy page (a finer hierarchy).
 
-"Poor" uses the cues of services.explain: more than half of the QI cells '*', or more than 5% of the records
-suppressed (docs/definitions.md, "Reading the figures").
+"Poor" uses the cues of services.explain: more than half of the QI cells '*', a quasi-identifier '*' in every
+record, more than 5% of the records suppressed, or a loss figure (NCP, generalization height, suppressed records)
+the result page marks "poor" (docs/definitions.md, "Reading the figures"): a poor result always gets advice.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.urls import reverse
 from .. import engine
 from ..engine import HierarchyError, InputError, Role
 from ..models import Job
-from . import datasets, results
+from . import datasets, explain, results
 
 STAR = "*"
 MOST_STARS = 0.5  # a share of '*' cells above this is poor
@@ -138,10 +139,13 @@ def advise(job: Job, report: dict) -> Advice | None:
     star_share = sum(shares.values()) / len(qis)
     suppressed = int(report.get("suppressed", 0) or 0)
     suppressed_share = suppressed / n
-    if star_share <= MOST_STARS and suppressed_share <= MANY_SUPPRESSED:
+    starred = [q for q in qis if shares[q] >= 0.999]
+    poor = poor_figures(report, job.k)
+    # a QI entirely '*' is lost whatever the share of the others, and a figure cued "poor" on the page always
+    # comes with advice
+    if star_share <= MOST_STARS and suppressed_share <= MANY_SUPPRESSED and not starred and not poor:
         return None
     advice = Advice(star_share, suppressed_share)
-    starred = [q for q in qis if shares[q] >= 0.999]
     budget = math.floor(job.suppression_limit * n + 1e-9)
     lower: dict[str, tuple[int, str]] = {}
     full_domain = bool(report.get("transformation"))
@@ -156,6 +160,15 @@ def advise(job: Job, report: dict) -> Advice | None:
         advice.reasons.append(f"{star_share * 100:.0f}% of the quasi-identifier cells are '*' or the top of their "
                               "hierarchy" + (f": {', '.join(starred)} {'has' if len(starred) == 1 else 'have'} one "
                                              "value left in every record" if starred else "") + ".")
+    elif starred:
+        advice.reasons.append(f"{', '.join(starred)} {'is' if len(starred) == 1 else 'are'} entirely generalized "
+                              f"('*' or the top of the hierarchy in every record): "
+                              f"{'this quasi-identifier is' if len(starred) == 1 else 'these quasi-identifiers are'} "
+                              f"lost to the users of the data ({star_share * 100:.0f}% of all quasi-identifier "
+                              f"cells).")
+    for label, value in poor:
+        if label != "Suppressed records":  # said below with the counts
+            advice.reasons.append(f"{label} is {value}, marked poor.")
     for qi in starred:
         where = _level_of(report, qi)
         at = f" (level {where[0]} of {where[1]}, the top of its hierarchy)" if where else ""
@@ -178,6 +191,29 @@ def advise(job: Job, report: dict) -> Advice | None:
                               f"their quasi-identifiers are all '*'.")
     _fixes(job, report, advice, starred, lower, budget, n)
     return advice
+
+
+# the figures whose "poor" cue on the result page calls for advice (services.explain), with their labels
+QUALITY_FIGURES = {"ncp": ("NCP (information loss)", "{:.3f}"),
+                   "generalization_height": ("Generalization height", "{:.3f}"),
+                   "suppressed": ("Suppressed records", "{:,.0f}")}
+
+
+def poor_figures(report: dict, k: int) -> list[tuple[str, str]]:
+    """(label, value shown) of each loss figure the result page marks "poor"."""
+    metrics = report.get("metrics") or {}
+    ctx = explain.context(report, k)
+    out = []
+    for key, (label, shown) in QUALITY_FIGURES.items():
+        reading = explain.reading(key, metrics.get(key), ctx)
+        if reading is not None and reading.cue == explain.POOR:
+            out.append((label, shown.format(float(metrics[key]))))
+    return out
+
+
+def lower_k(k: int) -> int | None:
+    """A k to try instead: about half (at least 2), None when k is 2 already."""
+    return max(2, math.ceil(k / 2)) if k > 2 else None
 
 
 def _fixes(job: Job, report: dict, advice: Advice, starred: list[str], lower: dict, budget: int, n: int) -> None:
@@ -203,6 +239,11 @@ def _fixes(job: Job, report: dict, advice: Advice, starred: list[str], lower: di
     elif target is None and current < 5 and advice.suppressed_share <= MANY_SUPPRESSED:
         advice.fixes.append(Fix("Allow 5% suppression", "a few outliers are suppressed instead of generalizing "
                                 "every record", _run_url(job, suppression_percent="5")))
+    smaller = lower_k(job.k)
+    if smaller is not None and not job.config.get("population"):
+        advice.fixes.append(Fix(f"Try k={smaller}", f"groups of {smaller} records instead of {job.k} need less "
+                                "generalization; check that the risk is still acceptable for the release",
+                                _run_url(job, k=str(smaller))))
     columns = {c.name: c for c in job.dataset.columns.filter(role=Role.QUASI_IDENTIFYING.value)}
     for qi in starred:
         column = columns.get(qi)
@@ -210,3 +251,7 @@ def _fixes(job: Job, report: dict, advice: Advice, starred: list[str], lower: di
             advice.fixes.append(Fix(f"A finer hierarchy for {qi}",
                                     "more levels between the values and '*' (narrower intervals, smaller groups), "
                                     "then run again", f"/hierarchies/dataset/{job.dataset_id}/column/{column.pk}/"))
+    if not advice.fixes:  # nothing of the above applies (k=2, Mondrian, suppression allowed): fewer QIs remain
+        advice.fixes.append(Fix("Fewer quasi-identifiers", "each quasi-identifier multiplies the combinations a group "
+                                "must share; mark as insensitive those an attacker cannot know, then run again",
+                                reverse("anonymizer:columns", args=[job.dataset_id])))
