@@ -57,7 +57,7 @@ def test_run_form_runs_safepub_and_the_result_page_explains_it(client_alice, use
     assert published[["age", "sex", "disease"]].value_counts().min() >= p.k
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="safepub-result"' in html and f'<dd id="safepub-k">{p.k}' in html
-    assert "What it does not" in html and "8 (reproducible: keep it secret)" in html
+    assert "What it does not" in html and "8 (reproducible, therefore not for release: a test or demonstration run)" in html
     assert "<b>cold</b>" not in html and "&lt;b&gt;cold&lt;/b&gt;" in html  # escaped wherever shown
     assert "limit: 1500 records (100%)" in html  # the limit the run applied: none
     assert 'id="advice"' not in html  # no "try Mondrian / allow more suppression": the guarantee decides

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..privacy import Parameter
-from ..safepub.mechanism import make_rng, parse_seed
+from ..safepub.mechanism import make_rng, parse_seed, randomness
 from ..safepub.scores import DEFAULT_SCORE, SCORE_LABELS, SCORES, SampleClasses
 from ..safepub.search import walk
 from ..table import Table, group_rows
@@ -125,7 +125,7 @@ def safepub(problem: Problem) -> FullDomainRecoding:
         "epsilon_per_draw": result.epsilon_per_draw, "epsilon_search_spent": result.epsilon_spent,
         "score": score_name, "score_label": SCORE_LABELS[score_name],
         "score_of_node": result.scores[result.chosen],
-        "seed": seed, "seeded": seed is not None,
+        "seed": seed, "seeded": seed is not None, "randomness": randomness(seed),
         "node": dict(zip(qi, levels)), "levels": ",".join(map(str, levels)),
         "pivots": len(result.pivots), "nodes_scored": len(result.scores),
         "other_published_columns": published_other_columns(table),
@@ -135,6 +135,8 @@ def safepub(problem: Problem) -> FullDomainRecoding:
     notes = [f"SafePub: {len(drawn)} of {n} records drawn into the sample (β={params.beta:.4f}); "
              f"{in_sample_suppressed} sampled record(s) in classes below k={k} suppressed; the records not drawn "
              f"are never published"]
+    if seed is not None:
+        notes.append(f"SafePub: {randomness(seed)}")
     recoding = FullDomainRecoding(levels, suppressed, info=info, notes=notes)
     recoding.sample = sample
     return recoding

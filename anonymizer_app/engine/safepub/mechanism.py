@@ -10,27 +10,68 @@ approximation of the exact distribution (Mironov 2012 showed such gaps can be ex
 mechanism); ARX bounds its own excess ε by log((1 + n·2^-51)^2) for n candidates and offers an exact
 (base-2, arbitrary precision) variant. We do not claim more than ARX's plain variant: see definitions.md.
 
-Randomness: one numpy Generator per run (PCG64), seeded from the user's seed (a reproducible run: the same
-seed and input give the same sample, the same walk and the same table) or, without a seed, from 128 bits of
-the operating system's CSPRNG (``secrets``).
+Randomness, the guarantee's own assumption (the adversary cannot predict the draws):
+- without a seed every draw (the sample's Bernoulli(β) trials, the Gumbel variables of each exponential-
+  mechanism draw) comes from the operating system's CSPRNG (``secrets.token_bytes``, the source of
+  ``secrets.SystemRandom``): :class:`SecureDraws`. A uniform is 52 random bits m as (m + ½)·2^-52, exactly,
+  in (0, 1); a Bernoulli(β) trial is u < β, i.e. its probability is β to within 2^-52. A numpy Generator
+  seeded from ``secrets`` would not do: PCG64 is not a cryptographic generator (its state can be recovered
+  from its outputs), so the later draws of a run would be predictable from earlier ones;
+- with a seed: one numpy Generator (PCG64) from it, so that the same seed and input give the same sample,
+  walk and table. Anyone who knows the seed (or guesses it) and the data can redraw the sample: such a run
+  is reproducible and therefore not for release, and its report says so (:func:`randomness`).
 """
 
 from __future__ import annotations
 
 import secrets
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import InputError
 
+NOT_FOR_RELEASE = ("seeded: reproducible by anyone who knows the seed and the data, therefore not for release "
+                   "(a test or demonstration run); leave the seed empty for a release")
+SECURE = "not seeded: every draw from the operating system's CSPRNG"
 
-def make_rng(seed: int | None) -> tuple[np.random.Generator, int | None]:
-    """(the run's generator, the seed it was built from or None when drawn from the OS)."""
+
+class Draws(Protocol):
+    """What SafePub draws: uniforms in [0, 1) for the sample, standard Gumbel variables for the mechanism."""
+
+    def random(self, size: int) -> Any: ...
+
+    def gumbel(self, *, size: int) -> Any: ...
+
+
+class SecureDraws:
+    """Draws from the operating system's CSPRNG (``secrets``); cannot be seeded (see the module)."""
+
+    def _uniform(self, size: int) -> np.ndarray:
+        # 52 bits m: (m + 1/2) needs 53, so it and the result are exact, in [2^-53, 1 - 2^-53]
+        bits = np.frombuffer(secrets.token_bytes(8 * int(size)), dtype=np.uint64) >> np.uint64(12)
+        return (bits.astype(np.float64) + 0.5) * 2.0**-52
+
+    def random(self, size: int) -> np.ndarray:
+        return self._uniform(size)
+
+    def gumbel(self, *, size: int) -> np.ndarray:
+        # G = -log(-log U) for U uniform in (0, 1): never log(0), the largest |G| about 37
+        return -np.log(-np.log(self._uniform(size)))
+
+
+def make_rng(seed: int | None) -> tuple[Draws, int | None]:
+    """(the run's draws, the seed they come from or None when they come from the operating system's CSPRNG)."""
     if seed is None:
-        return np.random.default_rng(secrets.randbits(128)), None
+        return SecureDraws(), None
     if seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed}")
     return np.random.default_rng(seed), seed
+
+
+def randomness(seed: int | None) -> str:
+    """How a run drew, as its report says it: seeded runs are not for release."""
+    return NOT_FOR_RELEASE if seed is not None else SECURE
 
 
 def parse_seed(value: object) -> int | None:
@@ -54,7 +95,7 @@ def selection_probabilities(scores: np.ndarray, epsilon: float) -> np.ndarray:
     return weights / weights.sum()
 
 
-def exponential_mechanism(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> int:
+def exponential_mechanism(scores: np.ndarray, epsilon: float, rng: Draws) -> int:
     """Index of the candidate drawn with probability proportional to exp(ε·s_i/2) (Gumbel-max)."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1 or not len(scores):

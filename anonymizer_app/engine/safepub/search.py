@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from .mechanism import exponential_mechanism
+from .mechanism import Draws, exponential_mechanism
 
 Node = tuple[int, ...]
 
@@ -43,7 +43,7 @@ def predecessors(node: Node) -> list[Node]:
 
 
 def walk(heights: list[int], score: Callable[[Node], float], steps: int, epsilon_search: float,
-         rng: np.random.Generator, progress: Callable[[float, str], None] | None = None) -> Walk:
+         rng: Draws, progress: Callable[[float, str], None] | None = None) -> Walk:
     """The walk and the node it publishes."""
     per_draw = epsilon_search / (steps + 1)
     scores: dict[Node, float] = {}

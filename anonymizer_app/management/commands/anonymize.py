@@ -427,7 +427,8 @@ class Command(OneLineCommand):
         s = report.get("search") or {}
         if s.get("algorithm") != "safepub":
             return ""
-        seed = s["seed"] if s.get("seeded") else "not seeded"
+        seed = (f"{s['seed']} (reproducible, therefore not for release)" if s.get("seeded")
+                else "not seeded (drawn from the operating system's CSPRNG)")
         return (f"; SafePub: ε={s['epsilon']:g} (ε_anon={s['epsilon_anon']:g}, ε_search={s['epsilon_search']:g}), "
                 f"δ={s['delta']:g}, β={s['beta']:.4f}, k={s['k_applied']}, sample {s['sample_size']:,} of "
                 f"{s['input_records']:,}, {s['steps_taken']} of {s['steps']} steps, score {s['score']}, seed {seed}, "
