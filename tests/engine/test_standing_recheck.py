@@ -552,3 +552,14 @@ def test_local_recodings_publish_level_0_labels(algorithm):
     publication = run_and_check(case)
     assert publication is not None
     assert not ({"36", "37", "38", "39"} & set(publication.table["n"]))
+
+
+def test_streamed_and_cluster_runs_refuse_a_population_table():
+    """The out-of-core disk hybrid (k-anonymity alone) and the Dask runs (models on values of a column) take no
+    population table: they refuse δ-presence and k-map against it by name rather than count the population."""
+    from anonymizer_app.engine import out_of_core
+    from anonymizer_app.engine.distributed.backend import supported_models
+
+    for model in (DeltaPresence(0.0, 0.9, "r"), KMapPopulationTable(2, "r")):
+        assert not out_of_core.supports(out_of_core.ALGORITHM, [KAnonymity(2), model])
+        assert supported_models([KAnonymity(2), model]) == [model.name]
