@@ -40,6 +40,8 @@ from anonymizer_app.services import comparison, experiment, jobs, pseudonyms, se
 from hierarchy_editor.models import Hierarchy
 from policies.models import Policy, PolicyVersion, Release
 
+SOURCE_IMPORT = getattr(__import__("anonymizer_app.models", fromlist=["SourceImport"]), "SourceImport", None)
+
 # planted in A's data: none of them may appear in an answer to B
 MARK = "ZQXALICESECRET"
 SECRET_TOKEN = f"zen-{MARK}-token-0123456789abcdef"
@@ -151,7 +153,13 @@ def populate(client: Client, alice) -> dict[str, list]:
     r = client.get(f"/hierarchies/{h.pk}/edit/")
     assert r.status_code == 302, r
     session = re.search(r"/edit/([0-9a-f]{32})/$", r["Location"]).group(1)
+    imports = []
+    if SOURCE_IMPORT is not None:  # an outside-source import run on a worker: a failed one names its source
+        imports.append(str(SOURCE_IMPORT.objects.create(
+            owner=alice, url=f"postgresql://{MARK}@127.0.0.1:9/{MARK}", table=MARK, name=f"{MARK} import",
+            status=SOURCE_IMPORT.FAILED, message=f"{MARK} failed").pk))
     return {
+        "source_import": imports,
         "dataset": [ds.pk, tx.pk, dcm.pk],
         "column": list(Column.objects.filter(dataset__owner=alice).values_list("pk", flat=True)),
         "job": [str(j.pk) for j in (flash, lattice, anatomy, compared, tried, queued, km, dcm_job)],
@@ -169,11 +177,13 @@ def populate(client: Client, alice) -> dict[str, list]:
 def snapshot(alice) -> dict:
     """A's rows of every model and the bytes of every stored file: equal before and after the sweep."""
     rows = {}
-    for model, owner_field in ((Dataset, "owner"), (Column, "dataset__owner"), (Job, "owner"),
-                               (Result, "job__owner"), (Hierarchy, "owner"), (PseudonymKey, "owner"),
-                               (ReidentificationTable, "job__owner"), (RemoteAccount, "owner"),
-                               (ApiToken, "owner"), (Policy, "owner"), (PolicyVersion, "policy__owner"),
-                               (Release, "policy__owner")):
+    kinds = [(Dataset, "owner"), (Column, "dataset__owner"), (Job, "owner"), (Result, "job__owner"),
+             (Hierarchy, "owner"), (PseudonymKey, "owner"), (ReidentificationTable, "job__owner"),
+             (RemoteAccount, "owner"), (ApiToken, "owner"), (Policy, "owner"), (PolicyVersion, "policy__owner"),
+             (Release, "policy__owner")]
+    if SOURCE_IMPORT is not None:
+        kinds.append((SOURCE_IMPORT, "owner"))
+    for model, owner_field in kinds:
         rows[model.__name__] = sorted((json.dumps(model_to_dict(o), default=str, sort_keys=True)
                                        for o in model.objects.filter(**{owner_field: alice})))
     user = get_user_model().objects.get(pk=alice.pk)
@@ -209,11 +219,11 @@ def _kind(route: str, name: str) -> str:
         return "api_key" if route.startswith("api/v1/keys/") else "pseudonym_key"
     return {"dataset_id": "dataset", "column_id": "column", "job_id": "job", "pk": "hierarchy",
             "hierarchy_id": "hierarchy", "token": "session", "policy_id": "policy", "number": "version",
-            "account_id": "account", "token_id": "api_key", "object_id": "user", "id": "user",
+            "account_id": "account", "token_id": "api_key", "import_id": "source_import", "object_id": "user", "id": "user",
             "content_type_id": "content_type", "fmt": "format", "app_label": "app_label", "url": "admin_url"}[name]
 
 
-GHOST = {"dataset": 987654321, "column": 987654321, "job": "00000000-0000-4000-8000-000000000000",
+GHOST = {"source_import": "00000000-0000-4000-8000-000000000000", "dataset": 987654321, "column": 987654321, "job": "00000000-0000-4000-8000-000000000000",
          "hierarchy": 987654321, "session": "0" * 32, "policy": 987654321, "version": 987654, "account": 987654321,
          "pseudonym_key": 987654321, "api_key": 987654321, "user": 987654321}
 # query strings some routes validate before they look the object up: given, so that the lookup is reached
@@ -416,7 +426,7 @@ def test_every_parameter_of_every_route_is_filled():
     unknown = [(route, name) for route, _, names in routes for name in names
                if name not in {"dataset_id", "column_id", "job_id", "pk", "hierarchy_id", "token", "policy_id",
                                "number", "account_id", "token_id", "object_id", "id", "content_type_id", "fmt",
-                               "app_label", "url", "key_id"}]
+                               "app_label", "url", "key_id", "import_id"}]
     assert not unknown, unknown
 
 
