@@ -114,3 +114,36 @@ def test_the_solver_takes_arx_start_points():
     s = snb({1: 35, 2: 14, 3: 22, 4: 14}, 206, 185 / 206)
     assert s.converged and s.parameters["tries"] == 11  # from (1, 1), then the 10th prepared point
     assert math.isclose(s.uniques, s.parameters["K"] * s.parameters["beta"] ** s.parameters["alpha"])
+
+
+# Pitman as ARX solves it: (population, histogram, ARX's estimate or None). ARX's roots at α < 0 lie outside
+# Pitman's parameter space: refused here, the reason quoting ARX's number.
+PITMAN_ARX = [
+    (10000, {1: 30, 2: 10, 3: 5, 4: 3, 6: 2, 10: 1}, 50.22710196617528),
+    (330, {1: 30, 2: 10, 3: 5, 4: 3, 6: 2, 10: 1}, 42.873127825888204),
+    (330, {1: 30, 2: 10, 3: 5, 4: 3, 6: 2}, 39.74492579786442),
+    (1000, {1: 50, 2: 20, 3: 10, 5: 4, 8: 2}, 60.651749425416476),
+    (351, {1: 35, 2: 16, 3: 2, 4: 4, 5: 5, 6: 1, 7: 28}, 41.4084043084342),
+    (1000, {1: 5, 3: 2}, 1.0578458568050224),
+    (3800, {1: 10, 2: 5, 3: 3, 5: 2}, 0.014876067115572364),
+    (250, {1: 20, 2: 15, 3: 8, 4: 6, 5: 3}, None),
+    (206, {1: 35, 2: 14, 3: 22, 4: 14}, None),
+    (129, {1: 9, 2: 8, 3: 21, 4: 7}, None),
+    (194, {1: 4, 2: 4, 3: 1, 4: 40}, None),
+    (4000, {1: 40}, None),
+]
+
+
+@pytest.mark.parametrize("population, hist, expected", PITMAN_ARX)
+def test_pitman_converges_where_arx_does(population, hist, expected):
+    from anonymizer_app.engine.risk import pitman
+
+    p = pitman(hist, population)
+    if expected is None:
+        assert (p.converged, p.uniques) == (False, None)
+    elif p.converged:
+        assert 0 < p.parameters["alpha"] < 1
+        assert p.uniques == pytest.approx(expected, rel=2e-7)  # a root to ARX's accuracy 1e-6
+    else:
+        assert p.parameters["alpha"] <= 0 and "outside Pitman's parameter space" in p.reason
+        assert float(p.reason.rsplit(": ", 1)[1]) == pytest.approx(expected, rel=2e-3)  # quoted to 4 digits

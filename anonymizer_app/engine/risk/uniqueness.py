@@ -4,22 +4,20 @@ sample's class-size frequencies (s_j classes of size j, u classes, n records, po
 Pitman (Hoshino 2001), Zayatz (1991) and the slide negative binomial (SNB, Chen & McNulty 1998) models,
 and the decision rule of Dankar, El Emam, Neisa & Roffey 2012 choosing among them. The formulas are in
 docs/definitions.md ("Population uniqueness"). Pitman's and SNB's parameters are roots of two equations,
-solved numerically; when no root inside the parameter space is found the estimate says "did not converge"
-and why, and has no number.
+solved by ARX 3.9.2's Newton-Raphson solver from ARX's start points (engine.risk.newton), so that an estimate
+exists exactly where ARX has one; when none is found (or a Pitman root lies outside its parameter space) the
+estimate says "did not converge" and why, and has no number.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from itertools import product
-from typing import Callable
 
 import numpy as np
 
 from . import newton
-
-TOLERANCE = 1e-8  # largest residual of an equation, relative to its right-hand side, taken as a root
+from .pitman_arx import pitman_arx
 
 
 @dataclass
@@ -42,63 +40,28 @@ def _frequencies(hist: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
     return sizes, np.array([hist[s] for s in sorted(hist)], dtype=float)
 
 
-def _solve(equations: Callable[[np.ndarray], np.ndarray], starts: list[tuple[float, float]],
-           scale: np.ndarray, show: Callable[[np.ndarray], str]) -> tuple[np.ndarray | None, str]:
-    """A root of ``equations`` (in unconstrained coordinates) from the first start that reaches one;
-    otherwise why not, with the parameters (``show``) where the best attempt stopped."""
-    # scipy is imported when an estimate is made, not with the module: it costs every CLI start ~1 s
-    from scipy import optimize
-
-    last, best = "no start point reached a root", np.inf
-    for start in starts:
-        with np.errstate(all="ignore"):
-            sol = optimize.root(equations, np.asarray(start, dtype=float), method="hybr")
-            residual = np.abs(equations(sol.x)) / scale
-        if np.all(np.isfinite(sol.x)) and np.all(residual <= TOLERANCE):
-            return sol.x, ""
-        worst = float(np.max(residual)) if np.all(np.isfinite(residual)) else np.inf
-        if worst < best or best == np.inf:
-            best = worst
-            last = (f"the root finder stopped at {show(sol.x)} with the equations still off by "
-                    f"{', '.join(f'{r:.2g}' for r in residual)} (relative)")
-    return None, last
-
-
 def pitman(hist: dict[int, int], population_size: int) -> Estimate:
-    """Pitman's model: θ, α by maximum likelihood (Hoshino 2001), uniques Γ(θ+1)/Γ(θ+α)·N^α."""
-    from scipy import special  # imported here: see _solve
-
+    """Pitman's model (Hoshino 2001): θ, α by maximum likelihood as ARX 3.9.2 solves for them (engine.risk.
+    pitman_arx: its start, its closed-form and term-by-term equations, its Newton-Raphson solver), uniques
+    Γ(θ+1)/Γ(θ+α)·N^α. No root: no estimate, as in ARX. A root outside the parameter space (0 < α < 1,
+    θ > -α) is refused too, where ARX would report a number (definitions.md)."""
     sizes, counts = _frequencies(hist)
-    n = float(np.sum(sizes * counts))
-    u = float(counts.sum())
-    big = sizes >= 2
-    if not big.any():
+    if not (sizes >= 2).any():
         return Estimate("pitman", None, None, False, "every sample class is unique: the likelihood grows "
                         "without bound as α → 1, so it has no maximum inside 0 < α < 1")
-
-    def equations(x: np.ndarray) -> np.ndarray:
-        alpha = special.expit(x[1])
-        theta = -alpha + np.exp(x[0])
-        s_u = (special.digamma(theta / alpha + u) - special.digamma(theta / alpha + 1)) / alpha  # Σ 1/(θ+iα)
-        s_n = special.digamma(theta + n) - special.digamma(theta + 1)  # Σ_{i<n} 1/(θ+i)
-        t_u = ((u - 1) - theta * s_u) / alpha  # Σ_{i<u} i/(θ+iα)
-        t_c = np.sum(counts[big] * (special.digamma(sizes[big] - alpha) - special.digamma(1 - alpha)))
-        return np.array([s_u - s_n, t_u - t_c])
-
-    scale = np.array([max(1.0, float(special.digamma(n + 1) - special.digamma(2))),
-                      max(1.0, float(np.sum(counts[big] * (sizes[big] - 1))))])
-    starts = [(np.log(t + a), special.logit(a)) for a, t in product((0.5, 0.1, 0.9), (1.0, 10.0, 100.0, 1000.0))]
-    x, reason = _solve(equations, starts, scale,
-                       lambda x: f"α = {special.expit(x[1]):.4g}, θ = {-special.expit(x[1]) + np.exp(x[0]):.4g}")
-    if x is None:
-        return Estimate("pitman", None, None, False, f"no maximum-likelihood θ, α found: {reason}")
-    alpha = float(special.expit(x[1]))
-    theta = float(-alpha + np.exp(x[0]))
-    params = {"theta": theta, "alpha": alpha}
-    log_uniques = special.gammaln(theta + 1) - special.gammaln(theta + alpha) + alpha * np.log(float(population_size))
-    uniques = float(np.exp(log_uniques))
-    if not 0 <= uniques <= population_size:
-        return Estimate("pitman", None, None, False, f"the estimate {uniques:.4g} lies outside 0..N", params)
+    uniques, root, tries = pitman_arx(hist, population_size)
+    if root is None or math.isnan(root[0]) or math.isnan(root[1]):
+        return Estimate("pitman", None, None, False, f"ARX's Newton-Raphson solver found no root of Pitman's "
+                        f"likelihood equations ({tries} start points)", {"tries": tries})
+    theta, alpha = root
+    params = {"theta": theta, "alpha": alpha, "tries": tries}
+    if not (0 < alpha < 1 and theta > -alpha):
+        arx = "none" if math.isnan(uniques) else f"{uniques:.4g}"
+        return Estimate("pitman", None, None, False, f"the root α = {alpha:.4g}, θ = {theta:.4g} lies outside "
+                        f"Pitman's parameter space (0 < α < 1, θ > -α); ARX's estimate there: {arx}", params)
+    if math.isnan(uniques) or uniques == 0:
+        return Estimate("pitman", None, None, False, f"the root α = {alpha:.4g}, θ = {theta:.4g} gives no estimate "
+                        f"in 0..N", params)
     return Estimate("pitman", uniques, uniques / population_size, True, "", params)
 
 
