@@ -28,8 +28,12 @@ def test_sentences_speak_of_this_table():
     assert explain.reading("ncp", 0.3, CTX).text.startswith(
         "On average a quasi-identifier cell kept 70% of its detail and lost 30%")
     assert "1 in 4" in explain.reading("prosecutor_risk_highest", 0.25, CTX).text
-    assert explain.reading("suppressed", 10, CTX).text == \
-        "10 of 1,000 records (1%) had every quasi-identifier replaced by '*'."
+    assert explain.reading("suppressed", 10, CTX).text == "10 of 1,000 records (1%) were suppressed."
+    # what became of them, as the run's publishing option says
+    assert explain.reading("suppressed", 10, {**CTX, "suppressed_rows": "remove"}).text == \
+        "10 of 1,000 records (1%) were suppressed: removed from the release (not in the download)."
+    assert explain.reading("suppressed", 10, {**CTX, "suppressed_rows": "keep"}).text == \
+        "10 of 1,000 records (1%) were suppressed: published with every quasi-identifier replaced by '*'."
     assert "same value of diagnosis" in explain.reading("homogeneous_classes", 2, CTX).text
     assert "(0.031 bits per quasi-identifier cell)" in explain.reading("non_uniform_entropy", 124.0, CTX).text
     assert explain.reading("min_class_size", 5, CTX).text.startswith(
@@ -45,4 +49,4 @@ def test_no_reading_without_a_value_or_a_reader():
 def test_the_context_of_a_report():
     ctx = explain.context({"input_records": 100, "suppressed": 4, "quasi_identifiers": ["a", "b"],
                            "sensitive": "s"}, 3)
-    assert ctx == {"n": 100, "kept": 96, "k": 3, "q": 2, "sensitive": "s"}
+    assert ctx == {"n": 100, "kept": 96, "k": 3, "q": 2, "sensitive": "s", "suppressed_rows": None}

@@ -77,21 +77,27 @@ def test_it_compares_rows_side_by_side(client_alice, people_job):
     assert first.count('<span class="visually-hidden"> (generalized)</span></td>') == 3
     assert '<td class="sensitive-col">Cancer</td>' in first
     assert "/static/js/compare_scroll.js" in html and "scroll sideways together; the sensitive column" in html
-    # the 2 suppressed records are not published: 98 rows, each beside the dataset row it comes from
-    assert "Rows 1–50 of 98 · page 1 of 2" in html
+    # the 2 suppressed records are not published, yet every dataset row is shown: 100 rows, the 2 marked
+    assert "Rows 1–50 of 100 · page 1 of 2" in html
 
 
 def test_it_pages_on_the_server(client_alice, people_job):
     html = client_alice.get(url(people_job) + "?page=2").content.decode()
-    assert "Rows 51–98 of 98 · page 2 of 2" in html
-    original = table(html, "original-table")
-    suppressed = [i + 1 for i in range(100) if i not in set(results.load_output(people_job.result)[0].attrs["rows"])]
+    assert "Rows 51–100 of 100 · page 2 of 2" in html
+    original, anonymized = table(html, "original-table"), table(html, "anonymized-table")
+    published = set(results.load_output(people_job.result)[0].attrs["rows"])
+    suppressed = [i + 1 for i in range(100) if i not in published]
     assert len(suppressed) == 2
-    last = max(set(range(1, 101)) - set(suppressed))
-    assert f'<td class="num muted">{last}</td>' in original
+    # every dataset row of the page on both sides; the suppressed ones in the suppressed style, said removed
+    for number in range(51, 101):
+        assert f'<td class="num muted">{number}</td>' in original or number in suppressed
+        assert f'<td class="num muted">{number}</td>' in anonymized or number in suppressed
     for number in suppressed:
-        assert f'<td class="num muted">{number}</td>' not in original
-    assert "Rows 51–98" in client_alice.get(url(people_job) + "?page=99").content.decode()
+        if number > 50:
+            assert (f'<tr class="suppressed"><td class="num muted">{number}</td>') in original
+            assert (f'<td class="num muted">{number}<span class="sup-mark" aria-label="suppressed">⊘</span></td>'
+                    f'<td class="removed-row" colspan="4">suppressed: removed from the release</td></tr>') in anonymized
+    assert "Rows 51–100" in client_alice.get(url(people_job) + "?page=99").content.decode()
     assert "Rows 1–50" in client_alice.get(url(people_job) + "?page=abc").content.decode()
 
 
@@ -102,7 +108,9 @@ def test_it_leaves_out_suppressed_rows(client_alice, user):
     assert job.result.report["publishing"]["suppressed_removed"] == 2
     html = client_alice.get(url(job)).content.decode()
     anonymized = table(html, "anonymized-table")
-    assert anonymized.count('class="suppressed"') == 0
+    # shown, never silently missing: the 2 rows marked suppressed and removed; the stored rows skip them
+    assert anonymized.count('class="suppressed"') == 2
+    assert anonymized.count("suppressed: removed from the release") == 2
     frame, suppressed = results.load_output(job.result)
     assert len(frame) == job.dataset.n_rows - 2 and not suppressed.any()
     assert 'limit: 2 records (25%)' in html

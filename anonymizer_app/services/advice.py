@@ -187,8 +187,9 @@ def advise(job: Job, report: dict) -> Advice | None:
         else:
             advice.reasons.append(f"{qi}{at} was generalized to one value in every record.")
     if suppressed_share > MANY_SUPPRESSED:
+        removed = (report.get("publishing") or {}).get("suppressed_rows") == "remove"
         advice.reasons.append(f"{suppressed:,} of {n:,} records ({suppressed_share * 100:.3g}%) were suppressed: "
-                              f"their quasi-identifiers are all '*'.")
+                              + ("removed from the release." if removed else "their quasi-identifiers are all '*'."))
     _fixes(job, report, advice, starred, lower, budget, n)
     return advice
 

@@ -79,8 +79,9 @@ def _mean_class(v: float, ctx: dict) -> Reading:
 def _suppressed(v: float, ctx: dict) -> Reading:
     n = ctx.get("n") or 0
     share = v / n if n else 0.0
-    return Reading(f"{int(v):,} of {n:,} records ({_pct(share)}) had every quasi-identifier replaced by '*'.",
-                   _band(share, 0.01, 0.05))
+    what = {"remove": ": removed from the release (not in the download)",
+            "keep": ": published with every quasi-identifier replaced by '*'"}.get(ctx.get("suppressed_rows") or "", "")
+    return Reading(f"{int(v):,} of {n:,} records ({_pct(share)}) were suppressed{what}.", _band(share, 0.01, 0.05))
 
 
 def _discernibility(v: float, ctx: dict) -> Reading:
@@ -167,7 +168,9 @@ def context(report: dict, k: int) -> dict:
     n = int(report.get("input_records", report.get("records", 0)) or 0)
     suppressed = int(report.get("suppressed", 0) or 0)
     return {"n": n, "kept": max(n - suppressed, 0), "k": k, "q": len(report.get("quasi_identifiers", [])),
-            "sensitive": report.get("sensitive")}
+            "sensitive": report.get("sensitive"),
+            # what became of the suppressed records ("remove" or "keep"; None in reports stored before it was said)
+            "suppressed_rows": (report.get("publishing") or {}).get("suppressed_rows")}
 
 
 def reading(key: str, value, ctx: dict) -> Reading | None:

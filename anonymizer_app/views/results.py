@@ -16,7 +16,7 @@ from ..engine import METRIC_HELP
 from ..engine.report import value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
-from ..services import advice, datasets, explain, exports, results, sensitive_bins
+from ..services import advice, datasets, explain, exports, results, sensitive_bins, storage
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -91,35 +91,73 @@ def _metric_rows(report: dict, keys, k: int = 1) -> list[dict]:
     return rows
 
 
-def _comparison(frame, output, suppressed, start: int, identifying: list[str], sensitive: str | None = None) -> dict:
+def _comparison(frame, output, suppressed, start: int, identifying: list[str], sensitive: str | None = None,
+                published: np.ndarray | None = None) -> dict:
     """One page of the original and the anonymized rows (already cut to the page), aligned by row. The
-    sensitive column comes first on both sides (kept in view while the tables scroll sideways)."""
+    sensitive column comes first on both sides (kept in view while the tables scroll sideways).
+    ``published``: when suppressed records were removed from the release, the page is one of dataset rows
+    (``frame``: rows start, start+1, ...) and ``published`` says, per dataset row, which row of ``output`` it is
+    (-1: removed, shown with its original values and 'removed from the release', never silently missing)."""
     def front(columns: list) -> list:
         return [c for c in columns if c == sensitive] + [c for c in columns if c != sensitive]
 
     orig_cols = front(list(frame.columns))
     out_cols = front(list(output.columns))
+
+    def original_cells(o) -> list[dict]:
+        return [{"value": "" if o is None else str(o[c]), "struck": c in identifying, "sensitive": c == sensitive}
+                for c in orig_cols]
+
+    def anonymized_cells(o, a) -> list[dict]:
+        return [{"value": str(a[c]), "changed": o is None or c not in frame.columns or str(a[c]) != str(o[c]),
+                 "sensitive": c == sensitive} for c in out_cols]
+
     rows = []
-    for i in range(len(output)):
-        o = frame.iloc[i] if i < len(frame) else None
-        a = output.iloc[i]
-        original_cells = [{"value": "" if o is None else str(o[c]), "struck": c in identifying,
-                           "sensitive": c == sensitive} for c in orig_cols]
-        anonymized_cells = [
-            {"value": str(a[c]), "changed": o is None or c not in frame.columns or str(a[c]) != str(o[c]),
-             "sensitive": c == sensitive}
-            for c in out_cols
-        ]
-        shown = output.attrs.get("rows")  # the dataset row it comes from (suppressed rows may be left out)
-        number = int(shown[i]) + 1 if shown is not None and shown[i] >= 0 else start + i + 1
-        rows.append({"number": number, "suppressed": bool(suppressed[i]),
-                     "original": original_cells, "anonymized": anonymized_cells})
+    if published is not None:
+        for i, at in enumerate(published):
+            o = frame.iloc[i]
+            if at < 0:
+                rows.append({"number": start + i + 1, "suppressed": True, "removed": True,
+                             "original": original_cells(o), "anonymized": []})
+            else:
+                rows.append({"number": start + i + 1, "suppressed": bool(suppressed[at]),
+                             "original": original_cells(o), "anonymized": anonymized_cells(o, output.iloc[at])})
+    else:
+        shown = output.attrs.get("rows")  # the dataset row it comes from
+        for i in range(len(output)):
+            o = frame.iloc[i] if i < len(frame) else None
+            number = int(shown[i]) + 1 if shown is not None and shown[i] >= 0 else start + i + 1
+            rows.append({"number": number, "suppressed": bool(suppressed[i]), "original": original_cells(o),
+                         "anonymized": anonymized_cells(o, output.iloc[i])})
     return {
         "original_columns": [{"name": c, "struck": c in identifying, "sensitive": c == sensitive} for c in orig_cols],
         "anonymized_columns": out_cols,
         "sensitive": sensitive if sensitive in out_cols else None,
         "rows": rows,
+        "any_suppressed": any(r["suppressed"] for r in rows),
     }
+
+
+def _dataset_paged(res: Result, report: dict, expected_rows: int, page_number) -> dict | None:
+    """Suppressed records removed from the release: the side-by-side view pages through the dataset's rows
+    (every one shown, the removed ones marked) instead of the published ones. None when the published rows'
+    dataset rows are not stored in order (older results, m-invariance's counterfeits): the published rows then."""
+    if not int((report.get("publishing") or {}).get("suppressed_removed", 0) or 0):
+        return None
+    path = storage.output_path(res)
+    if results.ROW_COLUMN not in storage.stored_columns(path):
+        return None
+    rows = storage.read_frame(path, columns=[results.ROW_COLUMN])[results.ROW_COLUMN].to_numpy(dtype=np.int64)
+    if len(rows) and (rows[0] < 0 or rows[-1] >= expected_rows or (np.diff(rows) <= 0).any()):
+        return None
+    page = Paginator(range(expected_rows), RESULT_PAGE_SIZE).get_page(page_number)
+    start = page.start_index() - 1 if expected_rows else 0
+    stop = page.end_index() if expected_rows else 0
+    first, last = np.searchsorted(rows, [start, stop])
+    published = np.full(stop - start, -1, dtype=np.int64)
+    published[rows[first:last] - start] = np.arange(last - first)
+    return {"page": page, "start": start, "stop": stop, "first": int(first), "last": int(last),
+            "published": published}
 
 
 RECODING_TEXT = {
@@ -369,7 +407,13 @@ def result(request, job_id):
     expected_rows = research["research_records"] if research else report.get("input_records", n)
     stale = ds.n_rows != expected_rows or datasets.dataset_columns(ds) != config_names
     rows = output.attrs.get("rows")  # the dataset row of each published row (suppressed ones may be left out)
-    if rows is not None and not stale and (rows < 0).any():
+    every_row = None if stale or report.get("recoding") == "anatomy" else \
+        _dataset_paged(res, report, expected_rows, request.GET.get("page"))
+    if every_row is not None:  # suppressed records removed: every dataset row of the page, removed ones marked
+        page, start = every_row["page"], every_row["start"]
+        output, suppressed = results.output_rows(res, every_row["first"], every_row["last"])
+        frame = datasets.dataset_rows(ds, start, every_row["stop"])
+    elif rows is not None and not stale and (rows < 0).any():
         # m-invariance: a counterfeit row (-1) has no dataset row; its original side stays empty
         real = datasets.dataset_rows_at(ds, rows[rows >= 0])
         frame = real.iloc[np.maximum(np.cumsum(rows >= 0) - 1, 0)].reset_index(drop=True).astype(object)
@@ -445,7 +489,9 @@ def result(request, job_id):
                                     if not (key == "metric" and "metric" in (report.get("options") or {}))}),
         "identifying": identifying,
         "page": page,
-        "table": _comparison(frame, output, suppressed, start, identifying, sensitive),
+        "table": _comparison(frame, output, suppressed, start, identifying, sensitive,
+                             every_row["published"] if every_row is not None else None),
+        "publishing": report.get("publishing") or {},
         "stale": stale,
         "qis": [q for q in qis if q in charts["distributions"]],
         "charts": charts,
