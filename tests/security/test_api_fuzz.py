@@ -75,11 +75,16 @@ VALUE = st.one_of(LEAF, st.lists(LEAF, max_size=5), st.dictionaries(TEXT, LEAF, 
 
 
 # ---- seeded objects and the network guard --------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def keep_the_test_connection():
-    """As tests/test_api_schema.py: no close_old_connections around the WSGI requests schemathesis makes."""
+def _keep_connection() -> None:
     for signal in (request_started, request_finished):
         signal.disconnect(close_old_connections)
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    """As tests/test_api_schema.py: no close_old_connections around the WSGI requests schemathesis makes (on
+    PostgreSQL it would close the test transaction's connection)."""
+    _keep_connection()
     yield
     for signal in (request_started, request_finished):
         signal.connect(close_old_connections)
@@ -221,6 +226,7 @@ def _fuzz(operation, seeded) -> int:
         else:  # multipart and form bodies as schemathesis encodes them
             if isinstance(case.body, dict):
                 case.body = {k: (v if isinstance(v, (bytes, str)) else str(v)) for k, v in case.body.items()}
+            _keep_connection()  # Django's test client re-connects it after each of its own requests
             case.call_and_validate(headers={"Authorization": f"Bearer {seeded['key']}"},
                                    checks=[checks.not_a_server_error])
 
