@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from anonymizer_app.engine import InputError, Table, anonymize, read_hierarchy, read_table
@@ -138,3 +139,55 @@ def test_model_parameters_check_and_refusals():
     with pytest.raises(InputError, match=r"asks for classes of at least 3 records \(derived k"):
         check_feasible([KMap(5, 0.01)], 2, {}, 0.0)
     check_feasible([KMap(5, 0.01)], 3, {}, 0.0)
+
+
+# ---- the command line and the run form read the parameters from the registry ------------------------------
+def test_the_cli_flags(tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    frame, _ = read_table(ADULT / "adult.csv")
+    src = tmp_path / "adult.csv"
+    frame.head(3000).to_csv(src, index=False)
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    # k = 100 at π = 0.01, α = 0.01, zero-truncated: k' = 5 (ARX's figure for Adult's π, same here)
+    assert KMap(100, 0.01, ZERO_TRUNCATED_POISSON, 0.01).derived_k == 5
+    call_command("anonymize", str(src), "--qi", "age", "--qi", "sex", "--qi", "race", "--algorithm", "flash",
+                 "--k", "1", "--kmap", "100", "--kmap-sampling-fraction", "0.01", "--kmap-estimator",
+                 "zero-truncated-poisson", "--kmap-significance", "0.01", "--out", str(out), "--report", str(report),
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    sizes = pd.read_csv(out, dtype=str).groupby(["age", "sex", "race"]).size()
+    assert sizes.min() >= 5
+    import json
+
+    checks = {c["model"]: c for c in json.loads(report.read_text())["model_checks"]}
+    assert checks["k-map"]["holds"] is True and checks["k-map"]["value"] == sizes.min()
+    assert "derived k = 5, type-I error 0.00579" in checks["k-map"]["describe"]
+    assert checks["k-map"]["parameters"] == {"model": "k-map", "kmap_k": 100, "sampling_fraction": 0.01,
+                                             "estimator": "zero-truncated-poisson", "significance": 0.01}
+
+
+@pytest.mark.django_db
+def test_the_run_form(client_alice, user, monkeypatch):
+    from anonymizer_helpers import people_dataset, run_jobs_synchronously
+
+    from anonymizer_app.models import Job
+
+    run_jobs_synchronously(monkeypatch)
+    ds = people_dataset(user)
+    r = client_alice.get(f"/datasets/{ds.pk}/run/")
+    assert 'name="model:kmap:estimator"' in r.content.decode()
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {
+        "algorithm": "flash", "k": 2, "suppression_percent": 10, "sensitive": "disease",
+        "model:kmap:enabled": "on", "model:kmap:kmap_k": "50", "model:kmap:sampling_fraction": "0.05",
+        "model:kmap:estimator": "poisson", "model:kmap:significance": "0.05"})
+    assert r.status_code == 302
+    job = Job.objects.get()
+    assert job.status == Job.SUCCEEDED, job.message
+    assert job.models == [{"model": "k-map", "kmap_k": 50, "sampling_fraction": 0.05, "estimator": "poisson",
+                           "significance": 0.05}]
+    check = next(c for c in job.result.report["model_checks"] if c["model"] == "k-map")
+    derived = KMap(50, 0.05, POISSON, 0.05).derived_k
+    assert check["holds"] is True and check["value"] >= derived
+    assert f"derived k = {derived}" in client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
