@@ -138,6 +138,58 @@ class Job(models.Model):
         return None
 
 
+class SourceImport(models.Model):
+    """A dataset being imported from an outside source on a worker (services/source_imports.py), so that no
+    web request waits for a connection or a long read. ``dataset`` is set when it succeeded; a failed or
+    cancelled import stores nothing but this row. ``password`` holds the vault's token of a password given
+    apart only while the import waits or runs. ``source`` names the kind of source (SQL today; the repository
+    imports can use the same row: ``url`` and ``name``)."""
+
+    SQL = "sql"
+    SOURCE_CHOICES = [(SQL, "SQL database")]
+    QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = Job.QUEUED, Job.RUNNING, Job.SUCCEEDED, Job.FAILED, Job.CANCELLED
+    STATUS_CHOICES = Job.STATUS_CHOICES
+    FINISHED = Job.FINISHED
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="source_imports")
+    source = models.CharField(max_length=12, choices=SOURCE_CHOICES, default=SQL)
+    url = models.CharField(max_length=2000)  # without its password
+    table = models.CharField(max_length=255, blank=True)
+    query = models.TextField(blank=True)
+    name = models.CharField(max_length=200, blank=True)  # the dataset's name asked for ("": the source's)
+    keep_password = models.BooleanField(default=False)
+    password = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=QUEUED)
+    rows = models.PositiveBigIntegerField(default=0)  # read so far
+    total = models.PositiveBigIntegerField(null=True, blank=True)  # when the table was counted
+    phase = models.CharField(max_length=255, blank=True)
+    message = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    celery_id = models.CharField(max_length=255, blank=True)
+    # the staged table file while it runs (under MEDIA_ROOT), so that a sweep can remove what a dead worker left
+    staging = models.CharField(max_length=255, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"import of {self.table or 'a query'} from {self.url}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def label(self) -> str:
+        return self.table or "the query"
+
+
 class Result(models.Model):
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="result")
     # Anonymized rows in input order (identifiers removed), with a boolean column marking suppression.

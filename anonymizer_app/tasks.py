@@ -36,3 +36,35 @@ def run_job_task(job_id: str) -> str:
         return run_job(Job.objects.get(pk=job_id)).status
     except Job.DoesNotExist:  # deleted by its owner before or while it ran (services.erasure): nothing to store
         return "deleted"
+
+
+class SourceImportRequest(Request):
+    """An import's request in the worker's main process: when the hard time limit kills the process reading,
+    this ends the import failed with the limit named and its staged file removed
+    (services.source_imports.stop_for_time_limit)."""
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        super().on_timeout(soft, timeout)
+        if soft:
+            return  # the task's own process stops the import (services.source_imports.run)
+        from django.db import connection
+
+        from .services.source_imports import stop_for_time_limit
+
+        try:
+            stop_for_time_limit(self.args[0], hard=True)
+        except Exception:  # the worker must survive; the sweep ends the import later
+            logging.getLogger(__name__).exception("settling import %s after its hard time limit failed", self.args)
+        finally:
+            connection.close()
+
+
+@shared_task(name="anonymizer.run_source_import", Request=SourceImportRequest)
+def run_source_import_task(import_id: str) -> str:
+    from .models import SourceImport
+    from .services.source_imports import run
+
+    try:
+        return run(SourceImport.objects.get(pk=import_id)).status
+    except SourceImport.DoesNotExist:  # its owner was erased meanwhile: nothing to store
+        return "deleted"

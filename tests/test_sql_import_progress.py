@@ -1,20 +1,18 @@
-"""A long SQL import shows its progress: the rows read so far (of how many when the table is counted),
-reported by the service's callback and streamed by the import and re-import pages a line per chunk; a page
-left (cancel) or a failure after the first chunk leaves nothing stored; the re-import is owner-only."""
+"""A long SQL import is a job (models.SourceImport, services/source_imports.py): the rows read so far (of how
+many when the table is counted) are written to its row a chunk at a time, a cancel stops it at the next
+chunk, a failure, a time limit or a dead worker ends it with the reason; in every ending but success nothing
+is stored (no dataset, no file) and the password given apart is erased. The export's progress callback."""
 
 from __future__ import annotations
 
-import threading
-from unittest import mock
+from datetime import timedelta
 
 import pytest
-from django.core.signals import request_finished
-from django.test import Client
+from django.utils import timezone
 
 from anonymizer_app.engine import Cancelled
-from anonymizer_app.models import Dataset
-from anonymizer_app.services import datasets, sql, storage
-from anonymizer_app.views import sources_sql
+from anonymizer_app.models import Dataset, SourceImport
+from anonymizer_app.services import datasets, jobs, source_imports, sql, storage
 from tests import sql_helpers
 from tests.sql_helpers import pg_execute
 
@@ -35,16 +33,26 @@ def nothing_stored() -> bool:
     return not Dataset.objects.exists() and not storage.media_files()
 
 
-def wait_for_readers() -> None:
-    for thread in threading.enumerate():
-        if thread.name == "sql-import":
-            thread.join(timeout=60)
+@pytest.fixture
+def seen(monkeypatch):
+    """The import's row as the worker left it after each chunk (read back from the database): (status,
+    rows, total, phase)."""
+    rows: list[tuple] = []
+    checked = source_imports._cancelled
+
+    def record(pk) -> bool:
+        imp = SourceImport.objects.get(pk=pk)
+        rows.append((imp.status, imp.rows, imp.total, imp.phase))
+        return checked(pk)
+
+    monkeypatch.setattr(source_imports, "_cancelled", record)
+    return rows
 
 
 def test_the_callback_reports_the_rows_read_and_the_count(five, user):
-    seen: list[int] = []
-    staged = sql.stage_import(five, table="five", progress=seen.append)
-    assert seen == [2, 4, 5] and (staged.n_rows, staged.columns) == (5, ["id", "name"])
+    read: list[int] = []
+    staged = sql.stage_import(five, table="five", progress=read.append)
+    assert read == [2, 4, 5] and (staged.n_rows, staged.columns) == (5, ["id", "name"])
     assert not Dataset.objects.exists()  # staging touches no app database
     ds = sql.store_import(user, staged, five, table="five")
     assert datasets.load_frame(ds).values.tolist() == [["1", "a"], ["2", "b"], ["3", "c"], ["4", "d"], ["5", "e"]]
@@ -57,13 +65,6 @@ def test_the_callback_reports_the_rows_read_and_the_count(five, user):
         sql.count_rows("postgresql://x@127.0.0.1:1/db", "t")
 
 
-def test_an_unreachable_server_is_the_form_page_at_once(client_alice, five):
-    response = client_alice.post("/datasets/import-sql/", {"url": "postgresql://x@127.0.0.1:1/db", "source": "table",
-                                                           "table": "t"})
-    assert response.status_code == 400 and "cannot connect to 127.0.0.1:1" in response.content.decode()
-    assert nothing_stored()
-
-
 def test_a_callback_that_cancels_leaves_nothing(five, user):
     def cancel(rows: int) -> None:
         if rows >= 4:
@@ -74,165 +75,121 @@ def test_a_callback_that_cancels_leaves_nothing(five, user):
     assert nothing_stored()
 
 
-def test_the_page_streams_a_line_per_chunk_then_stores(client_alice, user, five):
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "table", "table": "five",
-                                                           "name": "Five <rows>"})
-    assert response.status_code == 200 and response.streaming
-    page = b"".join(response.streaming_content).decode()
+def test_the_progress_is_written_to_the_import_a_chunk_at_a_time(five, user, seen):
+    imp = source_imports.create_sql(user, five.replace("postgres@", "postgres:pw@"), table="five", name="Five")
+    assert imp.password and "pw" not in imp.url and imp.phase == "waiting for a worker"
+    imp = source_imports.run(imp)
+    assert seen == [("running", 2, 5, "read 2 of 5 rows of five"), ("running", 4, 5, "read 4 of 5 rows of five"),
+                    ("running", 5, 5, "read 5 of 5 rows of five"), ("running", 5, 5, "read 5 of 5 rows of five")]
     ds = Dataset.objects.get(owner=user)
-    assert [line for line in page.split("\n") if line.startswith("<li>")] == [
-        "<li>[ 40%] read 2 of 5 rows</li>", "<li>[ 80%] read 4 of 5 rows</li>", "<li>[100%] read 5 of 5 rows</li>"]
-    assert f'url=/datasets/{ds.pk}/"' in page and "Imported Five &lt;rows&gt;: 5 rows, 2 columns." in page
-    assert 'id="sql-cancel" ' not in page and 'href="/datasets/import-sql/" id="sql-cancel"' in page
-    assert (ds.name, ds.n_rows) == ("Five <rows>", 5)
+    assert (imp.status, imp.dataset_id, imp.rows, imp.total, imp.phase, imp.password, imp.staging) == (
+        "succeeded", ds.pk, 5, 5, "imported 5 rows, 2 columns", "", "")
+    assert (ds.name, ds.n_rows, source_imports.fraction(imp)) == ("Five", 5, 1.0)
+    assert imp.started is not None and imp.finished is not None
 
 
-def test_a_query_is_streamed_without_a_total(client_alice, user, five):
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "query",
-                                                           "query": "SELECT name FROM five WHERE id > 1"})
-    page = b"".join(response.streaming_content).decode()
-    assert [line for line in page.split("\n") if line.startswith("<li>")] == [
-        "<li>read 2 rows</li>", "<li>read 4 rows</li>"]
+def test_a_query_has_no_total(five, user, seen):
+    imp = source_imports.run(source_imports.create_sql(user, five, query="SELECT name FROM five WHERE id > 1"))
+    assert [s[1:] for s in seen[:2]] == [(2, None, "read 2 rows of the query"), (4, None, "read 4 rows of the query")]
+    assert (imp.status, imp.rows, imp.total) == ("succeeded", 4, None)
     assert Dataset.objects.get(owner=user).n_rows == 4
 
 
-def test_one_chunk_or_an_early_failure_answers_at_once(client_alice, user, five):
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "query",
-                                                           "query": "SELECT name FROM five WHERE id = 1"})
-    assert response.status_code == 302 and Dataset.objects.get(owner=user).n_rows == 1
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "table", "table": "nothing"})
-    assert response.status_code == 400 and "the table &#x27;nothing&#x27; does not exist" in response.content.decode()
+def test_an_unreachable_server_fails_the_import_and_stores_nothing(five, user):
+    imp = source_imports.run(source_imports.create_sql(user, "postgresql://x@127.0.0.1:1/db", table="t"))
+    assert imp.status == "failed" and imp.message.startswith("cannot connect to 127.0.0.1:1")
+    assert imp.dataset_id is None and nothing_stored()
 
 
-def test_a_failure_after_the_first_chunk_is_shown_and_stores_nothing(client_alice, five):
+def test_cancel_while_it_reads_stops_at_the_next_chunk_and_stores_nothing(five, user, seen, monkeypatch):
+    imp = source_imports.create_sql(user, five, table="five", password="pw")
+    checked = source_imports._cancelled
+
+    def cancel_at_the_second_chunk(pk) -> bool:
+        if SourceImport.objects.get(pk=pk).rows == 4:
+            assert source_imports.cancel(SourceImport.objects.get(pk=pk)) is False  # running: asked, not ended
+        return checked(pk)
+
+    monkeypatch.setattr(source_imports, "_cancelled", cancel_at_the_second_chunk)
+    imp = source_imports.run(imp)
+    assert (imp.status, imp.message, imp.rows, imp.password) == (
+        "cancelled", "cancelled by the user; nothing was stored", 4, "")
+    assert nothing_stored()
+
+
+def test_a_failure_after_the_first_chunk_stores_nothing(five, user):
     query = "SELECT name, CASE WHEN id = 3 THEN '\\x00ff'::bytea END AS b FROM five ORDER BY id"
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "query", "query": query})
-    page = b"".join(response.streaming_content).decode()
-    assert "<li>read 2 rows</li>" in page
-    assert "Importing from a database failed: the query" in page and "row 3, column &#x27;b&#x27;: binary data" in page
-    wait_for_readers()
+    imp = source_imports.run(source_imports.create_sql(user, five, query=query))
+    assert imp.status == "failed" and imp.rows == 2
+    assert "row 3, column 'b': binary data cannot be anonymized" in imp.message
     assert nothing_stored()
 
 
-def leave(response) -> None:
-    """Close a streamed response as the server does when the client goes away, without its request_finished
-    signal: that runs close_old_connections, which closes the test's own database connection on PostgreSQL (a
-    test transaction is not autocommit), and the test client's wrapper reconnects the receiver mid-close."""
-    with mock.patch.object(request_finished, "send"):
-        response.close()
+def test_the_time_limit_fails_it_naming_the_setting(five, user, settings, monkeypatch):
+    from billiard.exceptions import SoftTimeLimitExceeded
+
+    settings.ANONYMIZER_JOB_TIME_LIMITS = {"sql-import": 30}
+    files: list[str] = []
+
+    def slow(rows: int) -> None:  # the soft limit's exception arrives while the second chunk is read
+        files.extend(name for name, _ in storage.media_files())
+        if rows == 4:
+            raise SoftTimeLimitExceeded()
+
+    real = sql.stage_import
+    monkeypatch.setattr(sql, "stage_import", lambda *a, progress=None, **k: real(*a, progress=slow, **k))
+    imp = source_imports.run(source_imports.create_sql(user, five, table="five"))
+    assert (imp.status, imp.message) == ("failed", "stopped after 30 s: the time limit for sql-import jobs (setting "
+                                                   "ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS); nothing was stored")
+    assert files and all(name.startswith("tables/.staging-") for name in files)  # the table being staged, then gone
+    assert nothing_stored() and imp.staging == ""
 
 
-def test_leaving_the_page_cancels_and_stores_nothing(client_alice, five, monkeypatch):
-    left = threading.Event()
-    progress = sources_sql.Beside.progress
-    calls: list[int] = []
-
-    def held(self, rows: int) -> None:  # the second chunk waits until the page is left: a cut mid-way
-        calls.append(rows)
-        if rows > 2:
-            left.wait(timeout=60)
-        progress(self, rows)
-
-    monkeypatch.setattr(sources_sql.Beside, "progress", held)
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "table", "table": "five"})
-    assert response.streaming
-    leave(response)  # what the server does when the client goes away (the Cancel link, the tab closed)
-    left.set()
-    wait_for_readers()
-    assert calls == [2, 4] and nothing_stored()  # stopped at the second chunk
-    monkeypatch.setattr(sources_sql.Beside, "progress", progress)
-    response = client_alice.post("/datasets/import-sql/", {"url": five, "source": "table", "table": "five"})
-    lines = iter(response.streaming_content)
-    assert b"Importing from a database" in next(lines)
-    leave(response)  # after the first line
-    wait_for_readers()
-    assert nothing_stored()
+def test_a_dead_workers_import_is_failed_by_the_sweep_and_its_staged_file_removed(user, settings):
+    staging = storage.staging_path()
+    storage.make_folder(staging.parent)
+    staging.write_bytes(b"a staged table")
+    half = staging.with_name(f".{staging.name}.4242.tmp")  # what AtomicParquet leaves when its process dies
+    half.write_bytes(b"half a table")
+    old = timezone.now() - timedelta(seconds=settings.ANONYMIZER_JOB_STALE_SECONDS + 5)
+    name = staging.relative_to(storage.media_root()).as_posix()
+    dead = SourceImport.objects.create(owner=user, url="postgresql+psycopg://x@127.0.0.1:5432/db", table="t",
+                                       status="running", started=old, heartbeat=old, staging=name, password="token")
+    live = SourceImport.objects.create(owner=user, url="postgresql+psycopg://x@127.0.0.1:5432/db", table="t",
+                                       status="running", started=old, heartbeat=timezone.now())
+    out = jobs.sweep_stale_jobs()
+    assert out["imports_failed"] == [str(dead.pk)]
+    dead.refresh_from_db()
+    assert (dead.status, dead.message, dead.password, dead.staging) == (
+        "failed", "the worker running it stopped (killed, out of memory or shut down); nothing was stored: import "
+        "again", "", "")
+    assert not staging.exists() and not half.exists() and not storage.media_files()
+    assert SourceImport.objects.get(pk=live.pk).status == "running"
+    assert "imports_failed" not in jobs.sweep_stale_jobs()  # nothing more to sweep
 
 
-def test_a_reading_closed_before_its_first_chunk_stops_there(five):
-    reading = sources_sql.reading(five, "five", "", None)
-    reading.closed = True
-    reading.start()
-    wait_for_readers()
-    events = []
-    while not reading.events.empty():
-        events.append(reading.events.get())
-    assert events[0] == ("total", 5)
-    assert events[1][0] == "error" and isinstance(events[1][1], Cancelled) and len(events) == 2
-    assert not storage.media_files()
+def test_erasing_the_account_erases_its_imports(five, user, other_user, django_capture_on_commit_callbacks):
+    from anonymizer_app.services import erasure
+
+    source_imports.run(source_imports.create_sql(user, five, table="five"))
+    kept = source_imports.create_sql(other_user, five, table="five")
+    with django_capture_on_commit_callbacks(execute=True):
+        erasure.erase_user(user)
+    assert list(SourceImport.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert not Dataset.objects.exists() and not storage.media_files()
 
 
-def test_the_reimport_streams_too_and_is_owner_only(client_alice, user, other_user, five):
-    assert client_alice.post("/datasets/import-sql/", {"url": five, "source": "query",
-                                                       "query": "SELECT * FROM five WHERE id = 1"}).status_code == 302
-    first = Dataset.objects.get(owner=user)
-    first.sql_source = {"url": first.sql_source["url"], "table": "five"}
-    first.save()
-    bob = Client()
-    bob.force_login(other_user)
-    assert bob.post(f"/datasets/{first.pk}/reimport-sql/").status_code == 404
-    response = client_alice.post(f"/datasets/{first.pk}/reimport-sql/")
-    page = b"".join(response.streaming_content).decode()
-    fresh = Dataset.objects.exclude(pk=first.pk).get(owner=user)
-    assert "<li>[100%] read 5 of 5 rows</li>" in page and f'href="/datasets/{first.pk}/" id="sql-cancel"' in page
-    assert fresh.n_rows == 5 and f"url=/datasets/{fresh.pk}/" in page
-    assert not Dataset.objects.filter(owner=other_user).exists()
-
-
-@pytest.fixture
-def job(user):
-    from tests.anonymizer_helpers import finished_job, make_dataset
-
-    return finished_job(make_dataset(user), k=2)
-
-
-def test_the_export_streams_batches_written_and_the_table_appears_at_the_end(client_alice, job, pg_url,
-                                                                              monkeypatch):
+def test_the_export_callback_reports_the_batches_written(user, pg_url, monkeypatch):
     from anonymizer_app.services import exports
+    from tests.anonymizer_helpers import finished_job, make_dataset
     from tests.sql_helpers import pg_rows
 
+    job = finished_job(make_dataset(user), k=2)
     monkeypatch.setattr(sql, "INSERT_ROWS", 2)
-    n = len(exports.result_frame(job.result))
-    assert n > 2  # more than one batch
-    seen: list[int] = []
     frame = exports.result_frame(job.result)
-    sql.write_table(frame, pg_url, "direct", exports.column_kinds(frame, None), progress=seen.append)
-    assert seen == [min(i, n) for i in range(2, n + 2, 2)]
-    response = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
-    assert response.streaming
-    page = b"".join(response.streaming_content).decode()
-    lines = [line for line in page.split("\n") if line.startswith("<li>")]
-    assert lines == [f"<li>[{round(r * 100 / n):3d}%] wrote {r:,} of {n:,} rows</li>" for r in seen]
-    assert f"Wrote {n:,} rows to the table released at" in page and f"url=/jobs/{job.pk}/result/" in page
-    assert pg_rows(pg_url, "SELECT count(*) FROM released")[1] == [(n,)]
-    # an early refusal is the form page, as for a small result
-    again = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
-    assert again.status_code == 400 and "already exists" in again.content.decode()
-
-
-def test_leaving_the_export_page_leaves_no_table(client_alice, job, pg_url, monkeypatch):
-    from tests.sql_helpers import pg_rows
-
-    monkeypatch.setattr(sql, "INSERT_ROWS", 2)
-    left = threading.Event()
-    progress = sources_sql.Beside.progress
-
-    def held(self, rows: int) -> None:  # the second batch waits until the page is left: a cut mid-way
-        if rows > 2:
-            left.wait(timeout=60)
-        progress(self, rows)
-
-    monkeypatch.setattr(sources_sql.Beside, "progress", held)
-    response = client_alice.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "released"})
-    assert response.streaming
-    response.close()
-    left.set()
-    for thread in threading.enumerate():
-        if thread.name == "sql-export":
-            thread.join(timeout=60)
-    assert pg_rows(pg_url, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")[1] == [(0,)]
-
-
-def test_the_export_page_is_owner_only(client, job, other_user, pg_url):
-    client.force_login(other_user)
-    assert client.post(f"/jobs/{job.pk}/result/export-sql/", {"url": pg_url, "table": "t"}).status_code == 404
+    n = len(frame)
+    assert n > 2  # more than one batch
+    written: list[int] = []
+    assert sql.write_table(frame, pg_url, "direct", exports.column_kinds(frame, None), progress=written.append) == n
+    assert written == [min(i, n) for i in range(2, n + 2, 2)]
+    assert pg_rows(pg_url, "SELECT count(*) FROM direct")[1] == [(n,)]

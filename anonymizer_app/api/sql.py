@@ -1,13 +1,17 @@
 """SQL databases in the API (services/sql.py, with the web app's checks: servers off
 ANONYMIZER_SQL_ALLOWED_HOSTS, the app's own database and SQLite files outside ANONYMIZER_SQL_SQLITE_DIR are
-refused; connections built by services/connections.py): import a table or one SELECT query as a new
-dataset, export a run's published rows to a new table. The export is a job (services/sql_jobs.py): 202 with
-the job, polled at ``/api/v1/runs/<id>/`` (progress: rows written), cancelled at ``.../cancel/``. The
-published rows in other file formats are the run's download (``/api/v1/runs/<id>/download/?format=``)."""
+refused; connections built by services/connections.py). Both directions are jobs on a worker, so that no
+request waits for a connection or a long read: the request checks what needs no connection and answers 202.
+The import of a table or one SELECT query as a new dataset is a SourceImport (services/source_imports.py),
+polled at ``/api/v1/sql/imports/<id>/`` (rows read, of how many when counted; the dataset's id when it
+succeeded) and cancelled at ``.../cancel/``; the export of a run's published rows to a new table is a job
+(services/sql_jobs.py), polled at ``/api/v1/runs/<id>/``. The published rows in other file formats are the
+run's download (``/api/v1/runs/<id>/download/?format=``)."""
 
 from __future__ import annotations
 
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -15,11 +19,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError
-from ..models import Job
-from ..services import sql, sql_jobs
+from ..models import Job, SourceImport
+from ..services import source_imports, sql_jobs
 from ..sql_forms import SqlExportForm, SqlImportForm
 from .common import owned_job, queue, refused
-from .datasets import DatasetDetailSerializer
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 
@@ -64,11 +67,38 @@ def _data(request) -> dict:
     return {k: ("on" if v is True else "" if v is False else v) for k, v in body.items()}
 
 
+class SourceImportSerializer(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField(help_text="the share read (0 until it ends when not counted)")
+    finished_import = serializers.BooleanField(source="is_finished", help_text="succeeded, failed or cancelled")
+    dataset = serializers.IntegerField(source="dataset_id", allow_null=True,
+                                       help_text="the new dataset (GET /api/v1/datasets/<id>/) once succeeded")
+    poll = serializers.SerializerMethodField(help_text="GET it until finished_import")
+
+    class Meta:
+        model = SourceImport
+        fields = ["id", "source", "url", "table", "query", "name", "keep_password", "status", "rows", "total",
+                  "progress", "phase", "message", "cancel_requested", "finished_import", "dataset", "poll",
+                  "created", "started", "finished"]
+
+    def get_progress(self, imp) -> float:
+        return source_imports.fraction(imp)
+
+    def get_poll(self, imp) -> str:
+        return reverse("api-sql-import-detail", args=[imp.pk])
+
+
+def owned_import(request, import_id) -> SourceImport:
+    return get_object_or_404(SourceImport, pk=import_id, owner=request.user)
+
+
 class SqlImport(APIView):
     throttle_scope = "sql"
-    @extend_schema(request=SqlImportSerializer, responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer},
-                   summary="Import a database table or a SELECT query as a new dataset (read-only, in chunks, the "
-                           "upload's limits)", tags=["datasets"])
+
+    @extend_schema(request=SqlImportSerializer, responses={202: SourceImportSerializer, 400: ApiErrorSerializer},
+                   summary="Import a database table or a SELECT query as a new dataset, as a job: 202 with the "
+                           "import to poll (GET /api/v1/sql/imports/<id>/: status, rows read, phase, message, the "
+                           "dataset's id when it succeeded); read-only, in chunks, the upload's limits",
+                   tags=["datasets"])
     def post(self, request):
         data = _data(request)
         data.setdefault("source", "query" if data.get("query") and not data.get("table") else "table")
@@ -78,12 +108,37 @@ class SqlImport(APIView):
         d = form.cleaned_data
         by_table = d["source"] == "table"
         try:
-            ds = sql.import_dataset(request.user, d["url"], table=d["table"].strip() if by_table else "",
-                                    query="" if by_table else d["query"], name=d["name"].strip() or None, web=True,
-                                    keep_password=d["keep_password"], password=d["password"] or None)
+            imp = source_imports.create_sql(request.user, d["url"], table=d["table"] if by_table else "",
+                                            query="" if by_table else d["query"], name=d["name"],
+                                            keep_password=d["keep_password"], password=d["password"] or None)
         except InputError as exc:
             return refused(str(exc))
-        return Response(DatasetDetailSerializer(ds).data, status=status.HTTP_201_CREATED)
+        imp = source_imports.submit(imp)
+        return Response(SourceImportSerializer(imp).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": reverse("api-sql-import-detail", args=[imp.pk])})
+
+
+class SqlImportDetail(APIView):
+    @extend_schema(responses={200: SourceImportSerializer, 404: ApiErrorSerializer},
+                   summary="An import's status: queued, running (rows read, of how many when the table was "
+                           "counted), succeeded (the dataset's id), failed (the reason) or cancelled",
+                   tags=["datasets"])
+    def get(self, request, import_id):
+        return Response(SourceImportSerializer(owned_import(request, import_id)).data)
+
+
+class SqlImportCancel(APIView):
+    @extend_schema(request=None, responses={200: SourceImportSerializer, 404: ApiErrorSerializer,
+                                            409: ApiErrorSerializer},
+                   summary="Cancel a queued or running import (it stops at its next chunk; nothing is stored)",
+                   tags=["datasets"])
+    def post(self, request, import_id):
+        imp = owned_import(request, import_id)
+        if imp.is_finished:
+            return refused(f"the import has already {imp.status}", status.HTTP_409_CONFLICT)
+        source_imports.cancel(imp)
+        imp.refresh_from_db()
+        return Response(SourceImportSerializer(imp).data)
 
 
 class SqlExport(APIView):
@@ -113,5 +168,7 @@ class SqlExport(APIView):
 
 urlpatterns = [
     path("import/", SqlImport.as_view(), name="api-sql-import"),
+    path("imports/<uuid:import_id>/", SqlImportDetail.as_view(), name="api-sql-import-detail"),
+    path("imports/<uuid:import_id>/cancel/", SqlImportCancel.as_view(), name="api-sql-import-cancel"),
     path("export/<uuid:job_id>/", SqlExport.as_view(), name="api-sql-export"),
 ]

@@ -361,6 +361,11 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
     running = {str(pk) for pk in Job.objects.filter(pk__in=list(partials), status=Job.RUNNING)
                .values_list("pk", flat=True)}
     storage.delete_names([name for job_id, names in partials.items() if job_id not in running for name in names])
+    from .source_imports import sweep_stale_imports
+
+    imports = sweep_stale_imports(now)  # dataset imports whose worker died: failed, their staged file removed
+    if imports:
+        out["imports_failed"] = imports
     return out
 
 

@@ -455,15 +455,15 @@ def count_rows(url: str, table: str, web: bool = True, password: str | None = No
 
 
 def stage_import(url: str, table: str = "", query: str = "", web: bool = True, password: str | None = None,
-                 progress: Callable[[int], None] | None = None) -> Staged:
-    """Read ``table`` or ``query`` into a staging Parquet and a CSV original; nothing of the app's database is
-    touched (a page runs it beside the request). Nothing is left when anything fails, ``progress`` raising
-    (a cancel) included."""
+                 progress: Callable[[int], None] | None = None, staging: Path | None = None) -> Staged:
+    """Read ``table`` or ``query`` into a staging Parquet (at ``staging``, default a fresh name: an import job
+    records it so that a sweep can remove it after a dead worker) and a CSV original; nothing of the app's
+    database is touched. Nothing is left when anything fails, ``progress`` raising (a cancel) included."""
     import tempfile
 
     from . import ingestion, storage
 
-    staging = storage.staging_path()
+    staging = staging or storage.staging_path()
     original = tempfile.TemporaryFile()
 
     def pieces():

@@ -29,6 +29,8 @@ def result_url(job: Job) -> str:
     a lattice evaluation, the lattice page of the run it evaluated."""
     if job.kind == Job.LATTICE:
         return reverse("anonymizer:lattice", args=[(job.options or {}).get("source_job")])
+    if job.kind == Job.SQL_EXPORT:  # its outcome is a table elsewhere: back to the run whose rows it wrote
+        return reverse("anonymizer:result", args=[(job.options or {}).get("source_job")])
     return reverse(RESULT_PAGES.get(job.kind, "anonymizer:result"), args=[job.pk])
 
 

@@ -1,5 +1,5 @@
 // Database import and export pages: the table field or the query field, as the "Read" choice says; submitting
-// says that the rows are being read (or written) and that a large table takes a while.
+// says that the URL is being checked (the import or export then runs on a worker, with a page of its own).
 (function () {
   var form = document.getElementById("import-sql-form") || document.getElementById("export-sql-form");
   if (!form) return;

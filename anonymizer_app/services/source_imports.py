@@ -1,0 +1,269 @@
+"""Imports of a dataset from an outside source as jobs of their own (models.SourceImport) on a Celery worker,
+so that no web request or API call waits for a connection or a long read: the request checks what needs no
+connection (the form, the URL's parts and parameters, the allow-list: services/connections.py through
+sql.check_web_url) and answers at once; the worker connects, reads in chunks (sql.stage_import) with the rows
+read written to the row, and stores the dataset at the end (sql.store_import). A cancel is honoured at the
+next chunk; a failure, a cancel, a time limit or a dead worker (sweep_stale_imports) leaves no dataset and no
+file. A password given apart is kept vault-encrypted on the row only while the import waits or runs.
+
+The time limits are the jobs' (services.jobs.time_limit) for the kind "sql-import": the setting
+ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS, else ANONYMIZER_JOB_TIME_LIMIT_SECONDS.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from ..engine import Cancelled, EngineError, InputError
+from ..models import SourceImport
+from . import jobs, sql, storage, vault
+
+KIND = "sql-import"  # the name of the time-limit settings (services.jobs.time_limit)
+log = logging.getLogger(__name__)
+
+
+# ---- creation ---------------------------------------------------------------------------------------------
+def create_sql(owner, url: str, table: str = "", query: str = "", name: str = "", keep_password: bool = False,
+               password: str | None = None) -> SourceImport:
+    """A queued import of ``table`` or ``query`` at ``url``, checked as for the web (sql.check_web_url: the
+    URL's parts and parameters, the allow-list, the app's own database, SQLite) without connecting."""
+    table, query = table.strip(), query.strip()
+    if bool(table) == bool(query):
+        raise InputError("name a table or give a query (one of the two)")
+    target = sql.parse_url(url).with_password(password)
+    sql.check_web_url(target)
+    if query:
+        sql.check_query(query)
+    else:
+        sql._split_name(table)
+    secret = target.password
+    return SourceImport.objects.create(
+        owner=owner, source=SourceImport.SQL, url=target.public_url(), table=table, query=query, name=name.strip(),
+        keep_password=bool(keep_password), password=vault.encrypt_text(str(secret)) if secret else "",
+        phase="waiting for a worker")
+
+
+def submit(imp: SourceImport) -> SourceImport:
+    """Queue the import on the broker under its time limits; a broker that refuses it ends the import failed
+    with the reason (it would wait forever)."""
+    from ..tasks import run_source_import_task
+
+    soft, hard, _ = jobs.time_limit(KIND)
+    try:
+        result = run_source_import_task.apply_async((str(imp.pk),), soft_time_limit=soft, time_limit=hard)
+    except Exception as exc:
+        log.exception("could not queue import %s", imp.pk)
+        _end(imp.pk, SourceImport.FAILED, f"could not queue the import: {exc}", statuses=(SourceImport.QUEUED,))
+    else:
+        SourceImport.objects.filter(pk=imp.pk, celery_id="").update(celery_id=result.id or "")
+    imp.refresh_from_db()
+    return imp
+
+
+# ---- cancelling --------------------------------------------------------------------------------------------
+def cancel(imp: SourceImport) -> bool:
+    """Ask the import to stop; one still queued (or whose worker died) stops at once. True: it has stopped."""
+    SourceImport.objects.filter(pk=imp.pk).exclude(status__in=SourceImport.FINISHED).update(cancel_requested=True)
+    if _end(imp.pk, SourceImport.CANCELLED, "cancelled before it started", statuses=(SourceImport.QUEUED,)):
+        return True
+    stale = SourceImport.objects.filter(_stale(timezone.now()), pk=imp.pk).first()
+    return stale is not None and _settle(stale, SourceImport.CANCELLED, "cancelled (its worker had stopped)")
+
+
+# ---- running -----------------------------------------------------------------------------------------------
+class _Heartbeat:
+    """Touches the row's heartbeat from a thread while the import runs (a query can run for its whole statement
+    timeout without a chunk): an import whose heartbeat stops is one whose worker died."""
+
+    def __init__(self, pk):
+        self.pk, self.stop = pk, threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-import-{pk}", daemon=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        from django.db import DatabaseError, connection
+
+        try:
+            while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
+                try:
+                    SourceImport.objects.filter(pk=self.pk, status=SourceImport.RUNNING).update(
+                        heartbeat=timezone.now())
+                except DatabaseError:  # a busy database misses one beat, not the import
+                    continue
+        finally:
+            connection.close()
+
+
+def _update(pk, **fields) -> None:
+    SourceImport.objects.filter(pk=pk).update(**fields)
+
+
+def _rows_phase(imp: SourceImport, rows: int, total: int | None) -> str:
+    counted = f" of {total:,}" if total else ""
+    return f"read {rows:,}{counted} rows of {imp.label}"[:255]
+
+
+def run(imp: SourceImport) -> SourceImport:
+    """Run a queued import to its end: succeeded with its dataset, failed with the reason, or cancelled; in
+    every ending but success nothing is stored, and the password given apart is erased."""
+    soft_limit = jobs._soft_time_limit_error()
+    try:
+        _run(imp, soft_limit)
+    except soft_limit:  # raised outside the reading (claiming, settling): the same ending
+        stop_for_time_limit(imp.pk)
+    finally:
+        _update(imp.pk, password="")
+    imp.refresh_from_db()
+    return imp
+
+
+def _claim(imp: SourceImport) -> bool:
+    now = timezone.now()
+    if _end(imp.pk, SourceImport.CANCELLED, "cancelled before it started", statuses=(SourceImport.QUEUED,),
+            cancel_requested=True):
+        return False
+    path = storage.staging_path()
+    return bool(SourceImport.objects.filter(pk=imp.pk, status=SourceImport.QUEUED).update(
+        status=SourceImport.RUNNING, started=now, heartbeat=now, phase=f"connecting to {imp.url}"[:255],
+        staging=path.relative_to(storage.media_root()).as_posix()))
+
+
+def _run(imp: SourceImport, soft_limit: type[BaseException]) -> None:
+    if not _claim(imp):
+        return  # finished, cancelled, or another delivery runs it
+    imp.refresh_from_db()
+    try:
+        with _Heartbeat(imp.pk):
+            dataset = _read_and_store(imp)
+    except Exception as exc:
+        if jobs._from_time_limit(exc, soft_limit):
+            stop_for_time_limit(imp.pk)
+        elif isinstance(exc, Cancelled):
+            _end(imp.pk, SourceImport.CANCELLED, "cancelled by the user; nothing was stored")
+        elif isinstance(exc, (EngineError, vault.VaultError)):
+            _end(imp.pk, SourceImport.FAILED, str(exc))
+        else:  # it must end failed, whatever went wrong, with the reason shown
+            _end(imp.pk, SourceImport.FAILED, f"internal error: {exc.__class__.__name__}: {exc}")
+            raise
+    else:
+        done = SourceImport.objects.filter(pk=imp.pk, status=SourceImport.RUNNING).update(
+            status=SourceImport.SUCCEEDED, dataset=dataset, finished=timezone.now(), staging="",
+            phase=f"imported {dataset.n_rows:,} rows, {dataset.n_columns} columns"[:255], message="")
+        if not done:  # deleted or settled meanwhile (its owner erased): the dataset would belong to no import
+            log.info("import %s ended meanwhile; its dataset %s is kept", imp.pk, dataset.pk)
+
+
+def _cancelled(pk) -> bool:
+    flag = SourceImport.objects.filter(pk=pk).values_list("cancel_requested", flat=True).first()
+    return flag is not False  # None: the import was deleted meanwhile
+
+
+def _read_and_store(imp: SourceImport):
+    try:
+        password = vault.decrypt_text(imp.password) if imp.password else None
+    except vault.VaultError as exc:
+        raise InputError(f"the password given for the import cannot be read: {exc}") from None
+    total = sql.count_rows(imp.url, imp.table, web=True, password=password) if imp.table else None
+    _update(imp.pk, total=total, phase=_rows_phase(imp, 0, total))
+
+    def progress(rows: int) -> None:
+        _update(imp.pk, rows=rows, phase=_rows_phase(imp, rows, total))
+        if _cancelled(imp.pk):
+            raise Cancelled("cancelled by the user")
+
+    staged = sql.stage_import(imp.url, imp.table, imp.query, web=True, password=password, progress=progress,
+                              staging=storage.media_root() / imp.staging)
+    if _cancelled(imp.pk):
+        staged.discard()
+        raise Cancelled("cancelled by the user")
+    _update(imp.pk, phase=f"storing {staged.n_rows:,} rows as a dataset")
+    return sql.store_import(imp.owner, staged, imp.url, imp.table, imp.query, name=imp.name or None,
+                            keep_password=imp.keep_password, password=password)
+
+
+def _end(pk, status: str, message: str, statuses=(SourceImport.RUNNING,), **where) -> bool:
+    """Move the import to a final state from one of ``statuses``; its staged file removed, its password
+    erased."""
+    found = SourceImport.objects.filter(pk=pk, status__in=statuses, **where).first()
+    if found is None:
+        return False
+    _discard_staging(found)
+    return bool(SourceImport.objects.filter(pk=pk, status__in=statuses, **where).update(
+        status=status, message=message, finished=timezone.now(), password="", staging=""))
+
+
+def _discard_staging(imp: SourceImport) -> None:
+    """The staged table and the half-written file it is made from (ingestion.AtomicParquet's
+    ``.<name>.<pid>.tmp``), which a dead worker leaves behind."""
+    if not imp.staging:
+        return
+    path = storage.media_root() / imp.staging
+    for leftover in (path, *path.parent.glob(f".{path.name}.*.tmp")):
+        storage.discard(leftover)
+
+
+# ---- time limits and dead workers --------------------------------------------------------------------------
+def stop_for_time_limit(pk, hard: bool = False) -> bool:
+    """Fail an import its time limit stopped (soft: the exception in the task; hard: the worker process
+    killed), its staged file removed."""
+    soft, hard_seconds, _ = jobs.time_limit(KIND)
+    message = stop_message(hard_seconds if hard else soft)
+    states = (SourceImport.RUNNING, SourceImport.QUEUED) if hard else (SourceImport.RUNNING,)
+    return _end(pk, SourceImport.FAILED, message, statuses=states)
+
+
+def _stale(now) -> Q:
+    stale = now - timedelta(seconds=settings.ANONYMIZER_JOB_STALE_SECONDS)
+    return Q(status=SourceImport.RUNNING) & (Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale))
+
+
+def _settle(imp: SourceImport, status: str, message: str) -> bool:
+    """Move a stale running import to a final state, only if nobody took it meanwhile."""
+    _discard_staging(imp)
+    return bool(SourceImport.objects.filter(pk=imp.pk, status=SourceImport.RUNNING, heartbeat=imp.heartbeat).update(
+        status=status, message=message, finished=timezone.now(), password="", staging=""))
+
+
+def sweep_stale_imports(now=None) -> list[str]:
+    """Running imports whose heartbeat is stale (their worker died) end failed (or cancelled, when asked) with
+    their staged file removed; not run again: the owner imports again. Returns their ids. Called by the jobs'
+    sweep (services.jobs.sweep_stale_jobs)."""
+    now = now or timezone.now()
+    soft, _, _ = jobs.time_limit(KIND)
+    stopped = []
+    for imp in SourceImport.objects.filter(_stale(now)):
+        if imp.cancel_requested:
+            status, message = SourceImport.CANCELLED, "cancelled (its worker had stopped)"
+        elif imp.started is not None and (now - imp.started).total_seconds() >= soft:
+            status, message = SourceImport.FAILED, stop_message(soft)
+        else:
+            status, message = SourceImport.FAILED, ("the worker running it stopped (killed, out of memory or shut "
+                                                    "down); nothing was stored: import again")
+        if _settle(imp, status, message):
+            stopped.append(str(imp.pk))
+    return stopped
+
+
+def stop_message(seconds: float) -> str:
+    return jobs.time_limit_message(KIND, seconds).replace("its partial outputs were discarded", "nothing was stored")
+
+
+# ---- what a client sees --------------------------------------------------------------------------------------
+def fraction(imp: SourceImport) -> float:
+    """The share read, when the table was counted (else 0 until it ends)."""
+    if imp.status == SourceImport.SUCCEEDED:
+        return 1.0
+    return round(min(0.99, imp.rows / imp.total), 4) if imp.total else 0.0
