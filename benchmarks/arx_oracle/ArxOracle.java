@@ -2,6 +2,8 @@
 // size estimator and for the population-uniqueness estimators. Developer tool only.
 //   java -cp arx-bench.jar ArxOracle.java kmap DATA QIS K SIGNIFICANCE POP|f=FRACTION poisson|ztp SUPPRESSION
 //   java -cp arx-bench.jar ArxOracle.java uniq DATA QIS POP|f=FRACTION
+//   java -cp arx-bench.jar ArxOracle.java hist POPULATION 1:c1,2:c2,...   (a class-size histogram)
+//   java -cp arx-bench.jar ArxOracle.java hists < lines of "POPULATION 1:c1,2:c2,..."
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
@@ -14,6 +16,14 @@ import org.deidentifier.arx.risk.RiskModelPopulationUniqueness;
 public class ArxOracle {
     public static void main(String[] a) throws Exception {
         String mode = a[0];
+        if (mode.equals("hists")) {  // hists: lines "POPULATION 1:5,2:3,..." on stdin, one JSON line each
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] f = line.trim().split(" ");
+                if (f.length == 2) main(new String[] {"hist", f[0], f[1]});
+            }
+            return;
+        }
         if (mode.equals("hist")) {  // hist POPULATION 1:5,2:3,...
             com.carrotsearch.hppc.IntIntOpenHashMap map = new com.carrotsearch.hppc.IntIntOpenHashMap();
             for (String p : a[2].split(",")) { String[] kv = p.split(":"); map.put(Integer.parseInt(kv[0]), Integer.parseInt(kv[1])); }

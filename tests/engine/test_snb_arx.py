@@ -147,3 +147,37 @@ def test_pitman_converges_where_arx_does(population, hist, expected):
     else:
         assert p.parameters["alpha"] <= 0 and "outside Pitman's parameter space" in p.reason
         assert float(p.reason.rsplit(": ", 1)[1]) == pytest.approx(expected, rel=2e-3)  # quoted to 4 digits
+
+
+def test_300_random_histograms_against_arx():
+    """arx_uniqueness_oracle.jsonl: 300 random class-size histograms (seed 26; 1 to 8 sizes, π from 0.01 to 0.8)
+    with ARX's Pitman, Zayatz, SNB and Dankar's choice (``ArxOracle.java hists``). SNB: an estimate exactly where
+    ARX has one, equal to 1e-6; Dankar's choice ARX's except where ARX took a Pitman root outside the parameter
+    space, which is refused here; Pitman's solver lands where ARX's does but on 3 degenerate roots (ARX: below
+    1e-7 uniques)."""
+    import json
+
+    from anonymizer_app.engine.risk.pitman_arx import pitman_arx
+
+    rows = [json.loads(line) for line in (Path(__file__).parent / "arx_uniqueness_oracle.jsonl").open()]
+    assert len(rows) == 300
+    snb_estimates = refused = pitman_apart = 0
+    for row in rows:
+        hist = {int(a): int(b) for a, b in (p.split(":") for p in row["hist"].split(","))}
+        pop, arx = row["population"], row["arx"]
+        n = sum(s * c for s, c in hist.items())
+        r = population_uniqueness(hist, pop, n / pop)
+        s, p = r["estimators"]["snb"], r["estimators"]["pitman"]
+        assert s["converged"] == (arx["snb"] != 0), row
+        if s["converged"]:
+            snb_estimates += 1
+            assert s["uniques"] == pytest.approx(arx["snb"], rel=1e-6)
+        if (r["dankar"]["model"] or "dankar").upper() != arx["dankar_model"]:
+            assert arx["dankar_model"] == "PITMAN" and "outside Pitman's parameter space" in p["reason"], row
+            refused += 1
+        raw = pitman_arx(hist, pop)[0] if max(hist) >= 2 else math.nan
+        if (arx["pitman"] == 0) != math.isnan(raw) or (arx["pitman"] != 0 and raw != pytest.approx(arx["pitman"],
+                                                                                                   rel=1e-5)):
+            assert arx["pitman"] < 1e-7, row
+            pitman_apart += 1
+    assert (snb_estimates, refused, pitman_apart) == (7, 10, 3)
