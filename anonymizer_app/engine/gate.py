@@ -9,8 +9,10 @@ specification on exactly those rows, independently of the algorithm:
   model of the run (definitions.md): a small all-``*`` group would disclose its sensitive values;
 - a population table (δ-presence, k-map against a population table): the published table holds the
   research subset only, without its marker column (the marker is read by the one parser of marker
-  values, ``privacy.parse_marker``); the models are checked on the classes of the generalized
-  population, which is what the attacker matches against;
+  values, ``privacy.parse_marker``); each model counts the published record (engine/research.py,
+  definitions.md "The unit counted"): δ-presence the classes of the generalized population, k-map the
+  population records of each class holding a research record, every other model the published classes
+  (their research records);
 - every model of the run on every published class (identical published QI tuples; a kept group of
   suppressed records is such a class); every cell a valid generalization of its input; columns
   that are not QIs unchanged; identifying columns absent;
@@ -251,8 +253,12 @@ def _check_suppressed_group(result: Result, table: Table, hierarchies: dict, sup
         check_models(table, hierarchies, result.models, sizes, row_class)
     except VerificationError as exc:
         reason = str(exc).split(" does not hold")[0]
+        from .research import research_flags
+
+        flags = research_flags(table.frame, result.models)
+        count = int(suppressed.sum()) if flags is None else int((suppressed & flags).sum())
         raise InputError(
-            f"the {int(suppressed.sum())} suppressed record(s) cannot be published as '*' rows: together they "
+            f"the {count} suppressed record(s) cannot be published as '*' rows: together they "
             f"break {reason}, so their sensitive values would be disclosed; publish without them (the "
             f"default) instead") from None
 
