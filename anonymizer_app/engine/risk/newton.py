@@ -55,9 +55,10 @@ class Solution:
     iterations: int
 
 
-def solve(function: Callable[[Vector], tuple[Vector, Matrix]], start: Vector,
+def solve(function: Callable[[Vector], tuple[Vector, Matrix | Callable[[], Matrix]]], start: Vector,
           constraint: Callable[[Vector], bool] | None = None) -> Solution:
-    """A root of ``function`` (which returns the two equations' values and their Jacobian at a point)."""
+    """A root of ``function``, which returns at a point the two equations' values and their Jacobian (or a
+    function computing it)."""
     iterations_total = 0
     prepared = 0
     tries = 0
@@ -72,9 +73,12 @@ def solve(function: Callable[[Vector], tuple[Vector, Matrix]], start: Vector,
         while True:
             iterations_total += 1
             try:
-                (f1, f2), (a, b, c, d) = function(point)
+                (f1, f2), jacobian = function(point)
                 if abs(f1) <= ACCURACY and abs(f2) <= ACCURACY:
                     return Solution(point, tries, iterations_total)
+                # a model whose Jacobian is computed apart gives it as a function, evaluated only now (as in
+                # the library: a root is returned before its derivatives are)
+                a, b, c, d = jacobian() if callable(jacobian) else jacobian
                 inv = 1.0 / (a * d - b * c)
                 point = (point[0] - (d * inv * f1 + -b * inv * f2), point[1] - (-c * inv * f1 + a * inv * f2))
             except (ArithmeticError, ValueError):

@@ -125,6 +125,9 @@ def _snb_function(k: float, f: float, c1: float, c2: float):
         e1 = k * f * math.pow(b / (1 - dividend), a) * (((a * dividend) / (1 - dividend)) + 1) - c1
         e2 = k * a * math.pow(b, a) * (f * f) * (1 - b) / 2 * math.pow(1 - dividend, a + 2) * \
             (2 - (1 - a) * dividend) - c2
+        return (e1, e2), lambda: jacobian(a, b)
+
+    def jacobian(a: float, b: float) -> tuple[float, float, float, float]:
         v0 = (b - 1) * (f - 1)
         v1 = v0 - 1
         v2 = 1 - v0
@@ -150,7 +153,7 @@ def _snb_function(k: float, f: float, c1: float, c2: float):
                - (v7 * v20 * v16) / v10 - (a * v7 * v18 * math.log(b) * v19 * v16) / v10)
         d22 = (-(v9 * v19) / v10 - (math.pow(a, 2) * math.pow(b, v15) * v20 * v16) / v10
                - (a * v7 * v18 * v17) / v10 - (a * v7 * v20 * (a + 2) * v0) / (2 * math.pow(v2, a + 3)))
-        return (e1, e2), (d11, d12, d21, d22)
+        return d11, d12, d21, d22
     return function
 
 
