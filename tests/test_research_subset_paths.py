@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 
-import api_helpers
 import pytest
 from api_helpers import api_for, eager_celery, set_roles, upload  # noqa: F401
 from test_cli_anonymize import call, read_text_table
@@ -75,5 +74,3 @@ def test_the_api_publishes_k_anonymous_and_2_diverse_research_rows(user, eager_c
     assert recount(published) == (3, 2)
     assert "res" not in rows.columns
 
-
-dataset = api_helpers.dataset  # (the helpers' fixtures, imported for their side effects)
