@@ -16,7 +16,7 @@ from anonymizer_app.services import datasets, jobs, source_imports, sql, storage
 from tests import sql_helpers
 from tests.sql_helpers import pg_execute
 
-pg_url = sql_helpers.pg_url  # the fixture
+pg_url, mariadb_url = sql_helpers.pg_url, sql_helpers.mariadb_url  # the fixtures
 pytestmark = pytest.mark.django_db
 
 
@@ -143,6 +143,57 @@ def test_the_time_limit_fails_it_naming_the_setting(five, user, settings, monkey
                                                    "ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS); nothing was stored")
     assert files and all(name.startswith("tables/.staging-") for name in files)  # the table being staged, then gone
     assert nothing_stored() and imp.staging == ""
+
+
+def test_an_import_job_from_mariadb_with_progress_and_a_cancel(mariadb_url, user, seen, monkeypatch):
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", user="root", password="", database=mariadb_url.rsplit("/", 1)[1],
+                           autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE five (id int, name varchar(10))")
+        cur.execute("INSERT INTO five VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
+    conn.close()
+    monkeypatch.setattr(sql, "CHUNK_ROWS", 2)
+    imp = source_imports.run(source_imports.create_sql(user, mariadb_url, table="five"))
+    assert [s[1:3] for s in seen] == [(2, 5), (4, 5), (5, 5), (5, 5)]
+    ds = Dataset.objects.get(owner=user)
+    assert (imp.status, imp.dataset_id, imp.url) == ("succeeded", ds.pk, mariadb_url.replace("mysql://",
+                                                                                                "mysql+pymysql://"))
+    assert datasets.load_frame(ds).values.tolist() == [["1", "a"], ["2", "b"], ["3", "c"], ["4", "d"], ["5", "e"]]
+    checked = source_imports._cancelled
+    monkeypatch.setattr(source_imports, "_cancelled", lambda pk: SourceImport.objects.filter(pk=pk).update(
+        cancel_requested=True) and checked(pk))
+    imp = source_imports.run(source_imports.create_sql(user, mariadb_url, query="SELECT name FROM five"))
+    assert (imp.status, imp.rows) == ("cancelled", 2)  # stopped at the first chunk
+    assert Dataset.objects.filter(owner=user).count() == 1 and len(storage.media_files()) == 2  # ds's own files
+
+
+def test_the_hard_limit_settles_a_killed_import(user, settings):
+    """What tasks.SourceImportRequest.on_timeout does when the hard limit killed the reading process."""
+    from unittest import mock
+
+    from celery.worker.request import Request
+    from django.db import connection
+
+    from anonymizer_app.tasks import SourceImportRequest
+
+    settings.ANONYMIZER_JOB_TIME_LIMITS = {"sql-import": 30}
+    settings.ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS = 10
+    staging = storage.staging_path()
+    storage.make_folder(staging.parent)
+    staging.write_bytes(b"a staged table")
+    imp = SourceImport.objects.create(owner=user, url="postgresql+psycopg://x@127.0.0.1:5432/db", table="t",
+                                      status="running", staging=staging.relative_to(storage.media_root()).as_posix())
+    request = SourceImportRequest.__new__(SourceImportRequest)  # the worker's view of the message: its args
+    with mock.patch.object(SourceImportRequest, "args", new_callable=mock.PropertyMock, return_value=[str(imp.pk)]), \
+            mock.patch.object(Request, "on_timeout"), \
+            mock.patch.object(connection, "close"):  # the handler's thread closes its own, here the test's
+        request.on_timeout(False, 40)
+    imp.refresh_from_db()
+    assert (imp.status, imp.message) == ("failed", "stopped after 40 s: the time limit for sql-import jobs (setting "
+                                                   "ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS); nothing was stored")
+    assert not staging.exists()
 
 
 def test_a_dead_workers_import_is_failed_by_the_sweep_and_its_staged_file_removed(user, settings):
