@@ -60,6 +60,8 @@ def test_refusals_before_any_import(user, source):
         ({"url": f"{source}?hostaddr=10.0.0.1", "table": "t"}, "parameter 'hostaddr' is refused"),
         ({"url": "nonsense", "table": "t"}, "url: the connection URL cannot be read"),
         ({"url": source}, "table: name the table to read"),
+        ({"url": f"postgresql://{'u' * 1965}@127.0.0.1:5432/db", "table": "t"},  # 1,996: within the form's limit
+         "the connection URL is 2,004 characters long (without its password), more than the limit of 2,000"),
     ]:
         r = api.post("/api/v1/sql/import/", body)
         assert r.status_code == 400 and message in r.json()["detail"], (body, r.json())

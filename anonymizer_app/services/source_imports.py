@@ -42,9 +42,13 @@ def create_sql(owner, url: str, table: str = "", query: str = "", name: str = ""
         sql.check_query(query)
     else:
         sql._split_name(table)
+    public, limit = target.public_url(), SourceImport._meta.get_field("url").max_length
+    if len(public) > limit:
+        raise InputError(f"the connection URL is {len(public):,} characters long (without its password), more than "
+                         f"the limit of {limit:,}")
     secret = target.password
     return SourceImport.objects.create(
-        owner=owner, source=SourceImport.SQL, url=target.public_url(), table=table, query=query, name=name.strip(),
+        owner=owner, source=SourceImport.SQL, url=public, table=table, query=query, name=name.strip(),
         keep_password=bool(keep_password), password=vault.encrypt_text(str(secret)) if secret else "",
         phase="waiting for a worker")
 
