@@ -244,3 +244,68 @@ def test_the_export_callback_reports_the_batches_written(user, pg_url, monkeypat
     assert sql.write_table(frame, pg_url, "direct", exports.column_kinds(frame, None), progress=written.append) == n
     assert written == [min(i, n) for i in range(2, n + 2, 2)]
     assert pg_rows(pg_url, "SELECT count(*) FROM direct")[1] == [(n,)]
+
+
+# ---- through a real Celery worker -----------------------------------------------------------------------------
+SUBMIT_IMPORT = r'''
+import sys
+
+import django
+
+django.setup()
+
+from django.contrib.auth import get_user_model
+
+from anonymizer_app.services import source_imports
+
+owner = get_user_model().objects.create_user("importer", password="x" * 20)
+print(source_imports.submit(source_imports.create_sql(owner, sys.argv[1], table="five", name="Five")).pk)
+'''
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory):
+    """A migrated SQLite database for the worker's processes (no demo data: the import brings its own)."""
+    import test_celery_worker
+
+    folder = tmp_path_factory.mktemp("import-worker-template")
+    test_celery_worker._manage(test_celery_worker._base_env(folder), "migrate", "--noinput")
+    return folder
+
+
+@pytest.mark.celery
+@pytest.mark.timeout(180)
+def test_an_import_through_a_real_worker(migrated, tmp_path, pg_url):
+    """The web's submit puts the import on the broker; a worker process (anonymizer.run_source_import) reads
+    the PostgreSQL table and stores the dataset; the row says so."""
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    import test_celery_worker
+
+    pg_execute(pg_url, "CREATE TABLE five (id integer, name text)",
+               "INSERT INTO five VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
+    d = test_celery_worker.Deployment(migrated, tmp_path, None)
+    try:
+        d.env["ANONYMIZER_SQL_ALLOWED_HOSTS"] = "127.0.0.1"
+        proc = subprocess.run([sys.executable, "-c", SUBMIT_IMPORT, pg_url], cwd=test_celery_worker.REPO, env=d.env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        pk = uuid.UUID(proc.stdout.split()[-1]).hex
+        query = ("SELECT status, rows, total, message, dataset_id, password FROM anonymizer_app_sourceimport "
+                 "WHERE id = ?")
+        assert d.db.execute(query, (pk,)).fetchone()[0] == "queued"
+        d.start_worker()
+        deadline = time.monotonic() + test_celery_worker.JOB_TIMEOUT
+        while (row := d.db.execute(query, (pk,)).fetchone())[0] in ("queued", "running"):
+            assert time.monotonic() < deadline and d.worker.poll() is None, d.log_tail()
+            time.sleep(0.1)
+        assert row[:4] == ("succeeded", 5, 5, ""), d.log_tail()
+        assert d.db.execute("SELECT name, n_rows FROM anonymizer_app_dataset WHERE id = ?",
+                            (row[4],)).fetchone() == ("Five", 5)
+        assert row[5] == ""
+        assert "anonymizer.run_source_import" in d.worker_log.read_text(errors="replace")
+    finally:
+        d.close()
