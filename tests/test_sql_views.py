@@ -137,7 +137,8 @@ def test_export_a_result_to_a_new_table(client_alice, job, pg_url):
     assert export.status == "succeeded" and export.options["rows"] == len(exports.result_frame(job.result))
     status = client_alice.get(f"/jobs/{export.pk}/status/").json()
     assert status["result_url"] == f"/jobs/{job.pk}/result/"  # back to the run whose rows it wrote
-    assert f'href="/jobs/{job.pk}/result/" id="result-link"' in client_alice.get(f"/jobs/{export.pk}/").content.decode()
+    page = client_alice.get(f"/jobs/{export.pk}/").content.decode()
+    assert f'href="/jobs/{job.pk}/result/" id="result-link"' in page and "Export to a database table" in page
     frame = exports.result_frame(job.result)
     names, rows = pg_rows(pg_url, "SELECT * FROM released")
     assert names == list(frame.columns)

@@ -21,7 +21,7 @@ QI = Role.QUASI_IDENTIFYING.value
 # the page of a finished job of each kind that has no anonymized table of its own
 RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
 KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment",
-               Job.LATTICE: "Solution lattice evaluation"}
+               Job.LATTICE: "Solution lattice evaluation", Job.SQL_EXPORT: "Export to a database table"}
 
 
 def result_url(job: Job) -> str:
