@@ -21,7 +21,7 @@ from .hierarchy import ROOT, Hierarchy
 from .lattice import equivalence_classes, label_columns, radices
 from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from .privacy import PrivacyModel, research_column
-from .research import on_population, research_domain, research_flags
+from .research import on_population, published_figures, research_domain, research_flags
 from .result import LeafCodes, Result, factorize_cells
 from .spec import SUPPRESSION, RunSpec
 from .table import FrequencySet, Table, frequency_set, group_rows
@@ -174,8 +174,12 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     result.verify(table, all_hs)
     result.hierarchies = all_hs
     attacked = sensitive_columns(table, sensitive, models)
-    result.attack = attack_report(table.frame, result.class_of_row, attacked,
-                                  {c: table.is_numeric(c) for c in attacked}, domains=encoded_sensitive)
+    if research is None:
+        result.attack = attack_report(table.frame, result.class_of_row, attacked,
+                                      {c: table.is_numeric(c) for c in attacked}, domains=encoded_sensitive)
+    else:  # only the research records are published: every figure is theirs (verified above on the classes)
+        result.metrics, result.metrics_before, result.attack = published_figures(
+            result, table, ordered, by_column, research, attacked)
     result.seconds = time.perf_counter() - started
     report(0.95, "verified")
     return result

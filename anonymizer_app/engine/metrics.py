@@ -307,7 +307,14 @@ def cell_loss_sums(h: Hierarchy, numeric: bool, leaf_count: np.ndarray, distinct
             ok = present & ~np.isnan(values)
             span = float(values[ok].max() - values[ok].min()) if ok.any() else 0.0
             bounds = np.array([parse_range(distinct[c]) or (np.nan, np.nan) for c in p_cell[ranged]], dtype=float)
-            ncp[ranged] = (bounds[:, 1] - bounds[:, 0]) / span if span > 0 else 0.0
+            if span > 0:
+                # the range's part of the column's span: a range is drawn from the column's values, so it lies
+                # within them, except with a research subset, whose published records' span may be narrower
+                # than the population's range drawn around them (then the cell costs at most 1)
+                lowest, highest = float(values[ok].min()), float(values[ok].max())
+                ncp[ranged] = (np.minimum(bounds[:, 1], highest) - np.maximum(bounds[:, 0], lowest)) / span
+            else:
+                ncp[ranged] = 0.0
             height[ranged] = _range_heights(h, values, present, bounds[:, 0], bounds[:, 1])
         ncp_sum += float(np.sum(ncp * pair_count))
         height_sum += float(np.sum(height * pair_count))

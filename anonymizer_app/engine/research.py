@@ -125,3 +125,49 @@ def verdicts(models, sizes: np.ndarray, row_class: np.ndarray, domain_of: Callab
             counts = None
             failing = model.classes_failing(these)
         yield Verdict(model, np.asarray(failing, dtype=bool), these, counts, dom)
+
+
+def published_figures(result, table, hierarchies: list, codes: np.ndarray, flags: np.ndarray,
+                      attacked: list[str]) -> tuple[dict, dict, dict]:
+    """The report's figures of the table published from a population table: the research records only, as the
+    search's own metric counts them (its n and leaf counts are the research subset's), definitions.md "The unit
+    counted". (metrics, metrics_before, attack) of ``result`` (full-domain, local or multidimensional recoding)
+    over the research rows: class figures with n = research records and their suppressed ones; NCP, height and
+    non-uniform entropy over their cells (a numeric QI's span, a leaf's share and count taken over the research
+    records); homogeneity and the attack report on the published classes with the research subset's table
+    distribution. ``hierarchies``/``codes``: the QIs' hierarchies and leaf codes (N x q, table.qi order)."""
+    from .attack import merge_parts, report_part
+    from .distributions import sensitive_domain
+    from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
+    from .table import group_rows
+
+    rows = np.flatnonzero(flags)
+    n = len(rows)
+    k = result.k
+    suppressed = np.asarray(result.suppressed, dtype=bool)[rows]
+    sizes, published_row = published_classes(result.class_sizes, result.class_of_row, flags)
+    row_class = published_row[rows]  # per research record: its published class, -1 when suppressed
+    numeric = [table.is_numeric(c) for c in table.qi]
+    mine = np.ascontiguousarray(codes[rows])
+    metrics = class_figures(sizes, n, int(suppressed.sum()), k)
+    if result.transformation is not None:
+        levels = [int(result.transformation[c]) for c in table.qi]
+        metrics.update(loss_figures(hierarchies, numeric, mine, levels, suppressed))
+    else:
+        metrics.update(cell_loss_figures(hierarchies, numeric, mine,
+                                         [result.output[c].to_numpy()[rows] for c in table.qi], suppressed))
+    # the input's research records as they are: classes of their level-0 labels, nothing suppressed
+    labels = np.stack([np.asarray(h.maps[0])[mine[:, j]] for j, h in enumerate(hierarchies)], axis=1) \
+        if len(hierarchies) else np.zeros((n, 0), dtype=np.int64)
+    _, raw_class, raw_sizes = group_rows(labels)
+    before = class_figures(raw_sizes, n, 0, k)
+    before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
+    if result.sensitive is not None:
+        values = table.frame[result.sensitive].iloc[rows]
+        metrics.update(homogeneity(row_class, values))
+        before.update(homogeneity(raw_class, values))
+    frame = table.frame.iloc[rows].reset_index(drop=True)
+    attack = {c: merge_parts([report_part(sensitive_domain(frame, c, numeric=table.is_numeric(c)), row_class,
+                                          row_ids=rows)])
+              for c in attacked}
+    return metrics, before, attack
