@@ -1,6 +1,7 @@
 import json
 import re
 
+import pandas as pd
 import pytest
 from anonymizer_helpers import finished_job, make_dataset, people_dataset
 
@@ -124,9 +125,18 @@ def test_it_builds_the_charts(client_alice, people_job):
     assert charts["classes"]["data"][0]["y"] == [1, 4, 2, 2, 1, 1, 2]
     assert set(charts["distributions"]) == {"age", "city_birth", "zip_code"}
     before, after = charts["distributions"]["zip_code"]["data"]
-    assert len(before["x"]) == 30  # top 30 of 95 distinct values
-    assert dict(zip(after["x"], after["y"])) == {"[20000-40000)": 32, "[0-20000)": 24, "[80000-100000)": 23,
-                                                 "[40000-60000)": 12, "[60000-80000)": 7}
+    # 95 distinct ZIP codes: in ranges of 5,000 in value order (not the 30 most frequent), counted here by hand
+    zips = pd.to_numeric(datasets.load_frame(people_job.dataset, columns=["zip_code"])["zip_code"])
+    assert zips.nunique() == 95
+    low, high = int(zips.min()) // 5000 * 5000, int(zips.max())
+    edges = list(range(low, high + 1, 5000))  # the lower bounds of the ranges
+    expected = [int(((zips >= lo) & (zips < lo + 5000)).sum()) for lo in edges]
+    assert before["x"] == [f"{lo} – &lt;{lo + 5000}" for lo in edges] and before["y"] == expected
+    # the published intervals in value order
+    assert list(zip(after["x"], after["y"])) == [("[0-20000)", 24), ("[20000-40000)", 32), ("[40000-60000)", 12),
+                                                 ("[60000-80000)", 7), ("[80000-100000)", 23)]
+    titles = [a["text"] for a in charts["distributions"]["zip_code"]["layout"]["annotations"]]
+    assert titles == [f"Original ({len(edges)} ranges)", "Anonymized (in value order)"]
     assert '<option value="city_birth">city_birth</option>' in html
     # plotly.js comes from our own static files, never a CDN
     assert '<script src="/static/vendor/plotly/plotly.min.js" defer></script>' in html

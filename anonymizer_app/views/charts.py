@@ -77,9 +77,10 @@ def _short(label: str, width: int = 24) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-def distribution_figure(before: dict, after: dict) -> dict:
+def distribution_figure(before: dict, after: dict, titles: tuple[str, str] | None = None) -> dict:
     """Top values of one QI in the original (left) and the anonymized table (right); each side is
-    services.results.value_counts() output: {"values": [...], "counts": [...], ...}."""
+    services.results.value_counts() output: {"values": [...], "counts": [...], ...}, or a numeric QI's ranges
+    in value order (``titles`` then say so)."""
     bars, axes, longest = [], [], 1
     for i, (side, color) in enumerate(((before, "#8aa4bf"), (after, "#2f855a"))):
         values = [str(v) for v in side["values"][:TOP_VALUES]]
@@ -100,8 +101,8 @@ def distribution_figure(before: dict, after: dict) -> dict:
         xaxis=axes[0], xaxis2=axes[1],
         yaxis=count_axis(list(before["counts"][:TOP_VALUES]), "records"),
         yaxis2=dict(_untitled(count_axis(list(after["counts"][:TOP_VALUES]), "records")), anchor="x2"),
-        annotations=[dict(text=f"Original (top {TOP_VALUES})", x=0.235, **title),
-                     dict(text=f"Anonymized (top {TOP_VALUES})", x=0.765, **title)],
+        annotations=[dict(text=(titles or (f"Original (top {TOP_VALUES})",))[0], x=0.235, **title),
+                     dict(text=titles[1] if titles else f"Anonymized (top {TOP_VALUES})", x=0.765, **title)],
     )
     return _figure(bars, layout)
 

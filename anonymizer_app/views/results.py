@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from ..engine import METRIC_HELP
-from ..engine.report import value_counts
+from ..engine.report import TOP_VALUES, value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import advice, datasets, explain, exports, results, sensitive_bins, storage
@@ -160,6 +160,40 @@ def _dataset_paged(res: Result, report: dict, expected_rows: int, page_number) -
             "published": published}
 
 
+def _numeric(side: dict) -> bool:
+    shown = side.get("values", [])
+    return bool(shown) and all(sensitive_bins.as_number(v) is not None for v in shown)
+
+
+def _numeric_distributions(ds: Dataset, res: Result, counts: dict, n: int) -> dict[str, tuple]:
+    """Per numeric QI with more distinct values than the charts show: its values in ranges of a round width in
+    value order (not its 30 most frequent values in frequency order), read from the dataset; the published side
+    in the same ranges when it is still numbers with many values, else its values in value order."""
+    chosen = [qi for qi, c in counts.items() if c["before"].get("distinct", 0) > TOP_VALUES and _numeric(c["before"])]
+    if not chosen or n > sensitive_bins.BINNED_MAX_ROWS:
+        return {}
+    chosen = [qi for qi in chosen if qi in datasets.dataset_columns(ds)]
+    frame = datasets.load_frame(ds, columns=chosen)
+    published = results.output_columns(res)
+    out = {}
+    for qi in chosen:
+        before = sensitive_bins.histogram(frame[qi])
+        if before is None:
+            continue
+        after = counts[qi]["after"]
+        if after.get("distinct", 0) > TOP_VALUES and _numeric(after) and qi in published:
+            column = storage.read_frame(storage.output_path(res), columns=[qi])[qi]
+            after = sensitive_bins.histogram(column, before["edges"]) or after
+            label = f"Anonymized ({len(before['edges']) - 1} ranges)"
+        else:
+            order = sorted(range(len(after["values"])), key=lambda i: sensitive_bins.value_order(after["values"][i]))
+            label = ("Anonymized (in value order)" if after.get("distinct", 0) <= TOP_VALUES
+                     else f"Anonymized (top {TOP_VALUES}, in value order)")
+            after = {"values": [after["values"][i] for i in order], "counts": [after["counts"][i] for i in order]}
+        out[qi] = (before, after, (f"Original ({len(before['edges']) - 1} ranges)", label))
+    return out
+
+
 RECODING_TEXT = {
     "multidimensional": "multidimensional recoding ({label}): each equivalence class has its own ranges",
     "local": "local recoding ({label}): each cluster is generalized on its own",
@@ -285,15 +319,27 @@ HOMOGENEOUS_ROWS = 10  # dataset rows listed per homogeneous EC
 
 def _posterior_rows(attack: dict) -> tuple[list[dict], dict | None]:
     """The posterior table: every value when they are few (numbers in order, then text); else the ATTACK_VALUES
-    values of highest posterior (ties: the larger table share) and one line for the rest (how many, their share
-    of the records)."""
-    rows = [{"value": v, "prior": p["prior"], "highest": p["highest"], "class": p["class"],
-             "class_size": p["class_size"]} for v, p in (attack.get("posterior") or {}).items()]
-    if len(rows) <= sensitive_bins.MANY_VALUES:
-        return sorted(rows, key=lambda r: natural(r["value"])), None
-    rows.sort(key=lambda r: (-r["highest"], -r["prior"], natural(r["value"])))
-    rest = rows[ATTACK_VALUES:]
-    return rows[:ATTACK_VALUES], {"values": len(rest), "share": sum(r["prior"] for r in rest)}
+    values of highest posterior (ties: the larger table share, then the value) and one line for the rest (how
+    many, their share of the records). Picked with numpy: a continuous column has a value per record."""
+    posterior = attack.get("posterior") or {}
+
+    def row(value: str) -> dict:
+        p = posterior[value]
+        return {"value": value, "prior": p["prior"], "highest": p["highest"], "class": p["class"],
+                "class_size": p["class_size"]}
+
+    if len(posterior) <= sensitive_bins.MANY_VALUES:
+        return sorted((row(v) for v in posterior), key=lambda r: natural(r["value"])), None
+    values = list(posterior)
+    highest = np.fromiter((p["highest"] for p in posterior.values()), dtype=float, count=len(values))
+    prior = np.fromiter((p["prior"] for p in posterior.values()), dtype=float, count=len(values))
+    # candidates: every value tied with the ATTACK_VALUES-th by (highest, prior); the exact order among them
+    cut = np.lexsort((-prior, -highest))[ATTACK_VALUES - 1]
+    near = np.flatnonzero((highest > highest[cut]) | ((highest == highest[cut]) & (prior >= prior[cut])))
+    top = sorted((row(values[i]) for i in near), key=lambda r: (-r["highest"], -r["prior"], natural(r["value"])))
+    top = top[:ATTACK_VALUES]
+    rest = len(values) - len(top)
+    return top, {"values": rest, "share": max(float(prior.sum()) - sum(r["prior"] for r in top), 0.0)}
 
 
 def _shown_value(value) -> str:
@@ -356,7 +402,7 @@ def attack_sections(report: dict, result: Result | None = None) -> tuple[list[di
         if not worst:
             continue
         if binning is not None:
-            ranges = {"table_distribution": dict(zip(binning.labels, sensitive_bins.binned_counts(binning, table)))}
+            ranges = {"table_distribution": dict(zip(binning.labels, sensitive_bins.binned_table(binning, table)))}
             rows = [{**w, "counts": dict(zip(binning.labels, sensitive_bins.binned_counts(binning, w["counts"])))}
                     for w in worst]
             figures[column] = attack_figure(ranges, rows, order=binning.labels)
@@ -446,8 +492,11 @@ def result(request, job_id):
         counts, chart_rows = _sampled_counts(res, ds, qis, stale, n)
         sampled = chart_rows < n
     charts = {"classes": class_size_figure(report.get("class_size_histogram", {})), "distributions": {}}
+    ranges = {} if stale or research else _numeric_distributions(ds, res, counts, n)
     for qi in qis:
-        if qi in counts:
+        if qi in ranges:
+            charts["distributions"][qi] = distribution_figure(*ranges[qi])
+        elif qi in counts:
             charts["distributions"][qi] = distribution_figure(counts[qi]["before"], counts[qi]["after"])
     attack, charts["attack"] = attack_sections(report, res)
     if report.get("set_column", {}).get("frequent_itemsets"):  # mixed mode: the set column's itemsets
