@@ -7,8 +7,10 @@ column as "1"), the EMD of t-closeness and every other figure computed from the 
 What is drawn: 6-40 population rows over two or three QIs (one numeric), hierarchies whose level 0 is the
 leaves or groups them, a sensitive column (text or numbers), with or without a research subset (δ-presence,
 k-map against the population table, both), k with 0-2 further models among distinct/entropy/recursive
-l-diversity, t-closeness (equal, ordered), β-likeness (basic, enhanced), (α,k), δ-disclosure and average risk,
-suppression limits 0 to 100%, suppressed records removed or kept.
+l-diversity, t-closeness (equal, ordered), β-likeness (basic, enhanced), (α,k), δ-disclosure, average risk
+and k-map with an estimated population (Poisson or zero-truncated Poisson: its derived k recomputed here from
+scipy's Poisson distribution; a test of its own draws it in every spec), suppression limits 0 to 100%,
+suppressed records removed or kept.
 
 What is checked on every publication: only research rows leave (input order, no marker column); every other
 column unchanged; every QI cell a generalization of its input value (a label of its leaf at some level, or a
@@ -38,6 +40,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.stats import poisson
 
 from anonymizer_app.engine import InputError, Table, UnsatisfiableError, pipeline
 from anonymizer_app.engine.algorithms import ALGORITHMS
@@ -51,6 +54,7 @@ from anonymizer_app.engine.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    KMap,
     KMapPopulationTable,
     RecursiveCLDiversity,
     TCloseness,
@@ -92,11 +96,12 @@ def hierarchy(name: str, leaves: list[str], grouped: bool, fan: list[int]) -> Hi
 
 
 MODEL_KINDS = ("distinct-l", "entropy-l", "recursive-l", "t-equal", "t-ordered", "beta-basic", "beta-enhanced",
-               "alpha-k", "delta-disclosure", "average-risk")
+               "alpha-k", "delta-disclosure", "average-risk", "kmap-estimate")
 
 
 @st.composite
-def cases(draw, research_only: bool = False, algorithms: tuple[str, ...] | None = None):
+def cases(draw, research_only: bool = False, algorithms: tuple[str, ...] | None = None,
+          with_kind: str | None = None):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     n = draw(st.integers(6, 40))
@@ -130,6 +135,8 @@ def cases(draw, research_only: bool = False, algorithms: tuple[str, ...] | None 
         if kind == "t-ordered" and not numeric_s:
             kind = "t-equal"
         models.append((kind, draw(param(kind))))
+    if with_kind is not None and with_kind not in [kind for kind, _ in models]:
+        models.append((with_kind, draw(param(with_kind))))
     if research:
         which = draw(st.sampled_from(["delta", "kmap", "both"]))
         if which in ("delta", "both"):
@@ -166,6 +173,10 @@ def param(kind: str):
         "alpha-k": st.tuples(st.sampled_from([0.5, 0.67, 0.8]), st.integers(1, 3)),
         "delta-disclosure": st.sampled_from([0.7, 1.2, 2.0]),
         "average-risk": st.sampled_from([0.2, 0.34, 0.5]),
+        # (k, sampling fraction π, estimator, significance α): derived k from 1 up to k (and refusals)
+        "kmap-estimate": st.tuples(st.integers(1, 12), st.sampled_from([0.01, 0.1, 0.3, 0.6, 0.9]),
+                                   st.sampled_from(["poisson", "zero-truncated-poisson"]),
+                                   st.sampled_from([0.01, 0.05, 0.2])),
     }[kind]
 
 
@@ -173,7 +184,7 @@ def engine_name(kind: str) -> str:
     return {"k": "k-anonymity", "distinct-l": "distinct-l-diversity", "entropy-l": "entropy-l-diversity",
             "recursive-l": "recursive-cl-diversity", "t-equal": "t-closeness", "t-ordered": "t-closeness",
             "beta-basic": "beta-likeness", "beta-enhanced": "beta-likeness", "alpha-k": "alpha-k-anonymity",
-            "delta-disclosure": "delta-disclosure", "average-risk": "average-risk",
+            "delta-disclosure": "delta-disclosure", "average-risk": "average-risk", "kmap-estimate": "k-map",
             "delta-presence": "delta-presence", "kmap": "k-map-population-table"}[kind]
 
 
@@ -186,6 +197,7 @@ def engine_model(kind: str, p):
         "t-ordered": lambda: TCloseness(p, "ordered", "s"), "beta-basic": lambda: BetaLikeness(p, "basic", "s"),
         "beta-enhanced": lambda: BetaLikeness(p, "enhanced", "s"), "alpha-k": lambda: AlphaKAnonymity(p[0], p[1], "s"),
         "delta-disclosure": lambda: DeltaDisclosure(p, "s"), "average-risk": lambda: AverageRisk(p),
+        "kmap-estimate": lambda: KMap(p[0], p[1], p[2], p[3]),
         "delta-presence": lambda: DeltaPresence(p[0], p[1], "r"), "kmap": lambda: KMapPopulationTable(p, "r"),
     }[kind]()
 
@@ -259,6 +271,20 @@ def emd_ordered(p: dict, q: dict) -> float:
     return total / (m - 1)
 
 
+def derived_k(k: int, pi: float, estimator: str, alpha: float) -> int:
+    """k-map with an estimated population as ARX 3.9.2 derives its k (definitions.md, "k-map with an estimated
+    population: the derived k"), from scipy's Poisson distribution: c the smallest count with P(X <= c) >= 1 - α,
+    X ~ Poisson(k·π), k' = c + 2 (ARX's one above its test's threshold); zero-truncated, c >= 1 the smallest with
+    P(X <= c | X >= 1) >= 1 - α, k' = c + 1; the count never searched beyond k, so k' <= k."""
+    lam = k * pi
+    if estimator == "poisson":
+        c = next((c for c in range(k + 1) if poisson.cdf(c, lam) >= 1 - alpha), k)
+        return min(c + 2, k)
+    zero = poisson.pmf(0, lam)
+    c = next((c for c in range(1, k + 1) if (poisson.cdf(c, lam) - zero) / (1 - zero) >= 1 - alpha), k)
+    return min(c + 1, k)
+
+
 def class_holds(kind: str, p, values: list[str], table: dict[str, float]) -> bool:
     """One model on one published class (its sensitive values) against the table distribution."""
     size = len(values)
@@ -286,6 +312,8 @@ def class_holds(kind: str, p, values: list[str], table: dict[str, float]) -> boo
         return size >= p[1] and max(q.values()) <= p[0] + EPS
     if kind == "delta-disclosure":
         return all(abs(math.log(q[v] / table[v])) < p - EPS for v in q)
+    if kind == "kmap-estimate":  # plain counting: the published class's records against the derived k
+        return size >= derived_k(*p)
     raise AssertionError(kind)
 
 
@@ -481,6 +509,28 @@ def test_every_publication_passes_the_independent_checker(case):
 @given(cases(research_only=True))
 def test_research_subsets_publish_what_the_models_count(case):
     run_and_check(case)
+
+
+@settings(RUN, max_examples=max(EXAMPLES // 3, 1))
+@given(cases(with_kind="kmap-estimate"))
+def test_kmap_with_an_estimated_population_publishes_classes_of_the_derived_k(case):
+    """k-map with an estimator in every spec (with or without a research subset, every algorithm that takes it):
+    each published class holds at least the k' the checker derives itself from scipy's Poisson distribution."""
+    run_and_check(case)
+
+
+def test_the_checkers_derived_k_is_arxs_on_the_documented_cases():
+    """The checker's own derivation on definitions.md's Adult figures (--kmap 5, α = 0.01): k' = 2 at the USA's
+    π = 30,162 / 317,238,626 and 3 at π = 0.01, both estimators; k' never above k; ARX's extra +1 of Poisson."""
+    usa = 30162 / 317238626
+    assert [derived_k(5, usa, e, 0.01) for e in ("poisson", "zero-truncated-poisson")] == [2, 2]
+    assert [derived_k(5, 0.01, e, 0.01) for e in ("poisson", "zero-truncated-poisson")] == [3, 3]
+    assert derived_k(1, 0.5, "poisson", 0.01) == 1 and derived_k(3, 0.9, "zero-truncated-poisson", 0.01) == 3
+    # Poisson(0.5): P(X <= 1) = 0.9098 < 0.95 <= P(X <= 2) = 0.9856, so c = 2 and k' = 4 (ARX's c + 2)
+    assert derived_k(10, 0.05, "poisson", 0.05) == 4
+    for k, pi, e, a in itertools.product(range(1, 13), (0.01, 0.1, 0.3, 0.6, 0.9),
+                                         ("poisson", "zero-truncated-poisson"), (0.01, 0.05, 0.2)):
+        assert KMap(k, pi, e, a).derived_k == derived_k(k, pi, e, a), (k, pi, e, a)
 
 
 @RUN
