@@ -38,6 +38,8 @@ def test_sentences_speak_of_this_table():
     assert "(0.031 bits per quasi-identifier cell)" in explain.reading("non_uniform_entropy", 124.0, CTX).text
     assert explain.reading("min_class_size", 5, CTX).text.startswith(
         "Every published record shares its quasi-identifiers with at least 4 others")
+    assert explain.reading("min_class_size", 2, CTX).text == \
+        "Every published record shares its quasi-identifiers with at least 1 other (k asked: 5)."
 
 
 def test_no_reading_without_a_value_or_a_reader():

@@ -85,3 +85,7 @@ def test_no_suppressed_record_no_suppressed_style(client_alice, user):
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="legend-suppressed"' not in html and 'class="suppressed"' not in html
     assert 'name="drop_suppressed"' not in html and "already left out" not in html
+    # k=2: "1 other", never "1 others"; the limit of 0 records
+    assert "every published record shares its quasi-identifiers with at least 1 other</div>" in html
+    assert "at least 1 other (k asked: 2)" in html and "1 others" not in html
+    assert "limit: 0 records (0%)" in html

@@ -66,8 +66,9 @@ def _min_class(v: float, ctx: dict) -> Reading:
     k = ctx.get("k") or 1
     if v == 0:
         return Reading("No record is published with its quasi-identifiers (all suppressed).", POOR)
-    return Reading(f"Every published record shares its quasi-identifiers with at least {int(v) - 1:,} others "
-                   f"(k asked: {k}).", GOOD if v >= k else POOR)
+    others = int(v) - 1
+    return Reading(f"Every published record shares its quasi-identifiers with at least {others:,} "
+                   f"other{'' if others == 1 else 's'} (k asked: {k}).", GOOD if v >= k else POOR)
 
 
 def _mean_class(v: float, ctx: dict) -> Reading:
