@@ -135,7 +135,8 @@ def published_figures(result, table, hierarchies: list, codes: np.ndarray, flags
     over the research rows: class figures with n = research records and their suppressed ones; NCP, height and
     non-uniform entropy over their cells (a numeric QI's span, a leaf's share and count taken over the research
     records); homogeneity and the attack report on the published classes with the research subset's table
-    distribution. ``hierarchies``/``codes``: the QIs' hierarchies and leaf codes (N x q, table.qi order)."""
+    distribution; a local recoding's labels ("N distinct value(s) in the output") are set to the published cells'.
+    ``hierarchies``/``codes``: the QIs' hierarchies and leaf codes (N x q, table.qi order)."""
     from .attack import merge_parts, report_part
     from .distributions import sensitive_domain
     from .metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
@@ -170,4 +171,9 @@ def published_figures(result, table, hierarchies: list, codes: np.ndarray, flags
     attack = {c: merge_parts([report_part(sensitive_domain(frame, c, numeric=table.is_numeric(c)), row_class,
                                           row_ids=rows)])
               for c in attacked}
+    if result.transformation is None:  # a local recoding's labels count the published cells
+        for c in table.qi:
+            shown = result.output[c].to_numpy()[rows][~suppressed]
+            result.transformation_labels[c] = (f"{result.recoding} recoding: {pd.Series(shown).nunique()} distinct "
+                                               f"value(s) in the output")
     return metrics, before, attack

@@ -138,6 +138,11 @@ def check(c: dict):
         assert report["metrics_before"][key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
     assert report["k_achieved"] == want["min_class_size"]
     assert report["suppressed"] == want["suppressed"]
+    if publication.result.transformation is None:  # a local recoding's labels count the published cells
+        for q in c["qi"]:
+            distinct = {rec[q] for rec, sup in zip(publication.table.to_dict("records"), publication.suppressed)
+                        if not sup}
+            assert report["transformation_labels"][q].split(": ")[1].startswith(f"{len(distinct)} distinct"), q
     # the attack report: the published records with the research subset's table distribution
     research = [r for r in c["rows"] if r["r"] == "1"]
     attack = report["attack"]["s"]
