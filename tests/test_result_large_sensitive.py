@@ -86,6 +86,9 @@ def homogeneity_and_l_on_value_ranges(wage_job, html):
     expected = f'{len(homogeneous)} ({int(sizes[homogeneous].sum()):,} records)'
     assert f'<dd class="attack-binned-homogeneous">{expected}</dd>' in html
     assert f'<dd class="attack-binned-l">{int(distinct.min())} (the fewest of the 10 ranges in an EC)</dd>' in html
+    # the summary card of homogeneous ECs (0 on exact wages) says the ranges' figure beside it
+    assert (f'<div class="stat-note" id="homogeneous-ranges">on 10 ranges of wage\'s values: {len(homogeneous)} '
+            f'ECs ({int(sizes[homogeneous].sum()):,} records) in one range') in html
 
 
 def test_a_text_column_with_many_values_gets_a_capped_table(client_alice, user):

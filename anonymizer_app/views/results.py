@@ -525,6 +525,8 @@ def result(request, job_id):
         "research": research,
         "suppression_percent": f"{limit * 100:g}",
         "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else []), j.k),
+        # the sensitive column read on value ranges (a continuous one): its homogeneity beside the exact values'
+        "ranges_card": next((a for a in attack if a["column"] == sensitive and a["binned"]), None),
         "all_metrics": _metric_rows(report, METRICS, j.k),
         "has_lattice": bool((report.get("search") or {}).get("lattice")),
         "advice": advice.advise(j, report),
