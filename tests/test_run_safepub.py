@@ -59,7 +59,7 @@ def test_run_form_runs_safepub_and_the_result_page_explains_it(client_alice, use
     assert 'id="safepub-result"' in html and f'<dd id="safepub-k">{p.k}' in html
     assert "What it does not" in html and "8 (reproducible, therefore not for release: a test or demonstration run)" in html
     assert "<b>cold</b>" not in html and "&lt;b&gt;cold&lt;/b&gt;" in html  # escaped wherever shown
-    assert "limit: 1500 records (100%)" in html  # the limit the run applied: none
+    assert "limit: 1,500 records (100%)" in html  # the limit the run applied: none
     assert 'id="advice"' not in html  # no "try Mondrian / allow more suppression": the guarantee decides
     # the same seed gives the same published table
     r = client_alice.post(f"/datasets/{ds.pk}/run/", FORM)
