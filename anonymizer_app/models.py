@@ -142,11 +142,14 @@ class SourceImport(models.Model):
     """A dataset being imported from an outside source on a worker (services/source_imports.py), so that no
     web request waits for a connection or a long read. ``dataset`` is set when it succeeded; a failed or
     cancelled import stores nothing but this row. ``password`` holds the vault's token of a password given
-    apart only while the import waits or runs. ``source`` names the kind of source (SQL today; the repository
-    imports can use the same row: ``url`` and ``name``)."""
+    apart only while the import waits or runs. ``source`` names the kind of source. A repository import (Zenodo,
+    Dataverse) keeps the file's download link in ``url``, its name in ``table``, the connection in ``account``
+    (or none: a public record, with a token typed for this import only in ``password``), the server in
+    ``server`` and the record as given in ``record``; its ``rows``/``total`` count bytes, not rows."""
 
-    SQL = "sql"
-    SOURCE_CHOICES = [(SQL, "SQL database")]
+    SQL, ZENODO, DATAVERSE = "sql", "zenodo", "dataverse"
+    SOURCE_CHOICES = [(SQL, "SQL database"), (ZENODO, "Zenodo"), (DATAVERSE, "Dataverse")]
+    REPOSITORIES = (ZENODO, DATAVERSE)
     QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = Job.QUEUED, Job.RUNNING, Job.SUCCEEDED, Job.FAILED, Job.CANCELLED
     STATUS_CHOICES = Job.STATUS_CHOICES
     FINISHED = Job.FINISHED
@@ -174,12 +177,24 @@ class SourceImport(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True)
     dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # repository imports: the connection whose token is used (deleting it deletes its imports), the server's
+    # root URL and the record as the user named it
+    account = models.ForeignKey("RemoteAccount", null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="imports")
+    server = models.CharField(max_length=200, blank=True)
+    record = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["-created"]
 
     def __str__(self) -> str:
+        if self.is_repository:
+            return f"import of {self.table} from {self.get_source_display()} {self.record}"
         return f"import of {self.table or 'a query'} from {self.url}"
+
+    @property
+    def is_repository(self) -> bool:
+        return self.source in self.REPOSITORIES
 
     @property
     def is_finished(self) -> bool:

@@ -56,6 +56,10 @@ class ImportRemoteForm(forms.Form):
                            help_text="its name; left empty: the record's one table file, or a choice is offered")
     name = forms.CharField(label="Dataset name", max_length=200, required=False,
                            help_text="the file's name when left empty")
+    token = forms.CharField(label="API token for this import", max_length=2000, required=False, strip=True,
+                            widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
+                            help_text="without a connection, for a restricted file: used for this import only, "
+                                      "kept encrypted while it runs and erased when it ends")
 
     def __init__(self, *args, owner=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -67,6 +71,8 @@ class ImportRemoteForm(forms.Form):
         data = super().clean()
         if not data.get("account") and "service" in data and not data.get("service"):
             self.add_error("service", "choose the repository (or a connection)")
+        if data.get("account") and data.get("token"):
+            self.add_error("token", "a connection brings its own token: leave this empty or choose no connection")
         return data
 
 

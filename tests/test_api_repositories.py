@@ -1,14 +1,14 @@
 """Zenodo and Dataverse in the HTTP API (/api/v1/repositories/) against the local repository server:
 connections (the token never returned, stored encrypted, owner-only), listing a record's files, importing
-one as a dataset, depositing a run as a draft; errors as JSON."""
+one as a dataset (202, a SourceImport polled at /api/v1/sql/imports/<id>/), depositing a run as a draft; errors as JSON."""
 
 from __future__ import annotations
 
 import pytest
 
 from anonymizer_app.engine import Role
-from anonymizer_app.models import Dataset, RemoteAccount
-from anonymizer_app.services import exports
+from anonymizer_app.models import Dataset, RemoteAccount, SourceImport
+from anonymizer_app.services import exports, source_imports
 from tests import remote_helpers
 from tests.anonymizer_helpers import finished_job, set_roles
 from tests.api_helpers import api_for
@@ -56,9 +56,26 @@ def test_files_import_and_deposit(repo_server, user, other_user):
     assert response.status_code == 400 and "choose one: a.csv, b.csv" in response.json()["detail"]
     response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "999"})
     assert response.status_code == 400 and "the record 999 was not found (404)" in response.json()["detail"]
-    response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "101"})
-    assert response.status_code == 201 and response.json()["n_rows"] == 6
-    ds = Dataset.objects.get(owner=user, pk=response.json()["id"])
+    response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "101",
+                                            "token": ZENODO_TOKEN})
+    body = response.json()
+    poll = f"/api/v1/sql/imports/{body['id']}/"
+    assert response.status_code == 202 and response["Location"] == poll == body["poll"]
+    assert (body["source"], body["status"], body["table"], body["record"], body["server"], body["total"],
+            body["rows"], body["dataset"]) == ("zenodo", "queued", "adult-visits.csv", "101", base,
+                                               len(remote_helpers.VISITS_CSV), 0, None)
+    assert "token" not in body and "SECRET" not in response.content.decode()
+    assert not [r for r in repo.requests if r["path"].endswith("/content")]  # the download is the worker's
+    other = api_for(other_user)
+    assert other.get(poll).status_code == 404 and other.post(f"{poll}cancel/").status_code == 404
+    imp = source_imports.run(SourceImport.objects.get(pk=body["id"]))
+    assert imp.password == ""  # the token typed for this import, erased when it ended
+    body = api.get(poll).json()
+    assert (body["status"], body["progress"], body["rows"], body["finished_import"]) == (
+        "succeeded", 1.0, len(remote_helpers.VISITS_CSV), True)
+    ds = Dataset.objects.get(owner=user, pk=body["dataset"])
+    assert ds.n_rows == 6
+    assert api.post(f"{poll}cancel/").status_code == 409
     set_roles(ds, {"name": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "zip": Role.QUASI_IDENTIFYING,
                    "disease": Role.SENSITIVE})
     job = finished_job(ds, k=3)
@@ -79,6 +96,5 @@ def test_files_import_and_deposit(repo_server, user, other_user):
     response = api.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"], "title": "T", "description": "D",
                                                       "creators": ["X"]})
     assert response.status_code == 400 and set(response.json()["errors"]) == {"dataverse", "contact_email"}
-    other = api_for(other_user)
     assert other.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"]}).status_code == 404
     assert len(repo.drafts) == 1

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 
 from anonymizer_app.engine import Role
-from anonymizer_app.models import Dataset, RemoteAccount
-from anonymizer_app.services import exports
+from anonymizer_app.models import Dataset, RemoteAccount, SourceImport
+from anonymizer_app.services import exports, source_imports
 from tests import remote_helpers
 from tests.anonymizer_helpers import finished_job, make_dataset, set_roles
 from tests.remote_helpers import DATAVERSE_TOKEN, VISITS_CSV, ZENODO_TOKEN
@@ -34,6 +34,7 @@ def test_links_from_the_datasets_and_result_pages(client_alice, user):
 def test_flow_import_run_deposit_draft(client_alice, user, other_user, repo_server):
     base, repo = repo_server
     client_alice.post("/datasets/import-remote/", {"service": "zenodo", "base_url": base, "identifier": "101"})
+    source_imports.run(SourceImport.objects.get(owner=user))  # the worker's part
     ds = Dataset.objects.get(owner=user)
     set_roles(ds, {"name": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "zip": Role.QUASI_IDENTIFYING,
                    "disease": Role.SENSITIVE})

@@ -1,13 +1,13 @@
 """Zenodo and Dataverse in the API (services/remote.py, the web pages' forms and checks): the user's
 connections (tokens stored encrypted, never returned), listing a record's files, importing one as a new
-dataset through the upload's ingestion, and depositing a run's published rows as a new DRAFT (never
+dataset through the upload's ingestion (a SourceImport job: 202, polled like an SQL import), and depositing a run's published rows as a new DRAFT (never
 published). Servers only from the allow-list (ANONYMIZER_REMOTE_HOSTS)."""
 
 from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from django.urls import path
+from django.urls import path, reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -16,11 +16,11 @@ from rest_framework.views import APIView
 from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
-from ..services import remote
+from ..services import remote, source_imports
 from ..views.release_report import standalone_html
 from .common import _key, owned_job, refused
-from .datasets import DatasetDetailSerializer
 from .serializers import ApiErrorSerializer
+from .sql import SourceImportSerializer
 
 
 class RemoteConnectionSerializer(serializers.ModelSerializer):
@@ -47,6 +47,9 @@ class RemoteSourceSerializer(serializers.Serializer):
 class RemoteImportSerializer(RemoteSourceSerializer):
     file = serializers.CharField(required=False, help_text="the file's name; default: the record's one table file")
     name = serializers.CharField(required=False, help_text="the dataset's name; default: the file's")
+    token = serializers.CharField(required=False, write_only=True,
+                                  help_text="without a connection: a token for this import only, kept encrypted "
+                                            "while it runs and erased when it ends")
 
 
 class RemoteFileSerializer(serializers.Serializer):
@@ -100,11 +103,12 @@ def _source(request, form_class):
     return (form, None) if form.is_valid() else (None, _form_errors(form))
 
 
-def _client(account: RemoteAccount | None, service: str = "", base_url: str = "") -> remote.Client:
+def _client(account: RemoteAccount | None, service: str = "", base_url: str = "",
+            token: str | None = None) -> remote.Client:
     if account is None:
         if not base_url:
             raise remote.RemoteError("base_url: choose the server (or a connection)")
-        return remote.make_client(service, base_url, None)
+        return remote.make_client(service, base_url, token)
     return remote.account_client(account)
 
 
@@ -155,7 +159,8 @@ class RemoteFiles(APIView):
         account = d["account"]
         try:
             files = remote.list_files(account.service if account else d["service"],
-                                      _client(account, d["service"], d["base_url"]), d["identifier"])
+                                      _client(account, d["service"], d["base_url"], d["token"] or None),
+                                      d["identifier"])
         except InputError as exc:
             return refused(str(exc))
         return Response([{"name": f.name, "size": f.size, "is_table": f.is_table} for f in files])
@@ -164,8 +169,11 @@ class RemoteFiles(APIView):
 class RemoteImport(APIView):
     required_scope = "admin"
     throttle_scope = "sql"
-    @extend_schema(request=RemoteImportSerializer, responses={201: DatasetDetailSerializer, 400: ApiErrorSerializer},
-                   summary="Import a record's CSV/TSV/Excel file as a new dataset (the upload's ingestion and limits)",
+    @extend_schema(request=RemoteImportSerializer, responses={202: SourceImportSerializer, 400: ApiErrorSerializer},
+                   summary="Import a record's CSV/TSV/Excel file as a new dataset, as a job: the record's files are "
+                           "listed and the file chosen at once (400 when refused); 202 with the import to poll "
+                           "(GET /api/v1/sql/imports/<id>/: bytes read of the declared size, the dataset's id when "
+                           "it succeeded; cancel at .../cancel/); the upload's ingestion and limits",
                    tags=["repositories"])
     def post(self, request):
         form, error = _source(request, ImportRemoteForm)
@@ -175,14 +183,17 @@ class RemoteImport(APIView):
         account = d["account"]
         service = account.service if account else d["service"]
         try:
-            client = _client(account, d["service"], d["base_url"])
+            client = _client(account, d["service"], d["base_url"], d["token"] or None)
             listed = remote.list_files(service, client, d["identifier"])
             chosen = remote.choose_file(listed, d["file"].strip() or None,
                                         f"{remote.SERVICES[service]} {d['identifier'].strip()}")
-            ds = remote.import_file(request.user, client, chosen, name=d["name"].strip() or None)
+            imp = source_imports.create_repository(request.user, service, chosen, d["identifier"], account=account,
+                                                   server=d["base_url"], name=d["name"], token=d["token"] or None)
         except InputError as exc:
             return refused(str(exc))
-        return Response(DatasetDetailSerializer(ds).data, status=status.HTTP_201_CREATED)
+        imp = source_imports.submit(imp)
+        return Response(SourceImportSerializer(imp).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": reverse("api-sql-import-detail", args=[imp.pk])})
 
 
 class RemoteDeposit(APIView):

@@ -76,9 +76,18 @@ class SourceImportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SourceImport
-        fields = ["id", "source", "url", "table", "query", "name", "keep_password", "status", "rows", "total",
+        fields = ["id", "source", "url", "table", "query", "server", "record", "name", "keep_password", "status",
+                  "rows", "total",
                   "progress", "phase", "message", "cancel_requested", "finished_import", "dataset", "poll",
                   "created", "started", "finished"]
+        extra_kwargs = {
+            "rows": {"help_text": "rows read (sql) or bytes downloaded (zenodo, dataverse)"},
+            "total": {"help_text": "the table's rows when counted (sql) or the file's declared bytes (zenodo, dataverse)"},
+            "url": {"help_text": "the connection URL without its password (sql) or the file's download link"},
+            "table": {"help_text": "the table (sql) or the file's name (zenodo, dataverse)"},
+            "server": {"help_text": "zenodo, dataverse: the repository's root URL"},
+            "record": {"help_text": "zenodo, dataverse: the record or dataset as named"},
+        }
 
     def get_progress(self, imp) -> float:
         return source_imports.fraction(imp)

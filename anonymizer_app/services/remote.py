@@ -208,9 +208,20 @@ class Client:
                     out.write(chunk)
                     if progress is not None:
                         progress(written)
-            except requests.RequestException:
+            except requests.RequestException as exc:
+                if _timed_out(exc):  # a server that stalls mid-body: the read timeout, not a job's time limit
+                    raise RemoteError(f"{self.label} sent nothing more of {name!r} for {self.timeout:g} s "
+                                      f"(after {written:,} bytes): the download was stopped") from None
                 raise RemoteError(f"{self.label}: the download of {name!r} broke off") from None
         return written
+
+
+def _timed_out(exc: requests.RequestException) -> bool:
+    """Whether a failed read was the read timeout (requests wraps urllib3's ReadTimeoutError in a
+    ConnectionError while streaming a body)."""
+    from urllib3.exceptions import ReadTimeoutError
+
+    return isinstance(exc, requests.Timeout) or any(isinstance(a, ReadTimeoutError) for a in exc.args)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -253,25 +264,50 @@ def choose_file(files: list[RemoteFile], name: str | None, where: str) -> Remote
     return chosen
 
 
-def import_file(owner, client: Client, remote: RemoteFile, name: str | None = None,
-                progress: Callable[[int], None] | None = None):
-    """Download ``remote`` under the upload limit and make it a dataset of ``owner`` through the upload's
-    ingestion; nothing is kept when anything fails."""
-    from . import datasets
-
+def check_importable(remote: RemoteFile) -> None:
+    """Refuse, before any download, a file that is not a table or whose declared size is over the upload
+    limit."""
     if not remote.is_table:
         raise RemoteError(f"{remote.name}: not a table file this app reads (CSV, TSV, tab, txt or xlsx)")
     limit = settings.ANONYMIZER_MAX_UPLOAD_MB * 1024 * 1024
     if remote.size is not None and remote.size > limit:
         raise RemoteError(f"{remote.name}: {remote.size / 1048576:.1f} MB, more than the limit of "
                           f"{settings.ANONYMIZER_MAX_UPLOAD_MB} MB")
+
+
+def dataset_filename(remote: RemoteFile) -> str:
     filename = Path(remote.name).name
     if Path(filename).suffix.lower() == ".tab":  # Dataverse's ingested tabular files are tab-separated
         filename = Path(filename).stem + ".tsv"
-    with tempfile.NamedTemporaryFile(suffix=Path(filename).suffix) as tmp:
-        client.download(remote.url, remote.name, tmp, limit, progress)
-        tmp.flush()
-        return datasets.create_dataset(owner, tmp.name, filename, name=name)
+    return filename
+
+
+def download_file(client: Client, remote: RemoteFile, path: Path,
+                  progress: Callable[[int], None] | None = None) -> int:
+    """Download ``remote`` into ``path`` under the upload limit (checked first); returns the bytes written.
+    The caller removes ``path`` whatever happens."""
+    check_importable(remote)
+    with open(path, "wb") as out:
+        return client.download(remote.url, remote.name, out, settings.ANONYMIZER_MAX_UPLOAD_MB * 1024 * 1024,
+                               progress)
+
+
+def store_download(owner, path: Path, remote: RemoteFile, name: str | None = None):
+    """The downloaded file as a dataset of ``owner`` through the upload's ingestion (nothing kept on failure)."""
+    from . import datasets
+
+    return datasets.create_dataset(owner, path, dataset_filename(remote), name=name)
+
+
+def import_file(owner, client: Client, remote: RemoteFile, name: str | None = None,
+                progress: Callable[[int], None] | None = None):
+    """Download ``remote`` and make it a dataset of ``owner`` in this process (the command line's way; the web
+    and the API run services.source_imports jobs); nothing is kept when anything fails."""
+    check_importable(remote)
+    with tempfile.TemporaryDirectory(prefix="remote-import-") as folder:
+        path = Path(folder) / f"download{Path(dataset_filename(remote)).suffix}"
+        download_file(client, remote, path, progress)
+        return store_download(owner, path, remote, name)
 
 
 # ---- depositing ---------------------------------------------------------------------------------------

@@ -6,8 +6,15 @@ read written to the row, and stores the dataset at the end (sql.store_import). A
 next chunk; a failure, a cancel, a time limit or a dead worker (sweep_stale_imports) leaves no dataset and no
 file. A password given apart is kept vault-encrypted on the row only while the import waits or runs.
 
-The time limits are the jobs' (services.jobs.time_limit) for the kind "sql-import": the setting
-ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS, else ANONYMIZER_JOB_TIME_LIMIT_SECONDS.
+Repository imports (Zenodo, Dataverse) are the same rows: the request lists the record's files (one quick
+metadata call, bounded by ANONYMIZER_REMOTE_TIMEOUT_SECONDS) and chooses the file; the worker downloads it
+(services/remote.py: allow-listed hosts, the token only to its own server) with the bytes read of the declared
+size written to the row each MiB, a cancel honoured at the next MiB, then stores it through the upload's
+ingestion. A token typed for one import (no stored connection) is kept vault-encrypted only while it runs.
+
+The time limits are the jobs' (services.jobs.time_limit) for the kinds "sql-import" and "repository-import":
+the settings ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS and ANONYMIZER_JOB_TIME_LIMIT_REPOSITORY_IMPORT_SECONDS,
+else ANONYMIZER_JOB_TIME_LIMIT_SECONDS.
 """
 
 from __future__ import annotations
@@ -22,10 +29,17 @@ from django.utils import timezone
 
 from ..engine import Cancelled, EngineError, InputError
 from ..models import SourceImport
-from . import jobs, sql, storage, vault
+from . import jobs, remote, sql, storage, vault
 
 KIND = "sql-import"  # the name of the time-limit settings (services.jobs.time_limit)
+REPOSITORY_KIND = "repository-import"
+PROGRESS_BYTES = 1 << 20  # a download's progress is written (and a cancel looked for) each MiB
 log = logging.getLogger(__name__)
+
+
+def kind_of(imp: SourceImport) -> str:
+    """The job kind whose time limits the import runs under."""
+    return REPOSITORY_KIND if imp.is_repository else KIND
 
 
 # ---- creation ---------------------------------------------------------------------------------------------
@@ -53,12 +67,33 @@ def create_sql(owner, url: str, table: str = "", query: str = "", name: str = ""
         phase="waiting for a worker")
 
 
+def create_repository(owner, service: str, chosen: remote.RemoteFile, record: str, account=None,
+                      server: str = "", name: str = "", token: str | None = None) -> SourceImport:
+    """A queued download of the file ``chosen`` (listed from the record ``record`` in the request) from
+    ``service`` through the connection ``account`` (its token stays in the connection) or, without one, from
+    ``server`` with ``token`` typed for this import (kept vault-encrypted until the import ends). Refused at
+    once: a file that is not a table or is declared over the upload limit, a link or name too long to keep."""
+    if service not in SourceImport.REPOSITORIES:
+        raise InputError(f"unknown repository {service!r}: zenodo or dataverse")
+    remote.check_importable(chosen)
+    for value, field in ((chosen.url, "url"), (chosen.name, "table"), (record.strip(), "record")):
+        limit = SourceImport._meta.get_field(field).max_length
+        if len(value) > limit:
+            raise InputError(f"{value[:60]!r}...: {len(value):,} characters, more than the limit of {limit:,}")
+    server = account.base_url if account is not None else remote.normalize_base_url(server)
+    secret = token.strip() if token and account is None else ""
+    return SourceImport.objects.create(
+        owner=owner, source=service, account=account, server=server, record=record.strip(), url=chosen.url,
+        table=chosen.name, total=chosen.size, name=name.strip(),
+        password=vault.encrypt_text(secret) if secret else "", phase="waiting for a worker")
+
+
 def submit(imp: SourceImport) -> SourceImport:
     """Queue the import on the broker under its time limits; a broker that refuses it ends the import failed
     with the reason (it would wait forever)."""
     from ..tasks import run_source_import_task
 
-    soft, hard, _ = jobs.time_limit(KIND)
+    soft, hard, _ = jobs.time_limit(kind_of(imp))
     try:
         result = run_source_import_task.apply_async((str(imp.pk),), soft_time_limit=soft, time_limit=hard)
     except Exception as exc:
@@ -140,8 +175,13 @@ def _claim(imp: SourceImport) -> bool:
             cancel_requested=True):
         return False
     path = storage.staging_path()
+    if imp.is_repository:  # the downloaded file, not a table, until the ingestion reads it
+        path = path.with_suffix(".download")
+        phase = f"connecting to {imp.get_source_display()} at {imp.server}"
+    else:
+        phase = f"connecting to {imp.url}"
     return bool(SourceImport.objects.filter(pk=imp.pk, status=SourceImport.QUEUED).update(
-        status=SourceImport.RUNNING, started=now, heartbeat=now, phase=f"connecting to {imp.url}"[:255],
+        status=SourceImport.RUNNING, started=now, heartbeat=now, phase=phase[:255],
         staging=path.relative_to(storage.media_root()).as_posix()))
 
 
@@ -151,7 +191,7 @@ def _run(imp: SourceImport, soft_limit: type[BaseException]) -> None:
     imp.refresh_from_db()
     try:
         with _Heartbeat(imp.pk):
-            dataset = _read_and_store(imp)
+            dataset = _download_and_store(imp) if imp.is_repository else _read_and_store(imp)
     except Exception as exc:
         if jobs._from_time_limit(exc, soft_limit):
             stop_for_time_limit(imp.pk)
@@ -198,6 +238,47 @@ def _read_and_store(imp: SourceImport):
                             keep_password=imp.keep_password, password=password)
 
 
+def _bytes_phase(imp: SourceImport, done: int, total: int | None) -> str:
+    counted = f" of {total / 1048576:.1f}" if total else ""
+    return f"downloaded {done / 1048576:.1f}{counted} MiB of {imp.table}"[:255]
+
+
+def _download_and_store(imp: SourceImport):
+    """Download the file into the staging path, the bytes read written to the row each MiB (a cancel looked
+    for then), and store it through the upload's ingestion; the downloaded file is removed in every case."""
+    try:
+        token = vault.decrypt_text(imp.password) if imp.password else None
+    except vault.VaultError as exc:
+        raise InputError(f"the token given for the import cannot be read: {exc}") from None
+    if imp.account_id is not None:
+        client = remote.account_client(imp.account)
+    else:
+        client = remote.make_client(imp.source, imp.server, token)
+    chosen = remote.RemoteFile(name=imp.table, size=imp.total, url=imp.url)
+    path = storage.media_root() / imp.staging
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _update(imp.pk, phase=_bytes_phase(imp, 0, imp.total))
+    shown = [0]
+
+    def progress(done: int) -> None:
+        if done - shown[0] < PROGRESS_BYTES:
+            return
+        shown[0] = done
+        _update(imp.pk, rows=done, phase=_bytes_phase(imp, done, imp.total))
+        if _cancelled(imp.pk):
+            raise Cancelled("cancelled by the user")
+
+    try:
+        done = remote.download_file(client, chosen, path, progress)
+        _update(imp.pk, rows=done, phase=_bytes_phase(imp, done, imp.total))
+        if _cancelled(imp.pk):
+            raise Cancelled("cancelled by the user")
+        _update(imp.pk, phase=f"reading {imp.table} as a table"[:255])
+        return remote.store_download(imp.owner, path, chosen, imp.name or None)
+    finally:
+        storage.discard(path)
+
+
 def _end(pk, status: str, message: str, statuses=(SourceImport.RUNNING,), **where) -> bool:
     """Move the import to a final state from one of ``statuses``; its staged file removed, its password
     erased."""
@@ -223,8 +304,10 @@ def _discard_staging(imp: SourceImport) -> None:
 def stop_for_time_limit(pk, hard: bool = False) -> bool:
     """Fail an import its time limit stopped (soft: the exception in the task; hard: the worker process
     killed), its staged file removed."""
-    soft, hard_seconds, _ = jobs.time_limit(KIND)
-    message = stop_message(hard_seconds if hard else soft)
+    found = SourceImport.objects.filter(pk=pk).only("source").first()
+    kind = kind_of(found) if found is not None else KIND
+    soft, hard_seconds, _ = jobs.time_limit(kind)
+    message = stop_message(hard_seconds if hard else soft, kind)
     states = (SourceImport.RUNNING, SourceImport.QUEUED) if hard else (SourceImport.RUNNING,)
     return _end(pk, SourceImport.FAILED, message, statuses=states)
 
@@ -246,13 +329,13 @@ def sweep_stale_imports(now=None) -> list[str]:
     their staged file removed; not run again: the owner imports again. Returns their ids. Called by the jobs'
     sweep (services.jobs.sweep_stale_jobs)."""
     now = now or timezone.now()
-    soft, _, _ = jobs.time_limit(KIND)
     stopped = []
     for imp in SourceImport.objects.filter(_stale(now)):
+        soft, _, _ = jobs.time_limit(kind_of(imp))
         if imp.cancel_requested:
             status, message = SourceImport.CANCELLED, "cancelled (its worker had stopped)"
         elif imp.started is not None and (now - imp.started).total_seconds() >= soft:
-            status, message = SourceImport.FAILED, stop_message(soft)
+            status, message = SourceImport.FAILED, stop_message(soft, kind_of(imp))
         else:
             status, message = SourceImport.FAILED, ("the worker running it stopped (killed, out of memory or shut "
                                                     "down); nothing was stored: import again")
@@ -261,8 +344,8 @@ def sweep_stale_imports(now=None) -> list[str]:
     return stopped
 
 
-def stop_message(seconds: float) -> str:
-    return jobs.time_limit_message(KIND, seconds).replace("its partial outputs were discarded", "nothing was stored")
+def stop_message(seconds: float, kind: str = KIND) -> str:
+    return jobs.time_limit_message(kind, seconds).replace("its partial outputs were discarded", "nothing was stored")
 
 
 # ---- what a client sees --------------------------------------------------------------------------------------

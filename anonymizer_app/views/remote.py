@@ -1,5 +1,6 @@
 """Research repositories (Zenodo, Dataverse): the user's connections (API tokens, stored encrypted, shown as
-their last four characters), importing a record's file as a dataset, depositing a result as a new draft
+their last four characters), importing a record's file as a dataset (a SourceImport job: the request lists the
+record's files and answers at once with the import's page), depositing a result as a new draft
 (services/remote.py does the work)."""
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from accounts.throttling import throttle
 from ..engine import InputError
 from ..models import RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
-from ..services import remote
+from ..services import remote, source_imports
 from .common import table_result
 from .release_report import standalone_html
 
 
 @sensitive_variables("token")
-def _client(account: RemoteAccount | None, service: str = "", base_url: str = "") -> remote.Client:
-    if account is None:
-        return remote.make_client(service, base_url, None)
+def _client(account: RemoteAccount | None, service: str = "", base_url: str = "",
+            token: str | None = None) -> remote.Client:
+    if account is None:  # a public record, or a token typed for this import only
+        return remote.make_client(service, base_url, token)
     return remote.account_client(account)
 
 
@@ -61,9 +63,13 @@ def delete_connection(request, account_id: int):
 
 
 @login_required
+@sensitive_post_parameters("token")
+@sensitive_variables("d", "form", "client")
 @require_http_methods(["GET", "POST"])
 @throttle("sql")
 def import_remote(request):
+    """The record's files are listed here (one metadata request, bounded by ANONYMIZER_REMOTE_TIMEOUT_SECONDS);
+    the download and the ingestion run as a SourceImport job whose page shows the bytes read."""
     form = ImportRemoteForm(request.POST or None, owner=request.user)
     files = None
     if request.method == "POST" and form.is_valid():
@@ -73,7 +79,7 @@ def import_remote(request):
         try:
             if account is None and not d["base_url"]:
                 raise remote.RemoteError("choose the server (or a connection)")
-            client = _client(account, d["service"], d["base_url"])
+            client = _client(account, d["service"], d["base_url"], d["token"] or None)
             listed = remote.list_files(service, client, d["identifier"])
             where = f"{remote.SERVICES[service]} {d['identifier'].strip()}"
             tables = [f for f in listed if f.is_table]
@@ -81,14 +87,15 @@ def import_remote(request):
                 files = tables  # the user picks one: the same form, the file field filled by the choice
             else:
                 chosen = remote.choose_file(listed, d["file"].strip() or None, where)
-                dataset = remote.import_file(request.user, client, chosen, name=d["name"].strip() or None)
+                imp = source_imports.create_repository(
+                    request.user, service, chosen, d["identifier"], account=account, server=d["base_url"],
+                    name=d["name"], token=d["token"] or None)
         except InputError as exc:
             form.add_error(None, str(exc))
         else:
             if files is None:
-                messages.success(request, f"Imported {dataset.name} from {client.label}: {dataset.n_rows:,} rows, "
-                                          f"{dataset.n_columns} columns. Check the preview, then set the column roles.")
-                return redirect("anonymizer:dataset", dataset_id=dataset.pk)
+                source_imports.submit(imp)
+                return redirect("anonymizer:source_import", import_id=imp.pk)
     return render(request, "anonymizer/import_remote.html",
                   {"form": form, "files": files, "has_accounts": RemoteAccount.objects.filter(owner=request.user).exists()},
                   status=400 if form.errors else 200)

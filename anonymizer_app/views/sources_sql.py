@@ -97,7 +97,7 @@ def source_import_cancel(request, import_id):
     elif source_imports.cancel(imp):
         messages.success(request, "Import cancelled; nothing was stored.")
     else:
-        messages.info(request, "Cancelling: the worker stops at the next chunk of rows; nothing is stored.")
+        messages.info(request, "Cancelling: the worker stops at its next chunk; nothing is stored.")
     return redirect("anonymizer:source_import", import_id=imp.pk)
 
 
