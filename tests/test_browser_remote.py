@@ -1,5 +1,6 @@
 """Zenodo in headless Chromium against pytest-django's live server and the local repository server: store a
-connection (the token typed once, never shown again), import a record's file (choosing among two), set the
+connection (the token typed once, never shown again), import a record's file (choosing among two; the
+download runs as a job whose page links the dataset), set the
 roles, run Datafly k=2, deposit the result as a draft and follow the draft's link. Jobs run through Celery in
 eager mode, as in test_browser_flow.py."""
 
@@ -11,7 +12,7 @@ from browser_flow import fill
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from anonymizer_app.models import Column, Dataset, Job
+from anonymizer_app.models import Column, Dataset, Job, SourceImport
 from anonymizer_app.services import exports
 from tests import remote_helpers
 from tests.remote_helpers import ZENODO_TOKEN
@@ -63,8 +64,17 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     assert _axe(browser) == []
     browser.find_element(By.CSS_SELECTOR, "#remote-file-choice input[value='b.csv']").click()
     browser.find_element(By.ID, "import-remote-submit").click()
-    wait.until(lambda b: Dataset.objects.filter(owner=user).exists() and "/datasets/" in b.current_url
-               and "import-remote" not in b.current_url)
+    # the import's page (the download ran as a job: eagerly here), then its dataset
+    wait.until(lambda b: "/datasets/imports/" in b.current_url and b.find_elements(By.ID, "import-dataset-link"))
+    imp = SourceImport.objects.get(owner=user)
+    assert (imp.source, imp.status, imp.table, imp.rows, imp.total) == (
+        "zenodo", "succeeded", "b.csv", len(remote_helpers.VISITS_CSV), len(remote_helpers.VISITS_CSV))
+    heading = browser.find_element(By.TAG_NAME, "h1").text
+    assert heading.startswith("Importing b.csv from Zenodo") and "succeeded" in heading
+    assert browser.find_element(By.ID, "progress-percent").text == "100.0%"
+    assert _axe(browser) == []
+    browser.find_element(By.ID, "import-dataset-link").click()
+    wait.until(lambda b: b.current_url.endswith(f"/datasets/{imp.dataset_id}/"))
     dataset = Dataset.objects.get(owner=user)
     assert (dataset.original_name, dataset.n_rows, dataset.n_columns) == ("b.csv", 6, 4)
 
