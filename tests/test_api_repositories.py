@@ -9,12 +9,13 @@ import pytest
 from anonymizer_app.engine import Role
 from anonymizer_app.models import Dataset, RemoteAccount, SourceImport
 from anonymizer_app.services import exports, source_imports
-from tests import remote_helpers
+from tests import remote_helpers, test_remote_import
 from tests.anonymizer_helpers import finished_job, set_roles
 from tests.api_helpers import api_for
 from tests.remote_helpers import DATAVERSE_TOKEN, ZENODO_TOKEN
 
 repo_server = remote_helpers.repo_server  # the fixture
+stalling_server = test_remote_import.stalling_server  # the fixture
 pytestmark = pytest.mark.django_db
 ROOT = "/api/v1/repositories"
 
@@ -98,3 +99,58 @@ def test_files_import_and_deposit(repo_server, user, other_user):
     assert response.status_code == 400 and set(response.json()["errors"]) == {"dataverse", "contact_email"}
     assert other.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"]}).status_code == 404
     assert len(repo.drafts) == 1
+
+
+def test_an_import_answers_202_at_once_and_fails_in_its_job_when_the_server_stalls(stalling_server, user):
+    api = api_for(user)
+    response = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": stalling_server, "identifier": "7"})
+    body = response.json()
+    assert response.status_code == 202 and (body["status"], body["total"], body["rows"]) == ("queued", 1000000, 0)
+    source_imports.run(SourceImport.objects.get(pk=body["id"]))  # the worker's part
+    body = api.get(body["poll"]).json()
+    assert (body["status"], body["rows"], body["dataset"]) == ("failed", 0, None)
+    assert body["message"].endswith("sent nothing more of 'slow.csv' for 1 s (after 65,536 bytes): the download "
+                                    "was stopped")
+    assert not Dataset.objects.exists()
+
+
+def test_cancel_a_running_import_through_the_api(repo_server, user, other_user, monkeypatch):
+    base, _ = repo_server
+    api = api_for(user)
+    body = api.post(f"{ROOT}/import/", {"service": "zenodo", "base_url": base, "identifier": "104"}).json()
+    checked = source_imports._cancelled
+
+    def cancel_at_one_mib(pk) -> bool:
+        if not SourceImport.objects.get(pk=pk).cancel_requested:
+            assert api_for(other_user).post(f"{body['poll']}cancel/").status_code == 404
+            answer = api.post(f"{body['poll']}cancel/")
+            assert answer.status_code == 200 and answer.json()["cancel_requested"] is True
+            assert answer.json()["status"] == "running"  # asked; the worker stops at its next MiB
+        return checked(pk)
+
+    monkeypatch.setattr(source_imports, "_cancelled", cancel_at_one_mib)
+    source_imports.run(SourceImport.objects.get(pk=body["id"]))
+    body = api.get(body["poll"]).json()
+    assert (body["status"], body["rows"], body["message"]) == (
+        "cancelled", 1 << 20, "cancelled by the user; nothing was stored")
+    assert not Dataset.objects.exists()
+
+
+def test_the_hard_limit_names_the_repository_setting_and_a_deleted_connection_takes_its_imports(
+        repo_server, user, settings):
+    base, _ = repo_server
+    settings.ANONYMIZER_JOB_TIME_LIMITS = {"repository-import": 30}
+    settings.ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS = 10
+    api = api_for(user)
+    account = api.post(f"{ROOT}/connections/", {"name": "Z", "service": "zenodo", "base_url": base,
+                                                "token": ZENODO_TOKEN}).json()
+    body = api.post(f"{ROOT}/import/", {"account": account["id"], "identifier": "101"}).json()
+    imp = SourceImport.objects.get(pk=body["id"])
+    assert (imp.account_id, imp.password, imp.server) == (account["id"], "", base)
+    assert source_imports.stop_for_time_limit(imp.pk, hard=True)  # tasks.SourceImportRequest.on_timeout
+    imp.refresh_from_db()
+    assert (imp.status, imp.message) == ("failed", "stopped after 40 s: the time limit for repository-import jobs "
+                                                   "(setting ANONYMIZER_JOB_TIME_LIMIT_REPOSITORY_IMPORT_SECONDS); "
+                                                   "nothing was stored")
+    assert api.delete(f"{ROOT}/connections/{account['id']}/").status_code == 204
+    assert not SourceImport.objects.exists()
