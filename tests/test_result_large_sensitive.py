@@ -107,3 +107,27 @@ def test_a_text_column_with_many_values_gets_a_capped_table(client_alice, user):
     charts = json.loads(html.split('<script id="chart-data" type="application/json">')[1].split("</script>")[0])
     assert [t["name"] for t in charts["attack"]["code"]["data"]][-1] == "other values (48)"
     assert "attack-binned" not in attack  # text: no ranges
+
+
+def test_past_the_size_bound_the_page_reads_no_whole_column(client_alice, user, monkeypatch):
+    from anonymizer_app.services import datasets, storage
+
+    text, _ = wage_csv(300)
+    ds = make_dataset(user, text, "wage.csv", roles=ROLES)
+    job = finished_job(ds, k=5, sensitive="wage")
+    monkeypatch.setattr(sensitive_bins, "BINNED_MAX_ROWS", 299)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a page read a whole column")
+
+    monkeypatch.setattr(datasets, "load_frame", refuse)
+    monkeypatch.setattr(storage, "read_frame", refuse)
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    attack = html[html.index('id="attack-wage"'):html.index("</section>", html.index('id="attack-wage"'))]
+    assert "attack-binned" not in attack and 'id="homogeneous-ranges"' not in html
+    assert "only for tables of up to 299 records" in re.sub(r"\s+", " ", attack)
+    charts = json.loads(html.split('<script id="chart-data" type="application/json">')[1].split("</script>")[0])
+    assert len(charts["attack"]["wage"]["data"]) == 10  # the chart's ranges come from the stored report
+    # age (62 distinct values): its 30 most frequent values, as stored
+    titles = [a["text"] for a in charts["distributions"]["age"]["layout"]["annotations"]]
+    assert titles == ["Original (top 30)", "Anonymized (top 30)"]

@@ -170,7 +170,7 @@ def _numeric_distributions(ds: Dataset, res: Result, counts: dict, n: int) -> di
     value order (not its 30 most frequent values in frequency order), read from the dataset; the published side
     in the same ranges when it is still numbers with many values, else its values in value order."""
     chosen = [qi for qi, c in counts.items() if c["before"].get("distinct", 0) > TOP_VALUES and _numeric(c["before"])]
-    if not chosen or n > sensitive_bins.BINNED_MAX_ROWS:
+    if not chosen or max(n, ds.n_rows) > sensitive_bins.BINNED_MAX_ROWS:
         return {}
     chosen = [qi for qi in chosen if qi in datasets.dataset_columns(ds)]
     frame = datasets.load_frame(ds, columns=chosen)
@@ -526,6 +526,7 @@ def result(request, job_id):
         "suppression_percent": f"{limit * 100:g}",
         "cards": _metric_rows(report, SUMMARY_CARDS + (SENSITIVE_CARDS if sensitive else []), j.k),
         # the sensitive column read on value ranges (a continuous one): its homogeneity beside the exact values'
+        "ranges_max_rows": sensitive_bins.BINNED_MAX_ROWS,
         "ranges_card": next((a for a in attack if a["column"] == sensitive and a["binned"]), None),
         "all_metrics": _metric_rows(report, METRICS, j.k),
         "has_lattice": bool((report.get("search") or {}).get("lattice")),
