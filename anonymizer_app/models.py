@@ -91,7 +91,11 @@ class Job(models.Model):
     # (services/sql_jobs.py); ``dataset`` is the run's, its output the table, not a Result.
     RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE = "run", "comparison", "experiment", "lattice-keep", "lattice"
     SQL_EXPORT = "sql-export"
-    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE, SQL_EXPORT)]
+    # REPOSITORY_DEPOSIT makes a new draft on Zenodo or Dataverse of a finished run's published rows
+    # (services/remote_jobs.py); options["draft"] names the draft once made.
+    REPOSITORY_DEPOSIT = "repository-deposit"
+    KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE, SQL_EXPORT,
+                                     REPOSITORY_DEPOSIT)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from anonymizer_app.engine import Role
-from anonymizer_app.models import Dataset, RemoteAccount, SourceImport
-from anonymizer_app.services import exports, source_imports
+from anonymizer_app.models import Dataset, Job, RemoteAccount, SourceImport
+from anonymizer_app.services import exports, jobs, source_imports
 from tests import remote_helpers, test_remote_import
 from tests.anonymizer_helpers import finished_job, set_roles
 from tests.api_helpers import api_for
@@ -87,7 +87,12 @@ def test_files_import_and_deposit(repo_server, user, other_user):
                                                       "creators": ["Doe, Jane", "Roe, Rick"],
                                                       "contact_email": "jane@example.org", "format": "jsonl"})
     body = response.json()
-    assert response.status_code == 201, body
+    assert response.status_code == 202, body
+    assert (body["kind"], body["status"], body["poll"]) == ("repository-deposit", "queued", f"/api/v1/runs/{body['id']}/")
+    assert response["Location"] == body["poll"] and repo.drafts == {}  # the uploads are the worker's
+    assert other.get(body["poll"]).status_code == 404
+    jobs.run_job(Job.objects.get(pk=body["id"]))
+    body = api.get(body["poll"]).json()["options"]["draft"]
     assert body["service"] == "dataverse" and body["files"] == ["adult-visits-datafly-k3-anonymized.jsonl"]
     assert body["url"] == f"{base}/dataset.xhtml?persistentId={body['identifier']}&version=DRAFT"
     draft = repo.drafts[body["identifier"]]
@@ -98,7 +103,7 @@ def test_files_import_and_deposit(repo_server, user, other_user):
                                                       "creators": ["X"]})
     assert response.status_code == 400 and set(response.json()["errors"]) == {"dataverse", "contact_email"}
     assert other.post(f"{ROOT}/deposit/{job.pk}/", {"account": dv["id"]}).status_code == 404
-    assert len(repo.drafts) == 1
+    assert len(repo.drafts) == 1 and Job.objects.filter(kind="repository-deposit").count() == 1
 
 
 def test_an_import_answers_202_at_once_and_fails_in_its_job_when_the_server_stalls(stalling_server, user):

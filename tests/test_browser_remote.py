@@ -93,7 +93,7 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     if "/result/" not in browser.current_url:
         browser.find_element(By.ID, "result-link").click()
         wait.until(lambda b: "/result/" in b.current_url)
-    job = Job.objects.get(dataset=dataset)
+    job = Job.objects.get(dataset=dataset, kind="run")
     assert job.status == "succeeded", job.message
 
     # deposit the result as a draft
@@ -101,6 +101,11 @@ def test_import_anonymize_deposit(browser, live_server, eager_celery, user, repo
     wait.until(lambda b: b.find_elements(By.ID, "deposit-form"))
     fill(browser, creators="Doe, Jane")
     browser.find_element(By.ID, "deposit-submit").click()
+    # the deposit's job page (the uploads ran as a job: eagerly here), then back to the deposit page
+    wait.until(lambda b: "/jobs/" in b.current_url and b.find_elements(By.ID, "result-link"))
+    deposit = Job.objects.get(kind="repository-deposit")
+    assert deposit.status == "succeeded", deposit.message
+    browser.find_element(By.ID, "result-link").click()
     wait.until(lambda b: b.find_elements(By.ID, "deposit-done"))
     assert _axe(browser) == []
     (dep_id, draft), = repo.drafts.items()

@@ -16,9 +16,9 @@ from rest_framework.views import APIView
 from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
-from ..services import remote, source_imports
-from ..views.release_report import standalone_html
-from .common import _key, owned_job, refused
+from ..services import remote, remote_jobs, source_imports
+from .common import _key, owned_job, queue, refused
+from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 from .sql import SourceImportSerializer
 
@@ -70,11 +70,17 @@ class RemoteDepositSerializer(serializers.Serializer):
     with_report = serializers.BooleanField(required=False, default=False, help_text="add the release report (HTML)")
 
 
-class RemoteDraftSerializer(serializers.Serializer):
-    service = serializers.CharField()
-    identifier = serializers.CharField(help_text="Zenodo: the deposition id; Dataverse: the persistent id")
-    url = serializers.CharField(help_text="the draft's page on the repository, to review and publish it")
-    files = serializers.ListField(child=serializers.CharField())
+class RepositoryDepositJobSerializer(JobSerializer):
+    poll = serializers.SerializerMethodField(
+        help_text="GET it until finished_job; options.draft once succeeded: {service, identifier (Zenodo: the "
+                  "deposition id; Dataverse: the persistent id), url (the draft's page, to review and publish "
+                  "it), files}")
+
+    class Meta(JobSerializer.Meta):
+        fields = [*JobSerializer.Meta.fields, "poll"]
+
+    def get_poll(self, job) -> str:
+        return reverse("api-run", args=[job.pk])
 
 
 def _form_errors(form) -> Response:
@@ -200,8 +206,10 @@ class RemoteDeposit(APIView):
     required_scope = "admin"
     throttle_scope = "sql"
     @extend_schema(request=RemoteDepositSerializer,
-                   responses={201: RemoteDraftSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
-                   summary="Deposit a run's published rows as a new draft on Zenodo or Dataverse (never published)",
+                   responses={202: RepositoryDepositJobSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
+                   summary="Deposit a run's published rows as a new draft on Zenodo or Dataverse (never published), "
+                           "as a job: 202 with the job to poll (GET /api/v1/runs/<id>/: status, progress, phase, "
+                           "message; options.draft when it succeeded; cancel as any job)",
                    tags=["repositories"])
     def post(self, request, job_id):
         j = owned_job(request, job_id)
@@ -213,12 +221,12 @@ class RemoteDeposit(APIView):
         if not form.is_valid():
             return _form_errors(form)
         try:
-            owner = request.user.get_username()
-            draft = remote.deposit_job(j, form, lambda job: standalone_html(job, owner))
+            job = remote_jobs.create_deposit(j, form)
         except InputError as exc:
             return refused(str(exc))
-        return Response({"service": draft.service, "identifier": draft.identifier, "url": draft.url,
-                         "files": draft.files}, status=status.HTTP_201_CREATED)
+        job = queue(job)
+        return Response(RepositoryDepositJobSerializer(job).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": reverse("api-run", args=[job.pk])})
 
 
 urlpatterns = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from urllib.parse import quote
 
 from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile
@@ -99,8 +100,10 @@ def citation(meta: DepositMetadata) -> dict:
                                                                "fields": fields}}}}
 
 
-def deposit(c: Client, alias: str, files: list[tuple[str, bytes]], meta: DepositMetadata) -> Draft:
-    """A new draft dataset in the dataverse ``alias`` holding ``files``; deleted again if a step fails."""
+def deposit(c: Client, alias: str, files: list[tuple[str, bytes]], meta: DepositMetadata,
+            before_file: Callable[[str, int], None] | None = None) -> Draft:
+    """A new draft dataset in the dataverse ``alias`` holding ``files``; deleted again if a step fails (or
+    ``before_file(name, i)``, called before each upload, raises: a cancel)."""
     if not c.has_token:
         raise RemoteError("depositing on Dataverse needs an API token")
     alias = alias.strip()
@@ -113,7 +116,9 @@ def deposit(c: Client, alias: str, files: list[tuple[str, bytes]], meta: Deposit
     try:
         if not pid:
             raise RemoteError(f"{c.label} created a dataset without a persistent id")
-        for name, body in files:
+        for i, (name, body) in enumerate(files):
+            if before_file is not None:
+                before_file(name, i)
             add = f"adding {name!r} to {pid}"
             _data(c.json("POST", f"/api/datasets/:persistentId/add?persistentId={quote(pid, safe=':/')}", add,
                          files={"file": (name, body, "application/octet-stream")},

@@ -445,4 +445,4 @@ def _finish(job: Job, status: str, message: str) -> None:
 
 # Each kind's module registers its handler when imported; imported here so that JOB_HANDLERS is complete
 # whichever module is imported first (they import this one for register and Progress).
-from . import comparison, experiment, lattice, runs, sql_jobs  # noqa: E402, F401  (sql_jobs: Job.SQL_EXPORT)
+from . import comparison, experiment, lattice, remote_jobs, runs, sql_jobs  # noqa: E402, F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOSITORY_DEPOSIT)

@@ -394,22 +394,11 @@ def account_client(account) -> Client:
     return make_client(account.service, account.base_url, token)
 
 
-def deposit_job(job, form, render_report: Callable[[object], str]) -> Draft:
-    """A job's published rows (and, when asked, its release report: ``render_report(job)``, the web side's
-    renderer) as a new draft through the connection chosen in a valid DepositForm: what the deposit page and
-    POST /api/v1/jobs/<id>/deposit/ do."""
-    d = form.cleaned_data
-    meta = DepositMetadata(d["title"], d["description"], form.creators_list(), d["contact_email"] or "")
-    report = render_report(job) if d["with_report"] else None
-    files = deposit_files(job, d["format"], d["drop_suppressed"], report)
-    return deposit(d["account"].service, account_client(d["account"]), files, meta, d["dataverse"])
-
-
 def deposit(service: str, client: Client, files: list[tuple[str, bytes]], meta: DepositMetadata,
-            dataverse_alias: str = "") -> Draft:
+            dataverse_alias: str = "", before_file: Callable[[str, int], None] | None = None) -> Draft:
     from . import dataverse, zenodo
 
     meta.check(service)
     if service == "zenodo":
-        return zenodo.deposit(client, files, meta)
-    return dataverse.deposit(client, dataverse_alias, files, meta)
+        return zenodo.deposit(client, files, meta, before_file)
+    return dataverse.deposit(client, dataverse_alias, files, meta, before_file)

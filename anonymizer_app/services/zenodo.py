@@ -8,6 +8,7 @@ The token goes as ``Authorization: Bearer <token>``. A record is named by its id
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import quote, urlsplit
 
 from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile, check_url
@@ -89,8 +90,10 @@ def metadata(meta: DepositMetadata) -> dict:
     }}
 
 
-def deposit(c: Client, files: list[tuple[str, bytes]], meta: DepositMetadata) -> Draft:
-    """A new draft deposition holding ``files``; deleted again if a step fails. Never published."""
+def deposit(c: Client, files: list[tuple[str, bytes]], meta: DepositMetadata,
+            before_file: Callable[[str, int], None] | None = None) -> Draft:
+    """A new draft deposition holding ``files``; deleted again if a step fails (or ``before_file(name, i)``,
+    called before each upload, raises: a cancel). Never published."""
     if not c.has_token:
         raise RemoteError("depositing on Zenodo needs an API token (scope deposit:write)")
     created = c.json("POST", "/api/deposit/depositions", "creating a draft deposition", expect=(200, 201),
@@ -101,7 +104,9 @@ def deposit(c: Client, files: list[tuple[str, bytes]], meta: DepositMetadata) ->
         bucket = links.get("bucket")
         if not dep_id or not bucket:
             raise RemoteError(f"{c.label} created a deposition without an id or a file bucket")
-        for name, body in files:
+        for i, (name, body) in enumerate(files):
+            if before_file is not None:
+                before_file(name, i)
             c.request("PUT", f"{bucket.rstrip('/')}/{quote(name, safe='')}", f"uploading {name!r}", expect=(200, 201),
                       data=body, headers={"Content-Type": "application/octet-stream"})
     except BaseException:

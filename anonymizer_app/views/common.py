@@ -21,7 +21,8 @@ QI = Role.QUASI_IDENTIFYING.value
 # the page of a finished job of each kind that has no anonymized table of its own
 RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
 KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment",
-               Job.LATTICE: "Solution lattice evaluation", Job.SQL_EXPORT: "Export to a database table"}
+               Job.LATTICE: "Solution lattice evaluation", Job.SQL_EXPORT: "Export to a database table",
+               Job.REPOSITORY_DEPOSIT: "Deposit to a repository (draft)"}
 
 
 def result_url(job: Job) -> str:
@@ -31,6 +32,8 @@ def result_url(job: Job) -> str:
         return reverse("anonymizer:lattice", args=[(job.options or {}).get("source_job")])
     if job.kind == Job.SQL_EXPORT:  # its outcome is a table elsewhere: back to the run whose rows it wrote
         return reverse("anonymizer:result", args=[(job.options or {}).get("source_job")])
+    if job.kind == Job.REPOSITORY_DEPOSIT:  # the run's deposit page lists its drafts with their links
+        return reverse("anonymizer:deposit_remote", args=[(job.options or {}).get("source_job")])
     return reverse(RESULT_PAGES.get(job.kind, "anonymizer:result"), args=[job.pk])
 
 

@@ -14,11 +14,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.throttling import throttle
 
 from ..engine import InputError
-from ..models import RemoteAccount
+from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
-from ..services import remote, source_imports
-from .common import table_result
-from .release_report import standalone_html
+from ..services import remote, remote_jobs, source_imports
+from .common import queue_job, table_result
 
 
 @sensitive_variables("token")
@@ -111,14 +110,18 @@ def deposit(request, job_id):
                               f"{res.report.get('records', '')} records.",
                "contact_email": request.user.email, "format": "csv", "with_report": True}
     form = DepositForm(request.POST or None, owner=request.user, initial=initial)
-    draft = None
     if request.method == "POST" and form.is_valid():
         try:
-            owner = request.user.get_username()
-            draft = remote.deposit_job(j, form, lambda job: standalone_html(job, owner))
+            job = remote_jobs.create_deposit(j, form)
         except InputError as exc:
             form.add_error(None, str(exc))
+        else:  # the uploads run on a worker: the job's page shows them, then links back here
+            queue_job(request, job)
+            return redirect("anonymizer:job", job_id=job.pk)
+    deposits = list(Job.objects.filter(owner=request.user, kind=Job.REPOSITORY_DEPOSIT,
+                                       options__source_job=str(j.pk)).order_by("-created")[:20])
+    made = next((d for d in deposits if d.status == Job.SUCCEEDED and (d.options or {}).get("draft")), None)
     return render(request, "anonymizer/deposit_remote.html",
-                  {"form": form, "job": j, "dataset": j.dataset, "draft": draft,
-                   "has_accounts": RemoteAccount.objects.filter(owner=request.user).exists()},
+                  {"form": form, "job": j, "dataset": j.dataset, "draft": made.options["draft"] if made else None,
+                   "deposits": deposits, "has_accounts": RemoteAccount.objects.filter(owner=request.user).exists()},
                   status=400 if form.errors else 200)
