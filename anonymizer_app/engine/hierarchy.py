@@ -582,6 +582,9 @@ def read_hierarchy(
 
 
 # ---- missing values (engine.missing) ----------------------------------------------------------
+MISSING_NOTE = "missing values (empty cells and NA markers)"
+
+
 def with_missing(h: Hierarchy) -> Hierarchy:
     """The hierarchy with the missing value (MISSING, an empty cell) as a leaf: under the path of a
     leaf the file wrote for missing values (``(null)``, ``NA``, ``?``...) when there is one, else under
@@ -612,8 +615,9 @@ def with_missing(h: Hierarchy) -> Hierarchy:
                 code = len(labels[level])
                 labels[level] = np.append(labels[level], np.array([wanted], dtype=object))
         maps[level] = np.append(maps[level], np.int32(code)).astype(np.int32)
-    note = (f"missing values (empty cells and NA markers) generalized as the leaf {str(h.leaves[marked])!r}"
-            if marked is not None else f"missing values (empty cells and NA markers): a leaf of their own, "
+    # one note per column, naming it: a run lists the notes of every QI's hierarchy together
+    note = (f"column {h.name!r}: {MISSING_NOTE} generalized as the leaf {str(h.leaves[marked])!r}"
+            if marked is not None else f"column {h.name!r}: {MISSING_NOTE}: a leaf of their own, "
             f"{NULL_LABEL} below the root")
     leaves = np.append(np.asarray(h.leaves, dtype=object), np.array([MISSING], dtype=object))
     try:
@@ -640,7 +644,7 @@ def without_missing(h: Hierarchy) -> Hierarchy:
         used, codes = np.unique(np.asarray(m)[keep], return_inverse=True)
         labels.append(np.asarray(lab, dtype=object)[used])
         maps.append(codes.reshape(-1).astype(np.int32))
-    notes = [n for n in h.notes if not n.startswith("missing values")]
+    notes = [n for n in h.notes if MISSING_NOTE not in n]
     return Hierarchy(h.name, np.asarray(h.leaves, dtype=object)[keep], labels, maps, h.source, notes,
                      list(h.conflicts), h.kind, dict(h.lifted))
 

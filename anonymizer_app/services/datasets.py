@@ -164,6 +164,38 @@ def columns_samples(dataset: Dataset, columns: list[str], count: int) -> dict[st
     return storage.first_distinct(stored_table(dataset), columns, count)
 
 
+def missing_counts(dataset: Dataset, columns: list[str]) -> dict[str, int]:
+    """Per column, its missing cells (blanks and NA markers, engine.missing: what a run reads as the missing
+    value): the columns page's count. One pass over the stored columns, each batch's distinct values tested
+    against the markers and only those counted; kept in the cache while the stored file is unchanged."""
+    from django.core.cache import cache
+
+    from ..engine.missing import NA_MARKERS
+
+    path = stored_table(dataset)
+    stat = path.stat()
+    key = f"missing-counts:{dataset.pk}:{stat.st_mtime_ns}:{stat.st_size}:{hash(tuple(columns))}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    folded = {m.strip().casefold() for m in NA_MARKERS}
+    counts = dict.fromkeys(columns, 0)
+    if not columns:
+        return counts
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=list(columns)):
+        for name, values in zip(batch.schema.names, batch.columns):
+            marked = [v for v in pc.unique(values).to_pylist() if v is not None and str(v).strip().casefold() in folded]
+            n = values.null_count
+            if marked:
+                n += int(pc.sum(pc.is_in(values, value_set=pa.array(marked, type=values.type))).as_py() or 0)
+            counts[name] += n
+    cache.set(key, counts, 3600)
+    return counts
+
+
 def distinct_values(dataset: Dataset, column: str) -> pd.Series:
     """Distinct values of a column in order of first appearance (type checks need no more)."""
     return pd.Series(storage.column_distinct(stored_table(dataset), column).to_pylist(), dtype=object)

@@ -29,3 +29,16 @@ def cell(value, limit: int = CELL_CHARS):
         return text  # escaped by the template like any value
     return format_html('<span class="cell-cut" title="{} characters; {} shown">{}</span>',
                        f"{length:,}", f"{int(limit):,}", text)
+
+
+MISSING_TEXT = "(missing)"  # how a missing cell (blank or NA marker, engine.missing) is named on pages
+
+
+@register.filter
+def value_or_missing(value, limit: int = CELL_CHARS):
+    """``{{ value|value_or_missing }}``: a listed value as ``cell`` shows it, but a missing cell (an empty or
+    blank text: a run reads every NA marker as one) named "(missing)", styled apart from a value."""
+    text = "" if value is None else str(value)
+    if text.strip() == "":
+        return format_html('<span class="missing-value" title="empty cells and NA markers">{}</span>', MISSING_TEXT)
+    return cell(value, limit)

@@ -14,7 +14,9 @@ import plotly.graph_objects as go
 
 from ..engine.report import TOP_VALUES
 from ..plotly_text import plotly_escape
+from ..templatetags.cells import MISSING_TEXT
 
+MISSING_COLOR = "#a0aec0"  # the bar of missing cells: grey, apart from the values' colours
 PALETTE = ["#1f4e79", "#2f855a", "#c05621", "#6b46c1", "#b83280", "#2c7a7b", "#975a16", "#4a5568", "#e53e3e",
            "#38a169", "#3182ce", "#d69e2e"]
 
@@ -83,13 +85,15 @@ def distribution_figure(before: dict, after: dict, titles: tuple[str, str] | Non
     in value order (``titles`` then say so)."""
     bars, axes, longest = [], [], 1
     for i, (side, color) in enumerate(((before, "#8aa4bf"), (after, "#2f855a"))):
-        values = [str(v) for v in side["values"][:TOP_VALUES]]
+        # a missing cell (blank: a run reads every NA marker as one) is named, and drawn in grey
+        values = [str(v) if str(v).strip() else MISSING_TEXT for v in side["values"][:TOP_VALUES]]
         labels = [plotly_escape(v) for v in values]  # data values: drawn as text, never as plotly markup
         counts = list(side["counts"][:TOP_VALUES])
         longest = max([longest, *(len(_short(v)) for v in values)])
+        colors = [MISSING_COLOR if str(v).strip() == "" else color for v in side["values"][:TOP_VALUES]]
         # long values are shortened on the axis only; the hover shows them whole (from customdata: %{x}
         # would give the shortened tick text)
-        bars.append(_bar(x=labels, y=counts, marker=dict(color=color), customdata=labels,
+        bars.append(_bar(x=labels, y=counts, marker=dict(color=colors), customdata=labels,
                          xaxis="x2" if i else "x", yaxis="y2" if i else "y",
                          hovertemplate="%{customdata}: %{y} record(s)<extra></extra>"))
         axes.append(dict(domain=[0.53, 1] if i else [0, 0.47], type="category", tickangle=-45,

@@ -15,6 +15,7 @@ from accounts.throttling import throttle
 
 from .. import demo
 from ..engine import EngineError, Format, InputError
+from ..engine.missing import is_marker
 from ..engine.reader import DELIMITER_NAMES
 from ..forms import ROLE_HELP, ColumnsForm, FormatForm, UploadForm, delimiter_name
 from ..models import Dataset
@@ -158,14 +159,17 @@ def columns(request, dataset_id: int):
         form = ColumnsForm(columns=cols)
     rows = []
     samples = dataset_service.columns_samples(ds, [c.name for c in cols if c.name in stored], SAMPLE_VALUES)
+    missing = dataset_service.missing_counts(ds, [c.name for c in cols if c.name in stored])
     for c in cols:
-        sample = samples.get(c.name, [])
+        # NA markers are the missing value, named once after the values (never a chip "NA" beside "(missing)")
+        sample = [v for v in samples.get(c.name, []) if not is_marker(v)]
         rows.append({
             "column": c,
             "type_field": form[f"type:{c.name}"],
             "role_field": form[f"role:{c.name}"],
             "unique": ds.n_rows > 1 and c.distinct_count == ds.n_rows,
             "sample": sample,
+            "missing": missing.get(c.name, 0),
             "hierarchy_url": f"/hierarchies/dataset/{ds.pk}/column/{c.pk}/",
             "hierarchy_label": c.hierarchy.name if c.hierarchy_id else default_hierarchy_label(
                 c.type, _distinct_for_label(ds, c)),
