@@ -30,6 +30,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy, json_limits
+from anonymizer_app.engine.default_description import describe_default
 from anonymizer_app.engine.defaults import default_builder
 from anonymizer_app.engine.hierarchy import with_missing, without_missing
 from anonymizer_app.engine.missing import MISSING, normalize_missing
@@ -176,6 +177,9 @@ def _column_context(request, dataset: Dataset, column: Column, values: pd.Series
         parsed = parsed_hierarchy(bound) if bound else default_hierarchy(column.name, values, numeric, column.type)
         if (values == MISSING).any():  # as a run does: missing cells get their own leaf, (null) up to the root
             parsed = with_missing(parsed)
+        if not bound:  # the help says what was built: its builder, options and levels (never a fixed text)
+            kind, options = default_builder(values, column.type)
+            ctx["default_description"] = describe_default(parsed, options if kind == parsed.kind else None, values)
     except HierarchyError as exc:
         ctx["error"] = str(exc)
         parsed = None
