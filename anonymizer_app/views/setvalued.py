@@ -233,29 +233,74 @@ def _original_records(job: Job, start: int, stop: int) -> list[list[str]]:
     return [tx.record(r) for r in range(start, min(stop, tx.n))]
 
 
+CHIPS_PER_CELL = 15  # items shown in a record's cell; the rest counted ("+N more")
+RULES_SHOWN = 25  # generalization rules shown (largest groups first; a filter finds any other)
+ITEMS_PER_RULE = 12
+SUPPRESSED_SHOWN = 50
+HIERARCHY_ROWS_SHOWN = 50
+FILTER_MAX = 100
+
+
+def _capped(chips: list[dict], limit: int = CHIPS_PER_CELL) -> tuple[list[dict], int]:
+    """At most ``limit`` chips, the changed ones first chosen (their order kept), and how many are left out:
+    a record of 80 liked movies shows what changed, not a wall of chips."""
+    if len(chips) <= limit:
+        return chips, 0
+    changed = [i for i, c in enumerate(chips) if c["changed"]][:limit]
+    rest = [i for i, c in enumerate(chips) if not c["changed"]][:limit - len(changed)]
+    keep = sorted(changed + rest)
+    return [chips[i] for i in keep], len(chips) - len(keep)
+
+
 def _side_by_side(originals: list[list[str]], published: list[list[str]], ids: list[str] | None, start: int):
-    """Rows of the comparison: every item flagged when it differs (generalized, suppressed, or a label)."""
+    """Rows of the comparison: every item flagged when it differs (generalized, suppressed, or a label);
+    each cell capped at CHIPS_PER_CELL items."""
     rows = []
     for i, (before, after) in enumerate(zip(originals, published)):
         kept = set(after)
         source = set(before)
+        shown_before, more_before = _capped([{"item": x, "changed": x not in kept} for x in dict.fromkeys(before)])
+        shown_after, more_after = _capped([{"item": x, "changed": x not in source} for x in after])
         rows.append({
             "number": start + i + 1,
             "id": ids[i] if ids is not None else None,
-            "before": [{"item": x, "changed": x not in kept} for x in dict.fromkeys(before)],
-            "after": [{"item": x, "changed": x not in source} for x in after],
+            "before": shown_before, "more_before": more_before,
+            "after": shown_after, "more_after": more_after,
             "changed": kept != source,
         })
     return rows
 
 
-def rules_rows(report: dict) -> list[dict]:
+def rules_rows(report: dict, needle: str = "") -> tuple[list[dict], int]:
+    """The generalization rules to show: those whose label or an item holds ``needle`` (any case), the groups
+    of most items first, at most RULES_SHOWN of them with at most ITEMS_PER_RULE items each (the matching
+    items first); and how many rules matched in all."""
     rules = report.get("generalization_rules") or {}
-    return [{"label": label, "items": items} for label, items in sorted(rules.items())]
+    needle = needle.casefold()
+    matching = []
+    for label, items in rules.items():
+        hits = [x for x in items if needle in str(x).casefold()] if needle else []
+        if needle and not hits and needle not in str(label).casefold():
+            continue
+        matching.append((label, items, hits))
+    matching.sort(key=lambda r: (-len(r[1]), str(r[0])))
+    out = []
+    for label, items, hits in matching[:RULES_SHOWN]:
+        ordered = hits + [x for x in items if x not in set(hits)] if hits else list(items)
+        out.append({"label": label, "items": ordered[:ITEMS_PER_RULE], "count": len(items),
+                    "more": max(len(items) - ITEMS_PER_RULE, 0)})
+    return out, len(matching)
+
+
+def _hierarchy_shown(rows: list) -> tuple[list, int]:
+    """The hierarchy built, its generalized items only (an item left as is maps to itself), capped."""
+    merged = [r for r in rows if len(r) > 1 and r[0] != r[1]]
+    return merged[:HIERARCHY_ROWS_SHOWN], len(merged)
 
 
 def result_page(request, job: Job, res):
-    """The result page of a transaction dataset's k^m run."""
+    """The result page of a transaction dataset's k^m run: its size bounded whatever the data (records
+    paged, every list of items capped, the charts of at most 15 itemsets)."""
     report = res.report
     metrics = report.get("metrics", {})
     n = int(report.get("records", 0))
@@ -268,6 +313,10 @@ def result_page(request, job: Job, res):
     ids = output[RECORD_ID].astype(str).tolist() if RECORD_ID in output.columns else None
     rows = _side_by_side(_original_records(job, start, stop), published, ids, start)
     km = metrics.get("km_smallest_support")
+    needle = request.GET.get("rule", "").strip()[:FILTER_MAX]
+    rules, rules_matching = rules_rows(report, needle)
+    suppressed = report.get("suppressed_items", [])
+    hierarchy_rows, hierarchy_merged = _hierarchy_shown(report.get("hierarchy_rows", []))
     cards = [
         {"label": "k", "value": job.k, "id": "card-k"},
         {"label": "m", "value": report.get("m"), "id": "card-m"},
@@ -277,14 +326,19 @@ def result_page(request, job: Job, res):
         {"label": f"Itemset-support error ({metrics.get('support_error_itemsets', 0)} top itemsets)",
          "value": f"{metrics.get('support_error', 0):.4f}", "id": "card-support-error"},
         {"label": "Generalized items", "value": metrics.get("generalized_items", 0), "id": "card-generalized"},
-        {"label": "Suppressed items", "value": len(report.get("suppressed_items", [])), "id": "card-suppressed"},
+        {"label": "Suppressed items", "value": len(suppressed), "id": "card-suppressed"},
     ]
     return render(request, "anonymizer/result_items.html", {
         "job": job, "dataset": job.dataset, "report": report, "cards": cards,
         "algorithm": job_label(job), "duration": format_duration(job.duration),
         "km_ok": km is None or km >= job.k,
-        "rules": rules_rows(report), "suppressed_items": report.get("suppressed_items", []),
-        "hierarchy_rows": report.get("hierarchy_rows", []),
+        "rules": rules, "rules_total": len(report.get("generalization_rules") or {}),
+        "rules_matching": rules_matching, "rule_filter": needle,
+        "suppressed_items": suppressed[:SUPPRESSED_SHOWN],
+        "suppressed_more": max(len(suppressed) - SUPPRESSED_SHOWN, 0),
+        "hierarchy_rows": hierarchy_rows, "hierarchy_merged": hierarchy_merged,
+        "hierarchy_more": hierarchy_merged - len(hierarchy_rows),
+        "has_hierarchy": bool(report.get("hierarchy_rows")),
         "layout": report.get("layout", {}),
         "delimiter_label": setvalued.delimiter_label(delimiter),
         "page": page, "rows": rows, "has_ids": ids is not None,
