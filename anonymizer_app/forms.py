@@ -223,49 +223,16 @@ def _model_field(group, param) -> forms.Field:
     return field
 
 
-class RunForm(forms.Form):
-    algorithm = forms.ChoiceField(label="Algorithm")
-    # No min_value here: the engine's own message ("k must be at least 1, got 0") is shown.
-    k = forms.IntegerField(label="k", initial=2, widget=forms.NumberInput(attrs={"min": 1, "step": 1}),
-                           help_text="Every combination of quasi-identifier values must be shared by at least "
-                                     "k records.")
-    # 5 %, not 0: with no suppression a few outlier records force whole QIs to '*' (first runs with the
-    # defaults on Adult and two generated tables: 50-60 % of QI cells '*' at 0 %, 5-23 % at 5 %;
-    # benchmarks/bench_first_run.py, docs/definitions.md "Defaults of the run form").
-    suppression_percent = forms.FloatField(
-        label="Suppression limit (%)", initial=5, min_value=0, max_value=100,
-        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "step": "any"}),
-        help_text="Share of the records that may be suppressed (their quasi-identifiers become *).",
-        error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
-                        "max_value": "The suppression limit is a percentage between 0 and 100."})
-    suppressed_rows = forms.ChoiceField(
-        label="Suppressed records", initial=REMOVE, required=False,
-        choices=[(key, text[0].upper() + text[1:]) for key, text in SUPPRESSED_ROWS.items()],
-        help_text="Published '*' rows would disclose the sensitive values of a small or uniform group, so they "
-                  "are kept only when the suppressed records together satisfy every model of the run.")
-    sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False,
-                                  help_text="Homogeneous equivalence classes are counted on this column.")
-    # services/pseudonyms.py: the value -> pseudonym/surrogate table, encrypted, downloadable by the owner only
-    reidentification_table = forms.BooleanField(
-        required=False, label="Keep a re-identification table",
-        help_text="The original value behind each pseudonym or surrogate, stored encrypted with the result, never "
-                  "in an export; you download it after re-entering your password.")
+class PrivacyModelFields:
+    """The privacy models beside k as form fields, shared by the run form and the comparison form: one group
+    per registry group, every field from the model classes (engine.privacy.model_groups)."""
 
-    def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
-        # Flash is the default: the optimum of the default metric (NCP) over the full-domain lattice, and on
-        # Adult and the tables of benchmarks/bench_quality.py a lower NCP than Datafly's at every suppression
-        # limit measured, in under a second; registry order decides when it is missing
-        self.fields["algorithm"].initial = "flash" if "flash" in ALGORITHMS else next(iter(ALGORITHMS), None)
-        self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
-        if sensitive_columns:
-            self.fields["sensitive"].initial = sensitive_columns[0]
-        # Each algorithm's own options, from the registry; the page shows those of the selected one.
-        for info in ALGORITHMS.values():
-            for param in () if info.republishes else info.options:  # m-invariance runs from policies and the CLI
-                self.fields[option_field_name(info.name, param)] = _option_field(param)
-        # Privacy models beside k, each on its own column, from the registry.
+    fields: dict
+    cleaned_data: dict
+
+    def add_model_fields(self, sensitive_columns=(), subset_columns=(), populations=None) -> None:
+        """``populations``: the owner's other datasets a research subset may be found in (δ-presence, k-map
+        against a population); None offers only a 0/1 column of this dataset."""
         self.model_group_list = registry_groups()
         for group in self.model_group_list:
             key = group.key
@@ -281,7 +248,7 @@ class RunForm(forms.Form):
                 if group.has_variants and len(using) < len(group.variants):
                     # shown only while one of these variants is chosen (static/js/run.js)
                     field.widget.attrs["data-variants"] = " ".join(using)
-            if group.column_source == "research":
+            if group.column_source == "research" and populations is not None:
                 # the research subset: a 0/1 column of this dataset, or this dataset within another of the
                 # owner's datasets (the population)
                 self.fields[model_field_name(key, "population")] = forms.TypedChoiceField(
@@ -324,9 +291,8 @@ class RunForm(forms.Form):
                 return self.cleaned_data.get(model_field_name(group.key, "population"))
         return None
 
-    def clean(self):
+    def clean_research_subset(self, cleaned: dict) -> None:
         """The models on the research subset share one: the same population dataset, or the same 0/1 column."""
-        cleaned = super().clean()
         chosen = {}
         for group in self.model_group_list:
             if group.column_source == "research" and cleaned.get(model_field_name(group.key, "enabled")):
@@ -336,7 +302,6 @@ class RunForm(forms.Form):
         if len(set(chosen.values())) > 1:
             raise forms.ValidationError(f"{' and '.join(chosen)} apply to one research subset: choose the same "
                                         f"population dataset or the same 0/1 column for both")
-        return cleaned
 
     def model_groups(self) -> list[dict]:
         groups = []
@@ -348,6 +313,52 @@ class RunForm(forms.Form):
                                       if model_field_name(key, n) in self.fields]})
         return groups
 
+
+class RunForm(PrivacyModelFields, forms.Form):
+    algorithm = forms.ChoiceField(label="Algorithm")
+    # No min_value here: the engine's own message ("k must be at least 1, got 0") is shown.
+    k = forms.IntegerField(label="k", initial=2, widget=forms.NumberInput(attrs={"min": 1, "step": 1}),
+                           help_text="Every combination of quasi-identifier values must be shared by at least "
+                                     "k records.")
+    # 5 %, not 0: with no suppression a few outlier records force whole QIs to '*' (first runs with the
+    # defaults on Adult and two generated tables: 50-60 % of QI cells '*' at 0 %, 5-23 % at 5 %;
+    # benchmarks/bench_first_run.py, docs/definitions.md "Defaults of the run form").
+    suppression_percent = forms.FloatField(
+        label="Suppression limit (%)", initial=5, min_value=0, max_value=100,
+        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "step": "any"}),
+        help_text="Share of the records that may be suppressed (their quasi-identifiers become *).",
+        error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
+                        "max_value": "The suppression limit is a percentage between 0 and 100."})
+    suppressed_rows = forms.ChoiceField(
+        label="Suppressed records", initial=REMOVE, required=False,
+        choices=[(key, text[0].upper() + text[1:]) for key, text in SUPPRESSED_ROWS.items()],
+        help_text="Published '*' rows would disclose the sensitive values of a small or uniform group, so they "
+                  "are kept only when the suppressed records together satisfy every model of the run.")
+    sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False,
+                                  help_text="Homogeneous equivalence classes are counted on this column.")
+    # services/pseudonyms.py: the value -> pseudonym/surrogate table, encrypted, downloadable by the owner only
+    reidentification_table = forms.BooleanField(
+        required=False, label="Keep a re-identification table",
+        help_text="The original value behind each pseudonym or surrogate, stored encrypted with the result, never "
+                  "in an export; you download it after re-entering your password.")
+
+    def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
+        # Flash is the default: the optimum of the default metric (NCP) over the full-domain lattice, and on
+        # Adult and the tables of benchmarks/bench_quality.py a lower NCP than Datafly's at every suppression
+        # limit measured, in under a second; registry order decides when it is missing
+        self.fields["algorithm"].initial = "flash" if "flash" in ALGORITHMS else next(iter(ALGORITHMS), None)
+        self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
+        if sensitive_columns:
+            self.fields["sensitive"].initial = sensitive_columns[0]
+        # Each algorithm's own options, from the registry; the page shows those of the selected one.
+        for info in ALGORITHMS.values():
+            for param in () if info.republishes else info.options:  # m-invariance runs from policies and the CLI
+                self.fields[option_field_name(info.name, param)] = _option_field(param)
+        # Privacy models beside k, each on its own column, from the registry.
+        self.add_model_fields(sensitive_columns, subset_columns, populations)
+
     def algorithm_options(self) -> dict:
         info = ALGORITHMS[self.cleaned_data["algorithm"]]
         out = {}
@@ -356,6 +367,11 @@ class RunForm(forms.Form):
             if value is not None and value != "":
                 out[param.name] = param.validate(value)  # InputError names the option
         return out
+
+    def clean(self):
+        cleaned = super().clean()
+        self.clean_research_subset(cleaned)
+        return cleaned
 
     def option_groups(self) -> list[dict]:
         return [{"algorithm": info.name, "label": info.label,
@@ -367,26 +383,32 @@ class RunForm(forms.Form):
 DEFAULT_COMPARE = ("datafly", "flash", "mondrian", "kmember", "oka", "disk-clustering")
 
 
-class CompareForm(forms.Form):
+class CompareForm(PrivacyModelFields, forms.Form):
     algorithms = forms.MultipleChoiceField(
         label="Algorithms", widget=forms.CheckboxSelectMultiple,
         help_text="Each runs once per k with its default options; every result is verified.")
     k_values = forms.CharField(label="Values of k", initial="2, 5, 10, 50, 100", max_length=200,
                                help_text="Whole numbers separated by commas.")
-    suppression_percent = forms.FloatField(
-        label="Suppression limit (%)", initial=0, min_value=0, max_value=100,
-        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "step": "any"}),
-        error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
-                        "max_value": "The suppression limit is a percentage between 0 and 100."})
+    # the run form's own field (its default, bounds and messages): a comparison that starts from other
+    # defaults than a run compares other runs than the user would make (issue 29: 0 % here, 5 % there)
+    suppression_percent = RunForm.base_fields["suppression_percent"]
     sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False)
 
-    def __init__(self, *args, sensitive_columns=(), **kwargs):
+    def __init__(self, *args, sensitive_columns=(), subset_columns=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["algorithms"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithms"].initial = [a for a in DEFAULT_COMPARE if a in ALGORITHMS]
         self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
         if sensitive_columns:
             self.fields["sensitive"].initial = sensitive_columns[0]
+        # the run form's models beside k, on a column of this dataset (no population dataset: each run of the
+        # comparison anonymizes this table)
+        self.add_model_fields(sensitive_columns, subset_columns, populations=None)
+
+    def clean(self):
+        cleaned = super().clean()
+        self.clean_research_subset(cleaned)
+        return cleaned
 
     def clean_k_values(self):
         from .engine import InputError

@@ -311,3 +311,73 @@ def test_the_charts_go_log_over_two_decades_and_keep_the_legend_off_the_axis_tit
     assert figures["ncp"]["layout"]["yaxis"]["type"] == "linear"  # 0.1 .. 0.2
     legend = figures["ncp"]["layout"]["legend"]
     assert (legend["y"], legend["yanchor"]) == (1.02, "bottom")  # above the plot, under the title
+
+
+# ---- issue 29, item 4: the comparison starts from the run form's defaults and takes its models ----------
+def test_the_comparison_defaults_are_the_run_forms(client_alice, user):
+    from anonymizer_app.forms import RunForm
+
+    ds = make_dataset(user)
+    compare_html = client_alice.get(url(ds)).content.decode()
+    run_html = client_alice.get(f"/datasets/{ds.pk}/run/").content.decode()
+    pattern = r'<input type="number" name="suppression_percent" value="([^"]*)"'
+    assert re.search(pattern, compare_html).group(1) == re.search(pattern, run_html).group(1) == "5"
+    assert RunForm.base_fields["suppression_percent"].initial == 5
+    # the same privacy models beside k, read from the registry: every field of the run form's groups
+    model_fields = set(re.findall(r'name="(model:[^"]+)"', run_html)) - {
+        n for n in re.findall(r'name="(model:[^"]+)"', run_html) if n.endswith(":population")}
+    assert model_fields and model_fields == set(re.findall(r'name="(model:[^"]+)"', compare_html))
+    assert 'id="model-l" data-model-group="l"' in compare_html and "js/model_groups.js" in compare_html
+
+
+def test_a_comparison_applies_the_models_beside_k(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user)
+    r = post(client_alice, ds, algorithms=["flash", "mondrian"], k_values="2", suppression_percent=5,
+             **{"model:l:enabled": "on", "model:l:variant": "distinct", "model:l:l": "2", "model:l:column": "disease"})
+    job = Job.objects.get()
+    assert r.status_code == 302
+    assert job.models == [{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]
+    assert job.suppression_limit == 0.05
+    table, hierarchies = datasets.dataset_table(ds)
+    for row in job.result.report["comparison"]:
+        direct = engine.anonymize(table, hierarchies, row["algorithm"], k=2, suppression_limit=0.05,
+                                  sensitive="disease", models=jobs.build_models(job.models))
+        assert row["error"] == "" and row["k_achieved"] == direct.k_achieved
+        assert row["suppressed"] == int(direct.suppressed.sum())
+    html = client_alice.get(f"/jobs/{job.pk}/comparison/").content.decode()
+    assert '<span id="comparison-models">distinct l-diversity (l=2) on disease</span>' in html
+    assert "model%3Al%3Aenabled=True" in html and "model%3Al%3Al=2" in html  # "Run it" keeps the model
+    past = client_alice.get(url(ds)).content.decode()
+    assert "suppression limit 5%; distinct l-diversity (l=2) on disease" in past
+
+
+def test_a_model_no_chosen_algorithm_honours_is_refused_and_one_some_do_is_a_row(user):
+    ds = make_dataset(user)
+    ldiv = [{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]
+    with pytest.raises(engine.InputError, match="^k-Optimize cannot honour "):
+        comparison.create_comparison(ds, ["koptimize"], [2], 0.05, "", models=ldiv)
+    with pytest.raises(engine.InputError, match="unknown column 'nope'"):
+        comparison.create_comparison(ds, ["datafly"], [2], 0.05, "", models=[{**ldiv[0], "column": "nope"}])
+    job = comparison.create_comparison(ds, ["koptimize", "datafly"], [2], 0.05, "", models=ldiv)
+    jobs.run_job(job)
+    job.refresh_from_db()
+    rows = {r["algorithm"]: r for r in job.result.report["comparison"]}
+    assert rows["koptimize"]["error"].startswith("k-Optimize cannot honour ")
+    assert rows["datafly"]["error"] == "" and rows["datafly"]["verified"] is True
+
+
+def test_log_axes_label_powers_of_ten_in_full():
+    assert comparison.log_ticks([0.004, 0.59]) == {"tickvals": [0.001, 0.01, 0.1, 1.0],
+                                                   "ticktext": ["0.001", "0.01", "0.1", "1"]}
+    assert comparison.log_ticks([12, 300_000])["ticktext"] == ["10", "100", "1,000", "10,000", "100,000",
+                                                              "1,000,000"]
+    # under three decades the 2s and 5s are labelled with their power too
+    assert comparison.log_ticks([0.0031, 0.0042])["ticktext"] == ["0.002", "0.005"]
+    rows = [{"algorithm": a, "label": a, "k": k, "ncp": ncp, "discernibility": 10, "seconds": s}
+            for a, ncp, s in (("x", 0.004, 0.01), ("y", 0.59, 5.0)) for k in (2, 5)]
+    figures = comparison.comparison_figures(rows)
+    assert figures["ncp"]["layout"]["yaxis"]["ticktext"] == ["0.001", "0.01", "0.1", "1"]
+    assert figures["seconds"]["layout"]["yaxis"]["ticktext"] == ["0.01", "0.1", "1", "10"]
+    title = figures["ncp"]["layout"]["title"]
+    assert (title["x"], title["xanchor"]) == (0, "left")  # clear of the toolbar at the top right

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError, Role
-from ..forms import CompareForm
+from ..forms import CompareForm, RunForm
 from ..services import comparison as comparison_service
 from .common import owned_dataset, queue, refused
 from .parsers import BoundedJSONParser as JSONParser
@@ -23,7 +23,9 @@ class ComparisonSerializer(serializers.Serializer):
     dataset = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     algorithms = serializers.ListField(child=serializers.CharField(), help_text="algorithms of GET /registry/")
     k_values = serializers.ListField(child=serializers.IntegerField(min_value=-2**31, max_value=2**31 - 1))
-    suppression_percent = serializers.FloatField(required=False, default=0.0)
+    # the run form's default (forms.RunForm), as the web comparison form's
+    suppression_percent = serializers.FloatField(required=False,
+                                                 default=RunForm.base_fields["suppression_percent"].initial)
     sensitive = serializers.CharField(required=False, allow_blank=True, default="")
 
 

@@ -17,7 +17,7 @@ from ..engine.metrics import RISK_THRESHOLD
 from ..engine.risk import Classes, column_codes, sample_risks
 from ..models import Dataset, Job
 from . import datasets, results, storage
-from .jobs import Progress, register
+from .jobs import Progress, build_models, register, validate_models
 
 COMPARE = "compare"  # Job.algorithm of a comparison (kept for older rows); its options hold the algorithms and ks
 COMPARE_FIGURES = {
@@ -68,12 +68,14 @@ def parse_algorithm_list(names) -> list[str]:
 
 def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int], suppression_limit: float = 0.0,
             sensitive: str | None = None, options: dict | None = None, progress=None,
-            scratch: str | None = None) -> list[dict]:
+            scratch: str | None = None, models: list[dict] | None = None) -> list[dict]:
     """Run every algorithm for every k on one table (engine.anonymize, each result verified).
 
     A run that finds no solution (or refuses the k) is a row with its error, not the end of the
     comparison. ``progress(fraction, phase)`` returning False stops it (engine.Cancelled). ``scratch``: the
-    folder for the runs' temporary files (the job's scratch folder)."""
+    folder for the runs' temporary files (the job's scratch folder). ``models``: the privacy models beside k
+    (as stored on a job), the same for every run; an algorithm that cannot honour them is a row with the
+    engine's refusal."""
     options = options or {}
     rows = []
     total = len(algorithms) * len(ks)
@@ -90,8 +92,8 @@ def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int
             row = {"algorithm": name, "label": info.label, "recoding": info.recoding, "k": k}
             try:
                 result = engine.anonymize(table, hierarchies, name, k=k, suppression_limit=suppression_limit,
-                                          sensitive=sensitive, options=options.get(name), progress=sub,
-                                          scratch=scratch)
+                                          sensitive=sensitive, models=build_models(models),
+                                          options=options.get(name), progress=sub, scratch=scratch)
             except engine.Cancelled:
                 raise
             except engine.EngineError as exc:
@@ -136,6 +138,28 @@ def comparison_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+def log_ticks(values: list[float]) -> dict:
+    """A log axis's ticks: the powers of ten over the values' range, and 2 and 5 times them when the range
+    holds fewer than three powers, each labelled in full ("0.01", "2", "1,000"). Plotly's own log ticks label
+    the in-between 2s and 5s without their power ("5, 0.01, 2, 5, 0.1"), which reads as nonsense."""
+    lo, hi = min(values), max(values)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    steps = (1,) if last - first >= 3 else (1, 2, 5)
+    ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in steps]
+    inside = [t for t in ticks if lo / 1.0001 <= t <= hi * 1.0001]
+    # the tick just below and just above the values, so that every point lies between two labels
+    below = [t for t in ticks if t < lo / 1.0001]
+    above = [t for t in ticks if t > hi * 1.0001]
+    chosen = ([below[-1]] if below else []) + inside + ([above[0]] if above else [])
+    return {"tickvals": chosen, "ticktext": [_tick_text(t) for t in chosen]}
+
+
+def _tick_text(value: float) -> str:
+    if value >= 1:
+        return f"{value:,.0f}"
+    return f"{value:.{-math.floor(math.log10(value))}f}"
+
+
 def comparison_figures(rows: list[dict]) -> dict:
     """Plotly figures (as dicts): NCP, discernibility and time against k, one line per algorithm."""
     import plotly.graph_objects as go
@@ -152,16 +176,21 @@ def comparison_figures(rows: list[dict]) -> dict:
                                      name=label, hovertemplate=f"{label}, k=%{{x}}: %{{y}}<extra></extra>"))
         values = [r[field] for r in rows if not r.get("error") and r.get(field) and r[field] > 0]
         # a log axis where the values span two decades (or for times): a linear one flattens the smaller lines
-        log = key == "seconds" or (bool(values) and max(values) / min(values) >= 100)
-        # the title at the top, the legend under it and above the plot, the k axis title below: no overlap
+        log = bool(values) and (key == "seconds" or max(values) / min(values) >= 100)
+        yaxis = dict(title=dict(text=f"{title} (log scale)" if log else title), gridcolor="#e6ebf1",
+                     automargin=True, type="log" if log else "linear")
+        if log:
+            yaxis.update(log_ticks(values))
+        # the title at the top left (the toolbar shows at the top right), the legend under it and above the
+        # plot, the k axis title below: no overlap
         layout = dict(template="none", paper_bgcolor="#ffffff", plot_bgcolor="#ffffff", height=380,
-                      margin=dict(l=70, r=20, t=90, b=50),
-                      title=dict(text=f"{title} against k", font=dict(size=14), y=0.98, yanchor="top"),
+                      margin=dict(l=70, r=20, t=100, b=50),
+                      title=dict(text=f"{title} against k", font=dict(size=14), x=0, xref="paper", xanchor="left",
+                                 y=0.98, yanchor="top"),
                       legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
                       xaxis=dict(title=dict(text="k"), type="log", tickvals=ks, ticktext=[str(k) for k in ks],
                                  gridcolor="#e6ebf1", automargin=True),
-                      yaxis=dict(title=dict(text=f"{title} (log scale)" if log else title), gridcolor="#e6ebf1",
-                                 automargin=True, type="log" if log else "linear"))
+                      yaxis=yaxis)
         figures[key] = json.loads(go.Figure(data=traces, layout=layout).to_json())
     return figures
 
@@ -183,8 +212,11 @@ def comparison_html(rows: list[dict], title: str) -> str:
 
 
 # ---- the comparison job -----------------------------------------------------------------------------------
-def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float = 0.0, sensitive: str = "") -> Job:
-    """A comparison is a Job of kind "comparison"; its options hold the algorithms and the k list."""
+def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float = 0.0, sensitive: str = "",
+                      models: list[dict] | None = None) -> Job:
+    """A comparison is a Job of kind "comparison"; its options hold the algorithms and the k list, its models
+    the privacy models beside k every run applies (checked against the columns as a run's are; refused only
+    when no chosen algorithm can honour them, the others becoming rows with the engine's refusal)."""
     algorithms = parse_algorithm_list(algorithms)
     ks = parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
     engine.api.SUPPRESSION.validate(suppression_limit)
@@ -195,17 +227,28 @@ def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float
     too_big = [k for k in ks if k > dataset.n_rows]
     if too_big:
         raise InputError(f"k={too_big[0]} is larger than the dataset's {dataset.n_rows} records")
+    stored: list[dict] = []
+    if models:
+        refusals = []
+        for name in algorithms:
+            try:
+                stored = validate_models(dataset, engine.get_algorithm(name), min(ks), models)
+                break
+            except InputError as exc:
+                refusals.append(str(exc))
+        else:
+            raise InputError(refusals[0])
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.COMPARISON, algorithm=COMPARE,
-                              k=min(ks), suppression_limit=suppression_limit, sensitive=sensitive,
+                              k=min(ks), suppression_limit=suppression_limit, sensitive=sensitive, models=stored,
                               options={"algorithms": algorithms, "k": ks}, config=datasets.dataset_config(dataset))
 
 
 def run_comparison(job: Job) -> None:
     frame = datasets.load_frame(job.dataset)
     table = datasets.table_from_config(frame, job.config, job.dataset.name)
-    hierarchies = datasets.hierarchies_from_config(job.owner, job.config)
+    hierarchies = datasets.hierarchies_from_config(job.owner, job.config, job.models)
     rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
-                   job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job))
+                   job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job), models=job.models)
     results.store(job, {"comparison": rows, "records": table.n, "quasi_identifiers": list(table.qi),
                         "sensitive": job.sensitive or None, "risk_before": input_risk(table)})
 

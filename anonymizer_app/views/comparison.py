@@ -22,6 +22,7 @@ from ..risk_forms import PopulationForm
 from ..services import comparison as comparison_service
 from ..services import comparison_risk
 from ..services import risk as risk_service
+from ..services.rerun import models_text, run_form_initial
 from .common import QI, algorithm_label, format_duration, job_result, owned_dataset, owned_job, queue_job
 from .risk import ESTIMATOR_LABELS
 
@@ -34,36 +35,51 @@ def compare(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     cols = list(ds.columns.all())
     sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
+    # the research subset of δ-presence: a 0/1 column that is neither a QI nor identifying (as on the run form)
+    subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
     if request.method == "POST":
-        form = CompareForm(request.POST, sensitive_columns=sensitive)
+        form = CompareForm(request.POST, sensitive_columns=sensitive, subset_columns=subset)
         if form.is_valid():
             d = form.cleaned_data
             try:
                 job = comparison_service.create_comparison(ds, d["algorithms"], d["k_values"],
-                                                           d["suppression_percent"] / 100.0, d["sensitive"] or "")
+                                                           d["suppression_percent"] / 100.0, d["sensitive"] or "",
+                                                           models=form.privacy_models())
             except InputError as exc:
                 form.add_error(None, str(exc))
             else:
                 queue_job(request, job)
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
-        form = CompareForm(sensitive_columns=sensitive)
+        form = CompareForm(sensitive_columns=sensitive, subset_columns=subset)
     past = ds.jobs.filter(kind=Job.COMPARISON)[:10]
     return render(request, "anonymizer/compare.html", {
         "dataset": ds, "tab": "compare", "form": form,
+        "main_fields": [form[name] for name in ("algorithms", "k_values", "suppression_percent", "sensitive")],
         "qi_columns": [c for c in cols if c.role == QI],
-        "past": [{"job": j, "algorithms": ", ".join(algorithm_label(a) for a in j.options.get("algorithms", [])),
-                  "ks": ", ".join(map(str, j.options.get("k", [])))} for j in past],
+        "past": [{"job": j, **comparison_settings(j)} for j in past],
     })
 
 
+def comparison_settings(job: Job) -> dict:
+    """What a comparison was asked for, as its pages and lists show it: algorithms, ks, suppression limit,
+    models beside k (registry labels) and sensitive column."""
+    options = job.options or {}
+    return {"algorithms": ", ".join(algorithm_label(a) for a in options.get("algorithms", [])),
+            "ks": ", ".join(map(str, options.get("k", []))),
+            "suppression_percent": f"{job.suppression_limit * 100:g}",
+            "models": models_text(job.models), "sensitive": job.sensitive or ""}
+
+
 def _run_url(job: Job | None, algorithm: str, k: int) -> str:
-    """The run form with one row's settings (its algorithm and k, the comparison's suppression limit and
-    sensitive column): the row as a run of its own."""
+    """The run form with one row's settings (its algorithm and k, the comparison's suppression limit,
+    sensitive column and models beside k): the row as a run of its own."""
     if job is None:
         return ""
     fields = {"algorithm": algorithm, "k": k, "suppression_percent": f"{job.suppression_limit * 100:g}",
               "sensitive": job.sensitive or ""}
+    # the models beside k as the run form's fields (services.rerun reads a job's models into them)
+    fields.update({name: value for name, value in run_form_initial(job).items() if name.startswith("model:")})
     return reverse("anonymizer:run", args=[job.dataset_id]) + "?" + urlencode(fields)
 
 
@@ -117,9 +133,7 @@ def comparison(request, job_id):
         "job": j, "dataset": j.dataset, "rows": comparison_rows(rows, j),
         "risk_before": risk_cells(report.get("risk_before") or {}),
         "population_form": population_form, "population": population,
-        "algorithms": ", ".join(algorithm_label(a) for a in j.options.get("algorithms", [])),
-        "ks": ", ".join(map(str, j.options.get("k", []))),
-        "suppression_percent": f"{j.suppression_limit * 100:g}",
+        **comparison_settings(j),
         "duration": format_duration(j.duration),
         "charts": comparison_service.comparison_figures(rows),
     })

@@ -9,6 +9,11 @@
   ["ncp", "discernibility", "seconds"].forEach(function (key) {
     var el = document.getElementById("chart-" + key);
     var fig = charts[key];
-    if (el && fig) window.Plotly.react(el, fig.data, fig.layout, config);
+    if (!el || !fig) return;
+    // the card's heading names the chart: the figure's own title (kept for the standalone HTML export) would
+    // only repeat it where the toolbar shows
+    var layout = Object.assign({}, fig.layout, { title: { text: "" } });
+    layout.margin = Object.assign({}, layout.margin, { t: 60 });
+    window.Plotly.react(el, fig.data, layout, config);
   });
 })();
