@@ -27,6 +27,8 @@ urlpatterns = [
     path("dataset/<int:dataset_id>/column/<int:column_id>/upload/", views.column_upload, name="column_upload"),
     path("dataset/<int:dataset_id>/column/<int:column_id>/default/", views.column_default, name="column_default"),
     path("dataset/<int:dataset_id>/column/<int:column_id>/select/", views.column_select, name="column_select"),
+    path("dataset/<int:dataset_id>/column/<int:column_id>/edit-default/", views.column_edit_default,
+         name="column_edit_default"),
     path("dataset/<int:dataset_id>/column/<int:column_id>/build/", views.build, name="build"),
     path("dataset/<int:dataset_id>/column/<int:column_id>/build/preview/", views.build_preview,
          name="build_preview"),

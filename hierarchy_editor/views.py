@@ -286,6 +286,38 @@ def column_default(request, dataset_id: int, column_id: int):
 
 @login_required
 @require_POST
+def column_edit_default(request, dataset_id: int, column_id: int):
+    """"Edit the tree" of a column on its default hierarchy, in one click: the default is written to the library
+    as an editable copy bound to the column (it replaces the default there; "Use default hierarchy" brings the
+    default back) and the visual editor opens on it. A column already bound edits its own hierarchy."""
+    dataset, col = _column_for(request, dataset_id, column_id)
+    if col.hierarchy_id:  # a second click, or another tab: edit what the column uses
+        return redirect(f"{reverse('hierarchies:edit', args=[col.hierarchy_id])}?column={col.pk}")
+    values = _column_values(dataset, col.name)
+    try:
+        built = default_hierarchy(col.name, values, col.type in NUMERIC_TYPES, col.type)
+    except HierarchyError as exc:
+        messages.error(request, f"The default hierarchy of column {col.name!r} cannot be built: {exc}")
+        return redirect(_column_url(col))
+    parsed = without_missing(built)  # a file's leaf cannot be empty: a run adds the missing leaf again
+    if MISSING in parsed.leaf_index:
+        messages.error(request, f"Column {col.name!r} has only missing cells: its default hierarchy has no "
+                                f"value to edit.")
+        return redirect(_column_url(col))
+    h = Hierarchy(owner=request.user, name=fit_name(f"{col.name} ({dataset.name}) edited default"),
+                  source_name=fit_name(built.source, 255), source_format="editor", content=parsed.to_csv(";"),
+                  delimiter=";", leaves=len(parsed.leaves), height=parsed.height)
+    h.save()
+    col.hierarchy = h
+    col.save(update_fields=["hierarchy"])
+    messages.info(request, f"You are editing a copy of the default hierarchy of column {col.name!r}, saved in your "
+                           f"library as {h.name!r}: it now replaces the default for this column. "
+                           f"\u201cUse default hierarchy\u201d on the column's page brings the default back.")
+    return redirect(f"{reverse('hierarchies:edit', args=[h.pk])}?column={col.pk}")
+
+
+@login_required
+@require_POST
 def column_select(request, dataset_id: int, column_id: int):
     dataset, col = _column_for(request, dataset_id, column_id)
     values = _column_values(dataset, col.name)
@@ -543,6 +575,7 @@ EDITOR_PAGE = 200  # children sent per request
 SEARCH_HITS = 50
 SUNBURST_DEPTH = 4  # levels below the root drawn in the sunburst
 SUNBURST_MAX_NODES = 4000
+SUNBURST_LABEL_CHARS = 16  # characters of a label written on its slice
 
 
 def _tree_to_draft(tree: HierarchyTree) -> dict:
@@ -711,8 +744,12 @@ def editor(request, pk: int, token: str):
                  "detail": reverse("hierarchies:detail", args=[h.pk])},
         "state": _session_state(draft), "measure": source.measure,
     }
+    column = source.column
+    replaces_default = (column is not None and column.hierarchy_id == h.pk
+                        and h.source_name.startswith("default hierarchy of "))
     return render(request, "hierarchy_editor/editor.html", {
         "h": h, "token": token, "source": source, "config": config,
+        "replaces_default": column if replaces_default else None,
         "columns": h.columns.select_related("dataset").order_by("dataset__name", "position"),
     })
 
@@ -862,7 +899,10 @@ def editor_sunburst(request, pk: int, token: str):
                     truncated = True
                     break
                 queue.append((c, path + [c["label"]], node_id, level + 1))
-    return JsonResponse({"ids": ids, "labels": labels, "parents": parents, "values": values,
+    # slices show at most SUNBURST_LABEL_CHARS characters ("…" marks a cut); the hover shows the whole label
+    short = [label if len(label) <= SUNBURST_LABEL_CHARS else label[:SUNBURST_LABEL_CHARS - 1] + "…"
+             for label in labels]
+    return JsonResponse({"ids": ids, "labels": labels, "short": short, "short_chars": SUNBURST_LABEL_CHARS, "parents": parents, "values": values,
                          "measure": measure, "depth": depth, "truncated": truncated})
 
 

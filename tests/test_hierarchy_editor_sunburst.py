@@ -15,6 +15,7 @@ def test_sized_by_records_of_the_bound_column(client_alice, user):
     assert r.json() == {
         "ids": ["[]", '["Centre"]', '["North"]', '["South"]'],
         "labels": ["*", "Centre", "North", "South"],
+        "short": ["*", "Centre", "North", "South"], "short_chars": 16,
         "parents": ["", "[]", "[]", "[]"],
         "values": [7, 3, 2, 2],
         "measure": "records", "depth": 1, "truncated": False,
@@ -91,3 +92,14 @@ def test_another_users_transaction_dataset_is_not_used(client, user, other_user)
     base = _items_session(client, item_hierarchy(user), f"items={theirs.pk}")
     data = client.get(base + "sunburst/", {"depth": 1}).json()
     assert (data["values"], data["measure"]) == ([4, 2, 2], "leaves")
+
+
+def test_long_labels_are_cut_on_slices_and_kept_whole_for_hover(client_alice, user):
+    long = "Provincia autonoma di Bolzano"  # 29 characters
+    h = make_hierarchy(user, f"Rome;{long};Centre\nMilan;Lombardy;North\n", "long")
+    base = start_session(client_alice, h)
+    data = client_alice.get(base + "sunburst/", {"depth": 2}).json()
+    i = data["labels"].index(long)
+    assert data["short"][i] == "Provincia auton…"
+    assert len(data["short"][i]) == 16
+    assert data["short"][data["labels"].index("Lombardy")] == "Lombardy"

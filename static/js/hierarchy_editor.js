@@ -663,13 +663,20 @@
     var depth = document.getElementById("sunburst-depth").value;
     getJSON(urls.sunburst, { depth: depth }).then(function (d) {
       if (d._status !== 200) return;
-      document.getElementById("sunburst-note").textContent = "Sized by " + d.measure + " under each node; top " +
-        d.depth + " levels" + (d.truncated ? " (the largest levels are cut short)" : "") + ". Click a slice to zoom.";
+      // Two rings at a time (maxdepth), so slices stay wide enough to write on; a click zooms into a slice
+      // and shows the rings below it, the centre goes back up.
+      var rings = Math.min(Number(d.depth) + 1, 3);
+      document.getElementById("sunburst-note").textContent = "Sized by " + d.measure + " under each node; " +
+        (rings - 1) + " levels shown at a time of the top " + d.depth + (d.truncated ? " (the largest levels are cut short)" : "") +
+        ". Click a slice to zoom into it, the centre to go back up; labels are cut to " + (d.short_chars || 16) +
+        " characters on the slices, whole on hover.";
       window.Plotly.react(target, [{
         type: "sunburst", ids: d.ids, labels: d.labels.map(plotlyText), parents: d.parents, values: d.values,
+        text: (d.short || d.labels).map(plotlyText), textinfo: "text", maxdepth: rings,
         branchvalues: "total", hovertemplate: "%{label}<br>%{value} " + d.measure + "<extra></extra>",
-        insidetextorientation: "radial",
-      }], { margin: { l: 0, r: 0, t: 10, b: 10 }, height: 420 },
+        // horizontal text at a readable size; a slice too thin for it shows no text rather than a speck
+        insidetextorientation: "horizontal", textfont: { size: 13 },
+      }], { margin: { l: 0, r: 0, t: 10, b: 10 }, height: 460, uniformtext: { minsize: 11, mode: "hide" } },
       { responsive: true, displaylogo: false });
       target.dataset.ready = "1";
     });
