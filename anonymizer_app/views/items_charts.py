@@ -25,8 +25,29 @@ def _label(items: list[str]) -> str:
     return "{" + ", ".join(items) + "}"
 
 
+def support_figure(compared: list[dict]) -> dict:
+    """Like with like: the original's most frequent itemsets, each with its true support beside the support
+    an analyst would estimate from the release (a group of u items counted 1/u, as if uniform)."""
+    labels = [plotly_escape(_label(s["items"])) for s in compared]
+    ticks = [plotly_escape(_short(_label(s["items"]))) for s in compared]
+    bars = [_bar(x=labels, y=[int(s["support"]) for s in compared], marker=dict(color="#8aa4bf"),
+                 name="in the original", customdata=labels,
+                 hovertemplate="%{customdata}: %{y} record(s)<extra>original</extra>"),
+            _bar(x=labels, y=[float(s["estimate"]) for s in compared], marker=dict(color="#2f855a"),
+                 name="estimated from the release", customdata=labels,
+                 hovertemplate="%{customdata}: about %{y:.1f} record(s)<extra>from the release</extra>")]
+    layout = dict(**LAYOUT_STYLE, margin=dict(l=60, r=20, t=40, b=150), height=420, barmode="group",
+                  legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
+                  xaxis=dict(title=dict(text="itemset of the original"), type="category", tickangle=-45,
+                             tickvals=labels, ticktext=ticks, **AXIS_STYLE),
+                  yaxis=dict(title=dict(text="support (records)"), rangemode="tozero", **AXIS_STYLE))
+    return _figure(bars, layout)
+
+
 def itemset_figure(frequent: dict) -> dict:
-    """Two groups of bars: the supports of the top itemsets of the original and of the anonymized records."""
+    """Two groups of bars: the supports of the top itemsets of the original and of the anonymized records
+    (a result made before the report held ``support_compared``; the page says the panels hold different
+    kinds of items)."""
     bars, axes = [], []
     for i, (key, name, color) in enumerate((("before", "original", "#8aa4bf"), ("after", "anonymized", "#2f855a"))):
         sets = frequent.get(key, [])

@@ -24,7 +24,7 @@ from ..engine import EngineError, InputError
 from ..engine.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
 from ..models import Dataset, Job
-from ..services import datasets, exports, results, setvalued
+from ..services import datasets, exports, results, setvalued, setvalued_explain
 from ..setvalued_forms import (
     ItemBuildForm,
     ItemHierarchyUploadForm,
@@ -35,7 +35,7 @@ from ..setvalued_forms import (
     item_library,
 )
 from .common import format_duration, job_label, job_result, job_rows, owned_dataset, owned_job, queue_job
-from .items_charts import item_frequency_figure, itemset_figure
+from .items_charts import item_frequency_figure, itemset_figure, support_figure
 
 RESULT_PAGE_SIZE = 50
 
@@ -317,12 +317,16 @@ def result_page(request, job: Job, res):
     rules, rules_matching = rules_rows(report, needle)
     suppressed = report.get("suppressed_items", [])
     hierarchy_rows, hierarchy_merged = _hierarchy_shown(report.get("hierarchy_rows", []))
+    compared = report.get("support_compared") or []
     cards = [
         {"label": "k", "value": job.k, "id": "card-k"},
         {"label": "m", "value": report.get("m"), "id": "card-m"},
         {"label": "k^m reached (smallest support of a published itemset of ≤ m items)",
          "value": "—" if km is None else km, "id": "card-km"},
-        {"label": "NCP (information loss)", "value": f"{metrics.get('ncp', 0):.4f}", "id": "card-ncp"},
+        {"label": setvalued_explain.ncp_label(str(report.get("algorithm", ""))),
+         "value": f"{metrics.get('ncp', 0):.4f}", "id": "card-ncp"},
+        *([{"label": "Item occurrences changed", "value": f"{metrics['changed_occurrences'] * 100:.3g}%",
+            "id": "card-changed"}] if metrics.get("changed_occurrences") is not None else []),
         {"label": f"Itemset-support error ({metrics.get('support_error_itemsets', 0)} top itemsets)",
          "value": f"{metrics.get('support_error', 0):.4f}", "id": "card-support-error"},
         {"label": "Generalized items", "value": metrics.get("generalized_items", 0), "id": "card-generalized"},
@@ -342,7 +346,10 @@ def result_page(request, job: Job, res):
         "layout": report.get("layout", {}),
         "delimiter_label": setvalued.delimiter_label(delimiter),
         "page": page, "rows": rows, "has_ids": ids is not None,
-        "charts": {"itemsets": itemset_figure(report.get("frequent_itemsets", {}))},
+        "compared": bool(compared),
+        "explained": setvalued_explain.figures(report, job.k, (job.config.get("item_hierarchy") or {}).get("name", "")),
+        "charts": {"itemsets": support_figure(compared) if compared
+                   else itemset_figure(report.get("frequent_itemsets", {}))},
     })
 
 

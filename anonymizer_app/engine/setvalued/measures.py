@@ -19,6 +19,7 @@ from . import itemsets
 from .transactions import Transactions
 
 TOP_ITEMSETS = 100
+TOP_CHART = 15
 
 
 def item_ncp(tx: Transactions, node_of_item: np.ndarray, loss_of_node) -> dict:
@@ -84,11 +85,29 @@ def estimated_supports(tx: Transactions, node_of_item: np.ndarray, wanted: list[
 
 
 def relative_error(chosen: list[tuple[int, tuple[str, ...]]], estimates: np.ndarray) -> dict:
-    """Mean |estimate - true| / true over the ``chosen`` itemsets ((true support, items))."""
+    """Mean |estimate - true| / true over the ``chosen`` itemsets ((true support, items)); ``compared``:
+    the first TOP_CHART of them with both supports, so a chart sets each original itemset beside its own
+    estimate (like with like, never an item beside a group)."""
     if not chosen:
-        return {"itemsets": 0, "mean_relative_error": 0.0}
+        return {"itemsets": 0, "mean_relative_error": 0.0, "compared": []}
     true = np.array([t for t, _ in chosen], dtype=float)
-    return {"itemsets": len(chosen), "mean_relative_error": float(np.mean(np.abs(estimates - true) / true))}
+    compared = [{"items": list(names), "support": int(t), "estimate": round(float(e), 4)}
+                for (t, names), e in zip(chosen[:TOP_CHART], estimates[:TOP_CHART])]
+    return {"itemsets": len(chosen), "mean_relative_error": float(np.mean(np.abs(estimates - true) / true)),
+            "compared": compared}
+
+
+def changed_occurrences(tx: Transactions, node_of_item: np.ndarray, labels: list[str]) -> float:
+    """The share of the input's item occurrences (records as sets) published as another item or suppressed:
+    the same figure whatever built the groups (a hierarchy's cut or dynamic hierarchies), unlike NCP,
+    whose denominator is the hierarchy's leaves or the data's items."""
+    d = tx.distinct()
+    if not len(d.codes):
+        return 0.0
+    nodes = node_of_item[d.codes]
+    texts = np.array([str(x) for x in tx.items], dtype=object)[d.codes]
+    changed = [n < 0 or labels[n] != t for n, t in zip(nodes.tolist(), texts.tolist())]
+    return float(np.mean(changed))
 
 
 def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS) -> dict:
@@ -96,8 +115,6 @@ def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: in
     chosen = top_itemsets(tx, size, top)
     return relative_error(chosen, estimated_supports(tx, node_of_item, [names for _, names in chosen]))
 
-
-TOP_CHART = 15
 
 
 def frequent_itemsets(tx: Transactions, size: int, top: int = TOP_CHART) -> list[dict]:

@@ -86,7 +86,7 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
     error = relative_error(chosen, estimates)
     report = {"column": column, "k": k, "m": m, "algorithm": algorithm, "classes": int(len(labels)),
               "ncp": lost / occurrences if occurrences else 0.0, "support_error": error["mean_relative_error"],
-              "support_error_itemsets": error["itemsets"],
+              "support_error_itemsets": error["itemsets"], "support_compared": error["compared"],
               "frequent_itemsets": {"size": size, "before": frequent_itemsets(tx, size),
                                     "after": frequent_itemsets(published, size)},
               "generalization_rules": {g: sorted(v) for g, v in rules.items()},

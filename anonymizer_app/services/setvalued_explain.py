@@ -1,0 +1,96 @@
+"""The figures of a set-valued (k^m) result in plain words, with a good / fair / poor cue where a threshold
+means something on its own (services.explain's Reading and bands, the relational result page's style).
+
+NCP is labelled with what it is measured against: Apriori's against the item hierarchy chosen (a published
+item covering u of its L leaves costs u/L), dynamic hierarchies' against the groups built from the data (a
+group of u of the data's items costs u/|I|), which only merge the items that break k^m; the two are not
+put side by side as comparable. "Item occurrences changed" is the figure that reads the same for both.
+"""
+
+from __future__ import annotations
+
+from .explain import FAIR, GOOD, POOR, Reading
+
+
+def _band(value: float, good: float, fair: float) -> str:
+    return GOOD if value <= good else FAIR if value <= fair else POOR
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:.3g}%"
+
+
+def ncp_label(algorithm: str) -> str:
+    if algorithm == "apriori":
+        return "NCP against the item hierarchy"
+    return "NCP of the groups built (dynamic hierarchies)"
+
+
+def figures(report: dict, k: int, hierarchy_name: str = "") -> list[dict]:
+    """Rows of the result page's "What the figures mean": key, label, value shown, reading, cue."""
+    metrics = report.get("metrics", {})
+    m = report.get("m")
+    items = int(report.get("items", 0))
+    occurrences = int(report.get("item_occurrences", 0))
+    rows = []
+
+    def add(key: str, label: str, value: str, reading: Reading) -> None:
+        rows.append({"key": key, "label": label, "value": value, "reading": reading.text, "cue": reading.cue,
+                     "cue_label": reading.cue_label})
+
+    km = metrics.get("km_smallest_support")
+    if km is None:
+        add("km", "k^m reached", "—", Reading(f"No published record holds an itemset of at most {m} items: nothing "
+                                             f"an adversary knows can single a record out.", GOOD))
+    else:
+        add("km", "k^m reached", f"{km:,}", Reading(
+            f"Every set of at most {m} items an adversary may know of a person occurs in at least {km:,} published "
+            f"records (k asked: {k}); knowing those items never narrows a person down to fewer.",
+            GOOD if km >= k else POOR))
+
+    ncp = float(metrics.get("ncp", 0.0))
+    scale = ("0 = every item published as it was, 1 = every item suppressed or generalized to the root; below 0.2 "
+             "the items are close to the original, above 0.5 most of their detail is gone.")
+    if report.get("algorithm") == "apriori":
+        named = f" {hierarchy_name!r}" if hierarchy_name else ""
+        text = (f"Measured against the item hierarchy{named}: a published item covering u of the hierarchy's items "
+                f"costs u divided by their number, a suppressed item 1, averaged over the {occurrences:,} item "
+                f"occurrences. {scale} It depends on the hierarchy: compare runs on the item occurrences changed.")
+    else:
+        text = (f"Measured against the groups built from the data: a group of u of the data's {items:,} items costs "
+                f"u/{items:,} (a numeric range (hi−lo)/(max−min)), averaged over the {occurrences:,} item "
+                f"occurrences. Only the items that break k^m are merged, in small groups, so this NCP is not "
+                f"comparable with an Apriori run's NCP, which is measured against a whole hierarchy; compare runs on "
+                f"the item occurrences changed. {scale}")
+    add("ncp", ncp_label(str(report.get("algorithm", ""))), f"{ncp:.4f}", Reading(text, _band(ncp, 0.2, 0.5)))
+
+    changed = metrics.get("changed_occurrences")
+    if changed is not None:
+        add("changed", "Item occurrences changed", _pct(float(changed)), Reading(
+            f"{_pct(float(changed))} of the {occurrences:,} item occurrences (an item in a record) were published "
+            f"as a group or a more general item, or suppressed; the rest are exact. The same measure whatever "
+            f"built the groups, so runs of either algorithm compare on it; lower keeps more detail."))
+
+    error = float(metrics.get("support_error", 0.0))
+    n_sets = int(metrics.get("support_error_itemsets", 0))
+    size = min(int(m or 1), 2)
+    add("support-error", "Itemset-support error", f"{error:.4f}", Reading(
+        f"What frequent-pattern mining on the release gets wrong: for the {n_sets:,} most frequent itemsets of 1 to "
+        f"{size} items of the original, the support an analyst would estimate from the release (a group of u items "
+        f"counted as 1/u per record, as if its items were equally frequent; an itemset with a suppressed item as 0) "
+        f"against its true support, as mean |estimate − true| / true. Here the estimates are off by "
+        f"{_pct(error)} on average. 0 = every support exact; 1 = off by the whole support (as when the itemsets "
+        f"vanish); it can exceed 1. Below 0.1 mining the release finds about the original's patterns; above 0.5 "
+        f"it is poor. The chart beside sets the top itemsets' true and estimated supports side by side.",
+        _band(error, 0.1, 0.5)))
+
+    generalized = int(metrics.get("generalized_items", 0))
+    groups = len(report.get("generalization_rules") or {})
+    add("generalized", "Generalized items", f"{generalized:,}", Reading(
+        f"{generalized:,} of the data's {items:,} distinct items are published inside {groups:,} "
+        f"group{'' if groups == 1 else 's'} (see the rules); every other item is published as it is."))
+    suppressed = len(report.get("suppressed_items") or [])
+    add("suppressed", "Suppressed items", f"{suppressed:,}", Reading(
+        f"{suppressed:,} distinct item{'' if suppressed == 1 else 's'} left out of every record (an item that would "
+        f"only pass k^m at the hierarchy's root)." if suppressed else "No item was left out of the records."))
+    return rows
