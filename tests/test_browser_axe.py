@@ -72,6 +72,7 @@ def pages(user, monkeypatch) -> list[str]:
         f"/hierarchies/{city.hierarchy_id}/",
         f"/hierarchies/dataset/{people.pk}/column/{city.pk}/",
         f"/hierarchies/dataset/{small.pk}/column/{age.pk}/build/",
+        f"/hierarchies/dataset/{small.pk}/column/{age.pk}/",  # a default hierarchy: its help, "Edit the tree"
         f"/hierarchies/{city.hierarchy_id}/edit/",
         "/accounts/account/",
         "/no/such/page/",

@@ -74,3 +74,17 @@ def test_notes_name_the_column_once_each():
     assert notes == [f"column 'payor_group': {MISSING_NOTE}: a leaf of their own, (null) below the root",
                      f"column 'age': {MISSING_NOTE}: a leaf of their own, (null) below the root"]
     assert not [n for n in without_missing(a).notes if MISSING_NOTE in n]
+
+
+def test_a_runs_notes_give_one_missing_line_per_column(clinic):
+    from anonymizer_app.models import Job
+    from anonymizer_app.services import jobs
+
+    clinic.columns.filter(name__in=["payor_group", "age"]).update(role="quasi-identifying")
+    clinic.columns.filter(name="id").update(role="identifying")
+    job = jobs.run_job(jobs.create_job(clinic, "datafly", 2, 0.5))
+    assert job.status == Job.SUCCEEDED, job.message
+    notes = [n for n in job.result.report["notes"] if MISSING_NOTE in n]
+    assert sorted(notes) == sorted([
+        f"column 'payor_group': {MISSING_NOTE}: a leaf of their own, (null) below the root",
+        f"column 'age': {MISSING_NOTE}: a leaf of their own, (null) below the root"])

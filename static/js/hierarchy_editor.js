@@ -674,8 +674,9 @@
         type: "sunburst", ids: d.ids, labels: d.labels.map(plotlyText), parents: d.parents, values: d.values,
         text: (d.short || d.labels).map(plotlyText), textinfo: "text", maxdepth: rings,
         branchvalues: "total", hovertemplate: "%{label}<br>%{value} " + d.measure + "<extra></extra>",
-        // horizontal text at a readable size; a slice too thin for it shows no text rather than a speck
-        insidetextorientation: "horizontal", textfont: { size: 13 },
+        // text at a readable size, turned the way it fits its slice best; a slice too thin for 11 px shows no
+        // text (uniformtext) rather than a speck
+        insidetextorientation: "auto", textfont: { size: 13 },
       }], { margin: { l: 0, r: 0, t: 10, b: 10 }, height: 460, uniformtext: { minsize: 11, mode: "hide" } },
       { responsive: true, displaylogo: false });
       target.dataset.ready = "1";

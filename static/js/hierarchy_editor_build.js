@@ -59,7 +59,11 @@
       tr.appendChild(el("td", lv.level, "num"));
       tr.appendChild(el("td", lv.count, "num level-count"));
       var td = el("td");
-      lv.sample.forEach(function (s) { td.appendChild(el("code", s, "value-chip")); });
+      lv.sample.forEach(function (s) {
+        var chip = el("code", null, "value-chip");
+        chip.appendChild(s.trim() === "" ? missingMark() : document.createTextNode(s));
+        td.appendChild(chip);
+      });
       if (lv.count > lv.sample.length) td.appendChild(el("span", "and " + (lv.count - lv.sample.length) + " more", "muted small"));
       tr.appendChild(td);
       levels.appendChild(tr);
@@ -77,10 +81,10 @@
     clear(rows);
     data.values.forEach(function (v) {
       var tr = el("tr");
-      tr.appendChild(el("td", v.value));
+      tr.appendChild(valueCell(v.value));
       tr.appendChild(el("td", v.count, "num"));
       if (v.labels) {
-        v.labels.forEach(function (l) { tr.appendChild(el("td", l)); });
+        v.labels.forEach(function (l) { tr.appendChild(valueCell(l)); });
       } else {
         var td = el("td", "not covered", "not-covered");
         td.colSpan = data.levels.length;
@@ -88,6 +92,19 @@
       }
       rows.appendChild(tr);
     });
+  }
+
+  // A missing cell (blank: a run reads every NA marker as one) is named, as the pages' value_or_missing does.
+  function missingMark() {
+    var span = el("span", "(missing)", "missing-value");
+    span.title = "empty cells and NA markers";
+    return span;
+  }
+
+  function valueCell(text) {
+    var td = el("td");
+    td.appendChild(String(text).trim() === "" ? missingMark() : document.createTextNode(String(text)));
+    return td;
   }
 
   function preview() {
