@@ -278,3 +278,30 @@ class ReidentificationTable(models.Model):
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="reidentification")
     data = models.TextField()
     created = models.DateTimeField(auto_now_add=True)
+
+
+class PrivacyBudget(models.Model):
+    """A dataset's total ε budget for differentially private releases (sequential composition: the ε of every
+    release of the dataset add up); null: no budget beyond settings.ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="privacy_budget")
+    epsilon = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class PrivacyLedgerEntry(models.Model):
+    """One differentially private release of a dataset and the ε (and δ) it spent. Kept when the release (a
+    SafePub run) is deleted: the budget was spent once the release was made."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="privacy_ledger")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    mechanism = models.CharField(max_length=60)
+    epsilon = models.FloatField()
+    delta = models.FloatField(default=0.0)
+    description = models.CharField(max_length=500, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    release = models.JSONField(default=dict, blank=True)  # a histogram's released cells (nothing else stores them)
+
+    class Meta:
+        ordering = ["created_at", "id"]

@@ -459,3 +459,9 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
     },
 }
+
+# ---- differential privacy: the ε budget of a dataset (issue 29, item 10) -------------------------------------
+# The budget a dataset has until its owner sets one on its DP page (empty: none; releases are still recorded in
+# its ledger). Sequential composition: the ε of every release of the dataset add up (services/privacy_ledger.py).
+ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET = (float(os.environ["ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET"])
+                                        if os.environ.get("ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET") else None)

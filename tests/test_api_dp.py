@@ -13,6 +13,7 @@ from anonymizer_helpers import make_dataset
 from api_helpers import api_for
 
 from anonymizer_app.engine import Role
+from anonymizer_app.engine.dp_postprocess import post_process
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +42,10 @@ def test_a_histogram_release_with_its_budget(user, toy):
         ("(other)", 0)]
     noisy = [c["noisy_count"] for c in d["cells"]]
     assert all(float(v).is_integer() for v in noisy)  # geometric noise is whole
-    errors = [abs(c["noisy_count"] - c["true_count"]) for c in d["cells"]]
+    # the default post-processing (consistent totals) of these raw noisy counts is the release; the errors are its
+    assert d["post_processing"] == "consistent"
+    assert [c["released_count"] for c in d["cells"]] == post_process(noisy, "consistent")
+    errors = [abs(c["released_count"] - c["true_count"]) for c in d["cells"]]
     assert d["utility_cost"]["mean_absolute_error"] == pytest.approx(sum(errors) / 7)
     assert d["utility_cost"]["max_absolute_error"] == max(errors)
     assert "spent again" in d["release_note"]

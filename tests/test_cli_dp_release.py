@@ -12,6 +12,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from anonymizer_app.engine.dp_postprocess import post_process
+
 TOY = "sex;age;job\nF;20;a\nM;35;b\nM;41;b\nF;99;a\nM;17;c\n"
 
 
@@ -50,7 +52,11 @@ def test_counts_geometric_text_csv_and_json(toy, tmp_path):
     report = json.loads(rep.read_text())
     assert [c["true_count"] for c in report["cells"]] == [2, 0, 0, 0, 2, 1, 0]
     assert report["scale"] == 2.0 and report["sensitivity"] == 1 and report["records"] == 5
-    assert [c["noisy_count"] for c in report["cells"]] == [int(r[2]) for r in rows[1:]]
+    # --out holds the post-processed counts (default consistent) of the raw noisy ones in the JSON
+    assert report["post_processing"] == "consistent"
+    assert [c["released_count"] for c in report["cells"]] == [int(r[2]) for r in rows[1:]]
+    assert [c["released_count"] for c in report["cells"]] == post_process([c["noisy_count"] for c in report["cells"]],
+                                                                          "consistent")
 
 
 def test_counts_numeric_with_bounds(toy):
@@ -97,7 +103,7 @@ def test_randomized_response_writes_the_column(toy, tmp_path):
     (["--counts", "age", "--categorical", "age", "--bounds", "age=1:2", "--epsilon", "1"],
      "--categorical 'age' has --bounds too: choose one"),
     (["--randomized-response", "job", "--bounds", "age=1:2", "--epsilon", "1", "--out", "x.csv"],
-     "--bounds, --categorical and --mechanism apply to --counts only"),
+     "--bounds, --categorical, --mechanism and --post-processing apply to --counts only"),
     (["--epsilon", "1"], "one of the arguments --counts --randomized-response is required"),
 ])
 def test_bad_flags_one_line_exit_2(toy, args, message):

@@ -71,7 +71,8 @@ def test_counts_show_true_and_released_with_budget(client_alice, toy):
     assert fig["data"][0]["name"] == "true (not released)" and fig["data"][0]["y"] == [0, 2, 0, 1, 0, 2, 0]
     assert fig["data"][0]["x"][0] == "F | &lt;b&gt;x&lt;/b&gt;"  # plotly-escaped
     released = fig["data"][1]["y"]
-    assert [f"{v:.2f}" for v in released] == [r[2] for r in rows]
+    assert [str(v) for v in released] == [r[2] for r in rows]  # whole counts (the default post-processing)
+    assert all(v >= 0 for v in released) and 'id="dp-post-processing"' in html
     assert all(float(v).is_integer() for v in released)
     mae = sum(abs(a - b) for a, b in zip(released, [0, 2, 0, 1, 0, 2, 0])) / 7
     assert stat(html, "stat-mae") == f"{mae:.3f}"

@@ -19,7 +19,7 @@ from ..forms import DELIMITER_CHOICES, ENCODING_CHOICES, ColumnsForm, FormatForm
 from ..models import Column, Dataset
 from ..services import datasets as dataset_service
 from ..services import erasure
-from . import identifiers, risk
+from . import dp, identifiers, risk
 from .common import owned_dataset, owned_hierarchy, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
@@ -299,4 +299,5 @@ urlpatterns = [
     path("<int:dataset_id>/columns/", DatasetColumns.as_view(), name="api-dataset-columns"),
     *risk.dataset_urlpatterns,
     *identifiers.dataset_urlpatterns,
+    *dp.dataset_urlpatterns,
 ]

@@ -1,7 +1,9 @@
 """Differential privacy releases in the API: a noisy histogram (OpenDP's Laplace or geometric mechanism) or
 randomized response on one column of a dataset, validated by the web DP page's form (dp_forms.DPForm) and
-computed by the same service (services.dp.release). Nothing is stored: every call draws new noise, so every
-call is a release of its own and spends its ε again (the schema says so)."""
+computed by the same service (services.dp.release). Every call draws new noise, so every call is a release of
+its own and spends its ε again (the schema says so); it is written to the dataset's ε ledger and refused (400,
+the spent and remaining budget named) past the dataset's budget. GET /api/v1/datasets/<id>/privacy-budget/
+reads the ledger (scope read, owner only)."""
 
 from __future__ import annotations
 
@@ -16,17 +18,19 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..dp_forms import MECHANISM_CHOICES, MODE_CHOICES, DPForm
-from ..engine import InputError, dp
+from ..dp_forms import MECHANISM_CHOICES, MODE_CHOICES, POST_PROCESSING_CHOICES, DPForm
+from ..engine import InputError, dp, dp_postprocess
 from ..services import datasets as dataset_service
 from ..services import dp as dp_service
-from ..services import exports
+from ..services import exports, privacy_ledger
 from .common import owned_dataset, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
 SPENDS = ("Every call is a NEW release: new noise is drawn and its ε is spent again (the budgets of repeated "
-          "calls on the same data add up). Nothing is stored; keep the answer if you need it again.")
+          "calls on the same data add up, sequential composition). Each is written to the dataset's ε ledger "
+          "(GET /api/v1/datasets/<id>/privacy-budget/) with its published figures; a call that would take the "
+          "total past the dataset's budget is refused (400) before any noise is drawn.")
 
 
 class DPReleaseSerializer(serializers.Serializer):
@@ -42,6 +46,11 @@ class DPReleaseSerializer(serializers.Serializer):
     bounds = serializers.CharField(required=False, allow_blank=True, default="",
                                    help_text="counts: one COLUMN=LOWER:UPPER a line for each numeric column "
                                              "(public bounds, never read from the data)")
+    post_processing = serializers.ChoiceField(
+        choices=[m for m, _ in POST_PROCESSING_CHOICES], required=False, default=dp_postprocess.DEFAULT,
+        help_text="counts: none (the raw noisy counts), round, round-clamp (rounded, negatives to 0) or "
+                  "consistent (non-negative integers adding up to the rounded noisy total: least-squares "
+                  "projection then largest-remainder rounding); free in privacy terms, no ε spent")
     bins = serializers.IntegerField(required=False, default=dp.DEFAULT_BINS, min_value=1, max_value=1000)
     rr_column = serializers.CharField(required=False, allow_blank=True, default="",
                                       help_text="rr: the column whose values are randomized")
@@ -61,7 +70,8 @@ class DPRelease(APIView):
                    400: ApiErrorSerializer, 404: ApiErrorSerializer},
         summary="A differentially private release of a dataset (histogram or randomized response); spends ε",
         description=SPENDS + " JSON: counts -> columns, mechanism, epsilon, scale, sensitivity, epsilon_spent, "
-                             "cells [{cell, true_count, noisy_count}], utility_cost; rr -> column, epsilon, "
+                             "post_processing, cells [{cell, true_count, noisy_count (raw), released_count "
+                             "(post-processed: the release)}], utility_cost (of the released counts); rr -> column, epsilon, "
                              "keep_probability, epsilon_spent, categories [{category, true_count, "
                              "perturbed_count, estimated_count}], utility_cost. The true figures are for you, "
                              "the owner: only the noisy ones are the release.",
@@ -79,7 +89,7 @@ class DPRelease(APIView):
             text = "; ".join(f"{n}: {m[0]}" if n != "__all__" else m[0] for n, m in errors.items())
             return refused(text, errors=errors)
         try:
-            released = dp_service.release(ds, form.cleaned_data)
+            released = dp_service.release(ds, form.cleaned_data, request.user)
         except InputError as exc:
             return refused(str(exc))
         if d["format"] == "csv":
@@ -100,4 +110,29 @@ def _json_safe(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
+class PrivacyBudget(APIView):
+    """The dataset's ε ledger, read-only: its budget, spent and remaining, and every release."""
+
+    required_scope = "read"
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: ApiErrorSerializer},
+                   summary="A dataset's ε ledger: budget, spent, remaining and every differentially private release",
+                   description="Accounting by sequential composition (the ε, and δ, of every release add up). "
+                               "JSON: budget (null: none), spent, remaining (null without a budget), delta_spent, "
+                               "releases, accounting, entries [{id, created_at, user, mechanism, epsilon, delta, "
+                               "description, run (a SafePub run's id, null once deleted), release (a histogram's "
+                               "or randomized response's published figures)}], newest first. Entries stay when "
+                               "a release is deleted. Owner only (others 404).",
+                   tags=["differential privacy"])
+    def get(self, request, dataset_id):
+        ds = owned_dataset(request, dataset_id)
+        entries = [{"id": e.pk, "created_at": e.created_at.isoformat(), "user": e.user.username if e.user else None,
+                    "mechanism": e.mechanism, "epsilon": e.epsilon, "delta": e.delta, "description": e.description,
+                    "run": str(e.job_id) if e.job_id else None, "release": e.release}
+                   for e in privacy_ledger.entries(ds)]
+        return Response(dict(privacy_ledger.state(ds).as_dict(), entries=entries))
+
+
 urlpatterns = [path("<int:dataset_id>/", DPRelease.as_view(), name="api-dp-release")]
+dataset_urlpatterns = [path("<int:dataset_id>/privacy-budget/", PrivacyBudget.as_view(),
+                            name="api-dataset-privacy-budget")]

@@ -11,6 +11,9 @@ of the K-1 other categories uniformly (OpenDP's make_randomized_response, Warner
 category drawn in one call through OpenDP's composition, see draw_responses), and the distribution
 is estimated without bias as π_j = (q_j - r)/(p - r), r = (1-p)/(K-1), q_j the perturbed share of j.
 
+The histogram's noisy counts are then post-processed (engine/dp_postprocess.py: none, round, round and clamp
+at 0, or consistent totals), which spends no ε; the release is the post-processed counts.
+
 OpenDP draws from the operating system's CSPRNG and cannot be seeded: releases are not reproducible, and the
 tests check the distributions statistically. Formulas and citations: docs/definitions.md, "Differential
 privacy".
@@ -26,6 +29,7 @@ import numpy as np
 import opendp.prelude as dp
 import pandas as pd
 
+from . import dp_postprocess
 from .errors import InputError
 
 # OpenDP keeps its mechanisms (Laplace, geometric, randomized response, count_by_categories) behind the
@@ -53,20 +57,24 @@ class CountsRelease:
     true_counts: list[int]
     noisy_counts: list[float]
     domains: list[list[str]] = field(default_factory=list)  # each column's declared domain
-    errors: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)  # of the released (post-processed) counts against the truth
+    post_processing: str = dp_postprocess.NONE
+    released_counts: list = field(default_factory=list)  # noisy_counts post-processed: what is published
 
     def frame(self) -> pd.DataFrame:
         """The release: one column per counted column (OTHER in each for the outside cell), then noisy_count."""
         rows = [list(combo) for combo in product(*self.domains)] + [[OTHER] * len(self.columns)]
         out = pd.DataFrame(rows, columns=self.columns)
-        out["noisy_count"] = self.noisy_counts
+        out["noisy_count"] = self.released_counts or self.noisy_counts
         return out
 
     def summary(self) -> dict:
         return {"columns": self.columns, "mechanism": self.mechanism, "epsilon": self.epsilon,
                 "scale": self.scale, "sensitivity": 1, "epsilon_spent": self.epsilon_spent,
-                "cells": [{"cell": c, "true_count": t, "noisy_count": n}
-                          for c, t, n in zip(self.cells, self.true_counts, self.noisy_counts)],
+                "post_processing": self.post_processing,
+                "cells": [{"cell": c, "true_count": t, "noisy_count": n, "released_count": r}
+                          for c, t, n, r in zip(self.cells, self.true_counts, self.noisy_counts,
+                                                self.released_counts or self.noisy_counts)],
                 "utility_cost": self.errors}
 
 
@@ -104,7 +112,7 @@ def check_epsilon(epsilon: float) -> float:
     return value
 
 
-def error_figures(true: list[int] | list[float], estimate: list[float]) -> dict:
+def error_figures(true: list[int] | list[float], estimate: list[int] | list[float]) -> dict:
     """Mean and max absolute error per cell, and the total absolute error over the total true count."""
     t = np.asarray(true, dtype=float)
     e = np.asarray(estimate, dtype=float)
@@ -184,15 +192,18 @@ def counts_measurement(cells: list[str], epsilon: float, mechanism: str):
 def dp_counts(table: pd.DataFrame, columns: list[str], epsilon: float, mechanism: str = "laplace", *,
               numeric_columns: set[str] | None = None, bounds: dict | None = None,
               categories: dict | None = None, bins: int = DEFAULT_BINS,
-              max_cells: int = MAX_CELLS) -> CountsRelease:
+              max_cells: int = MAX_CELLS, post_processing: str = dp_postprocess.NONE) -> CountsRelease:
     """An ε-differentially private histogram of `columns` over their declared domain (see the module doc).
 
     numeric_columns: those that need bounds {column: (lower, upper)} (cut into `bins` equal bins); other
     columns take `categories` {column: [...]} or their distinct values, which the caller declares public.
+    post_processing: one of dp_postprocess.MODES, applied to the noisy counts (free in privacy terms).
     """
     epsilon = check_epsilon(epsilon)
     if mechanism not in MECHANISMS:
         raise InputError(f"unknown mechanism {mechanism!r}: choose laplace or geometric")
+    if post_processing not in dp_postprocess.MODES:
+        raise InputError(f"unknown post-processing {post_processing!r}: choose one of {', '.join(dp_postprocess.MODES)}")
     _check_columns(table, columns)
     numeric_columns = numeric_columns or set()
     domains, keys = [], []
@@ -223,9 +234,11 @@ def dp_counts(table: pd.DataFrame, columns: list[str], epsilon: float, mechanism
     # the geometric mechanism's counts stay whole numbers
     noisy: list[float] = [int(x) if mechanism == "geometric" else float(x) for x in measurement(data)]
     spent = float(measurement.map(1))
+    released = dp_postprocess.post_process(noisy, post_processing)
     return CountsRelease(columns=list(columns), mechanism=mechanism, epsilon=epsilon, scale=scale,
                          epsilon_spent=spent, cells=cells + [OTHER], true_counts=true_counts,
-                         noisy_counts=noisy, domains=domains, errors=error_figures(true_counts, noisy))
+                         noisy_counts=noisy, domains=domains, errors=error_figures(true_counts, released),
+                         post_processing=post_processing, released_counts=released)
 
 
 def is_numeric(series: pd.Series) -> bool:

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from .. import engine
 from ..engine import InputError, Role
 from ..models import Dataset, Job
-from . import datasets, population
+from . import datasets, population, privacy_ledger
 
 JOB_HANDLERS: dict[str, Callable[[Job], None]] = {}
 
@@ -125,9 +126,12 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
         rules = dataset_rules(dataset)  # the identifying columns' treatments, snapshotted with the roles
         if rules:
             config["identifiers"] = rules
-        return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
-                                  suppression_limit=suppression_limit, sensitive=sensitive,
-                                  options=options or {}, models=models, config=config)
+        with transaction.atomic():  # a SafePub run's ε charged to the dataset's ledger, or no job at all
+            job = Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
+                                     suppression_limit=suppression_limit, sensitive=sensitive,
+                                     options=options or {}, models=models, config=config)
+            privacy_ledger.charge_safepub_job(job)
+        return job
     return _create_population_job(dataset, population, algorithm, k, suppression_limit, sensitive, options, models)
 
 
@@ -147,9 +151,12 @@ def _create_population_job(dataset: Dataset, source: Dataset, algorithm: str, k:
     # research share outside δ-presence's bounds with no suppression), named now rather than by a failed search
     engine.privacy.check_feasible(engine.privacy.research_models(build_models(models)), source.n_rows,
                                   {marker: marked[marker]}, suppression_limit)
-    return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
-                              suppression_limit=suppression_limit, sensitive=sensitive,
-                              options=options or {}, models=models, config=config)
+    with transaction.atomic():
+        job = Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
+                                 suppression_limit=suppression_limit, sensitive=sensitive,
+                                 options=options or {}, models=models, config=config)
+        privacy_ledger.charge_safepub_job(job)
+    return job
 
 
 # ---- queueing and running -----------------------------------------------------------------------------

@@ -1,12 +1,16 @@
 """manage.py dp_release: an ε-differentially private histogram, or randomized response on one column.
 
     python manage.py dp_release adult.csv --counts sex,race --epsilon 1 [--mechanism laplace|geometric] \\
-        [--bounds age=17:90] [--bins 10] [--categorical COL] [--out counts.csv] [--json report.json]
+        [--bounds age=17:90] [--bins 10] [--categorical COL] [--post-processing consistent|round-clamp|round|none] \\
+        [--out counts.csv] [--json report.json]
     python manage.py dp_release adult.csv --randomized-response occupation --epsilon 1 --out occupation.csv
 
 engine.dp computes both with OpenDP, as the web app's "Differential privacy" page does. A numeric column
 needs declared bounds; a categorical one takes its distinct values as its domain, which the user thereby
-declares public. The true figures are printed for the owner and are not part of --out. Exit status: 0 done,
+declares public. The histogram's noisy counts are post-processed (--post-processing, free in privacy terms;
+default consistent: non-negative integers adding up to the rounded noisy total, engine/dp_postprocess.py) and
+--out holds the post-processed counts. The CLI reads a file, not a stored dataset, so it writes no dataset's ε
+ledger: account for its releases yourself. The true figures are printed for the owner and are not part of --out. Exit status: 0 done,
 2 bad flags or files (one line on stderr, `dp_release: error: ...`), 1 internal error, 130 when interrupted.
 """
 
@@ -18,7 +22,7 @@ import math
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine import dp
+from anonymizer_app.engine import dp, dp_postprocess
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.commands.anonymize import _write_all
 from anonymizer_app.management.commands.compare import read_table_file
@@ -99,6 +103,9 @@ class Command(OneLineCommand):
                             help="count this numeric-looking column (codes) by its values, declared public (repeat)")
         parser.add_argument("--bins", type=_bins, default=dp.DEFAULT_BINS, metavar="N",
                             help=f"equal bins between a numeric column's bounds (default {dp.DEFAULT_BINS})")
+        parser.add_argument("--post-processing", choices=dp_postprocess.MODES, default=dp_postprocess.DEFAULT,
+                            help="for --counts: consistent (default; non-negative integers adding up to the rounded "
+                                 "noisy total), round-clamp, round or none (the raw noisy counts); spends no ε")
         parser.add_argument("--out", default=None, metavar="FILE",
                             help="the release as CSV (required with --randomized-response)")
         parser.add_argument("--json", default=None, metavar="OUT", help="every figure, true ones too, as JSON")
@@ -114,8 +121,9 @@ class Command(OneLineCommand):
         source = Path(opts["input"])
         if opts["randomized_response"] and not opts["out"]:
             raise DPError("--randomized-response needs --out FILE (the perturbed column)")
-        if opts["randomized_response"] and (opts["bounds"] or opts["categorical"] or opts["mechanism"] != "laplace"):
-            raise DPError("--bounds, --categorical and --mechanism apply to --counts only")
+        if opts["randomized_response"] and (opts["bounds"] or opts["categorical"] or opts["mechanism"] != "laplace"
+                                            or opts["post_processing"] != dp_postprocess.DEFAULT):
+            raise DPError("--bounds, --categorical, --mechanism and --post-processing apply to --counts only")
         _check_out("--out", opts["out"])
         _check_out("--json", opts["json"])
         if not source.is_file():
@@ -133,7 +141,7 @@ class Command(OneLineCommand):
                 raise DPError(f"--categorical {both[0]!r} has --bounds too: choose one")
             numeric = {c for c in columns if c in frame.columns and c not in categorical and dp.is_numeric(frame[c])}
             release = dp.dp_counts(frame, columns, opts["epsilon"], opts["mechanism"], numeric_columns=numeric,
-                                   bounds=bounds, bins=opts["bins"])
+                                   bounds=bounds, bins=opts["bins"], post_processing=opts["post_processing"])
             summary = release.summary()
             files = [(Path(opts["out"]), export_csv(release.frame()))] if opts["out"] else []
             text = format_counts(source.name, len(frame), summary)
@@ -160,12 +168,17 @@ def _errors(e: dict) -> str:
             f"relative {rel}")
 
 
+def _count(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:.2f}"
+
+
 def format_counts(name: str, records: int, s: dict) -> str:
     lines = [f"{name}: {records:,} records; histogram of {', '.join(s['columns'])}",
              f"{s['mechanism']} mechanism, sensitivity 1, scale 1/ε = {s['scale']:.6g}, "
              f"ε = {s['epsilon']:g} (spent, by OpenDP: {s['epsilon_spent']:.6g})",
-             f"{'cell':<40} {'true':>10} {'noisy':>12}"]
-    lines += [f"{c['cell']:<40} {c['true_count']:>10,} {c['noisy_count']:>12.2f}" for c in s["cells"]]
+             f"{'cell':<40} {'true':>10} {'released':>12} {'noisy (raw)':>12}   post-processing: {s['post_processing']}"]
+    lines += [f"{c['cell']:<40} {c['true_count']:>10,} {_count(c['released_count']):>12} {c['noisy_count']:>12.2f}"
+              for c in s["cells"]]
     lines.append(f"utility cost: {_errors(s['utility_cost'])}")
     return "\n".join(lines)
 
