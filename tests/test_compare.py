@@ -355,7 +355,7 @@ def test_a_comparison_applies_the_models_beside_k(client_alice, user, monkeypatc
 def test_a_model_no_chosen_algorithm_honours_is_refused_and_one_some_do_is_a_row(user):
     ds = make_dataset(user)
     ldiv = [{"model": "distinct-l-diversity", "l": 2, "column": "disease"}]
-    with pytest.raises(engine.InputError, match="^k-Optimize cannot honour "):
+    with pytest.raises(engine.InputError, match="^k-Optimize cannot honour distinct l-diversity; algorithms that can: Anatomy, Datafly"):
         comparison.create_comparison(ds, ["koptimize"], [2], 0.05, "", models=ldiv)
     with pytest.raises(engine.InputError, match="unknown column 'nope'"):
         comparison.create_comparison(ds, ["datafly"], [2], 0.05, "", models=[{**ldiv[0], "column": "nope"}])

@@ -37,7 +37,7 @@ def test_the_page_holds_every_part(client_alice, user):
     assert '<tr><th scope="row">name</th><td>string</td><td>identifying</td>\n            <td>removed</td></tr>' in html
     assert '<tr><th scope="row">age</th><td>integer</td><td>quasi-identifying</td>' in html
     # hierarchies: the default one per QI and the level applied
-    assert "default for a integer column, built from the data" in html
+    assert "default for an integer column, built from the data" in html
     assert report["transformation_labels"]["age"] in html
     # models and their parameters; the checks on the published rows
     assert "k = 2 (reached: " in html

@@ -208,7 +208,7 @@ def check_supported(info, models: list[PrivacyModel]) -> None:
         if not _may_honour(info.name, m):
             refuse: Callable[[str], str] = getattr(m, "refuse")  # noqa: B009 - declared by such models only
             raise InputError(refuse(info.label))
-    unsupported = [m.name for m in models if m.name not in info.models]
+    unsupported = [m.label for m in models if m.name not in info.models]  # the name people read
     if unsupported:
         wanted = {m.name for m in models}
         able = [a.label for a in ALGORITHMS.values() if wanted <= set(a.models)

@@ -35,7 +35,8 @@ from .privacy import KAnonymity, Parameter
 
 METRIC = Parameter("metric", str, "ncp", METRIC_HELP, choices=METRIC_NAMES)
 KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the lattice (levels, tag, metric) in "
-                         "the report's search section, for the lattice view", choices=("no", "yes"))
+                         "the report's search section, for the lattice view", choices=("no", "yes"),
+                         label="Keep every lattice node (for the lattice view)")
 # not checked, or checked anonymous, but it (or a generalization of it) suppresses so many records that
 # their cost alone in discernibility exceeds the best value found (LatticeSearch.excluding; downward
 # closed, like the nodes not anonymous, so Flash treats them as failing when choosing paths)

@@ -176,12 +176,12 @@ def advise(job: Job, report: dict) -> Advice | None:
             failing, sample = lower[qi]
             if failing > budget:
                 advice.reasons.append(
-                    f"{qi}{at}: one level lower ({sample}, …) {failing:,} records would be in classes smaller than "
+                    f"{qi}{at}: one level lower ({sample}, …) {explain.count(failing, 'record')} would be in classes smaller than "
                     f"k={job.k}, more than the {budget:,} the suppression limit allows: the hierarchy's level below "
                     f"the top is too fine for k={job.k}.")
             else:
                 advice.reasons.append(
-                    f"{qi}{at}: one level lower ({sample}, …) would still meet k={job.k} ({failing:,} records to "
+                    f"{qi}{at}: one level lower ({sample}, …) would still meet k={job.k} ({explain.count(failing, 'record')} to "
                     f"suppress, within the limit of {budget:,}): the metric chose to lose {qi} rather than detail "
                     f"elsewhere.")
         else:

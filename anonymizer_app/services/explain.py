@@ -30,6 +30,12 @@ class Reading:
         return CUE_LABELS.get(self.cue or "", "")
 
 
+def count(n: float, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun agreeing with it: "1 record", "2 records", "1.5 records" ("1,204 groups")."""
+    text = f"{n:,}" if isinstance(n, int) else f"{n:,.3g}"
+    return f"{text} {noun if text == '1' else plural or noun + 's'}"
+
+
 def _band(value: float, good: float, fair: float) -> str:
     """Lower is better: good up to ``good``, fair up to ``fair``, poor above."""
     return GOOD if value <= good else FAIR if value <= fair else POOR
@@ -56,9 +62,10 @@ def _height(v: float, ctx: dict) -> Reading:
 
 def _classes(v: float, ctx: dict) -> Reading:
     n = ctx.get("kept") or 0
-    text = f"The published records fall into {int(v):,} groups that share every quasi-identifier value"
+    text = (f"The published records fall into {count(int(v), 'group')} that "
+            f"{'shares' if int(v) == 1 else 'share'} every quasi-identifier value")
     if n:
-        text += f" (about {n / v:,.3g} records per group)" if v else ""
+        text += f" (about {count(n / v, 'record')} per group)" if v else ""
     return Reading(text + "; more groups keep more distinctions between people.")
 
 
@@ -73,7 +80,7 @@ def _min_class(v: float, ctx: dict) -> Reading:
 
 def _mean_class(v: float, ctx: dict) -> Reading:
     k = ctx.get("k") or 1
-    return Reading(f"A group holds {v:,.3g} records on average, {v / k:,.3g} times the k of {k} asked; close to k "
+    return Reading(f"A group holds {count(float(v), 'record')} on average, {v / k:,.3g} times the k of {k} asked; close to k "
                    f"keeps the most detail.", _band(v / k, 2, 10))
 
 
@@ -82,7 +89,9 @@ def _suppressed(v: float, ctx: dict) -> Reading:
     share = v / n if n else 0.0
     what = {"remove": ": removed from the release (not in the download)",
             "keep": ": published with every quasi-identifier replaced by '*'"}.get(ctx.get("suppressed_rows") or "", "")
-    return Reading(f"{int(v):,} of {n:,} records ({_pct(share)}) were suppressed{what}.", _band(share, 0.01, 0.05))
+    verb = "was" if int(v) == 1 else "were"
+    return Reading(f"{int(v):,} of {count(n, 'record')} ({_pct(share)}) {verb} suppressed{what}.",
+                   _band(share, 0.01, 0.05))
 
 
 def _discernibility(v: float, ctx: dict) -> Reading:
@@ -90,7 +99,7 @@ def _discernibility(v: float, ctx: dict) -> Reading:
     if not n:
         return Reading("The sum over records of the size of their group.")
     per_record = v / n
-    return Reading(f"A record is on average indistinguishable from {per_record:,.3g} records (1 = every record "
+    return Reading(f"A record is on average indistinguishable from {count(per_record, 'record')} (1 = every record "
                    f"distinct, {n:,} = one single group; a suppressed record counts the whole table).",
                    _band(per_record / n, 0.01, 0.1))
 
@@ -128,20 +137,22 @@ def _marketer(v: float, ctx: dict) -> Reading:
 
 
 def _uniques(v: float, ctx: dict) -> Reading:
-    return Reading(f"{int(v):,} records are the only one with their quasi-identifier values.",
+    said = "1 record is the only one" if int(v) == 1 else f"{int(v):,} records are each the only one"
+    return Reading(f"{said} with their quasi-identifier values.",
                    GOOD if v == 0 else POOR)
 
 
 def _homogeneous_classes(v: float, ctx: dict) -> Reading:
     column = ctx.get("sensitive") or "the sensitive column"
-    return Reading(f"{int(v):,} groups in which everybody has the same value of {column}: knowing someone is in "
+    return Reading(f"{count(int(v), 'group')} in which everybody has the same value of {column}: knowing someone is in "
                    f"such a group discloses their value.", GOOD if v == 0 else POOR)
 
 
 def _homogeneous_records(v: float, ctx: dict) -> Reading:
     n = ctx.get("kept") or 0
     share = f" ({_pct(v / n)})" if n else ""
-    return Reading(f"{int(v):,} records{share} are in such groups.", _band(v / n if n else 0.0, 0.0, 0.05))
+    said = f"1 record{share} is" if int(v) == 1 else f"{int(v):,} records{share} are"
+    return Reading(f"{said} in such groups.", _band(v / n if n else 0.0, 0.0, 0.05))
 
 
 READERS: dict[str, Callable[[float, dict], Reading]] = {

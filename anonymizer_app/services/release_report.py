@@ -49,7 +49,8 @@ def hierarchy_rows(job: Job, report: dict) -> list[dict]:
         elif c.get("hierarchy"):
             used = names.get(c["hierarchy"], "(deleted)")
         else:
-            used = f"default for a {c['type']} column, built from the data"
+            article = "an" if c["type"][:1] in "aeiou" else "a"  # "an integer column", "a date column"
+            used = f"default for {article} {c['type']} column, built from the data"
         distinct = counts.get(c["name"], {})
         rows.append({"column": c["name"], "hierarchy": used, "applied": labels.get(c["name"], ""),
                      "before": distinct.get("before", {}).get("distinct"),

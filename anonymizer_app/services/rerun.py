@@ -48,7 +48,10 @@ def run_form_initial(job: Job, changes: dict[str, str] | None = None) -> dict:
             initial[_field(key, "variant")] = cls.variant_name or cls.name
         for param in cls.parameters:
             if param.name in spec:
-                initial[_field(key, param.name)] = spec[param.name]
+                value = spec[param.name]
+                # a whole number stored as a float (entropy l = 2.0) reads "2" in the form, as everywhere else
+                initial[_field(key, param.name)] = int(value) if isinstance(value, float) and value.is_integer() \
+                    else value
         column = spec.get("column")
         if column == RESEARCH_MARKER and population:  # δ-presence against another dataset of the owner
             initial[_field(key, "population")] = population.get("dataset")

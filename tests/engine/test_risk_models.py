@@ -242,9 +242,9 @@ def test_algorithms_that_cannot_honour_them_refuse_naming_those_that_can():
     table, _ = _problem(1)
     with pytest.raises(InputError) as err:
         anonymize(table, None, "koptimize", k=2, models=[AverageRisk(0.3)])
-    assert "k-Optimize cannot honour average-risk; algorithms that can: Datafly," in str(err.value)
+    assert "k-Optimize cannot honour average re-identification risk; algorithms that can: Datafly," in str(err.value)
     assert "Flash" in str(err.value) and "Anatomy" not in str(err.value)
-    with pytest.raises(InputError, match="cannot honour delta-disclosure; algorithms that can: Datafly,"):
+    with pytest.raises(InputError, match="cannot honour δ-disclosure privacy; algorithms that can: Datafly,"):
         anonymize(table, None, "mha", k=2, models=[DeltaDisclosure(1.5, "s")])
 
 

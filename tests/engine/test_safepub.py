@@ -270,7 +270,7 @@ def test_safepub_needs_the_model_and_refuses_others(people):
         anonymize(table, hs, "safepub", k=2, sensitive="disease")
     from anonymizer_app.engine.privacy import DistinctLDiversity
 
-    with pytest.raises(InputError, match="cannot honour distinct-l-diversity"):
+    with pytest.raises(InputError, match="cannot honour distinct l-diversity"):
         anonymize(table, hs, "safepub", k=2, models=[EDDifferentialPrivacy(1.0, 1e-6), DistinctLDiversity(2)],
                   sensitive="disease")
 

@@ -358,7 +358,7 @@ register(
         recoding="local",
         options=(
             Parameter("memory_mb", int, 256, "memory for the clustering working set, in MB (the table itself "
-                      "stays on disk and is read one bucket at a time)", minimum=1),
+                      "stays on disk and is read one bucket at a time)", minimum=1, label="Memory (MB)"),
             SEED,
         ),
         reference="Big Data Anonymization (NTUA master's thesis 2022, seed 003) chapter 3; J.-L. Lin et al. 2010",

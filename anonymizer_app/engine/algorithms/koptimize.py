@@ -47,7 +47,8 @@ from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 
 TIME_BUDGET = Parameter("time_budget", float, 60.0, "seconds after which k-Optimize stops and returns the "
-                        "best anonymization found so far (labelled as such)", minimum=0.0)
+                        "best anonymization found so far (labelled as such)", minimum=0.0,
+                        label="Time budget (s)")
 
 
 class TimeUp(Exception):

@@ -65,7 +65,9 @@ class Parameter:
 
     @property
     def field_label(self) -> str:
-        return self.label or self.name[:1].upper() + self.name[1:]
+        # a name without a label reads as words ("keep_lattice" -> "Keep lattice"), never as a key
+        words = self.name.replace("_", " ")
+        return self.label or words[:1].upper() + words[1:]
 
     def validate(self, value: object) -> Any:
         if self.choices is not None:
