@@ -130,6 +130,8 @@ def test_safepub_runs_are_charged_refused_past_the_budget_and_kept_after_deletio
     assert (entry.dataset_id, entry.job_id, entry.epsilon, entry.delta, entry.user_id) == (ds.pk, job.pk, 1.5, 0.01,
                                                                                           user.pk)
     assert entry.mechanism == "SafePub (sampling + exponential mechanism)"
+    result = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert re.search(r'id="safepub-ledger-result">.*?ε = 1.5 spent in 1\s+release, no budget\s+set', result, re.S)
     html = client_alice.get(f"/datasets/{ds.pk}/dp/").content.decode()
     assert f'href="/jobs/{job.pk}/"' in html and "SafePub run, (1.5, 0.01)-differential privacy" in html
     # a non-DP run spends nothing
