@@ -76,7 +76,7 @@ def test_notes_name_the_column_once_each():
     assert not [n for n in without_missing(a).notes if MISSING_NOTE in n]
 
 
-def test_a_runs_notes_give_one_missing_line_per_column(clinic):
+def test_a_runs_notes_give_one_missing_line_per_column(clinic, client_alice):
     from anonymizer_app.models import Job
     from anonymizer_app.services import jobs
 
@@ -88,3 +88,9 @@ def test_a_runs_notes_give_one_missing_line_per_column(clinic):
     assert sorted(notes) == sorted([
         f"column 'payor_group': {MISSING_NOTE}: a leaf of their own, (null) below the root",
         f"column 'age': {MISSING_NOTE}: a leaf of their own, (null) below the root"])
+    # the result page: the side-by-side view names the blank payor_group cells, the chart draws "(missing)"
+    html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    original = html.split('id="original-table"')[1].split("</table>")[0]
+    assert ('<td class="num muted">1</td>\n                <td class="struck">1</td><td><span class="missing-value" '
+            'title="empty cells and NA markers">(missing)</span></td><td>30</td><td>Rome</td>') in original
+    assert '"(missing)"' in html  # the distribution chart's bar of missing cells, named
