@@ -99,6 +99,11 @@ class SetRunForm(forms.Form):
                                             help_text="From your hierarchy library (Apriori needs one).")
     item_suppression = forms.BooleanField(label="Suppress an item that reaches the hierarchy's root", required=False,
                                           initial=True)
+    numeric_items = forms.BooleanField(
+        label="Items are numbers with an order (dynamic hierarchies: ranges)", required=False, initial=False,
+        help_text="Ticked, dynamic hierarchies merge neighbouring numbers into ranges such as [20000-30500]. "
+                  "Leave it unticked for ids and names (movie ids, product codes): they are merged into sets "
+                  "such as {1023, 1032}, since a range would claim an order they lack.")
 
     def __init__(self, *args, hierarchies=(), with_k: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
@@ -107,6 +112,7 @@ class SetRunForm(forms.Form):
                                                  *((h.pk, h.name) for h in hierarchies)]
         if not with_k:
             del self.fields["k"]
+            del self.fields["numeric_items"]  # a table's set-valued column: its items are grouped as sets
 
     def hierarchy(self):
         pk = self.cleaned_data.get("item_hierarchy")

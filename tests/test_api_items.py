@@ -78,11 +78,13 @@ def test_an_apriori_run_equals_the_service_s(user, eager_celery):  # noqa: F811
 def test_a_dynamic_run_equals_the_service_s(user, eager_celery):  # noqa: F811
     api = api_for(user)
     ds = transaction_dataset(user, "1.5,2.25\n1.5,2.25\n4.75\n10.0\n", "other.txt")
-    r = api.post(f"/api/v1/items/{ds.pk}/runs/", {"k": 2, "m": 1, "set_algorithm": "dynamic"})
+    r = api.post(f"/api/v1/items/{ds.pk}/runs/", {"k": 2, "m": 1, "set_algorithm": "dynamic",
+                                                      "numeric_items": True})
     job = Job.objects.get(pk=r.json()["id"])
     assert job.status == "succeeded"
     assert job.result.report["generalization_rules"] == {"[4.75-10.0]": ["10.0", "4.75"]}
-    service = jobs.run_job(setvalued.create_set_job(Dataset.objects.get(pk=ds.pk), "dynamic", 2, 1))
+    service = jobs.run_job(setvalued.create_set_job(Dataset.objects.get(pk=ds.pk), "dynamic", 2, 1,
+                                                    numeric_items=True))
     assert results.load_output(job.result)[0].equals(results.load_output(service.result)[0])
 
 

@@ -50,7 +50,7 @@ def test_the_milk_example_from_a_transaction_file(tmp_path):
 
 def test_table_16_with_record_ids_and_a_dynamic_hierarchy(tmp_path):
     (tmp_path / "pay.txt").write_text(PAYMENTS)
-    code, msg = call(tmp_path / "pay.txt", "--transactions", "--record-id", "--k", 2, "--m", 2,
+    code, msg = call(tmp_path / "pay.txt", "--transactions", "--record-id", "--k", 2, "--m", 2, "--numeric-items",
                      "--out", tmp_path / "out.txt")
     assert code == 0, msg
     assert (tmp_path / "out.txt").read_text().splitlines() == [

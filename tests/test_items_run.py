@@ -98,19 +98,23 @@ def test_a_single_record(client_alice, user, monkeypatch, k, m, status, message)
         assert job.result.report["generalization_rules"] == {}
 
 
-@pytest.mark.parametrize("text,k,m,records,rules", [
+@pytest.mark.parametrize("text,k,m,records,rules,numeric", [
     # identical records: already k^m-anonymous for k up to their number
-    ("a,b\na,b\na,b\n", 3, 2, 3, {}),
-    # decimals stay numbers: the rare ones become a range
-    ("1.5,2.25\n1.5,2.25\n4.75\n10.0\n", 2, 1, 4, {"[4.75-10.0]": ["10.0", "4.75"]}),
+    ("a,b\na,b\na,b\n", 3, 2, 3, {}, False),
+    # decimals declared numbers: the rare ones become a range; undeclared, a set (items are nominal by default)
+    ("1.5,2.25\n1.5,2.25\n4.75\n10.0\n", 2, 1, 4, {"[4.75-10.0]": ["10.0", "4.75"]}, True),
+    ("1.5,2.25\n1.5,2.25\n4.75\n10.0\n", 2, 1, 4, {"{10.0; 4.75}": ["10.0", "4.75"]}, False),
+    # movie ids: digits, not an order; never a range such as [1023-1032] ("; " joins a set beside ",")
+    ("1023,7\n1032,7\n7,50\n7,50\n", 2, 1, 4, {"{1023; 1032}": ["1023", "1032"]}, False),
     # spaces, quotes and unicode are items like any other
     ('big "red" apple,café\nbig "red" apple,日本\ncafé,日本\n', 2, 2, 3,
-     {'{big "red" apple; café}': ['big "red" apple', "café"]}),  # then {group, 日本} is in 2 records
+     {'{big "red" apple; café}': ['big "red" apple', "café"]}, False),  # then {group, 日本} is in 2 records
 ])
-def test_other_items_run_through(client_alice, user, monkeypatch, text, k, m, records, rules):
+def test_other_items_run_through(client_alice, user, monkeypatch, text, k, m, records, rules, numeric):
     run_jobs_synchronously(monkeypatch)
     ds = transaction_dataset(user, text, "other.txt")
-    assert post(client_alice, ds, k=k, m=m, set_algorithm="dynamic").status_code == 302
+    extra = {"numeric_items": "on"} if numeric else {}
+    assert post(client_alice, ds, k=k, m=m, set_algorithm="dynamic", **extra).status_code == 302
     job = Job.objects.get()
     assert job.status == "succeeded", job.message
     report = job.result.report
@@ -228,3 +232,12 @@ def test_mixed_mode_refuses_m_above_the_longest_cell(client_alice, user):
     assert escape("m=4 is larger than the longest record (3 distinct items): no itemset of 4 items can occur; "
                   "choose m <= 3") in r.content.decode()
     assert Job.objects.count() == 0
+
+
+def test_numeric_items_are_refused_when_an_item_is_not_a_number(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = transaction_dataset(user)  # the milk example: names
+    r = post(client_alice, ds, set_algorithm="dynamic", numeric_items="on")
+    assert r.status_code == 400
+    assert "item &#x27;chocolate milk&#x27; is not a number" in r.content.decode()
+    assert not Job.objects.exists()

@@ -128,6 +128,9 @@ class ItemsRunSerializer(serializers.Serializer):
                                               help_text="a hierarchy of your library (GET /hierarchies/)")
     item_suppression = serializers.BooleanField(required=False, default=True,
                                                 help_text="suppress an item that reaches the hierarchy's root")
+    numeric_items = serializers.BooleanField(required=False, default=False,
+                                             help_text="dynamic: the items are ordered numbers, merged into ranges "
+                                                       "([20000-30500]); otherwise items are nominal, merged into sets")
 
 
 class ItemsRun(APIView):
@@ -151,13 +154,15 @@ class ItemsRun(APIView):
             data["item_hierarchy"] = d["item_hierarchy"]
         if d["item_suppression"]:  # a form's unticked box is absent
             data["item_suppression"] = "on"
+        if d["numeric_items"]:
+            data["numeric_items"] = "on"
         form = SetRunForm(data, hierarchies=item_library(request.user))
         if not form.is_valid():
             return _form_refusal(form)
         c = form.cleaned_data
         try:
             job = setvalued.create_set_job(ds, c["set_algorithm"], c["k"], c["m"], c["item_suppression"],
-                                           form.hierarchy())
+                                           form.hierarchy(), numeric_items=c["numeric_items"])
         except InputError as exc:
             return refused(str(exc))
         return Response(JobSerializer(queue(job)).data, status=status.HTTP_201_CREATED)

@@ -111,7 +111,8 @@ def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sin
 
     result = anonymize_transactions(source.transactions, spec.k, source.m, algorithm=source.algorithm,
                                     hierarchy=source.hierarchy, suppress_at_root=source.item_suppression,
-                                    progress=searching, label_joiner=label_joiner(source.delimiter))
+                                    progress=searching, label_joiner=label_joiner(source.delimiter),
+                                    numeric=source.numeric_items)
     stage(0.96, "publishing: recounting k^m on the records that leave")
     publication = publish_transactions(spec, result.records, result.recoding.rules,
                                        result.recoding.suppressed_items)

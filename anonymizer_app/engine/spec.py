@@ -86,6 +86,7 @@ class TransactionSet:
     item_suppression: bool = True
     delimiter: str = ","
     name: str = "transactions"
+    numeric_items: bool = False  # dynamic hierarchies: ranges of ordered numbers; otherwise items are nominal
 
     def __post_init__(self) -> None:
         if self.m < 1:

@@ -12,6 +12,7 @@ the file and line; nothing is stored when it refuses.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -268,6 +269,13 @@ def figures(tx: Transactions, top: int = TOP_ITEMS) -> dict:
     }
 
 
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def longest_record(tx: Transactions) -> int:
     return int(tx.distinct().lengths.max()) if tx.n else 0
 
@@ -325,14 +333,21 @@ def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, 
 
 
 def create_set_job(dataset: Dataset, algorithm: str, k: int, m: int, item_suppression: bool = True,
-                   hierarchy=None) -> Job:
+                   hierarchy=None, numeric_items: bool = False) -> Job:
     """A queued k^m run of a transaction dataset (a Job of kind run: the same handler, pipeline and gate)."""
     tx = transactions(dataset)
     _check_set_run(tx, k, m, algorithm, hierarchy, dataset.original_name, "record", dataset.item_delimiter)
     config = {"columns": [], "layout": Dataset.TRANSACTIONS, "item_delimiter": dataset.item_delimiter,
               "record_id": dataset.record_id, "item_hierarchy": hierarchy_snapshot(hierarchy)}
+    options = {"m": m, "item_suppression": bool(item_suppression)}
+    if numeric_items and algorithm == "dynamic":
+        bad = next((str(x) for x in tx.items if not _is_number(str(x))), None)
+        if bad is not None:
+            raise InputError(f"{dataset.original_name}: item {bad!r} is not a number; untick 'Items are numbers' "
+                             f"to group the items as sets")
+        options["numeric_items"] = True
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
-                              options={"m": m, "item_suppression": bool(item_suppression)}, config=config)
+                              options=options, config=config)
 
 
 def set_column_config(dataset: Dataset, k: int, m: int, algorithm: str, hierarchy=None) -> dict:
@@ -369,7 +384,7 @@ def transaction_spec(job: Job):
     tx = parse(storage.original_path(dataset), dataset.original_name, config["item_delimiter"], config["record_id"])
     records = TransactionSet(tx, int(job.options["m"]), job.algorithm, item_hierarchy(job.owner,
                              config.get("item_hierarchy")), bool(job.options.get("item_suppression", True)),
-                             config["item_delimiter"], dataset.name)
+                             config["item_delimiter"], dataset.name, bool(job.options.get("numeric_items", False)))
     return RunSpec.build(records, k=job.k)
 
 

@@ -203,7 +203,7 @@ def run(request, dataset_id: int):
             d = form.cleaned_data
             try:
                 job = setvalued.create_set_job(ds, d["set_algorithm"], d["k"], d["m"], d["item_suppression"],
-                                               form.hierarchy())
+                                               form.hierarchy(), numeric_items=d["numeric_items"])
             except InputError as exc:
                 form.add_error(None, str(exc))
             else:

@@ -52,10 +52,10 @@ class SetResult:
 
 def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str = "apriori",
                            hierarchy: Hierarchy | None = None, suppress_at_root: bool = False,
-                           numeric: bool | None = None, progress: Progress | None = None,
+                           numeric: bool | None = False, progress: Progress | None = None,
                            label_joiner: str = ", ", measure: bool = True) -> SetResult:
     """The k^m-anonymous release of ``tx`` by ``algorithm`` ("apriori": a cut of ``hierarchy``;
-    "dynamic": hierarchies built from the data, ``numeric`` items as ranges). ``measure=False`` leaves the
+    "dynamic": hierarchies built from the data, items declared ``numeric`` as ranges, others as sets). ``measure=False`` leaves the
     report out (the mixed mode measures the whole column, not each class)."""
     started = time.perf_counter()
     if algorithm not in SET_ALGORITHMS:

@@ -132,14 +132,16 @@ def _number(text: str) -> float | None:
 
 class DynamicGroups:
     """Dynamic hierarchies (seed 002): no predefined hierarchy; a rule merges the rarest item of a
-    violating itemset with one other group: for numbers the rarer adjacent range (so groups are ranges
+    violating itemset with one other group: for items declared ``numeric`` the rarer adjacent range (so groups are ranges
     such as [20000-30500]), for other items the rarest group (sets such as {a, b}); ties go to the
     smaller loss. Only items in violating itemsets are ever merged, and the hierarchy built (item ->
     group -> '*') is published with the result."""
 
     can_suppress = False
 
-    def __init__(self, tx: Transactions, numeric: bool | None = None, joiner: str = ", "):
+    def __init__(self, tx: Transactions, numeric: bool | None = False, joiner: str = ", "):
+        # items are nominal unless declared numeric: ids such as movie ids are digits, and a range such as
+        # [1023-1032] would claim an order they lack (None: numeric when every item reads as a number)
         self.joiner = joiner  # between the items of a set label; never the cells' item delimiter
         self.items = [str(x) for x in tx.items]
         self.item_texts = set(self.items)

@@ -40,9 +40,10 @@ from .transactions import Transactions, column_transactions
 
 def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.ndarray, k: int, m: int, *,
                          algorithm: str = "apriori", hierarchy: Hierarchy | None = None,
-                         progress=None) -> tuple[list[str], dict]:
+                         progress=None, numeric: bool = False) -> tuple[list[str], dict]:
     """The published cells of the set-valued ``column`` (items joined by ``delimiter``) and a report,
-    given the relational classes of the published rows (``class_of_row``; -1 suppressed)."""
+    given the relational classes of the published rows (``class_of_row``; -1 suppressed). Dynamic
+    hierarchies make ranges only of items declared ``numeric``; other items are merged into sets."""
     tx = column_transactions(list(values), delimiter, column)
     classes = np.asarray(class_of_row, dtype=np.int64)
     if len(classes) != tx.n:
@@ -54,7 +55,7 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
     rules: dict[str, set[str]] = {}
     generalized = 0
     labels = np.unique(classes[classes >= 0])
-    domain = _ColumnDomain(tx, algorithm, hierarchy)
+    domain = _ColumnDomain(tx, algorithm, hierarchy, numeric)
     size = min(m, 2)
     chosen = top_itemsets(tx, size, TOP_ITEMSETS)
     estimates = np.zeros(len(chosen))
@@ -98,11 +99,14 @@ def anonymize_set_column(values, column: str, delimiter: str, class_of_row: np.n
 class _ColumnDomain:
     """The column's item domain, which normalizes the loss of a published item in any class."""
 
-    def __init__(self, tx: Transactions, algorithm: str, hierarchy: Hierarchy | None):
+    def __init__(self, tx: Transactions, algorithm: str, hierarchy: Hierarchy | None, numeric: bool = False):
         self.hierarchy = hierarchy if algorithm == "apriori" else None
         values = [_number(str(x)) for x in tx.items]
-        # dynamic hierarchies: numbers become ranges in every class or in none (one label form per column)
-        self.numeric = None if self.hierarchy is not None else bool(values) and all(v is not None for v in values)
+        if numeric and self.hierarchy is None and None in values:
+            bad = next(str(x) for x, v in zip(tx.items, values) if v is None)
+            raise InputError(f"numeric dynamic hierarchy: item {bad!r} is not a number")
+        # dynamic hierarchies: declared numbers become ranges in every class (one label form per column)
+        self.numeric = None if self.hierarchy is not None else bool(values) and numeric
         if self.hierarchy is not None:
             self.size = max(len(self.hierarchy.leaves), 1)
             self.node_leaves = np.concatenate([self.hierarchy.leaf_counts(lv)

@@ -267,6 +267,9 @@ class Command(OneLineCommand):
                           help="the items' generalization hierarchy (the formats of --hierarchy)")
         sets.add_argument("--no-item-suppression", dest="item_suppression", action="store_false",
                           help="apriori: generalize to the root instead of suppressing an item there")
+        sets.add_argument("--numeric-items", action="store_true",
+                          help="dynamic: the items are ordered numbers, merged into ranges ([20000-30500]); "
+                               "without it items are nominal (ids, names), merged into sets ({1023, 1032})")
         models = model_flags.add_model_arguments(parser)  # --l, --t, --beta, --delta-min, ... --model-column
         models.add_argument("--population", default=None, metavar="FILE",
                             help="δ-presence or --kmap-population: the population table; INPUT is the research "
@@ -493,7 +496,8 @@ class Command(OneLineCommand):
                 tx = parse_transactions(fh, delimiter, has_id=opts["record_id"], where=source.name)
         except UnicodeDecodeError as exc:
             raise AnonymizeError(f"{source}: not UTF-8 text (byte {exc.start})") from None
-        records = TransactionSet(tx, m, algorithm, hierarchy, opts["item_suppression"], delimiter, source.stem)
+        records = TransactionSet(tx, m, algorithm, hierarchy, opts["item_suppression"], delimiter, source.stem,
+                                 bool(opts.get("numeric_items")))
         spec = RunSpec.build(records, k=k)
         sink = TransactionSink(delimiter)
         publication = run(spec, progress, sink)
