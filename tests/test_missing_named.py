@@ -6,7 +6,7 @@ import pytest
 from anonymizer_app.engine import default_hierarchy
 from anonymizer_app.engine.hierarchy import MISSING_NOTE, with_missing, without_missing
 from anonymizer_app.services.datasets import create_dataset, missing_counts
-from anonymizer_app.views.charts import MISSING_COLOR, distribution_figure
+from anonymizer_app.views.charts import MISSING_COLOR, attack_figure, distribution_figure
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +94,12 @@ def test_a_runs_notes_give_one_missing_line_per_column(clinic, client_alice):
     assert ('<td class="num muted">1</td>\n                <td class="struck">1</td><td><span class="missing-value" '
             'title="empty cells and NA markers">(missing)</span></td><td>30</td><td>Rome</td>') in original
     assert '"(missing)"' in html  # the distribution chart's bar of missing cells, named
+
+
+def test_attack_chart_names_a_blank_sensitive_value():
+    fig = attack_figure({"table_distribution": {"": 0.25, "flu": 0.75}},
+                        [{"class": 1, "size": 2, "counts": {"": 2}}])
+    blank, flu = fig["data"]
+    assert (blank["name"], blank["customdata"], blank["marker"]["color"]) == (
+        "(missing)", ["(missing)", "(missing)"], MISSING_COLOR)
+    assert blank["y"] == [0.25, 1.0] and flu["name"] == "flu" and flu["y"] == [0.75, 0.0]

@@ -129,8 +129,10 @@ def attack_figure(attack: dict, worst: list[dict], order: list[str] | None = Non
     for i, v in enumerate(values):
         shares = [attack["table_distribution"][v]] + [w["counts"].get(v, 0) / (w["size"] or 1) for w in worst]
         # the value goes in as data (customdata), not into the template, where "%{...}" would be expanded
-        bars.append(_bar(x=labels, y=shares, name=plotly_escape(_short(str(v))),
-                         marker=dict(color=PALETTE[i % len(PALETTE)]), customdata=[plotly_escape(v)] * len(labels),
+        shown = str(v) if str(v).strip() else MISSING_TEXT  # a blank sensitive cell, named and in grey
+        bars.append(_bar(x=labels, y=shares, name=plotly_escape(_short(shown)),
+                         marker=dict(color=PALETTE[i % len(PALETTE)] if str(v).strip() else MISSING_COLOR),
+                         customdata=[plotly_escape(shown)] * len(labels),
                          hovertemplate="%{customdata}: %{y:.1%} of %{x}<extra></extra>"))
     layout = dict(**{**LAYOUT_STYLE, "showlegend": True}, barmode="stack", height=380,
                   margin=dict(l=60, r=20, t=20, b=90), legend=dict(orientation="h", y=-0.35),
