@@ -181,18 +181,25 @@ def missing_counts(dataset: Dataset, columns: list[str]) -> dict[str, int]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    folded = {m.strip().casefold() for m in NA_MARKERS}
+    # the markers are ASCII, so Arrow's lower-casing finds what engine.missing's casefold finds
+    folded = pa.array(sorted({m.strip().casefold() for m in NA_MARKERS}), type=pa.string())
     counts = dict.fromkeys(columns, 0)
     if not columns:
         return counts
     for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536, columns=list(columns)):
         for name, values in zip(batch.schema.names, batch.columns):
-            marked = [v for v in pc.unique(values).to_pylist() if v is not None and str(v).strip().casefold() in folded]
             n = values.null_count
-            if marked:
-                n += int(pc.sum(pc.is_in(values, value_set=pa.array(marked, type=values.type))).as_py() or 0)
+            if pa.types.is_dictionary(values.type):
+                values = values.cast(values.type.value_type)
+            if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+                distinct = pc.unique(values)  # the markers looked for among the distinct texts, then counted
+                marked = pc.filter(distinct, pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(distinct)),
+                                                      value_set=folded.cast(values.type)))
+                if len(marked):
+                    n += int(pc.sum(pc.is_in(values, value_set=marked)).as_py() or 0)
             counts[name] += n
-    cache.set(key, counts, 3600)
+    # the key names the file's size and time: a re-read table is counted anew, so the count can be kept long
+    cache.set(key, counts, 30 * 24 * 3600)
     return counts
 
 
