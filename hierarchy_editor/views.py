@@ -304,6 +304,12 @@ def column_edit_default(request, dataset_id: int, column_id: int):
         messages.error(request, f"Column {col.name!r} has only missing cells: its default hierarchy has no "
                                 f"value to edit.")
         return redirect(_column_url(col))
+    nodes = sum(len(labels) for labels in parsed.labels)
+    most = _editor_limit("HIERARCHY_EDITOR_MAX_NODES", EDITOR_MAX_NODES)
+    if nodes > most:  # refused before anything is written or bound
+        messages.error(request, f"The default hierarchy of column {col.name!r} has {nodes:,} nodes, more than the "
+                                f"tree editor's limit of {most:,}; build a coarser one instead.")
+        return redirect(_column_url(col))
     h = Hierarchy(owner=request.user, name=fit_name(f"{col.name} ({dataset.name}) edited default"),
                   source_name=fit_name(built.source, 255), source_format="editor", content=parsed.to_csv(";"),
                   delimiter=";", leaves=len(parsed.leaves), height=parsed.height)

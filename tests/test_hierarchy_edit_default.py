@@ -73,3 +73,15 @@ def test_get_is_refused_and_other_user_404(client, dataset, other_user, user):
     client.force_login(other_user)
     assert client.post(page(dataset, col) + "edit-default/").status_code == 404
     assert not Hierarchy.objects.exists()
+
+
+def test_a_default_too_large_for_the_editor_is_refused_before_anything_is_written(client_alice, dataset, settings):
+    # education's default: 4 leaves + 2 groups + the root = 7 nodes
+    settings.HIERARCHY_EDITOR_MAX_NODES = 6
+    col = dataset.columns.get(name="education")
+    r = client_alice.post(page(dataset, col) + "edit-default/", follow=True)
+    assert r.redirect_chain[-1][0] == page(dataset, col)
+    assert ("The default hierarchy of column &#x27;education&#x27; has 7 nodes, more than the tree editor&#x27;s "
+            "limit of 6; build a coarser one instead.") in r.content.decode()
+    col.refresh_from_db()
+    assert col.hierarchy is None and not Hierarchy.objects.exists()
