@@ -119,11 +119,15 @@ class SetRunForm(forms.Form):
         return self.hierarchies.get(pk) if pk is not None else None
 
 
-def item_library(user) -> list:
-    """The owner's hierarchies, offered as item hierarchies."""
+def item_library(user, dataset=None) -> list:
+    """The owner's hierarchies, offered as item hierarchies; for a ``dataset``, only those covering its items
+    (services.setvalued.covering_hierarchies)."""
     from hierarchy_editor.models import Hierarchy
 
-    return list(Hierarchy.objects.filter(owner=user).order_by("name"))
+    from .services.setvalued import covering_hierarchies
+
+    library = list(Hierarchy.objects.filter(owner=user).order_by("name"))
+    return library if dataset is None else covering_hierarchies(dataset, library)
 
 
 class ItemBuildForm(forms.Form):

@@ -16,8 +16,8 @@ from anonymizer_app.services import jobs, setvalued
 pytestmark = pytest.mark.django_db
 
 
-def finished(ds, algorithm: str = "apriori", k: int = 2, m: int = 2, hierarchy=None):
-    return jobs.run_job(setvalued.create_set_job(ds, algorithm, k, m, True, hierarchy))
+def finished(ds, algorithm: str = "apriori", k: int = 2, m: int = 2, hierarchy=None, numeric_items: bool = False):
+    return jobs.run_job(setvalued.create_set_job(ds, algorithm, k, m, True, hierarchy, numeric_items=numeric_items))
 
 
 def test_the_milk_records_rules_and_report(client_alice, user):
@@ -34,7 +34,8 @@ def test_the_milk_records_rules_and_report(client_alice, user):
 
 
 def test_the_hierarchy_built_downloads_as_a_hierarchy_file(client_alice, user, tmp_path):
-    job = finished(transaction_dataset(user, PAYMENTS, "payments.txt", record_id=True), "dynamic")
+    job = finished(transaction_dataset(user, PAYMENTS, "payments.txt", record_id=True), "dynamic",
+                   numeric_items=True)
     assert client_alice.get(f"/jobs/{job.pk}/result/records.txt").content.decode().splitlines() == [
         "John,11000,[20000-30500],40000", "Mary,11000,[20000-30500],40000", "Nick,11000,40000", "Sandy,11000",
         "Mark,[20000-30500]"]

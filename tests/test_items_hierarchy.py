@@ -5,11 +5,13 @@ named with its record; owner only."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from anonymizer_helpers import make_dataset
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
-from setvalued_helpers import BASKETS, FOOD, PAYMENTS, transaction_dataset
+from setvalued_helpers import BASKETS, FOOD, PAYMENTS, item_hierarchy, transaction_dataset
 
 from anonymizer_app.services import setvalued
 from hierarchy_editor.models import Hierarchy
@@ -55,7 +57,29 @@ def test_an_uploaded_hierarchy_covering_the_items(client_alice, user):
     r = client_alice.post(f"/datasets/{ds.pk}/item-hierarchy/upload/",
                           {"file": SimpleUploadedFile("food.csv", FOOD.encode())})
     h = Hierarchy.objects.get()
-    assert (r.status_code, r["Location"], h.name, h.leaves) == (302, f"/hierarchies/{h.pk}/", "food", 4)
+    # back to the dataset's items page, the hierarchy bound: chosen on its run form
+    assert (r.status_code, r["Location"], h.name, h.leaves) == (302, f"/datasets/{ds.pk}/items/#item-hierarchies",
+                                                                "food", 4)
+    page = client_alice.get(f"/datasets/{ds.pk}/items/").content.decode()
+    assert 'id="bound-hierarchy"' in page and "<strong>food</strong>" in page
+    form = client_alice.get(f"/datasets/{ds.pk}/run-items/").content.decode()
+    assert re.search(rf'<option value="{h.pk}" selected>food</option>', form)
+
+
+def test_the_run_form_offers_only_the_hierarchies_covering_the_items(client_alice, user):
+    ds = transaction_dataset(user)
+    food = item_hierarchy(user)
+    item_hierarchy(user, "Bachelors;Higher;*\nHS-grad;Lower;*\n", "education")  # a relational one
+    item_hierarchy(user, FOOD.replace("feta;cheese;*\n", ""), "food without feta")  # misses an item
+    form = client_alice.get(f"/datasets/{ds.pk}/run-items/").content.decode()
+    options = re.findall(r'<option value="(\d*)"[^>]*>([^<]*)</option>', form)
+    assert [name for pk, name in options if pk] == ["food"] and (str(food.pk), "food") in options
+    page = client_alice.get(f"/datasets/{ds.pk}/items/").content.decode()
+    listed = page[page.index('id="item-library"'):]
+    assert "food</a>" in listed and "education" not in listed and "without feta" not in listed
+    other = transaction_dataset(user, "x,y\nx,y\n", "xy.txt")  # no hierarchy covers it
+    form = client_alice.get(f"/datasets/{other.pk}/run-items/").content.decode()
+    assert "None of your hierarchies covers this dataset" in form
 
 
 @pytest.mark.parametrize("text,message", [

@@ -20,7 +20,7 @@ TABLE_18_HIERARCHY = ("11000;11000;*\n20000;[20000-30500];*\n30500;[20000-30500]
 
 def dynamic_job(user) -> Job:
     ds = transaction_dataset(user, PAYMENTS, "payments.txt", record_id=True)  # seed 003 Table 16
-    return jobs.run_job(setvalued.create_set_job(ds, "dynamic", 2, 2, False, None))
+    return jobs.run_job(setvalued.create_set_job(ds, "dynamic", 2, 2, False, None, numeric_items=True))
 
 
 def url(job) -> str:

@@ -427,6 +427,30 @@ def build_item_hierarchy(dataset: Dataset, kind: str, options: dict, name: str =
     return _save_item_hierarchy(dataset.owner, label, hierarchy, f"built from {dataset.original_name}")
 
 
+def covering_hierarchies(dataset: Dataset, hierarchies) -> list:
+    """The library entries that can generalize this dataset's items: item hierarchies whose leaves hold every
+    item (a relational hierarchy such as education covers none, so it is not offered). A dataset whose items
+    cannot be read gets none; an entry that does not parse is left out."""
+    from ..engine import EngineError
+
+    try:
+        tx, _, _ = dataset_items(dataset)
+    except InputError:
+        return []
+    items = {str(x) for x in tx.items}
+    out = []
+    for h in hierarchies:
+        if h.leaves and h.leaves < len(items):
+            continue  # fewer leaves than items: cannot cover them (no parse needed)
+        try:
+            leaves = h.to_engine("items").leaf_index
+        except (InputError, EngineError):
+            continue
+        if all(x in leaves for x in items):
+            out.append(h)
+    return out
+
+
 def upload_item_hierarchy(dataset: Dataset, text: str, filename: str):
     """An uploaded item hierarchy (any supported format, detected) into the library, once it covers every
     item of the dataset (a missing item is named with its record)."""

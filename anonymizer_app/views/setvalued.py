@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -38,6 +39,16 @@ from .common import format_duration, job_label, job_result, job_rows, owned_data
 from .items_charts import item_frequency_figure, itemset_figure, support_figure
 
 RESULT_PAGE_SIZE = 50
+
+
+def _bound_key(ds: Dataset) -> str:
+    return f"items-hierarchy-{ds.pk}"
+
+
+def bound_hierarchy(request, ds: Dataset, library: list):
+    """The item hierarchy last uploaded for this dataset (kept in the session), if it still covers its items."""
+    pk = request.session.get(_bound_key(ds))
+    return next((h for h in library if h.pk == pk), None)
 
 
 # ---- upload ---------------------------------------------------------------------------------------------
@@ -86,6 +97,7 @@ def _render_items(request, ds: Dataset, layout_form=None, column_form=None, stat
     column_initial = {"column": column.name if column else "",
                       "item_delimiter": setvalued.delimiter_label(column.item_delimiter) if column else "pipe"}
     preview = datasets.dataset_rows(ds, 0, 10)
+    library = item_library(request.user, ds) if figures else []
     return render(request, "anonymizer/items.html", {
         "dataset": ds, "tab": "items", "figures": figures, "error": error, "column": column,
         "layout_form": layout_form or LayoutForm(initial=initial),
@@ -96,7 +108,7 @@ def _render_items(request, ds: Dataset, layout_form=None, column_form=None, stat
         "charts": {"items": item_frequency_figure(figures["top_items"]) if figures else None},
         "build_form": build_form or ItemBuildForm(),
         "hierarchy_form": hierarchy_form or ItemHierarchyUploadForm(),
-        "library": item_library(request.user),
+        "library": library, "bound": bound_hierarchy(request, ds, library),
     }, status=status)
 
 
@@ -180,10 +192,11 @@ def upload_hierarchy(request, dataset_id: int):
             h = setvalued.upload_item_hierarchy(ds, text, f.name)
         except (InputError, EngineError) as exc:
             form.add_error("file", str(exc))
-        else:
-            messages.success(request, f"Item hierarchy {h.name!r} added to your library ({h.leaves} items, height "
-                                      f"{h.height}).")
-            return redirect("hierarchies:detail", pk=h.pk)
+        else:  # back to the dataset, the hierarchy bound to it (chosen on its run form)
+            request.session[_bound_key(ds)] = h.pk
+            messages.success(request, f"Item hierarchy {h.name!r} covers every item of {ds.name} ({h.leaves} items, "
+                                      f"height {h.height}); it is saved to your library and chosen on the run form.")
+            return redirect(f"{reverse('anonymizer:items', args=[ds.pk])}#item-hierarchies")
     return _render_items(request, ds, hierarchy_form=form, status=400)
 
 
@@ -195,10 +208,10 @@ def run(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
     if not ds.is_transactions:
         return redirect("anonymizer:run", dataset_id=ds.pk)
-    library = item_library(request.user)
+    library = item_library(request.user, ds)  # offered: only the hierarchies covering its items
     status = 200
-    if request.method == "POST":
-        form = SetRunForm(request.POST, hierarchies=library)
+    if request.method == "POST":  # any of the owner's: one missing an item is refused naming the item
+        form = SetRunForm(request.POST, hierarchies=item_library(request.user))
         if form.is_valid():
             d = form.cleaned_data
             try:
@@ -211,7 +224,14 @@ def run(request, dataset_id: int):
                 return redirect("anonymizer:job", job_id=job.pk)
         status = 400
     else:
-        form = SetRunForm(hierarchies=library)
+        bound = bound_hierarchy(request, ds, library)
+        form = SetRunForm(hierarchies=library, initial={"item_hierarchy": bound.pk, "set_algorithm": "apriori"}
+                          if bound else {"set_algorithm": "apriori" if library else "dynamic"})
+    if not library:
+        form.fields["item_hierarchy"].help_text = ("None of your hierarchies covers this dataset's items: build or "
+                                                   "upload one on the items page, or use dynamic hierarchies.")
+    else:
+        form.fields["item_hierarchy"].help_text = "Your hierarchies that cover every item of this dataset."
     return render(request, "anonymizer/run_items.html", {
         "dataset": ds, "tab": "run", "form": form, "algorithms": SET_ALGORITHMS,
         "recent_jobs": job_rows(ds.jobs.all()[:5]),
