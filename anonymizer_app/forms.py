@@ -440,11 +440,16 @@ class ExperimentForm(forms.Form):
         error_messages={"min_value": "The suppression limit is a percentage between 0 and 100.",
                         "max_value": "The suppression limit is a percentage between 0 and 100."})
 
-    def __init__(self, *args, sensitive_columns=(), **kwargs):
+    def __init__(self, *args, sensitive_columns=(), dataset_ready: bool = False, **kwargs):
+        """``dataset_ready``: the dataset the page was opened from has a quasi-identifier and a sensitive column,
+        so the experiment starts on it (the generated tables are an addition to ask for, not the default)."""
         super().__init__(*args, **kwargs)
         self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithm"].initial = "datafly" if "datafly" in ALGORITHMS else next(iter(ALGORITHMS), None)
         self.fields["sensitive"].choices = [("", "(first sensitive column)")] + [(c, c) for c in sensitive_columns]
+        if dataset_ready:
+            self.fields["include_dataset"].initial = True
+            self.fields["sizes"].initial = ""
 
     def clean_sizes(self):
         from .engine import InputError

@@ -32,8 +32,13 @@ class RiskForm(forms.Form):
                                       max_value=MAX_COMBINATION_SIZE,
                                       help_text="distinction and separation of combinations of up to this many QIs")
 
-    def __init__(self, *args, columns: list[str], populations: list[tuple[int, str]] = (), **kwargs):
+    def __init__(self, *args, columns: list[str], populations: list[tuple[int, str]] = (),
+                 combinations: bool = True, **kwargs):
+        """``combinations``: offer the size of the QI combinations whose distinction and separation are shown;
+        False on a page that shows none (a result's risk: before and after), where it would change nothing."""
         super().__init__(*args, **kwargs)
+        if not combinations:
+            del self.fields["combinations"]
         self.fields["qi"].choices = [(c, c) for c in columns]
         self.fields["population_dataset"].choices = [("", "—"), *populations]
 

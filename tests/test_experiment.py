@@ -5,6 +5,7 @@ calls on the same generated tables."""
 import csv
 import io
 import json
+import re
 
 import pytest
 from anonymizer_helpers import make_dataset, people_dataset, queue_without_running, run_jobs_synchronously
@@ -39,9 +40,19 @@ def test_it_shows_the_form(client_alice, user):
     ds = make_dataset(user)
     html = client_alice.get(url(ds)).content.decode()
     assert 'id="experiment-form"' in html
-    assert 'value="10000, 50000, 100000"' in html and 'value="2, 3, 5, 10, 20, 50"' in html
+    assert 'value="2, 3, 5, 10, 20, 50"' in html
     assert "Homogeneity experiment</a>" in html  # the dataset tab
     assert '<option value="disease">disease</option>' in html
+    # opened from a dataset with QIs and a sensitive column, it starts on that dataset (issue 29), generated
+    # tables left to ask for
+    assert 'name="include_dataset" id="id_include_dataset" checked' in html
+    assert re.search(r'<input type="text" name="sizes"(?! value=)[^>]*>', html)
+
+
+def test_without_a_sensitive_column_it_starts_on_generated_tables(client_alice, user):
+    ds = make_dataset(user, roles={"age": "quasi-identifying"})
+    html = client_alice.get(url(ds)).content.decode()
+    assert 'value="10000, 50000, 100000"' in html and 'id="id_include_dataset" checked' not in html
 
 
 def test_it_runs_and_agrees_with_homogeneity_vs_k(client_alice, user, monkeypatch):

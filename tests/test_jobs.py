@@ -24,14 +24,17 @@ def test_it_lists_own_jobs(client_alice, user, other_user):
     assert '<span class="badge badge-succeeded">succeeded</span>' in html
     assert '<span class="badge badge-queued">queued</span>' in html
     assert f'<a href="/jobs/{done.pk}/">Datafly, k=2</a>' in html and f'<a href="/jobs/{queued.pk}/">Datafly, k=3</a>' in html
-    assert '<td class="num">3</td>' in html
-    assert '<td class="num">25% <span class="muted small">(2 suppressed)</span></td>' in html
+    # under each name what sets it apart: suppression limit, models, sensitive column, QIs
+    assert '<div class="small muted job-settings">suppression 25% · 3 QIs</div>' in html
+    assert '<div class="small muted job-settings">suppression 0% · 3 QIs</div>' in html
+    assert '<td class="num">2</td>\n          <td class="num">0.' in html
     # the outcome of the finished run: k reached and NCP from its report; none for the queued one
     report = done.result.report
     assert report["k_achieved"] == 2
-    assert f'<td class="num">2</td>\n          <td class="num">{report["metrics"]["ncp"]:.3f}</td>' in html
-    assert '<td class="num">—</td>\n          <td class="num">—</td>' in html
-    assert '<td class="num nowrap">1.50 s</td>' in html
+    assert (f'<td class="num">2</td>\n          <td class="num">{report["metrics"]["ncp"]:.3f}</td>\n'
+            f'          <td class="num">{report["suppressed"]}</td>') in html
+    assert '<td class="num">—</td>\n          <td class="num">—</td>\n          <td class="num">—</td>' in html
+    assert '<div class="small muted">1.50 s</div>' in html
     assert f'href="/jobs/{done.pk}/result/"' in html
     assert f'href="/jobs/{queued.pk}/"' in html
 
@@ -42,7 +45,8 @@ def test_it_lists_models_and_why_a_job_failed(client_alice, user):
                                                                    "column": "disease"}])
     Job.objects.filter(pk=job.pk).update(status=Job.FAILED, message="no solution <b>here</b>")
     html = client_alice.get(URL).content.decode()
-    assert '<td class="small">distinct l-diversity (l=2) on disease</td>' in html
+    assert ('<div class="small muted job-settings">suppression 0% · distinct l-diversity (l=2) on disease · '
+            'sensitive: disease · 3 QIs</div>') in html
     assert "no solution &lt;b&gt;here&lt;/b&gt;" in html and "<b>here</b>" not in html
 
 

@@ -44,3 +44,42 @@ def test_a_model_an_algorithm_cannot_honour_is_named_by_its_label(user):
     with pytest.raises(Exception, match=r"^k-Optimize cannot honour distinct l-diversity; algorithms that can"):
         jobs.create_job(ds, "koptimize", 2, 0.0, "disease", models=[{"model": "distinct-l-diversity", "l": 2,
                                                                       "column": "disease"}])
+
+
+def test_a_cancelled_comparison_shows_what_it_was_asked(client_alice, user):
+    from anonymizer_app.services import comparison
+
+    ds = make_dataset(user)
+    job = comparison.create_comparison(ds, ["datafly", "mondrian"], [2, 5, 7], 0.05, "disease",
+                                       models=[{"model": "distinct-l-diversity", "l": 2, "column": "disease"}])
+    Job.objects.filter(pk=job.pk).update(status=Job.CANCELLED)
+    html = client_alice.get(f"/jobs/{job.pk}/").content.decode()
+    assert "<dt>Algorithm</dt><dd>Comparison of Datafly, Mondrian</dd>" in html
+    assert "<dt>k</dt><dd>2, 5, 7</dd>" in html and "<dt>Suppression limit</dt><dd>5%</dd>" in html
+    assert "<li><strong>k-anonymity</strong>: k = 2, 5, 7</li>" in html and "k = 2<" not in html
+    assert "<li><strong>distinct l-diversity</strong>: l = 2 · on disease</li>" in html
+    # and the jobs list says what sets it apart
+    listed = client_alice.get("/jobs/").content.decode()
+    assert ('<div class="small muted job-settings">Datafly, Mondrian · suppression 5% · distinct l-diversity (l=2) '
+            'on disease · sensitive: disease · 3 QIs</div>') in listed
+
+
+def test_a_runs_options_read_as_words_on_its_page(client_alice, user):
+    ds = make_dataset(user)
+    job = jobs.create_job(ds, "flash", 2, 0.05, "disease", {"keep_lattice": "yes", "metric": "ncp"})
+    html = client_alice.get(f"/jobs/{job.pk}/").content.decode()
+    assert '<span class="chip">Every lattice node kept: yes</span>' in html
+    assert '<span class="chip">Metric the search minimizes: ncp</span>' in html and "keep lattice" not in html
+
+
+def test_qi_combinations_are_offered_only_where_they_change_the_page(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user)
+    dataset_risk = client_alice.get(f"/datasets/{ds.pk}/risk/", {
+        "qi": ["age", "zip"], "population": "none", "threshold": "0.2", "combinations": "2"}).content.decode()
+    assert 'name="combinations"' in dataset_risk and "3 combinations of up to 2 quasi-identifiers" in dataset_risk
+    assert "<tr><td>age + zip</td>" in dataset_risk
+    job = jobs.run_job(jobs.create_job(ds, "datafly", 2, 0.25, "disease"))
+    result_risk = client_alice.get(f"/jobs/{job.pk}/result/risk/").content.decode()
+    assert 'id="risk-form"' in result_risk and 'name="combinations"' not in result_risk
+    assert "QI combinations up to" not in result_risk

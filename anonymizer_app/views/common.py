@@ -156,12 +156,34 @@ def job_rows(jobs) -> list[dict]:
         ncp = _number(out.get("ncp"))
         rows.append({"job": j, "algorithm": job_label(j), "duration": format_duration(j.duration),
                      "suppression_percent": f"{j.suppression_limit * 100:g}",
-                     "name": job_title(j),
+                     "name": job_title(j), "settings": job_settings(j),
                      "models": models_text(j.models),
                      "k_reached": _number(out.get("k_reached"), int),
                      "ncp": None if ncp is None else f"{ncp:.3f}",
                      "suppressed": _number(out.get("suppressed"), int)})
     return rows
+
+
+def job_settings(job: Job) -> str:
+    """What sets a job apart from others of the same algorithm and k, in one line for the lists: its suppression
+    limit, models beside k, sensitive column and number of quasi-identifiers ("suppression 5% · distinct
+    l-diversity (l=2) on disease · sensitive: disease · 4 QIs"); a comparison also names its algorithms."""
+    from ..services.rerun import models_text
+
+    parts = []
+    if job.kind == Job.COMPARISON:
+        parts.append(", ".join(algorithm_label(a) for a in (job.options or {}).get("algorithms", [])))
+    if job.kind in (Job.RUN, Job.COMPARISON, Job.EXPERIMENT):
+        parts.append(f"suppression {job.suppression_limit * 100:g}%")
+    models = models_text(job.models)
+    if models:
+        parts.append(models)
+    if job.sensitive:
+        parts.append(f"sensitive: {job.sensitive}")
+    qis = sum(1 for c in (job.config or {}).get("columns", []) if c.get("role") == QI)
+    if qis:
+        parts.append(f"{qis} QI{'' if qis == 1 else 's'}")
+    return " · ".join(parts)
 
 
 def queue_job(request, job: Job) -> None:

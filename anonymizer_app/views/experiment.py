@@ -25,7 +25,10 @@ def experiment(request, dataset_id: int):
     """Generated people tables and/or this dataset, anonymized once per k; queued as one job
     (kind "experiment") that counts the homogeneous equivalence classes."""
     ds = owned_dataset(request, dataset_id)
-    sensitive = [c.name for c in ds.columns.all() if c.role == Role.SENSITIVE.value]
+    cols = list(ds.columns.all())
+    sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
+    # opened from a dataset with a QI and a sensitive column: the experiment starts on it
+    ready = bool(sensitive) and any(c.role == Role.QUASI_IDENTIFYING.value for c in cols)
     if request.method == "POST":
         form = ExperimentForm(request.POST, sensitive_columns=sensitive)
         if form.is_valid():
@@ -40,7 +43,7 @@ def experiment(request, dataset_id: int):
                 queue_job(request, job)
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
-        form = ExperimentForm(sensitive_columns=sensitive)
+        form = ExperimentForm(sensitive_columns=sensitive, dataset_ready=ready)
     past = ds.jobs.filter(kind=Job.EXPERIMENT)[:10]
     return render(request, "anonymizer/experiment.html", {
         "dataset": ds, "tab": "experiment", "form": form,

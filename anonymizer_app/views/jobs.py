@@ -25,6 +25,7 @@ from ..services import setvalued as set_service
 from ..setvalued_forms import SetRunForm, item_library
 from .common import (
     QI,
+    algorithm_label,
     format_duration,
     job_label,
     job_rows,
@@ -34,6 +35,7 @@ from .common import (
     queue_job,
     result_url,
 )
+from .results import plain_label
 
 JOBS_PAGE_SIZE = 50
 
@@ -189,11 +191,20 @@ def job(request, job_id):
     j = owned_job(request, job_id)
     columns = j.config.get("columns", [])
     identifier_rows = [r for r in pseudonyms.describe(j) if r["treatment"] != "remove"]
+    options = j.options or {}
+    # a comparison or an experiment holds several k (and a comparison several algorithms) in its options; its
+    # job.k is only the smallest, so "k = 2" would misstate what was asked (issue 29)
+    k_values = (", ".join(str(k) for k in options.get("k", [])) if j.kind != Job.RUN else "") or str(j.k)
+    algorithm = job_label(j)
+    if j.kind == Job.COMPARISON and options.get("algorithms"):
+        algorithm = f"{algorithm} of {', '.join(algorithm_label(a) for a in options['algorithms'])}"
+    elif j.kind == Job.EXPERIMENT and options.get("algorithm"):
+        algorithm = f"{algorithm} with {algorithm_label(options['algorithm'])}"
     return render(request, "anonymizer/job.html", {
         "job": j,
-        "algorithm": job_label(j),
+        "algorithm": algorithm,
         "title": job_title(j),
-        "k_values": (", ".join(str(k) for k in (j.options or {}).get("k", [])) if j.kind != Job.RUN else "") or j.k,
+        "k_values": k_values,
         "duration": format_duration(j.duration),
         "suppression_percent": f"{j.suppression_limit * 100:g}",
         "qis": [c["name"] for c in columns if c["role"] == QI],
@@ -202,7 +213,7 @@ def job(request, job_id):
         "identifier_rows": identifier_rows,
         "progress_percent": round(j.progress * 100, 1),
         "model_rows": rerun.model_rows(j.models, (j.config.get("population") or {}).get("name")),
-        "option_rows": [{"name": key.replace("_", " "), "value": value} for key, value in (j.options or {}).items()
+        "option_rows": [{"name": plain_label(key), "value": value} for key, value in options.items()
                         if j.kind == Job.RUN],
         "can_rerun": j.kind == Job.RUN and not j.dataset.is_transactions,
         "status_json": {**_status_payload(j), "status_url": reverse("anonymizer:job_status", args=[j.pk])},

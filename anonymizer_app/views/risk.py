@@ -104,8 +104,9 @@ def result_risk(request, job_id):
         raise Http404("this job has no published table")
     result = job_result(job)
     qi = list(result.report.get("quasi_identifiers") or [])
-    form = RiskForm(request.GET or {"qi": qi, "population": "none", "threshold": 0.2, "combinations": 1},
-                    columns=qi, populations=risk_service.population_choices(job.dataset))
+    # no distinction/separation table on this page: no "QI combinations up to" that would change nothing
+    form = RiskForm(request.GET or {"qi": qi, "population": "none", "threshold": 0.2},
+                    columns=qi, populations=risk_service.population_choices(job.dataset), combinations=False)
     figures = None
     status = 200
     if form.is_valid():
