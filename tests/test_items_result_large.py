@@ -50,9 +50,9 @@ def test_the_page_of_six_thousand_items_is_bounded(client_alice, large_result):
     assert tags < 6000
     assert html.count('class="value-chip') < 2000
     rules = html[html.index('id="rules"'):html.index("</table>", html.index('id="rules"'))]
-    assert rules.count("<tr>") == 1 + 25  # the header and RULES_SHOWN rules
+    assert rules.count("<tr>") == 1 + 15  # the header and RULES_SHOWN rules
     report = job.result.report
-    assert f"{len(report['generalization_rules']):,} rules in all; 25 shown." in html
+    assert f"{len(report['generalization_rules']):,} rules in all; 15 shown." in html
 
 
 def test_every_cell_and_list_is_capped_and_the_filter_finds_any_rule(client_alice, large_result):
@@ -76,7 +76,7 @@ def test_every_cell_and_list_is_capped_and_the_filter_finds_any_rule(client_alic
     rules = found[found.index('id="rules"'):found.index("</table>", found.index('id="rules"'))]
     shown = re.findall(r'<tr><td>(.*?)</td><td><span class="value-chip changed">([^<]*)</span>', rules, re.S)
     holding = holding_rules(wanted)
-    expected = sorted(holding, key=lambda g: (-len(rules_all[g]), g))[:25]
+    expected = sorted(holding, key=lambda g: (-len(rules_all[g]), g))[:15]
     assert sorted(lab for _, lab in shown) == sorted(expected)
     assert all(cell.count('class="value-chip"') <= ITEMS_PER_RULE for cell, _ in shown)
     assert re.search(r'<span class="value-chip">' + re.escape(wanted) + "</span>", rules)

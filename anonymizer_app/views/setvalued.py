@@ -38,7 +38,7 @@ from ..setvalued_forms import (
 from .common import format_duration, job_label, job_result, job_rows, owned_dataset, owned_job, queue_job
 from .items_charts import item_frequency_figure, itemset_figure, support_figure
 
-RESULT_PAGE_SIZE = 50
+RESULT_PAGE_SIZE = 20  # records of up to CHIPS_PER_CELL items a side: a page stays a few screens tall
 
 
 def _bound_key(ds: Dataset) -> str:
@@ -254,11 +254,24 @@ def _original_records(job: Job, start: int, stop: int) -> list[list[str]]:
 
 
 CHIPS_PER_CELL = 15  # items shown in a record's cell; the rest counted ("+N more")
-RULES_SHOWN = 25  # generalization rules shown (largest groups first; a filter finds any other)
-ITEMS_PER_RULE = 12
+RULES_SHOWN = 15  # generalization rules shown (largest groups first; a filter finds any other)
+ITEMS_PER_RULE = 10
 SUPPRESSED_SHOWN = 50
 HIERARCHY_ROWS_SHOWN = 50
 FILTER_MAX = 100
+
+
+GROUP_ITEMS_SHOWN = 3  # a group's label in a chip: its first items, then how many more
+
+
+def short_label(label: str, rules: dict) -> str:
+    """A group of many items as a chip: a set label {a; b; c; ...} of dynamic hierarchies shortened to its
+    first items and the count (the full label is the chip's title and in the rules and the CSV); a hierarchy's
+    label (milk, [20000-30500]) is short already and left as is."""
+    items = rules.get(label)
+    if not items or len(items) <= GROUP_ITEMS_SHOWN or not (label.startswith("{") and label.endswith("}")):
+        return label
+    return "{" + "; ".join(str(x) for x in items[:GROUP_ITEMS_SHOWN]) + f" … +{len(items) - GROUP_ITEMS_SHOWN}}}"
 
 
 def _capped(chips: list[dict], limit: int = CHIPS_PER_CELL) -> tuple[list[dict], int]:
@@ -272,7 +285,8 @@ def _capped(chips: list[dict], limit: int = CHIPS_PER_CELL) -> tuple[list[dict],
     return [chips[i] for i in keep], len(chips) - len(keep)
 
 
-def _side_by_side(originals: list[list[str]], published: list[list[str]], ids: list[str] | None, start: int):
+def _side_by_side(originals: list[list[str]], published: list[list[str]], ids: list[str] | None, start: int,
+                  rules: dict | None = None):
     """Rows of the comparison: every item flagged when it differs (generalized, suppressed, or a label);
     each cell capped at CHIPS_PER_CELL items."""
     rows = []
@@ -280,7 +294,8 @@ def _side_by_side(originals: list[list[str]], published: list[list[str]], ids: l
         kept = set(after)
         source = set(before)
         shown_before, more_before = _capped([{"item": x, "changed": x not in kept} for x in dict.fromkeys(before)])
-        shown_after, more_after = _capped([{"item": x, "changed": x not in source} for x in after])
+        shown_after, more_after = _capped([{"item": x, "changed": x not in source,
+                                            "short": short_label(x, rules or {})} for x in after])
         rows.append({
             "number": start + i + 1,
             "id": ids[i] if ids is not None else None,
@@ -307,7 +322,8 @@ def rules_rows(report: dict, needle: str = "") -> tuple[list[dict], int]:
     out = []
     for label, items, hits in matching[:RULES_SHOWN]:
         ordered = hits + [x for x in items if x not in set(hits)] if hits else list(items)
-        out.append({"label": label, "items": ordered[:ITEMS_PER_RULE], "count": len(items),
+        out.append({"label": label, "short": short_label(label, rules), "items": ordered[:ITEMS_PER_RULE],
+                    "count": len(items),
                     "more": max(len(items) - ITEMS_PER_RULE, 0)})
     return out, len(matching)
 
@@ -331,7 +347,8 @@ def result_page(request, job: Job, res):
     delimiter = job.config["item_delimiter"]
     published = [[x for x in str(cell).split(delimiter) if x] for cell in output[ITEMS].tolist()]
     ids = output[RECORD_ID].astype(str).tolist() if RECORD_ID in output.columns else None
-    rows = _side_by_side(_original_records(job, start, stop), published, ids, start)
+    rows = _side_by_side(_original_records(job, start, stop), published, ids, start,
+                         report.get("generalization_rules") or {})
     km = metrics.get("km_smallest_support")
     needle = request.GET.get("rule", "").strip()[:FILTER_MAX]
     rules, rules_matching = rules_rows(report, needle)
