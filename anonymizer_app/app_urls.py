@@ -5,6 +5,7 @@ from django.urls import path
 from .views import (
     comparison,
     datasets,
+    definitions,
     dicom,
     downloads,
     dp,
@@ -68,6 +69,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/comparison/", comparison.comparison, name="comparison"),
     path("datasets/<int:dataset_id>/experiment/", experiment.experiment, name="experiment"),
     path("jobs/<uuid:job_id>/experiment/", experiment.experiment_result, name="experiment_result"),
+    path("definitions/", definitions.definitions, name="definitions"),
     path("jobs/", jobs.jobs, name="jobs"),
     path("jobs/<uuid:job_id>/", jobs.job, name="job"),
     path("jobs/<uuid:job_id>/status/", jobs.job_status, name="job_status"),

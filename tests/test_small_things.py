@@ -83,3 +83,17 @@ def test_qi_combinations_are_offered_only_where_they_change_the_page(client_alic
     result_risk = client_alice.get(f"/jobs/{job.pk}/result/risk/").content.decode()
     assert 'id="risk-form"' in result_risk and 'name="combinations"' not in result_risk
     assert "QI combinations up to" not in result_risk
+
+
+def test_the_definitions_are_a_page_the_help_links_to(client_alice, client, user, monkeypatch):
+    html = client.get("/definitions/").content.decode()  # documentation: no sign-in needed
+    assert '<h2 id="risk-analysis">Risk analysis (engine/risk;' in html
+    assert '<h2 id="safepub">SafePub: (ε,δ)-differentially private generalization' in html
+    assert '<li><a href="#reading-the-figures">Reading the figures (services/explain.py;' in html
+    assert "<table>" in html and "<script>" not in html.split('id="definitions"')[1].split("</article>")[0]
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user)
+    risk = client_alice.get(f"/datasets/{ds.pk}/risk/", {"qi": ["age"], "population": "none", "threshold": "0.2",
+                                                        "combinations": "1"}).content.decode()
+    assert 'Formulas: <a href="/definitions/#risk-analysis">definitions, "Risk analysis"</a>' in risk
+    assert "docs/definitions.md" not in risk
