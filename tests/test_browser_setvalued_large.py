@@ -1,6 +1,7 @@
 """The set-valued result page of a liked-movies-shaped file (671 records over about 6,000 item ids) in headless
 Chromium: bounded (DOM elements, height), its figures explained, the itemset chart drawn with both bars per
-original itemset, and axe-core finds no serious or critical violation on it or on the items page."""
+original itemset, and axe-core finds no serious or critical violation on it, the items page, the run form
+or its release report."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def test_the_large_set_valued_result_in_chromium(browser, live_server, client, u
     labels = job.result.report["generalization_rules"]
     assert labels and all(label.startswith("{") for label in labels)  # ids are nominal: sets, never ranges
     found = {}
-    for path in (f"/jobs/{job.pk}/result/", f"/datasets/{ds.pk}/items/", f"/datasets/{ds.pk}/run-items/"):
+    for path in (f"/jobs/{job.pk}/result/", f"/datasets/{ds.pk}/items/", f"/datasets/{ds.pk}/run-items/",
+                 f"/jobs/{job.pk}/result/items-release-report/"):
         violations = axe._violations(browser, live_server.url + path)
         if violations:
             found[path] = violations

@@ -147,3 +147,31 @@ def test_long_items_are_cut_in_the_rules_and_the_records(client_alice, user):
     assert f'<span class="value-chip changed">{cut_item}</span>' in body  # before: the item changed
     assert f'<span class="value-chip changed">{cut_group}</span>' in body  # after: its group
     assert escape(long) not in body
+
+
+def test_the_release_report_of_a_set_valued_result(client_alice, client, other_user, user):
+    ds = transaction_dataset(user)
+    job = finished(ds, hierarchy=item_hierarchy(user))
+    page = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    assert f'href="/jobs/{job.pk}/result/items-release-report/"' in page
+    r = client_alice.get(f"/jobs/{job.pk}/result/items-release-report/")
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert "<h1>milk: Apriori (AA), k=2, m=2</h1>" in html and "✓ Verified." in html
+    assert "<strong>m = 2</strong>" in html and "(smallest support found: <strong>2</strong>)" in html
+    assert "food (from the library, kept with the run)" in html
+    assert "1 group covering 2 items" in html
+    assert re.search(r'id="report-figure-changed"><th scope="row">Item occurrences changed</th><td class="num">45.5%',
+                     html)
+    # the milk example's supports: {whole milk} 3 in the original, 4 x 1/2 = 2.0 estimated from {milk}
+    assert "<tr><td>whole milk</td><td class=\"num\">3</td><td class=\"num\">2.0</td></tr>" in html
+    client.force_login(other_user)
+    assert client.get(f"/jobs/{job.pk}/result/items-release-report/").status_code == 404
+
+
+def test_the_set_valued_release_report_as_pdf(client_alice, user):
+    pytest.importorskip("weasyprint")
+    job = finished(transaction_dataset(user), hierarchy=item_hierarchy(user))
+    r = client_alice.get(f"/jobs/{job.pk}/result/items-release-report.pdf")
+    assert r.status_code == 200 and r.content.startswith(b"%PDF")
+    assert "milk-apriori-k2-m2-release-report.pdf" in r["Content-Disposition"]

@@ -413,6 +413,72 @@ def save_built_hierarchy(request, job_id):
     return redirect("hierarchies:detail", pk=h.pk)
 
 
+# ---- the release report ------------------------------------------------------------------------------------------
+def items_report_html(job: Job, owner_name: str, pdf: bool, request=None) -> str:
+    """The release report of a transaction dataset's k^m run (the structure of services.release_report's:
+    the dataset, the guarantee, what was published, the figures explained, the configuration)."""
+    from django.template.loader import render_to_string
+    from django.utils import timezone
+
+    report = job.result.report
+    rules, _ = rules_rows(report)
+    suppressed = report.get("suppressed_items") or []
+    hierarchy = job.config.get("item_hierarchy") or {}
+    config = {"algorithm": job.algorithm, "k": job.k, **job.options,
+              "item_hierarchy": hierarchy.get("name"), "item_delimiter": job.config.get("item_delimiter"),
+              "record_id": job.config.get("record_id")}
+    algorithm = SET_ALGORITHMS.get(job.algorithm)
+    return render_to_string("anonymizer/release_report_items.html", {
+        "job": job, "dataset": job.dataset, "report": report, "pdf": pdf, "owner": owner_name,
+        "generated": timezone.now(), "algorithm": job_label(job),
+        "algorithm_summary": algorithm.summary if algorithm else job.algorithm,
+        "verified": bool(report.get("verified")), "km": (report.get("metrics") or {}).get("km_smallest_support"),
+        "delimiter_label": setvalued.delimiter_label(job.config.get("item_delimiter", ",")),
+        "hierarchy_name": hierarchy.get("name", ""), "numeric_items": bool(job.options.get("numeric_items")),
+        "rules": rules, "rules_total": len(report.get("generalization_rules") or {}),
+        "suppressed": len(suppressed), "suppressed_items": suppressed[:SUPPRESSED_SHOWN],
+        "suppressed_more": max(len(suppressed) - SUPPRESSED_SHOWN, 0),
+        "explained": setvalued_explain.figures(report, job.k, hierarchy.get("name", "")),
+        "compared": report.get("support_compared") or [],
+        "configuration": json.dumps(config, indent=2, ensure_ascii=False),
+    }, request=request)
+
+
+def _items_reported(request, job_id) -> Job:
+    j = owned_job(request, job_id)
+    if job_result(j).report.get("kind") != "set-valued":
+        raise Http404("this result is not a transaction dataset's")
+    return j
+
+
+@login_required
+@require_GET
+def items_release_report(request, job_id):
+    j = _items_reported(request, job_id)
+    return HttpResponse(items_report_html(j, request.user.get_username(), pdf=False, request=request))
+
+
+@login_required
+@require_GET
+@throttle("download", methods=("GET",))
+def items_release_report_pdf(request, job_id):
+    from ..services import release_report
+
+    j = _items_reported(request, job_id)
+    try:
+        pdf = release_report.render_pdf(items_report_html(j, request.user.get_username(), pdf=True, request=request))
+    except release_report.PdfUnavailable as exc:
+        return HttpResponse(f"{exc}. Print the HTML report from the browser.", status=503,
+                            content_type="text/plain; charset=utf-8")
+    return _attachment_bytes(pdf, "application/pdf", f"{_stem(j)}-m{j.options.get('m')}-release-report.pdf")
+
+
+def _attachment_bytes(body: bytes, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
 # ---- downloads -----------------------------------------------------------------------------------------------
 def _set_result(request, job_id):
     """A succeeded run with set-valued output (a transaction dataset, or a table's set-valued column)."""
@@ -475,5 +541,5 @@ def download_rules(request, job_id):
     return _attachment(body, "text/csv; charset=utf-8", f"{_stem(j)}-item-rules.csv")
 
 
-__all__ = ["build_hierarchy", "upload_hierarchy", "download_records", "download_report", "download_rules", "items", "result_page",
+__all__ = ["items_release_report", "items_release_report_pdf", "build_hierarchy", "upload_hierarchy", "download_records", "download_report", "download_rules", "items", "result_page",
            "run", "save_built_hierarchy", "set_column", "upload"]
