@@ -109,3 +109,14 @@ def test_another_user_gets_404(client, other_user, user):
     assert client.post(f"/datasets/{ds.pk}/item-hierarchy/upload/",
                        {"file": SimpleUploadedFile("food.csv", FOOD.encode())}).status_code == 404
     assert Hierarchy.objects.count() == 0
+
+
+def test_movie_ids_are_grouped_as_sets_by_frequency_never_as_ranges(client_alice, user):
+    # ids: 7 in 4 records, 50 in 3, then 1000, 1023, 1032, 99 once each; fanout 2, then 2 again
+    ds = transaction_dataset(user, "1023,7,50\n1032,7\n7,50,99\n7,50,1000\n", "liked.txt")
+    assert build(client_alice, ds).status_code == 302  # the form's defaults: grouping by frequency, fanout 2
+    rows = Hierarchy.objects.get().to_engine().to_rows()
+    assert rows == [["7", "{7, 50}", "{7, 50, … +2}", "*"], ["50", "{7, 50}", "{7, 50, … +2}", "*"],
+                    ["1000", "{1000, 1023}", "{7, 50, … +2}", "*"], ["1023", "{1000, 1023}", "{7, 50, … +2}", "*"],
+                    ["1032", "{1032, 99}", "{1032, 99}", "*"], ["99", "{1032, 99}", "{1032, 99}", "*"]]
+    assert not any(".." in label for row in rows for label in row)
