@@ -2,7 +2,6 @@
 the run's report holds and the readings of services.explain."""
 
 import io
-import json
 
 import pytest
 from anonymizer_helpers import make_dataset, set_roles
@@ -53,8 +52,10 @@ def test_the_page_holds_every_part(client_alice, user):
     # suppressed records and the configuration
     suppressed = report["suppressed"]
     assert f"{suppressed} of 8 records ({suppressed / 8 * 100:.3g}%) were suppressed" in html
-    config = json.loads(html.split('<pre class="configuration">')[1].split("</pre>")[0].replace("&quot;", '"'))
-    assert config["algorithm"] == "datafly" and config["k"] == 2 and config["models"] == job.models
+    settings = html.split('id="report-settings"')[1].split("</table>")[0]
+    assert '<tr><th scope="row">Algorithm</th><td>Datafly (datafly)</td></tr>' in settings
+    assert '<tr><th scope="row">k</th><td>2</td></tr>' in settings
+    assert '<tr><th scope="row">Privacy models beside k</th><td>distinct l-diversity (l=2) on disease</td></tr>' in settings
     assert f'href="/jobs/{job.pk}/result/release-report.pdf"' in html
 
 
@@ -69,7 +70,7 @@ def test_the_pdf_reads_as_the_page(client_alice, user):
     for part in ("RELEASE REPORT", "Clinic 2024: Datafly, k=2", "Verified.", "1. Dataset", "distinct l-diversity",
                  "Re-identification risk, before and after", "7. Suppressed records",
                  f"{job.result.report['suppressed']} of 8 records", "8. Configuration to repeat the run",
-                 '"algorithm": "datafly"', "Equivalence classes by size", "Distinct values per quasi-identifier"):
+                 "Algorithm Datafly (datafly)", "Equivalence classes by size", "Distinct values per quasi-identifier"):
         assert part in text, part
     assert "Download as PDF" not in text  # the page's navigation is left out
 

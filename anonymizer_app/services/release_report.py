@@ -238,6 +238,37 @@ def _shown_options(job: Job) -> dict:
     return options
 
 
+KEPT_COLUMNS_LISTED = 10  # insensitive columns beyond this many are one row of names in the report
+
+
+def configuration_rows(job: Job) -> list[dict]:
+    """The settings that repeat the run, as (setting, value) rows in words. The job's JSON (every column's
+    configuration, hierarchy texts included) filled pages of the PDF (issue 29); it stays the job page's
+    download (config.json)."""
+    from ..engine import ALGORITHMS
+    from ..engine.spec import SUPPRESSED_ROWS
+
+    config = exports.job_configuration(job)
+    info = ALGORITHMS.get(job.algorithm)
+    options = _shown_options(job)
+    handling = options.pop("suppressed_rows", "remove")
+    rows = [
+        ("Dataset file", config["dataset"]),
+        ("Algorithm", f"{info.label} ({job.algorithm})" if info else job.algorithm),
+        ("k", str(job.k)),
+        ("Suppression limit", f"{job.suppression_limit * 100:g}%"),
+        ("Suppressed records", SUPPRESSED_ROWS.get(handling, handling)),
+        ("Sensitive column for the reports", job.sensitive or "(none)"),
+        ("Privacy models beside k", rerun.models_text(job.models) or "(none)"),
+        ("Quasi-identifiers", ", ".join(config["quasi_identifiers"]) or "(none)"),
+        ("Identifying columns", ", ".join(config["identifiers"]) or "(none)"),
+    ]
+    rows += [(f"Option: {name.replace('_', ' ')}", str(value)) for name, value in options.items()]
+    if config.get("population"):
+        rows.append(("Population dataset", str(config["population"].get("name", ""))))
+    return [{"name": name, "value": value} for name, value in rows]
+
+
 def configuration_json(job: Job) -> str:
     config = exports.job_configuration(job)
     if _seed_withheld(job):
@@ -253,7 +284,13 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
     # an identifying column published by a rule says how (its description, the key by id), not "removed"
     treatments = {e["column"]: e["description"] for e in report.get("identifiers", []) if e.get("treatment") != "remove"}
     columns = [dict(c, treatment=treatments.get(c["name"], "")) for c in job.config.get("columns", [])]
+    # a wide table's insensitive columns, kept as they are, in one row rather than a page of identical rows
+    plain = [c["name"] for c in columns if c["role"] == Role.INSENSITIVE.value and not c["treatment"]]
+    kept_columns = plain if len(plain) > KEPT_COLUMNS_LISTED else []
+    if kept_columns:
+        columns = [c for c in columns if c["name"] not in set(kept_columns)]
     return {
+        "kept_columns": kept_columns,
         "generated": timezone.now(),
         "columns": columns,
         "hierarchies": hierarchy_rows(job, report),
@@ -271,7 +308,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "suppressed_share": f"{suppressed / n * 100:.3g}%" if n else "0%",
         "suppression_percent": f"{job.suppression_limit * 100:g}",
         "publishing": (report.get("publishing") or {}).get("description", ""),
-        "configuration": configuration_json(job),
+        "configuration": configuration_rows(job),
         "command": command_line(job),
         "k_achieved": report.get("k_achieved"),
         "notes": report.get("notes") or [],
