@@ -1,8 +1,11 @@
+from functools import lru_cache
+
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login, logout
+from django.contrib.auth import get_user_model, login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.hashers import check_password
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -34,9 +37,34 @@ def signup(request):
     return render(request, "accounts/signup.html", {"form": form})
 
 
+# `manage.py load_demo`'s account (user demo, password demo: its defaults)
+DEMO_USERNAME = DEMO_PASSWORD = "demo"
+
+
+@lru_cache(maxsize=8)
+def _demo_password_holds(password_hash: str) -> bool:
+    """Whether the demo user's stored hash is still that of "demo" (one hash check per stored hash, not per
+    page view: the login page must not cost a password hash on every GET)."""
+    return check_password(DEMO_PASSWORD, password_hash)
+
+
+def demo_login() -> bool:
+    """Whether the login page offers the demo account: only where ANONYMIZER_SHOW_DEMO_LOGIN says so (by default
+    DEBUG: a development copy, never a production one unless its settings ask), and only while the account
+    exists, is active and still has the password the page would tell everybody."""
+    if not getattr(settings, "ANONYMIZER_SHOW_DEMO_LOGIN", settings.DEBUG):
+        return False
+    user = get_user_model().objects.filter(username=DEMO_USERNAME, is_active=True).only("password").first()
+    return user is not None and _demo_password_holds(user.password)
+
+
 class LoginView(auth_views.LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "demo_login": demo_login(),
+                "demo_username": DEMO_USERNAME, "demo_password": DEMO_PASSWORD}
 
 
 class LogoutView(auth_views.LogoutView):

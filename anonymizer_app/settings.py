@@ -465,3 +465,8 @@ LOGGING = {
 # its ledger). Sequential composition: the ε of every release of the dataset add up (services/privacy_ledger.py).
 ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET = (float(os.environ["ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET"])
                                         if os.environ.get("ANONYMIZER_DP_DEFAULT_EPSILON_BUDGET") else None)
+
+# ---- the login page's demo account (issue 29, item 11) --------------------------------------------------------
+# "Try it: user demo, password demo" while `manage.py load_demo`'s account exists with that password. Off unless
+# set, except in DEBUG: a production copy never tells a password by default (accounts/views.py demo_login).
+ANONYMIZER_SHOW_DEMO_LOGIN = envbool("ANONYMIZER_SHOW_DEMO_LOGIN", "true" if DEBUG else "false")

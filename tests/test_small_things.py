@@ -97,3 +97,22 @@ def test_the_definitions_are_a_page_the_help_links_to(client_alice, client, user
                                                         "combinations": "1"}).content.decode()
     assert 'Formulas: <a href="/definitions/#risk-analysis">definitions, "Risk analysis"</a>' in risk
     assert "docs/definitions.md" not in risk
+
+
+def test_the_login_page_offers_the_demo_account_only_where_it_may(client, django_user_model, settings):
+    url = "/accounts/login/"
+    # the test settings are a production copy (DEBUG off): the default never tells a password
+    assert settings.DEBUG is False and settings.ANONYMIZER_SHOW_DEMO_LOGIN is False
+    demo = django_user_model.objects.create_user(username="demo", password="demo")
+    assert 'id="demo-login"' not in client.get(url).content.decode()
+    settings.ANONYMIZER_SHOW_DEMO_LOGIN = True  # DEBUG's default, or a setting that asks
+    html = client.get(url).content.decode()
+    assert ('Try it: user <strong>demo</strong>, password\n      <strong>demo</strong> (the demo datasets of '
+            '<code>manage.py load_demo</code>).') in html
+    assert client.post(url, {"username": "demo", "password": "demo"}).status_code == 302  # it is true
+    client.logout()
+    demo.set_password("something-else-42")  # the page never tells a password that no longer works
+    demo.save()
+    assert 'id="demo-login"' not in client.get(url).content.decode()
+    demo.delete()
+    assert 'id="demo-login"' not in client.get(url).content.decode()
