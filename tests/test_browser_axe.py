@@ -75,6 +75,7 @@ def pages(user, monkeypatch) -> list[str]:
         f"/hierarchies/dataset/{small.pk}/column/{age.pk}/",  # a default hierarchy: its help, "Edit the tree"
         f"/hierarchies/{city.hierarchy_id}/edit/",
         "/accounts/account/",
+        "/definitions/",
         "/no/such/page/",
     ]
 
