@@ -61,3 +61,11 @@ def test_jobs_list_and_tabs_at_1280_px(browser, live_server, client, user, monke
             "return new Set(Array.from(document.querySelectorAll('nav.tabs a')).map(a => a.offsetTop)).size")
         _shot(browser, "tabs-1280.png")
         assert tops == 1, "the tabs fit one row at 1280 px"
+
+
+def test_the_definitions_page_opens_at_the_cited_section(browser, live_server):
+    browser.set_window_size(1280, 900)
+    _open(browser, f"{live_server.url}/definitions/#risk-analysis")
+    top = browser.execute_script("return document.getElementById('risk-analysis').getBoundingClientRect().top")
+    assert -2 <= top < 200, top  # scrolled to the heading the help text cites
+    _shot(browser, "definitions.png")
