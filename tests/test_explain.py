@@ -52,3 +52,25 @@ def test_the_context_of_a_report():
     ctx = explain.context({"input_records": 100, "suppressed": 4, "quasi_identifiers": ["a", "b"],
                            "sensitive": "s"}, 3)
     assert ctx == {"n": 100, "kept": 96, "k": 3, "q": 2, "sensitive": "s", "suppressed_rows": None}
+
+
+def test_one_is_singular_everywhere():
+    """Issue 29: "1 records", "1 others" read wrong; every count agrees with its noun."""
+    one = {
+        "suppressed": "1 of 1,000 records (0.1%) was suppressed.",
+        "sample_uniques": "1 record is the only one with their quasi-identifier values.",
+        "homogeneous_records": "1 record (0.101%) is in such groups.",
+    }
+    for key, text in one.items():
+        assert explain.reading(key, 1, CTX).text == text, key
+    assert explain.reading("sample_uniques", 3, CTX).text.startswith("3 records are each the only one")
+    assert explain.reading("homogeneous_classes", 1, CTX).text.startswith("1 group in which everybody")
+    assert explain.reading("equivalence_classes", 1, {**CTX, "kept": 1}).text.startswith(
+        "The published records fall into 1 group that shares every quasi-identifier value (about 1 record per group)")
+    assert explain.reading("min_class_size", 2, CTX).text.startswith(
+        "Every published record shares its quasi-identifiers with at least 1 other (k asked")
+    assert explain.reading("mean_class_size", 1, {**CTX, "k": 1}).text.startswith("A group holds 1 record on average")
+    assert explain.reading("discernibility", 1000, CTX).text.startswith(
+        "A record is on average indistinguishable from 1 record (1 = every record distinct")
+    assert (explain.count(1, "record"), explain.count(2, "record"), explain.count(1.5, "record"),
+            explain.count(1204, "group")) == ("1 record", "2 records", "1.5 records", "1,204 groups")
