@@ -230,10 +230,12 @@ class PrivacyModelFields:
     fields: dict
     cleaned_data: dict
 
-    def add_model_fields(self, sensitive_columns=(), subset_columns=(), populations=None) -> None:
+    def add_model_fields(self, sensitive_columns=(), subset_columns=(), populations=None,
+                         exclude: tuple[str, ...] = ()) -> None:
         """``populations``: the owner's other datasets a research subset may be found in (δ-presence, k-map
-        against a population); None offers only a 0/1 column of this dataset."""
-        self.model_group_list = registry_groups()
+        against a population); None offers only a 0/1 column of this dataset. ``exclude``: registry model names
+        this form does not offer."""
+        self.model_group_list = [g for g in registry_groups() if not {m.name for m in g.models} & set(exclude)]
         for group in self.model_group_list:
             key = group.key
             self.fields[model_field_name(key, "enabled")] = forms.BooleanField(
@@ -381,6 +383,7 @@ class RunForm(PrivacyModelFields, forms.Form):
 
 # ---- comparison --------------------------------------------------------------------------------
 DEFAULT_COMPARE = ("datafly", "flash", "mondrian", "kmember", "oka", "disk-clustering")
+COMPARISON_EXCLUDED_MODELS = ("differential-privacy",)
 
 
 class CompareForm(PrivacyModelFields, forms.Form):
@@ -402,8 +405,10 @@ class CompareForm(PrivacyModelFields, forms.Form):
         if sensitive_columns:
             self.fields["sensitive"].initial = sensitive_columns[0]
         # the run form's models beside k, on a column of this dataset (no population dataset: each run of the
-        # comparison anonymizes this table)
-        self.add_model_fields(sensitive_columns, subset_columns, populations=None)
+        # comparison anonymizes this table); not differential privacy: every SafePub run would spend ε of the
+        # dataset's budget outside its ledger (services/privacy_ledger.py charges runs made from the run form)
+        self.add_model_fields(sensitive_columns, subset_columns, populations=None,
+                              exclude=COMPARISON_EXCLUDED_MODELS)
 
     def clean(self):
         cleaned = super().clean()

@@ -324,8 +324,8 @@ def test_the_comparison_defaults_are_the_run_forms(client_alice, user):
     assert re.search(pattern, compare_html).group(1) == re.search(pattern, run_html).group(1) == "5"
     assert RunForm.base_fields["suppression_percent"].initial == 5
     # the same privacy models beside k, read from the registry: every field of the run form's groups
-    model_fields = set(re.findall(r'name="(model:[^"]+)"', run_html)) - {
-        n for n in re.findall(r'name="(model:[^"]+)"', run_html) if n.endswith(":population")}
+    model_fields = {n for n in re.findall(r'name="(model:[^"]+)"', run_html)
+                    if not n.endswith(":population") and not n.startswith("model:dp:")}
     assert model_fields and model_fields == set(re.findall(r'name="(model:[^"]+)"', compare_html))
     assert 'id="model-l" data-model-group="l"' in compare_html and "js/model_groups.js" in compare_html
 
@@ -365,6 +365,16 @@ def test_a_model_no_chosen_algorithm_honours_is_refused_and_one_some_do_is_a_row
     rows = {r["algorithm"]: r for r in job.result.report["comparison"]}
     assert rows["koptimize"]["error"].startswith("k-Optimize cannot honour ")
     assert rows["datafly"]["error"] == "" and rows["datafly"]["verified"] is True
+
+
+def test_no_differentially_private_release_in_a_comparison(client_alice, user):
+    """Every SafePub run would spend ε outside the dataset's ledger: the model is not offered and is refused."""
+    ds = make_dataset(user)
+    assert 'name="model:dp:enabled"' not in client_alice.get(url(ds)).content.decode()
+    dp = [{"model": "differential-privacy", "epsilon": 1.0, "delta": 1e-6, "search_share": 0.1}]
+    with pytest.raises(engine.InputError, match="^a comparison does not make differentially private releases"):
+        comparison.create_comparison(ds, ["safepub"], [2], 0.05, "", models=dp)
+    assert not Job.objects.exists()
 
 
 def test_log_axes_label_powers_of_ten_in_full():

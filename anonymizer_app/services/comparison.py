@@ -228,6 +228,10 @@ def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float
     if too_big:
         raise InputError(f"k={too_big[0]} is larger than the dataset's {dataset.n_rows} records")
     stored: list[dict] = []
+    if any(m.get("model") == "differential-privacy" for m in models or []):
+        # each SafePub run would spend ε of the dataset's budget, none of it in its ledger
+        raise InputError("a comparison does not make differentially private releases: run SafePub from the run "
+                         "form, where its ε is charged to the dataset's privacy budget")
     if models:
         refusals = []
         for name in algorithms:
