@@ -97,6 +97,8 @@ def test_the_definitions_are_a_page_the_help_links_to(client_alice, client, user
                                                         "combinations": "1"}).content.decode()
     assert 'Formulas: <a href="/definitions/#risk-analysis">definitions, "Risk analysis"</a>' in risk
     assert "docs/definitions.md" not in risk
+    dp = client_alice.get(f"/datasets/{ds.pk}/dp/").content.decode()
+    assert 'Formulas: <a href="/definitions/#differential-privacy">definitions, "Differential privacy"</a>' in dp
 
 
 def test_the_login_page_offers_the_demo_account_only_where_it_may(client, django_user_model, settings):
