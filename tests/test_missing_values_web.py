@@ -62,12 +62,12 @@ def _value_rows(html: str) -> list[list[str]]:
 def test_the_column_page_shows_the_missing_leaf(client_alice, dataset):
     column, html = _column_page(client_alice, dataset, "age")
     rows = _value_rows(html)
-    # three missing ages (blank, NA, ?) are one value, the empty cell, under (null) up to the root
-    assert rows[0] == ["", "3", "", "(null)", "(null)", "(null)", "*"]
+    # three missing ages (blank, NA, ?) are one value, the empty cell (shown as "(missing)"), under (null) up to the root
+    assert rows[0] == ["(missing)", "3", "", "(null)", "(null)", "(null)", "*"]
     assert ["34", "1", "34", "[30-35)", "[30-40)", "[20-40)", "*"] in rows
     assert "not covered" not in html
     column, html = _column_page(client_alice, dataset, "education")
-    assert ["", "2", "", "(null)", "(null)", "*"] in _value_rows(html)
+    assert ["(missing)", "2", "", "(null)", "(null)", "*"] in _value_rows(html)
     assert "not covered" not in html
 
 
@@ -114,5 +114,5 @@ def test_the_builder_previews_and_saves_a_column_with_missing_values(client_alic
     assert h.leaves == 7 and not any(line.startswith(";") for line in h.content.splitlines())
     html = client_alice.get(f"/hierarchies/dataset/{dataset.pk}/column/{column.pk}/").content.decode()
     # bound to the column, the saved hierarchy gets the missing leaf back, as a run does
-    assert _value_rows(html)[:2] == [["", "3", "", "(null)", "(null)", "*"],
+    assert _value_rows(html)[:2] == [["(missing)", "3", "", "(null)", "(null)", "*"],
                                      ["34", "1", "34", "[30-40)", "[20-40)", "*"]]

@@ -113,7 +113,8 @@ def test_the_job_page_lists_models_options_and_links_to_the_form(client_alice, u
     assert "<li><strong>k-anonymity</strong>: k = 3</li>" in html
     assert "<strong>entropy l-diversity</strong>: l = 1.5 · on disease" in html
     assert "<strong>t-closeness</strong>: t = 0.4, Ground distance = equal · on disease" in html
-    assert '<span class="chip">metric: ncp</span>' in html and '<span class="chip">keep lattice: yes</span>' in html
+    assert '<span class="chip">Metric the search minimizes: ncp</span>' in html
+    assert '<span class="chip">Every lattice node kept: yes</span>' in html
     assert f'href="/datasets/{ds.pk}/run/?from={job.pk}" id="rerun-link"' in html
     # breadcrumbs name the dataset and the job, not its id
     crumbs = html[html.index('class="breadcrumbs"'):html.index("</nav>", html.index('class="breadcrumbs"'))]
