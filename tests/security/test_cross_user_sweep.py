@@ -215,8 +215,8 @@ def object_routes() -> list[tuple[str, str, list[str]]]:
 
 def _kind(route: str, name: str) -> str:
     """Which of A's objects fills the parameter ``name`` of ``route`` (KeyError: a parameter never seen)."""
-    if name == "key_id":
-        return "api_key" if route.startswith("api/v1/keys/") else "pseudonym_key"
+    if name == "key_id":  # /keys/<id>/ on the web and /api/v1/keys/<id>/ are both pseudonymization keys
+        return "pseudonym_key"
     return {"dataset_id": "dataset", "column_id": "column", "job_id": "job", "pk": "hierarchy",
             "hierarchy_id": "hierarchy", "token": "session", "policy_id": "policy", "number": "version",
             "account_id": "account", "token_id": "api_key", "import_id": "source_import", "object_id": "user", "id": "user",
