@@ -262,14 +262,15 @@ def _stale_after() -> timedelta:
 
 
 class Heartbeat:
-    """Touches job.heartbeat every ANONYMIZER_HEARTBEAT_SECONDS from a thread of the worker process while the
-    job runs, whatever the algorithm is doing (a long numpy step makes no progress calls): a job whose
-    heartbeat stops is one whose worker died (sweep_stale_jobs)."""
+    """Touches ``row.heartbeat`` (a Job, a SourceImport: any row with a status and a heartbeat) every
+    ANONYMIZER_HEARTBEAT_SECONDS from a thread of the worker process while it runs, whatever the work is doing
+    (a long numpy step or a slow query makes no progress calls): a row whose heartbeat stops is one whose worker
+    died (the sweeps). ``also`` is called on each beat too (a job's scratch folder)."""
 
-    def __init__(self, job: Job):
-        self.job_id = job.pk
+    def __init__(self, row, also: Callable[[], None] | None = None):
+        self.model, self.pk, self.also = type(row), row.pk, also
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{job.pk}", daemon=True)
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{row.pk}", daemon=True)
 
     def __enter__(self) -> Heartbeat:
         self.thread.start()
@@ -282,14 +283,13 @@ class Heartbeat:
     def _beat(self) -> None:
         from django.db import DatabaseError, connection
 
-        from . import storage
-
         try:
             while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
-                storage.touch_scratch(self.job_id)  # the scratch folder says it too, without the database (stale_scratch)
+                if self.also is not None:
+                    self.also()
                 try:
-                    Job.objects.filter(pk=self.job_id, status=Job.RUNNING).update(heartbeat=timezone.now())
-                except DatabaseError:  # a busy database (SQLite lock) misses one beat, not the job
+                    self.model.objects.filter(pk=self.pk, status=self.model.RUNNING).update(heartbeat=timezone.now())
+                except DatabaseError:  # a busy database (SQLite lock) misses one beat, not the work
                     continue
         finally:
             connection.close()
@@ -425,7 +425,7 @@ def _run_job(job: Job, soft_limit: type[BaseException]) -> Job:
         handler = JOB_HANDLERS.get(job.kind)
         if handler is None:
             raise engine.EngineError(f"unknown job kind {job.kind!r}")
-        with storage.job_scratch(job), Heartbeat(job):  # the scratch folder goes whatever the ending
+        with storage.job_scratch(job), Heartbeat(job, also=lambda: storage.touch_scratch(job.pk)):  # the scratch folder goes whatever the ending
             handler(job)
     except Exception as exc:
         if _from_time_limit(exc, soft_limit):  # SoftTimeLimitExceeded derives from Exception

@@ -20,7 +20,6 @@ else ANONYMIZER_JOB_TIME_LIMIT_SECONDS.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import timedelta
 
 from django.conf import settings
@@ -116,36 +115,6 @@ def cancel(imp: SourceImport) -> bool:
 
 
 # ---- running -----------------------------------------------------------------------------------------------
-class _Heartbeat:
-    """Touches the row's heartbeat from a thread while the import runs (a query can run for its whole statement
-    timeout without a chunk): an import whose heartbeat stops is one whose worker died."""
-
-    def __init__(self, pk):
-        self.pk, self.stop = pk, threading.Event()
-        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-import-{pk}", daemon=True)
-
-    def __enter__(self) -> _Heartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-    def _beat(self) -> None:
-        from django.db import DatabaseError, connection
-
-        try:
-            while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
-                try:
-                    SourceImport.objects.filter(pk=self.pk, status=SourceImport.RUNNING).update(
-                        heartbeat=timezone.now())
-                except DatabaseError:  # a busy database misses one beat, not the import
-                    continue
-        finally:
-            connection.close()
-
-
 def _update(pk, **fields) -> None:
     SourceImport.objects.filter(pk=pk).update(**fields)
 
@@ -190,7 +159,7 @@ def _run(imp: SourceImport, soft_limit: type[BaseException]) -> None:
         return  # finished, cancelled, or another delivery runs it
     imp.refresh_from_db()
     try:
-        with _Heartbeat(imp.pk):
+        with jobs.Heartbeat(imp):
             dataset = _download_and_store(imp) if imp.is_repository else _read_and_store(imp)
     except Exception as exc:
         if jobs._from_time_limit(exc, soft_limit):
