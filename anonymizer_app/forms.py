@@ -9,9 +9,9 @@ from django import forms
 from django.conf import settings
 
 from .engine import ALGORITHMS, COLUMN_TYPES, Role
+from .engine.io.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
 from .engine.privacy import model_groups as registry_groups
-from .engine.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
-from .engine.spec import REMOVE, SUPPRESSED_ROWS
+from .engine.run.spec import REMOVE, SUPPRESSED_ROWS
 
 UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
 # Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).

@@ -67,7 +67,7 @@ class Column(models.Model):
                                   related_name="columns")
     # Non-empty: a set-valued column, its cells' items separated by this character (k^m within every class).
     item_delimiter = models.CharField(max_length=1, blank=True, default="")
-    # An identifying column's treatment (engine/identifiers.py rule without its column; {}: removed). A keyed
+    # An identifying column's treatment (engine/run/identifiers.py rule without its column; {}: removed). A keyed
     # pseudonym names one of the owner's PseudonymKey ids, never the secret.
     identifier_rule = models.JSONField(default=dict, blank=True)
 

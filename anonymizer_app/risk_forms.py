@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
-from .engine.risk import REGIONS
+from .engine.measure.risk import REGIONS
 from .services.risk import MAX_COMBINATION_SIZE
 
 POPULATION_CHOICES = [("none", "none (the table is the population)"), ("fraction", "sampling fraction"),

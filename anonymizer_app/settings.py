@@ -267,7 +267,7 @@ ANONYMIZER_VAULT_DEVELOPMENT_KEY_FILE = Path(os.environ.get("ANONYMIZER_VAULT_DE
 ANONYMIZER_MAX_UPLOAD_MB = envint("ANONYMIZER_MAX_UPLOAD_MB", 200)
 ANONYMIZER_MAX_ROWS = envint("ANONYMIZER_MAX_ROWS", 2_000_000)
 ANONYMIZER_MAX_COLUMNS = envint("ANONYMIZER_MAX_COLUMNS", 200)
-# Checked while a table is read (engine/reader.py Limits): a cell, a column name (the database stores 255),
+# Checked while a table is read (engine/io/reader.py Limits): a cell, a column name (the database stores 255),
 # a workbook's unpacked parts and the unpacked : packed ratio of one part (zip bombs).
 ANONYMIZER_MAX_CELL_CHARS = envint("ANONYMIZER_MAX_CELL_CHARS", 32_767)
 ANONYMIZER_MAX_HEADER_CHARS = min(envint("ANONYMIZER_MAX_HEADER_CHARS", 255), 255)

@@ -9,7 +9,7 @@ into benchmarks/out/adult-<N>/ (Parquet, string columns, row groups of 250,000 r
 partitions), once. Each run is its own child process (the driver's memory is its own) that starts a
 distributed.LocalCluster of W worker processes (one thread each, ``--memory`` per worker: less than
 the table takes in memory) and runs Flash (8 Adult QIs, the ARX hierarchies, k=5, 2% suppression,
-occupation sensitive) with engine.distributed.backend.ClusterRun on that client (what pipeline.run does
+occupation sensitive) with engine.backends.dask.backend.ClusterRun on that client (what pipeline.run does
 for a spec with ``cluster`` set); the published rows go to a null sink (they are written, verified and
 streamed; not kept). Runs are
 interleaved (1 worker, 2 workers, 1 worker, ...) so that both see the same machine load.
@@ -52,9 +52,9 @@ def one_run(folder: str, workers: int, memory: str, shared: str) -> dict:
     sys.path.insert(0, str(HERE.parent))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
     from anonymizer_app.engine import read_hierarchy
-    from anonymizer_app.engine.distributed import ParquetTable
-    from anonymizer_app.engine.spec import RunSpec
-    from anonymizer_app.engine.table import Role
+    from anonymizer_app.engine.backends.dask import ParquetTable
+    from anonymizer_app.engine.model.table import Role
+    from anonymizer_app.engine.run.spec import RunSpec
 
     adult = Path(shared) / "datasets" / "adult"
     hs = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in QIS}
@@ -79,7 +79,7 @@ def one_run(folder: str, workers: int, memory: str, shared: str) -> dict:
     cluster = distributed.LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
                                        memory_limit=memory, dashboard_address=":0", silence_logs=50)
     client = distributed.Client(cluster)
-    from anonymizer_app.engine.distributed.backend import ClusterRun
+    from anonymizer_app.engine.backends.dask.backend import ClusterRun
 
     started = time.perf_counter()
     runner = ClusterRun(spec, client, progress)

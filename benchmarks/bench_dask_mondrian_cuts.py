@@ -43,11 +43,11 @@ def main() -> None:
     import distributed
 
     from anonymizer_app.engine import read_hierarchy
-    from anonymizer_app.engine.distributed import ParquetTable, partitions
-    from anonymizer_app.engine.distributed import mondrian as dm
-    from anonymizer_app.engine.distributed.backend import ClusterRun
-    from anonymizer_app.engine.spec import RunSpec
-    from anonymizer_app.engine.table import Role
+    from anonymizer_app.engine.backends.dask import ParquetTable, partitions
+    from anonymizer_app.engine.backends.dask import mondrian as dm
+    from anonymizer_app.engine.backends.dask.backend import ClusterRun
+    from anonymizer_app.engine.model.table import Role
+    from anonymizer_app.engine.run.spec import RunSpec
 
     adult = Path(a.shared) / "datasets" / "adult"
     hs = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in QIS}

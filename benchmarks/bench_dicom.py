@@ -57,8 +57,8 @@ def main() -> None:
     from anonymizer_app import engine
     from anonymizer_app.engine import Role, dicom
     from anonymizer_app.engine.dicom.archive import published_cells, write_archive
-    from anonymizer_app.engine.pipeline import run
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.run.pipeline import run
+    from anonymizer_app.engine.run.spec import RunSpec
 
     with tempfile.TemporaryDirectory() as tmp:
         source_zip = Path(tmp) / "in.zip"

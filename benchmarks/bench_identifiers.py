@@ -22,10 +22,11 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from anonymizer_app.engine import Table, pipeline  # noqa: E402
-from anonymizer_app.engine import identifiers as ids  # noqa: E402
-from anonymizer_app.engine.hierarchy import read_hierarchy  # noqa: E402
-from anonymizer_app.engine.spec import RunSpec  # noqa: E402
+from anonymizer_app.engine import Table  # noqa: E402
+from anonymizer_app.engine.model.hierarchy import read_hierarchy  # noqa: E402
+from anonymizer_app.engine.run import identifiers as ids  # noqa: E402
+from anonymizer_app.engine.run import pipeline  # noqa: E402
+from anonymizer_app.engine.run.spec import RunSpec  # noqa: E402
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 KEY = bytes(range(32))

@@ -35,9 +35,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     from anonymizer_app import engine
-    from anonymizer_app.engine import pipeline
     from anonymizer_app.engine.privacy import KMapPopulationTable
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.run import pipeline
+    from anonymizer_app.engine.run.spec import RunSpec
 
     folder = Path(args.shared) / "datasets" / "adult"
     frame, _ = engine.read_table(folder / "adult.csv")

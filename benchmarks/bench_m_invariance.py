@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anonymizer_app.settings")
 
 from anonymizer_app.engine import Table, parse_hierarchy  # noqa: E402
-from anonymizer_app.engine.pipeline import run  # noqa: E402
 from anonymizer_app.engine.privacy import MInvariance  # noqa: E402
-from anonymizer_app.engine.recoding import parse_range  # noqa: E402
 from anonymizer_app.engine.republication import History, Republication  # noqa: E402
-from anonymizer_app.engine.spec import RunSpec  # noqa: E402
+from anonymizer_app.engine.run.pipeline import run  # noqa: E402
+from anonymizer_app.engine.run.spec import RunSpec  # noqa: E402
+from anonymizer_app.engine.search.recoding import parse_range  # noqa: E402
 
 ADULT = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "adult"
 QI = ["sex", "age", "race", "education", "marital-status"]

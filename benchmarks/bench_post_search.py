@@ -38,9 +38,10 @@ def main() -> None:
     data, hierarchy_files = bench.data_for(case, args.shared)
     engine, table, hs = bench.load(data, hierarchy_files, qi, case["sensitive"])
 
-    from anonymizer_app.engine import api, pipeline
-    from anonymizer_app.engine.result import Result
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.run import pipeline
+    from anonymizer_app.engine.run import stages as api
+    from anonymizer_app.engine.run.result import Result
+    from anonymizer_app.engine.run.spec import RunSpec
 
     timer = bench.Breakdown(time.process_time)  # CPU seconds per wrapped stage
     spent = timer.seconds

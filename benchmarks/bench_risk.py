@@ -5,7 +5,7 @@
 
 Prints the figures the closing note quotes (sample uniques, prosecutor, journalist and marketer risk,
 population uniqueness by every estimator at a sampling fraction of 0.01 and the rule's choice; the same
-for the region presets) and the median time of engine.risk.analyze with combinations of up to 1, 2, 3
+for the region presets) and the median time of engine.measure.risk.analyze with combinations of up to 1, 2, 3
 and 8 QIs (medians of --repeat runs after one warm-up run). Target: 8 QIs in well under a second.
 """
 
@@ -27,7 +27,7 @@ QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "w
 def main() -> None:
     import pandas as pd
 
-    from anonymizer_app.engine.risk import REGIONS, analyze, population_model
+    from anonymizer_app.engine.measure.risk import REGIONS, analyze, population_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", default=str(REPO.parent / "shared"))

@@ -16,11 +16,12 @@ import statistics
 import time
 from pathlib import Path
 
-from anonymizer_app.engine import Table, pipeline, read_hierarchy, read_table
+from anonymizer_app.engine import Table, read_hierarchy, read_table
+from anonymizer_app.engine.model.table import Role
 from anonymizer_app.engine.privacy import EDDifferentialPrivacy
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec
 from anonymizer_app.engine.safepub.parameters import derive
-from anonymizer_app.engine.spec import RunSpec
-from anonymizer_app.engine.table import Role
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "adult"
 QI = ["age", "sex", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]

@@ -6,7 +6,7 @@ The data (seeded): ``--records`` records of 10 items on average (Poisson, at lea
 ``--items`` leaf items with Zipf-like frequencies (weight 1/rank); a 4-level hierarchy above them
 (items, groups of 10, groups of 100, root). Each case runs in a child process so its peak memory is
 its own; prints time, peak RSS, NCP and the itemset-support error. With ``--pipeline`` each case runs the
-way the web job and the CLI run it: engine.pipeline.run on a TransactionSet, so the time includes the
+way the web job and the CLI run it: engine.run.pipeline.run on a TransactionSet, so the time includes the
 publishing gate (every record checked against its input record, k^m recounted from the published
 records) and the report (frequent itemsets before and after); ``gate_seconds`` is that share.
 """
@@ -23,7 +23,7 @@ import numpy as np
 
 
 def generate(records: int, items: int, seed: int = 0):
-    from anonymizer_app.engine.hierarchy import Hierarchy
+    from anonymizer_app.engine.model.hierarchy import Hierarchy
     from anonymizer_app.engine.setvalued import Transactions
 
     rng = np.random.default_rng(seed)
@@ -45,8 +45,8 @@ def case(args: tuple) -> dict:
     start = time.perf_counter()
     extra = {}
     if pipeline:
-        from anonymizer_app.engine.pipeline import run
-        from anonymizer_app.engine.spec import RunSpec, TransactionSet
+        from anonymizer_app.engine.run.pipeline import run
+        from anonymizer_app.engine.run.spec import RunSpec, TransactionSet
 
         marks = {}
 
@@ -78,7 +78,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--m", type=int, nargs="+", default=[2, 3])
     ap.add_argument("--algorithms", nargs="+", default=["apriori", "dynamic"])
-    ap.add_argument("--pipeline", action="store_true", help="run through engine.pipeline.run (gate and report included)")
+    ap.add_argument("--pipeline", action="store_true", help="run through engine.run.pipeline.run (gate and report included)")
     args = ap.parse_args()
     ctx = mp.get_context("spawn")
     for algorithm in args.algorithms:

@@ -188,9 +188,10 @@ class Breakdown:
 
 def breakdown_run(engine, table, hs, case: dict) -> dict:
     """One untimed engine call and one pipeline.run, their stages timed (ms)."""
-    from anonymizer_app.engine import api, pipeline
-    from anonymizer_app.engine.result import Result
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.run import pipeline
+    from anonymizer_app.engine.run import stages as api
+    from anonymizer_app.engine.run.result import Result
+    from anonymizer_app.engine.run.spec import RunSpec
 
     b = Breakdown()
     b.wrap(api, "frequency_set", "frequency set")

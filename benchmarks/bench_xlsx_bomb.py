@@ -28,7 +28,7 @@ CHILD = """
 import sys, time
 sys.path.insert(0, {root!r})
 from anonymizer_app.engine import read_table
-from anonymizer_app.engine.reader import Limits
+from anonymizer_app.engine.io.reader import Limits
 caps = Limits(None, None, None, None, None, None) if {no_caps} else Limits()
 raw = open({path!r}, "rb").read()
 start = time.perf_counter()

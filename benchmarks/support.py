@@ -15,7 +15,7 @@ import numpy as np
 
 def problem_for(engine, table, hs, k, suppression, options):
     from anonymizer_app.engine.algorithms.base import Problem
-    from anonymizer_app.engine.table import frequency_set
+    from anonymizer_app.engine.model.table import frequency_set
 
     h = table.hierarchies(hs)
     ordered = [h[c] for c in table.qi]

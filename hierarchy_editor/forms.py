@@ -45,16 +45,16 @@ def max_hierarchy_bytes() -> int:
 
 
 def decode_upload(raw: bytes, filename: str = "upload") -> str:
-    """UTF-8 (with or without BOM), UTF-16, else Latin-1 (engine.hierarchy.decode_hierarchy); binary
+    """UTF-8 (with or without BOM), UTF-16, else Latin-1 (engine.model.hierarchy.decode_hierarchy); binary
     content raises HierarchyError naming the file."""
-    from anonymizer_app.engine.hierarchy import decode_hierarchy
+    from anonymizer_app.engine.model.hierarchy import decode_hierarchy
 
     return decode_hierarchy(raw, filename)
 
 
 def size_limits() -> dict:
     """The size limits of a hierarchy (settings HIERARCHY_MAX_LABEL_CHARS, HIERARCHY_MAX_LEVELS)."""
-    from anonymizer_app.engine.hierarchy import MAX_LABEL_CHARS, MAX_LEVELS
+    from anonymizer_app.engine.model.hierarchy import MAX_LABEL_CHARS, MAX_LEVELS
 
     return {"max_label_chars": int(getattr(settings, "HIERARCHY_MAX_LABEL_CHARS", MAX_LABEL_CHARS)),
             "max_levels": int(getattr(settings, "HIERARCHY_MAX_LEVELS", MAX_LEVELS))}
@@ -169,7 +169,7 @@ class HierarchyUploadForm(forms.Form):
 
     def build(self) -> Hierarchy:
         """Parse into an unsaved Hierarchy; raises HierarchyError (with ``.conflicts`` when ambiguous)."""
-        from anonymizer_app.engine.formats import detect_format, read_hierarchy_text
+        from anonymizer_app.engine.model.formats import detect_format, read_hierarchy_text
 
         data = self.cleaned_data
         if data.get("unreadable"):
@@ -189,7 +189,7 @@ class HierarchyUploadForm(forms.Form):
                           content=parsed.to_csv(";"), delimiter=";", on_conflict=data["on_conflict"],
                           leaves=len(parsed.leaves), height=parsed.height)
             h._parsed = parsed
-        from anonymizer_app.engine.hierarchy import check_size
+        from anonymizer_app.engine.model.hierarchy import check_size
 
         check_size(h.to_engine(), data["source_name"], **size_limits())
         h.source_format = fmt

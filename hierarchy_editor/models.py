@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from anonymizer_app.engine import hierarchy as engine_hierarchy
+from anonymizer_app.engine.model import hierarchy as engine_hierarchy
 
 NAME_MAX = 200  # characters of a hierarchy's name (the column's max_length)
 
@@ -30,7 +30,7 @@ class Hierarchy(models.Model):
     content = models.TextField()
     delimiter = models.CharField(max_length=1, default=";")
     on_conflict = models.CharField(max_length=10, choices=CONFLICT_CHOICES, default="error")
-    # Format of the uploaded file (engine.formats.FORMATS) or "builder"/"editor"; content is always
+    # Format of the uploaded file (engine.model.formats.FORMATS) or "builder"/"editor"; content is always
     # one row per leaf: an Amnesia upload is stored converted, an ARX or Datafly one as uploaded.
     source_format = models.CharField(max_length=20, blank=True, default="")
     leaves = models.PositiveIntegerField(default=0)

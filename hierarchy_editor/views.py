@@ -29,13 +29,14 @@ from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy, json_limits
-from anonymizer_app.engine.default_description import describe_default
-from anonymizer_app.engine.defaults import default_builder
-from anonymizer_app.engine.hierarchy import with_missing, without_missing
-from anonymizer_app.engine.missing import MISSING, normalize_missing
-from anonymizer_app.engine.table import NUMERIC_TYPES
-from anonymizer_app.engine.tree import HierarchyTree
+from anonymizer_app.engine import HierarchyError, InputError, Role, default_hierarchy
+from anonymizer_app.engine.io import json_limits
+from anonymizer_app.engine.model.default_description import describe_default
+from anonymizer_app.engine.model.defaults import default_builder
+from anonymizer_app.engine.model.hierarchy import with_missing, without_missing
+from anonymizer_app.engine.model.missing import MISSING, normalize_missing
+from anonymizer_app.engine.model.table import NUMERIC_TYPES
+from anonymizer_app.engine.model.tree import HierarchyTree
 from anonymizer_app.models import Column, Dataset
 from anonymizer_app.services import erasure
 from anonymizer_app.services.datasets import load_frame
@@ -419,7 +420,7 @@ EXPORT_FILES = {  # format -> (file name suffix, content type)
 @require_GET
 def export(request, pk: int, fmt: str):
     """The hierarchy in one of the file formats; a format that cannot hold a value says so."""
-    from anonymizer_app.engine.formats import FORMATS, write_hierarchy
+    from anonymizer_app.engine.model.formats import FORMATS, write_hierarchy
 
     h = get_object_or_404(Hierarchy, pk=pk, owner=request.user)
     if fmt not in FORMATS:
@@ -954,13 +955,13 @@ PREVIEW_DEPTH = 2  # levels below the root shown in the preview tree
 
 def max_builder_intervals() -> int:
     """The cap on the intervals one builder may lay (setting HIERARCHY_BUILDER_MAX_INTERVALS)."""
-    from anonymizer_app.engine.builders import MAX_INTERVALS
+    from anonymizer_app.engine.model.builders import MAX_INTERVALS
 
     return int(getattr(settings, "HIERARCHY_BUILDER_MAX_INTERVALS", MAX_INTERVALS))
 
 
 def _builders() -> dict:
-    from anonymizer_app.engine.builders import BUILDERS
+    from anonymizer_app.engine.model.builders import BUILDERS
 
     return BUILDERS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine.missing import parse_markers
+from anonymizer_app.engine.model.missing import parse_markers
 
 from . import policy_file
 
@@ -71,7 +71,7 @@ def _identifiers(spec, policy: dict, opts: dict):
     (--policy-key): the same key's secret gives the same pseudonyms as the web app's run."""
     from dataclasses import replace
 
-    from anonymizer_app.engine import identifiers as id_rules
+    from anonymizer_app.engine.run import identifiers as id_rules
     from anonymizer_app.management.commands.anonymize import AnonymizeError
 
     given = [(k if sep else None, Path(f)) for k, sep, f in (t.rpartition("=") for t in opts.get("policy_key") or [])]
@@ -100,8 +100,8 @@ def _identifiers(spec, policy: dict, opts: dict):
 
 def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """The policy's run on INPUT; the summary line. Errors are the command's one-line errors."""
-    from anonymizer_app.engine.pipeline import run as run_pipeline
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.run.pipeline import run as run_pipeline
+    from anonymizer_app.engine.run.spec import RunSpec
     from anonymizer_app.management.commands.anonymize import AnonymizeError, write_publication
 
     clash = [name for name in POLICY_REPLACES if _given(opts, name)]

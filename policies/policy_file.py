@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from anonymizer_app import engine
-from anonymizer_app.engine import InputError, Role, json_limits
-from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES, Hierarchy
-from anonymizer_app.engine.identifiers import IdentifierRule
-from anonymizer_app.engine.missing import is_marker
-from anonymizer_app.engine.spec import SUPPRESSED_ROWS
-from anonymizer_app.engine.table import COLUMN_TYPES
+from anonymizer_app.engine import InputError, Role
+from anonymizer_app.engine.io import json_limits
+from anonymizer_app.engine.model.hierarchy import CONFLICT_POLICIES, Hierarchy
+from anonymizer_app.engine.model.missing import is_marker
+from anonymizer_app.engine.model.table import COLUMN_TYPES
+from anonymizer_app.engine.run.identifiers import IdentifierRule
+from anonymizer_app.engine.run.spec import SUPPRESSED_ROWS
 
 FORMAT = "anonymizer-policy"
 VERSION = 1
@@ -239,7 +240,7 @@ def _identifiers(rules, columns: list[dict], where: str) -> list[dict]:
         if rule["column"] in seen:
             raise _fail(where, f"{path}.column", f"{rule['column']!r} has another rule before")
         seen.add(rule["column"])
-        try:  # the engine's own rule (engine/identifiers.py): its messages on bad fields and values
+        try:  # the engine's own rule (engine/run/identifiers.py): its messages on bad fields and values
             out.append(IdentifierRule.from_dict(rule).to_dict())
         except InputError as exc:
             raise _fail(where, path, str(exc)) from None
@@ -282,7 +283,7 @@ def engine_hierarchy(h: dict, column: str) -> Hierarchy:
 
 
 def rows_of_text(content: str, delimiter: str) -> list[list[str]]:
-    """A stored hierarchy's text as rows, exactly the lines its parser keeps (engine.hierarchy.parse_hierarchy)."""
+    """A stored hierarchy's text as rows, exactly the lines its parser keeps (engine.model.hierarchy.parse_hierarchy)."""
     import csv
     import io
 

@@ -7,7 +7,7 @@ from anonymizer_helpers import make_dataset
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from anonymizer_app.engine.table import Role
+from anonymizer_app.engine.model.table import Role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

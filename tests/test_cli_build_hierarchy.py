@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from anonymizer_app.engine.formats import read_hierarchy_text
+from anonymizer_app.engine.model.formats import read_hierarchy_text
 
 REPO = Path(__file__).resolve().parent.parent
 ADULT = REPO.parent / "shared" / "datasets" / "adult" / "adult.csv"

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from anonymizer_app.engine import experiments as ex
+from anonymizer_app.engine.measure import experiments as ex
 
 REPO = Path(__file__).resolve().parent.parent
 

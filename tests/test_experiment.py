@@ -11,7 +11,7 @@ import pytest
 from anonymizer_helpers import make_dataset, people_dataset, queue_without_running, run_jobs_synchronously
 from django.utils.html import escape
 
-from anonymizer_app.engine import experiments
+from anonymizer_app.engine.measure import experiments
 from anonymizer_app.models import Job
 from anonymizer_app.services import datasets, experiment
 

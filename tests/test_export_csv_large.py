@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine.cells import SMALL
+from anonymizer_app.engine.model.cells import SMALL
 from anonymizer_app.services import exports
 
 

@@ -37,7 +37,7 @@ def test_datafly(client_alice, hierarchy):
 
 
 def test_amnesia_text_and_json_read_back(client_alice, hierarchy):
-    from anonymizer_app.engine.formats import read_hierarchy_text
+    from anonymizer_app.engine.model.formats import read_hierarchy_text
 
     for fmt, filename, content_type in [("amnesia-text", "cities-amnesia.txt", "text/plain"),
                                         ("amnesia-json", "cities-amnesia.json", "application/json")]:

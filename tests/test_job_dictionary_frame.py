@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from anonymizer_helpers import make_dataset, people_dataset
 
-from anonymizer_app.engine import Role, pipeline
+from anonymizer_app.engine import Role
+from anonymizer_app.engine.run import pipeline
 from anonymizer_app.services import datasets, jobs, runs, storage
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ import pytest
 from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
 
 from anonymizer_app import engine
-from anonymizer_app.engine.lattice import equivalence_classes
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.search.lattice import equivalence_classes
 from anonymizer_app.models import Job
 from anonymizer_app.services import jobs, results, storage
 from anonymizer_app.views import lattice as lattice_view

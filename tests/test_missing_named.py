@@ -4,7 +4,7 @@ them per column, and a run's notes give one missing-values line per column, nami
 import pytest
 
 from anonymizer_app.engine import default_hierarchy
-from anonymizer_app.engine.hierarchy import MISSING_NOTE, with_missing, without_missing
+from anonymizer_app.engine.model.hierarchy import MISSING_NOTE, with_missing, without_missing
 from anonymizer_app.services.datasets import create_dataset, missing_counts
 from anonymizer_app.views.charts import MISSING_COLOR, attack_figure, distribution_figure
 

@@ -24,9 +24,10 @@ from anonymizer_helpers import PEOPLE_CSV
 from django.core.management import call_command
 
 from anonymizer_app import engine
-from anonymizer_app.engine import Role, pipeline
+from anonymizer_app.engine import Role
 from anonymizer_app.engine.privacy import make_model
-from anonymizer_app.engine.spec import RunSpec, StreamedTable
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec, StreamedTable
 from anonymizer_app.models import Job
 from anonymizer_app.services import datasets, exports, jobs, results
 from anonymizer_app.services.population import RESEARCH_MARKER

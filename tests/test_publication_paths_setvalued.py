@@ -24,9 +24,9 @@ from setvalued_helpers import (
 )
 
 from anonymizer_app.engine import read_hierarchy
-from anonymizer_app.engine.pipeline import run
+from anonymizer_app.engine.run.pipeline import run
+from anonymizer_app.engine.run.spec import RunSpec, TransactionSet
 from anonymizer_app.engine.setvalued import parse_transactions
-from anonymizer_app.engine.spec import RunSpec, TransactionSet
 from anonymizer_app.models import Job
 from anonymizer_app.services import exports, jobs, setvalued
 

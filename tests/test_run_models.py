@@ -140,7 +140,7 @@ def test_beta_likeness(client_alice, user, monkeypatch):
 
 def pipeline_population(job):
     """The job's run recomputed through the engine (the population's output, every row)."""
-    from anonymizer_app.engine.api import compute
+    from anonymizer_app.engine.run.stages import compute
     from anonymizer_app.services.runs import job_spec
 
     return compute(job_spec(job))

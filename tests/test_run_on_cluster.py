@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from anonymizer_helpers import make_dataset
 
-from anonymizer_app.engine.distributed import backend
+from anonymizer_app.engine.backends.dask import backend
 from anonymizer_app.models import Job
 from anonymizer_app.services import jobs, results
 from tests.engine._dask_table import people

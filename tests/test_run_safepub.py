@@ -12,8 +12,8 @@ import pytest
 from anonymizer_helpers import run_jobs_synchronously
 from pypdf import PdfReader
 
+from anonymizer_app.engine.model.table import Role
 from anonymizer_app.engine.safepub.parameters import derive
-from anonymizer_app.engine.table import Role
 from anonymizer_app.models import Job
 from anonymizer_app.services import datasets, results
 

@@ -3,7 +3,7 @@
 import pytest
 from anonymizer_helpers import make_dataset
 
-from anonymizer_app.engine import api
+from anonymizer_app.engine.run import stages as api
 from anonymizer_app.models import Job, Result
 from anonymizer_app.services import datasets, jobs, results
 

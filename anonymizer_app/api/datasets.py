@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import COLUMN_TYPES, Format, InputError, Role
-from ..engine.reader import DELIMITER_NAMES
+from ..engine.io.reader import DELIMITER_NAMES
 from ..forms import DELIMITER_CHOICES, ENCODING_CHOICES, ColumnsForm, FormatForm, UploadForm
 from ..models import Column, Dataset
 from ..services import datasets as dataset_service

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import HierarchyError
-from ..engine.formats import FORMATS, write_hierarchy
+from ..engine.model.formats import FORMATS, write_hierarchy
 from ..models import Column
 from ..services import datasets as dataset_service
 from ..services import erasure
@@ -156,8 +156,8 @@ class HierarchyBuild(APIView):
                    responses={201: HierarchyDetailSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Build a hierarchy for a column with a builder, save it and bind it", tags=["hierarchies"])
     def post(self, request):
-        from anonymizer_app.engine.builders import BUILDERS
-        from anonymizer_app.engine.hierarchy import without_missing
+        from anonymizer_app.engine.model.builders import BUILDERS
+        from anonymizer_app.engine.model.hierarchy import without_missing
         from hierarchy_editor.forms import field_name
         from hierarchy_editor.models import NAME_MAX, Hierarchy, fit_name
         from hierarchy_editor.views import _build, _builder_for, _builder_form, _column_values

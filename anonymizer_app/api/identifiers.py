@@ -31,7 +31,7 @@ from rest_framework.views import APIView
 from accounts.reconfirm import confirm_password
 
 from ..engine import InputError, Role
-from ..engine import identifiers as id_rules
+from ..engine.run import identifiers as id_rules
 from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
 from ..services.vault import VaultError

@@ -15,7 +15,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
-from anonymizer_app.engine import json_limits
+from anonymizer_app.engine.io import json_limits
 
 
 def max_body_bytes() -> int:

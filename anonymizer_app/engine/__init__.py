@@ -4,7 +4,6 @@ Views, Celery tasks, the CLI and the tests all call this API.
 """
 
 from .algorithms import ALGORITHMS, AlgorithmInfo, get_algorithm
-from .api import anonymize, build_output
 from .errors import (
     Cancelled,
     EngineError,
@@ -13,12 +12,13 @@ from .errors import (
     UnsatisfiableError,
     VerificationError,
 )
-from .hierarchy import ROOT, Hierarchy, default_hierarchy, parse_hierarchy, read_hierarchy
-from .metrics import METRIC_HELP
+from .io.reader import Format, read_table, sniff
+from .measure.metrics import METRIC_HELP
+from .model.hierarchy import ROOT, Hierarchy, default_hierarchy, parse_hierarchy, read_hierarchy
+from .model.table import COLUMN_TYPES, Role, Table, infer_type, suggest_role
 from .privacy import PRIVACY_MODELS, KAnonymity, PrivacyModel
-from .reader import Format, read_table, sniff
-from .result import Result, verify_output
-from .table import COLUMN_TYPES, Role, Table, infer_type, suggest_role
+from .run.result import Result, verify_output
+from .run.stages import anonymize, build_output
 
 __all__ = [
     "ALGORITHMS", "AlgorithmInfo", "COLUMN_TYPES", "Cancelled", "EngineError", "Format", "Hierarchy",

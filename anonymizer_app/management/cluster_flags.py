@@ -22,7 +22,7 @@ PARTITION_ROWS = 1_000_000
 
 
 def _address(text: str) -> str:
-    from anonymizer_app.engine.distributed.cluster import ClusterError, check_address
+    from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_address
 
     try:
         return check_address(text)
@@ -112,9 +112,9 @@ class ParquetFileSink:
 
 def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """The run of ``build`` on the cluster; OUT and REPORT as the in-memory run writes them."""
-    from anonymizer_app.engine.distributed import ParquetTable
-    from anonymizer_app.engine.pipeline import run as run_pipeline
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.backends.dask import ParquetTable
+    from anonymizer_app.engine.run.pipeline import run as run_pipeline
+    from anonymizer_app.engine.run.spec import RunSpec
 
     from .commands.anonymize import AnonymizeError, write_publication
 
@@ -123,7 +123,7 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
         if opts.get(flag):
             raise AnonymizeError(f"{name} runs on one machine, not with --cluster")
     from anonymizer_app.engine import KAnonymity
-    from anonymizer_app.engine.distributed import backend
+    from anonymizer_app.engine.backends.dask import backend
 
     if build["algorithm"] not in backend.ALGORITHMS:  # said before the table is converted or a cluster reached
         raise AnonymizeError(f"--cluster runs {', '.join(backend.ALGORITHMS)}; --algorithm {build['algorithm']} runs "
@@ -146,7 +146,7 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
             columns, path = parquet_columns(converted), converted
         roles = command._roles(opts, columns)
         hierarchies = command._hierarchies(opts, roles)
-        from anonymizer_app.engine.missing import parse_markers
+        from anonymizer_app.engine.model.missing import parse_markers
 
         table = ParquetTable(str(path), roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
         spec = replace(RunSpec.build(table, hierarchies, **build),

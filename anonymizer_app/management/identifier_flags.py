@@ -1,5 +1,5 @@
 """manage.py anonymize: identifying columns published as keyed pseudonyms, masks or random surrogates
-(engine/identifiers.py; docs/definitions.md "Identifier treatments"). ``--identifier COL`` still removes COL.
+(engine/run/identifiers.py; docs/definitions.md "Identifier treatments"). ``--identifier COL`` still removes COL.
 
 - ``--pseudonymize COL``: HMAC-SHA-256 of the normalized value under the key of ``--pseudonym-key-file FILE``
   (the key as hex digits, at least 32 of them; blanks ignored) or of the environment variable
@@ -24,9 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from anonymizer_app.engine import identifiers as id_rules
 from anonymizer_app.engine.errors import InputError
-from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.engine.run import identifiers as id_rules
+from anonymizer_app.engine.run.spec import RunSpec
 
 if TYPE_CHECKING:  # cryptography is imported by the runs that write or read a table only (start-up time)
     from cryptography.fernet import Fernet

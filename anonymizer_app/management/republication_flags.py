@@ -15,8 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine import Role, json_limits
-from anonymizer_app.engine.missing import parse_markers
+from anonymizer_app.engine import Role
+from anonymizer_app.engine.io import json_limits
+from anonymizer_app.engine.model.missing import parse_markers
 
 ALGORITHM = "m-invariance"
 
@@ -52,7 +53,7 @@ def publish_release(spec, republication, path: Path, progress, out: Path, delimi
                     report_path: Path | None) -> tuple[dict, object]:
     """Runs ``spec`` as the next release of ``republication``'s sequence; OUT, the report and the state file
     ``path`` are written only after the gate passed the release. (report, the history after the release)."""
-    from anonymizer_app.engine.pipeline import run as run_pipeline
+    from anonymizer_app.engine.run.pipeline import run as run_pipeline
     from anonymizer_app.management.commands.anonymize import _write_all, write_publication
     from anonymizer_app.services import republication as state
 
@@ -74,7 +75,7 @@ def publish_release(spec, republication, path: Path, progress, out: Path, delimi
 def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """One m-invariant release of INPUT against --history; the summary line."""
     from anonymizer_app.engine.republication import History, Republication
-    from anonymizer_app.engine.spec import RunSpec
+    from anonymizer_app.engine.run.spec import RunSpec
     from anonymizer_app.management.commands.anonymize import AnonymizeError
 
     m = opts.get("m")

@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import engine
 from ..engine import InputError, Table
-from ..engine.metrics import RISK_THRESHOLD
-from ..engine.risk import Classes, column_codes, sample_risks
+from ..engine.measure.metrics import RISK_THRESHOLD
+from ..engine.measure.risk import Classes, column_codes, sample_risks
 from ..models import Dataset, Job
 from . import datasets, results, storage
 from .jobs import Progress, build_models, register, validate_models
@@ -25,7 +25,7 @@ COMPARE_FIGURES = {
     "discernibility": ("Discernibility C_DM", "discernibility"),
     "seconds": ("Time (s)", "seconds"),
 }
-# the risk figures of each run's published classes (engine.risk.sample_risks, docs/definitions.md "Risk analysis")
+# the risk figures of each run's published classes (engine.measure.risk.sample_risks, docs/definitions.md "Risk analysis")
 RISK_FIELDS = ["sample_uniques", "prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk",
                "marketer_risk"]
 COMPARE_CSV_FIELDS = ["algorithm", "k", "k_achieved", "equivalence_classes", "suppressed", "ncp", "discernibility",
@@ -219,7 +219,7 @@ def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float
     when no chosen algorithm can honour them, the others becoming rows with the engine's refusal)."""
     algorithms = parse_algorithm_list(algorithms)
     ks = parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
-    engine.api.SUPPRESSION.validate(suppression_limit)
+    engine.run.stages.SUPPRESSION.validate(suppression_limit)
     if not dataset.qi_columns.exists():
         raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
     if sensitive and not dataset.columns.filter(name=sensitive).exists():

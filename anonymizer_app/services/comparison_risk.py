@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError
-from ..engine.risk import Classes, Population, analyze, journalist_risks, population_uniqueness
+from ..engine.measure.risk import Classes, Population, analyze, journalist_risks, population_uniqueness
 from ..models import Job
 from . import datasets
 from .risk import owned_population, population_for

@@ -170,7 +170,7 @@ def missing_counts(dataset: Dataset, columns: list[str]) -> dict[str, int]:
     against the markers and only those counted; kept in the cache while the stored file is unchanged."""
     from django.core.cache import cache
 
-    from ..engine.missing import NA_MARKERS
+    from ..engine.model.missing import NA_MARKERS
 
     path = stored_table(dataset)
     stat = path.stat()

@@ -20,7 +20,7 @@ from django.db import transaction
 
 from ..engine import InputError, Role
 from ..engine import dicom as dicom_engine
-from ..engine.reader import Format
+from ..engine.io.reader import Format
 from ..models import Dataset, Job
 from . import datasets, storage, vault
 

@@ -44,12 +44,12 @@ def create_experiment(dataset: Dataset, sizes, seed: int, include_dataset: bool,
                       suppression_limit: float = 0.0, sensitive: str = "") -> Job:
     """The seed-001 experiment as a Job (kind "experiment") started from ``dataset``: generated people
     tables of the given sizes (seeded) and/or the dataset itself, anonymized once per k."""
-    from ..engine import experiments
+    from ..engine.measure import experiments
 
     sizes = parse_size_list(",".join(map(str, sizes)) if not isinstance(sizes, str) else sizes)
     ks = comparison.parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
     engine.get_algorithm(algorithm)
-    engine.api.SUPPRESSION.validate(suppression_limit)
+    engine.run.stages.SUPPRESSION.validate(suppression_limit)
     if int(seed) < 0:
         raise InputError(f"the seed must be 0 or more, got {seed}")
     if not sizes and not include_dataset:
@@ -82,7 +82,7 @@ def create_experiment(dataset: Dataset, sizes, seed: int, include_dataset: bool,
 
 def experiment_tables(job: Job):
     """(label, engine Table, hierarchies, sensitive) of each table of an experiment job, made lazily."""
-    from ..engine import experiments
+    from ..engine.measure import experiments
 
     opts = job.options
     for n in opts.get("sizes", []):
@@ -99,7 +99,7 @@ def experiment_tables(job: Job):
 
 
 def run_experiment(job: Job) -> None:
-    from ..engine import experiments
+    from ..engine.measure import experiments
 
     progress = Progress(job)
     tables = list(experiment_tables(job))

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
-from ..engine.cells import factorize_cells
-from ..engine.gate import ITEMS, RECORD_ID
+from ..engine.model.cells import factorize_cells
+from ..engine.run.gate import ITEMS, RECORD_ID
 from ..models import Job, Result
 from . import results, storage
 

@@ -3,7 +3,7 @@ Parquet. The one reader of uploads, the CLI's inputs and the comparison command'
 
 Files up to STREAM_THRESHOLD bytes are parsed in one piece by the engine's reader; larger text files
 are read in blocks of STREAM_BLOCK bytes and written to Parquet block by block, never whole in memory.
-Every path applies the same caps (engine.reader.Limits from the ANONYMIZER_MAX_* settings): cell and
+Every path applies the same caps (engine.io.reader.Limits from the ANONYMIZER_MAX_* settings): cell and
 column-name lengths, a workbook's unpacked size, and rows and columns where the caller asks for them.
 """
 
@@ -21,8 +21,8 @@ from django.conf import settings
 
 from .. import engine
 from ..engine import Format, InputError
-from ..engine import reader as reader_mod
-from ..engine.reader import Limits
+from ..engine.io import reader as reader_mod
+from ..engine.io.reader import Limits
 from . import storage
 
 STREAM_THRESHOLD = 32 * 1024 * 1024

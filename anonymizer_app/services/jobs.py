@@ -46,7 +46,7 @@ def validate_models(dataset: Dataset, info, k: int, specs: list[dict] | None, ma
     names the algorithms that can) and against the columns; returns them as stored on the job. ``marker``:
     the research-subset column a population job adds (δ-presence or k-map against another dataset)."""
     models = build_models(specs)
-    engine.api.check_supported(info, [engine.KAnonymity(k), *models])
+    engine.run.stages.check_supported(info, [engine.KAnonymity(k), *models])
     columns = {c.name: c for c in dataset.columns.all()}
     for m in models:
         if marker is not None and m.column == marker:
@@ -75,7 +75,7 @@ def validate_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: fl
     """Everything that can be checked before queueing, with the engine's messages; returns the models."""
     info = engine.get_algorithm(algorithm)
     engine.KAnonymity(k)
-    engine.api.SUPPRESSION.validate(suppression_limit)
+    engine.run.stages.SUPPRESSION.validate(suppression_limit)
     if not dataset.qi_columns.exists():
         raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
     if sensitive and not dataset.columns.filter(name=sensitive).exists():

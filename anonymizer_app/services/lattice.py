@@ -14,8 +14,8 @@ import logging
 from django.utils import timezone
 
 from .. import engine
-from ..engine import solution_lattice
-from ..engine.solution_lattice import build_lattice
+from ..engine.search import solution_lattice
+from ..engine.search.solution_lattice import build_lattice
 from ..models import Job, Result
 from . import jobs, results, runs, storage
 

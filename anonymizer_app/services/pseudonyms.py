@@ -19,9 +19,9 @@ from dataclasses import replace
 from django.db import transaction
 
 from ..engine import InputError
-from ..engine import identifiers as id_rules
-from ..engine.spec import RunSpec
-from ..engine.table import Role
+from ..engine.model.table import Role
+from ..engine.run import identifiers as id_rules
+from ..engine.run.spec import RunSpec
 from ..models import Column, Dataset, Job, PseudonymKey, ReidentificationTable
 from . import vault
 from .exports import neutralize

@@ -139,7 +139,7 @@ def command_line(job: Job) -> tuple[str, str]:
 
     from ..engine import ALGORITHMS
     from ..engine.privacy import PRIVACY_MODELS, model_groups
-    from ..engine.spec import KEEP
+    from ..engine.run.spec import KEEP
 
     quote = shlex.quote
     columns = job.config.get("columns", [])
@@ -213,7 +213,7 @@ def _seed_withheld(job: Job) -> bool:
 
 
 def _identifier_flags(rule: dict | None, name: str) -> list[str]:
-    """The CLI flags of an identifying column: removed, or published by its rule (engine/identifiers.py)."""
+    """The CLI flags of an identifying column: removed, or published by its rule (engine/run/identifiers.py)."""
     import shlex
 
     rule = rule or {}
@@ -246,7 +246,7 @@ def configuration_rows(job: Job) -> list[dict]:
     configuration, hierarchy texts included) filled pages of the PDF (issue 29); it stays the job page's
     download (config.json)."""
     from ..engine import ALGORITHMS
-    from ..engine.spec import SUPPRESSED_ROWS
+    from ..engine.run.spec import SUPPRESSED_ROWS
 
     config = exports.job_configuration(job)
     info = ALGORITHMS.get(job.algorithm)

@@ -15,8 +15,8 @@ from ..engine.republication import History
 from . import vault
 
 if TYPE_CHECKING:
-    from ..engine.gate import Publication
-    from ..engine.spec import RunSpec
+    from ..engine.run.gate import Publication
+    from ..engine.run.spec import RunSpec
     from ..models import Job
 
 STATE_FORMAT = "m-invariance state v1"

@@ -1,4 +1,4 @@
-"""Risk analysis for the web app and the CLI: one call into engine.risk.analyze for a dataset (before any
+"""Risk analysis for the web app and the CLI: one call into engine.measure.risk.analyze for a dataset (before any
 run), a result's published rows (after), or a file (manage.py risk).
 
 The risk page computes in the request: distinction and separation are capped at WEB_COMBINATION_LIMIT
@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
-from ..engine.hierarchy import ROOT
-from ..engine.risk import Population, analyze, combination_count, population_model
+from ..engine.measure.risk import Population, analyze, combination_count, population_model
+from ..engine.model.hierarchy import ROOT
 from ..models import Dataset, Result
 from . import datasets, results
 

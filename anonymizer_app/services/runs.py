@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 from django.conf import settings
 
-from ..engine import KAnonymity, Role, out_of_core
-from ..engine.distributed import ParquetTable
-from ..engine.distributed import backend as cluster_backend
-from ..engine.pipeline import run
-from ..engine.spec import RunSpec, StreamedTable
+from ..engine import KAnonymity, Role
+from ..engine.backends import out_of_core
+from ..engine.backends.dask import ParquetTable
+from ..engine.backends.dask import backend as cluster_backend
+from ..engine.run.pipeline import run
+from ..engine.run.spec import RunSpec, StreamedTable
 from ..models import Job, Result
 from . import datasets, population, pseudonyms, republication, results, setvalued, storage
 from .jobs import Progress, build_models, register

@@ -22,7 +22,7 @@ from django.core.files.base import ContentFile, File
 from django.db import transaction
 
 from ..engine import InputError
-from ..engine.gate import ITEMS, RECORD_ID
+from ..engine.run.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import Transactions, column_transactions, parse_transactions
 from ..models import Column, Dataset, Job
 from . import datasets, storage
@@ -367,7 +367,7 @@ def set_column_config(dataset: Dataset, k: int, m: int, algorithm: str, hierarch
 
 def set_column_spec(owner, config: dict):
     """The engine's SetColumn of a job's configuration (None without a set-valued column)."""
-    from ..engine.spec import SetColumn
+    from ..engine.run.spec import SetColumn
 
     sc = config.get("set_column")
     if not sc:
@@ -378,7 +378,7 @@ def set_column_spec(owner, config: dict):
 
 def transaction_spec(job: Job):
     """The RunSpec of a transaction dataset's job."""
-    from ..engine.spec import RunSpec, TransactionSet
+    from ..engine.run.spec import RunSpec, TransactionSet
 
     config, dataset = job.config, job.dataset
     tx = parse(storage.original_path(dataset), dataset.original_name, config["item_delimiter"], config["record_id"])
@@ -404,7 +404,7 @@ def _save_item_hierarchy(owner, name: str, hierarchy, source_name: str, source_f
     """The hierarchy as a library entry (ARX text), usable as an item hierarchy and in the tree editor."""
     from hierarchy_editor.models import Hierarchy, fit_name
 
-    from ..engine.formats import write_hierarchy
+    from ..engine.model.formats import write_hierarchy
 
     row = Hierarchy.from_text(owner, fit_name(name), write_hierarchy(hierarchy, "arx"), source_name=source_name,
                               delimiter=";")
@@ -454,7 +454,7 @@ def covering_hierarchies(dataset: Dataset, hierarchies) -> list:
 def upload_item_hierarchy(dataset: Dataset, text: str, filename: str):
     """An uploaded item hierarchy (any supported format, detected) into the library, once it covers every
     item of the dataset (a missing item is named with its record)."""
-    from ..engine.formats import detect_format, read_hierarchy_text
+    from ..engine.model.formats import detect_format, read_hierarchy_text
 
     fmt = detect_format(text, filename)
     hierarchy = read_hierarchy_text(text, Path(filename).stem, filename, fmt)
@@ -471,8 +471,8 @@ def save_built_hierarchy(job: Job, report: dict):
     from hierarchy_editor.models import Hierarchy as LibraryHierarchy
     from hierarchy_editor.models import fit_name
 
-    from ..engine.formats import write_hierarchy
-    from ..engine.hierarchy import Hierarchy, check_size
+    from ..engine.model.formats import write_hierarchy
+    from ..engine.model.hierarchy import Hierarchy, check_size
 
     rows = report.get("hierarchy_rows") or []
     if not rows:

@@ -40,8 +40,8 @@ import pandas as pd
 from django.conf import settings
 
 from ..engine import Format
-from ..engine import reader as reader_mod
-from ..engine.reader import Limits
+from ..engine.io import reader as reader_mod
+from ..engine.io.reader import Limits
 from . import connections
 
 CHUNK_ROWS = 20_000

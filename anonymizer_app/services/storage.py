@@ -49,8 +49,8 @@ import pyarrow.parquet as pq
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from ..engine.reader import arrow_categorical
-from ..engine.result import json_default as engine_json_default
+from ..engine.io.reader import arrow_categorical
+from ..engine.run.result import json_default as engine_json_default
 
 ROW_GROUP = 32_768
 DATASETS = "datasets"

@@ -12,7 +12,7 @@ import json
 
 import plotly.graph_objects as go
 
-from ..engine.report import TOP_VALUES
+from ..engine.run.report import TOP_VALUES
 from ..plotly_text import plotly_escape
 from ..templatetags.cells import MISSING_TEXT
 

@@ -116,8 +116,8 @@ def default_hierarchy_label(column_type: str, distinct=None) -> str:
         return "default (intervals)"
     if distinct is None:
         return "default (dates)" if column_type == "date" else "default (value → *)"
-    from ..engine.builders import BUILDERS
-    from ..engine.defaults import default_builder
+    from ..engine.model.builders import BUILDERS
+    from ..engine.model.defaults import default_builder
 
     return f"default ({BUILDERS[default_builder(distinct, column_type)[0]].label.lower()})"
 

@@ -15,8 +15,8 @@ from accounts.throttling import throttle
 
 from .. import demo
 from ..engine import EngineError, Format, InputError
-from ..engine.missing import is_marker
-from ..engine.reader import DELIMITER_NAMES
+from ..engine.io.reader import DELIMITER_NAMES
+from ..engine.model.missing import is_marker
 from ..forms import ROLE_HELP, ColumnsForm, FormatForm, UploadForm, delimiter_name
 from ..models import Dataset
 from ..services import datasets as dataset_service

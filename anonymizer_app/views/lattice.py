@@ -28,9 +28,9 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.throttling import throttle
 
 from .. import engine
-from ..engine import pipeline
 from ..engine.algorithms.fixed import parse_levels
-from ..engine.solution_lattice import METRIC_LABELS
+from ..engine.run import pipeline
+from ..engine.search.solution_lattice import METRIC_LABELS
 from ..models import Job, Result
 from ..services import datasets, results
 from ..services import jobs as job_service

@@ -20,7 +20,7 @@ from accounts.reconfirm import confirm_password
 from accounts.throttling import throttle
 
 from ..engine import InputError, Role
-from ..engine import identifiers as id_rules
+from ..engine.run import identifiers as id_rules
 from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
 from ..services.vault import VaultError

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from ..engine import METRIC_HELP
-from ..engine.report import TOP_VALUES, value_counts
+from ..engine.run.report import TOP_VALUES, value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import advice, datasets, explain, exports, results, sensitive_bins, storage

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.throttling import throttle
 
 from ..engine import EngineError, InputError
-from ..engine.gate import ITEMS, RECORD_ID
+from ..engine.run.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
 from ..models import Dataset, Job
 from ..services import datasets, exports, results, setvalued, setvalued_explain

@@ -1,5 +1,5 @@
 """Random small tables with hierarchies, and a brute-force lattice optimum that does not use the
-lattice engine (only engine.lattice.equivalence_classes and engine.metrics, as the final report)."""
+lattice engine (only engine.search.lattice.equivalence_classes and engine.metrics, as the final report)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from anonymizer_app.engine import Hierarchy, Table
-from anonymizer_app.engine.lattice import equivalence_classes
-from anonymizer_app.engine.metrics import loss_figures
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.measure.metrics import loss_figures
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.search.lattice import equivalence_classes
 
 KEYS = {"discernibility": "discernibility", "height": "generalization_height", "ncp": "ncp",
         "entropy": "non_uniform_entropy"}

@@ -7,7 +7,7 @@ import pandas as pd
 
 from anonymizer_app.engine import KAnonymity, Table, parse_hierarchy
 from anonymizer_app.engine.algorithms.base import Problem
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
 
 ZONE = "a1;a;*\na2;a;*\na3;a;*\nb1;b;*\nb2;b;*\nc1;c;*\n"
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, anonymize, read_hierarchy, read_table
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
 
 from . import _reference as ref
 

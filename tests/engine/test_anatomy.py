@@ -9,7 +9,7 @@ import pytest
 from anonymizer_app.engine import Table, UnsatisfiableError, anonymize
 from anonymizer_app.engine.errors import InputError, VerificationError
 from anonymizer_app.engine.privacy import DistinctLDiversity, EntropyLDiversity
-from anonymizer_app.engine.result import verify_anatomy
+from anonymizer_app.engine.run.result import verify_anatomy
 
 
 def _table(n=60, seed=0):

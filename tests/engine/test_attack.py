@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, anonymize
-from anonymizer_app.engine.attack import attack_report
+from anonymizer_app.engine.measure.attack import attack_report
 
 
 def test_report_on_a_hand_made_partition():

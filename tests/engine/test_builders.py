@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonymizer_app.engine import HierarchyError, InputError
-from anonymizer_app.engine.builders import (
+from anonymizer_app.engine.model.builders import (
     BUILDERS,
     build,
     build_data_driven,

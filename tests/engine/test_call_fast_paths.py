@@ -10,18 +10,18 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Role, Table, anonymize, parse_hierarchy, read_table
-from anonymizer_app.engine.api import build_output, output_frame, own_class_homogeneity
-from anonymizer_app.engine.distributions import sensitive_domain
-from anonymizer_app.engine.hierarchy import Hierarchy
-from anonymizer_app.engine.lattice import label_columns
-from anonymizer_app.engine.metrics import (
+from anonymizer_app.engine.measure.metrics import (
     _ncp_by_label,
     class_figures,
     class_figures_from_histogram,
     loss_figures,
     tuple_homogeneity,
 )
-from anonymizer_app.engine.table import frequency_set, group_keys, sorted_order, stable_order
+from anonymizer_app.engine.model.hierarchy import Hierarchy
+from anonymizer_app.engine.model.table import frequency_set, group_keys, sorted_order, stable_order
+from anonymizer_app.engine.privacy.distributions import sensitive_domain
+from anonymizer_app.engine.run.stages import build_output, output_frame, own_class_homogeneity
+from anonymizer_app.engine.search.lattice import label_columns
 
 RNG = np.random.default_rng(13)
 
@@ -204,7 +204,7 @@ def test_own_class_homogeneity_is_tuple_homogeneity_of_the_identity():
 
 
 def test_leaf_numbers_is_to_numeric_of_a_series():
-    from anonymizer_app.engine.metrics import leaf_numbers
+    from anonymizer_app.engine.measure.metrics import leaf_numbers
 
     for values in (["1", "2"], ["99999999999999999999", "1"], ["1.5", "", "x"], [], ["inf", "nan", " 7 "],
                    ["1e400", "+3"], [1, "2"]):
@@ -215,7 +215,7 @@ def test_leaf_numbers_is_to_numeric_of_a_series():
 
 
 def test_value_counts_from_the_dictionary_are_the_text_counts():
-    from anonymizer_app.engine.report import value_counts
+    from anonymizer_app.engine.run.report import value_counts
 
     table, _ = _table(dictionary=True)
     plain, _ = _table(dictionary=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anonymizer_app.engine.clustering import space_of
-from anonymizer_app.engine.distance import Centroids, Encoded
+from anonymizer_app.engine.search.clustering import space_of
+from anonymizer_app.engine.search.distance import Centroids, Encoded
 
 from ._local import mixed_table, problem_of
 

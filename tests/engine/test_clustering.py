@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from anonymizer_app.engine import anonymize
-from anonymizer_app.engine.distance import Centroids, Encoded
-from anonymizer_app.engine.recoding import QISpace
+from anonymizer_app.engine.search.distance import Centroids, Encoded
+from anonymizer_app.engine.search.recoding import QISpace
 
 from ._local import mixed_table, problem_of
 

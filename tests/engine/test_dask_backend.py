@@ -17,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from anonymizer_app.engine import Cancelled, InputError, Table, VerificationError, pipeline
-from anonymizer_app.engine.distributed import ParquetTable
+from anonymizer_app.engine import Cancelled, InputError, Table, VerificationError
+from anonymizer_app.engine.backends.dask import ParquetTable
+from anonymizer_app.engine.model.table import Role
 from anonymizer_app.engine.privacy import (
     AlphaKAnonymity,
     BetaLikeness,
@@ -27,14 +28,14 @@ from anonymizer_app.engine.privacy import (
     KMap,
     TCloseness,
 )
-from anonymizer_app.engine.spec import RunSpec
-from anonymizer_app.engine.table import Role
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec
 
 from ._dask_table import ROLES, hierarchies, people
 
 distributed = pytest.importorskip("distributed")
-backend = pytest.importorskip("anonymizer_app.engine.distributed.backend")
-partitions = pytest.importorskip("anonymizer_app.engine.distributed.partitions")
+backend = pytest.importorskip("anonymizer_app.engine.backends.dask.backend")
+partitions = pytest.importorskip("anonymizer_app.engine.backends.dask.partitions")
 
 TIMINGS = {"seconds", "search_seconds"}
 
@@ -130,7 +131,7 @@ def test_mondrian_cuts_on_the_cluster_and_publishes_what_one_process_publishes(c
 def test_mondrian_k_only_cuts_from_the_partitions_histograms(client, stored, monkeypatch):
     """k-anonymity alone: the top cuts come from box histograms counted on the workers; the driver's
     frequency-set cutting (top_cuts) is not called, and the output is byte for byte one process's."""
-    from anonymizer_app.engine.distributed import mondrian as dmondrian
+    from anonymizer_app.engine.backends.dask import mondrian as dmondrian
 
     def refuse(*args, **kwargs):
         raise AssertionError("top cuts made on the driver's frequency set")

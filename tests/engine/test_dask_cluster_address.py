@@ -1,4 +1,4 @@
-"""engine.distributed.cluster: the addresses a run accepts, and a local cluster from a daemonic process
+"""engine.backends.dask.cluster: the addresses a run accepts, and a local cluster from a daemonic process
 (a task of Celery's prefork pool) whose workers must then be threads."""
 
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from anonymizer_app.engine.distributed.cluster import ClusterError, check_address
+from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_address
 
 pytest.importorskip("distributed")
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ DAEMON = r"""
 import multiprocessing
 
 def child(queue):
-    from anonymizer_app.engine.distributed.cluster import connect
+    from anonymizer_app.engine.backends.dask.cluster import connect
 
     with connect("local:2") as client:
         queue.put((len(client.scheduler_info()["workers"]), client.submit(sum, [1, 2]).result()))

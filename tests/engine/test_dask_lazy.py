@@ -8,8 +8,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_engine_and_the_cluster_backend_import_without_dask():
-    code = ("import sys; import anonymizer_app.engine.pipeline, anonymizer_app.engine.distributed.backend, "
-            "anonymizer_app.engine.distributed.mondrian, anonymizer_app.management.cluster_flags; "
+    code = ("import sys; import anonymizer_app.engine.run.pipeline, anonymizer_app.engine.backends.dask.backend, "
+            "anonymizer_app.engine.backends.dask.mondrian, anonymizer_app.management.cluster_flags; "
             "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
             "assert not loaded, loaded")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -1,4 +1,4 @@
-"""Mondrian's top-level cuts from box histograms (engine.distributed.mondrian.top_cuts_by_histograms).
+"""Mondrian's top-level cuts from box histograms (engine.backends.dask.mondrian.top_cuts_by_histograms).
 
 The histograms come from the raw rows cut into chunks (as the workers count their partitions) and are
 summed; nothing of the frequency set is handed to the cutting code. Merged, they equal the counts the
@@ -16,8 +16,8 @@ from anonymizer_app.engine.algorithms import mondrian as mondrian_code
 from ._dask_table import ROLES, hierarchies, people
 from ._local import problem_of
 
-dmondrian = pytest.importorskip("anonymizer_app.engine.distributed.mondrian")
-partitions = pytest.importorskip("anonymizer_app.engine.distributed.partitions")
+dmondrian = pytest.importorskip("anonymizer_app.engine.backends.dask.mondrian")
+partitions = pytest.importorskip("anonymizer_app.engine.backends.dask.partitions")
 
 
 def _setup(n: int, seed: int, k: int, chunks: int = 5):

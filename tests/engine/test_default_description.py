@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 
 from anonymizer_app.engine import default_hierarchy
-from anonymizer_app.engine.default_description import describe_default, level_counts
-from anonymizer_app.engine.defaults import default_builder, skewness
+from anonymizer_app.engine.model.default_description import describe_default, level_counts
+from anonymizer_app.engine.model.defaults import default_builder, skewness
 
 
 def built(name, values, numeric, column_type):

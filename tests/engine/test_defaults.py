@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import default_hierarchy
-from anonymizer_app.engine.builders import BUILDERS, build
-from anonymizer_app.engine.defaults import default_builder, skewness
-from anonymizer_app.engine.missing import MISSING, NULL_LABEL
-from anonymizer_app.engine.order import natural_order
+from anonymizer_app.engine.model.builders import BUILDERS, build
+from anonymizer_app.engine.model.defaults import default_builder, skewness
+from anonymizer_app.engine.model.missing import MISSING, NULL_LABEL
+from anonymizer_app.engine.model.order import natural_order
 
 ADULT_EDUCATION = ["Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc", "9th",
                    "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th", "Preschool"]

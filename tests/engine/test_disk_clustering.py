@@ -7,7 +7,7 @@ import pandas as pd
 
 from anonymizer_app.engine import anonymize
 from anonymizer_app.engine.algorithms.disk_clustering import ClusterStore, _global_embedding, bucket_size
-from anonymizer_app.engine.distance import Encoded, zkey
+from anonymizer_app.engine.search.distance import Encoded, zkey
 
 from ._local import mixed_table
 
@@ -47,7 +47,7 @@ def test_rank_counts_the_splitters_below_each_record():
 
 
 def _store(table, given, k, **kw):
-    from anonymizer_app.engine.clustering import space_of
+    from anonymizer_app.engine.search.clustering import space_of
 
     from ._local import problem_of
 

@@ -10,8 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine import Table, parse_hierarchy, pipeline
+from anonymizer_app.engine import Table, parse_hierarchy
+from anonymizer_app.engine.model.table import Role
 from anonymizer_app.engine.privacy import EDDifferentialPrivacy
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec
 from anonymizer_app.engine.safepub import mechanism
 from anonymizer_app.engine.safepub.mechanism import (
     NOT_FOR_RELEASE,
@@ -21,8 +24,6 @@ from anonymizer_app.engine.safepub.mechanism import (
     make_rng,
     randomness,
 )
-from anonymizer_app.engine.spec import RunSpec
-from anonymizer_app.engine.table import Role
 
 
 def _bytes_of(words: list[int]) -> bytes:

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, anonymize
-from anonymizer_app.engine import experiments as ex
 from anonymizer_app.engine.errors import InputError
+from anonymizer_app.engine.measure import experiments as ex
 
 
 def test_generate_people_is_seeded_and_uses_the_leaves():

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine.errors import VerificationError
-from anonymizer_app.engine.hierarchy import Hierarchy
-from anonymizer_app.engine.result import _check_cells, factorize_cells
+from anonymizer_app.engine.model.hierarchy import Hierarchy
+from anonymizer_app.engine.run.result import _check_cells, factorize_cells
 
 
 def copies(value: str, n: int) -> np.ndarray:

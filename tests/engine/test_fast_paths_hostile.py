@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Hierarchy, Role, Table, anonymize, read_table
-from anonymizer_app.engine.distributions import sensitive_domain
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator
-from anonymizer_app.engine.report import value_counts
-from anonymizer_app.engine.table import RADIX_GROUP_MAX_ROWS, frequency_set, group_keys
+from anonymizer_app.engine.model.table import RADIX_GROUP_MAX_ROWS, frequency_set, group_keys
+from anonymizer_app.engine.privacy.distributions import sensitive_domain
+from anonymizer_app.engine.run.report import value_counts
+from anonymizer_app.engine.search.lattice import Lattice, NodeEvaluator
 
 
 def _hierarchy(name: str, d: int, kind: str, rng) -> Hierarchy:

@@ -1,7 +1,7 @@
 """Flash with suppression and discernibility, k-anonymity alone: the nodes excluded by the incumbent's
 outlier cap (LatticeSearch.outlier_cap, EXCLUDED) and the outlier bound of the branch and bound change
 which nodes are checked, never the optimum: the levels are the least (discernibility, rank, index) over
-every node within the budget, computed here node by node from engine.lattice.equivalence_classes."""
+every node within the budget, computed here node by node from engine.search.lattice.equivalence_classes."""
 
 from __future__ import annotations
 
@@ -14,9 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonymizer_app.engine import Table, UnsatisfiableError, anonymize, read_hierarchy, read_table
-from anonymizer_app.engine.lattice import ANONYMOUS, NOT_ANONYMOUS, PRUNED, Lattice, equivalence_classes
-from anonymizer_app.engine.lattice_search import EXCLUDED, LatticeSearch
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.search.lattice import (
+    ANONYMOUS,
+    NOT_ANONYMOUS,
+    PRUNED,
+    Lattice,
+    equivalence_classes,
+)
+from anonymizer_app.engine.search.lattice_search import EXCLUDED, LatticeSearch
 
 from ._lattice_helpers import make_hierarchy
 

@@ -13,7 +13,7 @@ import pytest
 
 from anonymizer_app.engine import Table, anonymize
 from anonymizer_app.engine.algorithms import flash as flash_module
-from anonymizer_app.engine.lattice import ANONYMOUS, PRUNED, UNKNOWN, Lattice
+from anonymizer_app.engine.search.lattice import ANONYMOUS, PRUNED, UNKNOWN, Lattice
 
 from ._lattice_helpers import make_hierarchy
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from anonymizer_app.engine import HierarchyError, read_hierarchy
-from anonymizer_app.engine.formats import FORMATS, detect_format, read_hierarchy_text, write_hierarchy
-from anonymizer_app.engine.hierarchy import Hierarchy
+from anonymizer_app.engine.model.formats import FORMATS, detect_format, read_hierarchy_text, write_hierarchy
+from anonymizer_app.engine.model.hierarchy import Hierarchy
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 ADULT = sorted((DATA / "adult").glob("adult_hierarchy_*.csv"))

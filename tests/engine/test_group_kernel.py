@@ -1,4 +1,4 @@
-"""The compiled grouping of the lattice roll-up (engine/_group_kernel.py) and the evaluator's cache
+"""The compiled grouping of the lattice roll-up (engine/search/_group_kernel.py) and the evaluator's cache
 budget: the kernel gives exactly numpy's classes (same order, same first member, same sums), and a
 search through the kernel and a small class budget evaluates every node as the plain numpy path."""
 
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonymizer_app.engine import lattice
-from anonymizer_app.engine._group_kernel import group_sorted
-from anonymizer_app.engine.distributions import SensitiveDomain
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator, equivalence_classes
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.privacy.distributions import SensitiveDomain
+from anonymizer_app.engine.search import lattice
+from anonymizer_app.engine.search._group_kernel import group_sorted
+from anonymizer_app.engine.search.lattice import Lattice, NodeEvaluator, equivalence_classes
 
 from ._lattice_helpers import make_hierarchy, small_tables
 
@@ -102,7 +102,7 @@ def test_search_through_the_kernel_equals_numpy(data, seed, budget):
 def test_group_rows_equals_numpy_unique(n, distinct):
     """table.group_rows hashes the packed keys instead of sorting them: the same first rows, inverse
     and counts as np.unique."""
-    from anonymizer_app.engine.table import group_rows
+    from anonymizer_app.engine.model.table import group_rows
 
     rng = np.random.default_rng(n + distinct)
     matrix = np.stack([rng.integers(0, distinct, n), rng.integers(0, 5, n)], axis=1)
@@ -117,7 +117,7 @@ def test_without_numba_numpy_groups_everything(monkeypatch):
     """Where the kernel cannot be loaded the evaluator keeps grouping with numpy, with the same classes."""
     import sys
 
-    monkeypatch.setitem(sys.modules, "anonymizer_app.engine._group_kernel", None)  # import fails
+    monkeypatch.setitem(sys.modules, "anonymizer_app.engine.search._group_kernel", None)  # import fails
     assert lattice._load_kernel() is None
     monkeypatch.setattr(lattice, "KERNEL_AFTER", 0)
     monkeypatch.setattr(lattice, "KERNEL_AFTER_LARGE", 0)

@@ -346,7 +346,7 @@ def test_the_people_age_file_is_not_a_tree():
 
 
 def test_amnesia_text_inner_conflict_names_the_parent_links():
-    from anonymizer_app.engine.formats import read_hierarchy_text
+    from anonymizer_app.engine.model.formats import read_hierarchy_text
 
     text = "distinct\nname c\ntype string\nheight 3\n\nA has a b\nB has c\n\nX has A B\nY has A\n\nT has X Y\n"
     with pytest.raises(HierarchyError, match=r"^c\.txt: 1 label\(s\) above the leaves have more than one parent, "

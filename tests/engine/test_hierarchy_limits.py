@@ -6,10 +6,15 @@ import json
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine import builders
 from anonymizer_app.engine.errors import HierarchyError, InputError
-from anonymizer_app.engine.formats import detect_format, read_hierarchy_text
-from anonymizer_app.engine.hierarchy import check_size, decode_hierarchy, parse_hierarchy, read_hierarchy
+from anonymizer_app.engine.model import builders
+from anonymizer_app.engine.model.formats import detect_format, read_hierarchy_text
+from anonymizer_app.engine.model.hierarchy import (
+    check_size,
+    decode_hierarchy,
+    parse_hierarchy,
+    read_hierarchy,
+)
 
 AGES = pd.Series(["20", "25", "33", "41", "59"])
 CITIES = pd.Series(["Rome", "Milan", "Bari"])

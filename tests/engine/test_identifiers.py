@@ -1,4 +1,4 @@
-"""Identifier treatments (engine/identifiers.py) and their gate check: HMAC pseudonyms against an independent
+"""Identifier treatments (engine/run/identifiers.py) and their gate check: HMAC pseudonyms against an independent
 ``hmac`` computation, masks by hand, surrogates one-to-one and random, missing cells kept missing, and the
 gate refusing cells that are not what the rule says."""
 
@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from anonymizer_app.engine import InputError, Table, VerificationError, pipeline
-from anonymizer_app.engine import identifiers as ids
-from anonymizer_app.engine.identifiers import IdentifierRule
-from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.engine import InputError, Table, VerificationError
+from anonymizer_app.engine.run import identifiers as ids
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.identifiers import IdentifierRule
+from anonymizer_app.engine.run.spec import RunSpec
 
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "anonymizer-tests-hypothesis")
 

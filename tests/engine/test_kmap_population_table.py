@@ -17,13 +17,9 @@ from anonymizer_app.engine import (
     UnsatisfiableError,
     VerificationError,
     anonymize,
-    gate,
     parse_hierarchy,
-    pipeline,
-    solution_lattice,
 )
 from anonymizer_app.engine.algorithms import ALGORITHMS
-from anonymizer_app.engine.api import compute
 from anonymizer_app.engine.privacy import (
     DeltaPresence,
     KAnonymity,
@@ -32,7 +28,10 @@ from anonymizer_app.engine.privacy import (
     make_model,
     research_column,
 )
-from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.engine.run import gate, pipeline
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.engine.run.stages import compute
+from anonymizer_app.engine.search import solution_lattice
 
 # age, sex, in the research subset (r); rows 0, 3 and 6 are the research subset
 POPULATION = [("20", "M", "1"), ("20", "M", "0"), ("21", "M", "0"), ("21", "F", "1"), ("30", "F", "0"),

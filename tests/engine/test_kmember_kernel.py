@@ -1,4 +1,4 @@
-"""The compiled k-member loop (engine/_kmember_kernel.py) makes exactly the numpy loop's choices."""
+"""The compiled k-member loop (engine/search/_kmember_kernel.py) makes exactly the numpy loop's choices."""
 
 from __future__ import annotations
 

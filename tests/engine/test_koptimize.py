@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from anonymizer_app.engine import KAnonymity, UnsatisfiableError, build_output, verify_output
 from anonymizer_app.engine.algorithms.base import Problem
 from anonymizer_app.engine.algorithms.koptimize import TIME_BUDGET, solve
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
 
 from ._lattice_helpers import small_tables
 

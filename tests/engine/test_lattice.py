@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonymizer_app.engine import UnsatisfiableError, anonymize
-from anonymizer_app.engine.distributions import SensitiveDomain
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator, equivalence_classes
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.privacy.distributions import SensitiveDomain
+from anonymizer_app.engine.search.lattice import Lattice, NodeEvaluator, equivalence_classes
 
 from ._lattice_helpers import KEYS, brute_force, make_hierarchy, small_tables
 

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine import Table, anonymize, lattice
-from anonymizer_app.engine.distributions import SensitiveDomain
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine import Table, anonymize
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.privacy.distributions import SensitiveDomain
+from anonymizer_app.engine.search import lattice
+from anonymizer_app.engine.search.lattice import Lattice, NodeEvaluator
 
 from ._lattice_helpers import make_hierarchy
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anonymizer_app.engine import lattice
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.model.table import frequency_set
+from anonymizer_app.engine.search import lattice
+from anonymizer_app.engine.search.lattice import Lattice, NodeEvaluator
 
 from ._lattice_helpers import make_hierarchy
 

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import VerificationError
-from anonymizer_app.engine.api import compute
 from anonymizer_app.engine.errors import InputError, UnsatisfiableError
-from anonymizer_app.engine.gate import publish
-from anonymizer_app.engine.pipeline import run
+from anonymizer_app.engine.model.table import Table
 from anonymizer_app.engine.privacy import MInvariance
 from anonymizer_app.engine.republication import Entry, History, Republication, record_keys
-from anonymizer_app.engine.spec import RunSpec
-from anonymizer_app.engine.table import Table
+from anonymizer_app.engine.run.gate import publish
+from anonymizer_app.engine.run.pipeline import run
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.engine.run.stages import compute
 
 SECRET = b"test secret of the sequence"
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, anonymize, parse_hierarchy
-from anonymizer_app.engine.metrics import class_figures, homogeneity, loss_figures
+from anonymizer_app.engine.measure.metrics import class_figures, homogeneity, loss_figures
 
 # Age: 12 leaves; 10 and 29 are in the hierarchy but not in the data.
 AGE = """\

@@ -14,7 +14,7 @@ from anonymizer_app.engine.algorithms import PublishedClasses
 from anonymizer_app.engine.algorithms import mha as M
 from anonymizer_app.engine.errors import InputError, UnsatisfiableError, VerificationError
 from anonymizer_app.engine.privacy import BetaLikeness, DistinctLDiversity
-from anonymizer_app.engine.recoding import QISpace
+from anonymizer_app.engine.search.recoding import QISpace
 
 from ._mha_recount import worst_published_js
 

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine import Table, pipeline, read_hierarchy, read_table
-from anonymizer_app.engine.hierarchy import with_missing
-from anonymizer_app.engine.missing import MISSING, NULL_LABEL, normalize_missing, parse_markers
-from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.engine import Table, read_hierarchy, read_table
+from anonymizer_app.engine.model.hierarchy import with_missing
+from anonymizer_app.engine.model.missing import MISSING, NULL_LABEL, normalize_missing, parse_markers
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec
 
 ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
@@ -172,7 +173,7 @@ def test_markers_and_the_null_leaf():
 
 
 def test_a_missing_numeric_sensitive_value_is_ordered_after_every_number():
-    from anonymizer_app.engine.distributions import sensitive_domain
+    from anonymizer_app.engine.privacy.distributions import sensitive_domain
 
     frame = pd.DataFrame({"q": ["a", "b", "c", "d"], "income": ["30", "", "4", "NA"]})
     domain = sensitive_domain(Table(frame, {"q": "qi", "income": "sensitive"}).frame, "income")
@@ -181,7 +182,7 @@ def test_a_missing_numeric_sensitive_value_is_ordered_after_every_number():
 
 def test_risk_analysis_counts_missing_cells_as_one_value():
     """engine.risk reads blanks and NA markers as a run does: one class for (missing, F) here."""
-    from anonymizer_app.engine.risk import analyze
+    from anonymizer_app.engine.measure.risk import analyze
 
     frame = pd.DataFrame({"age": ["", "NA", "?", "34"], "sex": ["F", "F", "F", "F"]})
     figures = analyze(frame, ["age", "sex"])

@@ -10,7 +10,7 @@ import pytest
 
 from anonymizer_app.engine import InputError, Table, UnsatisfiableError, anonymize
 from anonymizer_app.engine.algorithms.mondrian import balanced_subset, partition
-from anonymizer_app.engine.recoding import QISpace
+from anonymizer_app.engine.search.recoding import QISpace
 
 from ._local import mixed_table, problem_of
 

@@ -10,10 +10,10 @@ import pytest
 from anonymizer_app.engine import KAnonymity, Table, parse_hierarchy, read_hierarchy, read_table
 from anonymizer_app.engine.algorithms import mondrian
 from anonymizer_app.engine.algorithms.base import Problem
+from anonymizer_app.engine.model.table import frequency_set
 from anonymizer_app.engine.privacy import PRIVACY_MODELS
 from anonymizer_app.engine.privacy.average_risk import AverageRisk
-from anonymizer_app.engine.recoding import QISpace, cells_from_groups
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.search.recoding import QISpace, cells_from_groups
 
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 

@@ -1,4 +1,4 @@
-"""The disk hybrid streamed end to end (engine/out_of_core.py): the same result as the in-memory run,
+"""The disk hybrid streamed end to end (engine/backends/out_of_core.py): the same result as the in-memory run,
 checked from the written cells, with the table read in chunks and the classes counted on disk."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from anonymizer_app.engine import HierarchyError, InputError, VerificationError, anonymize
 from anonymizer_app.engine.algorithms import disk_clustering
-from anonymizer_app.engine.metrics import class_figures, class_figures_from_histogram
-from anonymizer_app.engine.out_of_core import anonymize_out_of_core, supports
+from anonymizer_app.engine.backends.out_of_core import anonymize_out_of_core, supports
+from anonymizer_app.engine.measure.metrics import class_figures, class_figures_from_histogram
 from anonymizer_app.engine.privacy import make_model
 
 from ._local import mixed_table
@@ -127,7 +127,7 @@ def test_only_k_anonymity_goes_out_of_core():
 
 
 def test_distinct_text_is_pandas_unique_of_the_text():
-    from anonymizer_app.engine.out_of_core import _distinct_text
+    from anonymizer_app.engine.backends.out_of_core import _distinct_text
 
     rng = np.random.default_rng(4)
     pool = np.array(["b", "a", "", "10", "c", "a"], dtype=object)

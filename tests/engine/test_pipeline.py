@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from anonymizer_app.engine import InputError, Table, UnsatisfiableError, VerificationError, pipeline
+from anonymizer_app.engine import InputError, Table, UnsatisfiableError, VerificationError
 from anonymizer_app.engine.algorithms import ALGORITHMS
-from anonymizer_app.engine.hierarchy import ROOT
+from anonymizer_app.engine.model.hierarchy import ROOT
 from anonymizer_app.engine.privacy import (
     BetaLikeness,
     DeltaPresence,
@@ -28,7 +28,8 @@ from anonymizer_app.engine.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from anonymizer_app.engine.spec import Publishing, RunSpec
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import Publishing, RunSpec
 
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "anonymizer-tests-hypothesis")
 
@@ -238,8 +239,8 @@ def test_unknown_marker_values_are_refused_by_name():
 
 
 def test_the_gate_refuses_a_tampered_result():
-    from anonymizer_app.engine import gate
-    from anonymizer_app.engine.api import compute
+    from anonymizer_app.engine.run import gate
+    from anonymizer_app.engine.run.stages import compute
 
     table = _table(2, 120)
     spec = RunSpec.build(table, None, "mondrian", k=3, models=[DistinctLDiversity(2)])
@@ -278,8 +279,8 @@ def test_anatomy_reports_what_it_guarantees(adult):
 def test_the_gate_refuses_a_result_that_lost_one_of_the_runs_models(algorithm):
     """The gate checks the run's models, not only the result's: a result whose models were dropped or
     weakened (l=2 carried for the run's l=3) is refused."""
-    from anonymizer_app.engine import gate
-    from anonymizer_app.engine.api import compute
+    from anonymizer_app.engine.run import gate
+    from anonymizer_app.engine.run.stages import compute
 
     table = _table(3, 200)
     spec = RunSpec.build(table, None, algorithm, k=2, models=[DistinctLDiversity(2)], suppression_limit=0.2)

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine import InputError, pipeline
+from anonymizer_app.engine import InputError
 from anonymizer_app.engine.privacy import DistinctLDiversity
-from anonymizer_app.engine.spec import RunSpec, StreamedTable
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec, StreamedTable
 
 from ._local import mixed_table
 

@@ -15,7 +15,6 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from anonymizer_app.engine import InputError, Table, UnsatisfiableError, anonymize, parse_hierarchy
 from anonymizer_app.engine.algorithms import ALGORITHMS
-from anonymizer_app.engine.distributions import mark_research_subset
 from anonymizer_app.engine.privacy import (
     AlphaKAnonymity,
     AverageRisk,
@@ -29,6 +28,7 @@ from anonymizer_app.engine.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from anonymizer_app.engine.privacy.distributions import mark_research_subset
 
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "anonymizer-tests-hypothesis")
 

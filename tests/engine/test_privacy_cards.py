@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine.distributions import mark_research_subset, membership_domain, sensitive_domain
 from anonymizer_app.engine.errors import InputError
-from anonymizer_app.engine.hierarchy import parse_hierarchy
+from anonymizer_app.engine.model.hierarchy import parse_hierarchy
 from anonymizer_app.engine.privacy import (
     PRIVACY_MODELS,
     BetaLikeness,
@@ -23,6 +22,11 @@ from anonymizer_app.engine.privacy import (
     TCloseness,
     model_groups,
     parse_marker,
+)
+from anonymizer_app.engine.privacy.distributions import (
+    mark_research_subset,
+    membership_domain,
+    sensitive_domain,
 )
 
 # three classes of 2, 3 and 4 records; the sensitive values 1, 2, 3 (numeric, so ordered distance applies)

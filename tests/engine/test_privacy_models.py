@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine.distributions import mark_research_subset, membership_domain, sensitive_domain
 from anonymizer_app.engine.errors import InputError
-from anonymizer_app.engine.hierarchy import parse_hierarchy
+from anonymizer_app.engine.model.hierarchy import parse_hierarchy
 from anonymizer_app.engine.privacy import (
     PRIVACY_MODELS,
     BetaLikeness,
@@ -21,6 +20,11 @@ from anonymizer_app.engine.privacy import (
     RecursiveCLDiversity,
     TCloseness,
     make_model,
+)
+from anonymizer_app.engine.privacy.distributions import (
+    mark_research_subset,
+    membership_domain,
+    sensitive_domain,
 )
 
 # seed 002 §2.2: the 3-diverse tax table (ZIP, age, tax), three classes of four records

@@ -11,7 +11,7 @@ with a 10% suppression limit, some with distinct 2-diversity on ``disease`` as w
 the OUTPUT rows, with the suppressed rows DROPPED: pycanon would count the rows whose QIs read ``*``
 as one more class, while docs/definitions.md checks every model on the non-suppressed records only.
 
-Our figures come from the product's own code, not from pycanon's formulas: ``engine.report.model_checks`` (the report's model cards)
+Our figures come from the product's own code, not from pycanon's formulas: ``engine.run.report.model_checks`` (the report's model cards)
 (the "figure reached" of each model on the result page) over the engine's classes
 (``result.class_of_row``), the engine's SensitiveDomain and privacy-model classes. One deliberate
 difference from the product: the product takes the table distribution of t-closeness and β-likeness
@@ -61,7 +61,6 @@ import pytest
 from conftest import require_service
 
 from anonymizer_app.engine import Table, anonymize
-from anonymizer_app.engine.distributions import sensitive_domain
 from anonymizer_app.engine.privacy import (
     BetaLikeness,
     DistinctLDiversity,
@@ -70,7 +69,8 @@ from anonymizer_app.engine.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from anonymizer_app.engine.report import model_checks
+from anonymizer_app.engine.privacy.distributions import sensitive_domain
+from anonymizer_app.engine.run.report import model_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 PYCANON_PYTHON = ROOT / ".venv-pycanon" / "bin" / "python"
@@ -130,7 +130,7 @@ def _pycanon_recursive_c(counts: np.ndarray, l: int) -> int:  # noqa: E741
 
 
 def _our_figures(frame: pd.DataFrame, types: dict, qi: list[str], class_of_row: np.ndarray, column: str) -> dict:
-    """The product's figures (engine.report.model_checks) on ``frame`` (the kept rows) and its classes."""
+    """The product's figures (engine.run.report.model_checks) on ``frame`` (the kept rows) and its classes."""
     table = Table(frame, {**{c: "qi" for c in qi}, **{s: "sensitive" for s in SENSITIVE}},
                   types={c: types[c] for c in frame.columns})
     numeric = table.is_numeric(column)

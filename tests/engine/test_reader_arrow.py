@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import EngineError, Hierarchy, InputError, Role, Table, read_table
-from anonymizer_app.engine import reader as reader_mod
-from anonymizer_app.engine.missing import parse_markers
+from anonymizer_app.engine.io import reader as reader_mod
+from anonymizer_app.engine.model.missing import parse_markers
 
 CELLS = ["a", "b", "", "NA", " n/a ", "?", "null", "NaN", "None", "Zürich", "日本", "x y", " lead", "trail ", "10", "-3",
          "2.5", "1e3", "0", "2020-01-31"]
@@ -168,7 +168,7 @@ def test_join_pieces_keeps_categories_and_text():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_sensitive_domain_codes_as_a_sorted_factorize(seed):
-    from anonymizer_app.engine.distributions import sensitive_domain
+    from anonymizer_app.engine.privacy.distributions import sensitive_domain
 
     rng = np.random.default_rng(seed)
     pool = np.array(CELLS if seed % 2 else ["10", "9", "", "100", "-1", "2.5"], dtype=object)

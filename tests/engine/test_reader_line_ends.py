@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from anonymizer_app.engine import reader as reader_mod
+from anonymizer_app.engine.io import reader as reader_mod
 
 STEP = 1 << 20
 

@@ -1,7 +1,7 @@
 """The report's figures with a research subset (issue 26): every loss, class and risk figure describes the published
 table - the research records - not the population the engine anonymized (docs/definitions.md, "The unit counted:
 the published record"). Each figure is recounted here with plain Python over the research rows and the published
-cells (Counters, the hierarchies' labels read level by level), sharing no code with engine/metrics.py, and the
+cells (Counters, the hierarchies' labels read level by level), sharing no code with engine/measure/metrics.py, and the
 figure the lattice search optimized equals the report's figure of its metric.
 """
 
@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from anonymizer_app.engine import pipeline
+from anonymizer_app.engine.run import pipeline
 
 from .test_standing_recheck import ROOT, build, hierarchy
 

@@ -14,15 +14,7 @@ import pytest
 from anonymizer_helpers import people_dataset, run_jobs_synchronously
 from django.core.management import call_command
 
-from anonymizer_app.engine import (
-    InputError,
-    Table,
-    UnsatisfiableError,
-    anonymize,
-    parse_hierarchy,
-    pipeline,
-    solution_lattice,
-)
+from anonymizer_app.engine import InputError, Table, UnsatisfiableError, anonymize, parse_hierarchy
 from anonymizer_app.engine.algorithms import ALGORITHMS
 from anonymizer_app.engine.privacy import (
     AlphaKAnonymity,
@@ -34,7 +26,9 @@ from anonymizer_app.engine.privacy import (
     check_feasible,
     make_model,
 )
-from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.engine.search import solution_lattice
 from anonymizer_app.models import Job
 from anonymizer_app.services import results
 
@@ -96,7 +90,7 @@ def test_k_map_with_an_estimated_population_by_hand():
 
 
 def test_population_uniqueness_follows_dankars_rule():
-    from anonymizer_app.engine.risk import population_uniqueness
+    from anonymizer_app.engine.measure.risk import population_uniqueness
 
     sizes = np.array([1, 1, 1, 2, 3, 5, 10, 50])  # 73 records, 3 sample uniques, π = 0.01: N = 7300
     chosen = population_uniqueness({1: 3, 2: 1, 3: 1, 5: 1, 10: 1, 50: 1}, 7300, 0.01)["dankar"]
@@ -169,7 +163,7 @@ def _failing_records(groups: list[pd.DataFrame], source: pd.DataFrame, models: l
             while kept and len(kept) / sum(kept) > m.average_risk + 1e-9:
                 dropped += kept.pop(0)
         elif isinstance(m, PopulationUniqueness) and kept:
-            from anonymizer_app.engine.risk import population_uniqueness
+            from anonymizer_app.engine.measure.risk import population_uniqueness
 
             n = sum(kept)
             population = max(n, round(n / m.sampling_fraction))
@@ -343,8 +337,9 @@ def test_every_algorithm_honours_or_refuses_them(algorithm, which):
 
 
 def test_the_gate_refuses_a_tampered_release_that_breaks_average_risk():
-    from anonymizer_app.engine import VerificationError, gate
-    from anonymizer_app.engine.api import compute
+    from anonymizer_app.engine import VerificationError
+    from anonymizer_app.engine.run import gate
+    from anonymizer_app.engine.run.stages import compute
 
     table, hs = _problem(6)  # 28 records in 17 classes on the raw QIs: average risk 0.607
     spec = RunSpec.build(table, hs, "flash", k=1, models=[AverageRisk(0.3)])

@@ -11,19 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine import (
-    ALGORITHMS,
-    InputError,
-    Table,
-    VerificationError,
-    anonymize,
-    parse_hierarchy,
-    pipeline,
-    solution_lattice,
-)
-from anonymizer_app.engine.api import compute
-from anonymizer_app.engine.gate import publish
+from anonymizer_app.engine import ALGORITHMS, InputError, Table, VerificationError, anonymize, parse_hierarchy
+from anonymizer_app.engine.model.table import Role
 from anonymizer_app.engine.privacy import EDDifferentialPrivacy, KAnonymity
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.gate import publish
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.engine.run.stages import compute
 from anonymizer_app.engine.safepub.mechanism import make_rng
 from anonymizer_app.engine.safepub.parameters import derive
 from anonymizer_app.engine.safepub.scores import (
@@ -35,8 +29,7 @@ from anonymizer_app.engine.safepub.scores import (
     precision,
 )
 from anonymizer_app.engine.safepub.search import predecessors, walk
-from anonymizer_app.engine.spec import RunSpec
-from anonymizer_app.engine.table import Role
+from anonymizer_app.engine.search import solution_lattice
 
 AGES = list(range(20, 80))
 
@@ -289,7 +282,7 @@ def test_model_summary_and_infeasible():
 
 def test_comparison_and_experiment_rows_refuse_safepub(people):
     """They run algorithms with k alone: SafePub's row is an error naming why, never a release."""
-    from anonymizer_app.engine.experiments import homogeneity_vs_k
+    from anonymizer_app.engine.measure.experiments import homogeneity_vs_k
     from anonymizer_app.services.comparison import compare
 
     table, hs = people
@@ -303,7 +296,7 @@ def test_identifier_treatments_are_refused_beside_differential_privacy(people):
     """A pseudonym, mask or surrogate per record is outside (ε,δ)-DP: the gate refuses it; removal runs."""
     from dataclasses import replace
 
-    from anonymizer_app.engine import identifiers as ids
+    from anonymizer_app.engine.run import identifiers as ids
 
     spec = _spec(people)
     for rule in ({"column": "id", "treatment": "surrogate"},

@@ -10,7 +10,7 @@ from itertools import combinations
 import pytest
 
 from anonymizer_app.engine.errors import InputError, UnsatisfiableError
-from anonymizer_app.engine.hierarchy import Hierarchy
+from anonymizer_app.engine.model.hierarchy import Hierarchy
 from anonymizer_app.engine.setvalued import anonymize_transactions, column_transactions, parse_transactions
 
 
@@ -169,8 +169,9 @@ def test_mixed_mode_is_k_anonymous_on_the_qis_and_km_within_every_class(seed):
 def test_the_pipeline_publishes_a_set_column_km_anonymous_in_every_class(algorithm):
     import pandas as pd
 
-    from anonymizer_app.engine import Table, pipeline
-    from anonymizer_app.engine.spec import RunSpec, SetColumn
+    from anonymizer_app.engine import Table
+    from anonymizer_app.engine.run import pipeline
+    from anonymizer_app.engine.run.spec import RunSpec, SetColumn
 
     rng = random.Random(7)
     records, hierarchy, _ = random_case(3)
@@ -190,8 +191,9 @@ def test_the_pipeline_publishes_a_set_column_km_anonymous_in_every_class(algorit
 def test_a_set_column_must_be_insensitive():
     import pandas as pd
 
-    from anonymizer_app.engine import Table, pipeline
-    from anonymizer_app.engine.spec import RunSpec, SetColumn
+    from anonymizer_app.engine import Table
+    from anonymizer_app.engine.run import pipeline
+    from anonymizer_app.engine.run.spec import RunSpec, SetColumn
 
     frame = pd.DataFrame({"age": ["1", "2", "3", "4"], "basket": ["a|b", "a", "b", "a|b"]})
     spec = RunSpec.build(Table(frame, {"age": "qi", "basket": "sensitive"}), None, "flash", k=2,

@@ -1,5 +1,5 @@
-"""Transaction datasets through the one pipeline (engine.pipeline.run with a TransactionSet input) and
-the publishing gate's recount (engine.gate.publish_transactions): the seeds' worked examples as
+"""Transaction datasets through the one pipeline (engine.run.pipeline.run with a TransactionSet input) and
+the publishing gate's recount (engine.run.gate.publish_transactions): the seeds' worked examples as
 published rows, ids kept, and tampered releases refused."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from anonymizer_app.engine.errors import InputError, VerificationError
-from anonymizer_app.engine.gate import ITEMS, RECORD_ID, publish_transactions
-from anonymizer_app.engine.hierarchy import Hierarchy
-from anonymizer_app.engine.pipeline import label_joiner, run
+from anonymizer_app.engine.model.hierarchy import Hierarchy
+from anonymizer_app.engine.run.gate import ITEMS, RECORD_ID, publish_transactions
+from anonymizer_app.engine.run.pipeline import label_joiner, run
+from anonymizer_app.engine.run.spec import RunSpec, TransactionSet
 from anonymizer_app.engine.setvalued import parse_transactions
-from anonymizer_app.engine.spec import RunSpec, TransactionSet
 
 MILK = ["chocolate milk,graviera,feta", "whole milk,graviera", "whole milk,graviera,feta",
         "chocolate milk,whole milk,feta"]

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine.risk import population_uniqueness, snb, snb_classes
-from anonymizer_app.engine.risk.newton import PREPARED_STARTS
+from anonymizer_app.engine.measure.risk import population_uniqueness, snb, snb_classes
+from anonymizer_app.engine.measure.risk.newton import PREPARED_STARTS
 
 ADULT = Path(__file__).resolve().parents[2] / "anonymizer_app" / "demo_data" / "adult" / "adult.csv"
 Q8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
@@ -136,7 +136,7 @@ PITMAN_ARX = [
 
 @pytest.mark.parametrize("population, hist, expected", PITMAN_ARX)
 def test_pitman_converges_where_arx_does(population, hist, expected):
-    from anonymizer_app.engine.risk import pitman
+    from anonymizer_app.engine.measure.risk import pitman
 
     p = pitman(hist, population)
     if expected is None:
@@ -157,7 +157,7 @@ def test_300_random_histograms_against_arx():
     1e-7 uniques)."""
     import json
 
-    from anonymizer_app.engine.risk.pitman_arx import pitman_arx
+    from anonymizer_app.engine.measure.risk.pitman_arx import pitman_arx
 
     rows = [json.loads(line) for line in (Path(__file__).parent / "arx_uniqueness_oracle.jsonl").open()]
     assert len(rows) == 300

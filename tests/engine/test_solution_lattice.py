@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from anonymizer_app.engine import Table, UnsatisfiableError, parse_hierarchy, pipeline, solution_lattice
+from anonymizer_app.engine import Table, UnsatisfiableError, parse_hierarchy
 from anonymizer_app.engine.privacy import (
     BetaLikeness,
     DistinctLDiversity,
@@ -22,7 +22,9 @@ from anonymizer_app.engine.privacy import (
     KAnonymity,
     TCloseness,
 )
-from anonymizer_app.engine.spec import RunSpec
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.engine.search import solution_lattice
 
 from .test_pipeline import recount
 

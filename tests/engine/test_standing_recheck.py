@@ -42,9 +42,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import poisson
 
-from anonymizer_app.engine import InputError, Table, UnsatisfiableError, pipeline
+from anonymizer_app.engine import InputError, Table, UnsatisfiableError
 from anonymizer_app.engine.algorithms import ALGORITHMS
-from anonymizer_app.engine.hierarchy import Hierarchy
+from anonymizer_app.engine.model.hierarchy import Hierarchy
 from anonymizer_app.engine.privacy import (
     AlphaKAnonymity,
     AverageRisk,
@@ -59,7 +59,8 @@ from anonymizer_app.engine.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from anonymizer_app.engine.spec import KEEP, REMOVE, RunSpec
+from anonymizer_app.engine.run import pipeline
+from anonymizer_app.engine.run.spec import KEEP, REMOVE, RunSpec
 
 STANDING_EXAMPLES = 150
 EXAMPLES = int(os.environ.get("STANDING_RECHECK_EXAMPLES") or STANDING_EXAMPLES)
@@ -607,8 +608,8 @@ def test_local_recodings_publish_level_0_labels(algorithm):
 def test_streamed_and_cluster_runs_refuse_a_population_table():
     """The out-of-core disk hybrid (k-anonymity alone) and the Dask runs (models on values of a column) take no
     population table: they refuse δ-presence and k-map against it by name rather than count the population."""
-    from anonymizer_app.engine import out_of_core
-    from anonymizer_app.engine.distributed.backend import supported_models
+    from anonymizer_app.engine.backends import out_of_core
+    from anonymizer_app.engine.backends.dask.backend import supported_models
 
     for model in (DeltaPresence(0.0, 0.9, "r"), KMapPopulationTable(2, "r")):
         assert not out_of_core.supports(out_of_core.ALGORITHM, [KAnonymity(2), model])

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, UnsatisfiableError, anonymize
-from anonymizer_app.engine.distributions import SensitiveDomain
-from anonymizer_app.engine.lattice import Lattice, NodeEvaluator, equivalence_classes
+from anonymizer_app.engine.model.table import frequency_set
 from anonymizer_app.engine.privacy import DistinctLDiversity, TCloseness
-from anonymizer_app.engine.table import frequency_set
+from anonymizer_app.engine.privacy.distributions import SensitiveDomain
+from anonymizer_app.engine.search.lattice import Lattice, NodeEvaluator, equivalence_classes
 
 from ._lattice_helpers import make_hierarchy
 

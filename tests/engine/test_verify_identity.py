@@ -8,12 +8,11 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
-from anonymizer_app.engine.api import _input_classes, output_frame
-from anonymizer_app.engine.distributions import sensitive_domain
-from anonymizer_app.engine.gate import released_classes, released_classes_by_labels
-from anonymizer_app.engine.lattice import equivalence_classes
-from anonymizer_app.engine.metrics import _ncp_by_label, tuple_homogeneity
-from anonymizer_app.engine.result import (
+from anonymizer_app.engine.measure.metrics import _ncp_by_label, tuple_homogeneity
+from anonymizer_app.engine.model.table import FrequencySet, frequency_set
+from anonymizer_app.engine.privacy.distributions import sensitive_domain
+from anonymizer_app.engine.run.gate import released_classes, released_classes_by_labels
+from anonymizer_app.engine.run.result import (
     Result,
     _verify_cells,
     factorize_cells,
@@ -21,7 +20,8 @@ from anonymizer_app.engine.result import (
     unchanged,
     verify_output,
 )
-from anonymizer_app.engine.table import FrequencySet, frequency_set
+from anonymizer_app.engine.run.stages import _input_classes, output_frame
+from anonymizer_app.engine.search.lattice import equivalence_classes
 
 AGE = "\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};{'young' if a < 40 else 'old'};*" for a in range(20, 60))
 CITY = "\n".join(f"c{i};r{i % 3};*" for i in range(6))

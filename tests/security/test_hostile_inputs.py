@@ -27,8 +27,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from anonymizer_app.engine import HierarchyError, InputError, builders, formats, json_limits, tree
-from anonymizer_app.engine.hierarchy import decode_hierarchy, interval_hierarchy
+from anonymizer_app.engine import HierarchyError, InputError
+from anonymizer_app.engine.io import json_limits
+from anonymizer_app.engine.model import builders, formats, tree
+from anonymizer_app.engine.model.hierarchy import decode_hierarchy, interval_hierarchy
 from anonymizer_app.engine.republication.history import History
 from anonymizer_app.models import Column, Dataset, Job
 from hierarchy_editor.models import Hierarchy

@@ -1,5 +1,5 @@
 """Hostile patterns: a user's regular expression (a mask treatment's ``regex``) runs under RE2 in linear time
-(engine/patterns.py) or is refused with the reason, the same way from the web form, the API and the CLI.
+(engine/model/patterns.py) or is refused with the reason, the same way from the web form, the API and the CLI.
 
 ``(a+)+$`` took Python's ``re`` 9 s on a 28-character value (x4 per 2 characters); here it masks a 30- and a
 10,000-character value at once, with the masks computed independently below. Backreferences and
@@ -17,10 +17,10 @@ import pytest
 from anonymizer_helpers import make_dataset
 
 from anonymizer_app.engine import Role
-from anonymizer_app.engine import identifiers as ids
 from anonymizer_app.engine.errors import InputError
-from anonymizer_app.engine.identifiers import IdentifierRule
-from anonymizer_app.engine.patterns import MAX_PATTERN_CHARS, compile_pattern
+from anonymizer_app.engine.model.patterns import MAX_PATTERN_CHARS, compile_pattern
+from anonymizer_app.engine.run import identifiers as ids
+from anonymizer_app.engine.run.identifiers import IdentifierRule
 from anonymizer_app.services import jobs, pseudonyms
 from tests.cli_helpers import run_command
 
@@ -200,7 +200,7 @@ LONG = ["1" * 32_767 + "x", "1" * 32_767, "-" + "1" * 32_766 + ".", " " * 32_767
 
 
 def test_the_products_number_patterns_read_long_hostile_cells_as_before():
-    from anonymizer_app.engine import order, table
+    from anonymizer_app.engine.model import order, table
     from anonymizer_app.forms import TYPE_PATTERNS, type_mismatch
     from anonymizer_app.services.exports import NUMBER
 
@@ -226,7 +226,7 @@ def test_a_sheet_with_a_tag_that_never_closes_is_scanned_for_formulas_in_linear_
     # without a value after it is still found
     import zipfile
 
-    from anonymizer_app.engine import workbook
+    from anonymizer_app.engine.io import workbook
 
     hostile = b"<f" + b'<c r="A1" x' * 100_000
 

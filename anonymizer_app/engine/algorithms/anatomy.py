@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
-from ..hierarchy import ROOT
+from ..model.hierarchy import ROOT
 from ..privacy import DistinctLDiversity, EntropyLDiversity
 from . import AlgorithmInfo, register
 from .base import Problem
@@ -114,8 +114,8 @@ def published_tables(table, group: np.ndarray, column: str) -> tuple[pd.DataFram
 
 
 def assemble_anatomy(table, recoding: AnatomyRecoding, models, suppression_limit, sensitive):
-    from ..metrics import class_figures
-    from ..result import Result
+    from ..measure.metrics import class_figures
+    from ..run.result import Result
 
     qit, st = published_tables(table, recoding.group, recoding.column)
     kept = recoding.group >= 0

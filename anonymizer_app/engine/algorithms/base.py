@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Cancelled
-from ..hierarchy import Hierarchy
+from ..model.hierarchy import Hierarchy
+from ..model.table import FrequencySet, Table
 from ..privacy import PrivacyModel
-from ..table import FrequencySet, Table
 
 ProgressCallback = Callable[[float, str], None]
 # An algorithm calls Problem.heartbeat at every unit of its work (a cluster, a partition, a node, a batch of
@@ -40,7 +40,7 @@ class Problem:
     republication: object | None = field(default=None, repr=False)
     # a population table with a research subset (δ-presence, k-map against it): per row, whether it is a research
     # record. ``freq.counts`` then counts each tuple's research records, the domains of the models on published
-    # records weigh each row by its flag, and the budget is a share of the research records (engine/research.py)
+    # records weigh each row by its flag, and the budget is a share of the research records (engine/run/research.py)
     research: np.ndarray | None = field(default=None, repr=False)
     last_report: float = field(default=0.0, repr=False)  # time.monotonic() of the last progress call
     last_fraction: float = field(default=0.0, repr=False)
@@ -58,12 +58,12 @@ class Problem:
 
     def domain(self, column: str):
         if column not in self.domains:
-            from ..distributions import sensitive_domain
+            from ..privacy.distributions import sensitive_domain
 
             if self.research is None:
                 self.domains[column] = sensitive_domain(self.table.frame, column)
             else:
-                from ..research import research_domain
+                from ..run.research import research_domain
 
                 self.domains[column] = research_domain(lambda frame: sensitive_domain(frame, column),
                                                        self.table.frame, self.research)
@@ -152,7 +152,7 @@ class Problem:
         bad = np.zeros(len(sizes), dtype=bool)
         found: dict = {}  # column -> counts, for several models on one column
         # with a research subset ``sizes`` are research records: a class without one is not published, and only
-        # the models on the population (δ-presence, k-map) judge it (engine/research.py)
+        # the models on the population (δ-presence, k-map) judge it (engine/run/research.py)
         shown = None if self.research is None else sizes > 0
         for m in self.models:
             if getattr(m, "whole_table", False):

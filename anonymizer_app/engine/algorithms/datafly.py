@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsatisfiableError
-from ..lattice import equivalence_classes
 from ..privacy import PRIVACY_MODELS
+from ..search.lattice import equivalence_classes
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

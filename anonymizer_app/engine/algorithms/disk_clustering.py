@@ -35,7 +35,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..clustering import (
+from ..model.table import group_rows
+from ..privacy import PRIVACY_MODELS, Parameter
+from ..search.clustering import (
     SEED,
     finish,
     identical_clusters,
@@ -44,10 +46,8 @@ from ..clustering import (
     space_of,
     split_big,
 )
-from ..distance import Encoded, zkey
-from ..privacy import PRIVACY_MODELS, Parameter
-from ..recoding import group_labels
-from ..table import group_rows
+from ..search.distance import Encoded, zkey
+from ..search.recoding import group_labels
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
 
@@ -330,7 +330,7 @@ def _cluster_bucket(space, block: np.ndarray, k: int, rng: np.random.Generator,
     group, n_ident = identical_clusters(inverse, counts, k)
     rest = np.flatnonzero(group < 0)
     if len(rest) >= k:
-        from ..clustering import oka_fill
+        from ..search.clustering import oka_fill
 
         items = inverse[rest]
         cent, cl = oka_fill(enc, items, k, rng, progress=None if tick is None else lambda f: tick())
@@ -339,7 +339,7 @@ def _cluster_bucket(space, block: np.ndarray, k: int, rng: np.random.Generator,
         _, cl = np.unique(cl, return_inverse=True)
         group[rest] = n_ident + cl
     elif len(rest):
-        from ..clustering import place_leftovers
+        from ..search.clustering import place_leftovers
 
         group = place_leftovers(enc, inverse, group, rest, k)
     return group

@@ -3,8 +3,8 @@ chosen metric among all anonymous nodes. The reference the optimal searches are 
 
 from __future__ import annotations
 
-from ..lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from ..privacy import PRIVACY_MODELS
+from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 from ..errors import InputError, UnsatisfiableError
-from ..lattice import equivalence_classes
 from ..privacy import PRIVACY_MODELS, Parameter
+from ..search.lattice import equivalence_classes
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

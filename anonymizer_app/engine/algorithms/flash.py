@@ -18,9 +18,9 @@ import heapq
 
 import numpy as np
 
-from ..lattice import ANONYMOUS, LARGE_FREQUENCY_SET, NOT_ANONYMOUS, PRUNED, UNKNOWN
-from ..lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from ..privacy import PRIVACY_MODELS
+from ..search.lattice import ANONYMOUS, LARGE_FREQUENCY_SET, NOT_ANONYMOUS, PRUNED, UNKNOWN
+from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

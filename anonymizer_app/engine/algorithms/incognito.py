@@ -18,9 +18,9 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import UnsatisfiableError
-from ..lattice import ANONYMOUS, NOT_ANONYMOUS
-from ..lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from ..privacy import PRIVACY_MODELS
+from ..search.lattice import ANONYMOUS, NOT_ANONYMOUS
+from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of
-from ..distance import Encoded
 from ..privacy import PRIVACY_MODELS
+from ..search.clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of
+from ..search.distance import Encoded
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
 
@@ -122,7 +122,7 @@ def kmember(problem: Problem) -> CellRecoding:
     return finish(problem, group, "local", {"identical_clusters": n_ident})
 
 
-# the compiled loop (engine/_kmember_kernel.py) from this much work (distinct tuples x clusters): below it
+# the compiled loop (engine/search/_kmember_kernel.py) from this much work (distinct tuples x clusters): below it
 # numba's import and the load of its cached code (about 0.6 s) cost more than they save
 KERNEL_MIN_WORK = 50_000_000
 
@@ -137,7 +137,7 @@ def _use_kernel(enc: Encoded, n_tuples: int, total: int, k: int) -> bool:
 def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining: np.ndarray, dist: np.ndarray,
                    r: int, total: int, k: int, first_cluster: int) -> np.ndarray:
     """The loop of kmember() compiled, same choices; returns its pieces (tuple position, cluster, records)."""
-    from .. import _kmember_kernel
+    from ..search import _kmember_kernel
 
     tables = [np.ascontiguousarray(t, dtype=np.int16).reshape(-1) for t in enc.lca_table]
     size = np.array([int(np.sqrt(len(t))) for t in tables], dtype=np.int64)

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
-from ..hierarchy import ROOT, Hierarchy
-from ..missing import MISSING, NULL_LABEL
+from ..model.hierarchy import ROOT, Hierarchy
+from ..model.missing import MISSING, NULL_LABEL
 from ..privacy import Parameter
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem

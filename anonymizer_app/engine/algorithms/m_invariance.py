@@ -18,17 +18,17 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, UnsatisfiableError
+from ..model.table import Role, Table
 from ..privacy import KAnonymity, MInvariance, Parameter
-from ..recoding import QISpace
 from ..republication import History, Republication, m_invariant_groups, record_keys
 from ..republication.check import COUNTERFEITS, GROUP, check_release, release_table
 from ..republication.invariance import Grouping
-from ..table import Role, Table
+from ..search.recoding import QISpace
 from . import AlgorithmInfo, register
 from .base import Problem
 
 if TYPE_CHECKING:
-    from ..result import Result
+    from ..run.result import Result
 
 RECODING = "m-invariance"
 # the identifying column naming each record across releases (a policy's option; the CLI's --record-id COL)
@@ -118,7 +118,7 @@ def counterfeit_table(published: pd.DataFrame) -> pd.DataFrame:
 
 def cell_checker(table: Table, hierarchies: dict) -> Callable[[str, np.ndarray, np.ndarray], None]:
     """check_release's cell check: each real row's QI cell generalizes its input (ranges for numeric QIs)."""
-    from ..result import _check_cells
+    from ..run.result import _check_cells
 
     def check(column: str, cells: np.ndarray, rows: np.ndarray) -> None:
         source = table.frame[column].iloc[rows].reset_index(drop=True)
@@ -128,8 +128,8 @@ def cell_checker(table: Table, hierarchies: dict) -> Callable[[str, np.ndarray, 
 
 
 def assemble_m_invariance(table: Table, recoding: MInvarianceRecoding, models: list, suppression_limit: float) -> Result:
-    from ..metrics import class_figures
-    from ..result import Result
+    from ..measure.metrics import class_figures
+    from ..run.result import Result
 
     grouping = recoding.grouping
     published, rows = release_table(grouping, table.frame[recoding.column].astype(str).to_numpy(), list(table.qi),

@@ -78,13 +78,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..clustering import SEED, k_of, space_of
-from ..distance import Centroids, Encoded, nearest
 from ..errors import InputError, UnsatisfiableError, VerificationError
-from ..hierarchy import ROOT
-from ..metrics import cell_loss_figures
+from ..measure.metrics import cell_loss_figures
+from ..model.hierarchy import ROOT
 from ..privacy import BetaLikeness, Parameter
-from ..recoding import cells_from_groups
+from ..search.clustering import SEED, k_of, space_of
+from ..search.distance import Centroids, Encoded, nearest
+from ..search.recoding import cells_from_groups
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem, PublishedClasses
 
@@ -528,8 +528,8 @@ def separate_published(cells: list[np.ndarray], group: np.ndarray, unit_of_row: 
 
 def _published_frequency(pc: PublishedClasses):
     """(QI hierarchies in QI order, frequency set of the input's QI codes, sensitive domain) as MHA saw them."""
-    from ..distributions import sensitive_domain
-    from ..table import frequency_set
+    from ..model.table import frequency_set
+    from ..privacy.distributions import sensitive_domain
 
     table = pc.table
     hs = table.hierarchies({c: h for c, h in (pc.hierarchies or {}).items() if c in table.qi})

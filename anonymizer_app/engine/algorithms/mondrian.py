@@ -31,9 +31,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InputError, UnsatisfiableError
-from ..hierarchy import ROOT
+from ..model.hierarchy import ROOT
 from ..privacy import PRIVACY_MODELS, Parameter
-from ..recoding import QISpace, cells_from_groups, group_labels
+from ..search.recoding import QISpace, cells_from_groups, group_labels
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
 

@@ -3,7 +3,7 @@
 Records of a QI tuple seen at least k times first form clusters of identical records (no loss).
 The others: floor(n/k) random records seed the clusters, one pass puts every record in the cluster
 whose centroid is nearest (the centroid follows; an index over the centroids limits the comparisons,
-see engine/distance.py); then the adjustment: clusters above k give up the records farthest from
+see engine/search/distance.py); then the adjustment: clusters above k give up the records farthest from
 their centroid, which go to the nearest clusters below k, then to the nearest ones below 2k-1. Every
 cluster ends with k..2k-1 records when the table has at least k. Local recoding: each cluster's
 numeric values become its range [lo-hi], the others their lowest common ancestor.
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import (
+from ..privacy import PRIVACY_MODELS
+from ..search.clustering import (
     SEED,
     finish,
     identical_clusters,
@@ -23,8 +24,7 @@ from ..clustering import (
     place_leftovers,
     space_of,
 )
-from ..distance import Encoded
-from ..privacy import PRIVACY_MODELS
+from ..search.distance import Encoded
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
 

@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..model.table import Table, group_rows
 from ..privacy import Parameter
 from ..safepub.mechanism import make_rng, parse_seed, randomness
 from ..safepub.scores import DEFAULT_SCORE, SCORE_LABELS, SCORES, SampleClasses
 from ..safepub.search import walk
-from ..table import Table, group_rows
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

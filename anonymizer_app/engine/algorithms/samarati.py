@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsatisfiableError
-from ..lattice import ANONYMOUS, UNKNOWN
-from ..lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from ..privacy import PRIVACY_MODELS
+from ..search.lattice import ANONYMOUS, UNKNOWN
+from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..errors import Cancelled, InputError
-from ..hierarchy import Hierarchy
-from ..table import Role
+from ..model.hierarchy import Hierarchy
+from ..model.table import Role
 from .profile import entry_for
 from .source import DicomSource, ProgressFn
 

@@ -198,7 +198,7 @@ class _Sensitive(PrivacyModel):
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """The encoding of the model's column the check counts on (distributions.SensitiveDomain): the
         column's values; a model that needs another (a hierarchy, a membership marker) overrides this."""
-        from ..distributions import sensitive_domain  # distributions imports the privacy package
+        from .distributions import sensitive_domain  # distributions imports the privacy package
 
         assert self.column is not None
         return sensitive_domain(frame, self.column, None, numeric)

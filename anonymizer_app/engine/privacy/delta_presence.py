@@ -83,7 +83,7 @@ class DeltaPresence(_Sensitive):
 
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """The research-subset marker as members / non-members."""
-        from ..distributions import membership_domain
+        from .distributions import membership_domain
 
         assert self.column is not None
         return membership_domain(frame, self.column)

@@ -53,7 +53,7 @@ class KMapPopulationTable(_Sensitive):
 
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """The research-subset marker as members / non-members (the population records of a class are all its records)."""
-        from ..distributions import membership_domain
+        from .distributions import membership_domain
 
         assert self.column is not None
         return membership_domain(frame, self.column)

@@ -1,6 +1,6 @@
 """Population uniqueness threshold (ARX's "population uniqueness" model): the share of the population
 that is unique on the published QIs, estimated by Dankar et al. 2012's rule over the Pitman, Zayatz and
-SNB estimators (engine.risk.uniqueness) from the published classes' size frequencies, is at most a
+SNB estimators (engine.measure.risk.uniqueness) from the published classes' size frequencies, is at most a
 threshold. The population is given by its sampling fraction π: the published records n stand for
 N = round(n / π) people.
 
@@ -49,7 +49,7 @@ class PopulationUniqueness(PrivacyModel):
 
     def estimate(self, sizes: np.ndarray) -> dict:
         """Dankar's choice ({"model", "uniques", "share", "converged", "why"}) on the classes of positive size."""
-        from ..risk.uniqueness import population_uniqueness
+        from ..measure.risk.uniqueness import population_uniqueness
 
         sizes = np.asarray(sizes)
         kept = sizes[sizes > 0]

@@ -80,7 +80,7 @@ class TCloseness(_Sensitive):
 
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """Hierarchical distance: the values placed in the column's own hierarchy."""
-        from ..distributions import sensitive_domain
+        from .distributions import sensitive_domain
 
         assert self.column is not None
         hierarchy = None

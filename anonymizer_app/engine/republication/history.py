@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .. import json_limits
 from ..errors import InputError
+from ..io import json_limits
 
 FORMAT = "m-invariance history v1"
 

@@ -34,8 +34,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InputError
-from ..hierarchy import ROOT
-from ..recoding import QISpace, parse_range
+from ..model.hierarchy import ROOT
+from ..search.recoding import QISpace, parse_range
 from .history import Entry, History
 
 Heartbeat = Callable[[float, str], None]

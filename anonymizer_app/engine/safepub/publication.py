@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, VerificationError
-from ..table import Table, group_rows
+from ..model.table import Table, group_rows
 
 
 def dp_model(models):

@@ -26,8 +26,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
-from ..table import group_rows
+from ..model.hierarchy import Hierarchy
+from ..model.table import group_rows
 
 SCORE_LABELS = {
     "loss": "Loss (granularity)",

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError, VerificationError
-from ..hierarchy import Hierarchy
+from ..model.hierarchy import Hierarchy
 from . import itemsets, measures
 from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut

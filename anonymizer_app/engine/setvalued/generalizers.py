@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from ..hierarchy import Hierarchy
+from ..model.hierarchy import Hierarchy
 from .apriori import SetRecoding
 from .transactions import Transactions
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import builders
-from ..hierarchy import Hierarchy
-from ..missing import markers_in_use
+from ..model import builders
+from ..model.hierarchy import Hierarchy
+from ..model.missing import markers_in_use
 from .transactions import Transactions
 
 ITEM_BUILDERS = ("grouping", "intervals", "masking", "data-driven")

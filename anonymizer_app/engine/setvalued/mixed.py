@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Cancelled, InputError
-from ..hierarchy import ROOT, Hierarchy
+from ..model.hierarchy import ROOT, Hierarchy
 from . import itemsets
 from .anonymize import SetResult, anonymize_transactions
 from .generalizers import _number

@@ -4,7 +4,7 @@
         --sensitive occupation --algorithm datafly --k 5 --suppression 0.04 \\
         --out adult_k5.csv --report adult_k5.json
 
-It builds one RunSpec and runs the pipeline the web app's jobs run (engine.pipeline.run), so OUT holds
+It builds one RunSpec and runs the pipeline the web app's jobs run (engine.run.pipeline.run), so OUT holds
 exactly what the publishing gate lets leave, as the web app's download does: rows in input order,
 identifying columns removed, suppressed records removed (or, with --suppressed-rows keep, rows with '*'
 in every QI, only when together they satisfy every model), cells neutralized against spreadsheet
@@ -49,12 +49,13 @@ import numpy as np
 import pandas as pd
 
 from anonymizer_app import engine
-from anonymizer_app.engine import Role, out_of_core
-from anonymizer_app.engine.hierarchy import CONFLICT_POLICIES
-from anonymizer_app.engine.missing import markers_in_use, parse_markers
-from anonymizer_app.engine.reader import text_column
-from anonymizer_app.engine.result import json_default
-from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
+from anonymizer_app.engine import Role
+from anonymizer_app.engine.backends import out_of_core
+from anonymizer_app.engine.io.reader import text_column
+from anonymizer_app.engine.model.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.engine.model.missing import markers_in_use, parse_markers
+from anonymizer_app.engine.run.result import json_default
+from anonymizer_app.engine.run.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management import (
     cluster_flags,
     identifier_flags,
@@ -311,8 +312,8 @@ class Command(OneLineCommand):
     def _run(self, opts: dict, progress: Progress) -> str:
         """One RunSpec, one pipeline run: the published rows go straight to OUT through a CSV sink (in
         memory, or streamed for the disk hybrid with k-anonymity alone); nothing is written on error."""
-        from anonymizer_app.engine.pipeline import run
-        from anonymizer_app.engine.spec import RunSpec, SetColumn, StreamedTable
+        from anonymizer_app.engine.run.pipeline import run
+        from anonymizer_app.engine.run.spec import RunSpec, SetColumn, StreamedTable
 
         source = Path(opts["input"])
         out = Path(opts["out"])
@@ -335,7 +336,7 @@ class Command(OneLineCommand):
         identifier_rules, pseudonym_keys = identifier_flags.prepare(opts)
         models = self._models(opts)
         k = self._k(opts, models)
-        suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
+        suppression = float(engine.run.stages.SUPPRESSION.validate(opts["suppression"]))
         sensitive = opts["sensitive"][0] if opts["sensitive"] else None
         options = self._algorithm_options(opts)
         build = dict(algorithm=opts["algorithm"], k=k, models=models, options=options,
@@ -476,9 +477,9 @@ class Command(OneLineCommand):
     def _run_transactions(self, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
         """A transaction file: one RunSpec (a TransactionSet), one pipeline run (k^m-anonymity by AA or
         dynamic hierarchies, the publishing gate's recount); OUT one record per line, as the input."""
-        from anonymizer_app.engine.pipeline import run
+        from anonymizer_app.engine.run.pipeline import run
+        from anonymizer_app.engine.run.spec import RunSpec, TransactionSet
         from anonymizer_app.engine.setvalued import parse_transactions
-        from anonymizer_app.engine.spec import RunSpec, TransactionSet
 
         for flag in ("qi", "sensitive", "identifier", "hierarchy"):
             if opts[flag]:
@@ -605,7 +606,7 @@ class Command(OneLineCommand):
         """The table through services.ingestion.iter_table_file (the path uploads and compare use): the format is
         sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes. ``dictionary``:
         text columns may come as Categoricals (engine.read_table), for engine.Table only."""
-        from anonymizer_app.engine.reader import join_pieces
+        from anonymizer_app.engine.io.reader import join_pieces
         from anonymizer_app.services import ingestion
 
         fmt = cls._input_format(source, delimiter, flag)

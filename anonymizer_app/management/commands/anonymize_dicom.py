@@ -28,8 +28,8 @@ from pathlib import Path
 from anonymizer_app import engine
 from anonymizer_app.engine import Role
 from anonymizer_app.engine import dicom as dicom_engine
-from anonymizer_app.engine.result import json_default
-from anonymizer_app.engine.spec import REMOVE, SUPPRESSED_ROWS
+from anonymizer_app.engine.run.result import json_default
+from anonymizer_app.engine.run.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.commands.anonymize import Progress, _hierarchy_binding
 
@@ -135,8 +135,8 @@ class Command(OneLineCommand):
     def _run(self, opts: dict, progress: Progress) -> str:
         from anonymizer_app.engine.dicom.archive import published_cells, write_archive
         from anonymizer_app.engine.dicom.deidentify import METHOD
-        from anonymizer_app.engine.pipeline import run
-        from anonymizer_app.engine.spec import RunSpec
+        from anonymizer_app.engine.run.pipeline import run
+        from anonymizer_app.engine.run.spec import RunSpec
         from anonymizer_app.services.exports import export_csv
 
         source_path, out = Path(opts["input"]), Path(opts["out"])

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from anonymizer_app import engine
-from anonymizer_app.engine.risk import REGIONS, population_model
+from anonymizer_app.engine.measure.risk import REGIONS, population_model
 from anonymizer_app.management.base import OneLineCommand
 from anonymizer_app.management.commands.anonymize import (
     USAGE_ERROR,
@@ -115,7 +115,7 @@ class Command(OneLineCommand):
             ks = comparison.parse_k_list(opts["k"])
         except engine.InputError as exc:
             raise AnonymizeError(f"--k: {exc}") from None
-        suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
+        suppression = float(engine.run.stages.SUPPRESSION.validate(opts["suppression"]))
         outputs = [(flag, Path(opts[key])) for flag, key in (("--out", "out"), ("--html", "html")) if opts[key]]
         for flag, path in outputs:
             parent = path.parent if str(path.parent) else Path(".")

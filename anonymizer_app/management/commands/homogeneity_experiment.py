@@ -21,7 +21,7 @@ import io
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine import experiments
+from anonymizer_app.engine.measure import experiments
 from anonymizer_app.management.base import OneLineCommand, UserError
 
 PROG = "homogeneity_experiment"
@@ -120,7 +120,7 @@ class Command(OneLineCommand):
         seed = _int_list(opts["seed"], "--seed", 0)[0]
         try:
             engine.get_algorithm(opts["algorithm"])
-            suppression = float(engine.api.SUPPRESSION.validate(opts["suppression"]))
+            suppression = float(engine.run.stages.SUPPRESSION.validate(opts["suppression"]))
         except engine.EngineError as exc:
             raise ExperimentError(f"--{'algorithm' if 'algorithm' in str(exc) else 'suppression'}: {exc}") from None
         outputs = [(flag, Path(opts[key])) for flag, key in (("--out", "out"), ("--html", "html")) if opts[key]]

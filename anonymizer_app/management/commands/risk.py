@@ -4,7 +4,7 @@
         [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE] \\
         [--threshold 0.2] [--combinations 3] [--json report.json]
 
-The figures are engine.risk.analyze's, the same as the web app's risk page (without its cap on QI
+The figures are engine.measure.risk.analyze's, the same as the web app's risk page (without its cap on QI
 combinations). The table (and a population table) is read the way uploads are. Exit status: 0 done, 2 bad
 flags or files (one line on stderr, `risk: error: ...`), 1 internal error, 130 when interrupted.
 """
@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine.risk import REGIONS, analyze, population_model
+from anonymizer_app.engine.measure.risk import REGIONS, analyze, population_model
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.commands.anonymize import _write_all
 from anonymizer_app.management.commands.compare import read_table_file

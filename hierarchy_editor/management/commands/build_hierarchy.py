@@ -13,7 +13,7 @@ separated by --item-delimiter, the record id first with --record-id), with --set
 those of a table's set-valued column; the builder runs on the item occurrences (records as sets:
 engine.setvalued.item_hierarchy), as the web app's item builders do.
 
-The builder options are flags generated from engine.builders.BUILDERS (one per parameter name,
+The builder options are flags generated from engine.model.builders.BUILDERS (one per parameter name,
 shared where two builders take the same option). No database is needed. Every error is one line on
 stderr, `build_hierarchy: error: ...`, with exit status 2, and the output file is only written
 (under a temporary name, then renamed) after the hierarchy was built and serialized.
@@ -29,9 +29,9 @@ from pathlib import Path
 from django.conf import settings
 
 from anonymizer_app.engine import EngineError, read_table
-from anonymizer_app.engine.builders import BUILDERS, build, get_builder
-from anonymizer_app.engine.formats import FORMATS, write_hierarchy
-from anonymizer_app.engine.hierarchy import without_missing
+from anonymizer_app.engine.model.builders import BUILDERS, build, get_builder
+from anonymizer_app.engine.model.formats import FORMATS, write_hierarchy
+from anonymizer_app.engine.model.hierarchy import without_missing
 from anonymizer_app.engine.privacy import Parameter
 from anonymizer_app.engine.setvalued import column_transactions, parse_transactions
 from anonymizer_app.engine.setvalued.item_hierarchy import ITEM_BUILDERS, build_item_hierarchy

@@ -1,0 +1,64 @@
+"""The merged frequency set of a cluster run, shaped so that the engine's own code runs on it.
+
+The workers send, per partition, the distinct combinations of (QI leaf codes, codes of the attacked
+sensitive columns) with their counts; merged, these "weighted rows" stand for the N records. The
+algorithms read a table only through the frequency set (distinct QI tuples with counts), the sensitive
+histograms of those tuples and ``table.n``/``qi``/``is_numeric``: :class:`FrequencyTable` and
+:class:`WeightedDomain` give exactly those, so the lattice search runs unchanged and sees the figures a
+single-process run sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...model.table import FrequencySet, Table, group_rows
+from ...privacy.distributions import SensitiveDomain
+
+
+@dataclass
+class FrequencyTable(Table):
+    """A Table whose rows are distinct combinations, each standing for ``weights[i]`` records."""
+
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def n(self) -> int:
+        return int(self.weights.sum())
+
+
+@dataclass
+class WeightedDomain(SensitiveDomain):
+    """A sensitive domain whose ``codes`` are per weighted row: every histogram counts the weights."""
+
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def row_weights(self, kept: np.ndarray | None = None) -> np.ndarray | None:
+        return self.weights if kept is None else self.weights[kept]
+
+
+def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                       width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct rows of several (combinations, counts, first rows) triples: counts summed, the first row
+    (in the whole table) the smallest, in key order."""
+    parts = [p for p in parts if len(p[1])]
+    if not parts:
+        return np.zeros((0, width), dtype=np.int32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    combos = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+    counts = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    rows = np.concatenate([p[2] for p in parts]) if len(parts) > 1 else parts[0][2]
+    first, inverse, _ = group_rows(combos.astype(np.int64))
+    total = np.bincount(inverse, weights=counts, minlength=len(first)).astype(np.int64)
+    earliest = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(earliest, inverse, rows)
+    return combos[first], total, earliest
+
+
+def tuple_frequency_set(qi_codes: np.ndarray, weights: np.ndarray, leaf_counts: np.ndarray) -> FrequencySet:
+    """The frequency set of the weighted rows: distinct QI tuples in the order table.frequency_set gives
+    them (the same mixed-radix key), counts summed from the weights, ``inverse``: weighted row -> tuple."""
+    first, inverse, _ = group_rows(qi_codes, leaf_counts)
+    counts = np.bincount(inverse, weights=weights, minlength=len(first)).astype(np.int64)
+    return FrequencySet(qi_codes[first], counts, inverse)

@@ -1,0 +1,1 @@
+"""Reading users' files: tables (CSV/TSV/Excel) and bounded JSON."""

@@ -1,0 +1,1 @@
+"""Measuring a release: utility metrics, the attack report, risk estimators, experiments."""

@@ -1,0 +1,323 @@
+"""Utility and risk measures, exactly as ../shared/docs/definitions.md defines them.
+
+All figures are computed from equivalence-class sizes and per-cell generalization levels; the
+suppressed records take no part in any class.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model.hierarchy import Hierarchy
+
+RISK_THRESHOLD = 0.2
+
+# Names and one-line meanings, for the UI's help and the report JSON.
+METRIC_HELP = {
+    "equivalence_classes": "number of equivalence classes (ECs) among the non-suppressed records",
+    "min_class_size": "size of the smallest EC (the k actually reached)",
+    "mean_class_size": "(N - suppressed) / #EC",
+    "suppressed": "records suppressed (all QIs shown as *)",
+    "ncp": "Normalized Certainty Penalty (Xu et al. 2006): mean cell loss 0..1; suppressed cells count 1",
+    "generalization_height": "level / hierarchy height, mean over QI cells; suppressed cells count 1",
+    "discernibility": "C_DM = sum of |EC|^2 + suppressed x N",
+    "c_avg": "normalized average EC size (N - suppressed) / (#EC x k)",
+    "non_uniform_entropy": "sum over cells of -log2 P(original value | generalized value), on the input",
+    "prosecutor_risk_highest": "1 / smallest EC size",
+    "prosecutor_risk_average": "#EC / (N - suppressed)",
+    "records_at_risk": f"share of non-suppressed records whose risk 1/|EC| exceeds {RISK_THRESHOLD}",
+    "marketer_risk": "#EC / N",
+    "sample_uniques": "ECs of size 1",
+    "homogeneous_classes": "ECs whose records all share one sensitive value",
+    "homogeneous_records": "records in homogeneous ECs",
+}
+
+
+def class_figures(sizes: np.ndarray, n: int, suppressed: int, k: int, threshold: float = RISK_THRESHOLD) -> dict:
+    """EC counts, discernibility, C_AVG and the prosecutor/marketer risks."""
+    return class_figures_from_histogram(*size_histogram(sizes), n, suppressed, k, threshold)
+
+
+def size_histogram(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(sizes, return_counts=True) of class sizes: by counting when they are small numbers (they
+    are: at most N), not by a sort."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(sizes) and int(sizes.min()) >= 0 and int(sizes.max()) < max(4 * len(sizes), 1 << 16):
+        every = np.bincount(sizes)
+        values = np.flatnonzero(every > 0)
+        return values, every[values]
+    distinct, counts = np.unique(sizes, return_counts=True)
+    return distinct, counts
+
+
+def class_figures_from_histogram(size: np.ndarray, count: np.ndarray, n: int, suppressed: int, k: int,
+                                 threshold: float = RISK_THRESHOLD) -> dict:
+    """class_figures from the EC size histogram (``count[i]`` classes of ``size[i]`` records): what an
+    out-of-core run keeps instead of one size per class."""
+    size = np.asarray(size, dtype=np.int64)
+    count = np.asarray(count, dtype=np.int64)
+    kept = n - suppressed
+    ecs = int(count.sum())
+    smallest = int(size[count > 0].min()) if ecs else 0
+    figures: dict[str, float | int | None] = {
+        "equivalence_classes": ecs,
+        "min_class_size": smallest,
+        "mean_class_size": kept / ecs if ecs else 0.0,
+        "suppressed": int(suppressed),
+        "discernibility": int(np.sum(count * size**2) + suppressed * n),
+        "c_avg": kept / (ecs * k) if ecs else None,
+        "prosecutor_risk_highest": 1.0 / smallest if ecs else 0.0,
+        "prosecutor_risk_average": ecs / kept if kept else 0.0,
+        "records_at_risk": float(np.sum((size * count)[1.0 / np.maximum(size, 1) > threshold]) / kept) if kept else 0.0,
+        "marketer_risk": ecs / n if n else 0.0,
+        "sample_uniques": int(count[size == 1].sum()),
+    }
+    return figures
+
+
+def homogeneity(class_of_row: np.ndarray, sensitive: pd.Series) -> dict:
+    """Homogeneous ECs (seed 001): classes with one sensitive value, and the records they hold."""
+    kept = class_of_row >= 0
+    cls = class_of_row[kept]
+    if cls.size == 0:
+        return {"homogeneous_classes": 0, "homogeneous_records": 0}
+    values, _ = pd.factorize(sensitive.to_numpy()[kept])
+    pairs = np.unique(cls.astype(np.int64) * (int(values.max()) + 1) + values)
+    distinct = np.bincount(pairs // (int(values.max()) + 1))
+    sizes = np.bincount(cls)
+    homogeneous = distinct == 1
+    return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
+
+
+def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.ndarray, counts: np.ndarray) -> dict:
+    """homogeneity() from the frequency set instead of the N rows: the class of each distinct QI tuple (-1:
+    suppressed) and the (tuple, sensitive value code, records) triplets of the tuples' histograms."""
+    cls = np.asarray(tuple_class, dtype=np.int64)[tuples]
+    kept = cls >= 0
+    if not kept.any():
+        return {"homogeneous_classes": 0, "homogeneous_records": 0}
+    values = np.asarray(values, dtype=np.int64)
+    if not kept.all():  # (all kept: the same arrays, no copies)
+        cls, values, counts = cls[kept], values[kept], counts[kept]
+    width = int(values.max()) + 1
+    classes = int(cls.max()) + 1
+    if classes * width <= max(4 * len(cls), 1 << 22):  # distinct values per class from one count per cell
+        # the class of each present (class, value) cell counted (a sum along rows of width-wide bools is slow)
+        present = np.flatnonzero(np.bincount(cls * width + values, minlength=classes * width) > 0)
+        distinct = np.bincount(present // width, minlength=classes)
+    else:
+        pairs = np.unique(cls * width + values)
+        distinct = np.bincount(pairs // width)
+    sizes = np.bincount(cls, weights=counts).astype(np.int64)
+    homogeneous = distinct == 1
+    return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
+
+
+def leaf_numbers(leaves: np.ndarray) -> np.ndarray:
+    """pd.to_numeric(pd.Series(leaves), errors="coerce") as floats; str leaves parsed as an array (the same
+    parse, without building a Series: a quarter of the time)."""
+    if all(type(v) is str for v in leaves):
+        return np.asarray(pd.to_numeric(np.asarray(leaves, dtype=object), errors="coerce"), dtype=float)
+    return pd.to_numeric(pd.Series(leaves), errors="coerce").to_numpy(dtype=float)
+
+
+def _ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: bool) -> np.ndarray:
+    """NCP of each label of a level: interval width share for numbers, leaf share for categories."""
+    n_labels = len(h.labels[level])
+    if level == 0:
+        return np.zeros(n_labels)
+    if numeric:
+        values = leaf_numbers(h.leaves)
+        ok = leaf_present & ~np.isnan(values)
+        if ok.any():
+            span = values[ok].max() - values[ok].min()
+            out = np.zeros(n_labels)
+            if span > 0:  # each label's lowest and highest present leaf value (exact: no sums), numpy not groupby
+                label, v = np.asarray(h.maps[level])[ok], values[ok]
+                lo, hi = np.full(n_labels, np.inf), np.full(n_labels, -np.inf)
+                np.minimum.at(lo, label, v)
+                np.maximum.at(hi, label, v)
+                present = np.bincount(label, minlength=n_labels) > 0
+                out[present] = (hi[present] - lo[present]) / span
+            return out
+    return h.leaf_counts(level) / len(h.leaves)
+
+
+def loss_figures(
+    hierarchies: list[Hierarchy],
+    numeric: list[bool],
+    codes: np.ndarray,
+    levels: list[int],
+    suppressed: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> dict:
+    """NCP, generalization height and non-uniform entropy of a full-domain transformation.
+
+    ``weights``: the records each row of ``codes`` stands for - the frequency set's distinct tuples with
+    their counts (``suppressed`` then flags whole tuples), so the sums run over the tuples, not N rows."""
+    rows, q = codes.shape
+    n = rows if weights is None else int(np.sum(weights))
+    if n == 0 or q == 0 or (not any(levels) and not suppressed.any()):
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}  # nothing changed
+    everything = not suppressed.any()  # every row kept: no mask to take (the same rows, in the same order)
+    kept = ~suppressed
+    # the counts as floats once (x * count and x * float(count) are the same numbers: counts are exact)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    wk = w if w is None or everything else w[kept]
+    ws = None if w is None else w[suppressed]
+    n_sup = int(suppressed.sum()) if ws is None else int(np.sum(ws))
+    ncp_sum = height_sum = entropy = 0.0
+
+    def total(x: np.ndarray, w: np.ndarray | None) -> float:
+        return float(np.sum(x)) if w is None else float(np.sum(x * w))
+
+    by_column = np.ascontiguousarray(codes.T)  # each QI's codes contiguous (the rows' order kept)
+    for j, (h, lv) in enumerate(zip(hierarchies, levels)):
+        col = by_column[j]
+        leaf_count = np.bincount(col, weights=w, minlength=len(h.leaves))
+        label_of_leaf = h.maps[lv]
+        # a label's records are its leaves' (whole numbers, exact as floats)
+        label_count = np.bincount(label_of_leaf, weights=leaf_count, minlength=len(h.labels[lv])).astype(np.int64)
+        if w is not None:  # bincount with weights gives floats; the counts are whole numbers
+            leaf_count = leaf_count.astype(np.int64)
+        # a row's terms depend on its leaf only: computed once per leaf (log2 of a count is the same number
+        # whichever array holds it), then taken per row - the very values a per-row computation gives,
+        # summed in the same order, so the figures are bit for bit those of a row-by-row computation
+        log_leaf = np.log2(np.maximum(leaf_count, 1))  # an absent leaf (count 0) is no row's
+        ncp_of_leaf = _ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
+        entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
+        shown = col if everything else col[kept]
+        ncp_sum += total(np.take(ncp_of_leaf, shown), wk) + n_sup
+        height_sum += (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
+        entropy += total(np.take(entropy_of_leaf, shown), wk)
+        if not everything:
+            entropy += total(np.log2(n) - np.take(log_leaf, col[suppressed]), ws)
+    cells = n * q
+    return {
+        "ncp": ncp_sum / cells,
+        "generalization_height": height_sum / cells,
+        "non_uniform_entropy": entropy,
+    }
+
+
+# ---- local and multidimensional recoding: figures from the output cells ------------------------------
+def _cell_levels(h: Hierarchy, codes: np.ndarray, cell_ids: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+    """Per (cell, leaf) item: the lowest level whose label of the leaf is the cell, -1 if none."""
+    found = np.full(len(codes), -1, dtype=np.int64)
+    for lv in range(h.level_count):
+        at_level = pd.Index(h.labels[lv]).get_indexer(pd.Index(distinct))
+        hit = (found < 0) & (at_level[cell_ids] == h.maps[lv][codes])
+        found[hit] = lv
+    return found
+
+
+def _range_heights(h: Hierarchy, values: np.ndarray, present: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Per range: level of the lowest hierarchy node over every present leaf in [lo, hi], / height."""
+    ok = present & ~np.isnan(values)
+    leaves = np.flatnonzero(ok)
+    leaves = leaves[np.argsort(values[leaves], kind="stable")]
+    v = values[leaves]
+    a = np.searchsorted(v, lo, side="left")
+    b = np.searchsorted(v, hi, side="right") - 1
+    b = np.maximum(a, b)
+    level = np.full(len(lo), h.height, dtype=np.int64)
+    unset = np.ones(len(lo), dtype=bool)
+    for lv in range(h.level_count):
+        anc = h.maps[lv][leaves]
+        change = np.r_[0, np.cumsum(anc[1:] != anc[:-1])]
+        const = change[np.minimum(b, len(v) - 1)] == change[np.minimum(a, len(v) - 1)]
+        hit = unset & const
+        level[hit] = lv
+        unset &= ~hit
+    return level / h.height if h.height else np.zeros(len(lo))
+
+
+def cell_loss_figures(
+    hierarchies: list[Hierarchy],
+    numeric: list[bool],
+    codes: np.ndarray,
+    cells: list[np.ndarray],
+    suppressed: np.ndarray,
+    factorized: list[tuple[np.ndarray, pd.Index]] | None = None,
+) -> dict:
+    """NCP, generalization height and non-uniform entropy of a local/multidimensional recoding.
+
+    Read from the output cells: a cell that is a hierarchy label of its value counts as that node
+    (NCP: leaf share, or value-range share for numeric QIs; height: level / H); a numeric range
+    ``[lo-hi]`` has NCP (hi - lo) / (max - min of the column) and, as height, the level of the lowest
+    hierarchy node above every value of the column that falls in the range, / H.
+    """
+    n, q = codes.shape
+    if n == 0 or q == 0:
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
+    kept = ~suppressed
+    sums = np.zeros(3)
+    for j, h in enumerate(hierarchies):
+        col = codes[:, j].astype(np.int64)
+        leaf_count = np.bincount(col, minlength=len(h.leaves))
+        if kept.any():
+            if factorized is not None:  # the column's codes over all rows (result.factorize_cells)
+                cid, distinct = factorized[j][0][kept], factorized[j][1]
+            else:
+                cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
+            key = cid.astype(np.int64) * len(h.leaves) + col[kept]
+            pairs, pair_count = np.unique(key, return_counts=True)
+        else:
+            distinct, pairs, pair_count = pd.Index([], dtype=object), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        sums += cell_loss_sums(h, numeric[j], leaf_count, np.asarray(distinct, dtype=object),
+                               pairs // len(h.leaves), pairs % len(h.leaves), pair_count, col[suppressed])
+    return loss_from_sums(sums, n, q)
+
+
+def loss_from_sums(sums: np.ndarray, n: int, q: int) -> dict:
+    """The figures of cell_loss_figures from the sums of cell_loss_sums over the QIs."""
+    cells_total = n * q
+    if cells_total == 0:
+        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
+    return {"ncp": float(sums[0]) / cells_total, "generalization_height": float(sums[1]) / cells_total,
+            "non_uniform_entropy": float(sums[2])}
+
+
+def cell_loss_sums(h: Hierarchy, numeric: bool, leaf_count: np.ndarray, distinct: np.ndarray, p_cell: np.ndarray,
+                   p_leaf: np.ndarray, pair_count: np.ndarray, suppressed_leaves: np.ndarray) -> np.ndarray:
+    """One QI's (NCP sum, height sum, entropy) over its cells, from the distinct (output cell, input
+    leaf) pairs with their counts - additive, so an out-of-core run can count the pairs chunk by chunk.
+    ``leaf_count``: records per leaf over the whole column; ``suppressed_leaves``: the leaves of the
+    suppressed records (each of their cells counts 1, and log2(N / leaf count) of entropy)."""
+    from ..search.recoding import parse_range
+
+    n = int(leaf_count.sum())
+    present = leaf_count > 0
+    n_sup = len(suppressed_leaves)
+    entropy = float(np.sum(np.log2(n) - np.log2(leaf_count[suppressed_leaves]))) if n_sup else 0.0
+    ncp_sum = height_sum = float(n_sup)
+    if len(p_cell):
+        level = _cell_levels(h, p_leaf, p_cell, distinct)
+        ncp = np.zeros(len(p_cell))
+        height = np.zeros(len(p_cell))
+        for lv in np.unique(level[level > 0]):
+            sel = level == lv
+            label_ncp = _ncp_by_label(h, int(lv), present, numeric)
+            ncp[sel] = label_ncp[h.maps[lv][p_leaf[sel]]]
+            height[sel] = lv / h.height if h.height else 0.0
+        ranged = level < 0
+        if ranged.any():
+            values = pd.to_numeric(pd.Series(h.leaves, dtype=object), errors="coerce").to_numpy(dtype=float)
+            ok = present & ~np.isnan(values)
+            span = float(values[ok].max() - values[ok].min()) if ok.any() else 0.0
+            bounds = np.array([parse_range(distinct[c]) or (np.nan, np.nan) for c in p_cell[ranged]], dtype=float)
+            if span > 0:
+                # the range's part of the column's span: a range is drawn from the column's values, so it lies
+                # within them, except with a research subset, whose published records' span may be narrower
+                # than the population's range drawn around them (then the cell costs at most 1)
+                lowest, highest = float(values[ok].min()), float(values[ok].max())
+                ncp[ranged] = (np.minimum(bounds[:, 1], highest) - np.maximum(bounds[:, 0], lowest)) / span
+            else:
+                ncp[ranged] = 0.0
+            height[ranged] = _range_heights(h, values, present, bounds[:, 0], bounds[:, 1])
+        ncp_sum += float(np.sum(ncp * pair_count))
+        height_sum += float(np.sum(height * pair_count))
+        cell_count = np.bincount(p_cell, weights=pair_count)
+        entropy += float(np.sum(pair_count * (np.log2(cell_count[p_cell]) - np.log2(pair_count))))
+    return np.array([ncp_sum, height_sum, entropy])

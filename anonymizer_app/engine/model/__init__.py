@@ -1,0 +1,1 @@
+"""The table model: tables, generalization hierarchies and their builders, missing values, orders."""

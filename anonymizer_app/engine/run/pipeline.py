@@ -1,0 +1,176 @@
+"""The one pipeline every run goes through: encode → search → recode → output → measure → verify →
+publish (the gate) → report.
+
+Entry points build a :class:`~.spec.RunSpec` and call :func:`run`; they get a
+:class:`~.gate.Publication`: the rows that may leave, and the report. Two backends run the same
+stages: in memory (:func:`.api.compute` then :func:`.gate.publish`) and, for the disk hybrid with
+k-anonymity alone, out of core (:mod:`.out_of_core`: the table is streamed, the output written and
+verified chunk by chunk). Either way the published rows reach the caller's ``sink`` a chunk at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+from ..algorithms.base import ProgressCallback
+from ..backends import out_of_core
+from ..backends.dask.source import ParquetTable
+from ..errors import Cancelled, InputError
+from ..model.table import Table
+from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
+from .report import build_report, build_set_report
+from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable, TransactionSet
+from .stages import compute
+
+SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
+
+
+class Sink(Protocol):
+    """Where published rows go (a Parquet file, a CSV file): chunks in publication order."""
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+        """``rows``: the input row of each published row (the web app aligns the original beside it)."""
+
+
+def runs_out_of_core(spec: RunSpec) -> bool:
+    """Does this run stream its table (the disk hybrid with k-anonymity alone)?"""
+    return out_of_core.supports(spec.algorithm, list(spec.models))
+
+
+def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | None = None) -> Publication:
+    """Execute ``spec``; the published rows go to ``sink`` (if given) and the returned Publication.
+
+    An in-memory table (``Table``) runs every algorithm; a :class:`~.spec.StreamedTable` runs out of
+    core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
+    went to the sink, verified chunk by chunk. A :class:`~.spec.TransactionSet` runs the set-valued
+    algorithms (k^m-anonymity) and publishes through the gate's :func:`~.gate.publish_transactions`."""
+    if any(r.treatment != "remove" for r in spec.identifiers) and (
+            spec.cluster is not None or not isinstance(spec.table, Table)):
+        # the treatments and their gate check run on the in-memory publication
+        raise InputError("pseudonyms, masks and surrogates of identifying columns need an in-memory run "
+                         "(not a streamed, transaction or cluster run); remove the column instead")
+    if spec.cluster is not None or isinstance(spec.table, ParquetTable):
+        from ..backends.dask.backend import run_on_cluster  # dask is imported only for a cluster run
+
+        return run_on_cluster(spec, progress, sink)
+    if isinstance(spec.table, TransactionSet):
+        return _run_transactions(spec, spec.table, progress, sink)
+    if isinstance(spec.table, StreamedTable):
+        if spec.set_column is not None:
+            raise InputError("a set-valued column runs in memory: the disk hybrid streams relational tables only")
+        return _run_streamed(spec, spec.table, progress, sink)
+    table = spec.table
+
+    def stage(fraction: float, phase: str) -> None:
+        if progress is not None and progress(fraction, phase) is False:
+            raise Cancelled(phase)
+
+    result = compute(spec, progress)
+    stage(0.96, "publishing: checking every model on the rows that leave")
+    publication = publish(result, spec, table, result.hierarchies)
+    set_report = None
+    if spec.set_column is not None:
+        stage(0.965, f"k^m-anonymity of the set-valued column {spec.set_column.column!r} in every class")
+        set_report = publish_set_column(publication, spec, table)
+    publication.report = dict(build_report(publication, spec, table, result.hierarchies))
+    if set_report is not None:
+        publication.report["set_column"] = set_report
+    if spec.identifiers:
+        stage(0.97, "publishing: pseudonyms, masks and surrogates of the identifying columns")
+        entries = publish_identifiers(publication, spec, table)
+        publication.report["identifiers"] = entries
+        published = {e["column"] for e in entries if e["treatment"] != "remove"}
+        publication.report["identifying_removed"] = [c for c in publication.report.get("identifying_removed", [])
+                                                     if c not in published]
+    if sink is not None:
+        stage(0.98, "writing the published table")
+        write_to(sink, publication.table, publication.suppressed, publication.rows)
+    stage(1.0, "published")
+    return publication
+
+
+def label_joiner(delimiter: str) -> str:
+    """Between the items of a dynamic group's label ({a, b}): never the records' item delimiter."""
+    return next(j for j in (", ", "; ", ",", ";", "/") if delimiter not in j)
+
+
+def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sink | None) -> Publication:
+    """A transaction dataset: AA or dynamic hierarchies to k^m, the gate, the report, the sink."""
+    from ..setvalued import anonymize_transactions
+
+    def stage(fraction: float, phase: str) -> bool:
+        if progress is not None and progress(fraction, phase) is False:
+            raise Cancelled(phase)
+        return True
+
+    def searching(fraction: float, phase: str) -> bool:  # the algorithm's share of the bar: up to 90%
+        return stage(0.9 * fraction, phase)
+
+    result = anonymize_transactions(source.transactions, spec.k, source.m, algorithm=source.algorithm,
+                                    hierarchy=source.hierarchy, suppress_at_root=source.item_suppression,
+                                    progress=searching, label_joiner=label_joiner(source.delimiter),
+                                    numeric=source.numeric_items)
+    stage(0.96, "publishing: recounting k^m on the records that leave")
+    publication = publish_transactions(spec, result.records, result.recoding.rules,
+                                       result.recoding.suppressed_items)
+    publication.report = dict(build_set_report(publication, spec, result.report))
+    if sink is not None:
+        stage(0.98, "writing the published records")
+        write_to(sink, publication.table, publication.suppressed, publication.rows)
+    stage(1.0, "published")
+    return publication
+
+
+def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+    """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least)."""
+    if len(frame) == 0:
+        sink.write(frame, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
+        return
+    for start in range(0, len(frame), SINK_ROWS):
+        stop = min(start + SINK_ROWS, len(frame))
+        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop], rows[start:stop])
+
+
+def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | None) -> Publication:
+    if not runs_out_of_core(spec):
+        raise InputError(f"a streamed table runs with the disk hybrid and k-anonymity alone, not "
+                         f"{spec.algorithm} with {spec.describe_models()}")
+    if sink is None:
+        raise InputError("an out-of-core run writes its rows to a sink")
+
+    written = [0]
+
+    def write(frame: pd.DataFrame) -> None:
+        rows = np.arange(written[0], written[0] + len(frame), dtype=np.int64)
+        written[0] += len(frame)
+        sink.write(frame.reset_index(drop=True), np.zeros(len(frame), dtype=bool), rows)
+
+    outcome = out_of_core.anonymize_out_of_core(
+        source.chunks, source.roles, spec.hierarchies, spec.k, write, types=source.types,
+        sensitive=spec.sensitive, options=spec.options, progress=progress,
+        directory=spec.scratch, suppression_limit=spec.suppression_limit)
+    if not outcome.verified:
+        raise InputError("refusing to publish a result that was not verified")
+    report = dict(outcome.report)
+    records = int(report["records"])
+    report["input_records"] = records
+    # as build_report words it: the description is the rule for suppressed rows (none here: every cluster
+    # holds k records), so a streamed and an in-memory run of one spec report the same publishing
+    report["publishing"] = {"suppressed_rows": spec.publishing.suppressed_rows,
+                            "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows], "suppressed": 0,
+                            "suppressed_published": 0, "suppressed_removed": 0, "published_records": records}
+    empty = pd.DataFrame()
+    return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=report)
+
+
+def publish_levels(spec: RunSpec, levels: str, progress: ProgressCallback | None = None) -> Publication:
+    """A lattice node as a publication: the run's spec with the node's full-domain transformation."""
+    return run(spec.with_algorithm("full-domain", {"levels": levels}), progress)
+
+
+__all__ = ["Publication", "RunSpec", "Sink", "StreamedTable", "Table", "TransactionSet", "REMOVE", "label_joiner",
+           "publish_levels", "run",
+           "runs_out_of_core", "write_to"]

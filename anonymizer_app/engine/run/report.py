@@ -1,0 +1,339 @@
+"""The report of a run: one typed structure, built in one place from the result and its publication.
+
+Every entry point (web job, CLI, lattice node, API) stores or shows this report; the figures of the
+model cards are those of the classes the publishing gate checked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, TypedDict
+
+import numpy as np
+import pandas as pd
+
+from ..measure.metrics import RISK_THRESHOLD, class_figures
+from ..measure.risk import sample_risks
+from ..model.cells import ColumnDictionary
+from ..model.table import Table
+from ..privacy import research_column
+from ..privacy.distributions import domain_for
+from .gate import Publication
+from .research import published_classes, research_domain, research_flags
+from .result import _plain, class_size_histogram, factorize_cells, json_default
+from .spec import SUPPRESSED_ROWS, RunSpec
+
+TOP_VALUES = 30
+
+
+class ModelCheck(TypedDict):
+    model: str
+    label: str
+    describe: str
+    column: str | None
+    parameters: dict
+    value: Any
+    value_label: str
+    failing_classes: int
+    holds: bool
+
+
+class Report(TypedDict, total=False):
+    """The keys of a run's report (JSON), as stored with a result and written by the CLI."""
+
+    algorithm: str
+    models: list[dict]
+    k: int
+    suppression_limit: float
+    quasi_identifiers: list[str]
+    sensitive: str | None
+    k_achieved: int
+    equivalence_classes: int
+    min_class_size: int
+    suppressed: int
+    records: int  # rows published
+    input_records: int  # rows of the input (the population with δ-presence)
+    recoding: str
+    transformation: dict[str, int] | None
+    metrics: dict
+    metrics_before: dict
+    options: dict
+    search: dict
+    steps: list[dict]
+    notes: list[str]
+    class_size_histogram: dict[str, int]
+    transformation_labels: dict[str, str]
+    identifying_removed: list[str]
+    verified: bool
+    seconds: float
+    attack: dict
+    sensitive_table: list[dict]
+    model_checks: list[ModelCheck]
+    value_counts: dict
+    publishing: dict
+    research_subset: dict
+    guarantee: str
+    set_column: dict  # a table's set-valued column (mixed mode): its k^m figures and rules
+    # a transaction dataset (kind "set-valued"): k^m figures, rules, item losses (build_set_report)
+    kind: str
+    m: int
+    layout: dict
+    items: int
+    item_occurrences: int
+    records_with_repeated_items: int
+    repeated_items_rule: str
+    generalization_rules: dict[str, list[str]]
+    suppressed_items: list[str]
+    rounds: int
+    item_loss: dict[str, float]
+    hierarchy_rows: list[list[str]]
+    risk: dict  # engine.measure.risk.sample_risks of the published classes (not for Anatomy)
+    frequent_itemsets: dict  # the top itemsets of at most min(m, 2) items before and after, with supports
+
+
+def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDictionary | None = None) -> dict:
+    """The ``top`` most frequent values with their counts, and how many distinct values there are.
+    ``dictionary``: the column's codes into its categories (Table.dictionaries), used when they describe it."""
+    counts = _dictionary_counts(values, dictionary) if dictionary is not None else None
+    if counts is None:
+        counts = _text_counts(pd.Series(values))
+    return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
+            "distinct": int(len(counts)), "rows": int(len(values))}
+
+
+def _text_counts(values: pd.Series) -> pd.Series:
+    """values.astype(str).value_counts(), from one hashing of the cells (result.factorize_cells: by object,
+    then by value) and a count per distinct value: the same counts in the same order (the distinct texts in
+    first-seen order, sorted as value_counts sorts them). A missing cell, or two distinct values with one
+    text (1 and '1'), takes pandas' own path."""
+    codes, distinct = factorize_cells(values.to_numpy(dtype=object))
+    texts = [str(v) for v in distinct]
+    if (codes < 0).any() or len(set(texts)) != len(texts):
+        return values.astype(str).value_counts()
+    counts = pd.Series(np.bincount(codes, minlength=len(texts)).astype(np.int64), index=pd.Index(texts, dtype=object),
+                       name="count")
+    counts.index.name = values.name
+    return counts.sort_values(ascending=False)
+
+
+def _dictionary_counts(values: pd.Series, dictionary: ColumnDictionary) -> pd.Series | None:
+    """_text_counts(values) from the column's dictionary codes, when they describe its cells (each cell the str
+    object its code names) and its present categories are distinct texts: the rows per category are known,
+    the categories put in the order they first occur (one pass over the codes, no hashing of the cells), so
+    the same counts in the same order before the same sort. None otherwise."""
+    cells = values.to_numpy(dtype=object) if values.dtype == object else None
+    if cells is None or not dictionary.describes(cells) or not all(type(v) is str for v in dictionary.categories):
+        return None
+    n = len(dictionary.codes)
+    first = np.full(len(dictionary.categories), n, dtype=np.int64)
+    np.minimum.at(first, dictionary.codes, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(dictionary.counts > 0)
+    in_order = present[np.argsort(first[present], kind="stable")]  # first-seen order, as factorize numbers them
+    texts = [str(v) for v in dictionary.categories[in_order]]
+    if len(set(texts)) != len(texts):
+        return None
+    counts = pd.Series(np.asarray(dictionary.counts[in_order], dtype=np.int64), index=pd.Index(texts, dtype=object),
+                       name="count")
+    counts.index.name = values.name
+    return counts.sort_values(ascending=False)
+
+
+def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
+                 row_class: np.ndarray) -> list[ModelCheck]:
+    """Per privacy model: whether it holds on the classes (row -> class, -1 not released) and its figure."""
+    return checks_on_classes(models, sizes, row_class,
+                             lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)))
+
+
+def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
+                      domain_of: Callable[[Any], Any], flags: np.ndarray | None = None,
+                      research_domain_of: Callable[[Any], Any] | None = None) -> list[ModelCheck]:
+    """model_checks with the sensitive domain of each model given by ``domain_of(model)`` (rows aligned with
+    ``row_class``): a table's rows here, the cluster's weighted merged classes in distributed.backend. With a
+    research subset (``flags``), each model on the classes it counts (research.verdicts)."""
+    from .research import verdicts
+
+    out: list[ModelCheck] = []
+    for v in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of):
+        m = v.model
+        card = m.card(v.sizes, v.counts, v.domain) if v.domain is not None else m.card(v.sizes)
+        bad = int(v.failing.sum())
+        out.append(ModelCheck(model=m.name, label=m.label, describe=m.describe(), column=m.column,
+                              parameters=m.to_dict(), value=card["value"], value_label=card["value_label"],
+                              failing_classes=bad, holds=bad == 0))
+    return out
+
+
+def build_report(publication: Publication, spec: RunSpec, table: Table, hierarchies: dict) -> Report:
+    """The report of a published result."""
+    result = publication.result
+    assert result is not None
+    sizes = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
+    row_class = publication.class_of_row if publication.class_of_row is not None else np.full(table.n, -1)
+    suppressed = int(np.asarray(result.suppressed, dtype=bool).sum())
+    in_scope = _in_scope(publication, table)
+    before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
+    flags = research_flags(table.frame, result.models) if result.recoding not in ("anatomy", "m-invariance") \
+        else None
+    head = result.report()
+    if flags is not None:  # the figures of the classes published: research records (definitions.md)
+        sizes_shown, _ = published_classes(sizes, row_class, flags)
+        research_suppressed = int((np.asarray(result.suppressed, dtype=bool) & flags).sum())
+        figures = class_figures(sizes_shown, int(flags.sum()), research_suppressed, result.k)
+        smallest = int(sizes_shown.min()) if len(sizes_shown) else 0
+        head.update(k_achieved=smallest, min_class_size=smallest, equivalence_classes=int(len(sizes_shown)),
+                    class_size_histogram=class_size_histogram(sizes_shown),
+                    metrics=_plain({**head["metrics"], **figures}), suppressed=research_suppressed)
+    report = publication_sections(
+        head, spec, result.models, sizes, row_class,
+        lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)),
+        flags=flags,
+        research_domain_of=None if flags is None else (
+            lambda m: research_domain(lambda f: domain_for(m, f, hierarchies, table.is_numeric(m.column)),
+                                      table.frame, flags)),
+        # Anatomy's classes are groups, not QI classes: no risk figures from them
+        risk=result.recoding != "anatomy", input_records=table.n, published=len(publication.table),
+        suppressed=suppressed if flags is None else head["suppressed"],
+        suppressed_published=int(publication.suppressed.sum()),
+        suppressed_removed=in_scope - len(publication.table),
+        value_counts={qi: {"before": value_counts(before[qi], dictionary=table.dictionaries.get(qi)
+                                                  if before is table.frame else None),
+                           "after": value_counts(publication.table[qi])}
+                      for qi in result.qi if qi in publication.table.columns})
+    marker = research_column(result.models)
+    if marker is not None:
+        research = int(in_scope)
+        report["research_subset"] = {"column": marker, "population_records": int(table.n),
+                                     "research_records": research, "written": int(len(publication.table)),
+                                     "suppressed": int(research - len(publication.table)),
+                                     "population_suppressed": suppressed}
+    if result.recoding == "anatomy":
+        report.update(_anatomy_figures(publication, table, result))
+        for check in report["model_checks"]:
+            if check["model"] == "k-anonymity":  # Anatomy's k sizes its groups; the QIT is not k-anonymous
+                check["describe"] = (f"groups of at least {result.k} records (the QIT alone is not "
+                                     f"{result.k}-anonymous)")
+                check["value_label"] = "smallest group"
+    return json.loads(json.dumps(report, default=json_default))
+
+
+def publication_sections(head: dict, spec: RunSpec, models: list, sizes: np.ndarray, row_class: np.ndarray,
+                         domain_of: Callable[[Any], Any], *, risk: bool, input_records: int, published: int,
+                         suppressed: int, suppressed_published: int, suppressed_removed: int,
+                         value_counts: dict, flags: np.ndarray | None = None,
+                         research_domain_of: Callable[[Any], Any] | None = None) -> dict:
+    """The sections every report of a published table adds to the result's own keys (``head``, as
+    Result.report() writes them): the model checks and risk figures on the classes the gate checked
+    (row -> class, -1 not released), the publishing figures, the value counts before and after. One
+    function for the single-process report (build_report) and the cluster's (distributed.backend)."""
+    report = dict(head)
+    report["model_checks"] = checks_on_classes(list(models), sizes, row_class, domain_of, flags, research_domain_of)
+    shown = sizes if flags is None else published_classes(sizes, row_class, flags)[0]
+    if risk and len(shown):
+        # the published classes' risk figures and bands, as engine.risk computes them for every table
+        report["risk"] = sample_risks(shown, RISK_THRESHOLD)
+    report["records"] = int(published)
+    report["input_records"] = int(input_records)
+    report["publishing"] = {
+        "suppressed_rows": spec.publishing.suppressed_rows,
+        "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows],
+        "suppressed": int(suppressed),
+        "suppressed_published": int(suppressed_published),
+        "suppressed_removed": int(suppressed_removed),
+        "published_records": int(published),
+    }
+    report["value_counts"] = value_counts
+    return report
+
+
+def _scope_rows(publication: Publication, table: Table) -> np.ndarray:
+    """The input rows the publication speaks for: the research subset with a population table, else all."""
+    result = publication.result
+    marker = research_column(result.models) if result else None
+    if marker is None:
+        return np.arange(table.n)
+    from ..privacy import parse_marker
+
+    return np.flatnonzero(parse_marker(table.frame[marker], marker))
+
+
+def _in_scope(publication: Publication, table: Table) -> int:
+    return int(len(_scope_rows(publication, table)))
+
+
+def _anatomy_figures(publication: Publication, table: Table, result) -> dict:
+    """Anatomy's QIT publishes raw QIs: re-identification risk is computed on the QIT's QI classes (as
+    definitions.md defines it), the group-based figure (an attacker's belief in a sensitive value) beside it."""
+    qit = publication.table
+    n_pub = len(qit)
+    if n_pub and table.qi:
+        codes = np.stack([pd.factorize(qit[c].to_numpy(dtype=object))[0] for c in table.qi], axis=1)
+        _, counts = np.unique(codes, axis=0, return_counts=True)
+    else:
+        counts = np.zeros(0, dtype=np.int64)
+    k = result.k
+    qi_figures = class_figures(counts.astype(np.int64), table.n, table.n - n_pub, k)
+    groups = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
+    l_reached = int(result.search.get("l", 0)) or (int(groups.min()) if len(groups) else 0)
+    metrics = dict(result.report()["metrics"])
+    # the QIT's own classes decide re-identification; the groups decide attribute disclosure
+    for key in ("prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk", "marketer_risk",
+                "sample_uniques", "equivalence_classes", "min_class_size", "c_avg"):
+        if key in qi_figures:
+            metrics[key] = qi_figures[key]
+    metrics["groups"] = int(len(groups))
+    metrics["smallest_group"] = int(groups.min()) if len(groups) else 0
+    metrics["attribute_disclosure_highest"] = (1.0 / l_reached) if l_reached else None
+    smallest_qi = int(counts.min()) if len(counts) else 0
+    return {
+        "metrics": _plain(metrics),
+        "k_achieved": smallest_qi,
+        "min_class_size": smallest_qi,
+        "equivalence_classes": int(len(counts)),
+        "guarantee": (f"Anatomy: {len(groups):,} groups of at least {int(groups.min()) if len(groups) else 0} "
+                      f"records with {l_reached} or more distinct sensitive values each link the QIT to the ST, "
+                      f"so an attacker's belief in a record's sensitive value is at most 1/{l_reached}. The QIT "
+                      f"publishes the quasi-identifiers unchanged and alone is not {k}-anonymous: "
+                      f"{int((counts == 1).sum()):,} of its records are unique on the quasi-identifiers "
+                      f"(highest re-identification risk {qi_figures['prosecutor_risk_highest']:.0%})."),
+    }
+
+
+def build_set_report(publication: Publication, spec: RunSpec, engine_report: dict) -> Report:
+    """The report of a published transaction dataset: the set-valued engine's figures (rules, NCP,
+    itemset-support error, repeated items), the k^m figure as the gate recounted it from the published
+    records, and the publishing keys every report has."""
+    from .spec import TransactionSet
+
+    source = spec.table
+    assert isinstance(source, TransactionSet)
+    from ..setvalued.measures import frequent_itemsets
+    from ..setvalued.transactions import Transactions
+    from .gate import ITEMS
+
+    km = publication.report["km"]
+    report: dict = dict(engine_report)
+    published = publication.published_records
+    if not isinstance(published, Transactions):
+        published = Transactions.from_records([[x for x in str(cell).split(source.delimiter) if x]
+                                               for cell in publication.table[ITEMS]])
+    size = min(source.m, 2)
+    report["frequent_itemsets"] = {"size": size, "before": frequent_itemsets(source.transactions, size),
+                                   "after": frequent_itemsets(published, size)}
+    report["metrics"] = dict(report["metrics"], km_smallest_support=km["smallest_support"],
+                             km_weakest_itemset=km["weakest_itemset"])
+    n = int(len(publication.table))
+    report.update({
+        "k_achieved": km["smallest_support"] if km["smallest_support"] is not None else n,
+        "records": n,
+        "input_records": int(source.transactions.n),
+        "suppressed": 0,
+        "layout": {"kind": "transactions", "item_delimiter": source.delimiter, "record_id": source.has_ids,
+                   "name": source.name},
+        "item_suppression": source.item_suppression,
+        "publishing": {"suppressed_rows": spec.publishing.suppressed_rows, "description": "every record is "
+                       "published; items are generalized or suppressed, never records", "suppressed": 0,
+                       "suppressed_published": 0, "suppressed_removed": 0, "published_records": n},
+        "verified": True,
+    })
+    return json.loads(json.dumps(report, default=json_default))

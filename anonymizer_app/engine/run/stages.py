@@ -1,0 +1,515 @@
+"""The computing stages of a run (encode, search, recode, output, measure, verify) for an in-memory table."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..algorithms import ALGORITHMS, Problem, get_algorithm
+from ..algorithms.anatomy import AnatomyRecoding, assemble_anatomy
+from ..algorithms.base import CellRecoding, ProgressCallback
+from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance
+from ..errors import Cancelled, InputError
+from ..measure.attack import attack_report
+from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
+from ..model.hierarchy import ROOT, Hierarchy
+from ..model.table import FrequencySet, Table, frequency_set, group_rows
+from ..privacy import PrivacyModel, research_column
+from ..privacy.distributions import SensitiveDomain, domain_for, sensitive_domain
+from ..search.lattice import equivalence_classes, label_columns, radices
+from .research import on_population, published_figures, research_domain, research_flags
+from .result import LeafCodes, Result, factorize_cells
+from .spec import SUPPRESSION, RunSpec
+
+
+def anonymize(
+    table: Table,
+    hierarchies: dict[str, Hierarchy] | None = None,
+    algorithm: str = "datafly",
+    k: int | None = 2,
+    suppression_limit: float = 0.0,
+    sensitive: str | None = None,
+    models: list[PrivacyModel] | None = None,
+    options: dict | None = None,
+    progress: ProgressCallback | None = None,
+    scratch: str | None = None,
+) -> Result:
+    """Search, recode, measure and verify: the Result (every row, suppressed ones as '*') has passed
+    ``verify()``. What may leave the product is decided by :func:`.pipeline.run` (the publishing gate).
+    ``scratch``: the folder for the run's temporary files (RunSpec.scratch)."""
+    spec = replace(RunSpec.build(table, hierarchies, algorithm, k=k, models=models or [], options=options,
+                                 suppression_limit=suppression_limit, sensitive=sensitive), scratch=scratch)
+    return compute(spec, progress)
+
+
+def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
+    """The computing stages of the pipeline for an in-memory table: encode, search, recode, build the
+    output, measure, verify."""
+    started = time.perf_counter()
+    table = spec.table
+    if not isinstance(table, Table):
+        raise InputError("a streamed table runs out of core (pipeline.run), not in memory")
+    hierarchies = spec.hierarchies
+    info = get_algorithm(spec.algorithm)
+    suppression_limit = float(SUPPRESSION.validate(spec.suppression_limit))
+    if info.decides_suppression:  # SafePub suppresses every class below k, however many: no limit applies
+        suppression_limit = 1.0
+    models = list(spec.models)
+    if not models:
+        raise InputError("no privacy model: give k or at least one model")
+    check_supported(info, models)
+    sensitive = spec.sensitive
+    if sensitive is not None and sensitive not in table.frame.columns:
+        raise InputError(f"unknown sensitive column {sensitive!r}")
+    if sensitive is None and table.sensitive:
+        sensitive = table.sensitive[0]
+    models = bind_models(models, sensitive, table)
+
+    def report(fraction: float, phase: str) -> None:
+        if progress is not None and progress(fraction, phase) is False:
+            raise Cancelled(phase)
+
+    def search_progress(fraction: float, phase: str):
+        # the search gets 5-90% of the bar; encoding before it, output, verification and publishing after
+        return None if progress is None else progress(0.05 + 0.85 * fraction, phase)
+    report(0.0, "encoding quasi-identifiers")
+    hs = table.hierarchies(hierarchies)
+    ordered = [hs[c] for c in table.qi]
+    codes, leaf_codes = _encode(table, hs, ordered)
+    freq = frequency_set(leaf_codes.codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    # a population table: the models count its research records, the only ones published (research.py)
+    research = research_flags(table.frame, models)
+    if research is not None and not research.any():
+        marker = research_column(models)
+        raise InputError(f"research-subset column {marker!r}: no row is in the research subset, so nothing "
+                         f"could be published")
+    counted = table.n if research is None else int(research.sum())
+    k_max = max((getattr(m, "k", 1) for m in models), default=1)
+    budget = math.floor(suppression_limit * counted + 1e-9)
+    if k_max > counted and budget < counted:
+        raise InputError(f"k={k_max} is larger than the table's {counted} records" if research is None else
+                         f"k={k_max} is larger than the research subset's {counted} records")
+
+    all_hs = dict(hierarchies or {})
+    all_hs.update(hs)
+    domains = {}
+    for m in models:
+        if not getattr(m, "needs_sensitive", False):
+            continue
+        if research is None or on_population(m):
+            domains[m.target] = domain_for(m, table.frame, all_hs, table.is_numeric(m.target))
+        else:
+            domains[m.target] = research_domain(_domain_maker(m, all_hs, table.is_numeric(m.target)), table.frame,
+                                                research)
+    searched = freq if research is None else FrequencySet(
+        freq.codes, np.bincount(freq.inverse, weights=research, minlength=len(freq.counts)).astype(np.int64),
+        freq.inverse)
+    problem = Problem(table, ordered, codes, searched, models, suppression_limit, budget,
+                      validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch,
+                      republication=spec.republication, research=research)
+    # the bar leaves "encoding" as the search starts (the search reports from here on)
+    report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
+    recoding = info.run(problem)
+    if isinstance(recoding, MInvarianceRecoding):
+        report(0.92, "building the release (groups, counterfeits)")
+        result = assemble_m_invariance(table, recoding, models, suppression_limit)
+        result.search = dict(recoding.info)
+        result.options = problem.options
+        result.identifying_removed = list(table.identifying)
+        report(0.94, "verifying the release from its rows against the history")
+        result.verify(table, all_hs)
+        result.hierarchies = all_hs
+        result.seconds = time.perf_counter() - started
+        report(0.95, "verified")
+        return result
+    if isinstance(recoding, AnatomyRecoding):
+        report(0.92, "building the quasi-identifier and sensitive tables")
+        sensitive = recoding.column  # the column its l-diverse groups protect
+        result = assemble_anatomy(table, recoding, models, suppression_limit, sensitive)
+        result.search = dict(recoding.info)
+        result.options = problem.options
+        report(0.94, "verifying the result from the published tables")
+        result.verify(table, all_hs)
+        result.hierarchies = all_hs
+        result.attack = attack_report(result.output.assign(**{sensitive: table.frame[sensitive]}),
+                                      result.class_of_row, [sensitive], {sensitive: table.is_numeric(sensitive)})
+        result.seconds = time.perf_counter() - started
+        report(0.95, "verified")
+        return result
+
+    report(0.92, "building the anonymized table")
+    recoded = getattr(recoding, "hierarchies", None)  # k-Optimize's cuts: the hierarchies it recoded with
+    if recoded is not None:
+        ordered = list(recoded)
+        hs = dict(zip(table.qi, ordered))
+        all_hs.update(hs)
+        codes, leaf_codes = _encode(table, hs, ordered)
+        freq = frequency_set(leaf_codes.codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
+    # the sensitive columns encoded once, for the figures and the attack report (as the attack report encodes them)
+    encoded_sensitive = {c: sensitive_domain(table.frame, c, numeric=table.is_numeric(c),
+                                             dictionary=table.dictionaries.get(c))
+                         for c in sensitive_columns(table, sensitive, models)}
+    sensitive_dom = encoded_sensitive.get(sensitive) if sensitive is not None else None
+    by_column = leaf_codes.codes  # the same codes as ``codes``, each QI's contiguous: what the stages below read
+    if isinstance(recoding, CellRecoding):
+        output = build_cell_output(table, recoding.cells, recoding.suppressed)
+        result = _assemble_cells(table, ordered, by_column, freq, recoding, models, suppression_limit, sensitive,
+                                 output, sensitive_dom)
+    else:
+        output = build_output(table, ordered, by_column, recoding.levels, recoding.suppressed)
+        result = _assemble(table, ordered, by_column, freq, recoding, models, suppression_limit, sensitive, output,
+                           sensitive_dom)
+    result.algorithm = info.name
+    result.search = dict(recoding.info)
+    result.options = problem.options
+    result.sample = getattr(recoding, "sample", None)
+    result.identifying_removed = list(table.identifying)
+    result.leaf_codes = leaf_codes
+    report(0.94, "verifying the result from the output rows")
+    result.verify(table, all_hs)
+    result.hierarchies = all_hs
+    attacked = sensitive_columns(table, sensitive, models)
+    if research is None:
+        result.attack = attack_report(table.frame, result.class_of_row, attacked,
+                                      {c: table.is_numeric(c) for c in attacked}, domains=encoded_sensitive)
+    else:  # only the research records are published: every figure is theirs (verified above on the classes)
+        result.metrics, result.metrics_before, result.attack = published_figures(
+            result, table, ordered, by_column, research, attacked)
+    result.seconds = time.perf_counter() - started
+    report(0.95, "verified")
+    return result
+
+
+def _domain_maker(model: PrivacyModel, hierarchies: dict, numeric: bool) -> Callable[[pd.DataFrame], SensitiveDomain]:
+    """frame -> the model's domain on that frame (research.research_domain builds it on the research rows)."""
+    return lambda frame: domain_for(model, frame, hierarchies, numeric)
+
+
+def _encode(table: Table, hs: dict[str, Hierarchy], ordered: list[Hierarchy]) -> tuple[np.ndarray, LeafCodes]:
+    """The QIs' leaf codes, read-only from here (the checks compare cells with them): N x q in C order for the
+    algorithms, and as the run's LeafCodes the same codes one contiguous column per QI (an N x q view of the
+    q x N array encode_columns writes), which the frequency set, the output, the figures and the checks read
+    column by column (a column of the C-order matrix is a strided pass over all of it)."""
+    columns = table.encode_columns(hs)
+    columns.flags.writeable = False
+    codes = np.ascontiguousarray(columns.T)
+    codes.flags.writeable = False
+    return codes, LeafCodes.freeze(columns.T, ordered)
+
+
+def check_supported(info, models: list[PrivacyModel]) -> None:
+    """Refuse up front a model the algorithm cannot honour, naming the algorithms that can."""
+    for m in models:  # a model only some algorithms may honour ((ε,δ)-DP: SafePub) says why the others may not
+        if not _may_honour(info.name, m):
+            refuse: Callable[[str], str] = getattr(m, "refuse")  # noqa: B009 - declared by such models only
+            raise InputError(refuse(info.label))
+    unsupported = [m.label for m in models if m.name not in info.models]  # the name people read
+    if unsupported:
+        wanted = {m.name for m in models}
+        able = [a.label for a in ALGORITHMS.values() if wanted <= set(a.models)
+                and all(_may_honour(a.name, m) for m in models)]
+        raise InputError(f"{info.label} cannot honour {', '.join(unsupported)}; algorithms that can: "
+                         f"{', '.join(able) or 'none'}")
+
+
+def _may_honour(algorithm: str, model: PrivacyModel) -> bool:
+    """False when the model names the only algorithms that may honour it and ``algorithm`` is not one."""
+    allowed: tuple[str, ...] | None = getattr(model, "algorithms", None)
+    return allowed is None or algorithm in allowed
+
+
+def bind_models(models: list[PrivacyModel], sensitive: str | None, table: Table) -> list[PrivacyModel]:
+    """Give every attribute-disclosure model its column (the run's sensitive column unless it has one)."""
+    out = []
+    for m in models:
+        if getattr(m, "needs_sensitive", False):
+            if m.column is None:
+                if m.column_source == "research":
+                    raise InputError(f"{m.label} needs the column that marks the research subset")
+                if sensitive is None:
+                    raise InputError(f"{m.describe()} needs a sensitive column")
+                m = m.bind(sensitive)
+            if m.column not in table.frame.columns:
+                raise InputError(f"{m.describe()}: unknown column {m.column!r}")
+            if m.column in table.qi:
+                raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
+        out.append(m)
+    return out
+
+
+def sensitive_columns(table: Table, sensitive: str | None, models: list[PrivacyModel]) -> list[str]:
+    """The columns of the attack report: the sensitive ones and those the l/t/β models protect."""
+    cols = list(table.sensitive)
+    if sensitive is not None and sensitive not in cols:
+        cols.append(sensitive)
+    for m in models:
+        if getattr(m, "needs_sensitive", False) and m.column_source != "research" and m.target not in cols:
+            cols.append(m.target)
+    return cols
+
+
+def validate_options(info, options: dict) -> dict:
+    """The algorithm's options with defaults filled in; unknown or bad ones are refused by name."""
+    known = {p.name: p for p in info.options}
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        allowed = ", ".join(known) or "none"
+        raise InputError(f"{info.label} has no option {unknown[0]!r}; its options: {allowed}")
+    return {name: p.validate(options[name]) if options.get(name) is not None else p.default
+            for name, p in known.items()}
+
+
+def build_output(
+    table: Table, hierarchies: list[Hierarchy], codes: np.ndarray, levels: list[int], suppressed: np.ndarray
+) -> pd.DataFrame:
+    """Input order, identifying columns removed, QIs at their level, suppressed rows '*' in every QI."""
+    columns = [c for c in table.frame.columns if c not in table.identifying]
+    # a text table's output is built in its one block of cells: a row per output column (as the frame holds
+    # them); any other dtype among the copied columns: output_frame, which keeps each column's dtype
+    in_block = table.frame.columns.is_unique and all(table.frame[c].dtype == object for c in columns
+                                                      if c not in table.qi)
+    block = np.empty((len(columns) if in_block else 0, table.n), dtype=object)
+    row = {c: i for i, c in enumerate(columns)}
+    qi_cells = {}
+    any_suppressed = bool(suppressed.any())
+    for j, (col, labels) in enumerate(zip(table.qi, label_columns(hierarchies, levels))):
+        labels = np.asarray(labels, dtype=object)
+        if in_block:
+            cells = block[row[col]]
+            # the leaf codes index ``labels`` (one label per leaf; encode checked every code), so mode 'wrap'
+            # takes what labels[codes] takes, without the buffered copy mode='raise' makes
+            np.take(labels, codes[:, j], out=cells, mode="wrap")
+        else:
+            cells = labels[codes[:, j]]  # a new array holding the labels' own objects
+        if any_suppressed:
+            cells[suppressed] = ROOT
+        qi_cells[col] = cells
+    if not in_block:
+        return output_frame(table, qi_cells)
+    for c in columns:  # the other columns copied in (the very objects of the input's cells)
+        if c not in qi_cells:
+            block[row[c]] = table.frame[c].to_numpy()
+    # the block as the frame's cells, not copied (a frame of separate columns, as output_frame builds, is
+    # consolidated into such a block: a second copy of every cell). pandas looks through each object column
+    # for datetimes to convert it to (all its cells datetime-like); a column holding a str never is, so a
+    # table whose every column starts with a str skips that scan (dtype=object: the same frame)
+    plain = not pd.get_option("future.infer_string") and all(type(v) is str for v in block[:, :1].ravel())
+    return pd.DataFrame(block.T, index=table.frame.index.copy(), columns=columns, copy=False,
+                        dtype=object if plain else None)
+
+
+def output_frame(table: Table, qi_cells: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The output: the input's columns but the identifying ones, in input order and with its index, the QIs
+    replaced by ``qi_cells``, the others copied. Built as one frame of columns (a copy of the input frame with
+    each QI set into it afterwards leaves a fragmented frame that every later copy consolidates)."""
+    columns = {}
+    for c in table.frame.columns:
+        if c in table.identifying:
+            continue
+        if c in qi_cells:
+            columns[c] = qi_cells[c]
+        else:
+            column = table.frame[c]  # a numpy dtype or an extension array's, kept
+            columns[c] = column.to_numpy(copy=True) if isinstance(column.dtype, np.dtype) else column.array.copy()
+    return pd.DataFrame(columns, index=table.frame.index.copy(), copy=False)
+
+
+def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndarray) -> pd.DataFrame:
+    """Local/multidimensional recoding: each QI cell as the algorithm wrote it, suppressed rows '*'."""
+    qi_cells = {}
+    for col, labels in zip(table.qi, cells):
+        column = np.asarray(labels, dtype=object).copy()
+        column[suppressed] = ROOT
+        qi_cells[col] = column
+    return output_frame(table, qi_cells)
+
+
+def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
+    """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
+    inv, sizes, own = _input_classes_flagged(freq, hierarchies)
+    figures = class_figures(sizes, table.n, 0, k)
+    figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
+    if sensitive is not None:
+        if dom is not None and own:
+            figures.update(own_class_homogeneity(dom.tuple_triplets(freq.inverse)[0], sizes))
+        elif dom is not None:
+            figures.update(tuple_homogeneity(inv, *dom.tuple_triplets(freq.inverse)))
+        else:
+            figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
+    return figures
+
+
+def own_class_homogeneity(tuples: np.ndarray, sizes: np.ndarray) -> dict:
+    """tuple_homogeneity(np.arange(len(sizes)), tuples, values, counts) when each distinct tuple is its own
+    class of ``sizes[t]`` records (the input's classes): the triplets being distinct (tuple, value) cells, a
+    tuple's distinct values are its triplets, counted without a cell per (tuple, value)."""
+    homogeneous = np.bincount(tuples, minlength=len(sizes)) == 1
+    return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
+
+
+def _input_classes(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray]:
+    """equivalence_classes at level 0 everywhere: each distinct tuple its own class, numbered in the order of
+    the packed keys. The frequency set's tuples already come in that order when level 0 maps every leaf to
+    itself (checked: the keys strictly increase), so no regrouping; otherwise equivalence_classes."""
+    inv, sizes, _ = _input_classes_flagged(freq, hierarchies)
+    return inv, sizes
+
+
+def _input_classes_flagged(freq, hierarchies: list[Hierarchy]) -> tuple[np.ndarray, np.ndarray, bool]:
+    """_input_classes, and whether class t is tuple t (its fast path: no regrouping)."""
+    levels = [0] * len(hierarchies)
+    sizes_of = radices(hierarchies, levels)
+    codes = freq.codes
+    if len(codes) and float(np.prod(sizes_of.astype(float))) < 2**62 and all(
+            np.array_equal(h.maps[0], np.arange(len(h.maps[0]))) for h in hierarchies):
+        key = codes[:, 0].astype(np.int64)  # packed in place after the first column
+        for j in range(1, codes.shape[1]):
+            key *= sizes_of[j]
+            key += codes[:, j]
+        if bool(np.all(key[1:] > key[:-1])):
+            return np.arange(len(codes), dtype=np.int64), np.asarray(freq.counts, dtype=np.int64).copy(), True
+    return (*equivalence_classes(codes, freq.counts, hierarchies, levels), False)
+
+
+def tuple_suppression(freq, suppressed: np.ndarray) -> np.ndarray | None:
+    """Per distinct tuple: are its records suppressed? None when some tuple is suppressed only in part."""
+    if not suppressed.any():
+        return np.zeros(len(freq.counts), dtype=bool)
+    per_tuple = np.bincount(freq.inverse, weights=suppressed, minlength=len(freq.counts)).astype(np.int64)
+    whole = per_tuple == freq.counts
+    if ((per_tuple > 0) & ~whole).any():
+        return None
+    return whole
+
+
+def _kept_codes(cells: np.ndarray, kept: np.ndarray, column: pd.Series) -> np.ndarray:
+    """The codes pd.factorize gives the kept cells of ``column``, from its codes over all rows (``cells``)."""
+    shown = cells[kept]
+    if (shown < 0).any():  # a missing cell: pandas' own numbering of the kept cells
+        return pd.factorize(column.to_numpy()[kept])[0]
+    return pd.factorize(shown)[0]
+
+
+def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output,
+                    dom=None):
+    """Figures of a local/multidimensional recoding, from the classes of identical output tuples."""
+    suppressed = np.asarray(recoding.suppressed, dtype=bool)
+    k = max((getattr(m, "k", 1) for m in models), default=1)
+    numeric = [table.is_numeric(c) for c in table.qi]
+    kept = ~suppressed
+    class_of_row = np.full(table.n, -1, dtype=np.int64)
+    # each output QI column hashed once (by object, then value: factorize_cells) for the classes, the loss
+    # figures and the labels; the kept rows' codes renumbered by first appearance among them (ints, fast),
+    # which is the numbering pd.factorize of the kept cells gives, so the classes are numbered as before
+    factorized = [factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi]
+    if kept.any():
+        out_codes = np.stack([_kept_codes(cells, kept, output[c]) for c, (cells, _) in zip(table.qi, factorized)],
+                             axis=1)
+        _, inverse, sizes = group_rows(out_codes)
+        class_of_row[kept] = inverse
+    else:
+        sizes = np.zeros(0, dtype=np.int64)
+    metrics = class_figures(sizes, table.n, int(suppressed.sum()), k)
+    metrics.update(cell_loss_figures(hierarchies, numeric, codes, [output[c].to_numpy() for c in table.qi],
+                                     suppressed, factorized=factorized))
+    if sensitive is not None:
+        metrics.update(homogeneity(class_of_row, table.frame[sensitive]))
+    before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
+    labels = {}
+    for c, (cells, _) in zip(table.qi, factorized):
+        shown = cells[kept]
+        distinct = int(np.count_nonzero(np.bincount(shown[shown >= 0]))) if len(shown) else 0  # as nunique()
+        labels[c] = f"{recoding.recoding} recoding: {distinct} distinct value(s) in the output"
+    return Result(
+        algorithm="",
+        qi=list(table.qi),
+        models=models,
+        suppression_limit=suppression_limit,
+        output=output,
+        suppressed=suppressed,
+        class_of_row=class_of_row,
+        class_sizes=sizes,
+        metrics=metrics,
+        transformation=None,
+        transformation_labels=labels,
+        steps=recoding.steps,
+        sensitive=sensitive,
+        metrics_before=before,
+        notes=list(recoding.notes) + [n for h in hierarchies for n in h.notes],
+        recoding=recoding.recoding,
+    )
+
+
+def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_limit, sensitive, output,
+              dom=None) -> Result:
+    suppressed = recoding.suppressed
+    k = max((getattr(m, "k", 1) for m in models), default=1)
+    numeric = [table.is_numeric(c) for c in table.qi]
+
+    def figures(levels, sup):
+        inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, levels)
+        row_class = inv[freq.inverse]
+        if sup.any():
+            row_class = _drop_suppressed(row_class, sup)
+            sizes = np.bincount(row_class[~sup]).astype(np.int64)
+        out = class_figures(sizes, table.n, int(sup.sum()), k)
+        # on the distinct tuples with their counts when the suppression takes whole tuples (it does in a
+        # full-domain search: it suppresses classes); row by row otherwise
+        whole = tuple_suppression(freq, sup)
+        if whole is not None:
+            out.update(loss_figures(hierarchies, numeric, freq.codes, levels, whole, weights=freq.counts))
+        else:
+            out.update(loss_figures(hierarchies, numeric, codes, levels, sup))
+        if sensitive is not None:
+            if dom is not None and whole is not None:
+                out.update(tuple_homogeneity(np.where(whole, -1, inv), *dom.tuple_triplets(freq.inverse)))
+            else:
+                out.update(homogeneity(row_class, table.frame[sensitive]))
+        return out, row_class, sizes
+
+    metrics, class_of_row, sizes = figures(recoding.levels, suppressed)
+    before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
+    transformation = dict(zip(table.qi, recoding.levels))
+    labels = {c: _level_description(h, lv) for c, h, lv in zip(table.qi, hierarchies, recoding.levels)}
+    return Result(
+        algorithm="",
+        qi=list(table.qi),
+        models=models,
+        suppression_limit=suppression_limit,
+        output=output,
+        suppressed=suppressed,
+        class_of_row=class_of_row,
+        class_sizes=sizes,
+        metrics=metrics,
+        transformation=transformation,
+        transformation_labels=labels,
+        steps=recoding.steps,
+        sensitive=sensitive,
+        metrics_before=before,
+        notes=list(recoding.notes) + [n for h in hierarchies for n in h.notes],
+    )
+
+
+def _level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
+    """'level 2 of 4: 9 values, e.g. [20-40), [40-60), [60-80)'."""
+    labels = h.labels[level]
+    if level == 0:
+        return f"level 0 of {h.height}: original values"
+    sample = ", ".join(str(x) for x in labels[:shown]) + (", ..." if len(labels) > shown else "")
+    return f"level {level} of {h.height}: {len(labels)} value(s), e.g. {sample}"
+
+
+def _drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
+    """Renumber classes over the non-suppressed rows; suppressed rows get -1."""
+    # np.unique of the kept rows' classes, by counting (classes are numbered 0..max) rather than a sort
+    present = np.flatnonzero(np.bincount(row_class[~suppressed], minlength=row_class.max() + 1) > 0)
+    remap = np.full(row_class.max() + 1, -1, dtype=np.int64)
+    remap[present] = np.arange(len(present))
+    out = remap[row_class]
+    out[suppressed] = -1
+    return out

@@ -1,0 +1,1 @@
+"""Searching for a transformation: the lattice of full-domain recodings, clustering, local recoding."""
