@@ -41,8 +41,8 @@ def _rows(text: str) -> int:
 
 
 def add_arguments(parser) -> None:
-    group = parser.add_argument_group("a Dask cluster (Flash on tables beyond one machine; README, "
-                                      "\"Running on a Dask cluster\")")
+    group = parser.add_argument_group("a Dask cluster (Flash on tables beyond one machine; "
+                                      "docs/operations/cluster.md)")
     group.add_argument("--cluster", type=_address, default=None, metavar="ADDRESS",
                        help="run on the Dask scheduler at tcp://HOST:PORT, or on local:N worker processes")
     group.add_argument("--cluster-storage", default=None, metavar="DIR",

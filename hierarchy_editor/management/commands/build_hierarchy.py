@@ -58,6 +58,12 @@ def _dest(p: Parameter) -> str:
     return "opt_" + p.name.replace(" ", "_").replace("-", "_")
 
 
+def _escaped(text: str) -> str:
+    """A builder's help as argparse help: a % there (the dates format's %d/%m/%Y) would be read as a placeholder
+    and break --help."""
+    return text.replace("%", "%%")
+
+
 class Command(OneLineCommand):
     prog = PROG
     error_class = BuildError
@@ -87,12 +93,12 @@ class Command(OneLineCommand):
         for flag, (p, owners) in builder_flags().items():
             if p.kind is bool:
                 parser.add_argument(flag, dest=_dest(p), default=None, action=argparse.BooleanOptionalAction,
-                                    help=f"{p.help} (kinds: {', '.join(owners)}; default: {p.default})")
+                                    help=f"{_escaped(p.help)} (kinds: {', '.join(owners)}; default: {p.default})")
             else:
                 choices = sorted({c for i in owners for c in (get_builder(i).parameter(p.name).choices or ())})
                 parser.add_argument(flag, dest=_dest(p), default=None, metavar=p.name.upper(),
                                     choices=choices or None,
-                                    help=f"{p.help} (kinds: {', '.join(owners)}; default: "
+                                    help=f"{_escaped(p.help)} (kinds: {', '.join(owners)}; default: "
                                          f"{'from the data' if p.default is None else p.default})")
 
     def handle(self, *args, **opts):
