@@ -1,7 +1,7 @@
 """gunicorn's settings for `make serve` and benchmarks/bench_load.py (gunicorn reads ./gunicorn.conf.py; the
 environment variables below override, command-line flags override both).
 
-Measured with benchmarks/bench_load.py (20 users, 2 Celery workers, this 2-core machine; README, Deployment):
+Measured with benchmarks/bench_load.py (20 users, 2 Celery workers, this 2-core machine; docs/operations/deployment.md):
 - keepalive: gunicorn's default of 2 s is inside a client's pause between two requests (a person reading a
   page; locust's users wait 1 to 3 s). A client that sends its next request on a kept-alive connection just as
   the server closes it after 2 s idle gets "connection reset by peer": the benchmark's only errors. Idle

@@ -42,7 +42,7 @@ DEBUG = envbool("DEBUG", "False")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
 
-# --- HTTPS and cookies (README, "Deployment") ------------------------------------------------
+# --- HTTPS and cookies (docs/operations/deployment.md) -----------------------------------------
 # Cookies are sent over HTTPS only unless DEBUG is on (browsers treat http://localhost as secure too).
 SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", "False" if DEBUG else "True")
 CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", "False" if DEBUG else "True")
@@ -98,7 +98,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's files for /api/v1/docs/, served as static files
 ]
 
-# --- The HTTP API (anonymizer_app/api, README "HTTP API") ------------------------------------------
+# --- The HTTP API (anonymizer_app/api, docs/guide/http-api.md) -------------------------------------
 # Token-only: a key from the account page in "Authorization: Bearer <key>". No session authentication, so a
 # logged-in browser cannot be made to call the API across sites (no CSRF to hold).
 REST_FRAMEWORK = {
@@ -250,7 +250,7 @@ STORAGES = {
 
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
-# A Dask cluster for the runs it can take (README, "Running on a Dask cluster"): tcp://HOST:PORT of a
+# A Dask cluster for the runs it can take (docs/operations/cluster.md): tcp://HOST:PORT of a
 # scheduler whose workers see MEDIA_ROOT under the same path, or local:N (N worker processes started per
 # run). Empty: every run stays in the Celery worker.
 ANONYMIZER_DASK_CLUSTER = os.environ.get("ANONYMIZER_DASK_CLUSTER", "").strip()

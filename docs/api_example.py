@@ -1,4 +1,4 @@
-"""An end-to-end run through the HTTP API on the Adult table (README "HTTP API"): upload adult.csv, set the
+"""An end-to-end run through the HTTP API on the Adult table (docs/guide/http-api.md): upload adult.csv, set the
 roles, upload ARX's hierarchies for the quasi-identifiers, run Flash with k=5, poll until it ends, fetch the
 report and the anonymized CSV. Prints what each step took.
 

@@ -1,5 +1,5 @@
-"""The browser flow (tests/browser_flow.py) once against the production server, started as the README's
-"Deployment" section says: `make serve` with the production variables, i.e. gunicorn with DEBUG off and
+"""The browser flow (tests/browser_flow.py) once against the production server, started as
+docs/operations/deployment.md says: `make serve` with the production variables, i.e. gunicorn with DEBUG off and
 whitenoise serving the collected static files, a Celery worker over Redis, PostgreSQL.
 
 Everything is private to the test: a PostgreSQL database of its own (created and dropped here), a queue of
@@ -124,7 +124,7 @@ def server(database, redis_url, tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SECURE_", "DJANGO_", "CELERY_", "AXES_", "MAKE", "MFLAGS")) and k != "DEBUG"}
     env.update({
-        # the production environment of the README, less what needs TLS (no proxy in front here)
+        # the production environment of docs/operations/deployment.md, less what needs TLS (no proxy in front here)
         "SECRET_KEY": "serve-test-" + uuid.uuid4().hex * 2,
         "ANONYMIZER_VAULT_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),  # docs/vault.md
         "ALLOWED_HOSTS": "localhost",

@@ -1,5 +1,5 @@
 """Secure by default: DEBUG off unless asked for, no start on the public key, `check --deploy` clean with
-the README's production environment, login throttling, no-store caching of users' data, styled errors."""
+the production environment of docs/operations/deployment.md, login throttling, no-store caching of users' data, styled errors."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.urls import include, path
 from anonymizer_app.services import jobs
 
 REPO = Path(__file__).resolve().parent.parent
-# the production environment of the README's "Deployment" section
+# the production environment of docs/operations/deployment.md
 PRODUCTION = {
     "SECRET_KEY": "x7Jq2-production-test-key-" + "aZ9" * 12,
     "ALLOWED_HOSTS": "anonymizer.example.org",

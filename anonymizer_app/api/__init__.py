@@ -1,4 +1,4 @@
-"""The HTTP API, mounted at ``/api/v1/`` (README "HTTP API"): token-authenticated JSON over Django REST
+"""The HTTP API, mounted at ``/api/v1/`` (docs/guide/http-api.md): token-authenticated JSON over Django REST
 framework, described by an OpenAPI 3 schema (drf-spectacular) at ``/api/v1/schema/`` with a docs page at
 ``/api/v1/docs/`` (Swagger UI from drf-spectacular-sidecar, nothing fetched from a CDN).
 

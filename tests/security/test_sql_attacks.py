@@ -1,5 +1,5 @@
 """Issue 25, connectors: the SQL allow-list bypasses a reviewer measured, replayed against the real PostgreSQL
-and MariaDB in the README's production setup (DEBUG off, ANONYMIZER_SQL_ALLOWED_HOSTS=warehouse.internal, the
+and MariaDB in the documented production setup (DEBUG off, ANONYMIZER_SQL_ALLOWED_HOSTS=warehouse.internal, the
 name made to resolve to 127.0.0.1 here). Each is refused with a clear message and nothing is stored: no
 dataset row, no file, no table created or replaced."""
 

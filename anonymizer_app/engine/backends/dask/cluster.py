@@ -68,7 +68,7 @@ def connect(address: str, memory_limit: str | int | None = None, timeout: float 
                      "distributed.http.proxy", "distributed.worker"):
             logging.getLogger(name).setLevel(logging.ERROR)
         # a daemonic process (a task in Celery's prefork pool) may not start processes: its local cluster's
-        # workers are threads of this process then (the same result, less parallel: README)
+        # workers are threads of this process then (the same result, less parallel: docs/operations/cluster.md)
         import multiprocessing
 
         processes = not multiprocessing.current_process().daemon
