@@ -97,3 +97,29 @@ def test_compiled_loop_on_adult_with_one_candidate_first(monkeypatch, shared_dat
     pd.testing.assert_frame_equal(plain.output, compiled.output)
     assert plain.metrics == compiled.metrics
     assert np.array_equal(plain.class_of_row, compiled.class_of_row)
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_without_numba_the_numpy_loop_makes_the_same_choices(monkeypatch, k):
+    """numba is the optional `fast` extra (`make run` does not install it): where the kernel cannot be imported,
+    a run big enough for the compiled loop takes the numpy loop instead, with the same output and metrics as the
+    compiled loop (when numba is there to compare) and as the numpy loop chosen by size."""
+    import sys
+
+    table, given = mixed_table(500, k)
+    options = {"seed": k}
+    kernel = kmember_module._load_kernel()
+    if kernel is not None:  # numba installed (make test): the compiled loop's result to compare with
+        _, compiled = _both(monkeypatch, table, given, k, options)
+    monkeypatch.setattr(kmember_module, "KERNEL_MIN_WORK", 10**18)
+    plain = anonymize(table, given, algorithm="kmember", k=k, options=options)
+    monkeypatch.setitem(sys.modules, "anonymizer_app.engine.search._kmember_kernel", None)  # the import fails
+    assert kmember_module._load_kernel() is None
+    monkeypatch.setattr(kmember_module, "KERNEL_MIN_WORK", 0)
+    monkeypatch.setattr(kmember_module, "_grow_compiled", lambda *a: pytest.fail("the compiled loop ran"))
+    fallback = anonymize(table, given, algorithm="kmember", k=k, options=options)
+    assert fallback.verified
+    for other in [plain] + ([compiled] if kernel is not None else []):
+        pd.testing.assert_frame_equal(fallback.output, other.output)
+        assert fallback.metrics == other.metrics
+        assert np.array_equal(fallback.class_of_row, other.class_of_row)

@@ -19,7 +19,7 @@ def _nodes(freq, hs, order, kernel: bool, spaces: list | None = None):
     ev = NodeEvaluator(freq, hs, lambda sizes: sizes < 3)
     if kernel:
         ev.kernel = lattice._load_kernel()
-        assert ev.kernel  # numba is pinned: the kernel loads
+        assert ev.kernel  # make test installs numba (the `fast` extra): the kernel loads
     if spaces is not None:
         original = ev._group_dense
 

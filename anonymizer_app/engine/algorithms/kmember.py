@@ -127,18 +127,30 @@ def kmember(problem: Problem) -> CellRecoding:
 KERNEL_MIN_WORK = 50_000_000
 
 
+def _load_kernel():
+    """_kmember_kernel.grow, or None where numba cannot be imported or set up (the numpy loop of kmember() then
+    does it all, with the same choices): numba not installed (it is the optional `fast` extra), or no writable
+    place for its cache (numba raises at the decorator then)."""
+    try:
+        from ..search._kmember_kernel import grow
+    except Exception:  # noqa: BLE001 - any failure only costs speed; the numpy loop makes the same choices
+        return None
+    return grow
+
+
 def _use_kernel(enc: Encoded, n_tuples: int, total: int, k: int) -> bool:
     # the kernel reads the LCA tables (hierarchies up to 2,048 leaves) and sums the numeric terms one after
-    # the other, as numpy does below 8 columns (its pairwise summation starts at 8)
+    # the other, as numpy does below 8 columns (its pairwise summation starts at 8); numba is loaded last, only
+    # when the work repays it
     return (n_tuples * (total // max(k, 1)) >= KERNEL_MIN_WORK and len(enc.num) < 8
-            and all(t is not None for t in enc.lca_table))
+            and all(t is not None for t in enc.lca_table) and _load_kernel() is not None)
 
 
 def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining: np.ndarray, dist: np.ndarray,
                    r: int, total: int, k: int, first_cluster: int) -> np.ndarray:
     """The loop of kmember() compiled, same choices; returns its pieces (tuple position, cluster, records)."""
-    from ..search import _kmember_kernel
-
+    grow = _load_kernel()
+    assert grow is not None, "k-member: the compiled loop without numba (_use_kernel checks it)"
     tables = [np.ascontiguousarray(t, dtype=np.int16).reshape(-1) for t in enc.lca_table]
     size = np.array([int(np.sqrt(len(t))) for t in tables], dtype=np.int64)
     off = (np.cumsum([0] + [len(t) for t in tables[:-1]]) if tables else np.zeros(0)).astype(np.int64)
@@ -156,8 +168,8 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
     pos, X, L, rem = np.arange(n, dtype=np.int64), X0.copy(), L0.copy(), remaining.copy()
     bucket = np.zeros(n, dtype=np.uint8)
     while state[2] >= k:
-        _kmember_kernel.grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k, state,
-                             pieces, KERNEL_BUDGET, KERNEL_FIRST)
+        grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k, state, pieces, KERNEL_BUDGET,
+             KERNEL_FIRST)
         problem.heartbeat(1 - int(state[2]) / max(total, 1), f"k-member: {int(state[3])} cluster(s)")
     return pieces[:int(state[4])]
 

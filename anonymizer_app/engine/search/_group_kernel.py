@@ -3,6 +3,8 @@
 Imported only by ``lattice.NodeEvaluator`` once a search has grouped enough classes for the kernel to
 repay numba's import and the load of the cached machine code (about 0.6 s per process; the first
 run on a machine also compiles, about 1 s, and caches next to this file or in NUMBA_CACHE_DIR).
+numba is the optional ``fast`` extra: without it (or where it cannot be set up) numpy groups every node,
+with the same classes.
 
 The result is exactly numpy's (sort the keys stably, one class per run of equal keys): a least
 significant digit radix sort is stable, so each class's first member is its smallest position, as

@@ -2,7 +2,8 @@
 
 Imported only by ``algorithms.kmember`` when the work (distinct tuples x clusters) repays numba's
 import and the load of the cached machine code; the first run on a machine also compiles and caches
-next to this file (or in NUMBA_CACHE_DIR).
+next to this file (or in NUMBA_CACHE_DIR). numba is the optional ``fast`` extra: without it (or where it
+cannot be set up) ``algorithms.kmember`` runs its numpy loop, which makes the same choices.
 
 The choices are exactly those of the numpy loop in ``algorithms.kmember``: the same floating-point
 operations in the same order (per candidate the numeric |value - mean| summed column by column, then

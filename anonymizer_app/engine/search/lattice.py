@@ -63,7 +63,8 @@ DENSE_SPACE_KERNEL = 0
 
 def _load_kernel():
     """group_sorted of _group_kernel, or None where numba cannot be imported or set up (numpy then does it
-    all): a missing numba, or no writable place for its cache (numba raises at the decorator then)."""
+    all): numba not installed (it is the optional `fast` extra), or no writable place for its cache (numba
+    raises at the decorator then)."""
     try:
         from ._group_kernel import group_sorted
     except Exception:  # noqa: BLE001 - any failure only costs speed; the numpy path gives the same classes
