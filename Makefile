@@ -1,11 +1,14 @@
 # Anonymizer — developer entry points.
 #
-#   make run      set up .venv, migrate, load the demo (user demo / password demo), start one Celery
-#                 worker in the background and the web server on http://127.0.0.1:8000/
+#   make run      set up .venv with the runtime only (no test, cluster or compiler packages), migrate, load
+#                 the demo (user demo / password demo), start one Celery worker in the background and the
+#                 web server on http://127.0.0.1:8000/; prints "Ready: open ..." once the server answers.
+#                 RUN_HOST / RUN_PORT change the address
 #   make worker   one more Celery worker (run it in another terminal, as many times as you like)
 #   make serve    production (README, "Deployment"): gunicorn + whitenoise + a Celery worker, DEBUG off, on
 #                 PostgreSQL and Redis; stops with a message naming any required variable that is not set
-#   make test     ruff, lint-imports and mypy (the engine), then pytest on SQLite (in parallel, pytest-xdist); then,
+#   make test     adds the test extras to .venv (dev, cluster, fast: see TEST_EXTRAS), then ruff,
+#                 lint-imports and mypy (the engine), then pytest on SQLite (in parallel, pytest-xdist); then,
 #                 when DATABASE_URL is set or CI=true, the database tests again on PostgreSQL. With
 #                 CI=true it first creates .venv-pycanon (pycanon, the second opinion of
 #                 tests/engine/test_pycanon.py; it pins its own numpy, so it never enters .venv);
@@ -16,6 +19,10 @@
 #                 then mypy on the engine ([tool.mypy] in pyproject.toml)
 #   make bench    benchmarks/bench_datafly.py
 #
+# Optional extras on top of the runtime (pyproject.toml): fast (numba: the compiled lattice roll-up and
+# k-member loop; without it numpy computes the same results, slower on long searches) and cluster (running on
+# a Dask cluster): .venv/bin/pip install -e ".[fast,cluster]". `make test` installs both.
+#
 # Without REDIS_URL, Celery uses kombu's filesystem transport under var/broker/ (nothing to install);
 # with REDIS_URL=redis://127.0.0.1:6379/0 it uses Redis. Both the web server and the workers must
 # see the same setting.
@@ -24,7 +31,14 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two install stamps: $(STAMP) the runtime (make run, worker, serve), $(STAMP_TEST) the runtime with the
+# test extras (make test, lint, bench). Installing the extras also marks the runtime installed, so `make run`
+# after `make test` installs nothing; `make test` after `make run` installs the extras on top.
 STAMP := $(VENV)/.installed
+STAMP_TEST := $(VENV)/.installed-test
+TEST_EXTRAS := dev,cluster,fast
+RUN_HOST ?= 127.0.0.1
+RUN_PORT ?= 8000
 # pycanon 1.3.6 pins numpy 2.0.2: it lives in its own venv, driven through tests/pycanon_values.py.
 VENV_PYCANON := .venv-pycanon
 PYCANON_VERSION := 1.3.6
@@ -43,17 +57,23 @@ PG_MARKERS ?= uses_db and not browser and not slow
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist load
 
-.PHONY: run worker serve serve-env test test-sqlite test-postgres lint bench venv pycanon-venv clean
+.PHONY: run worker serve serve-env test test-sqlite test-postgres lint bench venv test-venv pycanon-venv clean
 
 venv: $(STAMP)
+
+test-venv: $(STAMP_TEST)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Reinstall only when pyproject.toml changed since the last install.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -e ".[dev,cluster]"
+	$(BIN)/pip install -e .
 	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -e ".[$(TEST_EXTRAS)]"
+	touch $@ $(STAMP)
 
 pycanon-venv: $(VENV_PYCANON)/.installed
 
@@ -68,13 +88,17 @@ run: export DEBUG ?= 1
 worker: export DEBUG ?= $(if $(SECRET_KEY),0,1)
 
 run: $(STAMP)
+	@if (exec 3<>/dev/tcp/$(RUN_HOST)/$(RUN_PORT)) 2>/dev/null; then \
+	  echo "make run: $(RUN_HOST):$(RUN_PORT) is already in use (another server?): stop it, or set RUN_PORT" >&2; \
+	  exit 1; fi
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --user demo --if-empty
 	$(BIN)/python manage.py sweep_jobs
 	@echo "Starting a Celery worker in the background (more: 'make worker' in another terminal)"
 	@# However runserver ends (Ctrl-C, crash), the trap stops the worker: TERM (warm shutdown,
 	@# finish the current task), then QUIT (cold shutdown) if it is still busy after 10 s, then KILL after
-	@# 10 s more (its job is then re-run by the next worker's sweep).
+	@# 10 s more (its job is then re-run by the next worker's sweep). The Ready line comes once the server
+	@# accepts connections (after its checks), as the last line before the requests' log.
 	@$(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=run-$$$$@%h & \
 	  worker=$$!; \
 	  stop_worker() { \
@@ -84,9 +108,16 @@ run: $(STAMP)
 	    for _ in $$(seq 20); do kill -0 $$worker 2>/dev/null || return 0; sleep 0.5; done; \
 	    kill -KILL $$worker 2>/dev/null; wait $$worker 2>/dev/null; \
 	  }; \
-	  trap stop_worker EXIT; \
+	  ( for _ in $$(seq 1200); do \
+	      if (exec 3<>/dev/tcp/$(RUN_HOST)/$(RUN_PORT)) 2>/dev/null; then \
+	        echo "Ready: open http://$(RUN_HOST):$(RUN_PORT)/ and log in as demo / demo (Ctrl-C stops the server and the worker)"; \
+	        exit 0; fi; \
+	      sleep 0.25; \
+	    done ) & \
+	  ready=$$!; \
+	  trap 'kill $$ready 2>/dev/null; stop_worker' EXIT; \
 	  trap 'exit 130' INT TERM; \
-	  $(BIN)/python manage.py runserver 127.0.0.1:8000
+	  $(BIN)/python manage.py runserver $(RUN_HOST):$(RUN_PORT)
 
 worker: $(STAMP)
 	nice -n $${WORKER_NICE:-10} $(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
@@ -134,12 +165,12 @@ serve-env:
 	    need ANONYMIZER_VAULT_KEY "not a Fernet key (44 characters of url-safe base64): $$vault_key"; fi; \
 	  exit $$status
 
-lint: $(STAMP)
+lint: $(STAMP_TEST)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-test: $(STAMP)
+test: $(STAMP_TEST)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
@@ -152,14 +183,14 @@ test: $(STAMP)
 
 # In CI (CI=true) the pycanon comparison must run, so its venv is a prerequisite there only: a fresh
 # machine's `make test` needs nothing beyond .venv (the comparison then skips, saying how to enable it).
-test-sqlite: $(STAMP) $(if $(filter true,$(CI)),$(VENV_PYCANON)/.installed)
+test-sqlite: $(STAMP_TEST) $(if $(filter true,$(CI)),$(VENV_PYCANON)/.installed)
 	env -u DATABASE_URL $(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-test-postgres: $(STAMP)
+test-postgres: $(STAMP_TEST)
 	@echo "== Database tests again on PostgreSQL: $(PG_DATABASE_URL) (-m '$(PG_MARKERS)') =="
 	DATABASE_URL="$(PG_DATABASE_URL)" $(BIN)/pytest -q $(PYTEST_PARALLEL) -m "$(PG_MARKERS)"
 
-bench: $(STAMP)
+bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/bench_datafly.py
 
 clean:

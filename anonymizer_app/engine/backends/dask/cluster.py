@@ -48,7 +48,7 @@ def _imports():
     try:
         import dask  # noqa: F401
         import distributed
-    except ImportError:  # pragma: no cover - the `cluster` extra is part of every install of the app
+    except ImportError:  # pragma: no cover - `make test` installs the `cluster` extra (`make run` does not)
         raise ClusterError("running on a Dask cluster needs dask[dataframe] and distributed: "
                            "pip install -e '.[cluster]'") from None
     return distributed
