@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import quote
 
-from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile
+from .remote_client import Client, DepositMetadata, Draft, RemoteError, RemoteFile
 
 PID = re.compile(r"^(?:doi|hdl|perma):\S+$", re.I)
 DOI_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\S+)$", re.I)

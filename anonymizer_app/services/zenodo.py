@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import quote, urlsplit
 
-from .remote import Client, DepositMetadata, Draft, RemoteError, RemoteFile, check_url
+from .remote_client import Client, DepositMetadata, Draft, RemoteError, RemoteFile, check_url
 
 DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)?10\.\d{4,9}/zenodo\.(\d+)$", re.I)
 PAGE = re.compile(r"^https?://[^/]+/(?:records?|deposit|uploads)/(\d+)/?(?:[?#].*)?$", re.I)
