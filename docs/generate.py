@@ -54,7 +54,7 @@ def setup_django() -> None:
 
 # --- Markdown helpers ----------------------------------------------------------------------------------------
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|<>#])")
+_SPECIAL = re.compile(r"([\\*_\[\]|<>#])")  # backticks stay: help texts mean them as code
 
 
 def esc(text: object) -> str:
@@ -66,6 +66,8 @@ def esc(text: object) -> str:
 
 def code(text: object) -> str:
     s = str(text)
+    if not s:
+        return '`""`'
     fence = "``" if "`" in s else "`"
     pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
     return f"{fence}{pad}{s}{pad}{fence}"
@@ -86,7 +88,14 @@ def paragraphs(doc: str | None) -> str:
     text = textwrap.dedent(doc).strip()
     first, _, rest = text.partition("\n")
     text = (first.strip() + "\n" + textwrap.dedent(rest)).strip()
-    return "\n\n".join(esc(p) for p in re.split(r"\n\s*\n", text) if p.strip())
+    out = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [line.strip() for line in block.strip().splitlines()]
+        if lines and all(line.startswith(("* ", "- ")) for line in lines):  # a list stays a list
+            out.append("\n".join("- " + esc(line[2:]) for line in lines))
+        elif lines:
+            out.append(esc(block))
+    return "\n\n".join(out)
 
 
 # --- the command-line reference -------------------------------------------------------------------------------
@@ -219,7 +228,7 @@ def cli_page() -> str:
 
 # --- the algorithm and privacy-model tables --------------------------------------------------------------------
 
-_SHOWN_INFO = {"name", "label", "summary", "run", "models", "recoding", "optimal", "options", "reference",
+_SHOWN_INFO = {"name", "label", "summary", "run", "models", "honours", "recoding", "optimal", "options", "reference",
                "check_published"}
 
 
@@ -261,11 +270,13 @@ def algorithms_page() -> str:
            "(`manage.py anonymize --algorithm NAME` and the flags below) and `GET /api/v1/registry/` read the same "
            "registries. What each model and measure means: [Definitions](../definitions.md).", "",
            "## Algorithms", "",
-           "| algorithm | name | recoding | optimal | privacy models it honours |", "|---|---|---|---|---|"]
+           "*also*: the registry's flags that the algorithm sets (`AlgorithmInfo`).", "",
+           "| algorithm | name | recoding | optimal | privacy models | also |", "|---|---|---|---|---|---|"]
     for name in sorted(ALGORITHMS):
         a = ALGORITHMS[name]
+        also = ", ".join(field.replace("_", " ") for field in extra if getattr(a, field) is True)
         out.append(f"| [`{name}`](#algorithm-{name}) | {esc(a.label)} | {esc(a.recoding)} | "
-                   f"{'yes' if a.optimal else 'no'} | {len(a.models)} |")
+                   f"{'yes' if a.optimal else 'no'} | {len(a.models)} | {esc(also)} |")
     out.append("")
     for name in sorted(ALGORITHMS):
         a = ALGORITHMS[name]
