@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import reference_data
+
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 POSTGRES_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
 MARIADB_HOST, MARIADB_PORT = "127.0.0.1", 3306  # user root, empty password (tests/sql_helpers.py)
@@ -274,8 +276,7 @@ def client_alice(client, user):
 
 
 @pytest.fixture(scope="session")
-def shared_datasets() -> Path:
-    """../shared/datasets beside the checkout (CI has it); skipped/failed like a service if missing."""
-    path = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
-    require_service(f"The shared datasets folder {path}", path.is_dir, "Run the tests from the project checkout.")
-    return path
+def demo_datasets() -> Path:
+    """The reference datasets, from the project's own demo data (anonymizer_app/demo_data: adult/, people/;
+    tests/reference_data.py). They ship in the checkout: nothing skips for a folder beside it."""
+    return reference_data.DATASETS

@@ -12,15 +12,15 @@ from hierarchy_editor.models import Hierarchy
 ADULT_QI = ("sex", "age", "race", "marital-status", "education")
 
 
-def adult_halves(shared: Path) -> tuple[bytes, bytes]:
+def adult_halves(folder: Path) -> tuple[bytes, bytes]:
     """The Adult table's rows split at the middle, each half with the header (the file's ';' layout)."""
-    lines = (shared / "adult" / "adult.csv").read_text(encoding="utf-8").splitlines()
+    lines = (folder / "adult" / "adult.csv").read_text(encoding="utf-8").splitlines()
     head, body = lines[0], lines[1:]
     n = len(body) // 2
     return (("\n".join([head, *body[:n]]) + "\n").encode(), ("\n".join([head, *body[n:]]) + "\n").encode())
 
 
-def adult_dataset(owner, data: bytes, shared: Path, name: str, configure: bool = True) -> Dataset:
+def adult_dataset(owner, data: bytes, folder: Path, name: str, configure: bool = True) -> Dataset:
     """Half of Adult uploaded; with ``configure`` the QIs get the ARX hierarchies and occupation is sensitive."""
     dataset = datasets.create_dataset(owner, data, f"{name}.csv", name=name)
     if not configure:
@@ -28,7 +28,7 @@ def adult_dataset(owner, data: bytes, shared: Path, name: str, configure: bool =
     for column in dataset.columns.all():
         if column.name in ADULT_QI:
             column.role = Role.QUASI_IDENTIFYING.value
-            path = shared / "adult" / f"adult_hierarchy_{column.name}.csv"
+            path = folder / "adult" / f"adult_hierarchy_{column.name}.csv"
             h = Hierarchy.from_text(owner, f"adult {column.name}", path.read_text(encoding="utf-8"), path.name)
             h.save()
             column.hierarchy = h

@@ -86,17 +86,17 @@ def mariadb_rows(url: str, query: str) -> tuple[list[str], list[tuple]]:
         conn.close()
 
 
-def adult_rows(shared: Path) -> tuple[list[str], list[list[str]]]:
-    with open(shared / "adult" / "adult.csv", newline="", encoding="utf-8") as fh:
+def adult_rows(datasets: Path) -> tuple[list[str], list[list[str]]]:
+    with open(datasets / "adult" / "adult.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh, delimiter=";"))
     return rows[0], rows[1:]
 
 
-def load_adult_pg(url: str, shared: Path, table: str = "adult") -> tuple[list[str], list[list[str]]]:
+def load_adult_pg(url: str, datasets: Path, table: str = "adult") -> tuple[list[str], list[list[str]]]:
     """Adult into PostgreSQL: age an integer column, the others text (COPY, as a hospital's table would be)."""
     import psycopg
 
-    header, rows = adult_rows(shared)
+    header, rows = adult_rows(datasets)
     cols = ", ".join(f'"{h}" {"integer" if h == "age" else "text"}' for h in header)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f'CREATE TABLE "{table}" (id serial PRIMARY KEY, {cols})')

@@ -26,11 +26,11 @@ def load_example():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_example_on_adult(live_server, eager_celery, shared_datasets, django_user_model, capsys):  # noqa: F811
+def test_example_on_adult(live_server, eager_celery, demo_datasets, django_user_model, capsys):  # noqa: F811
     user = django_user_model.objects.create_user("example", password="example-pw-123!")
     key = ApiToken.issue(user, "example")[1]
     example = load_example()
-    out = example.run(live_server.url, key, shared_datasets / "adult")
+    out = example.run(live_server.url, key, demo_datasets / "adult")
     report = out["report"]
     assert report["verified"] is True and report["k_achieved"] >= 5
     assert out["dataset"]["n_rows"] == 30162

@@ -25,8 +25,8 @@ eager_celery = browser_flow.eager_celery  # the fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_import_run_export(browser, live_server, client, user, pg_url, shared_datasets, eager_celery):
-    load_adult_pg(pg_url, shared_datasets)
+def test_import_run_export(browser, live_server, client, user, pg_url, demo_datasets, eager_celery):
+    load_adult_pg(pg_url, demo_datasets)
     wait = WebDriverWait(browser, 90)
     client.force_login(user)
     browser.get(f"{live_server.url}/accounts/login/")

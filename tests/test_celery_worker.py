@@ -142,7 +142,7 @@ print(big.n_rows)
 
 
 @pytest.fixture(scope="module")
-def template_db(tmp_path_factory, shared_datasets) -> Path:
+def template_db(tmp_path_factory, demo_datasets) -> Path:
     """A migrated SQLite database with the demo data (Adult, people) loaded once for the module."""
     folder = tmp_path_factory.mktemp("worker-template")
     env = _base_env(folder)

@@ -150,13 +150,13 @@ def assert_report_matches(report: dict, counted: dict, k: int, suppression: floa
 
 # ---- Adult ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def adult(shared_datasets) -> Path:
-    return shared_datasets / "adult"
+def adult(demo_datasets) -> Path:
+    return demo_datasets / "adult"
 
 
 @pytest.fixture(scope="module")
-def people(shared_datasets) -> Path:
-    return shared_datasets / "people"
+def people(demo_datasets) -> Path:
+    return demo_datasets / "people"
 
 
 @pytest.fixture(scope="module")

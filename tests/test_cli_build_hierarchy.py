@@ -11,10 +11,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from anonymizer_app.engine.model.formats import read_hierarchy_text
+from tests import reference_data
 
 REPO = Path(__file__).resolve().parent.parent
-ADULT = REPO.parent / "shared" / "datasets" / "adult" / "adult.csv"
-PEOPLE = REPO.parent / "shared" / "datasets" / "people" / "db_100.csv"
+ADULT = reference_data.ADULT / "adult.csv"
+PEOPLE = reference_data.PEOPLE / "db_100.csv"
 
 
 def run_cli(*args) -> subprocess.CompletedProcess:

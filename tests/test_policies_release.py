@@ -20,15 +20,15 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def saved(client_alice, user, shared_datasets):
+def saved(client_alice, user, demo_datasets):
     """Half 1 run, saved as the policy 'adult quarterly' from the result page's form; half 2 uploaded bare."""
-    half1, half2 = adult_halves(shared_datasets)
-    job = adult_job(adult_dataset(user, half1, shared_datasets, "adult-half-1"))
+    half1, half2 = adult_halves(demo_datasets)
+    job = adult_job(adult_dataset(user, half1, demo_datasets, "adult-half-1"))
     assert job.status == Job.SUCCEEDED, job.message
     r = client_alice.post(f"/policies/save/{job.pk}/", {"name": "adult quarterly", "description": "every quarter"})
     assert r.status_code == 302
     policy = Policy.objects.get(owner=user, name="adult quarterly")
-    second = adult_dataset(user, half2, shared_datasets, "adult-half-2", configure=False)
+    second = adult_dataset(user, half2, demo_datasets, "adult-half-2", configure=False)
     return policy, job, second
 
 
@@ -53,7 +53,7 @@ def _download(client, job) -> bytes:
 
 
 def test_half_2_by_the_saved_policy_web_cli_and_api_give_identical_tables(client_alice, user, monkeypatch, saved,
-                                                                         tmp_path, shared_datasets):
+                                                                         tmp_path, demo_datasets):
     policy, first_job, second = saved
     exported = client_alice.get(f"/policies/{policy.pk}/versions/1/export/")
     assert exported.status_code == 200

@@ -62,14 +62,14 @@ class Source:
         return args
 
 
-def adult(shared: Path) -> Source:
-    folder = shared / "adult"
+def adult(root: Path) -> Source:
+    folder = root / "adult"
     roles = {c: Role.QUASI_IDENTIFYING for c in ADULT_QI} | {"occupation": Role.SENSITIVE}
     return Source(folder / "adult.csv", roles,
                   {c: (folder / f"adult_hierarchy_{c}.csv", "error") for c in ADULT_QI})
 
 
-def people(shared: Path) -> Source:
+def people(root: Path) -> Source:
     roles = {"id": Role.IDENTIFYING, "age": Role.QUASI_IDENTIFYING, "city_birth": Role.QUASI_IDENTIFYING,
              "zip_code": Role.QUASI_IDENTIFYING, "disease": Role.SENSITIVE}
     return Source(PEOPLE_CSV, roles,
@@ -81,7 +81,7 @@ class Case:
     """One specification as each path takes it: the job's stored models and options, the CLI's flags."""
 
     name: str
-    source: Callable[[Path], Source]  # the shared datasets folder -> the input
+    source: Callable[[Path], Source]  # the datasets folder (demo_datasets) -> the input
     algorithm: str
     k: int
     suppression: float = 0.0
@@ -280,8 +280,8 @@ BACKEND_APART = (
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_every_path_publishes_the_same_table_and_report(case, client_alice, user, shared_datasets, tmp_path):
-    source = case.source(shared_datasets)
+def test_every_path_publishes_the_same_table_and_report(case, client_alice, user, demo_datasets, tmp_path):
+    source = case.source(demo_datasets)
     web_csv, web_report, job = through_the_web(client_alice, user, case, source, tmp_path)
     cli_csv, cli_report = through_the_cli(case, source, tmp_path)
     spec, delimiter = engine_spec(case, source)

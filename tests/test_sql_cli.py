@@ -42,8 +42,8 @@ def read_csv(path, delimiter=",") -> pd.DataFrame:
 
 
 @pytest.fixture
-def adult(shared_datasets):
-    return shared_datasets / "adult"
+def adult(demo_datasets):
+    return demo_datasets / "adult"
 
 
 def test_every_out_format_reads_back_equal_to_the_csv(adult, tmp_path):
@@ -140,8 +140,8 @@ def test_sqlite_in_the_cli(tmp_path):
 
 
 @pytest.mark.django_db
-def test_import_sql_command(pg_url, user, shared_datasets):
-    load_adult_pg(pg_url, shared_datasets)
+def test_import_sql_command(pg_url, user, demo_datasets):
+    load_adult_pg(pg_url, demo_datasets)
     out, err = io.StringIO(), io.StringIO()
     call_command("import_sql", "--user", "alice", "--sql-url", pg_url, "--sql-table", "adult", "--name", "Adult PG",
                  stdout=out, stderr=err)

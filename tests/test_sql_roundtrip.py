@@ -27,8 +27,8 @@ def as_text(rows) -> list[tuple]:
 
 
 @pytest.fixture
-def adult_job(pg_url, shared_datasets, user):
-    header, rows = load_adult_pg(pg_url, shared_datasets)
+def adult_job(pg_url, demo_datasets, user):
+    header, rows = load_adult_pg(pg_url, demo_datasets)
     progress = []
     dataset = sql.import_dataset(user, pg_url, table="adult", web=False, progress=progress.append)
     assert (dataset.n_rows, dataset.n_columns) == (30162, 10) and progress == [20000, 30162]

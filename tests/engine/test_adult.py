@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, anonymize, read_hierarchy, read_table
 from anonymizer_app.engine.model.table import frequency_set
+from tests.reference_data import ADULT
 
 from . import _reference as ref
 
-ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
 COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
            "salary-class"]
 QIS = [c for c in COLUMNS if c != "occupation"]
-
-pytestmark = pytest.mark.skipif(not (ADULT / "adult.csv").is_file(), reason=f"{ADULT} missing")
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,15 @@ from __future__ import annotations
 import csv
 import random
 from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from anonymizer_app.engine import HierarchyError, Table, anonymize, read_hierarchy, read_table
+from tests.reference_data import PEOPLE
 
 from . import _reference as ref
 
-PEOPLE = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "people"
 DB = PEOPLE / "db_100.csv"
 FILES = {
     "age": PEOPLE / "age_generalization.csv",
@@ -29,8 +28,6 @@ QIS = ["age", "city_birth", "zip_code"]
 # The 12 ambiguous city names used in db_100.csv (datasets/README.md).
 AMBIGUOUS_IN_DB = {"Casanova", "Cerreto", "Erchie", "Luserna", "Pedemonte", "Rifreddo", "Sala", "San Giovanni",
                    "San Girolamo", "San Lorenzo", "San Pancrazio", "San Paolo"}
-
-pytestmark = pytest.mark.skipif(not DB.is_file(), reason=f"{DB} missing (shared datasets beside the checkout)")
 
 
 # ---- fixtures ------------------------------------------------------------------------------------

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from anonymizer_app.engine import Table, anonymize, read_hierarchy, read_table
+from tests.reference_data import ADULT
 
-ADULT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "adult"
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (ADULT / "adult.csv").is_file(), reason="no Adult")]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -164,8 +164,8 @@ QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "w
 
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [2, 5, 10])
-def test_adult_with_suppression_flash_equals_exhaustive(k, shared_datasets):
-    adult = shared_datasets / "adult"
+def test_adult_with_suppression_flash_equals_exhaustive(k, demo_datasets):
+    adult = demo_datasets / "adult"
     frame, _ = read_table(adult / "adult.csv")
     table = Table(frame, {c: "quasi-identifying" for c in QIS})
     hs = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv") for c in QIS}

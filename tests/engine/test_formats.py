@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from anonymizer_app.engine import HierarchyError, read_hierarchy
 from anonymizer_app.engine.model.formats import FORMATS, detect_format, read_hierarchy_text, write_hierarchy
 from anonymizer_app.engine.model.hierarchy import Hierarchy
+from tests.reference_data import DATASETS as DATA
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 ADULT = sorted((DATA / "adult").glob("adult_hierarchy_*.csv"))
 PEOPLE = sorted((DATA / "people").glob("*_generalization.csv"))
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
@@ -15,8 +13,7 @@ from anonymizer_app.engine import (
     parse_hierarchy,
     read_hierarchy,
 )
-
-DEMO_PEOPLE = Path(__file__).resolve().parents[2] / "anonymizer_app" / "demo_data" / "people"
+from tests.reference_data import PEOPLE as DEMO_PEOPLE
 
 
 def _paths(h):
@@ -334,9 +331,7 @@ def test_inner_conflict_first_keeps_the_first_path():
 
 
 def test_the_people_age_file_is_not_a_tree():
-    path = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "people" / "age_generalization.csv"
-    if not path.exists():
-        path = DEMO_PEOPLE / "age_generalization.csv"
+    path = DEMO_PEOPLE / "age_generalization.csv"
     with pytest.raises(HierarchyError, match=r"'0-20' at level 2 has parents '0-50' \(line 1\), '50-100' \(line 6\)"):
         read_hierarchy(path)
     lift = read_hierarchy(path, on_conflict="lift")

@@ -26,9 +26,9 @@ def _both(monkeypatch, table, given, k, options=None):
     return plain, compiled
 
 
-def adult_slice(shared_datasets, start: int, stop: int):
+def adult_slice(demo_datasets, start: int, stop: int):
     """Adult's rows start..stop (renumbered from 0), its QIs with the ARX hierarchies, occupation sensitive."""
-    adult = shared_datasets / "adult"
+    adult = demo_datasets / "adult"
     frame = pd.read_csv(adult / "adult.csv", sep=";", dtype=str, keep_default_na=False).iloc[start:stop]
     roles = {c: Role.QUASI_IDENTIFYING for c in ADULT_QI}
     roles["occupation"] = Role.SENSITIVE
@@ -47,8 +47,8 @@ def test_compiled_loop_equals_numpy_loop_on_mixed_tables(monkeypatch, k, seed):
     assert np.array_equal(plain.class_of_row, compiled.class_of_row)
 
 
-def test_compiled_loop_equals_numpy_loop_on_adult_sample(monkeypatch, shared_datasets):
-    table, given = adult_slice(shared_datasets, 0, 3000)
+def test_compiled_loop_equals_numpy_loop_on_adult_sample(monkeypatch, demo_datasets):
+    table, given = adult_slice(demo_datasets, 0, 3000)
     plain, compiled = _both(monkeypatch, table, given, 5)
     assert plain.verified and compiled.verified
     pd.testing.assert_frame_equal(plain.output, compiled.output)
@@ -87,11 +87,11 @@ def test_compiled_loop_across_calls_and_with_few_candidates_first(monkeypatch, b
     assert np.array_equal(plain.class_of_row, compiled.class_of_row)
 
 
-def test_compiled_loop_on_adult_with_one_candidate_first(monkeypatch, shared_datasets):
+def test_compiled_loop_on_adult_with_one_candidate_first(monkeypatch, demo_datasets):
     # seven categorical QIs (many buckets, many ties) and age: the search starts on one candidate's bucket
     monkeypatch.setattr(kmember_module, "KERNEL_BUDGET", 5)
     monkeypatch.setattr(kmember_module, "KERNEL_FIRST", 1)
-    table, given = adult_slice(shared_datasets, 3000, 5000)
+    table, given = adult_slice(demo_datasets, 3000, 5000)
     plain, compiled = _both(monkeypatch, table, given, 3, {"seed": 2})
     assert plain.verified and compiled.verified
     pd.testing.assert_frame_equal(plain.output, compiled.output)

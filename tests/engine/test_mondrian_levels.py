@@ -80,8 +80,8 @@ def test_too_small_table_is_one_partition():
 
 
 @pytest.mark.parametrize("k", [2, 5, 50])
-def test_levels_equal_the_loop_on_adult(k, shared_datasets):
-    adult = shared_datasets / "adult"
+def test_levels_equal_the_loop_on_adult(k, demo_datasets):
+    adult = demo_datasets / "adult"
     frame, _ = read_table(adult / "adult.csv")
     table = Table(frame, {**{c: "qi" for c in ADULT_QI}, "occupation": "sensitive"})
     given = {c: read_hierarchy(adult / f"adult_hierarchy_{c}.csv", c) for c in ADULT_QI}

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from anonymizer_app.engine import HierarchyError, parse_hierarchy, read_hierarchy
 from anonymizer_app.engine.model.tree import HierarchyTree, path_from_id
+from tests.reference_data import PEOPLE
 
-PEOPLE = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "people"
 TEXT = "1;0-4;0-9;*\n2;0-4;0-9;*\n7;5-9;0-9;*\n12;10-14;10-19;*\n"
 
 
