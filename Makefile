@@ -5,9 +5,9 @@
 #                 web server on http://127.0.0.1:8000/; prints "Ready: open ..." once the server answers.
 #                 RUN_HOST / RUN_PORT change the address
 #   make worker   one more Celery worker (run it in another terminal, as many times as you like)
-#   make serve    production (README, "Deployment"): gunicorn + whitenoise + a Celery worker, DEBUG off, on
+#   make serve    production (docs/operations/deployment.md): gunicorn + whitenoise + a Celery worker, DEBUG off, on
 #                 PostgreSQL and Redis; stops with a message naming any required variable that is not set
-#   make test     adds the test extras to .venv (dev, cluster, fast: see TEST_EXTRAS), then ruff,
+#   make test     adds the test extras to .venv (dev, cluster, fast, docs: see TEST_EXTRAS), then ruff,
 #                 lint-imports and mypy (the engine), then pytest on SQLite (in parallel, pytest-xdist); then,
 #                 when DATABASE_URL is set or CI=true, the database tests again on PostgreSQL. With
 #                 CI=true it first creates .venv-pycanon (pycanon, the second opinion of
@@ -18,6 +18,8 @@
 #                 pyproject.toml: the engine imports nothing from Django, Celery or the web apps),
 #                 then mypy on the engine ([tool.mypy] in pyproject.toml)
 #   make bench    benchmarks/bench_datafly.py
+#   make docs     the documentation site: docs/reference/ regenerated from the code (docs/generate.py),
+#                 then mkdocs build --strict (a broken link or a page left out of the nav fails) into var/site/
 #
 # Optional extras on top of the runtime (pyproject.toml): fast (numba: the compiled lattice roll-up and
 # k-member loop; without it numpy computes the same results, slower on long searches) and cluster (running on
@@ -36,7 +38,7 @@ BIN := $(VENV)/bin
 # after `make test` installs nothing; `make test` after `make run` installs the extras on top.
 STAMP := $(VENV)/.installed
 STAMP_TEST := $(VENV)/.installed-test
-TEST_EXTRAS := dev,cluster,fast
+TEST_EXTRAS := dev,cluster,fast,docs
 RUN_HOST ?= 127.0.0.1
 RUN_PORT ?= 8000
 # pycanon 1.3.6 pins numpy 2.0.2: it lives in its own venv, driven through tests/pycanon_values.py.
@@ -57,7 +59,7 @@ PG_MARKERS ?= uses_db and not browser and not slow
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist load
 
-.PHONY: run worker serve serve-env test test-sqlite test-postgres lint bench venv test-venv pycanon-venv clean
+.PHONY: run worker serve serve-env test test-sqlite test-postgres lint bench docs venv test-venv pycanon-venv clean
 
 venv: $(STAMP)
 
@@ -122,12 +124,12 @@ run: $(STAMP)
 worker: $(STAMP)
 	nice -n $${WORKER_NICE:-10} $(BIN)/celery -A anonymizer_app worker --loglevel=INFO --hostname=worker-$$$$@%h
 
-# Production (README, "Deployment"): DEBUG off, gunicorn behind your TLS proxy, static files collected into
+# Production (docs/operations/deployment.md): DEBUG off, gunicorn behind your TLS proxy, static files collected into
 # STATIC_ROOT (var/static) and served by whitenoise, one Celery worker in the background (more: `make worker`
 # with the same environment). Needs SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL), REDIS_URL and
 # ANONYMIZER_VAULT_KEY (docs/vault.md); serve-env checks them before anything starts. BIND (127.0.0.1:8000),
 # WEB_WORKERS (4), WEB_THREADS (4), WEB_KEEPALIVE (75 s; gunicorn.conf.py), WORKER_CONCURRENCY (the number of
-# CPUs), WORKER_NICE (10: jobs yield the CPU to the pages) and the variables of the README's table are read if set.
+# CPUs), WORKER_NICE (10: jobs yield the CPU to the pages) and the variables of its settings table are read if set.
 serve: serve-env $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -149,7 +151,7 @@ serve: serve-env $(STAMP)
 # Every missing or wrong variable is named at once, with an example.
 serve-env:
 	@status=0; \
-	  need() { echo "make serve: set $$1: $$2 (README, Deployment)" >&2; status=2; }; \
+	  need() { echo "make serve: set $$1: $$2 (docs/operations/deployment.md)" >&2; status=2; }; \
 	  [ -n "$$SECRET_KEY" ] || need SECRET_KEY \
 	    "a long random value, e.g. the output of python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"; \
 	  [ -n "$$ALLOWED_HOSTS" ] || need ALLOWED_HOSTS "the host name(s) of the site, e.g. anonymizer.example.org"; \
@@ -192,6 +194,10 @@ test-postgres: $(STAMP_TEST)
 
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/bench_datafly.py
+
+docs: $(STAMP_TEST)
+	$(BIN)/python docs/generate.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir var/site
 
 clean:
 	rm -rf $(VENV) $(VENV_PYCANON) .pytest_cache .ruff_cache .import_linter_cache *.egg-info

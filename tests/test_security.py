@@ -189,12 +189,13 @@ def test_make_serve_names_every_missing_variable():
     assert done.returncode == 2
     assert done.stderr.splitlines()[:5] == [
         "make serve: set SECRET_KEY: a long random value, e.g. the output of "
-        "python3 -c 'import secrets; print(secrets.token_urlsafe(50))' (README, Deployment)",
-        "make serve: set ALLOWED_HOSTS: the host name(s) of the site, e.g. anonymizer.example.org (README, Deployment)",
+        "python3 -c 'import secrets; print(secrets.token_urlsafe(50))' (docs/operations/deployment.md)",
+        "make serve: set ALLOWED_HOSTS: the host name(s) of the site, e.g. anonymizer.example.org "
+        "(docs/operations/deployment.md)",
         "make serve: set DATABASE_URL: the PostgreSQL database, e.g. "
-        "postgres://anonymizer@db.internal:5432/anonymizer (README, Deployment)",
+        "postgres://anonymizer@db.internal:5432/anonymizer (docs/operations/deployment.md)",
         "make serve: set REDIS_URL: the Redis server that carries the jobs, e.g. redis://127.0.0.1:6379/0 "
-        "(README, Deployment)",
+        "(docs/operations/deployment.md)",
         "make serve: DEBUG must be off on a server: unset it or set DEBUG=0",
     ]
     assert done.stdout == ""  # nothing ran: no migrate, no server

@@ -399,7 +399,7 @@ def test_no_server_starts_without_a_vault_key_with_debug_off():
 def test_make_serve_names_a_missing_or_malformed_vault_key():
     server = {**PRODUCTION, "DATABASE_URL": "postgres://x/y", "REDIS_URL": "redis://127.0.0.1:6379/0"}
     hint = ("the key of the stored secrets, its own (never SECRET_KEY's), made by python3 -c 'import base64, os; "
-            "print(base64.urlsafe_b64encode(os.urandom(32)).decode())'; docs/vault.md (README, Deployment)")
+            "print(base64.urlsafe_b64encode(os.urandom(32)).decode())'; docs/vault.md (docs/operations/deployment.md)")
 
     def serve_env(**extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(["make", "--no-print-directory", "serve-env"], cwd=REPO, env=_env(**server, **extra),
