@@ -18,6 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from anonymizer_app.engine.algorithms import get_algorithm, supporting, supports
+
 PARTITION_ROWS = 1_000_000
 
 
@@ -41,7 +43,8 @@ def _rows(text: str) -> int:
 
 
 def add_arguments(parser) -> None:
-    group = parser.add_argument_group("a Dask cluster (Flash on tables beyond one machine; "
+    names = " and ".join(get_algorithm(n).label for n in supporting("cluster"))  # AlgorithmInfo.cluster
+    group = parser.add_argument_group(f"a Dask cluster ({names} on tables beyond one machine; "
                                       "docs/operations/cluster.md)")
     group.add_argument("--cluster", type=_address, default=None, metavar="ADDRESS",
                        help="run on the Dask scheduler at tcp://HOST:PORT, or on local:N worker processes")
@@ -125,9 +128,9 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
     from anonymizer_app.engine import KAnonymity
     from anonymizer_app.engine.backends.dask import backend
 
-    if build["algorithm"] not in backend.ALGORITHMS:  # said before the table is converted or a cluster reached
-        raise AnonymizeError(f"--cluster runs {', '.join(backend.ALGORITHMS)}; --algorithm {build['algorithm']} runs "
-                             f"on one machine")
+    if not supports(build["algorithm"], "cluster"):  # said before the table is converted or a cluster reached
+        raise AnonymizeError(f"--cluster runs {', '.join(supporting('cluster'))}; --algorithm {build['algorithm']} "
+                             f"runs on one machine")
     refused = backend.supported_models([KAnonymity(build["k"]), *build["models"]])
     if refused:
         raise AnonymizeError(f"--cluster checks k-anonymity and the models on a sensitive column's values; not "

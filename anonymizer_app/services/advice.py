@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from .. import engine
 from ..engine import HierarchyError, InputError, Role
+from ..engine.algorithms import supports
 from ..models import Job
 from . import datasets, explain, results
 
@@ -25,7 +26,6 @@ STAR = "*"
 MOST_STARS = 0.5  # a share of '*' cells above this is poor
 MANY_SUPPRESSED = 0.05  # a share of suppressed records above this is poor
 WHY_MAX_ROWS = 1_000_000  # the "one level lower" figures read the whole table: not past this size
-LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 LOSS_METRIC = "ncp"
 
 
@@ -219,7 +219,7 @@ def lower_k(k: int) -> int | None:
 
 def _fixes(job: Job, report: dict, advice: Advice, starred: list[str], lower: dict, budget: int, n: int) -> None:
     metric = (job.options or {}).get("metric") or (report.get("options") or {}).get("metric")
-    if job.algorithm in LATTICE_ALGORITHMS and metric != LOSS_METRIC:
+    if supports(job.algorithm, "lattice") and metric != LOSS_METRIC:
         advice.fixes.append(Fix("Use the NCP (loss) metric",
                                 f"{metric or 'the default metric'} counts class sizes only and may turn a column "
                                 "into '*' to keep another exact; NCP weighs the detail lost in every cell",

@@ -1,8 +1,9 @@
 """Registry names as people read them: a privacy model's label ("distinct l-diversity"), never its registry key
-("distinct-l-diversity")."""
+("distinct-l-diversity"); what an algorithm supports, from its registry entry (never a list in a template)."""
 
 from django import template
 
+from ..engine import algorithms
 from ..engine.privacy import PRIVACY_MODELS
 
 register = template.Library()
@@ -12,3 +13,9 @@ register = template.Library()
 def model_labels(names) -> str:
     """The models' labels, comma separated; a name the registry no longer knows is shown as it is."""
     return ", ".join(PRIVACY_MODELS[n].label if n in PRIVACY_MODELS else str(n) for n in names)
+
+
+@register.filter
+def algorithm_supports(name, flag: str) -> bool:
+    """Does the algorithm ``name`` support ``flag`` (lattice, cluster, out_of_core, person_level)?"""
+    return algorithms.supports(str(name), flag)

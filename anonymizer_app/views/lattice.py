@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.throttling import throttle
 
 from .. import engine
+from ..engine.algorithms import supports
 from ..engine.algorithms.fixed import parse_levels
 from ..engine.run import pipeline
 from ..engine.search.solution_lattice import METRIC_LABELS
@@ -38,7 +39,6 @@ from ..services import lattice as lattice_service
 from ..templatetags.cells import cut
 from . import safepub as safepub_views
 
-LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 PREVIEW_ROWS = 50
 # metric key in the report -> label; the order of the node's metrics table
 NODE_METRICS = {
@@ -57,7 +57,7 @@ NODE_METRICS = {
 
 # ---- helpers -----------------------------------------------------------------------------------
 def is_lattice_job(job: Job) -> bool:
-    return job.kind == Job.RUN and job.algorithm in LATTICE_ALGORITHMS
+    return job.kind == Job.RUN and supports(job.algorithm, "lattice")
 
 
 def _safepub_refusal(request, job_id):

@@ -141,7 +141,7 @@ register(
         summary="Publish the QIs unchanged with a group id (QIT) and the sensitive values per group with "
         "counts (ST), groups l-diverse with distinct values (Xiao & Tao 2006).",
         run=anatomy,
-        models=("k-anonymity", "distinct-l-diversity", "entropy-l-diversity"),
+        honours=("k-anonymity", "distinct-l-diversity", "entropy-l-diversity"),
         recoding="anatomy",
         reference="X. Xiao, Y. Tao, Anatomy: simple and effective privacy preservation, VLDB 2006",
     )

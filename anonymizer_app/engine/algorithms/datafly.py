@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsatisfiableError
-from ..privacy import PRIVACY_MODELS
 from ..search.lattice import equivalence_classes
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
@@ -63,7 +62,6 @@ register(
         summary="Greedy full-domain generalization: generalize the QI with most distinct values until the "
         "records in classes below k fit the suppression limit, then suppress them (Sweeney 2002).",
         run=datafly,
-        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=False,
         reference="L. Sweeney, Achieving k-anonymity privacy protection using generalization and "

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.table import group_rows
-from ..privacy import PRIVACY_MODELS, Parameter
+from ..privacy import Parameter
 from ..search.clustering import (
     SEED,
     finish,
@@ -354,7 +354,6 @@ register(
         "to the nearest centroid, small clusters redistributed, large ones split to k..2k-1 - then generalized "
         "locally per cluster.",
         run=disk_clustering,
-        models=tuple(PRIVACY_MODELS),
         recoding="local",
         options=(
             Parameter("memory_mb", int, 256, "memory for the clustering working set, in MB (the table itself "
@@ -362,5 +361,6 @@ register(
             SEED,
         ),
         reference="Big Data Anonymization (NTUA master's thesis 2022, seed 003) chapter 3; J.-L. Lin et al. 2010",
+        out_of_core=True,
     )
 )

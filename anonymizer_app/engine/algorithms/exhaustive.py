@@ -3,7 +3,6 @@ chosen metric among all anonymous nodes. The reference the optimal searches are 
 
 from __future__ import annotations
 
-from ..privacy import PRIVACY_MODELS
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
@@ -24,10 +23,10 @@ register(
         summary="Checks every full-domain generalization and returns the optimum for the chosen metric; "
         "slow on large lattices, the reference for the optimal algorithms.",
         run=exhaustive,
-        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=True,
         options=(METRIC, KEEP_LATTICE),
         reference="",
+        lattice=True,
     )
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from ..errors import InputError, UnsatisfiableError
-from ..privacy import PRIVACY_MODELS, Parameter
+from ..privacy import Parameter
 from ..search.lattice import equivalence_classes
 from . import AlgorithmInfo, register
 from .base import FullDomainRecoding, Problem
@@ -75,7 +75,6 @@ register(
         summary="Applies one given generalization level per quasi-identifier (a node of the lattice) and "
         "suppresses the records of classes that break the privacy model, within the suppression limit.",
         run=full_domain,
-        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=False,
         options=(LEVELS,),

@@ -18,7 +18,6 @@ import heapq
 
 import numpy as np
 
-from ..privacy import PRIVACY_MODELS
 from ..search.lattice import ANONYMOUS, LARGE_FREQUENCY_SET, NOT_ANONYMOUS, PRUNED, UNKNOWN
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
@@ -204,11 +203,12 @@ register(
         "tagging; the optimum for the chosen metric among all anonymous nodes (Kohlmayer et al. 2012, "
         "the algorithm of ARX).",
         run=flash,
-        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=True,
         options=(METRIC, KEEP_LATTICE),
         reference="F. Kohlmayer, F. Prasser, C. Eckert, A. Kemper, K. A. Kuhn, Flash: efficient, stable and "
         "optimal k-anonymity, PASSAT/SocialCom 2012",
+        lattice=True,
+        cluster=True,
     )
 )

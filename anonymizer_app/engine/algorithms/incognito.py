@@ -18,7 +18,6 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import UnsatisfiableError
-from ..privacy import PRIVACY_MODELS
 from ..search.lattice import ANONYMOUS, NOT_ANONYMOUS
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
@@ -98,11 +97,11 @@ register(
         summary="All anonymous full-domain generalizations, bottom-up over QI subsets with subset pruning and "
         "roll-up; the optimum for the chosen metric among them (LeFevre et al. 2005).",
         run=incognito,
-        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=True,
         options=(METRIC, KEEP_LATTICE),
         reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Incognito: efficient full-domain k-anonymity, "
         "SIGMOD 2005",
+        lattice=True,
     )
 )

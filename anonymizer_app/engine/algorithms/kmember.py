@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..privacy import PRIVACY_MODELS
 from ..search.clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of
 from ..search.distance import Encoded
 from . import AlgorithmInfo, register
@@ -188,7 +187,6 @@ register(
         "until it holds k; leftovers join the nearest cluster; each cluster is generalized locally "
         "(Byun et al. 2007).",
         run=kmember,
-        models=tuple(PRIVACY_MODELS),
         recoding="local",
         options=(SEED,),
         reference="J.-W. Byun, A. Kamra, E. Bertino, N. Li, Efficient k-anonymization using clustering "

@@ -323,7 +323,7 @@ register(
         summary="Optimal k-anonymization under discernibility with ordered domains cut into intervals: "
         "set-enumeration search with pruning (Bayardo & Agrawal 2005); a time budget returns the best so far.",
         run=koptimize,
-        models=("k-anonymity",),
+        honours=("k-anonymity",),
         recoding="full-domain",
         optimal=True,
         options=(TIME_BUDGET,),

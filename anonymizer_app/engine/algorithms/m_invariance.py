@@ -167,7 +167,7 @@ register(
         "in a group with its earlier signature, counterfeits where a value left (counted per group), each "
         "group's QI box (Xiao & Tao 2007).",
         run=m_invariance,
-        models=("m-invariance", "k-anonymity"),
+        honours=("m-invariance", "k-anonymity"),
         recoding="local",
         republishes=True,
         options=(RECORD_ID,),

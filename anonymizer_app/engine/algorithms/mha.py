@@ -723,7 +723,7 @@ register(
         "background-knowledge distributions (cut at l), then per cluster β-partition, β-split and Hilbert-order "
         "record selection into k-anonymous, enhanced β-like classes, and refinement; local recoding.",
         run=mha,
-        models=("k-anonymity", "beta-likeness"),
+        honours=("k-anonymity", "beta-likeness"),
         recoding="local",
         options=(JS_L, MHA_BETA, SEED),
         reference="Amiri 2020 (seed 004); β-partition after Cao & Karras, Publishing microdata with a robust "

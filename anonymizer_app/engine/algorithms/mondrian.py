@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError, UnsatisfiableError
 from ..model.hierarchy import ROOT
-from ..privacy import PRIVACY_MODELS, Parameter
+from ..privacy import Parameter
 from ..search.recoding import QISpace, cells_from_groups, group_labels
 from . import AlgorithmInfo, register
 from .base import CellRecoding, Problem
@@ -620,11 +620,11 @@ register(
         "hierarchy for categories) while both halves satisfy the privacy model; numbers become ranges "
         "[lo-hi], categories their lowest common ancestor (LeFevre et al. 2006).",
         run=mondrian,
-        models=tuple(PRIVACY_MODELS),
         recoding="multidimensional",
         options=(Parameter("variant", str, "strict", "strict: a value never goes to both sides of a cut; "
                            "relaxed: records with the median value may be split between the two sides",
                            choices=("strict", "relaxed")),),
         reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
+        cluster=True,
     )
 )

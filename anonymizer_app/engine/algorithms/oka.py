@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..privacy import PRIVACY_MODELS
 from ..search.clustering import (
     SEED,
     finish,
@@ -57,7 +56,6 @@ register(
         summary="Clustering: one k-means pass from n/k random seeds, then clusters above k give their farthest "
         "records to clusters below k; each cluster is generalized locally (Lin & Wei 2008).",
         run=oka,
-        models=tuple(PRIVACY_MODELS),
         recoding="local",
         options=(SEED,),
         reference="J.-L. Lin, M.-C. Wei, An efficient clustering method for k-anonymization, PAIS 2008",

@@ -150,7 +150,7 @@ register(
         "a walk down the lattice, every class below the derived k suppressed: (ε,δ)-differentially private "
         "(Bild, Kuhn & Prasser 2018, the algorithm of ARX).",
         run=safepub,
-        models=("differential-privacy", "k-anonymity"),
+        honours=("differential-privacy", "k-anonymity"),
         recoding="full-domain",
         optimal=False,
         options=(STEPS, SCORE, SEED),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsatisfiableError
-from ..privacy import PRIVACY_MODELS
 from ..search.lattice import ANONYMOUS, UNKNOWN
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
 from . import AlgorithmInfo, register
@@ -79,10 +78,10 @@ register(
         summary="Binary search over the lattice height for the lowest generalizations that are anonymous; the "
         "best of them by the chosen metric (Samarati 2001). Minimal height, not a global optimum.",
         run=samarati,
-        models=tuple(PRIVACY_MODELS),
         recoding="full-domain",
         optimal=False,
         options=(METRIC, KEEP_LATTICE),
         reference="P. Samarati, Protecting respondents' identities in microdata release, IEEE TKDE 13(6), 2001",
+        lattice=True,
     )
 )

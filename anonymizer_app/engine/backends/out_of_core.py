@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms import get_algorithm
+from ..algorithms import supports as algorithm_supports
 from ..algorithms.base import ProgressCallback
 from ..algorithms.disk_clustering import ClusterStore, bucket_size
 from ..errors import Cancelled, InputError, VerificationError
@@ -40,7 +41,8 @@ from ..measure.attack import merge_parts, report_part
 from ..measure.metrics import RISK_THRESHOLD, cell_loss_sums, class_figures_from_histogram, loss_from_sums
 from ..measure.risk import sample_risks
 from ..model.cells import factorize_cells
-from ..model.hierarchy import Hierarchy, default_hierarchy, with_missing
+from ..model.defaults import default_hierarchy
+from ..model.hierarchy import Hierarchy, with_missing
 from ..model.missing import MISSING, markers_in_use, normalize_frame
 from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ..privacy import KAnonymity
@@ -65,8 +67,9 @@ class OutOfCoreResult:
 
 
 def supports(algorithm: str, models: list | None) -> bool:
-    """Can this run go out of core (the disk hybrid with k-anonymity alone)?"""
-    return algorithm == ALGORITHM and all(isinstance(m, KAnonymity) for m in (models or []))
+    """Can this run go out of core (an algorithm whose registry entry says so, AlgorithmInfo.out_of_core: the
+    disk hybrid, with k-anonymity alone)?"""
+    return algorithm_supports(algorithm, "out_of_core") and all(isinstance(m, KAnonymity) for m in (models or []))
 
 
 def anonymize_out_of_core(

@@ -3,7 +3,9 @@
 A model is one class in one module (see :mod:`.base` for what a class declares: parameters, check,
 monotonicity, card, summary, how the run form and the command line offer it); adding one is that
 module plus an entry in ``PRIVACY_MODELS`` below. The run form (``forms.RunForm``) and the CLI flags
-(``management/model_flags.py``) are generated from this registry.
+(``management/model_flags.py``) are generated from this registry. Everything reads the registry when
+called (never a copy made at import: the algorithms' ``AlgorithmInfo.models``, the forms, the CLI, the API), so
+a model registered later is offered, accepted and checked by all of them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,11 @@ PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
                         BetaLikeness, DeltaPresence, AlphaKAnonymity, DeltaDisclosure, AverageRisk, KMap,
                         KMapPopulationTable, PopulationUniqueness, EDDifferentialPrivacy, MInvariance)
 }
-SENSITIVE_MODELS = tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
+
+
+def sensitive_models() -> tuple[str, ...]:
+    """The names of the models on a sensitive column's values, read from the registry when called."""
+    return tuple(n for n, m in PRIVACY_MODELS.items() if m.needs_sensitive)
 
 
 def make_model(name: str, **params) -> PrivacyModel:
@@ -85,9 +91,9 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 
 
 __all__ = [
-    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "SENSITIVE_MODELS", "_EPS", "AlphaKAnonymity",
+    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "_EPS", "AlphaKAnonymity",
     "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
     "DeltaPresence", "DistinctLDiversity", "EDDifferentialPrivacy", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "MInvariance", "ModelGroup", "Parameter",
     "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
-    "emd_ordered", "make_model", "model_groups", "research_column", "research_models", "check_feasible", "parse_marker", "shares",
+    "emd_ordered", "make_model", "model_groups", "sensitive_models", "research_column", "research_models", "check_feasible", "parse_marker", "shares",
 ]

@@ -24,7 +24,6 @@ MAX_NODES = 250_000  # larger lattices are not evaluated on demand
 SHOWN_LABELS = 3
 METRIC_LABELS = {"discernibility": "Discernibility", "height": "Generalization height", "ncp": "NCP",
                  "entropy": "Non-uniform entropy"}
-LATTICE_ALGORITHMS = ("flash", "incognito", "samarati", "exhaustive")
 
 
 def metric_of(options: dict | None) -> str:

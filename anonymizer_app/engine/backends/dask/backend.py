@@ -30,12 +30,14 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ...algorithms import get_algorithm
+from ...algorithms import get_algorithm, supporting
+from ...algorithms import supports as algorithm_supports
 from ...algorithms.base import CellRecoding, FullDomainRecoding, Problem, ProgressCallback
 from ...errors import Cancelled, InputError, VerificationError
 from ...measure.attack import merge_parts, report_part
 from ...measure.metrics import class_figures
-from ...model.hierarchy import Hierarchy, default_hierarchy, with_missing
+from ...model.defaults import default_hierarchy
+from ...model.hierarchy import Hierarchy, with_missing
 from ...model.missing import MISSING, markers_in_use
 from ...model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ...privacy import PrivacyModel
@@ -51,7 +53,6 @@ from . import figures, partitions
 from .source import ParquetTable
 from .weighted import FrequencyTable, WeightedDomain, merge_combinations, tuple_frequency_set
 
-ALGORITHMS = ("flash", "mondrian")  # searched on the merged frequency set (Mondrian: .mondrian)
 ATTACK_LIMIT = 200  # as attack.attack_report
 MERGE_EVERY = 8  # partition results merged on the driver in batches of this many
 
@@ -73,7 +74,7 @@ def supported_models(models: list[PrivacyModel]) -> list[str]:
 
 def supports(algorithm: str, models: list[PrivacyModel]) -> bool:
     """Can a run of ``algorithm`` with ``models`` go to a cluster (no dask imported to answer)?"""
-    return algorithm in ALGORITHMS and not supported_models(models)
+    return algorithm_supports(algorithm, "cluster") and not supported_models(models)
 
 
 class ClusterRun:
@@ -83,8 +84,9 @@ class ClusterRun:
     def __init__(self, spec: RunSpec, client, progress: ProgressCallback | None = None, folder: str | None = None):
         if not isinstance(spec.table, ParquetTable):
             raise InputError("a cluster run reads a Parquet table (file or folder) every worker can see")
-        if spec.algorithm not in ALGORITHMS:
-            raise InputError(f"on a Dask cluster the algorithms are {', '.join(ALGORITHMS)}, not {spec.algorithm}")
+        if not algorithm_supports(spec.algorithm, "cluster"):  # the registry's AlgorithmInfo.cluster
+            raise InputError(f"on a Dask cluster the algorithms are {', '.join(supporting('cluster'))}, not "
+                             f"{spec.algorithm}")
         if spec.set_column is not None:
             raise InputError("a set-valued column runs in memory, not on a cluster")
         if not spec.models:
