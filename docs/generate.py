@@ -297,8 +297,8 @@ def algorithms_page() -> str:
             "| model | name | flags | sensitive column | algorithms |", "|---|---|---|---|---|"]
     honoured: dict[str, list[str]] = {m: [] for m in PRIVACY_MODELS}
     for name in sorted(ALGORITHMS):
-        for m in ALGORITHMS[name].models:
-            honoured.setdefault(m, []).append(name)
+        for model_name in ALGORITHMS[name].models:
+            honoured.setdefault(model_name, []).append(name)
     for name in sorted(PRIVACY_MODELS):
         m = PRIVACY_MODELS[name]
         flags = ", ".join(code(p.flag) for p in m.parameters)
