@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from anonymizer_app.engine import Table  # noqa: E402
-from anonymizer_app.engine.model.hierarchy import read_hierarchy  # noqa: E402
+from anonymizer_app.engine.model.formats import read_hierarchy  # noqa: E402
 from anonymizer_app.engine.run import identifiers as ids  # noqa: E402
 from anonymizer_app.engine.run import pipeline  # noqa: E402
 from anonymizer_app.engine.run.spec import RunSpec  # noqa: E402

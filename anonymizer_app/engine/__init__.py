@@ -14,7 +14,9 @@ from .errors import (
 )
 from .io.reader import Format, read_table, sniff
 from .measure.metrics import METRIC_HELP
-from .model.hierarchy import ROOT, Hierarchy, default_hierarchy, parse_hierarchy, read_hierarchy
+from .model.defaults import default_hierarchy
+from .model.formats import read_hierarchy
+from .model.hierarchy import ROOT, Hierarchy, parse_hierarchy
 from .model.table import COLUMN_TYPES, Role, Table, infer_type, suggest_role
 from .privacy import PRIVACY_MODELS, KAnonymity, PrivacyModel
 from .run.result import Result, verify_output

@@ -86,7 +86,7 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
     quoted, utf8 = _scan(path, check_utf8=sniffed and fmt.encoding == "utf-8")
     if not utf8:  # UTF-8 in the first 64 KiB only: the file is in a single-byte encoding
         fmt = replace(fmt, encoding=_single_byte_encoding(path))
-    if quoted or not reader_mod._ascii_compatible(fmt.encoding):
+    if quoted or not reader_mod.ascii_compatible(fmt.encoding):
         pieces = _iter_quoted(path, filename, fmt, block_bytes, caps)
     else:
         pieces = _iter_blocks(path, filename, fmt, block_bytes, caps, dictionary)
@@ -162,7 +162,7 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                 first = names is None
                 piece_fmt = fmt if first else replace(fmt, header=False)
                 try:
-                    frame = reader_mod._read_csv(block, filename, piece_fmt, None, caps, names=names,
+                    frame = reader_mod.read_csv(block, filename, piece_fmt, None, caps, names=names,
                                                  dictionary=dictionary)
                 except InputError as exc:
                     raise _renumber(exc, line_offset) from None
@@ -191,7 +191,7 @@ def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
         try:
             header = next(rows)
             width = len(header)
-            names = reader_mod._names(header, filename, caps) if fmt.header else [f"column_{i + 1}" for i in range(width)]
+            names = reader_mod.column_names(header, filename, caps) if fmt.header else [f"column_{i + 1}" for i in range(width)]
             if caps.max_columns is not None and width > caps.max_columns:
                 raise InputError(f"{filename}: {width} columns, more than the limit of {caps.max_columns}")
             for row in rows:
@@ -200,11 +200,11 @@ def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                                      f"line has {width}")
                 if cap is not None and row and max(map(len, row)) > cap:
                     j = next(j for j, cell in enumerate(row) if len(cell) > cap)
-                    raise reader_mod._cell_error(filename, rows.line_num, j, names, len(row[j]), cap)
+                    raise reader_mod.cell_error(filename, rows.line_num, j, names, len(row[j]), cap)
         except StopIteration:
             raise InputError(f"{filename}: the file is empty") from None
         except csv.Error as exc:
-            raise InputError(f"{filename}, line {rows.line_num}: {reader_mod._csv_error(exc)}") from None
+            raise InputError(f"{filename}, line {rows.line_num}: {reader_mod.csv_error(exc)}") from None
         except UnicodeError as exc:
             raise InputError(f"{filename}, line {rows.line_num + 1}: cannot be decoded as {fmt.encoding} ({exc.reason}); "
                              "choose the file's encoding") from None

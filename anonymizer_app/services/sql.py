@@ -244,7 +244,7 @@ def iter_rows(url: str, table: str = "", query: str = "", web: bool = True, caps
                         raise SqlError(f"{what} does not exist in the database "
                                        f"{parse_url(url).database!r} (or this user cannot see it)") from None
                 result = conn.execution_options(stream_results=True, max_row_buffer=chunk_rows).execute(statement)
-                names = reader_mod._names(list(result.keys()), what, caps, where="the column names")
+                names = reader_mod.column_names(list(result.keys()), what, caps, where="the column names")
                 if caps.max_columns is not None and len(names) > caps.max_columns:
                     raise SqlError(f"{what}: {len(names)} columns, more than the limit of {caps.max_columns}")
                 rows = 0

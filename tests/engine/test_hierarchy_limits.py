@@ -8,12 +8,11 @@ import pytest
 
 from anonymizer_app.engine.errors import HierarchyError, InputError
 from anonymizer_app.engine.model import builders
-from anonymizer_app.engine.model.formats import detect_format, read_hierarchy_text
+from anonymizer_app.engine.model.formats import detect_format, read_hierarchy, read_hierarchy_text
 from anonymizer_app.engine.model.hierarchy import (
     check_size,
     decode_hierarchy,
     parse_hierarchy,
-    read_hierarchy,
 )
 
 AGES = pd.Series(["20", "25", "33", "41", "59"])

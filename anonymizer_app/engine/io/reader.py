@@ -13,55 +13,34 @@ import codecs
 import csv
 import io
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .table_format import (  # noqa: F401  (re-exported: reader.Limits, reader.TEXT_HINT, ...)
+    MAX_CELL_CHARS,
+    MAX_HEADER_CHARS,
+    MAX_XLSX_MB,
+    MAX_XLSX_RATIO,
+    NO_HEADER_HINT,
+    TEXT_HINT,
+    Format,
+    Limits,
+    column_names,
+    positions,
+)
+from .workbook import read_xlsx
 
 DELIMITERS = [",", ";", "\t", "|"]
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 ENCODINGS = ["utf-8", "windows-1252", "latin-1", "utf-16", "utf-16-le", "utf-16-be"]
 XLSX_MAGIC = b"PK\x03\x04"
 XLS_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the old binary Excel format (OLE2)
-TEXT_HINT = "upload a CSV/TSV/TXT text file (UTF-8, UTF-16, Windows-1252 or Latin-1) or an .xlsx workbook"
-
-# Defaults of the caps (the web app sets them from ANONYMIZER_MAX_* settings).
-MAX_CELL_CHARS = 32_767  # a spreadsheet cell's own limit (Excel)
-MAX_HEADER_CHARS = 255  # a column name: what the database stores
-MAX_XLSX_MB = 100  # a workbook's parts, unpacked (openpyxl parses about 5-10 MB of sheet XML a second)
-MAX_XLSX_RATIO = 100  # unpacked : packed size of one part above 1 MB (real sheets: 5-30)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Caps on a table, checked while it is read; None: no cap."""
-
-    max_rows: int | None = None
-    max_columns: int | None = None
-    max_cell_chars: int | None = MAX_CELL_CHARS
-    max_header_chars: int | None = MAX_HEADER_CHARS
-    max_xlsx_mb: int | None = MAX_XLSX_MB
-    max_xlsx_ratio: float | None = MAX_XLSX_RATIO
-
-
 class DecodeError(InputError):
     """The bytes are not text in the encoding used (a sniffed encoding may then be replaced)."""
-
-
-@dataclass
-class Format:
-    """How a file is read; sniffed, then overridable by the user."""
-
-    kind: str = "csv"  # csv or xlsx
-    delimiter: str = ","
-    encoding: str = "utf-8"
-    header: bool = True
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def sniff(raw: bytes, filename: str = "upload") -> Format:
@@ -217,18 +196,16 @@ def read_table(
     sniffed = fmt is None if encoding_sniffed is None else encoding_sniffed
     fmt = fmt or sniff(raw, filename)
     if fmt.kind == "xlsx":
-        from .workbook import read_xlsx  # openpyxl is imported for workbooks only
-
         frame = read_xlsx(raw, filename, fmt, nrows, limits)
     else:
         try:
-            frame = _read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)
+            frame = read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)
         except DecodeError:
             if not (sniffed and fmt.encoding == "utf-8"):
                 raise
             # UTF-8 in the first 64 KiB only: the file is in a single-byte encoding
             fmt = replace(fmt, encoding=_fallback_encoding(raw))
-            frame = _read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)
+            frame = read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)
     if frame.shape[1] == 0 or (frame.shape[0] == 0 and nrows != 0):
         raise InputError(f"{filename}: no data rows" + (" (only a header line)" if frame.shape[1] else ""))
     if limits.max_columns is not None and frame.shape[1] > limits.max_columns:
@@ -236,40 +213,6 @@ def read_table(
     if limits.max_rows is not None and len(frame) > limits.max_rows:
         raise InputError(f"{filename}: {len(frame):,} rows, more than the limit of {limits.max_rows:,}")
     return frame, fmt
-
-
-def _positions(numbers: list[int]) -> str:
-    words = [str(n) for n in numbers]
-    if len(words) == 1:
-        return f"column {words[0]}"
-    return f"columns {', '.join(words[:-1])} and {words[-1]}"
-
-
-NO_HEADER_HINT = "or read the first line as data (no header row)"
-
-
-def _names(columns: list, filename: str, limits: Limits | None = None, where: str = "line 1") -> list[str]:
-    """Column names from a header row: too long, empty or repeated names are refused by position."""
-    names = ["" if c is None else str(c).strip() for c in columns]
-    cap = (limits or Limits()).max_header_chars
-    for i, name in enumerate(names):
-        if cap is not None and len(name) > cap:
-            raise InputError(f"{filename}, {where}: the name of column {i + 1} has {len(name):,} characters, more "
-                             f"than the limit of {cap:,} (it starts {name[:40]!r})")
-    empty = [i + 1 for i, name in enumerate(names) if name == ""]
-    if empty:
-        raise InputError(f"{filename}, {where}: {_positions(empty)} {'has' if len(empty) == 1 else 'have'} no name "
-                         f"in the header; name {'it' if len(empty) == 1 else 'them'}, {NO_HEADER_HINT}")
-    seen: dict[str, list[int]] = {}
-    for i, name in enumerate(names):
-        seen.setdefault(name, []).append(i + 1)
-    repeated = [(name, at) for name, at in seen.items() if len(at) > 1]
-    if repeated:
-        parts = [f"the column name {name!r} appears {'twice' if len(at) == 2 else f'{len(at)} times'} in the "
-                 f"header ({_positions(at)})" for name, at in repeated[:5]]
-        more = f" and {len(repeated) - 5} more repeated names" if len(repeated) > 5 else ""
-        raise InputError(f"{filename}, {where}: {'; '.join(parts)}{more}; rename them, {NO_HEADER_HINT}")
-    return names
 
 
 def _is_utf8(encoding: str) -> bool:
@@ -322,7 +265,7 @@ def _decode(raw: bytes, encoding: str, filename: str) -> str:
                           f"choose the file's encoding, e.g. {other}") from None
 
 
-def _csv_error(exc: csv.Error) -> str:
+def csv_error(exc: csv.Error) -> str:
     """csv's messages in the user's words (never Python's advice about universal-newline mode)."""
     text = str(exc)
     if "new-line character" in text:
@@ -339,11 +282,11 @@ def _first_row(head: str, delimiter: str, filename: str) -> list[str]:
             if any(cell.strip() for cell in row):
                 return row
     except csv.Error as exc:
-        raise InputError(f"{filename}, line {reader.line_num}: {_csv_error(exc)}") from None
+        raise InputError(f"{filename}, line {reader.line_num}: {csv_error(exc)}") from None
     raise InputError(f"{filename}: the file is empty")
 
 
-def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
+def read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
               limits: Limits | None = None, names: list[str] | None = None, dictionary: bool = False) -> pd.DataFrame:
     """``names``: the columns of a headerless piece of a file whose header came before (named in messages).
     ``dictionary``: columns read by pyarrow come back as pandas Categoricals of their text (see read_table)."""
@@ -356,7 +299,7 @@ def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
         raise InputError(f"{filename}: the delimiter must be one character other than a quote or a line break, "
                          f"got {fmt.delimiter!r}")
     text: str | None = None
-    if _ascii_compatible(fmt.encoding):
+    if ascii_compatible(fmt.encoding):
         if _is_utf8(fmt.encoding) and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8):]
         if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _utf16_without_bom(raw[:65536]):
@@ -375,7 +318,7 @@ def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
     header_row = _first_row(head, fmt.delimiter, filename)
     width = len(header_row)
     if fmt.header:
-        names = _names(header_row, filename, limits)
+        names = column_names(header_row, filename, limits)
     elif names is None or len(names) != width:
         names = [f"column_{i + 1}" for i in range(width)]
     if limits.max_columns is not None and width > limits.max_columns:
@@ -417,12 +360,12 @@ def _read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
     return frame
 
 
-def _ascii_compatible(encoding: str) -> bool:
+def ascii_compatible(encoding: str) -> bool:
     """Encodings in which a delimiter, quote or newline byte is always that character."""
     return "16" not in encoding and "32" not in encoding
 
 
-def _cell_error(filename: str, line: int, column: int, names: list[str], length: int, cap: int) -> InputError:
+def cell_error(filename: str, line: int, column: int, names: list[str], length: int, cap: int) -> InputError:
     return InputError(f"{filename}, line {line}, column {column + 1} ({names[column]!r}): a cell of {length:,} "
                       f"characters, more than the limit of {cap:,}")
 
@@ -448,10 +391,10 @@ def _check_quoted(text: str, delimiter: str, names: list[str], filename: str, nr
                                  f"line has {width}")
             if cap is not None and row and max(map(len, row)) > cap:
                 j = next(j for j, cell in enumerate(row) if len(cell) > cap)
-                raise _cell_error(filename, reader.line_num, j, names, len(row[j]), cap)
+                raise cell_error(filename, reader.line_num, j, names, len(row[j]), cap)
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise InputError(f"{filename}, line {reader.line_num}: {_csv_error(exc)}") from None
+        raise InputError(f"{filename}, line {reader.line_num}: {csv_error(exc)}") from None
 
 
 def _check_unquoted(raw: bytes, fmt: Format, names: list[str], filename: str, nrows: int | None,
@@ -483,7 +426,7 @@ def _check_unquoted(raw: bytes, fmt: Format, names: list[str], filename: str, nr
         cells = raw[start:start + int(lengths[line])].decode(fmt.encoding, errors="replace").split(delimiter)
         for j, cell in enumerate(cells):
             if len(cell) > cap:
-                raise _cell_error(filename, int(line) + 1, j, names, len(cell), cap)
+                raise cell_error(filename, int(line) + 1, j, names, len(cell), cap)
 
 
 def _read_arrow(raw: bytes, fmt: Format, width: int, limits: Limits) -> pd.DataFrame | None:

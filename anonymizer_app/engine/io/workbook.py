@@ -4,12 +4,13 @@ Before anything is inflated, the zip's central directory gives each part's unpac
 inflates a part beyond it): the workbook's total and each part's packing ratio are capped (the issue's
 2.4 MB file holding 540 MB of sheet XML); a sheet that does not state its size gets one in a copy (openpyxl
 otherwise parses it twice). The sheet then streams by row (openpyxl read-only): rows, cells (the padding openpyxl adds for
-forged row and column numbers included) and cell text are counted as they come. Loaded by the reader
-only for workbooks (openpyxl is a slow import).
+forged row and column numbers included) and cell text are counted as they come. openpyxl (a slow import) is
+imported when a workbook is read, not with this module.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import shutil
@@ -17,13 +18,10 @@ import tempfile
 import zipfile
 from typing import IO
 
-import openpyxl
 import pandas as pd
-import re2
-from openpyxl.utils import get_column_letter
 
 from ..errors import InputError
-from .reader import TEXT_HINT, Format, Limits, _names
+from .table_format import TEXT_HINT, Format, Limits, column_names
 
 SHEET_ROWS = 1_048_576  # the rows a sheet can have (row numbers beyond are forged)
 
@@ -94,12 +92,19 @@ def _declared(raw: bytes) -> IO[bytes]:
 # every '<c' of a tag that never closes, cubic in its length (22 KB of '<c r="A1" x' took 48 s; a sheet part
 # is read 1 MiB at a time, and such text packs to almost nothing in the zip).
 _NS = rb"(?:[A-Za-z_][\w.-]*:)?"
-_LATIN1 = re2.Options()
-_LATIN1.encoding = re2.Options.Encoding.LATIN1
-_FORMULA_ONLY = re2.compile(
+_FORMULA_ONLY_PATTERN = (
     rb"<" + _NS + rb"c\b[^>]*?\br=\"([A-Z]{1,3}[0-9]{1,7})\"[^>]*>\s*<" + _NS + rb"f\b[^>]*(?:/>|>[^<]*</"
-    + _NS + rb"f>)\s*(?:<" + _NS + rb"v\s*/>|<" + _NS + rb"v>\s*</" + _NS + rb"v>)?\s*</" + _NS + rb"c>",
-    _LATIN1)
+    + _NS + rb"f>)\s*(?:<" + _NS + rb"v\s*/>|<" + _NS + rb"v>\s*</" + _NS + rb"v>)?\s*</" + _NS + rb"c>")
+
+
+@functools.cache
+def _formula_only():
+    """The pattern, compiled by re2 (imported when a workbook is read, like openpyxl)."""
+    import re2
+
+    latin1 = re2.Options()
+    latin1.encoding = re2.Options.Encoding.LATIN1
+    return re2.compile(_FORMULA_ONLY_PATTERN, latin1)
 
 
 def _formula_without_value(raw: bytes, part: str) -> str | None:
@@ -109,7 +114,7 @@ def _formula_without_value(raw: bytes, part: str) -> str | None:
         while chunk := fh.read(1 << 20):
             data = tail + chunk
             if b"<f" in data or b":f" in data:
-                found = _FORMULA_ONLY.search(data)
+                found = _formula_only().search(data)
                 if found:
                     return found.group(1).decode()
             tail = data[-8192:]
@@ -128,6 +133,8 @@ def _cell_text(value) -> str:
 def read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
               limits: Limits | None = None) -> pd.DataFrame:
     """The first worksheet, streamed (openpyxl read-only): rows, cells and cell text counted as they come."""
+    import openpyxl  # a slow import: only when a workbook is read
+
     limits = limits or Limits()
     _check_workbook(raw, filename, limits)
     try:
@@ -149,7 +156,7 @@ def read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
     width = max(len(r) for r in rows)
     rows = [r + [""] * (width - len(r)) for r in rows]
     if fmt.header:
-        columns = _names(rows[0], filename, limits, where=where)
+        columns = column_names(rows[0], filename, limits, where=where)
         rows = rows[1:]
     else:
         columns = [f"column_{i + 1}" for i in range(width)]
@@ -158,6 +165,8 @@ def read_xlsx(raw: bytes, filename: str, fmt: Format, nrows: int | None,
 
 def _xlsx_rows(wb, raw: bytes, filename: str, fmt: Format, nrows: int | None,
                limits: Limits) -> tuple[list[list[str]], str]:
+    from openpyxl.utils import get_column_letter  # loaded with openpyxl by read_xlsx
+
     if not wb.worksheets:
         raise InputError(f"{filename}: the workbook has no worksheet")
     ws = wb.worksheets[0]

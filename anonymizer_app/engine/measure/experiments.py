@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..model.hierarchy import Hierarchy, read_hierarchy
+from ..model.formats import read_hierarchy
+from ..model.hierarchy import Hierarchy
 from ..model.table import Role, Table
 from ..run.stages import anonymize
 

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import HierarchyError, InputError
-from ..privacy import Parameter
-from .hierarchy import MAX_LISTED, ROOT, Hierarchy, _fmt, _interval_label, nice_width, with_missing
+from ..parameters import Parameter
+from .hierarchy import MAX_LISTED, ROOT, Hierarchy, format_number, interval_label, nice_width, with_missing
 from .missing import has_missing, present_values
 from .order import natural_order
 
@@ -54,7 +54,7 @@ def _listed(values: Sequence[str]) -> str:
     return shown + more
 
 
-def _numbers(name: str, strings: Sequence[str]) -> np.ndarray:
+def parse_numbers(name: str, strings: Sequence[str]) -> np.ndarray:
     nums = pd.to_numeric(pd.Series(list(strings), dtype=object).str.strip(), errors="coerce")
     bad = [s for s, n in zip(strings, nums) if pd.isna(n)]
     if bad:
@@ -66,7 +66,7 @@ def _numbers(name: str, strings: Sequence[str]) -> np.ndarray:
     return arr
 
 
-def _is_numeric(strings: Sequence[str]) -> bool:
+def is_numeric(strings: Sequence[str]) -> bool:
     nums = pd.to_numeric(pd.Series(list(strings), dtype=object).str.strip(), errors="coerce")
     return bool(nums.notna().all()) and bool(np.isfinite(nums.to_numpy(dtype=float)).all())
 
@@ -120,7 +120,7 @@ def _ordered(name: str, strings: pd.Series, order: str, custom_order: Sequence[s
     if order == "frequency":  # most frequent first; ties alphabetical, so the result is stable
         return sorted(distinct, key=lambda v: (-int(counts[v]), v.casefold(), v))
     if order == "numeric":
-        nums = _numbers(name, distinct)
+        nums = parse_numbers(name, distinct)
         return [distinct[i] for i in np.argsort(nums, kind="stable")]
     if order == "custom":
         wanted = _custom_list(custom_order)
@@ -160,7 +160,7 @@ def _snap(x: float) -> float:
 
 def interval_defaults(values: pd.Series) -> dict:
     """lower: the minimum snapped to a multiple of a 'nice' width; upper: past the maximum."""
-    arr = _numbers("values", _strings("values", values).unique().tolist())
+    arr = parse_numbers("values", _strings("values", values).unique().tolist())
     arr = np.clip(arr, -MAX_BOUND / 10, MAX_BOUND / 10)  # suggestions within build_intervals' limits
     lo, hi = float(arr.min()), float(arr.max())
     integral = bool(np.all(np.mod(arr, 1) == 0))
@@ -188,7 +188,7 @@ def build_intervals(
     printed precision, is refused with the smallest width that would do."""
     strings = _strings(name, values)
     distinct = strings.unique().tolist()
-    arr = _numbers(name, distinct)
+    arr = parse_numbers(name, distinct)
     fanouts = parse_fanout(fanout)
     if outside not in ("nodes", "refuse"):
         raise InputError(f"outside must be one of nodes, refuse, got {outside!r}")
@@ -214,7 +214,7 @@ def build_intervals(
         upper = _snap(lower + (math.floor(_snap((float(arr.max()) - lower) / width)) + 1) * width)
     upper = float(upper)
     if not upper > lower:
-        raise InputError(f"upper ({_fmt(upper)}) must be greater than lower ({_fmt(lower)})")
+        raise InputError(f"upper ({format_number(upper)}) must be greater than lower ({format_number(lower)})")
     if not (math.isfinite(lower) and math.isfinite(upper)):
         raise InputError(f"lower and upper must be finite numbers, got {lower!r} and {upper!r}")
     count = (upper - lower) / width
@@ -231,9 +231,9 @@ def build_intervals(
     below, above = arr < lower, arr >= upper
     if outside == "refuse" and (below.any() or above.any()):
         out = [distinct[i] for i in np.flatnonzero(below | above)]
-        raise HierarchyError(f"column {name!r}: {len(out)} value(s) outside [{_fmt(lower)}, {_fmt(upper)}): "
+        raise HierarchyError(f"column {name!r}: {len(out)} value(s) outside [{format_number(lower)}, {format_number(upper)}): "
                              f"{_listed(out)}")
-    low_label, high_label = f"<{_fmt(lower)}", f">={_fmt(upper)}"
+    low_label, high_label = f"<{format_number(lower)}", f">={format_number(upper)}"
     # rounding first: (0.7 - 0) / 0.1 is 6.999..., whose floor would put 0.7 in [0.6-0.7)
     inside = ~(below | above)
     # outside values (however large) are not laid out: their index is never used
@@ -242,7 +242,7 @@ def build_intervals(
     def label(start: int, span: int) -> str:
         lo = _snap(lower + start * width)
         hi = min(_snap(lower + (start + span) * width), upper)  # the last node stops at upper
-        return _interval_label(lo, hi)
+        return interval_label(lo, hi)
 
     _check_labels(width, [(_snap(lower + int(g) * width), min(_snap(lower + (int(g) + 1) * width), upper))
                           for g in np.unique(index[inside])])
@@ -263,7 +263,7 @@ def build_intervals(
         level += 1
     notes = []
     if below.any() or above.any():
-        notes.append(f"{int(below.sum() + above.sum())} value(s) outside [{_fmt(lower)}, {_fmt(upper)}) "
+        notes.append(f"{int(below.sum() + above.sum())} value(s) outside [{format_number(lower)}, {format_number(upper)}) "
                      f"kept in the nodes {low_label!r} / {high_label!r}")
     return _finish(name, columns, "intervals", notes)
 
@@ -291,10 +291,10 @@ def _check_labels(width: float, bounds: list[tuple[float, float]]) -> None:
     to 9 decimals and 10 significant digits, so a width of 1e-9 would give '[20-20)'."""
     seen: set[tuple[str, str]] = set()
     for lo, hi in bounds:
-        printed = (_fmt(lo), _fmt(hi))
+        printed = (format_number(lo), format_number(hi))
         if printed[0] == printed[1] or printed in seen:
             raise InputError(f"width {width:g} is too small for the labels' precision: the interval "
-                             f"{_interval_label(lo, hi)} cannot be told apart from "
+                             f"{interval_label(lo, hi)} cannot be told apart from "
                              f"{'an empty one' if printed[0] == printed[1] else 'its neighbour'}; choose a "
                              f"wider width")
         seen.add(printed)
@@ -306,7 +306,7 @@ def grouping_defaults(values: pd.Series) -> dict:
     education levels or a Likert scale, or a number leading every value) in that order; else
     alphabetical."""
     distinct = _strings("values", values).unique().tolist()
-    if _is_numeric(distinct):
+    if is_numeric(distinct):
         return {"order": "numeric", "custom_order": None, "fanout": "2"}
     natural = natural_order(distinct)
     if natural is not None:
@@ -518,7 +518,7 @@ def build_dates(
 # ---- data-driven grouping (seed 002: generalize only the values that need it) ---------------------
 def data_driven_defaults(values: pd.Series) -> dict:
     distinct = _strings("values", values).unique().tolist()
-    return {"k": 5, "order": "numeric" if _is_numeric(distinct) else "alphabetical"}
+    return {"k": 5, "order": "numeric" if is_numeric(distinct) else "alphabetical"}
 
 
 def build_data_driven(
@@ -535,7 +535,7 @@ def build_data_driven(
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
     if order is None:
-        order = "numeric" if _is_numeric(strings.unique().tolist()) else "alphabetical"
+        order = "numeric" if is_numeric(strings.unique().tolist()) else "alphabetical"
     if order not in ("numeric", "alphabetical", "frequency"):
         raise InputError(f"order must be one of numeric, alphabetical, frequency, got {order!r}")
     ordered = _ordered(name, strings, order)
@@ -589,7 +589,7 @@ def quantile_defaults(values: pd.Series) -> dict:
 
 def _closed_label(lo: float, hi: float) -> str:
     """[lo-hi] for the last interval, which holds the maximum."""
-    return f"[{_fmt(lo)}, {_fmt(hi)}]" if lo < 0 or hi < 0 else f"[{_fmt(lo)}-{_fmt(hi)}]"
+    return f"[{format_number(lo)}, {format_number(hi)}]" if lo < 0 or hi < 0 else f"[{format_number(lo)}-{format_number(hi)}]"
 
 
 def build_quantiles(name: str, values: pd.Series, bins: int = 10, fanout: str = "2") -> Hierarchy:
@@ -606,9 +606,9 @@ def build_quantiles(name: str, values: pd.Series, bins: int = 10, fanout: str = 
     if bins < 2:
         raise InputError(f"bins must be at least 2, got {bins}")
     fanouts = parse_fanout(fanout)
-    per_record = _numbers(name, strings.tolist())
+    per_record = parse_numbers(name, strings.tolist())
     distinct = strings.unique().tolist()
-    arr = _numbers(name, distinct)
+    arr = parse_numbers(name, distinct)
     order = np.argsort(arr, kind="stable")
     distinct = [distinct[i] for i in order]
     arr = arr[order]
@@ -620,7 +620,7 @@ def build_quantiles(name: str, values: pd.Series, bins: int = 10, fanout: str = 
     n = len(bounds)
 
     def label(first: int, last: int) -> str:  # intervals first..last merged
-        return _closed_label(bounds[first], hi) if last == n - 1 else _interval_label(bounds[first], bounds[last + 1])
+        return _closed_label(bounds[first], hi) if last == n - 1 else interval_label(bounds[first], bounds[last + 1])
 
     columns = [distinct]
     span = 1

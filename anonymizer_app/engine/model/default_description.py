@@ -8,7 +8,7 @@ import pandas as pd
 
 from .builders import BUILDERS, parse_fanout
 from .defaults import SKEWNESS_LIMIT, skewness
-from .hierarchy import Hierarchy, _fmt, without_missing
+from .hierarchy import Hierarchy, format_number, without_missing
 from .missing import MISSING, NULL_LABEL, present_values
 
 LISTED_VALUES = 3  # values named at each end of a natural order
@@ -62,8 +62,8 @@ def describe_default(h: Hierarchy, options: dict | None = None, values: pd.Serie
     elif kind == "intervals":
         shape = _ladder(counts, "intervals")
         if {"lower", "upper", "width"} <= options.keys():
-            text = (f"equal-width numeric intervals: [{_fmt(options['lower'])}, {_fmt(options['upper'])}) cut "
-                    f"every {_fmt(options['width'])}, then merged {_fanout(options)} up to *: {shape}")
+            text = (f"equal-width numeric intervals: [{format_number(options['lower'])}, {format_number(options['upper'])}) cut "
+                    f"every {format_number(options['width'])}, then merged {_fanout(options)} up to *: {shape}")
         else:
             text = f"equal-width numeric intervals, merged up to *: {shape}"
     elif kind == "quantiles":

@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import HierarchyError, InputError
-from .builders import BUILDERS, _is_numeric, _numbers, build_flat
+from .builders import BUILDERS, build_flat, is_numeric, parse_numbers
+from .column_types import NUMERIC_TYPES, infer_type
 from .hierarchy import ROOT, Hierarchy, interval_hierarchy, with_missing
 from .missing import has_missing, present_values
 from .order import natural_order
 
 SKEWNESS_LIMIT = 1.0  # Bulmer's rule of thumb: |skewness| above 1 is a highly skewed distribution
-NUMERIC_TYPES = ("integer", "decimal")
 
 
 def skewness(numbers: np.ndarray) -> float:
@@ -47,7 +47,7 @@ def default_builder(values: pd.Series, column_type: str) -> tuple[str, dict]:
         return "flat", {}
     if column_type == "date" and BUILDERS["dates"].refusal("values", distinct) is None:
         return "dates", BUILDERS["dates"].defaults(present)
-    if column_type in NUMERIC_TYPES and _is_numeric(distinct):
+    if column_type in NUMERIC_TYPES and is_numeric(distinct):
         numbers = pd.to_numeric(present.str.strip(), errors="coerce").to_numpy(dtype=float)
         if len(distinct) > 2 and abs(skewness(numbers)) > SKEWNESS_LIMIT:
             return "quantiles", BUILDERS["quantiles"].defaults(present)
@@ -62,15 +62,13 @@ def default_column_hierarchy(name: str, values: pd.Series, numeric: bool, column
     """The default hierarchy of a column (see the module's docstring), with the missing leaf when the
     column has missing cells. ``numeric`` wins over ``column_type``: a numeric column whose values are
     not all numbers is refused naming the first one that is not."""
-    from .table import infer_type
-
     values = values.astype(str)
     present = present_values(values)
     missing = has_missing(values)
     if present.empty:  # every cell missing: the missing leaf under the root
         return Hierarchy.from_rows([["", ROOT]], name, f"default hierarchy of {name!r}", kind="flat")
     if numeric:
-        _numbers(name, pd.unique(present).tolist())  # names a value that is not a number
+        parse_numbers(name, pd.unique(present).tolist())  # names a value that is not a number
         column_type = column_type if column_type in NUMERIC_TYPES else "decimal"
     elif column_type is None or column_type in NUMERIC_TYPES:
         column_type = infer_type(values)
@@ -86,3 +84,9 @@ def default_column_hierarchy(name: str, values: pd.Series, numeric: bool, column
         kind = "intervals" if numeric else "flat"
     h.source = f"default hierarchy of {name!r} ({BUILDERS[kind].label.lower()})"
     return h
+
+
+def default_hierarchy(name: str, values: pd.Series, numeric: bool, column_type: str | None = None) -> Hierarchy:
+    """The default hierarchy of a column from its values (the column's type and distribution decide); a
+    missing value, when the column has one, gets its own leaf (with_missing)."""
+    return default_column_hierarchy(name, values, numeric, column_type)

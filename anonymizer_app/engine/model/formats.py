@@ -20,13 +20,23 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 
 from ..errors import HierarchyError
 from ..io import json_limits
-from .hierarchy import Hierarchy, conflict_error, parse_hierarchy, sniff_hierarchy_delimiter
-from .table import infer_type
+from .column_types import infer_type
+from .hierarchy import (
+    MAX_LABEL_CHARS,
+    MAX_LEVELS,
+    Hierarchy,
+    check_size,
+    conflict_error,
+    decode_hierarchy,
+    parse_hierarchy,
+    sniff_hierarchy_delimiter,
+)
 
 FORMATS = ("arx", "datafly", "amnesia-text", "amnesia-json")
 AMNESIA_TYPES = {"integer": "int", "decimal": "double", "date": "date", "string": "string"}
@@ -355,3 +365,20 @@ def _parent_blocks(h: Hierarchy) -> list[list[tuple[str, list[str]]]]:
                 )
         blocks.append(list(kids.items()))
     return blocks
+
+
+# ---- reading a file -------------------------------------------------------------------------------
+def read_hierarchy(
+    path: str | Path, name: str | None = None, delimiter: str | None = None, on_conflict: str = "error",
+    max_label_chars: int = MAX_LABEL_CHARS, max_levels: int = MAX_LEVELS,
+) -> Hierarchy:
+    """A hierarchy file in any of the formats (read_hierarchy_text), or with ``delimiter`` the one-row-per-leaf
+    layout; within the size limits."""
+    path = Path(path)
+    text = decode_hierarchy(path.read_bytes(), path.name)
+    if delimiter is None:
+        h = read_hierarchy_text(text, name or path.stem, path.name, on_conflict=on_conflict)
+    else:
+        h = parse_hierarchy(text, name or path.stem, path.name, delimiter, on_conflict)
+    check_size(h, path.name, max_label_chars, max_levels)
+    return h

@@ -12,7 +12,6 @@ import csv
 import io
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Sequence, cast
 
 import numpy as np
@@ -563,24 +562,6 @@ def check_size(h: Hierarchy, where: str, max_label_chars: int = MAX_LABEL_CHARS,
                                  f"({label[:30]!r}…), more than the limit of {max_label_chars:,}")
 
 
-def read_hierarchy(
-    path: str | Path, name: str | None = None, delimiter: str | None = None, on_conflict: str = "error",
-    max_label_chars: int = MAX_LABEL_CHARS, max_levels: int = MAX_LEVELS,
-) -> Hierarchy:
-    """A hierarchy file in any of the formats (engine.formats), or with ``delimiter`` the one-row-per-leaf
-    layout; within the size limits."""
-    from .formats import read_hierarchy_text  # formats builds on this module
-
-    path = Path(path)
-    text = decode_hierarchy(path.read_bytes(), path.name)
-    if delimiter is None:
-        h = read_hierarchy_text(text, name or path.stem, path.name, on_conflict=on_conflict)
-    else:
-        h = parse_hierarchy(text, name or path.stem, path.name, delimiter, on_conflict)
-    check_size(h, path.name, max_label_chars, max_levels)
-    return h
-
-
 # ---- missing values (engine.missing) ----------------------------------------------------------
 MISSING_NOTE = "missing values (empty cells and NA markers)"
 
@@ -649,15 +630,6 @@ def without_missing(h: Hierarchy) -> Hierarchy:
                      list(h.conflicts), h.kind, dict(h.lifted))
 
 
-# ---- default hierarchies built from the data --------------------------------------------
-def default_hierarchy(name: str, values: pd.Series, numeric: bool, column_type: str | None = None) -> Hierarchy:
-    """The default hierarchy of a column from its values (engine.defaults: the column's type and
-    distribution decide); a missing value, when the column has one, gets its own leaf (with_missing)."""
-    from .defaults import default_column_hierarchy  # defaults builds on this module and builders
-
-    return default_column_hierarchy(name, values, numeric, column_type)
-
-
 def nice_width(span: float, bins: int = 10, integral: bool = True) -> float:
     """Smallest width of the form 1, 2 or 5 x 10^n that covers ``span`` in at most ``bins`` bins."""
     if span <= 0:
@@ -673,16 +645,16 @@ def nice_width(span: float, bins: int = 10, integral: bool = True) -> float:
     return float(w)
 
 
-def _fmt(x: float) -> str:
+def format_number(x: float) -> str:
     x = round(float(x), 9)
     return str(int(x)) if x.is_integer() else f"{x:.10g}"
 
 
-def _interval_label(lo: float, hi: float) -> str:
+def interval_label(lo: float, hi: float) -> str:
     """[20-30); with a negative bound [-10, -5) so that the minus signs stay readable."""
     if lo < 0 or hi < 0:
-        return f"[{_fmt(lo)}, {_fmt(hi)})"
-    return f"[{_fmt(lo)}-{_fmt(hi)})"
+        return f"[{format_number(lo)}, {format_number(hi)})"
+    return f"[{format_number(lo)}-{format_number(hi)})"
 
 
 def interval_hierarchy(name: str, distinct_values: Sequence[str], bins: int = 10, fanout: int = 2) -> Hierarchy:
@@ -709,7 +681,7 @@ def interval_hierarchy(name: str, distinct_values: Sequence[str], bins: int = 10
         start = origin + np.floor(np.round((arr - origin) / width, 9)) * width
         if len(np.unique(start)) <= 1:
             break
-        columns.append([_interval_label(a, a + width) for a in start])
+        columns.append([interval_label(a, a + width) for a in start])
         width *= fanout
     columns.append([ROOT] * len(strings))
     rows = [list(r) for r in zip(*columns)]

@@ -10,8 +10,10 @@ import pandas as pd
 
 from ..errors import InputError
 from .cells import ColumnDictionary
-from .hierarchy import Hierarchy, default_hierarchy, with_missing
-from .missing import MISSING, NA_MARKERS, is_marker, markers_in_use, normalize_dictionary, normalize_frame
+from .column_types import COLUMN_TYPES, NUMERIC_TYPES, infer_type  # noqa: F401  (re-exported)
+from .defaults import default_hierarchy
+from .hierarchy import Hierarchy, with_missing
+from .missing import MISSING, NA_MARKERS, markers_in_use, normalize_dictionary, normalize_frame
 
 
 class Role(str, Enum):
@@ -28,31 +30,6 @@ class Role(str, Enum):
         except ValueError:
             allowed = ", ".join(r.value for r in cls)
             raise InputError(f"unknown role {value!r}; allowed: {allowed}") from None
-
-
-COLUMN_TYPES = ("integer", "decimal", "date", "string")
-NUMERIC_TYPES = ("integer", "decimal")
-
-
-def infer_type(values: pd.Series, na_values: tuple[str, ...] | list[str] | None = None) -> str:
-    """integer, decimal, date or string, from the present text values of a column (blanks and NA
-    markers are missing values of any type: engine.missing)."""
-    # the distinct values decide: far fewer than the rows, and every one of them is checked
-    s = pd.Series(pd.unique(values.astype(str)), dtype=object).str.strip()
-    s = s[~s.map(lambda v: is_marker(v, na_values)).astype(bool)] if len(s) else s
-    if s.empty:
-        return "string"
-    sample = s
-    if sample.str.fullmatch(r"[-+]?\d+").all():
-        return "integer"
-    # \d+(\.\d*)?, not \d+\.?\d*, which backtracks quadratically on a long run of digits (59 s per cell)
-    if sample.str.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?").all():
-        return "decimal"
-    if sample.str.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}").all():
-        parsed = pd.to_datetime(sample, errors="coerce", format="mixed", dayfirst=False)
-        if parsed.notna().all():
-            return "date"
-    return "string"
 
 
 def suggest_role(values: pd.Series) -> Role:

@@ -19,43 +19,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .base import _EPS, Parameter, _Sensitive
-
-# Marker spellings, compared after trimming, lower-casing and turning runs of spaces, '_' and '-' into
-# one '-' ("Non member" = "non_member" = "non-member"). A missing cell (NaN, None) reads as empty.
-MARKER_IN = ("1", "1.0", "true", "t", "yes", "y", "x", "in", "member", "research")
-MARKER_OUT = ("0", "0.0", "false", "f", "no", "n", "", "out", "non-member", "nonmember", "population")
-_MARKERS = {**{w: True for w in MARKER_IN}, **{w: False for w in MARKER_OUT}}
-
-
-def _normalize(value: object) -> str:
-    return "-".join(str(value).strip().lower().replace("_", " ").replace("-", " ").split())
-
-
-def parse_marker(values: pd.Series, column: str) -> np.ndarray:
-    """Per row, whether the research-subset marker ``values`` (a column named ``column``) puts the record
-    in the research subset. In: 1, true, t, yes, y, x, in, member, research; out: 0, false, f, no, n,
-    empty, out, non-member (nonmember), population; any case, surrounding spaces ignored. Anything else
-    raises InputError naming the column, the first unknown value and its row (1 = the first data row)."""
-    raw = values if isinstance(values, pd.Series) else pd.Series(values)
-    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
-    verdict = np.empty(len(uniques) + 1, dtype=np.int8)  # the last slot: missing cells (code -1)
-    verdict[-1] = 0
-    for i, u in enumerate(uniques):
-        marker = _MARKERS.get(_normalize(u))
-        verdict[i] = -1 if marker is None else int(marker)
-    flags = verdict[codes]
-    unknown = flags < 0
-    if unknown.any():
-        row = int(np.argmax(unknown))
-        raise InputError(
-            f"research-subset column {column!r}, row {row + 1}: {raw.iloc[row]!r} is not a marker value "
-            f"(in the research subset: {'/'.join(w for w in MARKER_IN if '.' not in w)}; "
-            f"not in it: {'/'.join(w or 'empty' for w in MARKER_OUT if '.' not in w)})")
-    return flags.astype(bool)
+from .distributions import MARKER_IN, MARKER_OUT, membership_domain, parse_marker  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -83,8 +50,6 @@ class DeltaPresence(_Sensitive):
 
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """The research-subset marker as members / non-members."""
-        from .distributions import membership_domain
-
         assert self.column is not None
         return membership_domain(frame, self.column)
 

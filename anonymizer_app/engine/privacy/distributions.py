@@ -18,7 +18,39 @@ from ..errors import InputError
 from ..model.cells import ColumnDictionary, factorize_cells
 from ..model.hierarchy import Hierarchy
 from ..model.missing import MISSING
-from .delta_presence import parse_marker
+
+# Marker spellings, compared after trimming, lower-casing and turning runs of spaces, '_' and '-' into
+# one '-' ("Non member" = "non_member" = "non-member"). A missing cell (NaN, None) reads as empty.
+MARKER_IN = ("1", "1.0", "true", "t", "yes", "y", "x", "in", "member", "research")
+MARKER_OUT = ("0", "0.0", "false", "f", "no", "n", "", "out", "non-member", "nonmember", "population")
+_MARKERS = {**{w: True for w in MARKER_IN}, **{w: False for w in MARKER_OUT}}
+
+
+def _normalize(value: object) -> str:
+    return "-".join(str(value).strip().lower().replace("_", " ").replace("-", " ").split())
+
+
+def parse_marker(values: pd.Series, column: str) -> np.ndarray:
+    """Per row, whether the research-subset marker ``values`` (a column named ``column``) puts the record
+    in the research subset. In: 1, true, t, yes, y, x, in, member, research; out: 0, false, f, no, n,
+    empty, out, non-member (nonmember), population; any case, surrounding spaces ignored. Anything else
+    raises InputError naming the column, the first unknown value and its row (1 = the first data row)."""
+    raw = values if isinstance(values, pd.Series) else pd.Series(values)
+    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    verdict = np.empty(len(uniques) + 1, dtype=np.int8)  # the last slot: missing cells (code -1)
+    verdict[-1] = 0
+    for i, u in enumerate(uniques):
+        marker = _MARKERS.get(_normalize(u))
+        verdict[i] = -1 if marker is None else int(marker)
+    flags = verdict[codes]
+    unknown = flags < 0
+    if unknown.any():
+        row = int(np.argmax(unknown))
+        raise InputError(
+            f"research-subset column {column!r}, row {row + 1}: {raw.iloc[row]!r} is not a marker value "
+            f"(in the research subset: {'/'.join(w for w in MARKER_IN if '.' not in w)}; "
+            f"not in it: {'/'.join(w or 'empty' for w in MARKER_OUT if '.' not in w)})")
+    return flags.astype(bool)
 
 
 @dataclass
@@ -214,7 +246,7 @@ def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | No
 
 def membership_domain(frame: pd.DataFrame, column: str) -> SensitiveDomain:
     """The research-subset marker of δ-presence as a two-value domain: 0 = population only, 1 = in the
-    research subset, read by the one parser of marker values (privacy.delta_presence.parse_marker: 1/0,
+    research subset, read by the one parser of marker values (parse_marker: 1/0,
     true/false, yes/no, in/out, ...; anything else is refused with its row)."""
     if column not in frame.columns:
         raise InputError(f"unknown research-subset column {column!r}")

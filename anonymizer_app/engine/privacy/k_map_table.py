@@ -3,7 +3,7 @@ published class matches at least k records of the population table, counted on t
 the same transformation.
 
 The machinery is δ-presence's: the table anonymized is the population, a marker column (``column``, read by
-:func:`.delta_presence.parse_marker`) says which of its records form the research subset (the sample that is
+:func:`.distributions.parse_marker`) says which of its records form the research subset (the sample that is
 published), and the publishing gate keeps the research subset's rows only. A class of the generalized
 population holds ``sizes`` records, ``counts[:, 1]`` of them in the research subset. A class fails when it
 holds a research record and fewer than k population records; a class with no research record is never
@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from .base import Parameter, _Sensitive
+from .distributions import membership_domain
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,6 @@ class KMapPopulationTable(_Sensitive):
 
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """The research-subset marker as members / non-members (the population records of a class are all its records)."""
-        from .distributions import membership_domain
-
         assert self.column is not None
         return membership_domain(frame, self.column)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from .base import _EPS, Parameter, _Sensitive, shares
+from .distributions import sensitive_domain
 
 DISTANCES = ("equal", "ordered", "hierarchical")
 
@@ -80,8 +81,6 @@ class TCloseness(_Sensitive):
 
     def domain(self, frame, hierarchies: dict | None = None, numeric: bool | None = None):
         """Hierarchical distance: the values placed in the column's own hierarchy."""
-        from .distributions import sensitive_domain
-
         assert self.column is not None
         hierarchy = None
         if self.distance == "hierarchical":
