@@ -45,6 +45,7 @@ from ..model.table import Role, Table, group_keys, group_rows
 from ..privacy import PrivacyModel, research_column
 from ..safepub import publication as safepub_publication
 from . import identifiers as id_rules
+from .research import research_flags, verdicts
 from .result import (
     Result,
     _check_cells,
@@ -52,6 +53,7 @@ from .result import (
     encoded_input,
     factorize_cells,
     level_key,
+    raise_failures,
     unchanged,
     verify_anatomy,
 )
@@ -253,8 +255,6 @@ def _check_suppressed_group(result: Result, table: Table, hierarchies: dict, sup
         check_models(table, hierarchies, result.models, sizes, row_class)
     except VerificationError as exc:
         reason = str(exc).split(" does not hold")[0]
-        from .research import research_flags
-
         flags = research_flags(table.frame, result.models)
         count = int(suppressed.sum()) if flags is None else int((suppressed & flags).sum())
         raise InputError(
@@ -530,13 +530,4 @@ def check_merged_classes(models: list[PrivacyModel], sizes: np.ndarray, row_clas
     """check_models on classes merged over the partitions of a cluster run: ``sizes`` per class, ``row_class``
     per weighted row (a distinct combination standing for its records), ``domain(model)`` the model's
     sensitive domain over those weighted rows (engine.backends.dask.weighted.WeightedDomain)."""
-    for model in models:
-        if getattr(model, "needs_sensitive", False):
-            dom = domain(model)
-            failing = model.classes_failing(sizes, dom.from_rows(row_class, len(sizes)), dom)
-        else:
-            failing = model.classes_failing(sizes)
-        if failing.any():
-            raise VerificationError(
-                f"{model.describe()} does not hold: {int(failing.sum())} equivalence class(es) fail, "
-                f"the smallest has {int(sizes.min())} record(s)")
+    raise_failures(verdicts(models, sizes, row_class, domain, None))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,8 @@ from ..model.cells import factorize_cells, pointer_view
 from ..model.hierarchy import ROOT, Hierarchy
 from ..model.table import Table, group_keys, group_rows
 from ..privacy import PrivacyModel
+from ..privacy.distributions import domain_for
+from .research import Verdict, research_domain, research_flags, verdicts
 
 
 @dataclass
@@ -165,8 +168,6 @@ def verify_output(
 
     suppressed = np.asarray(suppressed, dtype=bool)
     n_sup = int(suppressed.sum())
-    from .research import research_flags
-
     flags = research_flags(table.frame, models)  # with a population table: research records are counted
     counted_sup = n_sup if flags is None else int((suppressed & flags).sum())
     budget = math.floor(suppression_limit * (n if flags is None else int(flags.sum())) + 1e-9)
@@ -357,9 +358,6 @@ def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], si
                  row_class: np.ndarray) -> None:
     """Every model on the classes (row -> class, -1 suppressed); sensitive values from the input. With a
     population table each model counts what research.verdicts says (definitions.md, "The unit counted")."""
-    from ..privacy.distributions import domain_for
-    from .research import research_domain, research_flags, verdicts
-
     flags = research_flags(table.frame, models)
 
     def domain_of(model):
@@ -370,7 +368,13 @@ def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], si
         return research_domain(lambda frame: domain_for(model, frame, hierarchies, table.is_numeric(model.target)),
                                table.frame, flags)
 
-    for verdict in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of):
+    raise_failures(verdicts(models, sizes, row_class, domain_of, flags, research_domain_of))
+
+
+def raise_failures(found: Iterable[Verdict]) -> None:
+    """The one verdict of verification and of the gate (in memory and on a cluster's merged classes):
+    VerificationError naming the first model that fails on the classes it counts (``found``: research.verdicts)."""
+    for verdict in found:
         if verdict.failing.any():
             counted = verdict.sizes
             raise VerificationError(
