@@ -316,6 +316,18 @@ class PrivacyModelFields:
         return groups
 
 
+class ColumnListField(forms.Field):
+    """Column names: one box per column on a page (a value each), a list or a comma-separated text in the API."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value) -> list[str]:
+        if value is None or value == "":
+            return []
+        items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+        return [str(v).strip() for v in items if str(v).strip()]
+
+
 class RunForm(PrivacyModelFields, forms.Form):
     algorithm = forms.ChoiceField(label="Algorithm")
     # No min_value here: the engine's own message ("k must be at least 1, got 0") is shown.
@@ -343,6 +355,11 @@ class RunForm(PrivacyModelFields, forms.Form):
         required=False, label="Keep a re-identification table",
         help_text="The original value behind each pseudonym or surrogate, stored encrypted with the result, never "
                   "in an export; you download it after re-entering your password.")
+
+    # the columns that look like direct identifiers (services/identifier_suggestions.py) which the user confirms
+    # to publish as they are: without it the pre-flight holds the run
+    publish_as_is = ColumnListField(required=False, label="Publish as is",
+                                    help_text="Columns that look identifying, confirmed to be published as they are.")
 
     def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
         super().__init__(*args, **kwargs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -18,7 +18,7 @@ from ..engine.io.reader import DELIMITER_NAMES
 from ..forms import DELIMITER_CHOICES, ENCODING_CHOICES, ColumnsForm, FormatForm, UploadForm
 from ..models import Column, Dataset
 from ..services import datasets as dataset_service
-from ..services import erasure
+from ..services import erasure, identifier_suggestions
 from . import dp, identifiers, risk
 from .common import owned_dataset, owned_hierarchy, refused
 from .parsers import BoundedJSONParser as JSONParser
@@ -27,14 +27,58 @@ from .serializers import ApiErrorSerializer
 MAX_PAGE = 1000  # rows per page of a preview or of published rows
 
 
+class IdentifierSuggestionSerializer(serializers.Serializer):
+    """Why a column looks like a direct identifier (engine/model/identifier_detection.py)."""
+
+    kind = serializers.CharField(help_text="what it looks like: surname, e-mail, person id, unique values, ...")
+    confidence = serializers.ChoiceField(choices=["high", "medium", "low"],
+                                         help_text="high: pre-selected as identifying at upload; a run publishing "
+                                                   "it as it is is held until publish_as_is (POST /runs/) names it")
+    score = serializers.FloatField()
+    reason = serializers.CharField()
+    role = serializers.CharField(help_text="the role to give it")
+    suggested_role = serializers.CharField(help_text="'person id' for an id that repeats across records")
+    person_id = serializers.BooleanField()
+    rows = serializers.IntegerField()
+    distinct = serializers.IntegerField()
+
+
+class FreeTextFindingSerializer(serializers.Serializer):
+    sampled = serializers.IntegerField()
+    emails = serializers.IntegerField()
+    phones = serializers.IntegerField()
+    samples = serializers.ListField(child=serializers.CharField(), help_text="masked")
+    message = serializers.CharField()
+
+
 class ColumnSerializer(serializers.ModelSerializer):
     hierarchy = serializers.IntegerField(source="hierarchy_id", allow_null=True,
                                          help_text="the bound hierarchy of your library; null: the default one")
+    identifier_suggestion = serializers.SerializerMethodField()
+    free_text_identifiers = serializers.SerializerMethodField()
 
     class Meta:
         model = Column
         fields = ["name", "position", "type", "inferred_type", "role", "distinct_count", "hierarchy",
-                  "item_delimiter"]
+                  "item_delimiter", "identifier_suggestion", "free_text_identifiers"]
+
+    def _detection(self, column: Column):
+        # one detection per response (cached per stored table), kept in the root serializer's context
+        found = self.context.get("identifier_detection")
+        if found is None or found[0] != column.dataset_id:
+            found = (column.dataset_id, identifier_suggestions.for_dataset(column.dataset))
+            self.context["identifier_detection"] = found
+        return found[1]
+
+    @extend_schema_field(IdentifierSuggestionSerializer(allow_null=True))
+    def get_identifier_suggestion(self, column: Column) -> dict | None:
+        s = self._detection(column).for_column(column.name)
+        return None if s is None else {k: v for k, v in s.to_dict().items() if k != "column"}
+
+    @extend_schema_field(FreeTextFindingSerializer(allow_null=True))
+    def get_free_text_identifiers(self, column: Column) -> dict | None:
+        f = self._detection(column).free_text_for(column.name)
+        return None if f is None else {k: v for k, v in f.to_dict().items() if k != "column"}
 
 
 class DatasetSerializer(serializers.ModelSerializer):

@@ -41,6 +41,11 @@ class RunSubmitSerializer(serializers.Serializer):
         required=False, default=False,
         help_text="keep the original value behind each pseudonym or surrogate, encrypted with the result and never "
                   "in an export (POST /runs/<id>/reidentification/ with your password downloads it)")
+    publish_as_is = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list,
+        help_text="columns that look like direct identifiers (GET /datasets/<id>/columns/: identifier_suggestion "
+                  "of high confidence) but are left insensitive or sensitive, confirmed to be published as they "
+                  "are; without this the pre-flight refuses the run naming each")
     fields = serializers.DictField(required=False, default=dict,
                                    help_text="further run form fields by name: algorithm options "
                                              "('option:<algorithm>:<parameter>') and privacy models "
@@ -113,6 +118,8 @@ def _form_data(d: dict) -> dict:
                 suppressed_rows=d["suppressed_rows"], sensitive=d["sensitive"])
     if d.get("reidentification_table"):
         data["reidentification_table"] = True
+    if d.get("publish_as_is"):
+        data["publish_as_is"] = list(d["publish_as_is"])
     # a form's unticked box is absent; JSON says false
     return {k: v for k, v in data.items() if v is not False and v is not None}
 
@@ -130,7 +137,8 @@ def _problems(form, set_form, ds: Dataset, populations) -> list[dict]:
     if form.population() is not None:
         return []
     return [p.to_dict() for p in preflight.check_run(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
-                                                     form.privacy_models())]
+                                                     form.privacy_models(),
+                                                     publish_as_is=d.get("publish_as_is") or ())]
 
 
 def _submit_body(request):

@@ -16,7 +16,7 @@ from django.db import transaction
 from .. import engine
 from ..engine import Format, InputError, Role, Table
 from ..models import Column, Dataset
-from . import ingestion, storage
+from . import identifier_suggestions, ingestion, storage
 
 DISTINCT_SLICE = 200_000
 
@@ -121,6 +121,8 @@ def _describe_columns(dataset: Dataset, path: Path) -> None:
         cols.append(Column(dataset=dataset, position=i, name=name, inferred_type=inferred, type=inferred,
                            role=role.value, distinct_count=len(distinct)))
         del distinct
+    # names, patient ids, e-mails, ...: the detection's high-confidence identifiers pre-selected as identifying
+    identifier_suggestions.preselect(identifier_suggestions.detect_file(path), cols)
     Column.objects.bulk_create(cols)
 
 

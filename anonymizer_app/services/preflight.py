@@ -6,6 +6,9 @@ values, each with the field it belongs to and a message that says what to change
   fix it);
 - a privacy model no table can satisfy on its column (l above the distinct values, an entropy the column
   cannot reach, ...: the model's own ``infeasible``), with the largest value that can be met.
+- a column that looks like a direct identifier (a name, a patient id, e-mails, ...: a high-confidence
+  suggestion of engine/model/identifier_detection.py) left insensitive or sensitive, so published as it is,
+  and not confirmed in ``publish_as_is``: set its role, or confirm it.
 
 Every hierarchy ends in one value (the engine adds a root '*' to a file that does not), so at the top of
 every hierarchy the whole table is one class: a run that passes these checks has a solution, and a search
@@ -15,6 +18,7 @@ cannot fail on k alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +27,7 @@ import pandas as pd
 from .. import engine
 from ..engine import HierarchyError, InputError, Role
 from ..models import Dataset
-from . import datasets
+from . import datasets, identifier_suggestions
 from .jobs import build_models
 
 
@@ -45,9 +49,10 @@ def _model_field(spec: dict, field: str) -> str:
 
 
 def check_run(dataset: Dataset, algorithm: str, k: int, suppression_limit: float,
-              models: list[dict] | None = None) -> list[Problem]:
+              models: list[dict] | None = None, publish_as_is: Iterable[str] = ()) -> list[Problem]:
     """Every problem found (empty: the run may be queued). Parameters the engine refuses outright (k < 1,
-    an unknown algorithm) are left to the job's own validation, whose message is the engine's."""
+    an unknown algorithm) are left to the job's own validation, whose message is the engine's.
+    ``publish_as_is``: the columns the user confirmed to publish as they are although they look identifying."""
     problems: list[Problem] = []
     n = dataset.n_rows
     if n and k > n:
@@ -61,7 +66,15 @@ def check_run(dataset: Dataset, algorithm: str, k: int, suppression_limit: float
     from .dicom import check_roles  # a DICOM dataset: its UID columns can only be identifiers
 
     problems += [Problem(None, message) for message in check_roles(dataset)]
+    problems += identifier_holds(dataset, publish_as_is)
     return problems
+
+
+def identifier_holds(dataset: Dataset, publish_as_is: Iterable[str] = ()) -> list[Problem]:
+    """One problem per high-confidence identifier the run would publish as it is, unconfirmed."""
+    held = identifier_suggestions.held(dataset, publish_as_is, datasets.stored_table(dataset)) \
+        if not dataset.is_transactions else []
+    return [Problem(identifier_suggestions.CONFIRM_FIELD, identifier_suggestions.hold_message(s)) for s in held]
 
 
 def _bound_hierarchies(dataset: Dataset) -> dict:

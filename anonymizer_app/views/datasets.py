@@ -20,6 +20,7 @@ from ..engine.model.missing import is_marker
 from ..forms import ROLE_HELP, ColumnsForm, FormatForm, UploadForm, delimiter_name
 from ..models import Dataset
 from ..services import datasets as dataset_service
+from ..services import identifier_suggestions
 from .common import QI, default_hierarchy_label, owned_dataset
 
 PREVIEW_ROWS = 20
@@ -160,6 +161,8 @@ def columns(request, dataset_id: int):
     rows = []
     samples = dataset_service.columns_samples(ds, [c.name for c in cols if c.name in stored], SAMPLE_VALUES)
     missing = dataset_service.missing_counts(ds, [c.name for c in cols if c.name in stored])
+    # names, patient ids, e-mails, ...: why a column looks identifying (pre-selected at upload when high)
+    detection = identifier_suggestions.for_dataset(ds, dataset_service.stored_table(ds))
     for c in cols:
         # NA markers are the missing value, named once after the values (never a chip "NA" beside "(missing)")
         sample = [v for v in samples.get(c.name, []) if not is_marker(v)]
@@ -170,6 +173,8 @@ def columns(request, dataset_id: int):
             "unique": ds.n_rows > 1 and c.distinct_count == ds.n_rows,
             "sample": sample,
             "missing": missing.get(c.name, 0),
+            "suggestion": detection.for_column(c.name),
+            "free_text": detection.free_text_for(c.name),
             "hierarchy_url": f"/hierarchies/dataset/{ds.pk}/column/{c.pk}/",
             "hierarchy_label": c.hierarchy.name if c.hierarchy_id else default_hierarchy_label(
                 c.type, _distinct_for_label(ds, c)),

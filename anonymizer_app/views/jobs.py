@@ -19,8 +19,8 @@ from accounts.throttling import throttle
 from ..engine import ALGORITHMS, InputError, Role
 from ..forms import RunForm
 from ..models import Dataset, Job
+from ..services import identifier_suggestions, preflight, pseudonyms, rerun, run_submit
 from ..services import jobs as job_service
-from ..services import preflight, pseudonyms, rerun, run_submit
 from ..services import setvalued as set_service
 from ..setvalued_forms import SetRunForm, item_library
 from .common import (
@@ -63,7 +63,8 @@ def run(request, dataset_id: int):
             d = form.cleaned_data
             population = next((p for p in populations if p.pk == form.population()), None)
             problems = [] if population is not None else preflight.check_run(
-                ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models())
+                ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models(),
+                publish_as_is=d.get("publish_as_is") or ())
             for problem in problems:
                 form.add_error(problem.field if problem.field in form.fields else None, problem.message)
             try:
@@ -110,6 +111,9 @@ def run(request, dataset_id: int):
         "identifier_rows": [{"column": c.name, "description": rule.describe()} for c in cols
                             if (rule := pseudonyms.column_rule(c)) is not None],
         "recent_jobs": job_rows(ds.jobs.all()[:5]),
+        # columns that look identifying but would be published as they are: a box each to confirm it
+        "held_identifiers": identifier_suggestions.held(ds),
+        "publish_as_is": set(form["publish_as_is"].value() or ()) if form.is_bound else set(),
         "set_column": set_column,
         "set_form": set_form,
     })
@@ -139,7 +143,8 @@ def run_check(request, dataset_id: int):
     else:
         d = form.cleaned_data
         problems = [] if form.population() is not None else [p.to_dict() for p in preflight.check_run(
-            ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models())]
+            ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0, form.privacy_models(),
+            publish_as_is=d.get("publish_as_is") or ())]
         # then the submit's own creation, undone: the check refuses exactly what the run button would
         problems = problems or run_submit.creation_problems(form, set_form, ds, populations)
     response = JsonResponse({"problems": problems})

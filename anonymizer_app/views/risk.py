@@ -17,6 +17,7 @@ from ..models import Job
 from ..plotly_text import plotly_escape
 from ..risk_forms import RiskForm
 from ..services import datasets as dataset_service
+from ..services import identifier_suggestions
 from ..services import risk as risk_service
 from .common import job_result, owned_dataset, owned_job
 
@@ -87,12 +88,17 @@ def dataset_risk(request, dataset_id: int):
         else:
             status = 400
     charts = {"bands": band_chart([("records", report["risk_bands"])], "Prosecutor risk")} if report else {}
+    detection = identifier_suggestions.for_dataset(ds, dataset_service.stored_table(ds))
     if report and report.get("journalist_risk_bands"):
         charts["journalist"] = band_chart([("records", report["journalist_risk_bands"])], "Journalist risk")
     return render(request, "anonymizer/risk.html", {
         "dataset": ds, "tab": "risk", "form": form, "report": report, "charts": charts,
         "estimators": estimator_rows(report) if report else [], "default_qi": default_qi,
         "population_source": _given_as(report),
+        # the columns that look like direct identifiers (names, patient ids, e-mails, ...), whatever the QIs
+        "identifier_suggestions": detection.with_confidence("high", "medium"),
+        "identifier_free_text": detection.free_text,
+        "identifying": {c.name for c in ds.columns.all() if c.role == "identifying"},
     }, status=status)
 
 

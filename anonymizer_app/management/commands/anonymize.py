@@ -58,6 +58,7 @@ from anonymizer_app.engine.run.result import json_default
 from anonymizer_app.engine.run.spec import REMOVE, SUPPRESSED_ROWS
 from anonymizer_app.management import (
     cluster_flags,
+    identifier_check,
     identifier_flags,
     model_flags,
     remote_flags,
@@ -241,6 +242,7 @@ class Command(OneLineCommand):
         policy_cli.add_arguments(parser)  # --policy FILE, --extend-hierarchies, --stop-on-new-values
         republication_flags.add_arguments(parser)  # --history FILE (with --algorithm m-invariance)
         identifier_flags.add_arguments(parser)  # --pseudonymize/--mask/--surrogate COL, --reidentification-table
+        identifier_check.add_arguments(parser)  # --allow-identifier COL
         sql_flags.add_arguments(parser)  # --sql-url/--sql-table/--sql-query, --out-sql/--out-table/--out-replace
         remote_flags.add_anonymize_arguments(parser)  # --from-zenodo/--from-dataverse ID, --deposit zenodo|dataverse
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
@@ -352,9 +354,13 @@ class Command(OneLineCommand):
             # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
             memory_mb = float(options.get("memory_mb") or 256)
             block = int(min(16, max(1, memory_mb / 32)) * 2**20)
-            columns = list(next(iter(iter_table_file(source, source.name, fmt, block_bytes=block)))[0].columns)
+            first = next(iter(iter_table_file(source, source.name, fmt, block_bytes=block)))[0]
+            columns = list(first.columns)
             roles = self._roles(opts, columns)
             hierarchies = self._hierarchies(opts, roles)
+            # names, patient ids, e-mails left to be published as they are: refused (on the first block's rows)
+            detection = identifier_check.check(opts, first, self._treated(roles, identifier_rules), AnonymizeError)
+            del first
 
             def chunks():
                 for piece, _ in iter_table_file(source, source.name, fmt, block_bytes=block):
@@ -385,6 +391,8 @@ class Command(OneLineCommand):
             named = {getattr(m, "column", None) for m in feasible_models}  # the columns the models read
             engine.privacy.check_feasible(feasible_models, len(frame),
                                           {c: text_column(frame[c]) for c in frame.columns if c in named}, suppression)
+            # names, patient ids, e-mails left to be published as they are: refused
+            detection = identifier_check.check(opts, frame, self._treated(roles, identifier_rules), AnonymizeError)
             delimiter = fmt.delimiter
         if opts["set_column"] is not None:
             if isinstance(table, StreamedTable):
@@ -413,6 +421,7 @@ class Command(OneLineCommand):
                 + self._set_column_summary(report, k)
                 + self._safepub_summary(report)
                 + table_note
+                + identifier_check.summary(detection, self._treated(roles, identifier_rules))
                 + (f"; report {report_path}" if report_path else ""))
 
     @staticmethod
@@ -620,6 +629,11 @@ class Command(OneLineCommand):
         if fmt_read.kind != "csv":
             fmt_read = replace(fmt_read, delimiter=",")
         return frame, fmt_read
+
+    @staticmethod
+    def _treated(roles: dict[str, Role], identifier_rules) -> dict[str, Role]:
+        """The roles with the pseudonymized, masked and surrogate columns (identifying, published by their rule)."""
+        return {**roles, **{rule.column: Role.IDENTIFYING for rule in identifier_rules}}
 
     @staticmethod
     def _roles(opts: dict, columns: list[str]) -> dict[str, Role]:

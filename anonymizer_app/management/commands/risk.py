@@ -18,9 +18,11 @@ from pathlib import Path
 
 from anonymizer_app import engine
 from anonymizer_app.engine.measure.risk import REGIONS, analyze, population_model
+from anonymizer_app.engine.model.identifier_detection import detect_identifiers
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.commands.anonymize import _write_all
 from anonymizer_app.management.commands.compare import read_table_file
+from anonymizer_app.management.identifier_check import DETECTION_ROWS
 
 PROG = "risk"
 
@@ -107,6 +109,8 @@ class Command(OneLineCommand):
         report = analyze(frame, qi, threshold=opts["threshold"], population=population,
                          combinations=opts["combinations"])
         report["input"] = source.name
+        # the columns that look like direct identifiers (names, patient ids, e-mails), whatever the QIs
+        report["identifier_detection"] = detect_identifiers(frame.head(DETECTION_ROWS)).to_dict()
         if opts["json"]:
             _write_all([(Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False) + "\n")])
         return report
@@ -155,6 +159,12 @@ def format_report(r: dict) -> str:
                      f"separation {row['separation']:.4f}  uniques {row['uniques']:,}")
     if len(att["rows"]) > 20:
         lines.append(f"  ... {len(att['rows']) - 20} more (--json has them all)")
+    detection = r.get("identifier_detection") or {}
+    shown = [s for s in detection.get("suggestions", []) if s["confidence"] in ("high", "medium")]
+    lines.append("identifier detection (column names, value shapes, uniqueness):"
+                 + ("" if shown or detection.get("free_text") else " none"))
+    lines += [f"  {s['column']}: {s['confidence']}, {s['suggested_role']}: {s['reason']}" for s in shown]
+    lines += [f"  {f['column']}: {f['message']}" for f in detection.get("free_text", [])]
     ids = att["identifiers"]
     lines.append(f"identifier suggestions (distinction >= {att['identifier_distinction']}): "
                  + ("; ".join(" + ".join(i["columns"]) for i in ids) if ids else "none"))

@@ -1,0 +1,66 @@
+"""A dataset's identifier suggestions (engine/model/identifier_detection.py, docs/definitions.md "Identifier
+detection") for the columns page, the risk page, the API and the run's pre-flight.
+
+The detection reads the stored table's first :data:`DETECTION_ROWS` rows (every row of a table up to that
+size) and is kept in the cache while the stored file is unchanged. At upload, its high-confidence
+suggestions are pre-selected as identifying (:func:`preselect`); the pre-flight holds a run that would
+publish one of them as it is until the user confirms it (:func:`held`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.core.cache import cache
+
+from ..engine import Role
+from ..engine.model import identifier_detection as idd
+from . import storage
+
+DETECTION_ROWS = 200_000  # rows read for the detection (uniqueness is counted over these)
+CACHE_SECONDS = 24 * 3600
+# the run form's field (and the API's ``fields`` key) naming the columns confirmed to be published as they are
+CONFIRM_FIELD = "publish_as_is"
+
+
+def detect_file(path: Path) -> idd.Detection:
+    """The detection of a stored table (Parquet), cached by the file's identity."""
+    stat = path.stat()
+    # the file itself (inode, time, size): the staging file of an upload keeps them when moved into place
+    key = f"identifier-detection:{stat.st_dev}:{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
+    cached = cache.get(key)
+    if isinstance(cached, idd.Detection):
+        return cached
+    frame = storage.read_rows(path, 0, DETECTION_ROWS)
+    detection = idd.detect_identifiers(frame)
+    cache.set(key, detection, CACHE_SECONDS)
+    return detection
+
+
+def for_dataset(dataset, path: Path | None = None) -> idd.Detection:
+    """The dataset's detection (an empty one for a transaction or DICOM dataset without a stored table)."""
+    path = path or storage.table_path(dataset)
+    if getattr(dataset, "is_transactions", False) or not path.exists():
+        return idd.Detection()
+    return detect_file(path)
+
+
+def preselect(detection: idd.Detection, columns: Iterable) -> None:
+    """Upload: a column with a high-confidence suggestion becomes identifying (the Column rows, unsaved)."""
+    high = {s.column for s in detection.high}
+    for c in columns:
+        if c.name in high:
+            c.role = Role.IDENTIFYING.value
+
+
+def held(dataset, confirmed: Iterable[str] = (), path: Path | None = None) -> list[idd.Suggestion]:
+    """The high-confidence identifiers the run would publish as they are (role insensitive or sensitive),
+    not confirmed by the user: the pre-flight holds the run for each."""
+    roles = {c.name: c.role for c in dataset.columns.all()}
+    return idd.unconfirmed(for_dataset(dataset, path), roles, confirmed)
+
+
+def hold_message(s: idd.Suggestion) -> str:
+    return idd.hold_message(s, f"tick \"Publish column {s.column} as is\" on the run form (API: "
+                               f"{CONFIRM_FIELD}: [\"{s.column}\"]; CLI: --allow-identifier {s.column})")
