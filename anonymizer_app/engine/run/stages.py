@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import singledispatch
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from ..algorithms import ALGORITHMS, Problem, get_algorithm
+from ..algorithms import ALGORITHMS, AlgorithmInfo, Problem, get_algorithm
 from ..algorithms.anatomy import AnatomyRecoding, assemble_anatomy
-from ..algorithms.base import CellRecoding, ProgressCallback
+from ..algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
 from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance
 from ..errors import Cancelled, InputError
 from ..measure.attack import attack_report
@@ -115,40 +116,111 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     # the bar leaves "encoding" as the search starts (the search reports from here on)
     report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
-    if isinstance(recoding, MInvarianceRecoding):
-        report(0.92, "building the release (groups, counterfeits)")
-        result = assemble_m_invariance(table, recoding, models, suppression_limit)
-        result.search = dict(recoding.info)
-        result.options = problem.options
-        result.identifying_removed = list(table.identifying)
-        report(0.94, "verifying the release from its rows against the history")
-        result.verify(table, all_hs)
-        result.hierarchies = all_hs
-        result.seconds = time.perf_counter() - started
-        report(0.95, "verified")
-        return result
-    if isinstance(recoding, AnatomyRecoding):
-        report(0.92, "building the quasi-identifier and sensitive tables")
-        sensitive = recoding.column  # the column its l-diverse groups protect
-        result = assemble_anatomy(table, recoding, models, suppression_limit, sensitive)
-        result.search = dict(recoding.info)
-        result.options = problem.options
-        report(0.94, "verifying the result from the published tables")
-        result.verify(table, all_hs)
-        result.hierarchies = all_hs
-        result.attack = attack_report(result.output.assign(**{sensitive: table.frame[sensitive]}),
-                                      result.class_of_row, [sensitive], {sensitive: table.is_numeric(sensitive)})
-        result.seconds = time.perf_counter() - started
-        report(0.95, "verified")
-        return result
+    built = Built(table, info, problem, models, suppression_limit, sensitive, all_hs, hs, ordered, leaf_codes, freq,
+                  research, domains, report)
+    result = assemble(recoding, built)
+    result.seconds = time.perf_counter() - started
+    report(0.95, "verified")
+    return result
 
-    report(0.92, "building the anonymized table")
+
+@dataclass
+class Built:
+    """What the stages before the recoding built, for the recoding kind's :func:`assemble`: the table, the
+    algorithm and its problem, the bound models, the hierarchies (every one, and the QIs' in table.qi order),
+    the input's leaf codes and frequency set, the research flags and the sensitive domains, and the progress."""
+
+    table: Table
+    info: AlgorithmInfo
+    problem: Problem
+    models: list[PrivacyModel]
+    suppression_limit: float
+    sensitive: str | None
+    all_hs: dict[str, Hierarchy]
+    hs: dict[str, Hierarchy]
+    ordered: list[Hierarchy]
+    leaf_codes: LeafCodes
+    freq: FrequencySet
+    research: np.ndarray | None
+    domains: dict
+    report: Callable[[float, str], None]
+
+
+@singledispatch
+def assemble(recoding: object, built: Built) -> Result:
+    """The recoding kind's stage after the search: build the output (or the release), measure it and verify it
+    from its rows; one implementation per kind (full-domain, cell/local, Anatomy, m-invariance), registered
+    below, instead of a chain of type tests."""
+    raise InputError(f"{built.info.label} returned a recoding of an unknown kind ({type(recoding).__name__})")
+
+
+@assemble.register
+def _release(recoding: MInvarianceRecoding, built: Built) -> Result:
+    """m-invariance: a release of a sequence (groups and counterfeits), verified against the history."""
+    table = built.table
+    built.report(0.92, "building the release (groups, counterfeits)")
+    result = assemble_m_invariance(table, recoding, built.models, built.suppression_limit)
+    result.search = dict(recoding.info)
+    result.options = built.problem.options
+    result.identifying_removed = list(table.identifying)
+    built.report(0.94, "verifying the release from its rows against the history")
+    result.verify(table, built.all_hs)
+    result.hierarchies = built.all_hs
+    return result
+
+
+@assemble.register
+def _groups(recoding: AnatomyRecoding, built: Built) -> Result:
+    """Anatomy: the quasi-identifier table and the sensitive table of l-diverse groups."""
+    table = built.table
+    built.report(0.92, "building the quasi-identifier and sensitive tables")
+    sensitive = recoding.column  # the column its l-diverse groups protect
+    result = assemble_anatomy(table, recoding, built.models, built.suppression_limit, sensitive)
+    result.search = dict(recoding.info)
+    result.options = built.problem.options
+    built.report(0.94, "verifying the result from the published tables")
+    result.verify(table, built.all_hs)
+    result.hierarchies = built.all_hs
+    result.attack = attack_report(result.output.assign(**{sensitive: table.frame[sensitive]}),
+                                  result.class_of_row, [sensitive], {sensitive: table.is_numeric(sensitive)})
+    return result
+
+
+@assemble.register
+def _cells(recoding: CellRecoding, built: Built) -> Result:
+    """Local or multidimensional recoding: each QI cell as the algorithm wrote it."""
+    def measured(ordered: list[Hierarchy], codes: np.ndarray, freq: FrequencySet, dom) -> Result:
+        output = build_cell_output(built.table, recoding.cells, recoding.suppressed)
+        return _assemble_cells(built.table, ordered, codes, freq, recoding, built.models, built.suppression_limit,
+                               built.sensitive, output, dom)
+    return _recoded_rows(recoding, built, measured)
+
+
+@assemble.register
+def _levels(recoding: FullDomainRecoding, built: Built) -> Result:
+    """Full-domain recoding: every QI at one level of its hierarchy."""
+    def measured(ordered: list[Hierarchy], codes: np.ndarray, freq: FrequencySet, dom) -> Result:
+        output = build_output(built.table, ordered, codes, recoding.levels, recoding.suppressed)
+        return _assemble(built.table, ordered, codes, freq, recoding, built.models, built.suppression_limit,
+                         built.sensitive, output, dom)
+    return _recoded_rows(recoding, built, measured)
+
+
+def _recoded_rows(recoding: FullDomainRecoding | CellRecoding, built: Built,
+                  measured: Callable[[list[Hierarchy], np.ndarray, FrequencySet, SensitiveDomain | None], Result]
+                  ) -> Result:
+    """A recoding of every row (full-domain or cell): the hierarchies it recoded with, the output and its figures
+    (``measured(QI hierarchies, leaf codes, frequency set, sensitive domain)``, the kind's own), verification,
+    the attack report."""
+    table, models, sensitive, research = built.table, built.models, built.sensitive, built.research
+    ordered, leaf_codes, freq, all_hs = built.ordered, built.leaf_codes, built.freq, built.all_hs
+    built.report(0.92, "building the anonymized table")
     recoded = getattr(recoding, "hierarchies", None)  # k-Optimize's cuts: the hierarchies it recoded with
     if recoded is not None:
         ordered = list(recoded)
         hs = dict(zip(table.qi, ordered))
         all_hs.update(hs)
-        codes, leaf_codes = _encode(table, hs, ordered)
+        _, leaf_codes = _encode(table, hs, ordered)
         freq = frequency_set(leaf_codes.codes, np.array([len(h.leaves) for h in ordered], dtype=np.int64))
     # the sensitive columns encoded once, for the figures and the attack report (as the attack report encodes them)
     encoded_sensitive = {c: sensitive_domain(table.frame, c, numeric=table.is_numeric(c),
@@ -156,21 +228,14 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
                          for c in sensitive_columns(table, sensitive, models)}
     sensitive_dom = encoded_sensitive.get(sensitive) if sensitive is not None else None
     by_column = leaf_codes.codes  # the same codes as ``codes``, each QI's contiguous: what the stages below read
-    if isinstance(recoding, CellRecoding):
-        output = build_cell_output(table, recoding.cells, recoding.suppressed)
-        result = _assemble_cells(table, ordered, by_column, freq, recoding, models, suppression_limit, sensitive,
-                                 output, sensitive_dom)
-    else:
-        output = build_output(table, ordered, by_column, recoding.levels, recoding.suppressed)
-        result = _assemble(table, ordered, by_column, freq, recoding, models, suppression_limit, sensitive, output,
-                           sensitive_dom)
-    result.algorithm = info.name
+    result = measured(ordered, by_column, freq, sensitive_dom)
+    result.algorithm = built.info.name
     result.search = dict(recoding.info)
-    result.options = problem.options
+    result.options = built.problem.options
     result.sample = getattr(recoding, "sample", None)
     result.identifying_removed = list(table.identifying)
     result.leaf_codes = leaf_codes
-    report(0.94, "verifying the result from the output rows")
+    built.report(0.94, "verifying the result from the output rows")
     result.verify(table, all_hs)
     result.hierarchies = all_hs
     attacked = sensitive_columns(table, sensitive, models)
@@ -180,8 +245,6 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     else:  # only the research records are published: every figure is theirs (verified above on the classes)
         result.metrics, result.metrics_before, result.attack = published_figures(
             result, table, ordered, by_column, research, attacked)
-    result.seconds = time.perf_counter() - started
-    report(0.95, "verified")
     return result
 
 
