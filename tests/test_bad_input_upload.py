@@ -366,6 +366,21 @@ def test_read_options_refused(case, client_alice, user):
     assert _dataset_state(ds) == before
 
 
+def test_read_options_with_utf16_for_a_streamed_file_without_bom(client_alice, user, tiny_blocks):
+    """utf-16 chosen for a UTF-8 file read in blocks (above STREAM_THRESHOLD): Python's utf-16 codec refuses a
+    stream without a byte-order mark with a bare UnicodeError (no byte, no reason), which is a message naming the
+    file and the encoding, not a server error; the dataset stays as it was."""
+    r = upload(client_alice, "s.csv", ("a,b\n" + FILLER).encode("utf-8"))
+    assert r.status_code == 302, page(r)[:2000]
+    ds = Dataset.objects.get(owner=user)
+    before = _dataset_state(ds)
+    r = _reformat(client_alice, ds, encoding="utf-16")
+    assert r.status_code == 200
+    assert escape("s.csv, line 1: cannot be decoded as utf-16 (UTF-16 stream does not start with BOM); choose the "
+                  "file's encoding") in page(r)
+    assert _dataset_state(ds) == before
+
+
 def test_read_options_of_another_users_dataset(client_alice, other_user):
     ds = make_dataset(other_user)
     before = _dataset_state(ds)

@@ -144,7 +144,8 @@ def _renumber(exc: InputError, offset: int) -> InputError:
 
 def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits, dictionary: bool = False):
     """Unquoted text: blocks cut after a newline, parsed by the engine's reader one by one."""
-    names, width, line_offset = None, 0, 0
+    names: list | None = None  # the first block's column names
+    width, line_offset = 0, 0
     rest = b""
     with open(path, "rb") as fh:
         while True:
@@ -166,7 +167,7 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                                                  dictionary=dictionary)
                 except InputError as exc:
                     raise _renumber(exc, line_offset) from None
-                if first:
+                if names is None:  # the first block
                     names, width = list(frame.columns), frame.shape[1]
                 elif frame.shape[1] != width:
                     raise InputError(f"{filename}, line {line_offset + 1}: {frame.shape[1]} field(s) where the "
@@ -183,12 +184,13 @@ def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
     """Quoted fields or a wide encoding: one streaming pass of csv.reader checks the field counts and cell
     lengths, then pandas parses the file in chunks of rows."""
     cap = caps.max_cell_chars
+    rows = None
     with open(path, encoding=fmt.encoding, newline="", errors="strict") as fh:
-        bom = fh.read(1)
-        if bom != "\ufeff":
-            fh.seek(0)
-        rows = csv.reader(fh, delimiter=fmt.delimiter)
         try:
+            bom = fh.read(1)  # decodes the first block: a wrong encoding may fail here already
+            if bom != "\ufeff":
+                fh.seek(0)
+            rows = csv.reader(fh, delimiter=fmt.delimiter)
             header = next(rows)
             width = len(header)
             names = reader_mod.column_names(header, filename, caps) if fmt.header else [f"column_{i + 1}" for i in range(width)]
@@ -204,10 +206,13 @@ def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
         except StopIteration:
             raise InputError(f"{filename}: the file is empty") from None
         except csv.Error as exc:
-            raise InputError(f"{filename}, line {rows.line_num}: {reader_mod.csv_error(exc)}") from None
+            raise InputError(f"{filename}, line {rows.line_num if rows is not None else 1}: {reader_mod.csv_error(exc)}") from None
         except UnicodeError as exc:
-            raise InputError(f"{filename}, line {rows.line_num + 1}: cannot be decoded as {fmt.encoding} ({exc.reason}); "
-                             "choose the file's encoding") from None
+            # a UnicodeDecodeError has a reason ('invalid start byte'); a bare UnicodeError only its text (the
+            # utf-16 and utf-32 codecs: 'UTF-16 stream does not start with BOM')
+            reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
+            raise InputError(f"{filename}, line {(rows.line_num if rows is not None else 0) + 1}: cannot be decoded as "
+                             f"{fmt.encoding} ({reason}); choose the file's encoding") from None
     chunk_rows = max(1000, block_bytes // max(1, 8 * width))
     reader = pd.read_csv(path, sep=fmt.delimiter, header=0 if fmt.header else None, dtype=str,
                          keep_default_na=False, na_filter=False, skip_blank_lines=True, names=range(width),
@@ -231,7 +236,9 @@ def _arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
 
 def write_parquet(pieces, target: Path) -> tuple[Format | None, int, list[str]]:
     """Write (frame, format) pieces to ``target`` atomically; returns the format, rows and columns."""
-    fmt, rows, columns = None, 0, []
+    fmt: Format | None = None
+    rows = 0
+    columns: list[str] = []
     with storage.AtomicParquet(target) as out:
         for frame, piece_fmt in pieces:
             fmt = piece_fmt

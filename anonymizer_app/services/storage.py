@@ -201,19 +201,18 @@ class AtomicParquet:
         return self
 
     def write(self, table: pa.Table) -> None:
-        if self.writer is None:
-            self._open(table.schema)
-        self.writer.write_table(table, row_group_size=ROW_GROUP)
+        writer = self.writer if self.writer is not None else self._open(table.schema)
+        writer.write_table(table, row_group_size=ROW_GROUP)
 
-    def _open(self, schema: pa.Schema) -> None:
-        self.writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+    def _open(self, schema: pa.Schema | None) -> pq.ParquetWriter:
+        self.writer = writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
         os.chmod(self.tmp, FILE_MODE)
+        return writer
 
     def commit(self, empty_schema: pa.Schema | None = None) -> None:
         """Close and rename; with nothing written, an empty file of ``empty_schema``."""
-        if self.writer is None:
-            self._open(empty_schema)
-        self.writer.close()
+        writer = self.writer if self.writer is not None else self._open(empty_schema)
+        writer.close()
         self.writer = None
         self.tmp.replace(self.target)
 
@@ -284,15 +283,18 @@ def read_rows(path: Path, start: int, stop: int, columns: list[str] | None = Non
     """Rows [start, stop) of a stored table: only the row groups that hold them are read, and of a range near
     the start of its row group only the pages up to its end are decoded."""
     pf = pq.ParquetFile(path)
-    groups, first, offset = [], None, 0
+    groups: list[int] = []
+    offsets: list[int] = []  # the first row of each of those groups
+    offset = 0
     for g in range(pf.metadata.num_row_groups):
         n = pf.metadata.row_group(g).num_rows
         if offset + n > start and offset < stop:
             groups.append(g)
-            first = offset if first is None else first
+            offsets.append(offset)
         offset += n
     if not groups:
         return to_frame(pf.schema_arrow.empty_table().select(columns) if columns else pf.schema_arrow.empty_table())
+    first = offsets[0]
     if stop - first <= HEAD_ROWS:
         batch = next(pf.iter_batches(batch_size=stop - first, row_groups=groups, columns=columns))
         return to_frame(pa.Table.from_batches([batch]).slice(start - first, stop - start))
@@ -422,7 +424,7 @@ def delete_names(names) -> None:
 
 def existing_files(names) -> list[str]:
     """The files the names stand for that exist now (a folder: every file in it), sorted."""
-    found = []
+    found: list[str] = []
     for name in names:
         path = _local(name) if name else None
         if path is None or not path.exists():
