@@ -12,6 +12,9 @@ user's untouched session of it (``find_untouched``) instead of writing another c
 cap on sessions and on their bytes (settings HIERARCHY_DRAFTS_PER_USER, HIERARCHY_DRAFT_BYTES_PER_USER):
 a new session or state evicts the user's least recently used other sessions, those without unsaved
 edits first; a tree that alone exceeds the bytes cap is refused (DraftTooLarge).
+
+The current state of a session is also kept in the editor's cache (hierarchy_editor.caching, scoped to the
+user), so that paging through children does not re-read and decode a megabyte of JSON per request.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import os
 import re
 import secrets
 import shutil
-import threading
 import time
 from pathlib import Path
 
@@ -29,18 +31,14 @@ from django.conf import settings
 
 from anonymizer_app.services import storage
 
+from . import caching
+
 DRAFT_DIR = storage.DRAFTS  # erasure finds a user's and a hierarchy's sessions by this folder and naming
 MAX_AGE = 24 * 3600  # seconds an untouched editing session is kept
 MAX_STATES = 40  # undo depth
 DRAFTS_PER_USER = 10  # defaults of the per-user caps (settings override them)
 DRAFT_BYTES_PER_USER = 100 * 1024 * 1024
 TOKEN_RE = re.compile(r"^[0-9a-f]{32}$")
-
-_lock = threading.Lock()
-# (folder, pos) -> tree dict: the current state of recently used sessions, so that paging through
-# children does not re-read a megabyte of JSON per request. Dicts are treated as read-only.
-_cache: dict[tuple[str, int], dict] = {}
-_CACHE_SIZE = 6
 
 
 class DraftMissing(LookupError):
@@ -66,7 +64,7 @@ def _size(folder: Path) -> int:
 
 def _sessions(user_id: int) -> list[tuple[float, bool, int, Path]]:
     """The user's sessions as (last use, has unsaved edits, bytes, folder), least recently used first."""
-    out = []
+    out: list[tuple[float, bool, int, Path]] = []
     root = _root()
     if not root.is_dir():
         return out
@@ -98,12 +96,32 @@ def make_room(user_id: int, new_bytes: int, keep: Path | None = None) -> None:
     for _used, _unsaved, size, folder in order:
         if count <= max_sessions and total <= max_bytes:
             break
+        _forget(folder)
         shutil.rmtree(folder, ignore_errors=True)
-        with _lock:
-            for key in [k for k in _cache if k[0] == str(folder)]:
-                _cache.pop(key)
         count -= 1
         total -= size
+
+
+def _state_key(path: Path) -> str:
+    """The cache key of a state's file, scoped to the session's user (the folder's first part). The file's
+    inode, modification time and size are part of it: a state rewritten after an undo (by any process) is a
+    new key."""
+    stat = path.stat()  # OSError when the state is gone
+    folder = path.parent.name
+    return caching.user_key(int(folder.split("-")[0]), "draft", folder, path.name, stat.st_ino,
+                           stat.st_mtime_ns, stat.st_size)
+
+
+def _forget(folder: Path) -> None:
+    """Drop the cached states of a session that is being removed."""
+    keys = []
+    for path in folder.glob("*.json"):
+        try:
+            keys.append(_state_key(path))
+        except OSError:
+            pass
+    if keys:
+        caching.forget(keys)
 
 
 def _json_bytes(data) -> bytes:
@@ -134,6 +152,10 @@ def _cleanup() -> None:
             pass
 
 
+def _read_json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _write_json(path: Path, data, encoded: bytes | None = None) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(_json_bytes(data) if encoded is None else encoded)
@@ -146,6 +168,7 @@ class Draft:
     def __init__(self, folder: Path, state: dict):
         self.folder = folder
         self.state = state
+        self._current: tuple[int, dict] | None = None  # (pos, tree) read by this request
 
     # ---- creation and lookup -------------------------------------------------------------------
     @classmethod
@@ -206,20 +229,14 @@ class Draft:
     # ---- the current tree ----------------------------------------------------------------------
     @property
     def tree(self) -> dict:
-        key = (str(self.folder), self.state["pos"])
-        with _lock:
-            cached = _cache.get(key)
-        if cached is not None:
-            return cached
-        try:
-            tree = json.loads((self.folder / f"{self.state['pos']}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise DraftMissing(self.token) from None
-        with _lock:
-            _cache[key] = tree
-            while len(_cache) > _CACHE_SIZE:
-                _cache.pop(next(iter(_cache)))
-        return tree
+        pos = self.state["pos"]
+        if self._current is None or self._current[0] != pos:
+            path = self.folder / f"{pos}.json"
+            try:
+                self._current = (pos, caching.remember(_state_key(path), lambda: _read_json(path)))
+            except (OSError, ValueError):
+                raise DraftMissing(self.token) from None
+        return self._current[1]
 
     def push(self, tree: dict) -> None:
         """A new state after an edit: the redo states are dropped, the oldest beyond MAX_STATES too."""
@@ -229,6 +246,8 @@ class Draft:
         for n in range(pos, self.state["top"] + 1):
             (self.folder / f"{n}.json").unlink(missing_ok=True)
         _write_json(self.folder / f"{pos}.json", tree, encoded)
+        caching.put(_state_key(self.folder / f"{pos}.json"), tree)
+        self._current = (pos, tree)
         self.state["pos"] = self.state["top"] = pos
         _, max_bytes = per_user_caps()
         others = sum(size for _, _, size, folder in _sessions(int(self.folder.name.split("-")[0]))
@@ -239,20 +258,6 @@ class Draft:
             (self.folder / f"{self.state['base']}.json").unlink(missing_ok=True)
             self.state["base"] += 1
         self._save_state()
-        with _lock:
-            _cache[(str(self.folder), pos)] = tree
-
-    def replace_all(self, tree: dict) -> None:
-        """After a save: the saved tree becomes the only state (nothing to undo to)."""
-        for n in range(self.state["base"], self.state["top"] + 1):
-            (self.folder / f"{n}.json").unlink(missing_ok=True)
-        self.state.update(base=0, pos=0, top=0)
-        _write_json(self.folder / "0.json", tree)
-        self._save_state()
-        with _lock:
-            for key in [k for k in _cache if k[0] == str(self.folder)]:
-                _cache.pop(key)
-            _cache[(str(self.folder), 0)] = tree
 
     @property
     def can_undo(self) -> bool:

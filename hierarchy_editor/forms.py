@@ -13,6 +13,8 @@ from django.conf import settings
 from django.utils.html import format_html
 
 from anonymizer_app.engine import HierarchyError
+from anonymizer_app.engine.model.formats import detect_format, read_hierarchy_text
+from anonymizer_app.engine.model.hierarchy import MAX_LABEL_CHARS, MAX_LEVELS, check_size, decode_hierarchy
 from anonymizer_app.services import storage
 
 from .models import NAME_MAX, Hierarchy, fit_name
@@ -47,15 +49,11 @@ def max_hierarchy_bytes() -> int:
 def decode_upload(raw: bytes, filename: str = "upload") -> str:
     """UTF-8 (with or without BOM), UTF-16, else Latin-1 (engine.model.hierarchy.decode_hierarchy); binary
     content raises HierarchyError naming the file."""
-    from anonymizer_app.engine.model.hierarchy import decode_hierarchy
-
     return decode_hierarchy(raw, filename)
 
 
 def size_limits() -> dict:
     """The size limits of a hierarchy (settings HIERARCHY_MAX_LABEL_CHARS, HIERARCHY_MAX_LEVELS)."""
-    from anonymizer_app.engine.model.hierarchy import MAX_LABEL_CHARS, MAX_LEVELS
-
     return {"max_label_chars": int(getattr(settings, "HIERARCHY_MAX_LABEL_CHARS", MAX_LABEL_CHARS)),
             "max_levels": int(getattr(settings, "HIERARCHY_MAX_LEVELS", MAX_LEVELS))}
 
@@ -169,8 +167,6 @@ class HierarchyUploadForm(forms.Form):
 
     def build(self) -> Hierarchy:
         """Parse into an unsaved Hierarchy; raises HierarchyError (with ``.conflicts`` when ambiguous)."""
-        from anonymizer_app.engine.model.formats import detect_format, read_hierarchy_text
-
         data = self.cleaned_data
         if data.get("unreadable"):
             raise HierarchyError(data["unreadable"])
@@ -189,8 +185,6 @@ class HierarchyUploadForm(forms.Form):
                           content=parsed.to_csv(";"), delimiter=";", on_conflict=data["on_conflict"],
                           leaves=len(parsed.leaves), height=parsed.height)
             h._parsed = parsed
-        from anonymizer_app.engine.model.hierarchy import check_size
-
         check_size(h.to_engine(), data["source_name"], **size_limits())
         h.source_format = fmt
         return h
@@ -216,7 +210,9 @@ class SelectHierarchyForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Only the user's own hierarchies are valid; another user's id is "not one of the choices".
         # (The view narrows the displayed choices to the ones covering the column.)
-        self.fields["hierarchy"].queryset = Hierarchy.objects.filter(owner=user).defer("content")
+        field = self.fields["hierarchy"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = Hierarchy.objects.filter(owner=user).defer("content")
         self.values = values
         self.column_name = column_name
         self.parse = parse or (lambda h: h.to_engine(column_name))
@@ -264,6 +260,7 @@ class BuilderForm(forms.Form):
                 initial = int(initial)  # 10 rather than 10.0 in the form
             optional = p.default is None  # empty: derived from the data by the builder
             attrs = {"data-parameter": p.name}
+            field: forms.Field
             if p.choices is not None:
                 choices = [(c, c) for c in p.choices]
                 if optional:

@@ -2,34 +2,34 @@
 
 from django.urls import path
 
-from . import views
+from .views import builders, columns, editor, editor_api, editor_ops, files, library
 
 app_name = "hierarchies"
 
+COLUMN = "dataset/<int:dataset_id>/column/<int:column_id>/"  # linked by plain path from the dataset pages: stable
+SESSION = "<int:pk>/edit/<str:token>/"
+
 urlpatterns = [
-    path("", views.index, name="index"),
-    path("upload/", views.upload, name="upload"),
-    path("<int:pk>/", views.detail, name="detail"),
-    path("<int:pk>/download/", views.download, name="download"),
-    path("<int:pk>/export/<str:fmt>/", views.export, name="export"),
-    path("<int:pk>/delete/", views.delete, name="delete"),
+    path("", library.index, name="index"),
+    path("upload/", files.upload, name="upload"),
+    path("<int:pk>/", library.detail, name="detail"),
+    path("<int:pk>/download/", files.download, name="download"),
+    path("<int:pk>/export/<str:fmt>/", files.export, name="export"),
+    path("<int:pk>/delete/", library.delete, name="delete"),
     # Visual editor: GET edit/ starts a session on a server-side copy of the tree.
-    path("<int:pk>/edit/", views.edit, name="edit"),
-    path("<int:pk>/edit/<str:token>/", views.editor, name="editor"),
-    path("<int:pk>/edit/<str:token>/nodes/", views.editor_nodes, name="editor_nodes"),
-    path("<int:pk>/edit/<str:token>/search/", views.editor_search, name="editor_search"),
-    path("<int:pk>/edit/<str:token>/checks/", views.editor_checks, name="editor_checks"),
-    path("<int:pk>/edit/<str:token>/sunburst/", views.editor_sunburst, name="editor_sunburst"),
-    path("<int:pk>/edit/<str:token>/op/", views.editor_op, name="editor_op"),
-    path("<int:pk>/edit/<str:token>/save/", views.editor_save, name="editor_save"),
-    # Linked by plain path from the dataset pages: keep this URL stable.
-    path("dataset/<int:dataset_id>/column/<int:column_id>/", views.column, name="column"),
-    path("dataset/<int:dataset_id>/column/<int:column_id>/upload/", views.column_upload, name="column_upload"),
-    path("dataset/<int:dataset_id>/column/<int:column_id>/default/", views.column_default, name="column_default"),
-    path("dataset/<int:dataset_id>/column/<int:column_id>/select/", views.column_select, name="column_select"),
-    path("dataset/<int:dataset_id>/column/<int:column_id>/edit-default/", views.column_edit_default,
-         name="column_edit_default"),
-    path("dataset/<int:dataset_id>/column/<int:column_id>/build/", views.build, name="build"),
-    path("dataset/<int:dataset_id>/column/<int:column_id>/build/preview/", views.build_preview,
-         name="build_preview"),
+    path("<int:pk>/edit/", editor.edit, name="edit"),
+    path(SESSION, editor.editor, name="editor"),
+    path(SESSION + "nodes/", editor_api.Nodes.as_view(), name="editor_nodes"),
+    path(SESSION + "search/", editor_api.Search.as_view(), name="editor_search"),
+    path(SESSION + "checks/", editor_api.Checks.as_view(), name="editor_checks"),
+    path(SESSION + "sunburst/", editor_api.Sunburst.as_view(), name="editor_sunburst"),
+    path(SESSION + "op/", editor_ops.Op.as_view(), name="editor_op"),
+    path(SESSION + "save/", editor_api.Save.as_view(), name="editor_save"),
+    path(COLUMN, columns.column, name="column"),
+    path(COLUMN + "upload/", columns.column_upload, name="column_upload"),
+    path(COLUMN + "default/", columns.column_default, name="column_default"),
+    path(COLUMN + "select/", columns.column_select, name="column_select"),
+    path(COLUMN + "edit-default/", columns.column_edit_default, name="column_edit_default"),
+    path(COLUMN + "build/", builders.build, name="build"),
+    path(COLUMN + "build/preview/", builders.BuildPreview.as_view(), name="build_preview"),
 ]

@@ -305,7 +305,7 @@ def _binding_problem(request, ds: Dataset, column: Column, hierarchy_id: int):
     from django.http import Http404
 
     from hierarchy_editor.forms import SelectHierarchyForm
-    from hierarchy_editor.views import parsed_hierarchy
+    from hierarchy_editor.services import parsed_hierarchy
 
     try:
         owned_hierarchy(request, hierarchy_id)

@@ -15,6 +15,10 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from hierarchy_editor.building import build as build_hierarchy
+from hierarchy_editor.building import builder_for, builder_form
+from hierarchy_editor.services import column_values, parsed_hierarchy
+
 from ..engine import HierarchyError
 from ..engine.model.formats import FORMATS, write_hierarchy
 from ..models import Column
@@ -81,8 +85,6 @@ def _column(request, dataset_id: int, name: str) -> tuple[object, Column] | str:
 
 
 def _detail(h) -> dict:
-    from hierarchy_editor.views import parsed_hierarchy
-
     data = dict(HierarchySerializer(h).data)
     data["columns"] = BoundColumnSerializer(h.columns.order_by("dataset_id", "position"), many=True).data
     data["rows"], data["error"] = [], ""
@@ -112,8 +114,6 @@ class HierarchyList(APIView):
                    summary="Upload a hierarchy file (optionally for a column)", tags=["hierarchies"])
     def post(self, request):
         from hierarchy_editor.forms import HierarchyUploadForm
-        from hierarchy_editor.views import parsed_hierarchy
-
         s = HierarchyUploadSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
@@ -160,7 +160,6 @@ class HierarchyBuild(APIView):
         from anonymizer_app.engine.model.hierarchy import without_missing
         from hierarchy_editor.forms import field_name
         from hierarchy_editor.models import NAME_MAX, Hierarchy, fit_name
-        from hierarchy_editor.views import _build, _builder_for, _builder_form, _column_values
 
         s = BuildSerializer(data=request.data)
         s.is_valid(raise_exception=True)
@@ -171,15 +170,15 @@ class HierarchyBuild(APIView):
         ds, col = target
         if d.get("builder") and d["builder"] not in BUILDERS:
             return refused(f"builder: no builder {d['builder']!r}; choose one of {', '.join(BUILDERS)}")
-        values = _column_values(ds, col.name)
-        key, builder = _builder_for(request, d.get("builder"), col, values)
+        values = column_values(ds, col.name)
+        key, builder = builder_for(d.get("builder"), col, values)
         known = {p.name: p for p in builder.parameters}
         unknown = [n for n in d["options"] if n not in known and n not in {field_name(p) for p in known.values()}]
         if unknown:
             return refused(f"options: the {key} builder has no parameter {unknown[0]!r}; it has "
                            f"{', '.join(known) or 'none'}")
         form_data = {}
-        base = _builder_form(builder, col, values)
+        base = builder_form(builder, col, values)
         for p in builder.parameters:  # the builder page's form, filled with the data's defaults like the page
             fname = field_name(p)
             value = d["options"].get(p.name, d["options"].get(fname, base.fields[fname].initial))
@@ -188,11 +187,11 @@ class HierarchyBuild(APIView):
                     continue  # an unticked box is absent from a form
                 value = "on"
             form_data[fname] = "" if value is None else str(value)
-        form = _builder_form(builder, col, values, form_data)
+        form = builder_form(builder, col, values, form_data)
         name = d.get("name") or fit_name(f"{col.name} ({ds.name}) {builder.label.lower()}")
         if len(name) > NAME_MAX:
             return refused(f"name: at most {NAME_MAX} characters (it has {len(name)})")
-        parsed, error = _build(key, builder, form, col.name, values)
+        parsed, error = build_hierarchy(builder, form, col.name, values)
         if parsed is None:
             return refused(f"{key}: {error}")
         parsed = without_missing(parsed)
@@ -227,8 +226,6 @@ class HierarchyExport(APIView):
                               400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="The hierarchy as a file: arx, datafly, amnesia-text or amnesia-json", tags=["hierarchies"])
     def get(self, request, hierarchy_id: int, fmt: str):
-        from hierarchy_editor.views import parsed_hierarchy
-
         h = owned_hierarchy(request, hierarchy_id)
         if fmt not in FORMATS:
             return refused(f"format: no format {fmt!r}; choose one of {', '.join(FORMATS)}",

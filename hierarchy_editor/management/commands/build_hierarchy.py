@@ -35,6 +35,7 @@ from anonymizer_app.engine.model.hierarchy import without_missing
 from anonymizer_app.engine.privacy import Parameter
 from anonymizer_app.engine.setvalued import column_transactions, parse_transactions
 from anonymizer_app.engine.setvalued.item_hierarchy import ITEM_BUILDERS, build_item_hierarchy
+from anonymizer_app.engine.setvalued.transactions import delimiter_of
 from anonymizer_app.management.base import OneLineCommand, UserError
 
 PROG = "build_hierarchy"
@@ -167,8 +168,6 @@ class Command(OneLineCommand):
     @staticmethod
     def _items(source: Path, opts: dict):
         """The records of items: a transaction file, or a table's set-valued column."""
-        from anonymizer_app.engine.setvalued.transactions import delimiter_of
-
         if opts["transactions"]:
             delimiter = delimiter_of(opts["item_delimiter"] or ",")
             try:
