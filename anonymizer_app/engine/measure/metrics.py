@@ -6,6 +6,8 @@ suppressed records take no part in any class.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -76,16 +78,17 @@ def class_figures_from_histogram(size: np.ndarray, count: np.ndarray, n: int, su
     return figures
 
 
-def homogeneity(class_of_row: np.ndarray, sensitive: pd.Series) -> dict:
-    """Homogeneous ECs (seed 001): classes with one sensitive value, and the records they hold."""
+def homogeneity(class_of_row: np.ndarray, sensitive: pd.Series | np.ndarray, weights: np.ndarray | None = None) -> dict:
+    """Homogeneous ECs (seed 001): classes with one sensitive value, and the records they hold. ``weights``:
+    the records each row stands for (weighted frequency data: a cluster run's merged partitions)."""
     kept = class_of_row >= 0
     cls = class_of_row[kept]
     if cls.size == 0:
         return {"homogeneous_classes": 0, "homogeneous_records": 0}
-    values, _ = pd.factorize(sensitive.to_numpy()[kept])
+    values, _ = pd.factorize(np.asarray(sensitive)[kept])
     pairs = np.unique(cls.astype(np.int64) * (int(values.max()) + 1) + values)
     distinct = np.bincount(pairs // (int(values.max()) + 1))
-    sizes = np.bincount(cls)
+    sizes = np.bincount(cls) if weights is None else np.bincount(cls, weights=weights[kept]).astype(np.int64)
     homogeneous = distinct == 1
     return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
 
@@ -237,9 +240,10 @@ def cell_loss_figures(
     hierarchies: list[Hierarchy],
     numeric: list[bool],
     codes: np.ndarray,
-    cells: list[np.ndarray],
+    cells: list[np.ndarray] | None,
     suppressed: np.ndarray,
-    factorized: list[tuple[np.ndarray, pd.Index]] | None = None,
+    factorized: Sequence[tuple[np.ndarray, pd.Index | np.ndarray]] | None = None,
+    weights: np.ndarray | None = None,
 ) -> dict:
     """NCP, generalization height and non-uniform entropy of a local/multidimensional recoding.
 
@@ -247,26 +251,39 @@ def cell_loss_figures(
     (NCP: leaf share, or value-range share for numeric QIs; height: level / H); a numeric range
     ``[lo-hi]`` has NCP (hi - lo) / (max - min of the column) and, as height, the level of the lowest
     hierarchy node above every value of the column that falls in the range, / H.
+    ``factorized``: per QI (every row's cell code, the distinct cells), when the caller has them (``cells``
+    then unused); ``weights``: the records each row stands for (weighted frequency data: a cluster run's
+    merged partitions).
     """
-    n, q = codes.shape
+    rows, q = codes.shape
+    n = rows if weights is None else int(weights.sum())
     if n == 0 or q == 0:
         return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}
     kept = ~suppressed
     sums = np.zeros(3)
     for j, h in enumerate(hierarchies):
         col = codes[:, j].astype(np.int64)
-        leaf_count = np.bincount(col, minlength=len(h.leaves))
+        if weights is None:
+            leaf_count = np.bincount(col, minlength=len(h.leaves))
+        else:
+            leaf_count = np.bincount(col, weights=weights, minlength=len(h.leaves)).astype(np.int64)
         if kept.any():
             if factorized is not None:  # the column's codes over all rows (result.factorize_cells)
                 cid, distinct = factorized[j][0][kept], factorized[j][1]
             else:
+                assert cells is not None
                 cid, distinct = pd.factorize(pd.Series(cells[j][kept], dtype=object))
             key = cid.astype(np.int64) * len(h.leaves) + col[kept]
-            pairs, pair_count = np.unique(key, return_counts=True)
+            if weights is None:
+                pairs, pair_count = np.unique(key, return_counts=True)
+            else:
+                pairs, inverse = np.unique(key, return_inverse=True)
+                pair_count = np.bincount(inverse.reshape(-1), weights=weights[kept]).astype(np.int64)
         else:
             distinct, pairs, pair_count = pd.Index([], dtype=object), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        suppressed_leaves = col[suppressed] if weights is None else np.repeat(col[suppressed], weights[suppressed])
         sums += cell_loss_sums(h, numeric[j], leaf_count, np.asarray(distinct, dtype=object),
-                               pairs // len(h.leaves), pairs % len(h.leaves), pair_count, col[suppressed])
+                               pairs // len(h.leaves), pairs % len(h.leaves), pair_count, suppressed_leaves)
     return loss_from_sums(sums, n, q)
 
 

@@ -35,7 +35,7 @@ from ...algorithms import supports as algorithm_supports
 from ...algorithms.base import CellRecoding, FullDomainRecoding, Problem, ProgressCallback
 from ...errors import Cancelled, InputError, VerificationError
 from ...measure.attack import merge_parts, report_part
-from ...measure.metrics import class_figures
+from ...measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
 from ...model.defaults import default_hierarchy
 from ...model.hierarchy import Hierarchy, with_missing
 from ...model.missing import MISSING, markers_in_use
@@ -572,23 +572,24 @@ class ClusterRun:
         n_sup = int(self.weights[self.sup].sum())
         metrics = class_figures(self.class_sizes, self.n, n_sup, k)
         if isinstance(rec, CellRecoding):
-            metrics.update(figures.cell_loss_figures(self.hierarchies, numeric, self.qi_codes, self.weights,
-                                                     self.cell_codes, self.cell_labels, self.sup))
+            metrics.update(cell_loss_figures(self.hierarchies, numeric, self.qi_codes, None, self.sup,
+                                             factorized=[(self.cell_codes[:, j], self.cell_labels[j])
+                                                         for j in range(len(self.qi))], weights=self.weights))
             kept = ~self.sup
             labels = {c: f"{rec.recoding} recoding: {len(np.unique(self.cell_codes[kept, j]))} distinct value(s) "
                          f"in the output" for j, c in enumerate(self.qi)}
         else:
-            metrics.update(figures.loss_figures(self.hierarchies, numeric, self.qi_codes, self.weights, levels,
-                                                self.sup))
+            metrics.update(loss_figures(self.hierarchies, numeric, self.qi_codes, levels, self.sup,
+                                        weights=self.weights))
             labels = {c: _level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
         before = class_figures(equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies,
                                                    [0] * len(self.qi))[1], self.n, 0, k)
         before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
         if self.sensitive is not None:
             s = self.sens_codes[:, self.attacked.index(self.sensitive)]
-            metrics.update(figures.homogeneity(self.row_class, s, self.weights))
+            metrics.update(homogeneity(self.row_class, s, self.weights))
             inv0 = equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies, [0] * len(self.qi))[0]
-            before.update(figures.homogeneity(inv0[self.freq.inverse], s, self.weights))
+            before.update(homogeneity(inv0[self.freq.inverse], s, self.weights))
         attack = {}
         for c in self.attacked:
             part = report_part(self.domains_by_column[c], self.row_class, ATTACK_LIMIT)
