@@ -20,6 +20,7 @@ from .views import (
     risk,
     safepub,
     setvalued,
+    sources,
     sources_sql,
 )
 
@@ -36,6 +37,8 @@ urlpatterns = [
     path("datasets/imports/<uuid:import_id>/cancel/", sources_sql.source_import_cancel, name="source_import_cancel"),
     path("datasets/upload-dicom/", dicom.upload, name="upload_dicom"),
     path("datasets/import-remote/", remote.import_remote, name="import_remote"),
+    # a source that declares its parameters (services/sources): its generic page
+    path("datasets/import/<slug:name>/", sources.import_source, name="import_source"),
     path("connections/", remote.connections, name="connections"),
     path("connections/<int:account_id>/delete/", remote.delete_connection, name="delete_connection"),
     path("jobs/<uuid:job_id>/result/deposit/", remote.deposit, name="deposit_remote"),

@@ -178,8 +178,9 @@ class ColumnsForm(forms.Form):
 
 
 # ---- run ---------------------------------------------------------------------------------------
-def _option_field(param, attrs: dict | None = None) -> forms.Field:
-    """A form field from an engine Parameter (label, help, default, choices); ``attrs`` for its widget.
+def parameter_field(param, attrs: dict | None = None) -> forms.Field:
+    """A form field from a Parameter (an algorithm's option, a source's parameter: label, help, default,
+    choices); ``attrs`` for its widget.
     No min_value/max_value: the engine's own message ("l must be at least 1, got 0") is the one shown."""
     common = {"label": param.field_label, "help_text": param.help, "initial": param.default}
     if param.choices is not None:
@@ -213,7 +214,7 @@ def _model_field(group, param) -> forms.Field:
     takers = group.takers(param.name)
     if group.has_variants and len(takers) < len(group.models):
         attrs["data-variants"] = " ".join(takers)
-    field = _option_field(param, attrs)
+    field = parameter_field(param, attrs)
     # a parameter the variants read differently (l: distinct values, entropy ln l, recursive (c,l)): each
     # variant's own help, the page showing the chosen one's (static/js/run_help.js)
     helps = {v: p.help for v, m in group.variants.items() for p in m.parameters if p.name == param.name}
@@ -355,7 +356,6 @@ class RunForm(PrivacyModelFields, forms.Form):
         required=False, label="Keep a re-identification table",
         help_text="The original value behind each pseudonym or surrogate, stored encrypted with the result, never "
                   "in an export; you download it after re-entering your password.")
-
     # the columns that look like direct identifiers (services/identifier_suggestions.py) which the user confirms
     # to publish as they are: without it the pre-flight holds the run
     publish_as_is = ColumnListField(required=False, label="Publish as is",
@@ -374,7 +374,7 @@ class RunForm(PrivacyModelFields, forms.Form):
         # Each algorithm's own options, from the registry; the page shows those of the selected one.
         for info in ALGORITHMS.values():
             for param in () if info.republishes else info.options:  # m-invariance runs from policies and the CLI
-                self.fields[option_field_name(info.name, param)] = _option_field(param)
+                self.fields[option_field_name(info.name, param)] = parameter_field(param)
         # Privacy models beside k, each on its own column, from the registry.
         self.add_model_fields(sensitive_columns, subset_columns, populations)
 

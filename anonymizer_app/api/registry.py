@@ -1,6 +1,7 @@
-"""GET /api/v1/registry/: the algorithms and privacy models with their parameters, read from the engine's
-registries (a model or algorithm registered later appears without a change here), with the name of the run
-field that carries each parameter (POST /api/v1/runs/ takes the run form's fields)."""
+"""GET /api/v1/registry/: the algorithms (with what each supports: lattice, cluster, out of core, person level)
+and privacy models with their parameters, read from the engine's registries, and the sources datasets come from
+(services/sources); a model, algorithm or source registered later appears without a change here. Each parameter
+names the run field that carries it (POST /api/v1/runs/ takes the run form's fields)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import ALGORITHMS, COLUMN_TYPES, PRIVACY_MODELS, Role
+from ..engine.algorithms import SUPPORT_FLAGS
 from ..forms import model_field_name, option_field_name
+from ..services import sources
 from .serializers import RegistrySerializer
 
 KINDS = {int: "integer", float: "number", str: "string", bool: "boolean"}
@@ -34,6 +37,7 @@ def registry() -> dict:
     algorithms = [{
         "name": a.name, "label": a.label, "summary": a.summary, "recoding": a.recoding, "optimal": a.optimal,
         "models": list(a.models), "reference": a.reference, "runs_from_run_form": not a.republishes,
+        **{flag: getattr(a, flag) for flag in SUPPORT_FLAGS},  # lattice, cluster, out_of_core, person_level
         # a release of a sequence is not run from the run form (policies, CLI): no run fields
         "options": [_parameter(p, None if a.republishes else option_field_name(a.name, p)) for p in a.options],
     } for a in ALGORITHMS.values()]
@@ -48,7 +52,17 @@ def registry() -> dict:
                        for p in m.parameters],
     } for m in PRIVACY_MODELS.values()]
     return {"algorithms": algorithms, "privacy_models": models, "column_types": list(COLUMN_TYPES),
-            "roles": [r.value for r in Role]}
+            "roles": [r.value for r in Role], "sources": source_entries()}
+
+
+def source_entries() -> list[dict]:
+    """Every registered source: where it is imported (its own API path and command, or the generic ones) and
+    the parameters of the generic import (POST /api/v1/sources/<name>/ takes them under "parameters")."""
+    return [{
+        "name": s.name, "label": s.label, "summary": s.summary, "generic": s.generic,
+        "api": f"/api/v1/{s.api_path}" if s.api_path else None, "command": s.command_line or None,
+        "parameters": [_parameter(p, None) for p in s.parameters],
+    } for s in sources.SOURCES.values()]
 
 
 class Registry(APIView):

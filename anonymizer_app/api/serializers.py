@@ -36,6 +36,10 @@ class AlgorithmSerializer(serializers.Serializer):
     options = ParameterSerializer(many=True)
     reference = serializers.CharField()
     runs_from_run_form = serializers.BooleanField(help_text="false: a release of a sequence (policies, CLI)")
+    lattice = serializers.BooleanField(help_text="a lattice search: the solution lattice and its nodes")
+    cluster = serializers.BooleanField(help_text="runs on a Dask cluster")
+    out_of_core = serializers.BooleanField(help_text="runs out of core on a table larger than memory")
+    person_level = serializers.BooleanField(help_text="counts people, not records")
 
 
 class PrivacyModelSerializer(serializers.Serializer):
@@ -51,8 +55,19 @@ class PrivacyModelSerializer(serializers.Serializer):
     column_field = serializers.CharField(allow_null=True)
 
 
+class SourceSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    summary = serializers.CharField()
+    generic = serializers.BooleanField(help_text="imported by POST /api/v1/sources/<name>/ with its parameters")
+    api = serializers.CharField(allow_null=True, help_text="where the API imports it")
+    command = serializers.CharField(allow_null=True, help_text="the manage.py command that imports it")
+    parameters = ParameterSerializer(many=True)
+
+
 class RegistrySerializer(serializers.Serializer):
     algorithms = AlgorithmSerializer(many=True)
     privacy_models = PrivacyModelSerializer(many=True)
     column_types = serializers.ListField(child=serializers.CharField())
     roles = serializers.ListField(child=serializers.CharField())
+    sources = SourceSerializer(many=True)

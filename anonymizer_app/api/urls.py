@@ -20,6 +20,7 @@ CONCERNS = [
     ("sql/", "anonymizer_app.api.sql"),
     ("dicom/", "anonymizer_app.api.dicom"),
     ("repositories/", "anonymizer_app.api.repositories"),
+    ("sources/", "anonymizer_app.api.sources"),
     ("policies/", "policies.api_urls"),
     ("keys/", "anonymizer_app.api.identifiers"),
 ]

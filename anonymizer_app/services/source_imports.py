@@ -15,12 +15,16 @@ ingestion. A token typed for one import (no stored connection) is kept vault-enc
 The time limits are the jobs' (services.jobs.time_limit) for the kinds "sql-import" and "repository-import":
 the settings ANONYMIZER_JOB_TIME_LIMIT_SQL_IMPORT_SECONDS and ANONYMIZER_JOB_TIME_LIMIT_REPOSITORY_IMPORT_SECONDS,
 else ANONYMIZER_JOB_TIME_LIMIT_SECONDS.
+
+The reading itself is the source's (services/sources: each source's ``queued`` step, chosen by the row's
+``source`` from the registry); this module runs it as a job: claiming, progress and cancel on the row, endings.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Q
@@ -28,11 +32,10 @@ from django.utils import timezone
 
 from ..engine import Cancelled, EngineError, InputError
 from ..models import SourceImport
-from . import jobs, remote, sql, storage, vault
+from . import jobs, remote, sources, sql, storage, vault
 
 KIND = "sql-import"  # the name of the time-limit settings (services.jobs.time_limit)
 REPOSITORY_KIND = "repository-import"
-PROGRESS_BYTES = 1 << 20  # a download's progress is written (and a cancel looked for) each MiB
 log = logging.getLogger(__name__)
 
 
@@ -119,11 +122,6 @@ def _update(pk, **fields) -> None:
     SourceImport.objects.filter(pk=pk).update(**fields)
 
 
-def _rows_phase(imp: SourceImport, rows: int, total: int | None) -> str:
-    counted = f" of {total:,}" if total else ""
-    return f"read {rows:,}{counted} rows of {imp.label}"[:255]
-
-
 def run(imp: SourceImport) -> SourceImport:
     """Run a queued import to its end: succeeded with its dataset, failed with the reason, or cancelled; in
     every ending but success nothing is stored, and the password given apart is erased."""
@@ -160,7 +158,7 @@ def _run(imp: SourceImport, soft_limit: type[BaseException]) -> None:
     imp.refresh_from_db()
     try:
         with jobs.Heartbeat(imp):
-            dataset = _download_and_store(imp) if imp.is_repository else _read_and_store(imp)
+            dataset = _read(imp)
     except Exception as exc:
         if jobs._from_time_limit(exc, soft_limit):
             stop_for_time_limit(imp.pk)
@@ -184,68 +182,36 @@ def _cancelled(pk) -> bool:
     return flag is not False  # None: the import was deleted meanwhile
 
 
-def _read_and_store(imp: SourceImport):
-    try:
-        password = vault.decrypt_text(imp.password) if imp.password else None
-    except vault.VaultError as exc:
-        raise InputError(f"the password given for the import cannot be read: {exc}") from None
-    total = sql.count_rows(imp.url, imp.table, web=True, password=password) if imp.table else None
-    _update(imp.pk, total=total, phase=_rows_phase(imp, 0, total))
+class _Steps:
+    """What a source's reading step (services/sources: ``Source.queued``) writes to the import's row: its phase,
+    how far it is (rows or bytes; a cancel looked for after each), where it stages what it reads."""
 
-    def progress(rows: int) -> None:
-        _update(imp.pk, rows=rows, phase=_rows_phase(imp, rows, total))
-        if _cancelled(imp.pk):
+    def __init__(self, imp: SourceImport):
+        self.imp = imp
+
+    @property
+    def staging(self) -> Path:
+        path = storage.media_root() / self.imp.staging
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def phase(self, text: str) -> None:
+        _update(self.imp.pk, phase=text[:255])
+
+    def counted(self, done: int, total: int | None, phase: str) -> None:
+        _update(self.imp.pk, rows=done, total=total, phase=phase[:255])
+
+    def check_cancel(self) -> None:
+        if _cancelled(self.imp.pk):
             raise Cancelled("cancelled by the user")
 
-    staged = sql.stage_import(imp.url, imp.table, imp.query, web=True, password=password, progress=progress,
-                              staging=storage.media_root() / imp.staging)
-    if _cancelled(imp.pk):
-        staged.discard()
-        raise Cancelled("cancelled by the user")
-    _update(imp.pk, phase=f"storing {staged.n_rows:,} rows as a dataset")
-    return sql.store_import(imp.owner, staged, imp.url, imp.table, imp.query, name=imp.name or None,
-                            keep_password=imp.keep_password, password=password)
 
-
-def _bytes_phase(imp: SourceImport, done: int, total: int | None) -> str:
-    counted = f" of {total / 1048576:.1f}" if total else ""
-    return f"downloaded {done / 1048576:.1f}{counted} MiB of {imp.table}"[:255]
-
-
-def _download_and_store(imp: SourceImport):
-    """Download the file into the staging path, the bytes read written to the row each MiB (a cancel looked
-    for then), and store it through the upload's ingestion; the downloaded file is removed in every case."""
-    try:
-        token = vault.decrypt_text(imp.password) if imp.password else None
-    except vault.VaultError as exc:
-        raise InputError(f"the token given for the import cannot be read: {exc}") from None
-    if imp.account_id is not None:
-        client = remote.account_client(imp.account)
-    else:
-        client = remote.make_client(imp.source, imp.server, token)
-    chosen = remote.RemoteFile(name=imp.table, size=imp.total, url=imp.url)
-    path = storage.media_root() / imp.staging
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _update(imp.pk, phase=_bytes_phase(imp, 0, imp.total))
-    shown = [0]
-
-    def progress(done: int) -> None:
-        if done - shown[0] < PROGRESS_BYTES:
-            return
-        shown[0] = done
-        _update(imp.pk, rows=done, phase=_bytes_phase(imp, done, imp.total))
-        if _cancelled(imp.pk):
-            raise Cancelled("cancelled by the user")
-
-    try:
-        done = remote.download_file(client, chosen, path, progress)
-        _update(imp.pk, rows=done, phase=_bytes_phase(imp, done, imp.total))
-        if _cancelled(imp.pk):
-            raise Cancelled("cancelled by the user")
-        _update(imp.pk, phase=f"reading {imp.table} as a table"[:255])
-        return remote.store_download(imp.owner, path, chosen, imp.name or None)
-    finally:
-        storage.discard(path)
+def _read(imp: SourceImport):
+    """The import's source reads and stores it (the registry's reading step of ``imp.source``)."""
+    source = sources.get_source(imp.source)
+    if source.queued is None:
+        raise InputError(f"{source.label} is not read on a worker")
+    return source.queued(imp, _Steps(imp))
 
 
 def _end(pk, status: str, message: str, statuses=(SourceImport.RUNNING,), **where) -> bool:
