@@ -6,10 +6,17 @@ models, options from the policy) and the same pipeline writes OUT through the co
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from anonymizer_app import engine
 from anonymizer_app.engine.model.missing import parse_markers
+from anonymizer_app.engine.republication import History, Republication
+from anonymizer_app.engine.run import identifiers as id_rules
+from anonymizer_app.engine.run.pipeline import run as run_pipeline
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.management.common import AnonymizeError, write_publication
+from anonymizer_app.management.republication_flags import publish_release, read_state
 
 from . import policy_file
 
@@ -38,8 +45,6 @@ def add_arguments(parser) -> None:
 
 def refuse_without_policy(opts: dict) -> None:
     """The policy flags are refused without --policy, not ignored."""
-    from anonymizer_app.management.commands.anonymize import AnonymizeError
-
     if opts.get("policy_key"):
         raise AnonymizeError("--policy-key applies to --policy runs")
     if opts.get("policy_new_values") is not None:
@@ -53,8 +58,6 @@ def _given(opts: dict, name: str) -> bool:
 
 def read_key(path: Path, flag: str) -> bytes:
     """A key file: hexadecimal digits (blanks ignored), at least 16 bytes."""
-    from anonymizer_app.management.commands.anonymize import AnonymizeError
-
     try:
         key = bytes.fromhex("".join(path.read_text(encoding="ascii").split()))
     except OSError as exc:
@@ -69,11 +72,6 @@ def read_key(path: Path, flag: str) -> bytes:
 def _identifiers(spec, policy: dict, opts: dict):
     """The policy's identifier treatments on the spec, with the secrets of the keys its pseudonym rules name
     (--policy-key): the same key's secret gives the same pseudonyms as the web app's run."""
-    from dataclasses import replace
-
-    from anonymizer_app.engine.run import identifiers as id_rules
-    from anonymizer_app.management.commands.anonymize import AnonymizeError
-
     given = [(k if sep else None, Path(f)) for k, sep, f in (t.rpartition("=") for t in opts.get("policy_key") or [])]
     rules = id_rules.parse_rules(policy["identifiers"])
     named = sorted({str(r.key) for r in rules if r.treatment == id_rules.PSEUDONYM})
@@ -100,10 +98,6 @@ def _identifiers(spec, policy: dict, opts: dict):
 
 def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """The policy's run on INPUT; the summary line. Errors are the command's one-line errors."""
-    from anonymizer_app.engine.run.pipeline import run as run_pipeline
-    from anonymizer_app.engine.run.spec import RunSpec
-    from anonymizer_app.management.commands.anonymize import AnonymizeError, write_publication
-
     clash = [name for name in POLICY_REPLACES if _given(opts, name)]
     if clash:
         raise AnonymizeError(f"--{clash[0].replace('_', '-')} cannot be given with --policy: the policy sets it")
@@ -151,10 +145,6 @@ def _release(spec, opts: dict, progress, out: Path, delimiter: str, report_path:
     history and the encrypted id secret; a missing file starts the sequence), as a policy's release in the web
     app runs against the previous release's state. OUT, the report and the state are written only after the
     gate passed the release against the history."""
-    from anonymizer_app.engine.republication import History, Republication
-    from anonymizer_app.management.commands.anonymize import AnonymizeError
-    from anonymizer_app.management.republication_flags import publish_release, read_state
-
     if not opts.get("history"):
         raise AnonymizeError(f"--policy: the algorithm {policy['algorithm']} publishes a release of a sequence: give "
                              f"--history FILE (the sequence's state; a missing file starts it)")

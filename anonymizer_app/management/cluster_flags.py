@@ -18,14 +18,20 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from anonymizer_app.engine import KAnonymity
 from anonymizer_app.engine.algorithms import get_algorithm, supporting, supports
+from anonymizer_app.engine.backends.dask import ParquetTable
+from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_address
+from anonymizer_app.engine.model.missing import parse_markers
+from anonymizer_app.engine.run.pipeline import run as run_pipeline
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.management.common import AnonymizeError, write_publication
+from anonymizer_app.services import ingestion
 
 PARTITION_ROWS = 1_000_000
 
 
 def _address(text: str) -> str:
-    from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_address
-
     try:
         return check_address(text)
     except ClusterError as exc:
@@ -68,8 +74,6 @@ def parquet_columns(source: Path) -> list[str]:
 
 def write_input(command, source: Path, delimiter: str | None, folder: Path, rows: int) -> tuple[Path, str]:
     """INPUT as Parquet in ``folder`` (string columns, row groups of ``rows``); its CSV delimiter."""
-    from anonymizer_app.services import ingestion
-
     fmt = command._input_format(source, delimiter)
     target = folder / f".anonymize-input-{secrets.token_hex(4)}.parquet"
     writer = None
@@ -115,18 +119,11 @@ class ParquetFileSink:
 
 def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """The run of ``build`` on the cluster; OUT and REPORT as the in-memory run writes them."""
-    from anonymizer_app.engine.backends.dask import ParquetTable
-    from anonymizer_app.engine.run.pipeline import run as run_pipeline
-    from anonymizer_app.engine.run.spec import RunSpec
-
-    from .commands.anonymize import AnonymizeError, write_publication
-
     for flag, name in (("transactions", "--transactions"), ("set_column", "--set-column"),
                        ("population", "--population"), ("research_column", "--research-column")):
         if opts.get(flag):
             raise AnonymizeError(f"{name} runs on one machine, not with --cluster")
-    from anonymizer_app.engine import KAnonymity
-    from anonymizer_app.engine.backends.dask import backend
+    from anonymizer_app.engine.backends.dask import backend  # 0.15 s of imports: for --cluster runs only
 
     if not supports(build["algorithm"], "cluster"):  # said before the table is converted or a cluster reached
         raise AnonymizeError(f"--cluster runs {', '.join(supporting('cluster'))}; --algorithm {build['algorithm']} "
@@ -149,8 +146,6 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
             columns, path = parquet_columns(converted), converted
         roles = command._roles(opts, columns)
         hierarchies = command._hierarchies(opts, roles)
-        from anonymizer_app.engine.model.missing import parse_markers
-
         table = ParquetTable(str(path), roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
         spec = replace(RunSpec.build(table, hierarchies, **build),
                        cluster=opts["cluster"])

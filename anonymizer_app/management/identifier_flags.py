@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable
 from anonymizer_app.engine.errors import InputError
 from anonymizer_app.engine.run import identifiers as id_rules
 from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.services.exports import neutralize
 
 if TYPE_CHECKING:  # cryptography is imported by the runs that write or read a table only (start-up time)
     from cryptography.fernet import Fernet
@@ -180,8 +181,6 @@ def write_table(path: str | None, key_path: str | None, publication, warn: Calla
     """Write the re-identification table (CSV encrypted under the key file, mode 0600); the summary's note."""
     if not path or not key_path or publication is None:
         return ""
-    from anonymizer_app.services.exports import neutralize
-
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["column", "original", "pseudonym"])

@@ -11,7 +11,10 @@ from pathlib import Path
 
 from django.conf import settings
 
+from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import UserError
+from anonymizer_app.models import RemoteAccount
+from anonymizer_app.services.vault import VaultError
 
 TOKEN_ENV = {"zenodo": "ZENODO_TOKEN", "dataverse": "DATAVERSE_TOKEN"}
 
@@ -28,9 +31,7 @@ def add_connection_flags(parser) -> None:
 
 def connection(service: str, opts: dict, owner):
     """The client for ``service`` from --account, or --base-url and --token-file / the environment."""
-    from anonymizer_app.models import RemoteAccount
-    from anonymizer_app.services import remote
-    from anonymizer_app.services.vault import VaultError
+    from anonymizer_app.services import remote  # requests (0.2 s) is imported by the runs that use it only
 
     if opts.get("account"):
         account = RemoteAccount.objects.filter(owner=owner, name=opts["account"]).first()
@@ -113,8 +114,6 @@ def anonymize_remote(command, opts: dict, progress) -> Iterator[None]:
     """Check the flags; download a --from-zenodo/--from-dataverse file (the upload's size limit) into a private
     temporary folder as INPUT; after a successful run, deposit OUT (and --report) as a draft. A failed deposit
     leaves no draft (OUT stays: it is this run's published table)."""
-    from anonymizer_app.engine import EngineError
-
     error = command.error_class
     _check_anonymize_flags(error, opts)
     if opts["deposit"] or opts["from_zenodo"] or opts["from_dataverse"]:

@@ -16,8 +16,13 @@ from pathlib import Path
 
 from anonymizer_app import engine
 from anonymizer_app.engine import Role
+from anonymizer_app.engine import republication as sequences
 from anonymizer_app.engine.io import json_limits
 from anonymizer_app.engine.model.missing import parse_markers
+from anonymizer_app.engine.run.pipeline import run as run_pipeline
+from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.management.common import AnonymizeError, write_all, write_publication
+from anonymizer_app.services import republication as state
 
 ALGORITHM = "m-invariance"
 
@@ -33,9 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_state(path: Path):
     """(history, secret) kept in the state file ``path``; a missing file starts a sequence: (None, a new secret).
     Shared by --algorithm m-invariance and a policy's m-invariance run (policies/cli.py)."""
-    from anonymizer_app.management.commands.anonymize import AnonymizeError
-    from anonymizer_app.services import republication as state
-
     if not path.exists():
         if not path.parent.is_dir():
             raise AnonymizeError(f"--history {path}: the folder {path.parent} does not exist")
@@ -53,10 +55,6 @@ def publish_release(spec, republication, path: Path, progress, out: Path, delimi
                     report_path: Path | None) -> tuple[dict, object]:
     """Runs ``spec`` as the next release of ``republication``'s sequence; OUT, the report and the state file
     ``path`` are written only after the gate passed the release. (report, the history after the release)."""
-    from anonymizer_app.engine.run.pipeline import run as run_pipeline
-    from anonymizer_app.management.commands.anonymize import _write_all, write_publication
-    from anonymizer_app.services import republication as state
-
     spec = replace(spec, republication=republication)
     kept = {}
 
@@ -67,17 +65,13 @@ def publish_release(spec, republication, path: Path, progress, out: Path, delimi
 
     report = write_publication(spec, progress, out, delimiter, report_path, run_and_keep)
     after = kept["history"]
-    _write_all([(path, json.dumps(state.state_dict(after, republication.secret), indent=1, sort_keys=True)
+    write_all([(path, json.dumps(state.state_dict(after, republication.secret), indent=1, sort_keys=True)
                  + "\n")])
     return report, after
 
 
 def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """One m-invariant release of INPUT against --history; the summary line."""
-    from anonymizer_app.engine.republication import History, Republication
-    from anonymizer_app.engine.run.spec import RunSpec
-    from anonymizer_app.management.commands.anonymize import AnonymizeError
-
     m = opts.get("m")
     if m is None:
         raise AnonymizeError("--algorithm m-invariance: give --m M (distinct sensitive values per group)")
@@ -115,10 +109,10 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     model = engine.privacy.MInvariance(m, sensitive)
     engine.privacy.check_feasible([model], len(frame), {sensitive: frame[sensitive]}, opts["suppression"])
     if history is None:
-        history = History.empty(m, sensitive, table.qi)
+        history = sequences.History.empty(m, sensitive, table.qi)
     spec = RunSpec.build(table, hierarchies, ALGORITHM, models=[model], suppression_limit=opts["suppression"],
                          sensitive=sensitive, options={"record_id": record_id})
-    report, after = publish_release(spec, Republication(history, secret, record_id), history_path, progress, out,
+    report, after = publish_release(spec, sequences.Republication(history, secret, record_id), history_path, progress, out,
                                     fmt.delimiter, report_path)
     search = report.get("search", {})
     return (f"{out}: release {after.releases} of the sequence, {report['records']:,} rows "

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from anonymizer_app.services import exports, sql
+
 
 @dataclass
 class Destination:
@@ -30,8 +32,6 @@ class Destination:
     replace: bool
 
     def write(self, frame: pd.DataFrame, types: dict | None, progress) -> int:
-        from anonymizer_app.services import exports, sql
-
         total = max(1, len(frame))
         return sql.write_table(frame, self.url, self.table, exports.column_kinds(frame, types), replace=self.replace,
                                web=False, progress=lambda n: progress(n / total, f"writing the table {self.table}: "
@@ -39,8 +39,6 @@ class Destination:
 
     @property
     def label(self) -> str:
-        from anonymizer_app.services import sql
-
         return f"table {self.table} at {sql.public_url(self.url)}"
 
 
@@ -89,8 +87,6 @@ def sources(command, opts: dict, progress) -> Iterator[dict]:
         raise error("--cluster writes CSV: give --out FILE.csv (no --out-sql, .parquet, .xlsx or .jsonl)")
     if opts["out"] is None and opts["out_sql"] is None:
         raise error("the following arguments are required: --out (or --out-sql URL --out-table NAME)")
-    if url is not None or opts["out_sql"] is not None:
-        from anonymizer_app.services import sql  # imported by the runs that use a database only
     folder = Path(tempfile.mkdtemp(prefix="anonymize-sql-"))  # 0700: the rows are personal data
     token = None
     try:

@@ -37,25 +37,28 @@ is written: both files are written to temporary names and renamed into place onl
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
-import os
-import secrets
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from anonymizer_app import engine
 from anonymizer_app.engine import Role
 from anonymizer_app.engine.backends import out_of_core
-from anonymizer_app.engine.io.reader import text_column
-from anonymizer_app.engine.model.hierarchy import CONFLICT_POLICIES
+from anonymizer_app.engine.io.reader import join_pieces, text_column
 from anonymizer_app.engine.model.missing import markers_in_use, parse_markers
+from anonymizer_app.engine.run.pipeline import run
 from anonymizer_app.engine.run.result import json_default
-from anonymizer_app.engine.run.spec import REMOVE, SUPPRESSED_ROWS
+from anonymizer_app.engine.run.spec import (
+    REMOVE,
+    SUPPRESSED_ROWS,
+    RunSpec,
+    SetColumn,
+    StreamedTable,
+    TransactionSet,
+)
+from anonymizer_app.engine.setvalued import parse_transactions
 from anonymizer_app.management import (
     cluster_flags,
     identifier_check,
@@ -65,94 +68,28 @@ from anonymizer_app.management import (
     republication_flags,
     sql_flags,
 )
-from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
+from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand
+from anonymizer_app.management.common import (  # noqa: F401  (AnonymizeError, write_all, ...: re-exported)
+    DELIMITER_NAMES,
+    AnonymizeError,
+    CsvSink,
+    FrameSink,
+    Progress,
+    TransactionSink,
+    conflict_policy,
+    delimiter_argument,
+    fraction,
+    hierarchy_binding,
+    write_all,
+    write_publication,
+)
+from anonymizer_app.services import ingestion
+from anonymizer_app.services.ingestion import iter_table_file
+from anonymizer_app.services.population import match_research
 from policies import cli as policy_cli
 
 PROG = "anonymize"
 NO_SOLUTION = RUN_FAILED  # the run itself failed (privacy model unreachable, verification)
-DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "\\t": "\t", "pipe": "|"}
-
-
-class AnonymizeError(UserError):
-    """A message for the user, printed as one line (exit status 2 unless said otherwise)."""
-
-
-# ---- argument types (their errors become "argument --flag: ...") -----------------------------------
-def _hierarchy_binding(text: str) -> tuple[str, Path]:
-    column, sep, file = text.partition("=")
-    if not sep or not column or not file:
-        raise argparse.ArgumentTypeError(f"expected COLUMN=FILE, got {text!r}")
-    return column, Path(file)
-
-
-def _conflict_policy(text: str) -> tuple[str | None, str]:
-    """POLICY (every hierarchy file) or COLUMN=POLICY (that column's file): (column or None, policy)."""
-    column, sep, policy = text.rpartition("=")
-    if policy not in CONFLICT_POLICIES or (sep and not column):
-        raise argparse.ArgumentTypeError(f"expected {', '.join(CONFLICT_POLICIES)} or COLUMN=POLICY, got {text!r}")
-    return (column if sep else None), policy
-
-
-def _delimiter(text: str) -> str:
-    value = DELIMITER_NAMES.get(text.lower(), text)
-    if len(value) != 1 or value in "\"'\r\n":
-        raise argparse.ArgumentTypeError(
-            f"expected one character or one of {', '.join(DELIMITER_NAMES)}, got {text!r}"
-        )
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-class Progress:
-    """The engine's progress callback: `[ 45%] phase` on stderr.
-
-    On a terminal the line is redrawn in place (\\r) and ended with a newline when the run stops;
-    otherwise (a log file, a pipe) each new phase is one plain line. The shown percentage never goes
-    back, although the engine's own figures may (an algorithm reports 100% before the final steps).
-    """
-
-    def __init__(self, out, enabled: bool):
-        self.out = out
-        self.enabled = enabled
-        self.tty = enabled and out.isatty()
-        self.shown = 0.0
-        self.width = 0
-        self.open = False  # a \r line is on screen without its newline
-
-    def __call__(self, fraction: float, phase: str) -> None:
-        if not self.enabled:
-            return
-        self.shown = max(self.shown, min(max(float(fraction), 0.0), 1.0))
-        line = f"[{round(self.shown * 100):3d}%] {phase}"
-        if self.tty:
-            pad = " " * max(self.width - len(line), 0)
-            self.width = len(line)
-            self._write(f"\r{line}{pad}")
-            self.open = True
-        else:
-            self._write(line + "\n")
-
-    def close(self) -> None:
-        if self.open:
-            self._write("\n")
-            self.open = False
-
-    def _write(self, text: str) -> None:
-        self.out.write(text, style_func=_plain, ending="")  # a Django OutputWrapper: no colour, no newline
-        self.out.flush()
-
-
-def _plain(text: str) -> str:
-    return text
 
 
 def algorithm_flags() -> dict[str, tuple]:
@@ -194,13 +131,13 @@ class Command(OneLineCommand):
                             help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx (or --sql-url URL)")
         parser.add_argument("--qi", action="append", default=[], metavar="COL",
                             help="a quasi-identifying column (repeat for each; required but with --transactions)")
-        parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding,
+        parser.add_argument("--hierarchy", action="append", default=[], type=hierarchy_binding,
                             metavar="COL=FILE",
                             help="generalization hierarchy of a QI: one row per value, 'value;level1;...;root' "
                                  "(';', ',' or tab), or Amnesia text or JSON (format detected; UTF-8, UTF-16 or "
                                  "Latin-1). QIs without one get a default: nested intervals for numbers, "
                                  "value -> '*' otherwise")
-        parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=_conflict_policy,
+        parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=conflict_policy,
                             metavar="[COL=]POLICY",
                             help="values a hierarchy file generalizes in more than one way: refuse the file "
                                  "(error, default), lift them to the lowest level where their paths agree "
@@ -217,9 +154,9 @@ class Command(OneLineCommand):
         parser.add_argument("--k", type=int, default=None, metavar="K",
                             help="k of k-anonymity: every equivalence class holds at least K records (required, "
                                  "except with --epsilon: SafePub derives its own k from ε and δ)")
-        parser.add_argument("--suppression", type=_fraction, default=0.0, metavar="FRACTION",
+        parser.add_argument("--suppression", type=fraction, default=0.0, metavar="FRACTION",
                             help="share of the records that may be suppressed, 0..1 (default: 0)")
-        parser.add_argument("--delimiter", type=_delimiter, default=None, metavar="D",
+        parser.add_argument("--delimiter", type=delimiter_argument, default=None, metavar="D",
                             help="input delimiter, also used for the output: one character or comma, "
                                  "semicolon, tab, pipe (default: sniffed)")
         parser.add_argument("--out", default=None, metavar="OUT.csv",
@@ -257,7 +194,7 @@ class Command(OneLineCommand):
         sets.add_argument("--set-column", default=None, metavar="COL",
                           help="a set-valued column of the table (items separated by --item-delimiter inside "
                                "the cell), made k^m-anonymous within every equivalence class of the QIs")
-        sets.add_argument("--item-delimiter", type=_delimiter, default=None, metavar="D",
+        sets.add_argument("--item-delimiter", type=delimiter_argument, default=None, metavar="D",
                           help="between the items of a record or cell (default: ',' for --transactions, "
                                "'|' for --set-column)")
         sets.add_argument("--m", type=int, default=None, metavar="M",
@@ -314,9 +251,6 @@ class Command(OneLineCommand):
     def _run(self, opts: dict, progress: Progress) -> str:
         """One RunSpec, one pipeline run: the published rows go straight to OUT through a CSV sink (in
         memory, or streamed for the disk hybrid with k-anonymity alone); nothing is written on error."""
-        from anonymizer_app.engine.run.pipeline import run
-        from anonymizer_app.engine.run.spec import RunSpec, SetColumn, StreamedTable
-
         source = Path(opts["input"])
         out = Path(opts["out"])
         report_path = Path(opts["report"]) if opts["report"] else None
@@ -349,8 +283,6 @@ class Command(OneLineCommand):
         if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None \
                 and not identifier_rules:
             fmt = self._input_format(source, opts["delimiter"])
-            from anonymizer_app.services.ingestion import iter_table_file
-
             # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
             memory_mb = float(options.get("memory_mb") or 256)
             block = int(min(16, max(1, memory_mb / 32)) * 2**20)
@@ -486,10 +418,6 @@ class Command(OneLineCommand):
     def _run_transactions(self, opts: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
         """A transaction file: one RunSpec (a TransactionSet), one pipeline run (k^m-anonymity by AA or
         dynamic hierarchies, the publishing gate's recount); OUT one record per line, as the input."""
-        from anonymizer_app.engine.run.pipeline import run
-        from anonymizer_app.engine.run.spec import RunSpec, TransactionSet
-        from anonymizer_app.engine.setvalued import parse_transactions
-
         for flag in ("qi", "sensitive", "identifier", "hierarchy"):
             if opts[flag]:
                 raise AnonymizeError(f"--{flag} applies to tables; a transaction file has records of items only")
@@ -516,7 +444,7 @@ class Command(OneLineCommand):
         files = [(out, "".join(sink.lines))]
         if report_path is not None:
             files.append((report_path, json.dumps(report, indent=2, default=json_default) + "\n"))
-        _write_all(files)
+        write_all(files)
         metrics = report["metrics"]
         return (f"{out}: {tx.n:,} records, {k}^{m}-anonymous ({algorithm}), "
                 f"{metrics['generalized_items']:,} items generalized by {len(report['generalization_rules']):,} "
@@ -559,8 +487,6 @@ class Command(OneLineCommand):
     @staticmethod
     def _mark_research(research, population):
         """The population with a marker column: 1 for the rows of INPUT (matched on the shared columns)."""
-        from anonymizer_app.services.population import match_research
-
         return match_research(research, population, RESEARCH_MARKER, "--population")[0]
 
     @staticmethod
@@ -597,8 +523,6 @@ class Command(OneLineCommand):
     @staticmethod
     def _input_format(source: Path, delimiter: str | None, flag: str = ""):
         """The input's format, sniffed from its first bytes (--delimiter overrides the separator)."""
-        from anonymizer_app.services import ingestion
-
         where = f"{flag} {source}" if flag else str(source)
         try:
             fmt = ingestion.sniff_file(source, source.name)
@@ -615,9 +539,6 @@ class Command(OneLineCommand):
         """The table through services.ingestion.iter_table_file (the path uploads and compare use): the format is
         sniffed from the first bytes, large text files are parsed in blocks, never whole as bytes. ``dictionary``:
         text columns may come as Categoricals (engine.read_table), for engine.Table only."""
-        from anonymizer_app.engine.io.reader import join_pieces
-        from anonymizer_app.services import ingestion
-
         fmt = cls._input_format(source, delimiter, flag)
         pieces, fmt_read = [], fmt
         for piece, piece_fmt in ingestion.iter_table_file(source, source.name, fmt, dictionary=dictionary):
@@ -680,116 +601,3 @@ class Command(OneLineCommand):
         return out
 
 
-class CsvSink:
-    """The pipeline's sink for OUT (a binary file): the published rows as CSV in UTF-8 (formulas neutralized,
-    the web download's text), a chunk at a time; the header once."""
-
-    def __init__(self, fh, delimiter: str):
-        self.fh = fh
-        self.delimiter = delimiter
-        self.started = False
-
-    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-        from anonymizer_app.services.exports import export_csv_bytes
-
-        self.fh.write(export_csv_bytes(frame, delimiter=self.delimiter, header=not self.started))
-        self.started = True
-
-
-class FrameSink:
-    """The pipeline's sink when OUT is written whole (Parquet, Excel, JSON lines, a SQL table): the
-    published rows as they are (not neutralized: each writer does what its format needs)."""
-
-    def __init__(self):
-        self.frames: list[pd.DataFrame] = []
-
-    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-        self.frames.append(frame)
-
-    def frame(self) -> pd.DataFrame:
-        if not self.frames:
-            return pd.DataFrame()
-        return self.frames[0] if len(self.frames) == 1 else pd.concat(self.frames, ignore_index=True)
-
-
-class TransactionSink:
-    """The pipeline's sink for a transaction file's OUT: one record per line in the input's layout (the
-    record id first, if any, then the items), every field neutralized against spreadsheet formulas."""
-
-    def __init__(self, delimiter: str):
-        self.delimiter = delimiter
-        self.lines: list[str] = []
-
-    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-        from anonymizer_app.services.exports import transaction_lines
-
-        self.lines.extend(transaction_lines(frame, self.delimiter))
-
-
-def write_publication(spec, progress, out: Path, delimiter: str, report_path: Path | None, run_pipeline,
-                      parquet_sink=None) -> dict:
-    """Run ``spec`` with its published rows streamed into a temporary file beside OUT (CSV, or through
-    ``parquet_sink(path)`` when given), write the report, then rename: OUT appears whole or not at all."""
-    from anonymizer_app.services import exports
-
-    target = exports.format_for_path(str(out))
-    destination = sql_flags.DESTINATION.get()
-    if target is not None and target.name == "tsv":
-        delimiter = "\t"
-    # Parquet, Excel, JSON lines and a --out-sql table are written from the whole publication (exports)
-    whole = parquet_sink is None and (destination is not None or (target is not None and target.name in
-                                                                  ("parquet", "xlsx", "jsonl")))
-    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        if whole:
-            sink = FrameSink()
-            publication = run_pipeline(spec, progress, sink)
-            frame = sink.frame()
-            types = dict(getattr(spec.table, "types", None) or {}) or None
-            fmt = target.name if target is not None and target.name != "tsv" else "csv"
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(exports.export_frame(frame, fmt, types, delimiter=delimiter))
-                fh.flush()
-                os.fsync(fh.fileno())
-            if destination is not None:
-                destination.write(frame, types, progress)
-        elif parquet_sink is not None:
-            os.close(fd)
-            with parquet_sink(tmp) as sink:
-                publication = run_pipeline(spec, progress, sink)
-        else:
-            with os.fdopen(fd, "wb") as fh:
-                publication = run_pipeline(spec, progress, CsvSink(fh, delimiter))
-                fh.flush()
-                os.fsync(fh.fileno())
-        progress.close()
-        report = publication.report
-        if report_path is not None:
-            _write_all([(report_path, json.dumps(report, indent=2, default=json_default) + "\n")])
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return report
-
-
-def _write_all(files: list[tuple[Path, str]]) -> None:
-    """Write every file under a temporary name in its folder, then rename them all into place."""
-    temps: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files:
-            tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-            # os.open with 0o666 lets the umask decide the mode, as for any file the user creates.
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in temps:
-            if tmp.exists():
-                tmp.unlink()

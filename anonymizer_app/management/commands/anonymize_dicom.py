@@ -28,10 +28,14 @@ from pathlib import Path
 from anonymizer_app import engine
 from anonymizer_app.engine import Role
 from anonymizer_app.engine import dicom as dicom_engine
+from anonymizer_app.engine.dicom.archive import published_cells, write_archive
+from anonymizer_app.engine.dicom.deidentify import METHOD
+from anonymizer_app.engine.run.pipeline import run
 from anonymizer_app.engine.run.result import json_default
-from anonymizer_app.engine.run.spec import REMOVE, SUPPRESSED_ROWS
+from anonymizer_app.engine.run.spec import REMOVE, SUPPRESSED_ROWS, RunSpec
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand, UserError
-from anonymizer_app.management.commands.anonymize import Progress, _hierarchy_binding
+from anonymizer_app.management.common import Progress, hierarchy_binding
+from anonymizer_app.services.exports import export_csv
 
 PROG = "anonymize_dicom"
 
@@ -101,7 +105,7 @@ class Command(OneLineCommand):
         parser.add_argument("--qi", action="append", default=[], metavar="KEYWORD")
         parser.add_argument("--sensitive", action="append", default=[], metavar="KEYWORD")
         parser.add_argument("--identifier", action="append", default=[], metavar="KEYWORD")
-        parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding,
+        parser.add_argument("--hierarchy", action="append", default=[], type=hierarchy_binding,
                             metavar="KEYWORD=FILE", help="a QI's hierarchy (default: dates year-month/year/"
                             "decade, others built from the data)")
         parser.add_argument("--algorithm", choices=sorted(engine.ALGORITHMS), default="datafly")
@@ -133,12 +137,6 @@ class Command(OneLineCommand):
             self.stdout.write(summary)
 
     def _run(self, opts: dict, progress: Progress) -> str:
-        from anonymizer_app.engine.dicom.archive import published_cells, write_archive
-        from anonymizer_app.engine.dicom.deidentify import METHOD
-        from anonymizer_app.engine.run.pipeline import run
-        from anonymizer_app.engine.run.spec import RunSpec
-        from anonymizer_app.services.exports import export_csv
-
         source_path, out = Path(opts["input"]), Path(opts["out"])
         report_path = Path(opts["report"]) if opts["report"] else None
         table_path = Path(opts["table"]) if opts["table"] else None

@@ -19,28 +19,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from anonymizer_app import engine
 from anonymizer_app.engine.measure.risk import REGIONS, population_model
-from anonymizer_app.management.base import OneLineCommand
-from anonymizer_app.management.commands.anonymize import (
-    USAGE_ERROR,
+from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand
+from anonymizer_app.management.commands.anonymize import Command as AnonymizeCommand
+from anonymizer_app.management.common import (
     AnonymizeError,
     Progress,
-    _conflict_policy,
-    _fraction,
-    _hierarchy_binding,
-    _write_all,
+    bounded_number,
+    conflict_policy,
+    fraction,
+    hierarchy_binding,
+    read_table_file,
+    write_all,
 )
-from anonymizer_app.management.commands.anonymize import Command as AnonymizeCommand
+from anonymizer_app.services import comparison
+from anonymizer_app.services.comparison_risk import population_risk
 
 PROG = "compare"
 
 
 def _k_list(text: str) -> list[int]:
-    from anonymizer_app.services import comparison
-
     try:
         return comparison.parse_k_list(text)
     except engine.EngineError as exc:
@@ -58,9 +57,9 @@ class Command(OneLineCommand):
         parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
         parser.add_argument("--qi", action="append", required=True, metavar="COL",
                             help="a quasi-identifying column (repeat, or separate with commas)")
-        parser.add_argument("--hierarchy", action="append", default=[], type=_hierarchy_binding, metavar="COL=FILE",
+        parser.add_argument("--hierarchy", action="append", default=[], type=hierarchy_binding, metavar="COL=FILE",
                             help="generalization hierarchy of a QI (as for anonymize)")
-        parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=_conflict_policy,
+        parser.add_argument("--hierarchy-conflicts", action="append", default=[], type=conflict_policy,
                             metavar="[COL=]POLICY", help="error, lift or first, for every hierarchy file or "
                                                          "COL's only (as for anonymize)")
         parser.add_argument("--sensitive", action="append", default=[], metavar="COL",
@@ -70,26 +69,24 @@ class Command(OneLineCommand):
         parser.add_argument("--algorithms", default="datafly,mondrian", metavar="A,B,...",
                             help=f"comma-separated, from: {', '.join(sorted(engine.ALGORITHMS))}")
         parser.add_argument("--k", required=True, metavar="K1,K2,...", help="comma-separated values of k")
-        parser.add_argument("--suppression", type=_fraction, default=0.0, metavar="FRACTION",
+        parser.add_argument("--suppression", type=fraction, default=0.0, metavar="FRACTION",
                             help="share of the records that may be suppressed, 0..1 (default: 0)")
         parser.add_argument("--out", default=None, metavar="RESULTS.csv", help="the table of runs as CSV")
         parser.add_argument("--html", default=None, metavar="CHART.html",
                             help="a standalone page with the charts and the table")
         parser.add_argument("--quiet", action="store_true", help="no progress, errors only")
-        from anonymizer_app.management.commands.risk import _number  # risk imports this module's reader
-
         population = parser.add_mutually_exclusive_group()  # the comparison page's population model
-        population.add_argument("--sampling-fraction", type=_number(float, 0, 1, "a number above 0 and at most 1"),
+        population.add_argument("--sampling-fraction", type=bounded_number(float, 0, 1, "a number above 0 and at most 1"),
                                 metavar="F", help="journalist risk and population uniqueness per run: the table is "
                                                   "this share of its population")
         population.add_argument("--population-region", choices=sorted(REGIONS), metavar="REGION",
                                 help=f"... the population of a region: {', '.join(REGIONS)}")
-        population.add_argument("--population-size", type=_number(int, 0, None, "a whole number above 0"),
+        population.add_argument("--population-size", type=bounded_number(int, 0, None, "a whole number above 0"),
                                 metavar="N", help="... the number of people in the population")
         population.add_argument("--population-table", metavar="FILE",
                                 help="... the population itself (the input's classes counted in it; for the runs, "
                                      "whose values are generalized, its size)")
-        parser.add_argument("--threshold", type=_number(float, 0, 1, "a number above 0 and at most 1"), default=0.2,
+        parser.add_argument("--threshold", type=bounded_number(float, 0, 1, "a number above 0 and at most 1"), default=0.2,
                             help="journalist records at risk: risk above this (default 0.2)")
 
     def handle(self, *args, **opts):
@@ -104,7 +101,6 @@ class Command(OneLineCommand):
         self.stdout.write(text)
 
     def _run(self, opts: dict, progress: Progress) -> str:
-        from anonymizer_app.services import comparison
 
         source = Path(opts["input"])
         try:
@@ -157,21 +153,11 @@ class Command(OneLineCommand):
         if opts["html"]:
             title = f"{source.name}: {table.n:,} records, {len(table.qi)} QIs, suppression {suppression:g}"
             files.append((Path(opts["html"]), comparison.comparison_html(rows, title)))
-        _write_all(files)
+        write_all(files)
         if population is None:
             return format_table(rows)
-        from anonymizer_app.services.comparison_risk import population_risk
-
         figures = population_risk(frame, list(table.qi), rows, population, opts["threshold"])
         return format_table(rows) + "\n\n" + format_population(figures)
-
-
-def read_table_file(source: Path) -> pd.DataFrame:
-    """The upload path: sniffed from the first bytes, large text files parsed in blocks."""
-    from anonymizer_app.services import ingestion
-
-    pieces = [frame for frame, _ in ingestion.iter_table_file(source)]
-    return pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
 
 
 def format_table(rows: list[dict]) -> str:

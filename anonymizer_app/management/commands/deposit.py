@@ -11,9 +11,13 @@ Exit status 2 when anything fails."""
 
 from __future__ import annotations
 
+import uuid
+
 from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import OneLineCommand, UserError
 from anonymizer_app.management.remote_flags import add_connection_flags, connection
+from anonymizer_app.models import Job
+from anonymizer_app.services import remote
 from anonymizer_app.views.release_report import standalone_html
 
 
@@ -37,11 +41,6 @@ class Command(OneLineCommand):
         add_connection_flags(parser)
 
     def handle(self, *args, **opts):
-        import uuid
-
-        from anonymizer_app.models import Job
-        from anonymizer_app.services import remote
-
         try:
             job = Job.objects.select_related("dataset", "owner").get(pk=uuid.UUID(opts["job"]))
         except (ValueError, Job.DoesNotExist):

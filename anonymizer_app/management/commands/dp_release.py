@@ -24,8 +24,7 @@ from pathlib import Path
 from anonymizer_app import engine
 from anonymizer_app.engine import dp, dp_postprocess
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
-from anonymizer_app.management.commands.anonymize import _write_all
-from anonymizer_app.management.commands.compare import read_table_file
+from anonymizer_app.management.common import read_table_file, write_all
 from anonymizer_app.services.exports import export_csv
 
 PROG = "dp_release"
@@ -158,7 +157,7 @@ class Command(OneLineCommand):
         summary["records"] = len(frame)
         if opts["json"]:
             files.append((Path(opts["json"]), json.dumps(summary, indent=1, ensure_ascii=False) + "\n"))
-        _write_all(files)
+        write_all(files)
         return text
 
 

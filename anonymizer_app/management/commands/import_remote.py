@@ -12,9 +12,12 @@ none. The dataset's id and size go to stdout; exit status 2 when anything fails 
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
+
 from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import OneLineCommand, UserError
 from anonymizer_app.management.remote_flags import add_connection_flags, connection
+from anonymizer_app.services import remote
 
 
 class Command(OneLineCommand):
@@ -33,10 +36,6 @@ class Command(OneLineCommand):
         add_connection_flags(parser)
 
     def handle(self, *args, **opts):
-        from django.contrib.auth import get_user_model
-
-        from anonymizer_app.services import remote
-
         owner = get_user_model().objects.filter(username=opts["user"]).first()
         if owner is None:
             raise UserError(f"--user: no user {opts['user']!r}")

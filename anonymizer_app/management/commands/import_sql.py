@@ -11,8 +11,11 @@ is stored then)."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
+
 from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import OneLineCommand, UserError
+from anonymizer_app.services import sql
 
 
 class Command(OneLineCommand):
@@ -31,10 +34,6 @@ class Command(OneLineCommand):
                             help="keep the URL's password, encrypted, for re-imports")
 
     def handle(self, *args, **opts):
-        from django.contrib.auth import get_user_model
-
-        from anonymizer_app.services import sql
-
         if bool(opts["sql_table"]) == bool(opts["sql_query"]):
             raise UserError("give --sql-table T or --sql-query Q (one of the two)")
         owner = get_user_model().objects.filter(username=opts["user"]).first()

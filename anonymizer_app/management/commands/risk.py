@@ -11,17 +11,14 @@ flags or files (one line on stderr, `risk: error: ...`), 1 internal error, 130 w
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 from pathlib import Path
 
 from anonymizer_app import engine
 from anonymizer_app.engine.measure.risk import REGIONS, analyze, population_model
 from anonymizer_app.engine.model.identifier_detection import detect_identifiers
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
-from anonymizer_app.management.commands.anonymize import _write_all
-from anonymizer_app.management.commands.compare import read_table_file
+from anonymizer_app.management.common import bounded_number, read_table_file, write_all
 from anonymizer_app.management.identifier_check import DETECTION_ROWS
 
 PROG = "risk"
@@ -29,19 +26,6 @@ PROG = "risk"
 
 class RiskError(UserError):
     """One line on stderr, exit status 2 unless said otherwise."""
-
-
-def _number(kind: type, low: float, high: float | None, what: str):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if (isinstance(value, float) and not math.isfinite(value)) or value <= low or (
-                high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        return value
-    return parse
 
 
 class Command(OneLineCommand):
@@ -57,17 +41,17 @@ class Command(OneLineCommand):
         parser.add_argument("--qi", action="append", required=True, metavar="COL",
                             help="a quasi-identifying column (repeat, or separate with commas)")
         group = parser.add_mutually_exclusive_group()
-        group.add_argument("--sampling-fraction", type=_number(float, 0, 1, "a number above 0 and at most 1"),
+        group.add_argument("--sampling-fraction", type=bounded_number(float, 0, 1, "a number above 0 and at most 1"),
                            metavar="F", help="the table is this share of its population")
         group.add_argument("--population-region", choices=sorted(REGIONS), metavar="REGION",
                            help=f"the population of a region: {', '.join(REGIONS)}")
-        group.add_argument("--population-size", type=_number(int, 0, None, "a whole number above 0"), metavar="N",
+        group.add_argument("--population-size", type=bounded_number(int, 0, None, "a whole number above 0"), metavar="N",
                            help="the number of people in the population")
         group.add_argument("--population-table", metavar="FILE",
                            help="the population itself (a table with the QI columns)")
-        parser.add_argument("--threshold", type=_number(float, 0, 1, "a number above 0 and at most 1"),
+        parser.add_argument("--threshold", type=bounded_number(float, 0, 1, "a number above 0 and at most 1"),
                             default=0.2, help="records whose risk is above this are at risk (default 0.2)")
-        parser.add_argument("--combinations", type=_number(int, 0, None, "a whole number above 0"), default=1,
+        parser.add_argument("--combinations", type=bounded_number(int, 0, None, "a whole number above 0"), default=1,
                             metavar="SIZE", help="distinction and separation of QI combinations of up to SIZE "
                                                  "QIs (default 1: single QIs)")
         parser.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
@@ -112,7 +96,7 @@ class Command(OneLineCommand):
         # the columns that look like direct identifiers (names, patient ids, e-mails), whatever the QIs
         report["identifier_detection"] = detect_identifiers(frame.head(DETECTION_ROWS)).to_dict()
         if opts["json"]:
-            _write_all([(Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False) + "\n")])
+            write_all([(Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False) + "\n")])
         return report
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from anonymizer_app.services import vault
+from anonymizer_app.services import vault, vault_rotation
 
 
 class Command(BaseCommand):
@@ -44,8 +44,6 @@ class Command(BaseCommand):
                             help="also an m-invariance state file of the CLI (anonymize --history FILE); repeatable")
 
     def handle(self, *args, **opts):
-        from anonymizer_app.services import vault_rotation
-
         if opts["derived_key"]:
             self.stdout.write(vault.secret_key_derived_key(settings.SECRET_KEY))
             return
