@@ -85,7 +85,10 @@ def run_and_store(job: Job, progress) -> Result:
         and not job.config.get("set_column") and not pseudonyms.treats(job)
     cluster = settings.ANONYMIZER_DASK_CLUSTER if simple and settings.ANONYMIZER_DASK_CLUSTER and \
         cluster_backend.supports(job.algorithm, [KAnonymity(job.k), *build_models(job.models)]) else None
-    spec = replace(job_spec(job, streamed=streamed and not cluster, cluster=cluster), scratch=storage.scratch_of(job))
+    # a population run's report names the population dataset (its research section, built with the report)
+    population_name = job.config["population"]["name"] if job.config.get("population") else None
+    spec = replace(job_spec(job, streamed=streamed and not cluster, cluster=cluster), scratch=storage.scratch_of(job),
+                   population=population_name)
     spec = republication.with_history(job, spec)  # m-invariance: the release's history from its policy
     spec = pseudonyms.with_identifiers(job, spec)  # the identifying columns' rules and their keys' secrets
     target = storage.result_path(job)
@@ -102,11 +105,8 @@ def run_and_store(job: Job, progress) -> Result:
     st = publication.tables.get("st")
     if st is not None:  # Anatomy: the sensitive table beside the QIT
         storage.write_string_table(st, storage.sensitive_table_path(target))
-    report = dict(publication.report)
-    if job.config.get("population"):
-        report["research_subset"] = dict(report.get("research_subset", {}),
-                                         population=job.config["population"]["name"])
-    return results.store(job, results.report_json(report), storage.result_name(job), storage.job_files(job))
+    return results.store(job, results.report_json(publication.report), storage.result_name(job),
+                         storage.job_files(job))
 
 
 def run_job_spec(job: Job) -> None:

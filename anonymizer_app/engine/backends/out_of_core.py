@@ -48,6 +48,7 @@ from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain, _numeric_order
 from ..run.result import _check_cells, _plain
+from ..run.spec import REMOVE, SUPPRESSED_ROWS
 from ..run.stages import validate_options
 from ..search.recoding import QISpace
 
@@ -84,6 +85,7 @@ def anonymize_out_of_core(
     progress: ProgressCallback | None = None,
     directory: str | None = None,
     suppression_limit: float = 0.0,
+    suppressed_rows: str = REMOVE,
 ) -> OutOfCoreResult:
     """Anonymize the chunked table with the disk hybrid; ``write`` gets each verified output chunk
     (input order, identifying columns removed, QIs generalized). Raises VerificationError if the
@@ -273,6 +275,11 @@ def anonymize_out_of_core(
         "value_counts": {c: {"before": _top(hs[j].leaves, leaf_counts[j], n),
                              "after": _top(_labels_in_order(label_ids[j]), label_counts[j], n)}
                          for j, c in enumerate(qi)},
+        "input_records": n,
+        # as build_report words it: the description is the rule for suppressed rows (none here: every cluster
+        # holds k records), so a streamed and an in-memory run of one spec report the same publishing
+        "publishing": {"suppressed_rows": suppressed_rows, "description": SUPPRESSED_ROWS[suppressed_rows],
+                       "suppressed": 0, "suppressed_published": 0, "suppressed_removed": 0, "published_records": n},
     }
     report(1.0, "verified")
     return OutOfCoreResult(report_dict, True, seconds)

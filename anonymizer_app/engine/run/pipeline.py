@@ -22,7 +22,7 @@ from ..errors import Cancelled, InputError
 from ..model.table import Table
 from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
-from .spec import REMOVE, SUPPRESSED_ROWS, RunSpec, StreamedTable, TransactionSet
+from .spec import REMOVE, RunSpec, StreamedTable, TransactionSet
 from .stages import compute
 
 SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
@@ -75,16 +75,12 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     if spec.set_column is not None:
         stage(0.965, f"k^m-anonymity of the set-valued column {spec.set_column.column!r} in every class")
         set_report = publish_set_column(publication, spec, table)
-    publication.report = dict(build_report(publication, spec, table, result.hierarchies))
-    if set_report is not None:
-        publication.report["set_column"] = set_report
+    entries = None
     if spec.identifiers:
         stage(0.97, "publishing: pseudonyms, masks and surrogates of the identifying columns")
         entries = publish_identifiers(publication, spec, table)
-        publication.report["identifiers"] = entries
-        published = {e["column"] for e in entries if e["treatment"] != "remove"}
-        publication.report["identifying_removed"] = [c for c in publication.report.get("identifying_removed", [])
-                                                     if c not in published]
+    # the report, built once from everything published (nothing is added to it afterwards)
+    publication.report = dict(build_report(publication, spec, table, result.hierarchies, set_report, entries))
     if sink is not None:
         stage(0.98, "writing the published table")
         write_to(sink, publication.table, publication.suppressed, publication.rows)
@@ -151,19 +147,12 @@ def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | N
     outcome = out_of_core.anonymize_out_of_core(
         source.chunks, source.roles, spec.hierarchies, spec.k, write, types=source.types,
         sensitive=spec.sensitive, options=spec.options, progress=progress,
-        directory=spec.scratch, suppression_limit=spec.suppression_limit)
+        directory=spec.scratch, suppression_limit=spec.suppression_limit,
+        suppressed_rows=spec.publishing.suppressed_rows)
     if not outcome.verified:
         raise InputError("refusing to publish a result that was not verified")
-    report = dict(outcome.report)
-    records = int(report["records"])
-    report["input_records"] = records
-    # as build_report words it: the description is the rule for suppressed rows (none here: every cluster
-    # holds k records), so a streamed and an in-memory run of one spec report the same publishing
-    report["publishing"] = {"suppressed_rows": spec.publishing.suppressed_rows,
-                            "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows], "suppressed": 0,
-                            "suppressed_published": 0, "suppressed_removed": 0, "published_records": records}
     empty = pd.DataFrame()
-    return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=report)
+    return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=outcome.report)
 
 
 def publish_levels(spec: RunSpec, levels: str, progress: ProgressCallback | None = None) -> Publication:

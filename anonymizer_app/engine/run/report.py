@@ -164,8 +164,11 @@ def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
     return out
 
 
-def build_report(publication: Publication, spec: RunSpec, table: Table, hierarchies: dict) -> Report:
-    """The report of a published result."""
+def build_report(publication: Publication, spec: RunSpec, table: Table, hierarchies: dict,
+                 set_column: dict | None = None, identifiers: list[dict] | None = None) -> Report:
+    """The report of a published result, built once: ``set_column`` the k^m report of the spec's set-valued
+    column (gate.publish_set_column), ``identifiers`` the identifying columns' entries (gate.publish_identifiers),
+    ``spec.population`` the population dataset's name (its research section)."""
     result = publication.result
     assert result is not None
     sizes = publication.class_sizes if publication.class_sizes is not None else np.zeros(0, np.int64)
@@ -207,6 +210,8 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                                      "research_records": research, "written": int(len(publication.table)),
                                      "suppressed": int(research - len(publication.table)),
                                      "population_suppressed": suppressed}
+        if spec.population is not None:
+            report["research_subset"]["population"] = spec.population
     if result.recoding == "anatomy":
         report.update(_anatomy_figures(publication, table, result))
         for check in report["model_checks"]:
@@ -214,7 +219,16 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                 check["describe"] = (f"groups of at least {result.k} records (the QIT alone is not "
                                      f"{result.k}-anonymous)")
                 check["value_label"] = "smallest group"
-    return json.loads(json.dumps(report, default=json_default))
+    report = json.loads(json.dumps(report, default=json_default))
+    if set_column is not None:
+        report["set_column"] = set_column
+    if identifiers is not None:
+        report["identifiers"] = identifiers
+        published = {e["column"] for e in identifiers if e["treatment"] != "remove"}
+        report["identifying_removed"] = [c for c in report.get("identifying_removed", []) if c not in published]
+    if spec.population is not None and marker is None:
+        report["research_subset"] = {"population": spec.population}
+    return report
 
 
 def publication_sections(head: dict, spec: RunSpec, models: list, sizes: np.ndarray, row_class: np.ndarray,

@@ -140,6 +140,8 @@ class RunSpec:
     # without a rule is removed. The secrets are bytes by key name, kept out of repr so no log shows them.
     identifiers: tuple[IdentifierRule, ...] = ()
     pseudonym_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
+    # a population table's name (a web job's population dataset): the report's research section names it
+    population: str | None = None
 
     @classmethod
     def build(cls, table: Table | StreamedTable | TransactionSet | ParquetTable, hierarchies: dict[str, Hierarchy] | None = None,
