@@ -38,8 +38,7 @@ from ..algorithms.base import ProgressCallback
 from ..algorithms.disk_clustering import ClusterStore, bucket_size
 from ..errors import Cancelled, InputError, VerificationError
 from ..measure.attack import merge_parts, report_part
-from ..measure.metrics import RISK_THRESHOLD, cell_loss_sums, class_figures_from_histogram, loss_from_sums
-from ..measure.risk import sample_risks
+from ..measure.metrics import cell_loss_sums, class_figures_from_histogram, loss_from_sums
 from ..model.cells import factorize_cells
 from ..model.defaults import default_hierarchy
 from ..model.hierarchy import Hierarchy, with_missing
@@ -47,8 +46,9 @@ from ..model.missing import MISSING, markers_in_use, normalize_frame
 from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain, _numeric_order
-from ..run.result import _check_cells, _plain
-from ..run.spec import REMOVE, SUPPRESSED_ROWS
+from ..run.report import publication_sections
+from ..run.result import check_cells, report_head
+from ..run.spec import REMOVE
 from ..run.stages import validate_options
 from ..search.recoding import QISpace
 
@@ -189,7 +189,7 @@ def anonymize_out_of_core(
                 original = chunk[c].reset_index(drop=True)
                 leaf = h.encode(original, c)
                 factorized = factorize_cells(written)
-                _check_cells(c, original, written, h, no_suppression, None, ranges=numeric[j], codes=leaf,
+                check_cells(c, original, written, h, no_suppression, None, ranges=numeric[j], codes=leaf,
                              factorized=factorized)
                 keys[:, j] = _label_ids(factorized, label_ids[j])
                 label_counts[j] = _add_counts(label_counts[j], keys[:, j], len(label_ids[j]))
@@ -235,52 +235,29 @@ def anonymize_out_of_core(
         metrics.update(homogeneous_classes=attack[sensitive]["homogeneous_classes"],
                        homogeneous_records=attack[sensitive]["records_in_homogeneous_classes"])
     model = KAnonymity(k)
-    histogram = dict(zip(out_classes.size.tolist(), out_classes.count.tolist()))
+    class_sizes = np.repeat(out_classes.size, out_classes.count)  # one size per class (~n/k integers)
     stats.update(out_of_core=True, partitions=parts, bucket_records=bucket_size(memory_mb, len(qi), k))
     seconds = time.perf_counter() - started
-    report_dict = {
-        "algorithm": ALGORITHM,
-        "models": [model.to_dict()],
-        "k": k,
-        "suppression_limit": float(suppression_limit),  # nothing is suppressed: every cluster has k
-        "quasi_identifiers": qi,
-        "sensitive": sensitive,
-        "k_achieved": out_classes.smallest,
-        "equivalence_classes": metrics["equivalence_classes"],
-        "min_class_size": out_classes.smallest,
-        "suppressed": 0,
-        "records": n,
-        "recoding": "local",
-        "transformation": None,
-        "metrics": _plain(metrics),
-        "metrics_before": _plain(metrics_before),
-        "options": options,
-        "search": stats,
-        "steps": [],
-        "notes": [f"processed out of core: the table was streamed in chunks and clustered in "
-                  f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
-                  f"(memory setting {memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
-        "class_size_histogram": {str(s): int(c) for s, c in histogram.items()},
-        # as build_report: the published classes' risk figures (one size per class, ~n/k integers)
-        "risk": sample_risks(np.repeat(out_classes.size, out_classes.count), RISK_THRESHOLD),
-        "transformation_labels": {c: f"local recoding: {len(label_ids[j])} distinct value(s) in the output"
-                                  for j, c in enumerate(qi)},
-        "identifying_removed": [c for c in scan.columns if role_of[c] == Role.IDENTIFYING],
-        "verified": True,
-        "seconds": round(seconds, 4),
-        "attack": attack,
-        "model_checks": [{"model": model.name, "label": model.label, "describe": model.describe(), "column": None,
-                          "parameters": model.to_dict(), "value": out_classes.smallest,
-                          "value_label": "smallest EC", "failing_classes": 0, "holds": True}],
-        "value_counts": {c: {"before": _top(hs[j].leaves, leaf_counts[j], n),
-                             "after": _top(_labels_in_order(label_ids[j]), label_counts[j], n)}
-                         for j, c in enumerate(qi)},
-        "input_records": n,
-        # as build_report words it: the description is the rule for suppressed rows (none here: every cluster
-        # holds k records), so a streamed and an in-memory run of one spec report the same publishing
-        "publishing": {"suppressed_rows": suppressed_rows, "description": SUPPRESSED_ROWS[suppressed_rows],
-                       "suppressed": 0, "suppressed_published": 0, "suppressed_removed": 0, "published_records": n},
-    }
+    head = report_head(
+        algorithm=ALGORITHM, models=[model], suppression_limit=float(suppression_limit),  # nothing is suppressed
+        qi=qi, sensitive=sensitive, class_sizes=class_sizes, suppressed=0, records=n, recoding="local",
+        transformation=None, metrics=metrics, metrics_before=metrics_before, options=options, search=stats, steps=[],
+        notes=[f"processed out of core: the table was streamed in chunks and clustered in "
+               f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
+               f"(memory setting {memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
+        transformation_labels={c: f"local recoding: {len(label_ids[j])} distinct value(s) in the output"
+                               for j, c in enumerate(qi)},
+        identifying_removed=[c for c in scan.columns if role_of[c] == Role.IDENTIFYING], verified=True,
+        seconds=seconds, attack=attack)
+    # the sections of every published table's report (report.publication_sections, as in memory and on a
+    # cluster), from the counted classes: every cluster holds k records, so nothing is suppressed and every
+    # record is published
+    report_dict = publication_sections(
+        head, suppressed_rows, [model], class_sizes, np.zeros(0, dtype=np.int64), lambda m: None, risk=True,
+        input_records=n, published=n, suppressed=0, suppressed_published=0, suppressed_removed=0,
+        value_counts={c: {"before": _top(hs[j].leaves, leaf_counts[j], n),
+                          "after": _top(_labels_in_order(label_ids[j]), label_counts[j], n)}
+                      for j, c in enumerate(qi)})
     report(1.0, "verified")
     return OutOfCoreResult(report_dict, True, seconds)
 

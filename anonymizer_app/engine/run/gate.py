@@ -48,7 +48,7 @@ from . import identifiers as id_rules
 from .research import research_flags, verdicts
 from .result import (
     Result,
-    _check_cells,
+    check_cells,
     check_models,
     encoded_input,
     factorize_cells,
@@ -291,7 +291,7 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
                 codes, distinct = factorized[col]
                 subset = (codes if whole else codes[rows], distinct)
             input_codes = None if encoded is None else (encoded[:, j] if whole else encoded[rows, j])
-            _check_cells(col, source, cells, hierarchies[col], flags, level,
+            check_cells(col, source, cells, hierarchies[col], flags, level,
                          ranges=result.transformation is None and table.is_numeric(col),
                          codes=input_codes, factorized=subset)
         elif not unchanged(cells, source.to_numpy(dtype=object)):
@@ -520,7 +520,7 @@ def check_published_partition(source: pd.DataFrame, written: pd.DataFrame, rows:
         if (cells[flags] != ROOT).any():
             raise VerificationError(f"{where}: a suppressed record shows a value in {c!r} instead of {ROOT!r}")
         level = None if levels is None else levels[j]
-        _check_cells(c, inputs[c], cells, h, flags, level, ranges=levels is None and numeric[j])
+        check_cells(c, inputs[c], cells, h, flags, level, ranges=levels is None and numeric[j])
     for c in columns:
         if c not in qi and not np.array_equal(written[c].to_numpy(dtype=object), inputs[c].to_numpy(dtype=object)):
             raise VerificationError(f"{where}: column {c!r} is not a QI but was changed")

@@ -20,7 +20,7 @@ from ..privacy import research_column
 from ..privacy.distributions import domain_for
 from .gate import Publication
 from .research import published_classes, research_domain, research_flags
-from .result import _plain, class_size_histogram, factorize_cells, json_default
+from .result import class_size_histogram, factorize_cells, json_default, plain
 from .spec import SUPPRESSED_ROWS, RunSpec
 
 TOP_VALUES = 30
@@ -186,9 +186,9 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         smallest = int(sizes_shown.min()) if len(sizes_shown) else 0
         head.update(k_achieved=smallest, min_class_size=smallest, equivalence_classes=int(len(sizes_shown)),
                     class_size_histogram=class_size_histogram(sizes_shown),
-                    metrics=_plain({**head["metrics"], **figures}), suppressed=research_suppressed)
+                    metrics=plain({**head["metrics"], **figures}), suppressed=research_suppressed)
     report = publication_sections(
-        head, spec, result.models, sizes, row_class,
+        head, spec.publishing.suppressed_rows, result.models, sizes, row_class,
         lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)),
         flags=flags,
         research_domain_of=None if flags is None else (
@@ -231,7 +231,7 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     return report
 
 
-def publication_sections(head: dict, spec: RunSpec, models: list, sizes: np.ndarray, row_class: np.ndarray,
+def publication_sections(head: dict, suppressed_rows: str, models: list, sizes: np.ndarray, row_class: np.ndarray,
                          domain_of: Callable[[Any], Any], *, risk: bool, input_records: int, published: int,
                          suppressed: int, suppressed_published: int, suppressed_removed: int,
                          value_counts: dict, flags: np.ndarray | None = None,
@@ -249,8 +249,8 @@ def publication_sections(head: dict, spec: RunSpec, models: list, sizes: np.ndar
     report["records"] = int(published)
     report["input_records"] = int(input_records)
     report["publishing"] = {
-        "suppressed_rows": spec.publishing.suppressed_rows,
-        "description": SUPPRESSED_ROWS[spec.publishing.suppressed_rows],
+        "suppressed_rows": suppressed_rows,
+        "description": SUPPRESSED_ROWS[suppressed_rows],
         "suppressed": int(suppressed),
         "suppressed_published": int(suppressed_published),
         "suppressed_removed": int(suppressed_removed),
@@ -300,7 +300,7 @@ def _anatomy_figures(publication: Publication, table: Table, result) -> dict:
     metrics["attribute_disclosure_highest"] = (1.0 / l_reached) if l_reached else None
     smallest_qi = int(counts.min()) if len(counts) else 0
     return {
-        "metrics": _plain(metrics),
+        "metrics": plain(metrics),
         "k_achieved": smallest_qi,
         "min_class_size": smallest_qi,
         "equivalence_classes": int(len(counts)),

@@ -66,35 +66,15 @@ class Result:
 
     def report(self) -> dict:
         """The JSON report of the CLI and the API."""
-        return {
-            "algorithm": self.algorithm,
-            "models": [m.to_dict() for m in self.models],
-            "k": self.k,
-            "suppression_limit": self.suppression_limit,
-            "quasi_identifiers": list(self.qi),
-            "sensitive": self.sensitive,
-            "k_achieved": self.k_achieved,
-            "equivalence_classes": int(len(self.class_sizes)),
-            "min_class_size": self.k_achieved,
-            "suppressed": int(self.suppressed.sum()),
-            "records": int(len(self.output)),
-            "recoding": self.recoding,
-            "transformation": None if self.transformation is None else dict(self.transformation),
-            "metrics": _plain(self.metrics),
-            "metrics_before": _plain(self.metrics_before),
-            "options": self.options,
-            "search": self.search,
-            "steps": self.steps,
-            "notes": self.notes,
-            "class_size_histogram": class_size_histogram(self.class_sizes),
-            "transformation_labels": self.transformation_labels,
-            "identifying_removed": self.identifying_removed,
-            "verified": self.verified,
-            "seconds": round(self.seconds, 4),
-            "attack": self.attack,
-            **({"sensitive_table": self.published["st"].to_dict(orient="records")} if "st" in self.published
-               else {}),
-        }
+        return report_head(
+            algorithm=self.algorithm, models=self.models, suppression_limit=self.suppression_limit, qi=self.qi,
+            sensitive=self.sensitive, class_sizes=self.class_sizes, suppressed=int(self.suppressed.sum()),
+            records=int(len(self.output)), recoding=self.recoding, transformation=self.transformation,
+            metrics=self.metrics, metrics_before=self.metrics_before, options=self.options, search=self.search,
+            steps=self.steps, notes=self.notes, transformation_labels=self.transformation_labels,
+            identifying_removed=self.identifying_removed, verified=self.verified, seconds=self.seconds,
+            attack=self.attack,
+            sensitive_table=self.published["st"].to_dict(orient="records") if "st" in self.published else None)
 
     def verify(self, table: Table, hierarchies: dict[str, Hierarchy]) -> None:
         """Recheck everything from the output rows; raise VerificationError on the first breach."""
@@ -109,6 +89,45 @@ class Result:
             verify_output(table, hierarchies, self.output, self.suppressed, self.models, self.suppression_limit,
                           self.metrics, self.transformation, leaf_codes=self.leaf_codes)
         self.verified = True
+
+
+def report_head(*, algorithm: str, models: list, suppression_limit: float, qi: list[str], sensitive: str | None,
+                class_sizes: np.ndarray, suppressed: int, records: int, recoding: str,
+                transformation: dict[str, int] | None, metrics: dict, metrics_before: dict, options: dict,
+                search: dict, steps: list, notes: list[str], transformation_labels: dict[str, str],
+                identifying_removed: list[str], verified: bool, seconds: float, attack: dict,
+                sensitive_table: list[dict] | None = None) -> dict:
+    """The run's own keys of a report, in their order: one definition for every backend (a Result in memory,
+    the out-of-core run's counted classes, a cluster run's merged ones). ``class_sizes``: one size per class."""
+    smallest = int(class_sizes.min()) if len(class_sizes) else 0
+    return {
+        "algorithm": algorithm,
+        "models": [m.to_dict() for m in models],
+        "k": max([getattr(m, "k", 1) for m in models] or [1]),
+        "suppression_limit": suppression_limit,
+        "quasi_identifiers": list(qi),
+        "sensitive": sensitive,
+        "k_achieved": smallest,
+        "equivalence_classes": int(len(class_sizes)),
+        "min_class_size": smallest,
+        "suppressed": suppressed,
+        "records": records,
+        "recoding": recoding,
+        "transformation": None if transformation is None else dict(transformation),
+        "metrics": plain(metrics),
+        "metrics_before": plain(metrics_before),
+        "options": options,
+        "search": search,
+        "steps": steps,
+        "notes": notes,
+        "class_size_histogram": class_size_histogram(class_sizes),
+        "transformation_labels": transformation_labels,
+        "identifying_removed": identifying_removed,
+        "verified": verified,
+        "seconds": round(seconds, 4),
+        "attack": attack,
+        **({"sensitive_table": sensitive_table} if sensitive_table is not None else {}),
+    }
 
 
 def class_size_histogram(sizes: np.ndarray) -> dict[str, int]:
@@ -130,7 +149,8 @@ def json_default(o):
     raise TypeError(f"{type(o).__name__} is not JSON serializable")
 
 
-def _plain(d: dict) -> dict:
+def plain(d: dict) -> dict:
+    """Figures as plain JSON numbers (numpy scalars as Python ones, NaN as None)."""
     out = {}
     for key, v in d.items():
         if isinstance(v, (np.integer,)):
@@ -278,7 +298,7 @@ def _verify_cells(table: Table, hierarchies: dict[str, Hierarchy], output: pd.Da
         cells = output[col].to_numpy()
         # each output column hashed once: its codes serve the cell check and the classes below
         factorized = factorize_cells(cells)
-        _check_cells(col, table.frame[col], cells, hierarchies[col], suppressed,
+        check_cells(col, table.frame[col], cells, hierarchies[col], suppressed,
                      None if transformation is None else transformation[col],
                      ranges=transformation is None and table.is_numeric(col),
                      codes=None if encoded is None else encoded[:, j], factorized=factorized)
@@ -318,7 +338,7 @@ def encoded_input(table: Table, hierarchies: dict[str, Hierarchy], leaf_codes: L
     return leaf_codes.codes
 
 
-def _check_cells(
+def check_cells(
     col: str, original: pd.Series, cells: np.ndarray, h: Hierarchy, suppressed: np.ndarray, level: int | None,
     ranges: bool = False, codes: np.ndarray | None = None,
     factorized: tuple[np.ndarray, pd.Index] | None = None,
@@ -352,6 +372,9 @@ def _check_cells(
             f"row {i + 1}, column {col!r}: output {cells[i]!r} is not a generalization of {original.iloc[i]!r}"
             + (f" at level {level}" if level is not None else "")
         )
+
+
+_check_cells = check_cells  # its former name (algorithms.m_invariance and a test import it)
 
 
 def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], sizes: np.ndarray,

@@ -45,7 +45,7 @@ from ...privacy.base import _Sensitive
 from ...privacy.distributions import _numeric_order
 from ...run.gate import Publication, check_merged_classes
 from ...run.report import publication_sections
-from ...run.result import _plain, class_size_histogram, json_default
+from ...run.result import json_default, report_head
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
 from ...run.stages import _drop_suppressed, _level_description, check_supported, validate_options
 from ...search.lattice import equivalence_classes, generalize_codes
@@ -597,38 +597,20 @@ class ClusterRun:
             for entry in part["homogeneous"]:
                 entry["rows"] = sorted(self.target_rows.get(int(entry["class"]), []))[:ATTACK_LIMIT]
             attack[c] = merge_parts([part], ATTACK_LIMIT)
-        k_achieved = int(self.class_sizes.min()) if len(self.class_sizes) else 0
-        report: dict = {
-            "algorithm": self.info.name,
-            "models": [m.to_dict() for m in self.models],
-            "k": k,
-            "suppression_limit": self.suppression_limit,
-            "quasi_identifiers": list(self.qi),
-            "sensitive": self.sensitive,
-            "k_achieved": k_achieved,
-            "equivalence_classes": int(len(self.class_sizes)),
-            "min_class_size": k_achieved,
-            "suppressed": n_sup,
-            "records": int(self.published),
-            "recoding": rec.recoding if isinstance(rec, CellRecoding) else "full-domain",
-            "transformation": None if cells else dict(zip(self.qi, levels)),
-            "metrics": _plain(metrics),
-            "metrics_before": _plain(before),
-            "options": self.problem.options,
-            "search": dict(rec.info),
-            "steps": rec.steps,
-            "notes": list(rec.notes) + [note for h in self.hierarchies for note in h.notes],
-            "class_size_histogram": class_size_histogram(self.class_sizes),
-            "transformation_labels": labels,
-            "identifying_removed": [c for c in self.columns if self.roles[c] == Role.IDENTIFYING],
-            "verified": True,
-            "seconds": round(time.perf_counter() - self.started, 4),
-            "attack": attack,
-        }
+        head = report_head(
+            algorithm=self.info.name, models=self.models, suppression_limit=self.suppression_limit, qi=self.qi,
+            sensitive=self.sensitive, class_sizes=self.class_sizes, suppressed=n_sup, records=int(self.published),
+            recoding=rec.recoding if isinstance(rec, CellRecoding) else "full-domain",
+            transformation=None if cells else dict(zip(self.qi, levels)), metrics=metrics, metrics_before=before,
+            options=self.problem.options, search=dict(rec.info), steps=rec.steps,
+            notes=list(rec.notes) + [note for h in self.hierarchies for note in h.notes],
+            transformation_labels=labels,
+            identifying_removed=[c for c in self.columns if self.roles[c] == Role.IDENTIFYING], verified=True,
+            seconds=time.perf_counter() - self.started, attack=attack)
         # the sections every published table's report has, as report.build_report adds them, on the gate's
         # merged (weighted) classes
         report = publication_sections(
-            report, self.spec, self.models, self.pub_sizes, self.pub_class,
+            head, self.spec.publishing.suppressed_rows, self.models, self.pub_sizes, self.pub_class,
             lambda m: self._domain(m.target, self.pub_codes, self.pub_weights), risk=True, input_records=self.n,
             published=self.published, suppressed=n_sup, suppressed_published=self.kept_suppressed,
             suppressed_removed=self.n - self.published,
