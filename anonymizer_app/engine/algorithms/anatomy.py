@@ -26,8 +26,7 @@ import pandas as pd
 from ..errors import InputError, UnsatisfiableError
 from ..model.hierarchy import ROOT
 from ..privacy import DistinctLDiversity, EntropyLDiversity
-from . import AlgorithmInfo, register
-from .base import Problem
+from .base import AlgorithmInfo, Problem, register
 
 GROUP = "group"
 

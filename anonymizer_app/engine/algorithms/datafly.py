@@ -11,8 +11,7 @@ import numpy as np
 
 from ..errors import UnsatisfiableError
 from ..search.lattice import equivalence_classes
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
 def datafly(problem: Problem) -> FullDomainRecoding:

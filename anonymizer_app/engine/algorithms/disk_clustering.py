@@ -48,8 +48,7 @@ from ..search.clustering import (
 )
 from ..search.distance import Encoded, zkey
 from ..search.recoding import group_labels
-from . import AlgorithmInfo, register
-from .base import CellRecoding, Problem
+from .base import AlgorithmInfo, CellRecoding, Problem, register
 
 # rough bytes per record of a bucket in memory: codes, encodings, candidates and distances per batch
 BYTES_PER_RECORD_AND_QI = 96

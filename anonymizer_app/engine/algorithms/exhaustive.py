@@ -4,8 +4,7 @@ chosen metric among all anonymous nodes. The reference the optimal searches are 
 from __future__ import annotations
 
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
 def exhaustive(problem: Problem) -> FullDomainRecoding:

@@ -13,8 +13,7 @@ import time
 from ..errors import InputError, UnsatisfiableError
 from ..privacy import Parameter
 from ..search.lattice import equivalence_classes
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 LEVELS = Parameter("levels", str, "", "the transformation: one generalization level per quasi-identifier, in "
                    "QI order, separated by commas (e.g. 0,4,1)")

@@ -20,8 +20,7 @@ import numpy as np
 
 from ..search.lattice import ANONYMOUS, LARGE_FREQUENCY_SET, NOT_ANONYMOUS, PRUNED, UNKNOWN
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
 def flash(problem: Problem) -> FullDomainRecoding:

@@ -20,8 +20,7 @@ import numpy as np
 from ..errors import UnsatisfiableError
 from ..search.lattice import ANONYMOUS, NOT_ANONYMOUS
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
 def incognito(problem: Problem) -> FullDomainRecoding:

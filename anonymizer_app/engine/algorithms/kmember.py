@@ -15,8 +15,7 @@ import numpy as np
 
 from ..search.clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of
 from ..search.distance import Encoded
-from . import AlgorithmInfo, register
-from .base import CellRecoding, Problem
+from .base import AlgorithmInfo, CellRecoding, Problem, register
 
 
 def kmember(problem: Problem) -> CellRecoding:

@@ -43,8 +43,7 @@ from ..errors import InputError, UnsatisfiableError
 from ..model.hierarchy import ROOT, Hierarchy
 from ..model.missing import MISSING, NULL_LABEL
 from ..privacy import Parameter
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 TIME_BUDGET = Parameter("time_budget", float, 60.0, "seconds after which k-Optimize stops and returns the "
                         "best anonymization found so far (labelled as such)", minimum=0.0,

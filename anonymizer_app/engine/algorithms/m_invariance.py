@@ -24,8 +24,7 @@ from ..republication import History, Republication, m_invariant_groups, record_k
 from ..republication.check import COUNTERFEITS, GROUP, check_release, release_table
 from ..republication.invariance import Grouping
 from ..search.recoding import QISpace
-from . import AlgorithmInfo, register
-from .base import Problem
+from .base import AlgorithmInfo, Problem, register
 
 if TYPE_CHECKING:
     from ..run.result import Result

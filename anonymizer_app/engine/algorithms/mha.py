@@ -85,8 +85,7 @@ from ..privacy import BetaLikeness, Parameter
 from ..search.clustering import SEED, k_of, space_of
 from ..search.distance import Centroids, Encoded, nearest
 from ..search.recoding import cells_from_groups
-from . import AlgorithmInfo, register
-from .base import CellRecoding, Problem, PublishedClasses
+from .base import AlgorithmInfo, CellRecoding, Problem, PublishedClasses, register
 
 EPS = 1e-9
 MAX_UNITS = 3000

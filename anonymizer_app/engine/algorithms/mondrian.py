@@ -34,8 +34,7 @@ from ..errors import InputError, UnsatisfiableError
 from ..model.hierarchy import ROOT
 from ..privacy import Parameter
 from ..search.recoding import QISpace, cells_from_groups, group_labels
-from . import AlgorithmInfo, register
-from .base import CellRecoding, Problem
+from .base import AlgorithmInfo, CellRecoding, Problem, register
 
 # (tuple indices, weights) of the left side, then of the right side -> may this cut be made?
 Allowable = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], bool]

@@ -24,8 +24,7 @@ from ..search.clustering import (
     space_of,
 )
 from ..search.distance import Encoded
-from . import AlgorithmInfo, register
-from .base import CellRecoding, Problem
+from .base import AlgorithmInfo, CellRecoding, Problem, register
 
 
 def oka(problem: Problem) -> CellRecoding:

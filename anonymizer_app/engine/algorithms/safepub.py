@@ -30,8 +30,7 @@ from ..privacy import Parameter
 from ..safepub.mechanism import make_rng, parse_seed, randomness
 from ..safepub.scores import DEFAULT_SCORE, SCORE_LABELS, SCORES, SampleClasses
 from ..safepub.search import walk
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 STEPS = Parameter("steps", int, 100, "SafePub: the number of steps of the walk down the lattice (each draw "
                   "gets ε_search / (steps + 1))", minimum=1, maximum=10_000, cli_flag="--safepub-steps")

@@ -11,8 +11,7 @@ import numpy as np
 from ..errors import UnsatisfiableError
 from ..search.lattice import ANONYMOUS, UNKNOWN
 from ..search.lattice_search import KEEP_LATTICE, METRIC, LatticeSearch
-from . import AlgorithmInfo, register
-from .base import FullDomainRecoding, Problem
+from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
 def samarati(problem: Problem) -> FullDomainRecoding:

@@ -4,7 +4,7 @@ files themselves)."""
 
 from __future__ import annotations
 
-from . import Source, register
+from .base import Source, register
 
 register(Source(
     name="dicom",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...engine.errors import InputError
 from .. import remote, storage, vault
-from . import ImportSteps, Source, register
+from .base import ImportSteps, Source, register
 
 PROGRESS_BYTES = 1 << 20  # a download's progress is written (and a cancel looked for) each MiB
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...engine.errors import InputError
 from .. import sql, vault
-from . import ImportSteps, Source, register
+from .base import ImportSteps, Source, register
 
 
 def _rows_phase(imp, rows: int, total: int | None) -> str:

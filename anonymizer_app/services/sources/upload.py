@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from . import Source, register
+from .base import Source, register
 
 register(Source(
     name="upload",
