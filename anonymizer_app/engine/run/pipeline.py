@@ -10,29 +10,21 @@ verified chunk by chunk). Either way the published rows reach the caller's ``sin
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import numpy as np
 import pandas as pd
 
 from ..algorithms.base import ProgressCallback
 from ..backends import out_of_core
+from ..backends.dask.backend import run_on_cluster  # dask itself is imported only when a cluster runs
 from ..backends.dask.source import ParquetTable
 from ..errors import Cancelled, InputError
 from ..model.table import Table
+from ..setvalued import anonymize_transactions
 from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
+from .sinks import SINK_ROWS, Sink, write_to
 from .spec import REMOVE, RunSpec, StreamedTable, TransactionSet
 from .stages import compute
-
-SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
-
-
-class Sink(Protocol):
-    """Where published rows go (a Parquet file, a CSV file): chunks in publication order."""
-
-    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-        """``rows``: the input row of each published row (the web app aligns the original beside it)."""
 
 
 def runs_out_of_core(spec: RunSpec) -> bool:
@@ -53,8 +45,6 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
         raise InputError("pseudonyms, masks and surrogates of identifying columns need an in-memory run "
                          "(not a streamed, transaction or cluster run); remove the column instead")
     if spec.cluster is not None or isinstance(spec.table, ParquetTable):
-        from ..backends.dask.backend import run_on_cluster  # dask is imported only for a cluster run
-
         return run_on_cluster(spec, progress, sink)
     if isinstance(spec.table, TransactionSet):
         return _run_transactions(spec, spec.table, progress, sink)
@@ -95,8 +85,6 @@ def label_joiner(delimiter: str) -> str:
 
 def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sink | None) -> Publication:
     """A transaction dataset: AA or dynamic hierarchies to k^m, the gate, the report, the sink."""
-    from ..setvalued import anonymize_transactions
-
     def stage(fraction: float, phase: str) -> bool:
         if progress is not None and progress(fraction, phase) is False:
             raise Cancelled(phase)
@@ -118,16 +106,6 @@ def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sin
         write_to(sink, publication.table, publication.suppressed, publication.rows)
     stage(1.0, "published")
     return publication
-
-
-def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-    """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least)."""
-    if len(frame) == 0:
-        sink.write(frame, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
-        return
-    for start in range(0, len(frame), SINK_ROWS):
-        stop = min(start + SINK_ROWS, len(frame))
-        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop], rows[start:stop])
 
 
 def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | None) -> Publication:
@@ -160,6 +138,6 @@ def publish_levels(spec: RunSpec, levels: str, progress: ProgressCallback | None
     return run(spec.with_algorithm("full-domain", {"levels": levels}), progress)
 
 
-__all__ = ["Publication", "RunSpec", "Sink", "StreamedTable", "Table", "TransactionSet", "REMOVE", "label_joiner",
+__all__ = ["Publication", "RunSpec", "SINK_ROWS", "Sink", "StreamedTable", "Table", "TransactionSet", "REMOVE", "label_joiner",
            "publish_levels", "run",
            "runs_out_of_core", "write_to"]

@@ -518,7 +518,7 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
         inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, levels)
         row_class = inv[freq.inverse]
         if sup.any():
-            row_class = _drop_suppressed(row_class, sup)
+            row_class = drop_suppressed(row_class, sup)
             sizes = np.bincount(row_class[~sup]).astype(np.int64)
         out = class_figures(sizes, table.n, int(sup.sum()), k)
         # on the distinct tuples with their counts when the suppression takes whole tuples (it does in a
@@ -538,7 +538,7 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
     metrics, class_of_row, sizes = figures(recoding.levels, suppressed)
     before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
     transformation = dict(zip(table.qi, recoding.levels))
-    labels = {c: _level_description(h, lv) for c, h, lv in zip(table.qi, hierarchies, recoding.levels)}
+    labels = {c: level_description(h, lv) for c, h, lv in zip(table.qi, hierarchies, recoding.levels)}
     return Result(
         algorithm="",
         qi=list(table.qi),
@@ -558,7 +558,7 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
     )
 
 
-def _level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
+def level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
     """'level 2 of 4: 9 values, e.g. [20-40), [40-60), [60-80)'."""
     labels = h.labels[level]
     if level == 0:
@@ -567,7 +567,7 @@ def _level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
     return f"level {level} of {h.height}: {len(labels)} value(s), e.g. {sample}"
 
 
-def _drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
+def drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
     """Renumber classes over the non-suppressed rows; suppressed rows get -1."""
     # np.unique of the kept rows' classes, by counting (classes are numbered 0..max) rather than a sort
     present = np.flatnonzero(np.bincount(row_class[~suppressed], minlength=row_class.max() + 1) > 0)

@@ -46,10 +46,12 @@ from ...privacy.distributions import _numeric_order
 from ...run.gate import Publication, check_merged_classes
 from ...run.report import publication_sections
 from ...run.result import json_default, report_head
+from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
-from ...run.stages import _drop_suppressed, _level_description, check_supported, validate_options
+from ...run.stages import check_supported, drop_suppressed, level_description, validate_options
 from ...search.lattice import equivalence_classes, generalize_codes
 from . import figures, partitions
+from .mondrian import mondrian_on_cluster
 from .source import ParquetTable
 from .weighted import FrequencyTable, WeightedDomain, merge_combinations, tuple_frequency_set
 
@@ -325,8 +327,6 @@ class ClusterRun:
                                self.suppression_limit, budget, validate_options(self.info, spec.options or {}),
                                search_progress, domains, scratch=spec.scratch)
         if self.info.name == "mondrian":  # top-level cuts here, the regions finished on the workers
-            from .mondrian import mondrian_on_cluster
-
             recoding: FullDomainRecoding | CellRecoding = mondrian_on_cluster(self)
         else:
             found = self.info.run(self.problem)
@@ -413,7 +413,7 @@ class ClusterRun:
         inv, sizes = equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies, levels)
         row_class = inv[self.freq.inverse]
         if sup.any():
-            row_class = _drop_suppressed(row_class, sup)
+            row_class = drop_suppressed(row_class, sup)
             sizes = np.bincount(row_class[~sup], weights=self.weights[~sup]).astype(np.int64)
         self.sup = sup
         self.row_class = row_class
@@ -549,9 +549,7 @@ class ClusterRun:
 
     # ---- 5. publish ------------------------------------------------------------------------------------------
     def stream(self, sink) -> None:
-        """The verified partitions, in input order, to ``sink`` (chunks of pipeline.SINK_ROWS rows)."""
-        from ...run.pipeline import write_to
-
+        """The verified partitions, in input order, to ``sink`` (chunks of sinks.SINK_ROWS rows)."""
         assert self.folder is not None  # written
         wrote = False
         for i in range(len(self.parts)):
@@ -581,7 +579,7 @@ class ClusterRun:
         else:
             metrics.update(loss_figures(self.hierarchies, numeric, self.qi_codes, levels, self.sup,
                                         weights=self.weights))
-            labels = {c: _level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
+            labels = {c: level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
         before = class_figures(equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies,
                                                    [0] * len(self.qi))[1], self.n, 0, k)
         before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)

@@ -1,0 +1,28 @@
+"""Where published rows go: a sink (a Parquet file, a CSV file, a list in a test) gets them a chunk at a
+time, in publication order. Every backend hands its rows to the sink through :func:`write_to`."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
+
+
+class Sink(Protocol):
+    """Where published rows go (a Parquet file, a CSV file): chunks in publication order."""
+
+    def write(self, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+        """``rows``: the input row of each published row (the web app aligns the original beside it)."""
+
+
+def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
+    """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least)."""
+    if len(frame) == 0:
+        sink.write(frame, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
+        return
+    for start in range(0, len(frame), SINK_ROWS):
+        stop = min(start + SINK_ROWS, len(frame))
+        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop], rows[start:stop])
