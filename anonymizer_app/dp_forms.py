@@ -3,6 +3,8 @@ or randomized response on one column (ε). A POST form: every submission is a ne
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from .engine import InputError, dp, dp_postprocess
@@ -32,8 +34,8 @@ class DPForm(forms.Form):
 
     def __init__(self, *args, columns: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["columns"].choices = [(c, c) for c in columns]
-        self.fields["rr_column"].choices = [("", "—"), *[(c, c) for c in columns]]
+        cast(forms.ChoiceField, self.fields["columns"]).choices = [(c, c) for c in columns]
+        cast(forms.ChoiceField, self.fields["rr_column"]).choices = [("", "—"), *[(c, c) for c in columns]]
 
     def clean_epsilon(self):
         e = self.cleaned_data["epsilon"]

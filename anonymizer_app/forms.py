@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 from django import forms
@@ -219,7 +220,7 @@ def _model_field(group, param) -> forms.Field:
     # variant's own help, the page showing the chosen one's (static/js/run_help.js)
     helps = {v: p.help for v, m in group.variants.items() for p in m.parameters if p.name == param.name}
     if len(set(helps.values())) > 1:
-        field.variant_help = helps
+        field.variant_help = helps  # type: ignore[attr-defined]  # our own attribute, read by _model_groups.html
         field.help_text = ""
     return field
 
@@ -230,6 +231,8 @@ class PrivacyModelFields:
 
     fields: dict
     cleaned_data: dict
+    if TYPE_CHECKING:  # forms.Form's, which every form using these fields also derives from
+        def __getitem__(self, name: str) -> forms.BoundField: ...
 
     def add_model_fields(self, sensitive_columns=(), subset_columns=(), populations=None,
                          exclude: tuple[str, ...] = ()) -> None:
@@ -277,7 +280,7 @@ class PrivacyModelFields:
             if not self.cleaned_data.get(model_field_name(key, "enabled")):
                 continue
             cls = group.model_for(self.cleaned_data.get(model_field_name(key, "variant")))
-            spec = {"model": cls.name}
+            spec: dict[str, object] = {"model": cls.name}
             for param in cls.parameters:
                 value = self.cleaned_data.get(model_field_name(key, param.name))
                 spec[param.name] = param.default if value is None or value == "" else value
@@ -466,9 +469,11 @@ class ExperimentForm(forms.Form):
         """``dataset_ready``: the dataset the page was opened from has a quasi-identifier and a sensitive column,
         so the experiment starts on it (the generated tables are an addition to ask for, not the default)."""
         super().__init__(*args, **kwargs)
-        self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
+        cast(forms.ChoiceField, self.fields["algorithm"]).choices = [
+            (a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithm"].initial = "datafly" if "datafly" in ALGORITHMS else next(iter(ALGORITHMS), None)
-        self.fields["sensitive"].choices = [("", "(first sensitive column)")] + [(c, c) for c in sensitive_columns]
+        cast(forms.ChoiceField, self.fields["sensitive"]).choices = [
+            ("", "(first sensitive column)"), *[(c, c) for c in sensitive_columns]]
         if dataset_ready:
             self.fields["include_dataset"].initial = True
             self.fields["sizes"].initial = ""

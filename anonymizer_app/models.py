@@ -305,3 +305,11 @@ class PrivacyLedgerEntry(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+
+def max_length(model: type[models.Model], name: str) -> int:
+    """The most characters the text field ``name`` of ``model`` holds (its max_length)."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.CharField) or field.max_length is None:
+        raise TypeError(f"{model.__name__}.{name} is not a text field of bounded length")
+    return field.max_length

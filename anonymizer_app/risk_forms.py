@@ -3,6 +3,9 @@ population model, the risk threshold and the size of the QI combinations."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 from django import forms
 
 from .engine.measure.risk import REGIONS
@@ -32,15 +35,15 @@ class RiskForm(forms.Form):
                                       max_value=MAX_COMBINATION_SIZE,
                                       help_text="distinction and separation of combinations of up to this many QIs")
 
-    def __init__(self, *args, columns: list[str], populations: list[tuple[int, str]] = (),
+    def __init__(self, *args, columns: list[str], populations: Sequence[tuple[int, str]] = (),
                  combinations: bool = True, **kwargs):
         """``combinations``: offer the size of the QI combinations whose distinction and separation are shown;
         False on a page that shows none (a result's risk: before and after), where it would change nothing."""
         super().__init__(*args, **kwargs)
         if not combinations:
             del self.fields["combinations"]
-        self.fields["qi"].choices = [(c, c) for c in columns]
-        self.fields["population_dataset"].choices = [("", "—"), *populations]
+        cast(forms.ChoiceField, self.fields["qi"]).choices = [(c, c) for c in columns]
+        cast(forms.ChoiceField, self.fields["population_dataset"]).choices = [("", "—"), *populations]
 
     def clean(self):
         data = super().clean()
@@ -71,8 +74,8 @@ class RiskForm(forms.Form):
 class PopulationForm(RiskForm):
     """The population model and the threshold alone (the comparison page: its runs fix the QIs)."""
 
-    def __init__(self, *args, populations: list[tuple[int, str]] = (), **kwargs):
+    def __init__(self, *args, populations: Sequence[tuple[int, str]] = (), **kwargs):
         super().__init__(*args, columns=[], populations=populations, **kwargs)
         del self.fields["qi"], self.fields["combinations"]
-        self.fields["population"].choices = [c for c in POPULATION_CHOICES if c[0] != "none"]
+        cast(forms.ChoiceField, self.fields["population"]).choices = [c for c in POPULATION_CHOICES if c[0] != "none"]
         self.fields["population"].initial = "fraction"

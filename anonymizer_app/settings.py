@@ -234,10 +234,21 @@ USE_TZ = True
 
 # --- Static and media files -----------------------------------------------------------------
 STATIC_URL = "/static/"
+
+
+def _package_folder(name: str) -> Path:
+    """An installed package's folder, found without importing the package."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"the package {name} is not installed (pip install -e .)")
+    return Path(spec.origin).parent
+
+
 # plotly.js is served locally from the plotly package (no CDN): /static/vendor/plotly/plotly.min.js; the package is
 # found, not imported (importing plotly costs every process, the CLI's included, ~20 ms)
-STATICFILES_DIRS = [BASE_DIR / "static",
-                    ("vendor/plotly", Path(str(importlib.util.find_spec("plotly").origin)).parent / "package_data")]
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _package_folder("plotly") / "package_data")]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
 # Development serves straight from the app/static folders (no collectstatic needed for `make run`); with DEBUG
 # off, whitenoise serves what `make serve` collected into STATIC_ROOT (var/static).
@@ -331,7 +342,7 @@ BROKER_DIR = Path(os.environ.get("CELERY_BROKER_DIR", VAR_DIR / "broker"))
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_RESULT_BACKEND: str | None = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
     CELERY_BROKER_URL = "filesystem://localhost//"

@@ -5,6 +5,7 @@ preview, the set-valued column of a table, and the k^m run. Algorithms come from
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from django import forms
 from django.conf import settings
@@ -108,7 +109,7 @@ class SetRunForm(forms.Form):
     def __init__(self, *args, hierarchies=(), with_k: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.hierarchies = {h.pk: h for h in hierarchies}
-        self.fields["item_hierarchy"].choices = [("", "none (dynamic hierarchies)"),
+        cast(forms.ChoiceField, self.fields["item_hierarchy"]).choices = [("", "none (dynamic hierarchies)"),
                                                  *((h.pk, h.name) for h in hierarchies)]
         if not with_k:
             del self.fields["k"]

@@ -45,8 +45,9 @@ class ReleaseSerializer(serializers.Serializer):
 
 
 class PolicySerializer(serializers.ModelSerializer):
-    versions = serializers.SerializerMethodField()
-    releases = serializers.SerializerMethodField()
+    # the detail serializer nests the versions and releases in their place
+    versions: serializers.Field = serializers.SerializerMethodField()
+    releases: serializers.Field = serializers.SerializerMethodField()
 
     class Meta:
         model = Policy

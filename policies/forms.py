@@ -50,6 +50,7 @@ class ApplyForm(forms.Form):
         super().__init__(*args, **kwargs)
         qs = PolicyVersion.objects.filter(policy__owner=owner).select_related("policy").order_by(
             "policy__name", "-number")
+        self.versions = qs  # the owner's policy versions, the choices of ``version``
         self.fields["version"].queryset = qs
         self.fields["version"].label_from_instance = lambda v: f"{v.policy.name} — version {v.number}"
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import csv
 import io
 
+import pandas as pd
 from django.db import transaction
 from django.db.models import Max
 
 from anonymizer_app.engine import InputError, Role
-from anonymizer_app.models import Dataset, Job
+from anonymizer_app.models import Dataset, Job, max_length
 from anonymizer_app.services import datasets, preflight
 from anonymizer_app.services import jobs as job_service
 from hierarchy_editor.models import Hierarchy, fit_name
@@ -21,7 +22,7 @@ from . import policy_file
 from .models import Policy, PolicyVersion, Release
 from .policy_file import PolicyError
 
-NAME_MAX = Policy._meta.get_field("name").max_length
+NAME_MAX = max_length(Policy, "name")
 
 
 # ---- from a job ----------------------------------------------------------------------------------
@@ -144,7 +145,7 @@ def schema_report(dataset: Dataset, config: dict) -> policy_file.SchemaReport:
     """The dataset against the policy, before any run: missing/extra columns, types, new values."""
     cols = list(dataset.columns.all())
     wanted = [c["name"] for c in config["columns"] if c["hierarchy"] and any(x.name == c["name"] for x in cols)]
-    frame = datasets.load_frame(dataset, columns=wanted) if wanted else None
+    frame = datasets.load_frame(dataset, columns=wanted) if wanted else pd.DataFrame()
     return policy_file.schema_report(config, [c.name for c in cols], {c.name: c.inferred_type for c in cols},
                                      lambda name: frame[name])
 

@@ -163,5 +163,5 @@ def apply(request, dataset_id: int):
         status = 400
     return render(request, "policies/apply.html", {
         "dataset": dataset, "tab": "run", "form": form, "report": report, "extend": EXTEND, "chosen": chosen,
-        "has_policies": form.fields["version"].queryset.exists(),
+        "has_policies": form.versions.exists(),
     }, status=status)

@@ -4,6 +4,8 @@ checked by the columns page's form and the column page's hierarchy check."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
@@ -23,6 +25,9 @@ from . import dp, identifiers, risk
 from .common import owned_dataset, owned_hierarchy, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
+
+if TYPE_CHECKING:
+    from hierarchy_editor.models import Hierarchy
 
 MAX_PAGE = 1000  # rows per page of a preview or of published rows
 
@@ -67,7 +72,7 @@ class ColumnSerializer(serializers.ModelSerializer):
         found = self.context.get("identifier_detection")
         if found is None or found[0] != column.dataset_id:
             found = (column.dataset_id, identifier_suggestions.for_dataset(column.dataset))
-            self.context["identifier_detection"] = found
+            self.context["identifier_detection"] = found  # type: ignore[index]  # the root's dict; the stubs say Mapping
         return found[1]
 
     @extend_schema_field(IdentifierSuggestionSerializer(allow_null=True))
@@ -208,7 +213,7 @@ class DatasetDetail(APIView):
             del d["header"]  # an unticked box is absent from a form
         form = FormatForm(d, kind=ds.kind)
         if not form.is_valid():
-            return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+            return refused("; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
         c = form.cleaned_data
         fmt = Format(ds.kind, c.get("delimiter", ds.delimiter), c.get("encoding", ds.encoding), c["header"])
         try:
@@ -278,7 +283,7 @@ class DatasetColumns(APIView):
         if not form.is_valid():
             errors = {("columns" if k == "__all__" else k): [str(m) for m in v] for k, v in form.errors.items()}
             return refused("; ".join(m for v in errors.values() for m in v), errors=errors)
-        chosen = {}
+        chosen: dict[str, Hierarchy | None] = {}
         for name, hierarchy_id in bindings.items():
             if hierarchy_id is None:
                 chosen[name] = None

@@ -12,7 +12,7 @@ import codecs
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, get_encoding
+from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]  # DRF 3.18 has it; the stubs omit it
 from rest_framework.utils import json
 
 from anonymizer_app.engine.io import json_limits

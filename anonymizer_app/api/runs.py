@@ -46,7 +46,7 @@ class RunSubmitSerializer(serializers.Serializer):
         help_text="columns that look like direct identifiers (GET /datasets/<id>/columns/: identifier_suggestion "
                   "of high confidence) but are left insensitive or sensitive, confirmed to be published as they "
                   "are; without this the pre-flight refuses the run naming each")
-    fields = serializers.DictField(required=False, default=dict,
+    fields = serializers.DictField(required=False, default=dict,  # type: ignore[assignment]  # DRF takes declared fields off the class
                                    help_text="further run form fields by name: algorithm options "
                                              "('option:<algorithm>:<parameter>') and privacy models "
                                              "('model:<group>:enabled', 'model:<group>:<parameter>', "

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 class ApiErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="what is wrong, naming the field, line or value")
-    errors = serializers.DictField(required=False, help_text="field -> messages, for invalid input")
+    errors = serializers.DictField(required=False, help_text="field -> messages, for invalid input")  # type: ignore[assignment]  # DRF's metaclass takes declared fields off the class
 
 
 ErrorSerializer = ApiErrorSerializer  # the name other concerns imported first
@@ -28,7 +28,7 @@ class ParameterSerializer(serializers.Serializer):
 
 class AlgorithmSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF's metaclass takes declared fields off the class
     summary = serializers.CharField()
     recoding = serializers.CharField()
     optimal = serializers.BooleanField()
@@ -44,7 +44,7 @@ class AlgorithmSerializer(serializers.Serializer):
 
 class PrivacyModelSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF's metaclass takes declared fields off the class
     needs_sensitive = serializers.BooleanField()
     column_source = serializers.CharField(allow_null=True)
     parameters = ParameterSerializer(many=True)
@@ -57,7 +57,7 @@ class PrivacyModelSerializer(serializers.Serializer):
 
 class SourceSerializer(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF's metaclass takes declared fields off the class
     summary = serializers.CharField()
     generic = serializers.BooleanField(help_text="imported by POST /api/v1/sources/<name>/ with its parameters")
     api = serializers.CharField(allow_null=True, help_text="where the API imports it")

@@ -23,7 +23,7 @@ def too_many(name: str, wait: int) -> exceptions.Throttled:
     """DRF's 429 (the exception handler adds Retry-After from ``wait``) with our message only: given ``wait`` at
     construction, DRF would append its own "Expected available in N seconds." to it."""
     exc = exceptions.Throttled(detail=limits.refusal_message(name, wait))
-    exc.wait = wait
+    exc.wait = wait  # type: ignore[attr-defined]  # set by Throttled.__init__; djangorestframework-stubs 3.18.1 omit it
     return exc
 
 

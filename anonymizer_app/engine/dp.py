@@ -100,8 +100,8 @@ class RandomizedResponseRelease:
                 "utility_cost": self.errors}
 
 
-def check_epsilon(epsilon: float) -> float:
-    """ε as a float, or an InputError naming the value and the accepted range."""
+def check_epsilon(epsilon: float | str) -> float:
+    """ε (a number or its text, as typed) as a float, or an InputError naming the value and the accepted range."""
     message = f"ε must be a number above 0, from {MIN_EPSILON:g} to {MAX_EPSILON:g}, got {epsilon!r}"
     try:
         value = float(epsilon)

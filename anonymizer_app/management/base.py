@@ -7,6 +7,7 @@ Exit status 2 for bad flags, files or values (nothing was run), 1 when the run i
 from __future__ import annotations
 
 import sys
+from typing import Literal
 
 from django.core.management.base import BaseCommand, CommandError, handle_default_options
 
@@ -24,7 +25,8 @@ class UserError(CommandError):
 class OneLineCommand(BaseCommand):
     prog = "command"  # the name in `NAME: error: ...`
     error_class: type[UserError] = UserError
-    requires_system_checks: list = []  # no database and no checks: these run without the web app's DB
+    # no database and no checks: these run without the web app's DB (a command that writes to it says "__all__")
+    requires_system_checks: list[str] | tuple[str, ...] | Literal["__all__"] = []
     requires_migrations_checks = False
 
     def create_parser(self, prog_name, subcommand, **kwargs):

@@ -13,6 +13,7 @@ import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from anonymizer_app import engine
 from anonymizer_app.engine import Role
@@ -23,6 +24,9 @@ from anonymizer_app.engine.run.pipeline import run as run_pipeline
 from anonymizer_app.engine.run.spec import RunSpec
 from anonymizer_app.management.common import AnonymizeError, write_all, write_publication
 from anonymizer_app.services import republication as state
+
+if TYPE_CHECKING:
+    from anonymizer_app.engine.republication import History
 
 ALGORITHM = "m-invariance"
 
@@ -52,15 +56,16 @@ def read_state(path: Path):
 
 
 def publish_release(spec, republication, path: Path, progress, out: Path, delimiter: str,
-                    report_path: Path | None) -> tuple[dict, object]:
+                    report_path: Path | None) -> tuple[dict, History]:
     """Runs ``spec`` as the next release of ``republication``'s sequence; OUT, the report and the state file
     ``path`` are written only after the gate passed the release. (report, the history after the release)."""
     spec = replace(spec, republication=republication)
-    kept = {}
+    kept: dict[str, History] = {}
 
     def run_and_keep(spec, progress, sink):
         publication = run_pipeline(spec, progress, sink)
-        kept["history"] = publication.history
+        # a release of a sequence always extends the history (Publication.history is typed loosely, object)
+        kept["history"] = cast("History", publication.history)
         return publication
 
     report = write_publication(spec, progress, out, delimiter, report_path, run_and_keep)

@@ -25,9 +25,10 @@ def _limits() -> dict:
     return {"caps": ingestion.limits(rows=True)}
 
 
-def shorten(text: str, limit: int) -> str:
-    """A name cut to what the database column holds, the cut marked with an ellipsis (an extension kept)."""
-    if len(text) <= limit:
+def shorten(text: str, limit: int | None) -> str:
+    """A name cut to what the database column holds, the cut marked with an ellipsis (an extension kept);
+    ``limit`` None (a column without a maximum length): unchanged."""
+    if limit is None or len(text) <= limit:
         return text
     suffix = Path(text).suffix if len(Path(text).suffix) < 16 else ""
     return text[: limit - len(suffix) - 1] + "…" + suffix
@@ -56,9 +57,8 @@ def create_dataset(owner, source, filename: str, name: str | None = None, fmt: F
     storage.save_original(dataset, filename, source)
     staging = storage.staging_path()
     try:
-        fmt, n_rows, columns = ingestion.write_parquet(
-            ingestion.iter_table_file(storage.original_path(dataset), filename, fmt, header=header, **_limits()),
-            staging)
+        fmt, n_rows, columns = ingestion.store_table_file(storage.original_path(dataset), filename, fmt, staging,
+                                                          header=header, **_limits())
         with transaction.atomic():
             _apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()
@@ -75,9 +75,8 @@ def reformat_dataset(dataset: Dataset, fmt: Format) -> Dataset:
     """Re-read the original with user-chosen delimiter/encoding/header; columns are described anew."""
     staging = storage.staging_path()
     try:
-        fmt, n_rows, columns = ingestion.write_parquet(
-            ingestion.iter_table_file(storage.original_path(dataset), dataset.original_name, fmt, **_limits()),
-            staging)
+        fmt, n_rows, columns = ingestion.store_table_file(storage.original_path(dataset), dataset.original_name, fmt,
+                                                          staging, **_limits())
         with transaction.atomic():
             _apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()

@@ -213,7 +213,7 @@ def orphan_files(grace_seconds: float) -> list[str]:
     be an upload or a result being stored right now): left by a crash, a changed SECRET_KEY (table names),
     a deletion made outside Django (SQL), expired editor sessions."""
     Hierarchy = _hierarchy_model()
-    claimed = set()
+    claimed: set[str] = set()
     for dataset in Dataset.objects.only("pk", "original"):
         claimed.update(name for name in (storage.table_name(dataset), dataset.original.name,
                                          storage.dicom_name(dataset)) if name)

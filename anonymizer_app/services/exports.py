@@ -38,7 +38,7 @@ def neutralize(value: str) -> str:
 def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False, seed: int | None = None) -> str:
     """CSV text of the anonymized rows, formulas neutralized, optionally in shuffled row order."""
     if shuffle:
-        frame = frame.sample(frac=1.0, random_state=np.random.default_rng(seed).integers(2**31))
+        frame = frame.sample(frac=1.0, random_state=int(np.random.default_rng(seed).integers(2**31)))
     header, columns = _safe_columns(frame)
     parts = _arrow_csv(header, columns, delimiter)
     if parts is not None:
@@ -111,6 +111,7 @@ def _neutralized_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(code per row, distinct texts neutralized): a column as export_csv writes it. Only the distinct values
     are tested and rewritten."""
     cells = values.to_numpy(dtype=object)
+    uniques: pd.Index | np.ndarray
     codes, uniques = factorize_cells(cells)  # rows sharing a str object are hashed once (engine.cells)
     if len(codes) and codes.min() < 0:  # missing cells: a code of their own, written as their text ('nan')
         codes, uniques = pd.factorize(cells, use_na_sentinel=False)

@@ -234,6 +234,16 @@ def _arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
         [pa.array(frame[c].to_numpy(dtype=object), type=pa.string()) for c in frame.columns], schema=schema)
 
 
+def store_table_file(path: Path, filename: str, fmt: Format | None, target: Path,
+                     **options) -> tuple[Format, int, list[str]]:
+    """iter_table_file(path, filename, fmt, **options) written to ``target`` (write_parquet): the format the
+    file was read in, its rows and its columns."""
+    read, rows, columns = write_parquet(iter_table_file(path, filename, fmt, **options), target)
+    if read is None:  # iter_table_file yields at least one piece or raises
+        raise InputError(f"{filename}: no data rows")
+    return read, rows, columns
+
+
 def write_parquet(pieces, target: Path) -> tuple[Format | None, int, list[str]]:
     """Write (frame, format) pieces to ``target`` atomically; returns the format, rows and columns."""
     fmt: Format | None = None

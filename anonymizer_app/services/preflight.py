@@ -140,8 +140,8 @@ def _model_fix(model, values: pd.Series, suppression_limit: float) -> str:
                     f"ln {top_entropy:.4g}), allow some suppression, or protect a column with more varied values")
         return f"Lower l to at most {top}, or protect a column with at least l distinct values"
     if name == "alpha-k-anonymity":
-        top = float(values.astype(str).value_counts(normalize=True).iloc[0])
-        return f"Raise α to at least {math.ceil(top * 1000) / 1000:g}, or allow some suppression"
+        share = float(values.astype(str).value_counts(normalize=True).iloc[0])
+        return f"Raise α to at least {math.ceil(share * 1000) / 1000:g}, or allow some suppression"
     if name == "delta-presence":
         return "Widen [δmin, δmax] to hold the research subset's share, or allow some suppression"
     return "Change its parameters or allow some suppression"

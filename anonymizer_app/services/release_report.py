@@ -122,12 +122,12 @@ def charts(report: dict) -> dict[str, str]:
         labels, counts = _size_bins(histogram)
         out["classes"] = bar_chart("Equivalence classes by size", labels, [Series("classes", counts)],
                                    "classes", x_title="records in the class", integer=True)
-    counts = report.get("value_counts") or {}
-    qis = [q for q in report.get("quasi_identifiers", []) if q in counts]
+    value_counts = report.get("value_counts") or {}
+    qis = [q for q in report.get("quasi_identifiers", []) if q in value_counts]
     if qis:
         out["distinct"] = bar_chart("Distinct values per quasi-identifier", qis,
-                                    [Series("original", [counts[q]["before"].get("distinct") for q in qis]),
-                                     Series("published", [counts[q]["after"].get("distinct") for q in qis])],
+                                    [Series("original", [value_counts[q]["before"].get("distinct") for q in qis]),
+                                     Series("published", [value_counts[q]["after"].get("distinct") for q in qis])],
                                     "distinct values", integer=True)
     return out
 

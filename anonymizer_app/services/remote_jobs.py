@@ -46,11 +46,12 @@ def run_deposit(job: Job) -> None:
     from ..views.release_report import standalone_html  # the report's renderer is the web side's
 
     options = job.options or {}
-    run = Job.objects.select_related("dataset", "result").filter(pk=options.get("source_job"),
-                                                                 owner=job.owner).first()
+    source_job, account_id = options.get("source_job"), options.get("account")
+    run = Job.objects.select_related("dataset", "result").filter(pk=source_job, owner=job.owner).first() \
+        if source_job else None
     if run is None:
         raise InputError("the run whose rows were to be deposited no longer exists")
-    account = RemoteAccount.objects.filter(pk=options.get("account"), owner=job.owner).first()
+    account = RemoteAccount.objects.filter(pk=account_id, owner=job.owner).first() if account_id else None
     if account is None:
         raise InputError("the connection chosen for the deposit was deleted; choose another")
     progress = jobs.Progress(job)

@@ -11,6 +11,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from ..engine.errors import InputError
+from ..engine.model.table import Table
 from ..engine.republication import History
 from . import vault
 
@@ -73,7 +74,8 @@ def with_history(job: Job, spec: RunSpec) -> RunSpec:
     if release is None:
         raise InputError("m-invariance publishes a release of a sequence: apply a release policy whose algorithm is "
                          "m-invariance (its releases keep the history), or use manage.py anonymize --history")
-    history = secret = None
+    history: History | None = None
+    secret: bytes | None = None
     earlier = release.policy.releases.filter(number__lt=release.number).select_related("job").order_by("-number")
     for r in earlier:
         if isinstance(r.state, dict) and r.state.get("format") == STATE_FORMAT:
@@ -86,7 +88,10 @@ def with_history(job: Job, spec: RunSpec) -> RunSpec:
     models = [m for m in spec.models if isinstance(m, MInvariance)]
     if len(models) != 1:
         raise InputError("the m-invariance algorithm needs the m-invariance model (its m) in the policy's models")
-    if history is None:
+    if history is None or secret is None:  # load_state gives both or raises
+        if not isinstance(spec.table, Table):  # only a Table names its QIs for the new history
+            raise InputError("m-invariance publishes releases of a table read whole, not of a streamed or "
+                             "transaction input")
         history, secret = History.empty(models[0].m, models[0].column or spec.sensitive or "", spec.table.qi), \
             new_secret()
     record_id = str((spec.options or {}).get("record_id") or "")
@@ -98,7 +103,7 @@ def with_history(job: Job, spec: RunSpec) -> RunSpec:
 def store(job: Job, spec: RunSpec, publication: Publication) -> None:
     """After the gate passed a release: its history (and the encrypted secret) become the release's state, with
     the figures the policy's release list shows."""
-    if spec.republication is None or publication.history is None:
+    if spec.republication is None or not isinstance(publication.history, History):  # None: not a release
         return
     release = _release_of(job)
     if release is None:

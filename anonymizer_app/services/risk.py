@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..engine import InputError, Role
+from ..engine import InputError, Role, Table
 from ..engine.measure.risk import Population, analyze, combination_count, population_model
 from ..engine.model.hierarchy import ROOT
 from ..models import Dataset, Result
@@ -138,6 +138,8 @@ def _published_population(result: Result, population: Population | None, qi: lis
     from .runs import job_spec  # runs imports the job services, which import this module's siblings
 
     spec = job_spec(result.job)
+    if not isinstance(spec.table, Table):  # a transaction dataset: no rows of QI values to generalize
+        return _resized(population, n, "the run's input is not a table of rows")
     hierarchies = spec.table.hierarchies(spec.hierarchies)
     generalized = {}
     for q in qi:

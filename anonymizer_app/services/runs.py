@@ -46,8 +46,8 @@ def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None
     if cluster:
         roles = {c["name"]: Role(c["role"]) for c in config["columns"]}
         types = {c["name"]: c["type"] for c in config["columns"]}
-        source = ParquetTable(str(datasets.stored_table(job.dataset)), roles, types, job.dataset.name)
-        return replace(RunSpec.build(source, hierarchies, **build), cluster=cluster)
+        parquet = ParquetTable(str(datasets.stored_table(job.dataset)), roles, types, job.dataset.name)
+        return replace(RunSpec.build(parquet, hierarchies, **build), cluster=cluster)
     if streamed:
         path = datasets.stored_table(job.dataset)
 

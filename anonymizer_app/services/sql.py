@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 from django.conf import settings
@@ -43,6 +44,10 @@ from ..engine import Format
 from ..engine.io import reader as reader_mod
 from ..engine.io.reader import Limits
 from . import connections
+
+if TYPE_CHECKING:
+    from sqlalchemy.sql.expression import Executable
+    from sqlalchemy.types import TypeEngine
 
 CHUNK_ROWS = 20_000
 INSERT_ROWS = 5_000
@@ -226,7 +231,7 @@ def iter_rows(url: str, table: str = "", query: str = "", web: bool = True, caps
     if bool(table) == bool(query):
         raise SqlError("name a table or give a query (one of the two)")
     caps = caps or Limits()
-    statement = None
+    statement: Executable | None = None
     if query:
         statement = text(check_query(query))
         what = f"the query ({query.strip()[:120]!r})"
@@ -348,7 +353,7 @@ def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str],
     schema, table = check_table_name(name)
     engine = open_engine(url, web=web, read_only=False, password=password)
     temp = f"{table[:40]}_tmp_{secrets.token_hex(6)}"
-    kinds_sql = {"integer": BigInteger(), "decimal": Float(53),
+    kinds_sql: dict[str, TypeEngine] = {"integer": BigInteger(), "decimal": Float(53),
                  "text": Text().with_variant(MEDIUMTEXT(), "mysql", "mariadb")}
     metadata = MetaData()
     columns = [str(c) for c in frame.columns]
@@ -417,7 +422,7 @@ class Staged:
     the table's Parquet at ``staging`` and the same rows as CSV in ``original`` (a temporary file)."""
 
     staging: Path
-    original: object
+    original: IO[bytes]
     n_rows: int
     columns: list[str]
 

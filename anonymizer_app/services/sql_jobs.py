@@ -52,8 +52,9 @@ def run_export(job: Job) -> None:
     message; the table appears only when every row is written (sql.write_table)."""
     options = job.options or {}
     try:
+        source_job = options.get("source_job")
         run = Job.objects.select_related("dataset", "result").filter(
-            pk=options.get("source_job"), owner=job.owner).first()
+            pk=source_job, owner=job.owner).first() if source_job else None
         if run is None:
             raise InputError("the run whose rows were to be written no longer exists")
         check_source(run)

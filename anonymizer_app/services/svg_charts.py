@@ -5,6 +5,7 @@ values that span more than two decades get a log axis (said in the axis title)."
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -16,7 +17,7 @@ COLOURS = ("#8a94a6", "#2563eb", "#16a34a", "#d97706")
 @dataclass(frozen=True)
 class Series:
     name: str
-    values: list[float]
+    values: Sequence[float]  # counts (int) or shares
 
 
 def _nice_ticks(top: float, integer: bool) -> list[float]:

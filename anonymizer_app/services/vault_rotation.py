@@ -20,10 +20,12 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.apps import apps
 from django.db import transaction
+from django.db.models import QuerySet
 
 from . import vault
 
@@ -72,10 +74,11 @@ class Rotator:
         return None if self.check else self.current.encrypt(plain).decode("ascii")
 
     # ---- rows -------------------------------------------------------------------------------------------
-    def rows(self, kind: str, queryset, get: Callable[[object], object], put: Callable[[object, str], list[str]],
-             name: Callable[[object], str]) -> Count:
+    def rows(self, kind: str, queryset: QuerySet, get: Callable[[Any], object], put: Callable[[Any, str], list[str]],
+             name: Callable[[Any], str]) -> Count:
         """One table in one transaction (its rows locked while they are rewritten: a page saving a secret at the
-        same moment waits, and nothing is half rotated if this stops)."""
+        same moment waits, and nothing is half rotated if this stops). ``get``, ``put`` and ``name`` take a row of
+        ``queryset``'s model (Any: each table's own)."""
         count = Count(kind)
         with transaction.atomic():
             rows = queryset if self.check else queryset.select_for_update()

@@ -176,7 +176,7 @@ def columns(request, dataset_id: int):
             "suggestion": detection.for_column(c.name),
             "free_text": detection.free_text_for(c.name),
             "hierarchy_url": f"/hierarchies/dataset/{ds.pk}/column/{c.pk}/",
-            "hierarchy_label": c.hierarchy.name if c.hierarchy_id else default_hierarchy_label(
+            "hierarchy_label": c.hierarchy.name if c.hierarchy is not None else default_hierarchy_label(
                 c.type, _distinct_for_label(ds, c)),
         })
     from ..services.setvalued import delimiter_label

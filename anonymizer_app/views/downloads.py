@@ -72,7 +72,7 @@ def _download_other(j: Job, res, fmt: str, drop: bool, shuffle: bool) -> HttpRes
     """The published rows as Parquet, Excel or JSON lines (exports.export_frame), built whole in memory."""
     frame = exports.result_frame(res, drop)
     if shuffle:
-        frame = frame.sample(frac=1.0, random_state=np.random.default_rng().integers(2**31)).reset_index(drop=True)
+        frame = frame.sample(frac=1.0, random_state=int(np.random.default_rng().integers(2**31))).reset_index(drop=True)
     spec = exports.EXPORT_FORMATS[fmt]
     try:
         body = exports.export_frame(frame, fmt, exports.job_column_types(j))

@@ -10,6 +10,8 @@ published figures of an earlier release of this dataset.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -20,6 +22,7 @@ from accounts.throttling import throttle
 
 from ..dp_forms import BudgetForm, DPForm
 from ..engine import InputError
+from ..engine.dp import CountsRelease, RandomizedResponseRelease
 from ..plotly_text import plotly_escape
 from ..services import datasets as dataset_service
 from ..services import dp as dp_service
@@ -27,7 +30,7 @@ from ..services import exports, privacy_ledger
 from .common import owned_dataset
 
 
-def comparison_chart(labels: list[str], series: list[tuple[str, list[float]]], title: str) -> dict:
+def comparison_chart(labels: list[str], series: Sequence[tuple[str, Sequence[float]]], title: str) -> dict:
     """Grouped bars: the true figures beside the released (and estimated) ones; labels escaped for plotly."""
     x = [plotly_escape(label) for label in labels]
     colors = ["#1f4e79", "#c05621", "#2f855a"]
@@ -59,7 +62,8 @@ def dataset_dp(request, dataset_id: int):
             return redirect("anonymizer:dp", ds.pk)
         return _page(request, ds, DPForm(columns=columns), budget_form, status=400)
     form = DPForm(request.POST or None, columns=columns)
-    counts = rr = None
+    counts: CountsRelease | None = None
+    rr: RandomizedResponseRelease | None = None
     chart = None
     status = 200
     if form.is_bound:
@@ -70,7 +74,7 @@ def dataset_dp(request, dataset_id: int):
                 if request.POST.get("action") == "csv":
                     return _csv_response(exports.export_csv(dp_service.release_frame(released)),
                                          dp_service.release_filename(ds, d))
-                if d["mode"] == "counts":
+                if isinstance(released, CountsRelease):  # mode "counts"
                     counts = released
                     chart = comparison_chart(counts.cells, [("true (not released)", counts.true_counts),
                                                             ("released (noisy, post-processed)",

@@ -16,6 +16,8 @@ Everything is owner-scoped like the other pages: another user's job is a 404.
 
 from __future__ import annotations
 
+from typing import Any
+
 from csp.constants import UNSAFE_EVAL
 from csp.decorators import csp_update
 from django.contrib import messages
@@ -115,7 +117,8 @@ def kept_nodes(job: Job) -> dict[str, str]:
 @login_required
 @require_GET
 # plotly's WebGL traces (scattergl, via regl) build their drawing code with Function(): this page only
-@csp_update({"script-src": [UNSAFE_EVAL]})
+# django-csp 4.0 types a view as taking the request only; this one takes the job id too
+@csp_update({"script-src": [UNSAFE_EVAL]})  # type: ignore[arg-type]
 def lattice(request, job_id):
     refusal = _safepub_refusal(request, job_id)
     if refusal is not None:
@@ -237,7 +240,7 @@ def comparison(frame, output, suppressed, rows: int, identifying: list[str], num
     for i in range(len(out)):
         o = orig.iloc[i] if i < len(orig) else None
         a = out.iloc[i]
-        row = {
+        row: dict[str, Any] = {  # one table row for the template
             "number": int(numbers[i]) + 1 if numbers is not None else i + 1,
             "suppressed": bool(suppressed[i]),
             "changed": [o is None or c not in frame.columns or str(a[c]) != str(o[c]) for c in output.columns],

@@ -15,7 +15,7 @@ from ..model.hierarchy import Hierarchy
 from ..model.table import FrequencySet, Table
 from ..privacy import PRIVACY_MODELS, Parameter, PrivacyModel
 
-ProgressCallback = Callable[[float, str], None]
+ProgressCallback = Callable[[float, str], bool | None]  # returning False asks the run to stop (a cancelled job)
 # An algorithm calls Problem.heartbeat at every unit of its work (a cluster, a partition, a node, a batch of
 # records); the run's progress callback hears from it at least this often, so the bar moves and a cancel is
 # seen within a second of work. Tests set it to 0 to see a call between every two units.

@@ -298,7 +298,7 @@ class Command(OneLineCommand):
                 for piece, _ in iter_table_file(source, source.name, fmt, block_bytes=block):
                     yield piece
 
-            table = StreamedTable(chunks, roles, name=source.stem)
+            table: engine.Table | StreamedTable = StreamedTable(chunks, roles, name=source.stem)
             delimiter = fmt.delimiter if fmt.kind == "csv" else ","
         else:
             # text columns as Categoricals, which the Table encodes from their codes (none with a population,
@@ -574,7 +574,8 @@ class Command(OneLineCommand):
     @staticmethod
     def _hierarchies(opts: dict, roles: dict[str, Role]) -> dict[str, engine.Hierarchy]:
         out: dict[str, engine.Hierarchy] = {}
-        policies = dict(opts["hierarchy_conflicts"])  # column (None: every file) -> policy, the last one given
+        # column (None: every file) -> policy, the last one given
+        policies: dict[str | None, str] = dict(opts["hierarchy_conflicts"])
         bound = {column for column, _ in opts["hierarchy"]}
         for column in policies:
             if column is not None and column not in bound:

@@ -50,17 +50,18 @@ class Command(OneLineCommand):
             if user is None:
                 raise UserError(f"no user named {key!r}")
             return user, None
+        pk = key
         if kind == "job":
             try:
-                key = uuid.UUID(key)
+                pk = str(uuid.UUID(key))
             except ValueError:
                 raise UserError(f"{key!r} is not a job id (a UUID such as {uuid.UUID(int=0)})") from None
         elif not key.isdigit():
             raise UserError(f"{key!r} is not a {kind} id (a number)")
-        model = {"dataset": Dataset, "job": Job, "hierarchy": Hierarchy}[kind]
-        target = model.objects.select_related("owner").filter(pk=key).first()
+        models: dict[str, type[Dataset | Job | Hierarchy]] = {"dataset": Dataset, "job": Job, "hierarchy": Hierarchy}
+        target = models[kind].objects.select_related("owner").filter(pk=pk).first()
         if target is None:
-            raise UserError(f"no {kind} with id {key}")
+            raise UserError(f"no {kind} with id {pk}")
         return target, target.owner.get_username()
 
     def _report(self, done: erasure.Erasure, owner: str | None, dry_run: bool) -> None:
