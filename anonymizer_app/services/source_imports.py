@@ -31,7 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..engine import Cancelled, EngineError, InputError
-from ..models import SourceImport
+from ..models import SourceImport, max_length
 from . import jobs, remote, sources, sql, storage, vault
 
 KIND = "sql-import"  # the name of the time-limit settings (services.jobs.time_limit)
@@ -58,7 +58,7 @@ def create_sql(owner, url: str, table: str = "", query: str = "", name: str = ""
         sql.check_query(query)
     else:
         sql._split_name(table)
-    public, limit = target.public_url(), SourceImport._meta.get_field("url").max_length
+    public, limit = target.public_url(), max_length(SourceImport, "url")
     if len(public) > limit:
         raise InputError(f"the connection URL is {len(public):,} characters long (without its password), more than "
                          f"the limit of {limit:,}")
@@ -79,7 +79,7 @@ def create_repository(owner, service: str, chosen: remote.RemoteFile, record: st
         raise InputError(f"unknown repository {service!r}: zenodo or dataverse")
     remote.check_importable(chosen)
     for value, field in ((chosen.url, "url"), (chosen.name, "table"), (record.strip(), "record")):
-        limit = SourceImport._meta.get_field(field).max_length
+        limit = max_length(SourceImport, field)
         if len(value) > limit:
             raise InputError(f"{value[:60]!r}...: {len(value):,} characters, more than the limit of {limit:,}")
     server = account.base_url if account is not None else remote.normalize_base_url(server)
