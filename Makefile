@@ -8,7 +8,7 @@
 #   make serve    production (docs/operations/deployment.md): gunicorn + whitenoise + a Celery worker, DEBUG off, on
 #                 PostgreSQL and Redis; stops with a message naming any required variable that is not set
 #   make test     adds the test extras to .venv (dev, cluster, fast, docs: see TEST_EXTRAS), then ruff,
-#                 lint-imports and mypy (the engine), then pytest on SQLite (in parallel, pytest-xdist); then,
+#                 lint-imports and mypy (every app), then pytest on SQLite (in parallel, pytest-xdist); then,
 #                 when DATABASE_URL is set or CI=true, the database tests again on PostgreSQL. With
 #                 CI=true it first creates .venv-pycanon (pycanon, the second opinion of
 #                 tests/engine/test_pycanon.py; it pins its own numpy, so it never enters .venv);
@@ -16,7 +16,7 @@
 #                 PYTEST_WORKERS=N sets the number of pytest processes (default: one per CPU)
 #   make lint     ruff, then lint-imports (the import contract of [tool.importlinter] in
 #                 pyproject.toml: the engine imports nothing from Django, Celery or the web apps),
-#                 then mypy on the engine ([tool.mypy] in pyproject.toml)
+#                 then mypy on every app, the engine included, with django-stubs ([tool.mypy])
 #   make bench    benchmarks/bench_datafly.py
 #   make docs     the documentation site: docs/reference/ regenerated from the code (docs/generate.py),
 #                 then mkdocs build --strict (a broken link or a page left out of the nav fails) into var/site/
