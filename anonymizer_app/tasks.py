@@ -6,7 +6,8 @@ from celery import shared_task
 from celery.worker.request import Request
 
 from . import celery  # noqa: F401  (the app, loaded before the task so that @shared_task binds to it)
-from .models import Job
+from .models import Job, SourceImport
+from .services import source_imports
 from .services.jobs import run_job, stop_for_time_limit
 
 
@@ -49,10 +50,8 @@ class SourceImportRequest(Request):
             return  # the task's own process stops the import (services.source_imports.run)
         from django.db import connection
 
-        from .services.source_imports import stop_for_time_limit
-
         try:
-            stop_for_time_limit(self.args[0], hard=True)
+            source_imports.stop_for_time_limit(self.args[0], hard=True)
         except Exception:  # the worker must survive; the sweep ends the import later
             logging.getLogger(__name__).exception("settling import %s after its hard time limit failed", self.args)
         finally:
@@ -61,10 +60,7 @@ class SourceImportRequest(Request):
 
 @shared_task(name="anonymizer.run_source_import", Request=SourceImportRequest)
 def run_source_import_task(import_id: str) -> str:
-    from .models import SourceImport
-    from .services.source_imports import run
-
     try:
-        return run(SourceImport.objects.get(pk=import_id)).status
+        return source_imports.run(SourceImport.objects.get(pk=import_id)).status
     except SourceImport.DoesNotExist:  # its owner was erased meanwhile: nothing to store
         return "deleted"

@@ -17,7 +17,7 @@ from ..engine.measure.metrics import RISK_THRESHOLD
 from ..engine.measure.risk import Classes, column_codes, sample_risks
 from ..models import Dataset, Job
 from . import datasets, results, storage
-from .jobs import Progress, build_models, register, validate_models
+from .job_support import Progress, build_models, register, validate_models
 
 COMPARE = "compare"  # Job.algorithm of a comparison (kept for older rows); its options hold the algorithms and ks
 COMPARE_FIGURES = {

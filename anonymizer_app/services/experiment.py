@@ -12,7 +12,7 @@ from ..engine import InputError, Role
 from ..models import Dataset, Job
 from ..plotly_text import plotly_escape
 from . import comparison, datasets, results, storage
-from .jobs import Progress, register
+from .job_support import Progress, register
 
 EXPERIMENT = "homogeneity-experiment"  # Job.algorithm of an experiment (kept for older rows)
 EXPERIMENT_MAX_ROWS = 1_000_000

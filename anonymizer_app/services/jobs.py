@@ -8,10 +8,7 @@ its own (runs: "run" and "lattice-keep"; comparison; experiment).
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
-from datetime import timedelta
+import logging
 
 from django.conf import settings
 from django.db import transaction
@@ -19,57 +16,45 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from .. import engine
-from ..engine import InputError, Role
-from ..models import Dataset, Job
-from . import datasets, population, privacy_ledger
+from ..engine import InputError
+from ..engine.algorithms.fixed import parse_levels
+from ..models import Dataset, Job, Result
 
-JOB_HANDLERS: dict[str, Callable[[Job], None]] = {}
+# Each kind's module registers its handler in job_support.JOB_HANDLERS when imported: all are imported here, so
+# that the registry is complete whichever module is imported first (they import job_support, not this module).
+from . import (  # noqa: F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOSITORY_DEPOSIT)
+    comparison,
+    datasets,
+    experiment,
+    lattice,
+    population,
+    privacy_ledger,
+    remote_jobs,
+    runs,
+    source_imports,
+    sql_jobs,
+    storage,
+)
+from .job_support import (  # noqa: F401  (re-exported: jobs.Progress, jobs.register, ... for the callers)
+    JOB_HANDLERS,
+    Heartbeat,
+    Progress,
+    build_models,
+    from_time_limit,
+    register,
+    send_task,
+    soft_time_limit_error,
+    stale_after,
+    time_limit,
+    time_limit_message,
+    validate_models,
+)
+from .pseudonyms import dataset_rules
 
-
-def register(kind: str, handler: Callable[[Job], None]) -> None:
-    """Make ``handler`` run the jobs of ``kind`` (one of Job.KIND_CHOICES)."""
-    JOB_HANDLERS[kind] = handler
+log = logging.getLogger(__name__)
 
 
 # ---- validation and creation ------------------------------------------------------------------------
-def build_models(specs: list[dict] | None) -> list:
-    """Engine privacy models from their stored form ({"model": name, param: value, ..., "column": c})."""
-    out = []
-    for spec in specs or []:
-        params = {key: value for key, value in spec.items() if key != "model"}
-        out.append(engine.privacy.make_model(spec.get("model", ""), **params))
-    return out
-
-
-def validate_models(dataset: Dataset, info, k: int, specs: list[dict] | None, marker: str | None = None) -> list[dict]:
-    """The models built (the engine's messages on bad values), checked against the algorithm (its refusal
-    names the algorithms that can) and against the columns; returns them as stored on the job. ``marker``:
-    the research-subset column a population job adds (δ-presence or k-map against another dataset)."""
-    models = build_models(specs)
-    engine.run.stages.check_supported(info, [engine.KAnonymity(k), *models])
-    columns = {c.name: c for c in dataset.columns.all()}
-    for m in models:
-        if marker is not None and m.column == marker:
-            continue
-        if m.column_source is None:
-            continue  # a model on the classes alone (average risk)
-        if m.column is None:
-            raise InputError(f"{m.describe()}: choose the column it applies to")
-        col = columns.get(m.column)
-        if col is None:
-            raise InputError(f"{m.describe()}: unknown column {m.column!r}")
-        if col.role == Role.QUASI_IDENTIFYING.value:
-            raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
-        if col.role == Role.IDENTIFYING.value:
-            raise InputError(f"{m.describe()}: {m.column!r} is identifying (removed from the output)")
-        if getattr(m, "distance", None) == "hierarchical" and col.hierarchy_id is None:
-            raise InputError(f"hierarchical t-closeness needs a hierarchy for the sensitive column {m.column!r}: "
-                             f"bind one to it on the columns page")
-        if getattr(m, "distance", None) == "ordered" and col.type not in ("integer", "decimal"):
-            raise InputError(f"ordered distance needs a numeric sensitive column; {m.column!r} is {col.type}")
-    return [m.to_dict() for m in models]
-
-
 def validate_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: float, sensitive: str,
                  models: list[dict] | None = None, marker: str | None = None) -> list[dict]:
     """Everything that can be checked before queueing, with the engine's messages; returns the models."""
@@ -92,8 +77,6 @@ def check_levels(dataset: Dataset, algorithm: str, options: dict) -> None:
     heights before the job is queued: a wrong count or a level above a hierarchy is named at once."""
     if not any(p.name == "levels" for p in engine.get_algorithm(algorithm).options):
         return
-    from ..engine.algorithms.fixed import parse_levels
-
     table, given = datasets.dataset_table(dataset)
     hierarchies = table.hierarchies(given)
     parse_levels(options.get("levels", ""), table.qi, [hierarchies[q].height for q in table.qi])
@@ -121,8 +104,6 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
         check_levels(dataset, algorithm, options or {})
         config = datasets.dataset_config(dataset)
-        from .pseudonyms import dataset_rules
-
         rules = dataset_rules(dataset)  # the identifying columns' treatments, snapshotted with the roles
         if rules:
             config["identifiers"] = rules
@@ -162,33 +143,10 @@ def _create_population_job(dataset: Dataset, source: Dataset, algorithm: str, k:
 # ---- queueing and running -----------------------------------------------------------------------------
 def submit_job(job: Job) -> Job:
     """Queue the job on the Celery broker, under the time limits of its kind."""
-    from ..tasks import run_job_task
-
-    soft, hard, _ = time_limit(job.kind)
-    async_result = run_job_task.apply_async((str(job.pk),), soft_time_limit=soft, time_limit=hard)
+    async_result = send_task("run_job_task", (str(job.pk),), job.kind)
     Job.objects.filter(pk=job.pk).update(celery_id=async_result.id)
     job.celery_id = async_result.id
     return job
-
-
-# ---- time limits ----------------------------------------------------------------------------------------
-def time_limit(kind: str) -> tuple[float, float, str]:
-    """(soft, hard, setting) of a job kind: Celery raises SoftTimeLimitExceeded in the task after ``soft``
-    seconds (run_job stops the job) and kills the worker process after ``hard`` (tasks.JobRequest settles it);
-    ``setting`` names the environment variable that sets ``soft`` (settings.py, docs/limits.md)."""
-    per_kind = settings.ANONYMIZER_JOB_TIME_LIMITS
-    if kind in per_kind:
-        soft, name = float(per_kind[kind]), f"ANONYMIZER_JOB_TIME_LIMIT_{kind.upper().replace('-', '_')}_SECONDS"
-    else:
-        soft, name = float(settings.ANONYMIZER_JOB_TIME_LIMIT_SECONDS), "ANONYMIZER_JOB_TIME_LIMIT_SECONDS"
-    return soft, soft + float(settings.ANONYMIZER_JOB_TIME_LIMIT_GRACE_SECONDS), name
-
-
-def time_limit_message(kind: str, seconds: float) -> str:
-    _, _, name = time_limit(kind)
-    shown = int(seconds) if float(seconds).is_integer() else round(seconds, 1)
-    return (f"stopped after {shown} s: the time limit for {kind} jobs (setting {name}); its partial outputs "
-            f"were discarded")
 
 
 def stop_for_time_limit(job_id, hard: bool = False) -> bool:
@@ -218,83 +176,7 @@ def _over_time_limit(job: Job, now=None) -> bool:
     return beating >= soft or ((now or timezone.now()) - job.started).total_seconds() >= hard
 
 
-def _soft_time_limit_error() -> type[BaseException]:
-    # billiard (Celery's pool) imported here, not at the top: web processes and the CLI do not load it
-    from billiard.exceptions import SoftTimeLimitExceeded
-
-    return SoftTimeLimitExceeded
-
-
-def _from_time_limit(exc: BaseException, error: type[BaseException]) -> bool:
-    """Whether ``exc`` is the soft limit's exception, or was raised while handling it (a handler that turned
-    it into an error of its own)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, error):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-class Progress:
-    """Writes progress to the job row at most every 0.1 s and stops the run when cancelled or deleted."""
-
-    def __init__(self, job: Job):
-        self.job = job
-        self.last = 0.0
-
-    def __call__(self, fraction: float, phase: str) -> bool:
-        now = time.monotonic()
-        # throttled, except for the closing phases (the algorithm's last word, output, verification)
-        if now - self.last < 0.1 and fraction < 0.95:
-            return True
-        self.last = now
-        Job.objects.filter(pk=self.job.pk).update(progress=round(fraction, 4), phase=phase[:255])
-        cancel = Job.objects.filter(pk=self.job.pk).values_list("cancel_requested", flat=True).first()
-        return cancel is False  # None: the job was deleted meanwhile
-
-
 # ---- liveness: heartbeat, redelivery, sweep ------------------------------------------------------------
-def _stale_after() -> timedelta:
-    return timedelta(seconds=settings.ANONYMIZER_JOB_STALE_SECONDS)
-
-
-class Heartbeat:
-    """Touches ``row.heartbeat`` (a Job, a SourceImport: any row with a status and a heartbeat) every
-    ANONYMIZER_HEARTBEAT_SECONDS from a thread of the worker process while it runs, whatever the work is doing
-    (a long numpy step or a slow query makes no progress calls): a row whose heartbeat stops is one whose worker
-    died (the sweeps). ``also`` is called on each beat too (a job's scratch folder)."""
-
-    def __init__(self, row, also: Callable[[], None] | None = None):
-        self.model, self.pk, self.also = type(row), row.pk, also
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{row.pk}", daemon=True)
-
-    def __enter__(self) -> Heartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-    def _beat(self) -> None:
-        from django.db import DatabaseError, connection
-
-        try:
-            while not self.stop.wait(settings.ANONYMIZER_HEARTBEAT_SECONDS):
-                if self.also is not None:
-                    self.also()
-                try:
-                    self.model.objects.filter(pk=self.pk, status=self.model.RUNNING).update(heartbeat=timezone.now())
-                except DatabaseError:  # a busy database (SQLite lock) misses one beat, not the work
-                    continue
-        finally:
-            connection.close()
-
-
 def _claim(job: Job) -> str:
     """Take the job for this worker: "run" (queued, or running on a worker that died: its heartbeat is
     stale, the message came back), "busy" (a live worker runs it: a duplicate delivery) or "done"."""
@@ -303,7 +185,7 @@ def _claim(job: Job) -> str:
             status=Job.RUNNING, started=now, heartbeat=now, phase="loading the dataset",
             attempts=F("attempts") + 1):
         return "run"
-    stale = now - _stale_after()
+    stale = now - stale_after()
     redelivered = Job.objects.filter(pk=job.pk, status=Job.RUNNING).filter(
         Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale))
     dead = redelivered.first()
@@ -321,9 +203,6 @@ def _claim(job: Job) -> str:
 def _discard_partial(job: Job) -> None:
     """What a dead worker may have left of the job: its stored output and result row, its scratch folder and
     its half-written outputs."""
-    from ..models import Result
-    from . import storage
-
     storage.delete_job_files(job)
     storage.discard_leftovers(job)
     Result.objects.filter(job_id=job.pk).delete()
@@ -336,10 +215,8 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
     periodically), at web start and by `manage.py sweep_jobs`. Scratch folders that no live worker touches (a
     dead worker's, also of a job deleted meanwhile) are removed too ("scratch_removed": their job ids), and so
     are half-written outputs of jobs that no longer run."""
-    from . import storage
-
     now = now or timezone.now()
-    stale = now - _stale_after()
+    stale = now - stale_after()
     out: dict[str, list[str]] = {"requeued": [], "failed": [], "cancelled": []}
     candidates = Job.objects.filter(status=Job.RUNNING).filter(
         Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale))
@@ -368,9 +245,7 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
     running = {str(pk) for pk in Job.objects.filter(pk__in=list(partials), status=Job.RUNNING)
                .values_list("pk", flat=True)}
     storage.delete_names([name for job_id, names in partials.items() if job_id not in running for name in names])
-    from .source_imports import sweep_stale_imports
-
-    imports = sweep_stale_imports(now)  # dataset imports whose worker died: failed, their staged file removed
+    imports = source_imports.sweep_stale_imports(now)  # dataset imports whose worker died: failed, their staged file removed
     if imports:
         out["imports_failed"] = imports
     return out
@@ -378,7 +253,7 @@ def sweep_stale_jobs(now=None) -> dict[str, list[str]]:
 
 def cancel_if_stale(job: Job) -> bool:
     """Cancel at once a running job whose worker stopped (no live worker would notice the request)."""
-    stale = timezone.now() - _stale_after()
+    stale = timezone.now() - stale_after()
     found = Job.objects.filter(pk=job.pk, status=Job.RUNNING).filter(
         Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale)).first()
     if found is None:
@@ -396,7 +271,7 @@ def _settle(job: Job, status: str, message: str) -> bool:
 def run_job(job: Job) -> Job:
     """Run a queued job to its end: succeeded with a stored, verified result, failed, or cancelled. A job
     its soft time limit stops (on a worker) ends failed with the limit named, its partial outputs discarded."""
-    soft_limit = _soft_time_limit_error()
+    soft_limit = soft_time_limit_error()
     try:
         return _run_job(job, soft_limit)
     except soft_limit:  # raised outside the handler (claiming, settling): the same ending
@@ -419,8 +294,6 @@ def _run_job(job: Job, soft_limit: type[BaseException]) -> Job:
                                  f"or shut down); not retried again")
         job.refresh_from_db()
         return job
-    from . import storage
-
     try:
         handler = JOB_HANDLERS.get(job.kind)
         if handler is None:
@@ -428,7 +301,7 @@ def _run_job(job: Job, soft_limit: type[BaseException]) -> Job:
         with storage.job_scratch(job), Heartbeat(job, also=lambda: storage.touch_scratch(job.pk)):  # the scratch folder goes whatever the ending
             handler(job)
     except Exception as exc:
-        if _from_time_limit(exc, soft_limit):  # SoftTimeLimitExceeded derives from Exception
+        if from_time_limit(exc, soft_limit):  # SoftTimeLimitExceeded derives from Exception
             stop_for_time_limit(job.pk)
         elif isinstance(exc, engine.Cancelled):
             _finish(job, Job.CANCELLED, "cancelled by the user")
@@ -450,6 +323,22 @@ def _finish(job: Job, status: str, message: str) -> None:
     Job.objects.filter(pk=job.pk).exclude(status__in=Job.FINISHED).update(**fields)
 
 
-# Each kind's module registers its handler when imported; imported here so that JOB_HANDLERS is complete
-# whichever module is imported first (they import this one for register and Progress).
-from . import comparison, experiment, lattice, remote_jobs, runs, sql_jobs  # noqa: E402, F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOSITORY_DEPOSIT)
+def evaluation_job(source: Job, create: bool = True) -> Job | None:
+    """The lattice evaluation (services.lattice) of ``source`` that is queued or running, else (``create``) a
+    new one, submitted; never two at once for one run."""
+    active = Job.objects.filter(owner=source.owner, kind=Job.LATTICE, options__source_job=str(source.pk),
+                                status__in=lattice.ACTIVE).order_by("-created").first()
+    if active is not None or not create:
+        return active
+    job = Job.objects.create(owner=source.owner, dataset=source.dataset, kind=Job.LATTICE, algorithm=source.algorithm,
+                             k=source.k, suppression_limit=source.suppression_limit, sensitive=source.sensitive,
+                             options={"source_job": str(source.pk)}, models=list(source.models or []),
+                             config=source.config)
+    try:
+        return submit_job(job)
+    except Exception as exc:  # a broker that refuses it: the evaluation ends failed and says why (retry anew)
+        log.exception("could not queue the lattice evaluation %s", job.pk)
+        Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
+            status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
+        job.refresh_from_db()
+        return job

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from django.utils import timezone
-
 from .. import engine
 from ..engine.search import solution_lattice
 from ..engine.search.solution_lattice import build_lattice
 from ..models import Job, Result
-from . import jobs, results, runs, storage
+from . import job_support, results, runs, storage
 
 log = logging.getLogger(__name__)
 
@@ -71,27 +69,6 @@ def stored_lattice(job: Job) -> dict | None:
     return data
 
 
-def evaluation_job(source: Job, create: bool = True) -> Job | None:
-    """The lattice job of ``source`` that is queued or running, else (``create``) a new one, submitted;
-    never two at once for one run."""
-    active = Job.objects.filter(owner=source.owner, kind=Job.LATTICE, options__source_job=str(source.pk),
-                                status__in=ACTIVE).order_by("-created").first()
-    if active is not None or not create:
-        return active
-    job = Job.objects.create(owner=source.owner, dataset=source.dataset, kind=Job.LATTICE, algorithm=source.algorithm,
-                             k=source.k, suppression_limit=source.suppression_limit, sensitive=source.sensitive,
-                             options={"source_job": str(source.pk)}, models=list(source.models or []),
-                             config=source.config)
-    try:
-        return jobs.submit_job(job)
-    except Exception as exc:  # a broker that refuses it: the evaluation ends failed and says why (retry anew)
-        log.exception("could not queue the lattice evaluation %s", job.pk)
-        Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
-            status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
-        job.refresh_from_db()
-        return job
-
-
 def last_evaluation(source: Job) -> Job | None:
     return Job.objects.filter(owner=source.owner, kind=Job.LATTICE,
                               options__source_job=str(source.pk)).order_by("-created").first()
@@ -127,11 +104,11 @@ def run_lattice_job(job: Job) -> None:
     spec = run_spec(source)
     report = Result.objects.get(job=source).report
     metric = (report.get("search") or {}).get("metric") or job_metric(source)
-    data = solution_lattice.evaluate(spec, metric, progress=jobs.Progress(job))
+    data = solution_lattice.evaluate(spec, metric, progress=job_support.Progress(job))
     data.update(version=CACHE_VERSION,
                 source="computed by an exhaustive evaluation of every node under every model of the job",
                 result=results.transformation_key(report))
     write_cache(source, LATTICE_FILE, data)
 
 
-jobs.register(Job.LATTICE, run_lattice_job)
+job_support.register(Job.LATTICE, run_lattice_job)

@@ -13,11 +13,13 @@ import logging
 from pathlib import Path
 
 from django.conf import settings
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from ..engine import Role
 from ..models import Job, Result
 from . import explain, exports, rerun
+from .labels import METRICS, format_value, job_label
 from .svg_charts import Series, bar_chart
 
 UTILITY_KEYS = ["ncp", "generalization_height", "equivalence_classes", "mean_class_size", "discernibility", "c_avg",
@@ -335,3 +337,17 @@ def render_pdf(html: str) -> bytes:
     fetcher = NoFetch()
     stylesheets = [CSS(string=REPORT_CSS.read_text(encoding="utf-8"), url_fetcher=fetcher)]
     return HTML(string=html, base_url=str(settings.BASE_DIR), url_fetcher=fetcher).write_pdf(stylesheets=stylesheets)
+
+
+def report_html(job: Job, owner_name: str, pdf: bool, request=None) -> str:
+    """The release report of a finished run as HTML: the page, the PDF's source, a deposit's file."""
+    ctx = context(job, job.result, METRICS, format_value)
+    ctx.update({"job": job, "dataset": job.dataset, "report": job.result.report, "algorithm": job_label(job),
+                "pdf": pdf, "owner": owner_name})
+    return render_to_string("anonymizer/release_report.html", ctx, request=request)
+
+
+def standalone_html(job: Job, owner_name: str) -> str:
+    """The report as one file (a deposit's): the stylesheet inline, there is no server to fetch it from."""
+    css = REPORT_CSS.read_text(encoding="utf-8").replace("</", "<\\/")
+    return report_html(job, owner_name, pdf=True).replace("</head>", f"<style>{css}</style></head>", 1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..engine import Cancelled, InputError
 from ..models import Job, RemoteAccount
-from . import jobs, remote
+from . import job_support, release_report, remote
 
 FIELDS = ("dataverse", "title", "description", "contact_email", "format", "drop_suppressed", "with_report")
 
@@ -43,8 +43,6 @@ def run_deposit(job: Job) -> None:
     """The handler of Job.REPOSITORY_DEPOSIT: the files rendered (the published rows as the download's bytes,
     the release report when asked), a new draft made and the files uploaded; RemoteError fails the job with
     its message, and the draft goes again."""
-    from ..views.release_report import standalone_html  # the report's renderer is the web side's
-
     options = job.options or {}
     source_job, account_id = options.get("source_job"), options.get("account")
     run = Job.objects.select_related("dataset", "result").filter(pk=source_job, owner=job.owner).first() \
@@ -54,10 +52,10 @@ def run_deposit(job: Job) -> None:
     account = RemoteAccount.objects.filter(pk=account_id, owner=job.owner).first() if account_id else None
     if account is None:
         raise InputError("the connection chosen for the deposit was deleted; choose another")
-    progress = jobs.Progress(job)
+    progress = job_support.Progress(job)
     progress(0.0, "preparing the files")
     owner = job.owner.get_username()
-    report = standalone_html(run, owner) if options.get("with_report") else None
+    report = release_report.standalone_html(run, owner) if options.get("with_report") else None
     files = remote.deposit_files(run, options.get("format") or "csv", bool(options.get("drop_suppressed")), report)
     client = remote.account_client(account)
     meta = remote.DepositMetadata(options.get("title", ""), options.get("description", ""),
@@ -79,4 +77,4 @@ def run_deposit(job: Job) -> None:
         phase=f"made the draft {draft.identifier} on {client.label} (not published)"[:255])
 
 
-jobs.register(Job.REPOSITORY_DEPOSIT, run_deposit)
+job_support.register(Job.REPOSITORY_DEPOSIT, run_deposit)

@@ -2,7 +2,7 @@
 job (a run, a node kept from the solution lattice, δ-presence against a population dataset, the disk
 hybrid out of core) produces a stored result: nothing here builds an output table or a report; the
 pipeline's publishing gate decides what is stored, and the stored rows are exactly the published ones.
-Handles the job kinds "run" and "lattice-keep" (registered in jobs.JOB_HANDLERS).
+Handles the job kinds "run" and "lattice-keep" (registered in job_support.JOB_HANDLERS).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..engine.run.pipeline import run
 from ..engine.run.spec import RunSpec, StreamedTable
 from ..models import Job, Result
 from . import datasets, population, pseudonyms, republication, results, setvalued, storage
-from .jobs import Progress, build_models, register
+from .job_support import Progress, build_models, register
 
 
 def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False,

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from ..engine import Cancelled, EngineError, InputError
 from ..models import SourceImport, max_length
-from . import jobs, remote, sources, sql, storage, vault
+from . import job_support, remote, sources, sql, storage, vault
 
 KIND = "sql-import"  # the name of the time-limit settings (services.jobs.time_limit)
 REPOSITORY_KIND = "repository-import"
@@ -93,11 +93,8 @@ def create_repository(owner, service: str, chosen: remote.RemoteFile, record: st
 def submit(imp: SourceImport) -> SourceImport:
     """Queue the import on the broker under its time limits; a broker that refuses it ends the import failed
     with the reason (it would wait forever)."""
-    from ..tasks import run_source_import_task
-
-    soft, hard, _ = jobs.time_limit(kind_of(imp))
     try:
-        result = run_source_import_task.apply_async((str(imp.pk),), soft_time_limit=soft, time_limit=hard)
+        result = job_support.send_task("run_source_import_task", (str(imp.pk),), kind_of(imp))
     except Exception as exc:
         log.exception("could not queue import %s", imp.pk)
         _end(imp.pk, SourceImport.FAILED, f"could not queue the import: {exc}", statuses=(SourceImport.QUEUED,))
@@ -125,7 +122,7 @@ def _update(pk, **fields) -> None:
 def run(imp: SourceImport) -> SourceImport:
     """Run a queued import to its end: succeeded with its dataset, failed with the reason, or cancelled; in
     every ending but success nothing is stored, and the password given apart is erased."""
-    soft_limit = jobs._soft_time_limit_error()
+    soft_limit = job_support.soft_time_limit_error()
     try:
         _run(imp, soft_limit)
     except soft_limit:  # raised outside the reading (claiming, settling): the same ending
@@ -157,10 +154,10 @@ def _run(imp: SourceImport, soft_limit: type[BaseException]) -> None:
         return  # finished, cancelled, or another delivery runs it
     imp.refresh_from_db()
     try:
-        with jobs.Heartbeat(imp):
+        with job_support.Heartbeat(imp):
             dataset = _read(imp)
     except Exception as exc:
-        if jobs._from_time_limit(exc, soft_limit):
+        if job_support.from_time_limit(exc, soft_limit):
             stop_for_time_limit(imp.pk)
         elif isinstance(exc, Cancelled):
             _end(imp.pk, SourceImport.CANCELLED, "cancelled by the user; nothing was stored")
@@ -241,7 +238,7 @@ def stop_for_time_limit(pk, hard: bool = False) -> bool:
     killed), its staged file removed."""
     found = SourceImport.objects.filter(pk=pk).only("source").first()
     kind = kind_of(found) if found is not None else KIND
-    soft, hard_seconds, _ = jobs.time_limit(kind)
+    soft, hard_seconds, _ = job_support.time_limit(kind)
     message = stop_message(hard_seconds if hard else soft, kind)
     states = (SourceImport.RUNNING, SourceImport.QUEUED) if hard else (SourceImport.RUNNING,)
     return _end(pk, SourceImport.FAILED, message, statuses=states)
@@ -266,7 +263,7 @@ def sweep_stale_imports(now=None) -> list[str]:
     now = now or timezone.now()
     stopped = []
     for imp in SourceImport.objects.filter(_stale(now)):
-        soft, _, _ = jobs.time_limit(kind_of(imp))
+        soft, _, _ = job_support.time_limit(kind_of(imp))
         if imp.cancel_requested:
             status, message = SourceImport.CANCELLED, "cancelled (its worker had stopped)"
         elif imp.started is not None and (now - imp.started).total_seconds() >= soft:
@@ -280,7 +277,7 @@ def sweep_stale_imports(now=None) -> list[str]:
 
 
 def stop_message(seconds: float, kind: str = KIND) -> str:
-    return jobs.time_limit_message(kind, seconds).replace("its partial outputs were discarded", "nothing was stored")
+    return job_support.time_limit_message(kind, seconds).replace("its partial outputs were discarded", "nothing was stored")
 
 
 # ---- what a client sees --------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..engine import Cancelled, InputError
 from ..models import Job
-from . import exports, jobs, sql, vault
+from . import exports, job_support, sql, vault
 
 
 def check_source(run: Job) -> None:
@@ -65,7 +65,7 @@ def run_export(job: Job) -> None:
         frame = exports.result_frame(run.result, bool(options.get("drop_suppressed")))
         kinds = exports.column_kinds(frame, exports.job_column_types(run))
         total = max(1, len(frame))
-        progress = jobs.Progress(job)
+        progress = job_support.Progress(job)
         where = f"the table {options['table']} at {options['url']}"
         progress(0.0, f"connecting to write {len(frame):,} rows to {where}")
 
@@ -82,4 +82,4 @@ def run_export(job: Job) -> None:
         _forget_password(job)
 
 
-jobs.register(Job.SQL_EXPORT, run_export)
+job_support.register(Job.SQL_EXPORT, run_export)

@@ -11,18 +11,17 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
 
-from ..engine import ALGORITHMS, Role
+from ..engine import Role
 from ..models import Dataset, Job, Result
 from ..services import jobs as job_service
+from ..services.labels import KIND_LABELS, algorithm_label, format_value, job_label  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
 
 QI = Role.QUASI_IDENTIFYING.value
 # the page of a finished job of each kind that has no anonymized table of its own
 RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
-KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment",
-               Job.LATTICE: "Solution lattice evaluation", Job.SQL_EXPORT: "Export to a database table",
-               Job.REPOSITORY_DEPOSIT: "Deposit to a repository (draft)"}
+
 
 
 def result_url(job: Job) -> str:
@@ -61,18 +60,6 @@ def table_result(request, job_id: int) -> tuple[Job, Result]:
     return j, job_result(j)
 
 
-def format_value(value, kind: str) -> str:
-    if value is None:
-        return "—"
-    if kind == "int":
-        return f"{int(value):,}"
-    if kind == "percent":
-        return f"{value * 100:.3g}%"
-    if kind == "ratio":
-        return f"{value:.3f}"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
-
-
 def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return "—"
@@ -82,20 +69,6 @@ def format_duration(seconds: float | None) -> str:
         return f"{seconds:.1f} s"
     minutes, rest = divmod(int(round(seconds)), 60)
     return f"{minutes} min {rest} s"
-
-
-def algorithm_label(name: str) -> str:
-    from ..engine.setvalued import SET_ALGORITHMS  # a transaction dataset's k^m run
-
-    info = ALGORITHMS.get(name)
-    if info:
-        return info.label
-    return SET_ALGORITHMS[name].label if name in SET_ALGORITHMS else name
-
-
-def job_label(job: Job) -> str:
-    """What the job is: its algorithm, or a comparison / an experiment."""
-    return KIND_LABELS.get(job.kind) or algorithm_label(job.algorithm)
 
 
 def job_title(job: Job) -> str:

@@ -150,7 +150,7 @@ def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
             if last is not None and last.status in (Job.FAILED, Job.CANCELLED) and not retry:
                 return 422, {"error": f"The lattice evaluation {last.status}: {last.message}",
                              "retry": True, "job": str(last.pk)}
-            evaluation = lattice_service.evaluation_job(job)
+            evaluation = job_service.evaluation_job(job)
             assert evaluation is not None
             evaluation.refresh_from_db()
             data = lattice_service.read_cache(job, lattice_service.LATTICE_FILE)  # an eager worker may be done

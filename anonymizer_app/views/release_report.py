@@ -6,7 +6,6 @@ from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
-from django.template.loader import render_to_string
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
@@ -14,8 +13,7 @@ from accounts.throttling import throttle
 
 from ..models import Job
 from ..services import release_report
-from .common import RESULT_PAGES, format_value, job_label, job_result, owned_job
-from .results import METRICS
+from .common import RESULT_PAGES, job_result, owned_job
 
 
 def _reported_job(request, job_id) -> Job:
@@ -27,25 +25,11 @@ def _reported_job(request, job_id) -> Job:
     return j
 
 
-def report_html(job: Job, owner_name: str, pdf: bool, request=None) -> str:
-    """The release report of a finished run as HTML: the page, the PDF's source, a deposit's file."""
-    ctx = release_report.context(job, job.result, METRICS, format_value)
-    ctx.update({"job": job, "dataset": job.dataset, "report": job.result.report, "algorithm": job_label(job),
-                "pdf": pdf, "owner": owner_name})
-    return render_to_string("anonymizer/release_report.html", ctx, request=request)
-
-
-def standalone_html(job: Job, owner_name: str) -> str:
-    """The report as one file (a deposit's): the stylesheet inline, there is no server to fetch it from."""
-    css = release_report.REPORT_CSS.read_text(encoding="utf-8").replace("</", "<\\/")
-    return report_html(job, owner_name, pdf=True).replace("</head>", f"<style>{css}</style></head>", 1)
-
-
 @login_required
 @require_GET
 def release_report_page(request, job_id):
     j = _reported_job(request, job_id)
-    return HttpResponse(report_html(j, request.user.get_username(), pdf=False, request=request))
+    return HttpResponse(release_report.report_html(j, request.user.get_username(), pdf=False, request=request))
 
 
 @login_required
@@ -54,7 +38,7 @@ def release_report_page(request, job_id):
 def release_report_pdf(request, job_id):
     j = _reported_job(request, job_id)
     try:
-        pdf = release_report.render_pdf(report_html(j, request.user.get_username(), pdf=True, request=request))
+        pdf = release_report.render_pdf(release_report.report_html(j, request.user.get_username(), pdf=True, request=request))
     except release_report.PdfUnavailable as exc:
         return HttpResponse(f"{exc}. Install Pango (Debian: apt-get install libpango-1.0-0 libpangoft2-1.0-0) or "
                             f"print the HTML report from the browser.", status=503,

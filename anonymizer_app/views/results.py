@@ -17,6 +17,7 @@ from ..engine.run.report import TOP_VALUES, value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import advice, datasets, explain, exports, results, sensitive_bins, storage
+from ..services.labels import METRICS  # noqa: F401  (re-exported)
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -33,24 +34,6 @@ RESULT_PAGE_SIZE = 50
 ATTACK_WORST = 30  # ECs in the table and the chart of the attack report
 
 # metric key -> (label, how to show it); the order is the order of the metrics table.
-METRICS = {
-    "equivalence_classes": ("Equivalence classes", "int"),
-    "min_class_size": ("Smallest EC (k reached)", "int"),
-    "mean_class_size": ("Mean EC size", "float"),
-    "suppressed": ("Suppressed records", "int"),
-    "ncp": ("NCP (information loss)", "ratio"),
-    "generalization_height": ("Generalization height", "ratio"),
-    "discernibility": ("Discernibility C_DM", "int"),
-    "c_avg": ("C_AVG", "float"),
-    "non_uniform_entropy": ("Non-uniform entropy", "float"),
-    "prosecutor_risk_highest": ("Highest prosecutor risk", "percent"),
-    "prosecutor_risk_average": ("Average prosecutor risk", "percent"),
-    "records_at_risk": ("Records at risk", "percent"),
-    "marketer_risk": ("Marketer risk", "percent"),
-    "sample_uniques": ("Sample uniques", "int"),
-    "homogeneous_classes": ("Homogeneous ECs", "int"),
-    "homogeneous_records": ("Records in homogeneous ECs", "int"),
-}
 SUMMARY_CARDS = ["equivalence_classes", "suppressed", "ncp", "discernibility", "prosecutor_risk_highest",
                  "prosecutor_risk_average", "records_at_risk"]
 SENSITIVE_CARDS = ["homogeneous_classes", "homogeneous_records"]

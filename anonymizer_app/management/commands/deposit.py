@@ -18,7 +18,7 @@ from anonymizer_app.management.base import OneLineCommand, UserError
 from anonymizer_app.management.remote_flags import add_connection_flags, connection
 from anonymizer_app.models import Job
 from anonymizer_app.services import remote
-from anonymizer_app.views.release_report import standalone_html
+from anonymizer_app.services.release_report import standalone_html
 
 
 class Command(OneLineCommand):
