@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.hierarchy import Hierarchy
+from ..search.recoding import parse_range
 
 RISK_THRESHOLD = 0.2
 
@@ -302,8 +303,6 @@ def cell_loss_sums(h: Hierarchy, numeric: bool, leaf_count: np.ndarray, distinct
     leaf) pairs with their counts - additive, so an out-of-core run can count the pairs chunk by chunk.
     ``leaf_count``: records per leaf over the whole column; ``suppressed_leaves``: the leaves of the
     suppressed records (each of their cells counts 1, and log2(N / leaf count) of entropy)."""
-    from ..search.recoding import parse_range
-
     n = int(leaf_count.sum())
     present = leaf_count > 0
     n_sup = len(suppressed_leaves)

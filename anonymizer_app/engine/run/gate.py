@@ -39,11 +39,17 @@ import pandas as pd
 
 from ..algorithms import get_algorithm
 from ..algorithms.base import PublishedClasses
+from ..algorithms.m_invariance import cell_checker, republication_keys
 from ..errors import InputError, VerificationError
 from ..model.hierarchy import ROOT, Hierarchy
 from ..model.table import Role, Table, group_keys, group_rows
-from ..privacy import PrivacyModel, research_column
+from ..privacy import MInvariance, PrivacyModel, parse_marker, research_column, research_models
+from ..privacy.differential_privacy import EDDifferentialPrivacy
+from ..republication.check import GROUP, check_release
 from ..safepub import publication as safepub_publication
+from ..setvalued import itemsets
+from ..setvalued.mixed import anonymize_set_column
+from ..setvalued.transactions import Transactions
 from . import identifiers as id_rules
 from .research import research_flags, verdicts
 from .result import (
@@ -57,7 +63,7 @@ from .result import (
     unchanged,
     verify_anatomy,
 )
-from .spec import KEEP, RunSpec
+from .spec import KEEP, RunSpec, TransactionSet
 
 
 @dataclass
@@ -85,8 +91,6 @@ class Publication:
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
     """Which rows of the population are the research subset, for the models on a population table (δ-presence,
     k-map against a population table); None without such a model."""
-    from ..privacy import parse_marker, research_column, research_models
-
     if not research_models(models):
         return None
     column = research_column(models)
@@ -319,10 +323,6 @@ def _publish_anatomy(result: Result, spec: RunSpec, table: Table, hierarchies: d
 def _publish_m_invariance(result: Result, spec: RunSpec, table: Table, hierarchies: dict) -> Publication:
     """A release of a sequence, checked from its rows against the caller's history (not the one the result
     carries), the record keys computed from the input again; counterfeit rows have input row -1."""
-    from ..algorithms.m_invariance import cell_checker, republication_keys
-    from ..privacy import MInvariance
-    from ..republication.check import GROUP, check_release
-
     keys = republication_keys(table, spec.republication)
     assert spec.republication is not None
     m = [x for x in result.models if isinstance(x, MInvariance)]
@@ -354,7 +354,6 @@ def publish_identifiers(publication: Publication, spec: RunSpec, table: Table) -
     result = publication.result
     if result is not None and result.recoding in ("anatomy", "m-invariance"):
         raise InputError(f"{result.recoding}: identifying columns can only be removed")
-    from ..privacy.differential_privacy import EDDifferentialPrivacy
     if any(isinstance(m, EDDifferentialPrivacy) for m in spec.models):
         # a token per record (even keyed) is outside what (ε,δ)-differential privacy covers
         raise InputError("(ε,δ)-differential privacy (SafePub): identifying columns can only be removed; a "
@@ -378,8 +377,6 @@ def publish_identifiers(publication: Publication, spec: RunSpec, table: Table) -
 def publish_set_column(publication: Publication, spec: RunSpec, table: Table, progress=None) -> dict:
     """The set-valued column of ``spec.set_column`` made k^m-anonymous within every published class,
     checked from the published cells; the column of ``publication.table`` is replaced. Returns its report."""
-    from ..setvalued.mixed import anonymize_set_column
-
     sc = spec.set_column
     assert sc is not None
     role = table.roles.get(sc.column)
@@ -414,10 +411,6 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     covering one, each input item is published, covered or suppressed); and k^m-anonymity recounted on
     the published records (every itemset of at most m items that occurs is held by k records or more).
     Returns the Publication; ``report["km"]`` holds the recount."""
-    from ..setvalued import itemsets
-    from ..setvalued.transactions import Transactions
-    from .spec import TransactionSet
-
     source = spec.table
     assert isinstance(source, TransactionSet)
     tx, delimiter, k, m = source.transactions, source.delimiter, spec.k, source.m

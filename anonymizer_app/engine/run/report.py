@@ -16,12 +16,14 @@ from ..measure.metrics import RISK_THRESHOLD, class_figures
 from ..measure.risk import sample_risks
 from ..model.cells import ColumnDictionary
 from ..model.table import Table
-from ..privacy import research_column
+from ..privacy import parse_marker, research_column
 from ..privacy.distributions import domain_for
-from .gate import Publication
-from .research import published_classes, research_domain, research_flags
+from ..setvalued.measures import frequent_itemsets
+from ..setvalued.transactions import Transactions
+from .gate import ITEMS, Publication
+from .research import published_classes, research_domain, research_flags, verdicts
 from .result import class_size_histogram, factorize_cells, json_default, plain
-from .spec import SUPPRESSED_ROWS, RunSpec
+from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
 
 TOP_VALUES = 30
 
@@ -151,8 +153,6 @@ def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
     """model_checks with the sensitive domain of each model given by ``domain_of(model)`` (rows aligned with
     ``row_class``): a table's rows here, the cluster's weighted merged classes in distributed.backend. With a
     research subset (``flags``), each model on the classes it counts (research.verdicts)."""
-    from .research import verdicts
-
     out: list[ModelCheck] = []
     for v in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of):
         m = v.model
@@ -266,8 +266,6 @@ def _scope_rows(publication: Publication, table: Table) -> np.ndarray:
     marker = research_column(result.models) if result else None
     if marker is None:
         return np.arange(table.n)
-    from ..privacy import parse_marker
-
     return np.flatnonzero(parse_marker(table.frame[marker], marker))
 
 
@@ -317,14 +315,8 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
     """The report of a published transaction dataset: the set-valued engine's figures (rules, NCP,
     itemset-support error, repeated items), the k^m figure as the gate recounted it from the published
     records, and the publishing keys every report has."""
-    from .spec import TransactionSet
-
     source = spec.table
     assert isinstance(source, TransactionSet)
-    from ..setvalued.measures import frequent_itemsets
-    from ..setvalued.transactions import Transactions
-    from .gate import ITEMS
-
     km = publication.report["km"]
     report: dict = dict(engine_report)
     published = publication.published_records

@@ -29,8 +29,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..measure.attack import merge_parts, report_part
+from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
+from ..model.table import group_rows
 from ..privacy import parse_marker, research_column, research_models
-from ..privacy.distributions import SensitiveDomain
+from ..privacy.distributions import SensitiveDomain, sensitive_domain
 
 
 def research_flags(frame: pd.DataFrame, models) -> np.ndarray | None:
@@ -137,11 +140,6 @@ def published_figures(result, table, hierarchies: list, codes: np.ndarray, flags
     records); homogeneity and the attack report on the published classes with the research subset's table
     distribution; a local recoding's labels ("N distinct value(s) in the output") are set to the published cells'.
     ``hierarchies``/``codes``: the QIs' hierarchies and leaf codes (N x q, table.qi order)."""
-    from ..measure.attack import merge_parts, report_part
-    from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
-    from ..model.table import group_rows
-    from ..privacy.distributions import sensitive_domain
-
     rows = np.flatnonzero(flags)
     n = len(rows)
     k = result.k

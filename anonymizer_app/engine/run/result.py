@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from ..model.hierarchy import ROOT, Hierarchy
 from ..model.table import Table, group_keys, group_rows
 from ..privacy import PrivacyModel
 from ..privacy.distributions import domain_for
+from ..search.recoding import parse_range
 from .research import Verdict, research_domain, research_flags, verdicts
 
 
@@ -55,6 +56,9 @@ class Result:
     leaf_codes: LeafCodes | None = field(default=None, repr=False)
     # SafePub: the records drawn into the sample (bool per input row); the gate checks the published rows
     sample: np.ndarray | None = field(default=None, repr=False)
+    # the recoding kind's own check of what it publishes, set by the kind's stage (m-invariance: its release
+    # against the history); None: Anatomy's tables or the recoded table checked here (verify_anatomy, verify_output)
+    verifier: Callable[[Result, Table, dict], object] | None = field(default=None, repr=False)
 
     @property
     def k(self) -> int:
@@ -78,10 +82,8 @@ class Result:
 
     def verify(self, table: Table, hierarchies: dict[str, Hierarchy]) -> None:
         """Recheck everything from the output rows; raise VerificationError on the first breach."""
-        if self.recoding == "m-invariance":
-            from ..algorithms.m_invariance import verify_m_invariance
-
-            verify_m_invariance(self, table, hierarchies)
+        if self.verifier is not None:
+            self.verifier(self, table, hierarchies)
         elif self.recoding == "anatomy":
             verify_anatomy(table, self.published["qit"], self.published["st"], self.sensitive, self.models,
                            self.suppression_limit)
@@ -358,8 +360,6 @@ def check_cells(
         at_level = pd.Index(h.labels[lv]).get_indexer(distinct_cells)
         ok |= at_level[cell_codes] == h.maps[lv][codes]
     if ranges and (kept & ~ok).any():
-        from ..search.recoding import parse_range
-
         bounds = np.array([parse_range(c) or (np.nan, np.nan) for c in distinct_cells], dtype=float)
         rows = np.flatnonzero(kept & ~ok)
         values = pd.to_numeric(original.iloc[rows], errors="coerce").to_numpy(dtype=float)

@@ -14,7 +14,7 @@ import pandas as pd
 from ..algorithms import ALGORITHMS, AlgorithmInfo, Problem, get_algorithm
 from ..algorithms.anatomy import AnatomyRecoding, assemble_anatomy
 from ..algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
-from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance
+from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance, verify_m_invariance
 from ..errors import Cancelled, InputError
 from ..measure.attack import attack_report
 from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
@@ -163,6 +163,7 @@ def _release(recoding: MInvarianceRecoding, built: Built) -> Result:
     result.search = dict(recoding.info)
     result.options = built.problem.options
     result.identifying_removed = list(table.identifying)
+    result.verifier = verify_m_invariance  # the release against the history it was made from
     built.report(0.94, "verifying the release from its rows against the history")
     result.verify(table, built.all_hs)
     result.hierarchies = built.all_hs
