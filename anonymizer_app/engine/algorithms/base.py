@@ -14,6 +14,7 @@ from ..errors import Cancelled, InputError
 from ..model.hierarchy import Hierarchy
 from ..model.table import FrequencySet, Table
 from ..privacy import PRIVACY_MODELS, Parameter, PrivacyModel
+from ..privacy.distributions import sensitive_domain
 
 ProgressCallback = Callable[[float, str], bool | None]  # returning False asks the run to stop (a cancelled job)
 # An algorithm calls Problem.heartbeat at every unit of its work (a cluster, a partition, a node, a batch of
@@ -59,8 +60,6 @@ class Problem:
 
     def domain(self, column: str):
         if column not in self.domains:
-            from ..privacy.distributions import sensitive_domain
-
             if self.research is None:
                 self.domains[column] = sensitive_domain(self.table.frame, column)
             else:
