@@ -516,11 +516,7 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
     numeric = [table.is_numeric(c) for c in table.qi]
 
     def figures(levels, sup):
-        inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, levels)
-        row_class = inv[freq.inverse]
-        if sup.any():
-            row_class = drop_suppressed(row_class, sup)
-            sizes = np.bincount(row_class[~sup]).astype(np.int64)
+        inv, row_class, sizes = classes_at_levels(freq, hierarchies, levels, sup)
         out = class_figures(sizes, table.n, int(sup.sum()), k)
         # on the distinct tuples with their counts when the suppression takes whole tuples (it does in a
         # full-domain search: it suppresses classes); row by row otherwise
@@ -566,6 +562,23 @@ def level_description(h: Hierarchy, level: int, shown: int = 3) -> str:
         return f"level 0 of {h.height}: original values"
     sample = ", ".join(str(x) for x in labels[:shown]) + (", ..." if len(labels) > shown else "")
     return f"level {level} of {h.height}: {len(labels)} value(s), e.g. {sample}"
+
+
+def classes_at_levels(freq: FrequencySet, hierarchies: list[Hierarchy], levels: list[int], suppressed: np.ndarray,
+                      weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The classes of a full-domain transformation over weighted frequency data: the frequency set's rows (the
+    table's rows in memory, weight 1; a cluster run's merged distinct combinations, ``weights`` records each),
+    the distinct tuples' classes at ``levels``. Returns (tuple -> class, row -> class with -1 for a suppressed
+    row, class sizes in records), the classes numbered as equivalence_classes numbers them, the kept ones
+    renumbered when rows are suppressed."""
+    inv, sizes = equivalence_classes(freq.codes, freq.counts, hierarchies, levels)
+    row_class = inv[freq.inverse]
+    if suppressed.any():
+        row_class = drop_suppressed(row_class, suppressed)
+        kept = ~suppressed
+        sizes = np.bincount(row_class[kept]) if weights is None else np.bincount(row_class[kept], weights=weights[kept])
+        sizes = sizes.astype(np.int64)
+    return inv, row_class, sizes
 
 
 def drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:

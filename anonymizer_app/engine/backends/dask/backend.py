@@ -48,7 +48,7 @@ from ...run.report import publication_sections
 from ...run.result import json_default, report_head
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
-from ...run.stages import check_supported, drop_suppressed, level_description, validate_options
+from ...run.stages import check_supported, classes_at_levels, level_description, validate_options
 from ...search.lattice import equivalence_classes, generalize_codes
 from . import figures, partitions
 from .mondrian import mondrian_on_cluster
@@ -406,15 +406,12 @@ class ClusterRun:
         self.row_class, self.class_sizes = row_class, sizes
 
     def _classes(self) -> None:
-        """The classes of the result as api._assemble numbers them (weighted rows), and what the workers need."""
+        """The classes of the result (stages.classes_at_levels, as in memory, on the weighted rows), and what the
+        workers need."""
         assert isinstance(self.recoding, FullDomainRecoding)
         levels = list(self.recoding.levels)
         sup = np.asarray(self.recoding.suppressed, dtype=bool)
-        inv, sizes = equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies, levels)
-        row_class = inv[self.freq.inverse]
-        if sup.any():
-            row_class = drop_suppressed(row_class, sup)
-            sizes = np.bincount(row_class[~sup], weights=self.weights[~sup]).astype(np.int64)
+        _, row_class, sizes = classes_at_levels(self.freq, self.hierarchies, levels, sup, self.weights)
         self.sup = sup
         self.row_class = row_class
         self.class_sizes = sizes
