@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Flash on a Dask cluster (engine.distributed) over 10M and 50M generated Adult rows.
+"""Flash on a Dask cluster (engine.backends.dask) over 10M and 50M generated Adult rows.
 
 usage: bench_dask.py [--rows 10000000 50000000] [--workers 1 2] [--memory 1.5GB] [--repeat 1]
                      [--shared ../shared] [--json out.json]

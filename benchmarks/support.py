@@ -1,5 +1,5 @@
 """What several benchmark scripts share: the best time of repeated runs, the Django set-up of the scripts that
-use the app's services, and an engine Problem built the way engine.api does (for running a search directly)."""
+use the app's services, and an engine Problem built the way engine.run.stages does (for running a search directly)."""
 
 from __future__ import annotations
 

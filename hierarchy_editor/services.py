@@ -38,7 +38,7 @@ def _parse(h: Hierarchy) -> ParsedHierarchy:
 
 
 def column_values(dataset: Dataset, name: str) -> pd.Series:
-    """A column's cells as a run reads them: blanks and NA markers are the missing value (engine.missing)."""
+    """A column's cells as a run reads them: blanks and NA markers are the missing value (engine.model.missing)."""
     return normalize_missing(load_frame(dataset, columns=[name])[name])
 
 

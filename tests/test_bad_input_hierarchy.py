@@ -457,7 +457,7 @@ def test_the_builders_a_column_cannot_use_are_marked(client_alice, user):
     city = dataset.columns.get(name="city")
     page = html.unescape(client_alice.get(f"/hierarchies/dataset/{dataset.pk}/column/{city.pk}/build/").content.decode())
     tabs = dict(re.findall(r'<a href="\?builder=([a-z-]+)" class="([^"]*)"', page))
-    # the page opens on the column's default builder (cities: value -> *, engine.defaults)
+    # the page opens on the column's default builder (cities: value -> *, engine.model.defaults)
     assert tabs == {"intervals": " unfit", "grouping": "", "masking": "", "dates": " unfit", "data-driven": "",
                     "quantiles": " unfit", "flat": "active"}
     assert f'title="{NOT_A_NUMBER}"' in page

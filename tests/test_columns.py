@@ -60,7 +60,7 @@ def test_it_links_each_qi_to_its_hierarchy(client_alice, user):
 
 
 def test_each_default_hierarchy_is_named_as_the_column_page_builds_it(client_alice, user):
-    """engine.defaults decides: a Likert scale gets ordered grouping, a date column the dates builder."""
+    """engine.model.defaults decides: a Likert scale gets ordered grouping, a date column the dates builder."""
     text = "ans,day,sex\nAgree,2024-01-03,F\nDisagree,2024-02-10,M\nStrongly agree,2024-03-15,F\nAgree,2024-01-20,M\n"
     ds = make_dataset(user, text, "survey.csv", roles={"ans": "quasi-identifying", "day": "quasi-identifying",
                                                       "sex": "quasi-identifying"})

@@ -1,4 +1,4 @@
-"""services.exports.export_csv on columns long enough for engine.cells' hashing by object (rows sharing a str
+"""services.exports.export_csv on columns long enough for engine.model.cells' hashing by object (rows sharing a str
 object are hashed once): the same bytes as pandas' writer, whatever objects the rows hold, missing cells
 included (written as their text, as before)."""
 

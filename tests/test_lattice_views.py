@@ -157,7 +157,7 @@ def test_a_stored_lattice_is_used_and_the_lattice_is_cached(client_alice, datase
     assert (storage.lattice_cache_dir(job) / "lattice.json").exists()
     other = run(dataset, "samarati")
     first = client_alice.get(urls(other)["data"]).json()
-    monkeypatch.setattr(engine.solution_lattice, "evaluate", lambda *a, **kw: pytest.fail("computed again"))
+    monkeypatch.setattr(engine.search.solution_lattice, "evaluate", lambda *a, **kw: pytest.fail("computed again"))
     assert client_alice.get(urls(other)["data"]).json()["nodes"] == first["nodes"]
 
 

@@ -2,7 +2,7 @@
 
 DRF reads a JSON body straight from the request stream, outside Django's DATA_UPLOAD_MAX_MEMORY_SIZE
 check, and Python's decoder recurses once per nesting level: a body of 100,000 ``[`` was a server error.
-Here the body is read up to the limit, measured without recursion (engine.json_limits), and refused
+Here the body is read up to the limit, measured without recursion (engine.io.json_limits), and refused
 with 400 naming the limit when it is too large or too deep.
 """
 

@@ -1,4 +1,4 @@
-"""manage.py anonymize on a Dask cluster: --cluster tcp://HOST:PORT | local:N (engine.distributed).
+"""manage.py anonymize on a Dask cluster: --cluster tcp://HOST:PORT | local:N (engine.backends.dask).
 
 The table is read by the cluster's workers as Parquet from storage they all see: a .parquet file or
 folder given as INPUT is read where it is; a CSV/TSV/XLSX INPUT is first written as Parquet (row groups

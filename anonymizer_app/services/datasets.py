@@ -166,7 +166,7 @@ def columns_samples(dataset: Dataset, columns: list[str], count: int) -> dict[st
 
 
 def missing_counts(dataset: Dataset, columns: list[str]) -> dict[str, int]:
-    """Per column, its missing cells (blanks and NA markers, engine.missing: what a run reads as the missing
+    """Per column, its missing cells (blanks and NA markers, engine.model.missing: what a run reads as the missing
     value): the columns page's count. One pass over the stored columns, each batch's distinct values tested
     against the markers and only those counted; kept in the cache while the stored file is unchanged."""
     from django.core.cache import cache
@@ -182,7 +182,7 @@ def missing_counts(dataset: Dataset, columns: list[str]) -> dict[str, int]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    # the markers are ASCII, so Arrow's lower-casing finds what engine.missing's casefold finds
+    # the markers are ASCII, so Arrow's lower-casing finds what engine.model.missing's casefold finds
     folded = pa.array(sorted({m.strip().casefold() for m in NA_MARKERS}), type=pa.string())
     counts = dict.fromkeys(columns, 0)
     if not columns:

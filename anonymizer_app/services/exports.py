@@ -99,7 +99,7 @@ def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]],
 
 
 def transaction_lines(frame: pd.DataFrame, delimiter: str):
-    """Published transaction records (engine.gate: an optional record id column, then the items joined by
+    """Published transaction records (engine.run.gate: an optional record id column, then the items joined by
     the item delimiter) as the lines of a transaction file, every field neutralized."""
     ids = frame[RECORD_ID].tolist() if RECORD_ID in frame.columns else None
     for r, cell in enumerate(frame[ITEMS].tolist()):
@@ -112,7 +112,7 @@ def _neutralized_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     are tested and rewritten."""
     cells = values.to_numpy(dtype=object)
     uniques: pd.Index | np.ndarray
-    codes, uniques = factorize_cells(cells)  # rows sharing a str object are hashed once (engine.cells)
+    codes, uniques = factorize_cells(cells)  # rows sharing a str object are hashed once (engine.model.cells)
     if len(codes) and codes.min() < 0:  # missing cells: a code of their own, written as their text ('nan')
         codes, uniques = pd.factorize(cells, use_na_sentinel=False)
     text = pd.Series(uniques, dtype=object).astype(str).to_numpy(dtype=object)

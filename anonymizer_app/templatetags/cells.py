@@ -31,7 +31,7 @@ def cell(value, limit: int = CELL_CHARS):
                        f"{length:,}", f"{int(limit):,}", text)
 
 
-MISSING_TEXT = "(missing)"  # how a missing cell (blank or NA marker, engine.missing) is named on pages
+MISSING_TEXT = "(missing)"  # how a missing cell (blank or NA marker, engine.model.missing) is named on pages
 
 
 @register.filter

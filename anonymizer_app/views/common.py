@@ -82,7 +82,7 @@ def job_title(job: Job) -> str:
 
 
 def default_hierarchy_label(column_type: str, distinct=None) -> str:
-    """What the column's default hierarchy is (engine.defaults): intervals for numbers (equal-width or, when
+    """What the column's default hierarchy is (engine.model.defaults): intervals for numbers (equal-width or, when
     skewed, quantile); for other columns the default builder of their ``distinct`` values (a pandas Series:
     dates, ordered grouping in a natural order, or value -> *)."""
     if column_type in ("integer", "decimal"):

@@ -40,7 +40,7 @@ def _render_index(request, form: UploadForm | None, status: int = 200, set_form=
 
 
 def _distinct_for_label(ds, column):
-    """The distinct values that decide a text or date QI's default hierarchy (engine.defaults), for its label;
+    """The distinct values that decide a text or date QI's default hierarchy (engine.model.defaults), for its label;
     None for other columns and for columns with many values (no natural order has more than a few dozen
     rungs, and dates are recognised from the type)."""
     if column.role != QI or column.type in ("integer", "decimal", "date") or column.distinct_count > 100:

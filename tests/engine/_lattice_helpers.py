@@ -1,5 +1,5 @@
 """Random small tables with hierarchies, and a brute-force lattice optimum that does not use the
-lattice engine (only engine.search.lattice.equivalence_classes and engine.metrics, as the final report)."""
+lattice engine (only engine.search.lattice.equivalence_classes and engine.measure.metrics, as the final report)."""
 
 from __future__ import annotations
 

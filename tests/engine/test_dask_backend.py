@@ -1,4 +1,4 @@
-"""The Dask backend (engine.distributed) publishes exactly what the single-process pipeline publishes.
+"""The Dask backend (engine.backends.dask) publishes exactly what the single-process pipeline publishes.
 
 A LocalCluster of 2 worker processes reads a generated 20,000-row table as Parquet in 7 partitions
 (row groups of 3,000 rows); Flash with k-anonymity, distinct 3-diversity and suppression runs on the

@@ -1,5 +1,5 @@
 """The default hierarchy's help is generated from the hierarchy that was built (issue 29, item 6): for each
-kind of default, the text names the builder engine.defaults chose, its options and the built levels."""
+kind of default, the text names the builder engine.model.defaults chose, its options and the built levels."""
 
 import numpy as np
 import pandas as pd

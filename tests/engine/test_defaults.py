@@ -1,5 +1,5 @@
-"""Default hierarchies from the column's type and distribution (engine.defaults, definitions.md "Default
-hierarchies"), natural orders (engine.order), quantile intervals, and every builder's missing leaf."""
+"""Default hierarchies from the column's type and distribution (engine.model.defaults, definitions.md "Default
+hierarchies"), natural orders (engine.model.order), quantile intervals, and every builder's missing leaf."""
 
 from __future__ import annotations
 

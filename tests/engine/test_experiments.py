@@ -1,4 +1,4 @@
-"""engine.experiments: generated people tables and the seed-001 homogeneity analysis."""
+"""engine.measure.experiments: generated people tables and the seed-001 homogeneity analysis."""
 
 from __future__ import annotations
 

@@ -178,7 +178,7 @@ def test_a_missing_numeric_sensitive_value_is_ordered_after_every_number():
 
 
 def test_risk_analysis_counts_missing_cells_as_one_value():
-    """engine.risk reads blanks and NA markers as a run does: one class for (missing, F) here."""
+    """engine.measure.risk reads blanks and NA markers as a run does: one class for (missing, F) here."""
     from anonymizer_app.engine.measure.risk import analyze
 
     frame = pd.DataFrame({"age": ["", "NA", "?", "34"], "sex": ["F", "F", "F", "F"]})

@@ -1,4 +1,4 @@
-"""engine.reader's line-end checks (mixed or CR-only line ends, blank CR-LF lines) compare bytes with numpy a
+"""engine.io.reader's line-end checks (mixed or CR-only line ends, blank CR-LF lines) compare bytes with numpy a
 MiB at a time: the same answers as bytes.count / ``in``, at every position, across the block boundaries."""
 
 from __future__ import annotations

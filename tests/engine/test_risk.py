@@ -230,7 +230,7 @@ def test_adult_eight_qis_reference_classes():
 
 
 def test_a_runs_report_holds_the_risk_of_its_published_classes():
-    """The report calls engine.risk on the classes the gate checked: recounted here from the published rows."""
+    """The report calls engine.measure.risk on the classes the gate checked: recounted here from the published rows."""
     from anonymizer_app.engine import Table
     from anonymizer_app.engine.run import pipeline
     from anonymizer_app.engine.run.spec import RunSpec

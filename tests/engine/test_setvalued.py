@@ -335,7 +335,7 @@ def test_a_dynamic_group_is_never_labelled_like_an_item_of_the_data(joiner, deli
 
 
 def test_items_named_like_na_markers_are_items():
-    """engine.missing's markers are for table cells: an item called NA or ? is an item of the hierarchy."""
+    """engine.model.missing's markers are for table cells: an item called NA or ? is an item of the hierarchy."""
     from anonymizer_app.engine.setvalued.item_hierarchy import build_item_hierarchy
     from anonymizer_app.engine.setvalued.transactions import Transactions
 

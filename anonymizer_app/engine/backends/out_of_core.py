@@ -274,7 +274,7 @@ def _sliced(chunks: ChunkSource, rows: int) -> ChunkSource:
     def sliced():
         for chunk in chunks():
             for s in range(0, len(chunk), rows):
-                # blanks and NA markers (those in use: engine.missing) read as the missing value
+                # blanks and NA markers (those in use: engine.model.missing) read as the missing value
                 yield normalize_frame(chunk.iloc[s:s + rows])
     return sliced
 

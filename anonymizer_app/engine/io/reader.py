@@ -486,7 +486,7 @@ def arrow_categorical(column, max_chars: int | None = None) -> pd.Categorical | 
 
 def text_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its Categorical columns as text (object) columns: each cell the category's own str
-    object, so equal cells share one object (engine.cells hashes them by address)."""
+    object, so equal cells share one object (engine.model.cells hashes them by address)."""
     if not any(isinstance(dtype, pd.CategoricalDtype) for dtype in frame.dtypes):
         return frame
     return pd.DataFrame({i: category_cells(frame.iloc[:, i]) if isinstance(frame.dtypes.iloc[i], pd.CategoricalDtype)

@@ -302,7 +302,7 @@ def _check_labels(width: float, bounds: list[tuple[float, float]]) -> None:
 
 # ---- ordered grouping -----------------------------------------------------------------------------
 def grouping_defaults(values: pd.Series) -> dict:
-    """Numbers in numeric order; values with a natural order (engine.order: a known ladder such as
+    """Numbers in numeric order; values with a natural order (engine.model.order: a known ladder such as
     education levels or a Likert scale, or a number leading every value) in that order; else
     alphabetical."""
     distinct = _strings("values", values).unique().tolist()

@@ -13,7 +13,7 @@ NUMERIC_TYPES = ("integer", "decimal")
 
 def infer_type(values: pd.Series, na_values: tuple[str, ...] | list[str] | None = None) -> str:
     """integer, decimal, date or string, from the present text values of a column (blanks and NA
-    markers are missing values of any type: engine.missing)."""
+    markers are missing values of any type: engine.model.missing)."""
     # the distinct values decide: far fewer than the rows, and every one of them is checked
     s = pd.Series(pd.unique(values.astype(str)), dtype=object).str.strip()
     s = s[~s.map(lambda v: is_marker(v, na_values)).astype(bool)] if len(s) else s

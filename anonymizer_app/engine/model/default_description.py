@@ -1,6 +1,6 @@
 """What a column's default hierarchy is, in words, generated from the hierarchy that was built (its builder,
 the builder's options and its levels), so the help the column page shows can never contradict the tree it
-shows (engine.defaults chooses the builder; this only describes the outcome)."""
+shows (engine.model.defaults chooses the builder; this only describes the outcome)."""
 
 from __future__ import annotations
 

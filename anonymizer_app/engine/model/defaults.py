@@ -7,11 +7,11 @@ the same wherever it is shown.
 - numbers: equal-width intervals (the intervals builder with its data-derived defaults), or, when the
   distribution is skewed (|sample skewness| > 1 over the records), quantile intervals (about equal
   numbers of records per interval);
-- text with a natural order (engine.order: a known ladder such as education levels or a Likert scale,
+- text with a natural order (engine.model.order: a known ladder such as education levels or a Likert scale,
   or a number leading every value): ordered grouping in that order, two at a time;
 - other text: value -> * (the flat builder).
 
-Missing cells (engine.missing) take no part in the choice; the builder gives them their own leaf.
+Missing cells (engine.model.missing) take no part in the choice; the builder gives them their own leaf.
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ class Hierarchy:
     # ---- data ----------------------------------------------------------------------------
     def missing_values(self, values: Iterable[str]) -> list[str]:
         """Data values that are not leaves of this hierarchy, in first-seen order. Missing cells (blank or
-        an NA marker: engine.missing) are never listed: a run gives them their own leaf (with_missing)."""
+        an NA marker: engine.model.missing) are never listed: a run gives them their own leaf (with_missing)."""
         from .missing import is_marker
 
         index = self.leaf_index
@@ -562,7 +562,7 @@ def check_size(h: Hierarchy, where: str, max_label_chars: int = MAX_LABEL_CHARS,
                                  f"({label[:30]!r}…), more than the limit of {max_label_chars:,}")
 
 
-# ---- missing values (engine.missing) ----------------------------------------------------------
+# ---- missing values (engine.model.missing) ----------------------------------------------------------
 MISSING_NOTE = "missing values (empty cells and NA markers)"
 
 

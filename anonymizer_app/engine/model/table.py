@@ -48,7 +48,7 @@ class Table:
     roles: dict[str, Role]
     types: dict[str, str] = field(default_factory=dict)
     name: str = "table"
-    # cells read as missing in every column (engine.missing); each is written MISSING ("") in ``frame``
+    # cells read as missing in every column (engine.model.missing); each is written MISSING ("") in ``frame``
     na_values: tuple[str, ...] = NA_MARKERS
     # the columns holding a missing cell, found while normalizing (a scan of every row per QI less later)
     holding_missing: set[str] = field(default_factory=set, init=False, repr=False, compare=False)

@@ -86,7 +86,7 @@ class SensitiveDomain:
 
     def row_weights(self, kept: np.ndarray | None = None) -> np.ndarray | None:
         """How many records each row of ``codes`` stands for (None: one each); ``kept`` selects rows. A
-        domain over a weighted frequency set (engine.distributed) says otherwise."""
+        domain over a weighted frequency set (engine.backends.dask) says otherwise."""
         return None
 
     def tuple_triplets(self, tuple_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -177,7 +177,7 @@ def _count_pairs(pair: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _numeric_order(values: np.ndarray) -> np.ndarray | None:
-    """The values' order when every present one is a number; the missing value (engine.missing: an empty
+    """The values' order when every present one is a number; the missing value (engine.model.missing: an empty
     cell) comes after every number (definitions.md, "Missing values")."""
     # (the array itself, not a Series of it: the same parse of each str value, without the Series' overhead)
     nums = np.asarray(pd.to_numeric(np.asarray(values, dtype=object), errors="coerce"), dtype=float)

@@ -486,7 +486,7 @@ def _explain_mismatch(tx, published: list[list[str]], rules: dict[str, list[str]
     raise VerificationError("the published records are not the images of the input records under the rules")
 
 
-# ---- partitioned publications (engine.distributed: a run on a Dask cluster) -------------------------------------
+# ---- partitioned publications (engine.backends.dask: a run on a Dask cluster) -------------------------------------
 def check_published_partition(source: pd.DataFrame, written: pd.DataFrame, rows: np.ndarray, flags: np.ndarray,
                               columns: list[str], qi: list[str], hierarchies: list[Hierarchy],
                               levels: list[int] | None, numeric: list[bool], keep_suppressed: bool,

@@ -244,7 +244,7 @@ def publication_sections(head: dict, suppressed_rows: str, models: list, sizes: 
     report["model_checks"] = checks_on_classes(list(models), sizes, row_class, domain_of, flags, research_domain_of)
     shown = sizes if flags is None else published_classes(sizes, row_class, flags)[0]
     if risk and len(shown):
-        # the published classes' risk figures and bands, as engine.risk computes them for every table
+        # the published classes' risk figures and bands, as engine.measure.risk computes them for every table
         report["risk"] = sample_risks(shown, RISK_THRESHOLD)
     report["records"] = int(published)
     report["input_records"] = int(input_records)

@@ -131,7 +131,7 @@ class RunSpec:
     # a folder of the run's own for its scratch files (the disk hybrid's database and class counts), made and
     # removed by the caller (a web job: services.storage.job_scratch); None: the system temp folder
     scratch: str | None = None
-    # a Dask cluster (tcp://HOST:PORT or local:N) that runs the stages (engine.distributed); the table is
+    # a Dask cluster (tcp://HOST:PORT or local:N) that runs the stages (engine.backends.dask); the table is
     # then a ParquetTable every worker can read
     cluster: str | None = None
     # a release of a sequence (m-invariance): the history so far, the record-id column, the id secret

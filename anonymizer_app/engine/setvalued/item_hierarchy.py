@@ -1,4 +1,4 @@
-"""Item hierarchies built from the data: the relational builders (engine.builders) on the items.
+"""Item hierarchies built from the data: the relational builders (engine.model.builders) on the items.
 
 Every builder that groups a column's values works on items too when it is given one value per item
 occurrence (records as sets): grouping by frequency puts the most frequent items together first,
@@ -30,7 +30,7 @@ def build_item_hierarchy(tx: Transactions, kind: str = "grouping", name: str = "
     a set ({7, 50, … +4}), never first..last, which would read as a range of ids such as 7..1023."""
     if kind in ("grouping", "data-driven"):
         options.setdefault("order", "frequency")
-    # an item is never missing: an item named NA or ? is an item like any other (engine.missing's markers
+    # an item is never missing: an item named NA or ? is an item like any other (engine.model.missing's markers
     # are for table cells; a record without items is refused when it is read)
     with markers_in_use(()):
         hierarchy = builders.build(kind, name, item_occurrences(tx), **options)

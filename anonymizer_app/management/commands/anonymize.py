@@ -232,7 +232,7 @@ class Command(OneLineCommand):
         progress = Progress(self.stderr, enabled=not opts["quiet"])
         self._progress = progress
         try:
-            # the NA markers every reading step of this run treats as missing (engine.missing)
+            # the NA markers every reading step of this run treats as missing (engine.model.missing)
             with markers_in_use(parse_markers(opts["na_values"])), remote_flags.anonymize_remote(self, opts, progress), \
                     sql_flags.sources(self, opts, progress) as fixes:
                 summary = fixes["summary"](self._run(opts, progress))

@@ -4,7 +4,7 @@
         [--algorithm datafly] [--suppression 0.0] [--seed 0] [--hierarchies DIR] [--out table.csv]
         [--html chart.html] [--quiet]
 
-For every table size a people table is generated from the hierarchy files (engine.experiments:
+For every table size a people table is generated from the hierarchy files (engine.measure.experiments:
 QI values drawn uniformly among the leaves, the disease from db_100.csv's distribution, seeded),
 anonymized once per k (engine.anonymize, verified), and the equivalence classes, the homogeneous
 ones and the records they hold are counted. The table goes to stdout (and --out as CSV); --html

@@ -1,6 +1,6 @@
 """A table stored as Parquet where every worker of a cluster can read it (a file or a folder of files).
 
-No dask here: the spec (engine.spec) names this type, and the engine must import without dask."""
+No dask here: the spec (engine.run.spec) names this type, and the engine must import without dask."""
 
 from __future__ import annotations
 
@@ -19,5 +19,5 @@ class ParquetTable:
     roles: dict[str, Role]
     types: dict[str, str] = field(default_factory=dict)
     name: str = "table"
-    # cells read as missing (engine.missing), as Table.na_values: each becomes MISSING in every partition
+    # cells read as missing (engine.model.missing), as Table.na_values: each becomes MISSING in every partition
     na_values: tuple[str, ...] = NA_MARKERS

@@ -22,7 +22,7 @@ RISK_BAND_EDGES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 1 / 3, 0.5, 1.0)
 
 def column_codes(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     """One integer code column per QI (rows x QIs), values compared as text; blanks and NA markers are one
-    value, missing (engine.missing), as a run reads them."""
+    value, missing (engine.model.missing), as a run reads them."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(f"no column {', '.join(map(repr, missing))} in the table "

@@ -41,7 +41,7 @@ def _frequencies(hist: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pitman(hist: dict[int, int], population_size: int) -> Estimate:
-    """Pitman's model (Hoshino 2001): θ, α by maximum likelihood as ARX 3.9.2 solves for them (engine.risk.
+    """Pitman's model (Hoshino 2001): θ, α by maximum likelihood as ARX 3.9.2 solves for them (engine.measure.risk.
     pitman_arx: its start, its closed-form and term-by-term equations, its Newton-Raphson solver), uniques
     Γ(θ+1)/Γ(θ+α)·N^α. No root: no estimate, as in ARX. A root outside the parameter space (0 < α < 1,
     θ > -α) is refused too, where ARX would report a number (definitions.md)."""
