@@ -15,6 +15,7 @@ from .. import engine
 from ..engine import InputError, Table
 from ..engine.measure.metrics import RISK_THRESHOLD
 from ..engine.measure.risk import Classes, column_codes, sample_risks
+from ..engine.run import stages
 from ..models import Dataset, Job
 from . import datasets, results, storage
 from .job_support import Progress, build_models, register, validate_models
@@ -219,7 +220,7 @@ def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float
     when no chosen algorithm can honour them, the others becoming rows with the engine's refusal)."""
     algorithms = parse_algorithm_list(algorithms)
     ks = parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
-    engine.run.stages.SUPPRESSION.validate(suppression_limit)
+    stages.SUPPRESSION.validate(suppression_limit)
     if not dataset.qi_columns.exists():
         raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
     if sensitive and not dataset.columns.filter(name=sensitive).exists():

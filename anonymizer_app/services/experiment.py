@@ -9,6 +9,7 @@ import json
 
 from .. import engine
 from ..engine import InputError, Role
+from ..engine.run import stages
 from ..models import Dataset, Job
 from ..plotly_text import plotly_escape
 from . import comparison, datasets, results, storage
@@ -49,7 +50,7 @@ def create_experiment(dataset: Dataset, sizes, seed: int, include_dataset: bool,
     sizes = parse_size_list(",".join(map(str, sizes)) if not isinstance(sizes, str) else sizes)
     ks = comparison.parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
     engine.get_algorithm(algorithm)
-    engine.run.stages.SUPPRESSION.validate(suppression_limit)
+    stages.SUPPRESSION.validate(suppression_limit)
     if int(seed) < 0:
         raise InputError(f"the seed must be 0 or more, got {seed}")
     if not sizes and not include_dataset:

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from .. import engine
 from ..engine import InputError, Role
+from ..engine.run import stages
 from ..models import Dataset, Job
 
 JOB_HANDLERS: dict[str, Callable[[Job], None]] = {}
@@ -43,7 +44,7 @@ def validate_models(dataset: Dataset, info, k: int, specs: list[dict] | None, ma
     names the algorithms that can) and against the columns; returns them as stored on the job. ``marker``:
     the research-subset column a population job adds (δ-presence or k-map against another dataset)."""
     models = build_models(specs)
-    engine.run.stages.check_supported(info, [engine.KAnonymity(k), *models])
+    stages.check_supported(info, [engine.KAnonymity(k), *models])
     columns = {c.name: c for c in dataset.columns.all()}
     for m in models:
         if marker is not None and m.column == marker:
