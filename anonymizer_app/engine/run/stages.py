@@ -395,16 +395,25 @@ def build_cell_output(table: Table, cells: list[np.ndarray], suppressed: np.ndar
 
 def _raw_figures(table, hierarchies, freq, k, sensitive, dom=None) -> dict:
     """The input as it is (level 0 everywhere, nothing suppressed): the 'before' side of a report."""
-    inv, sizes, own = _input_classes_flagged(freq, hierarchies)
-    figures = class_figures(sizes, table.n, 0, k)
-    figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
-    if sensitive is not None:
+    def sensitive_figures(inv: np.ndarray, sizes: np.ndarray, own: bool) -> dict:
         if dom is not None and own:
-            figures.update(own_class_homogeneity(dom.tuple_triplets(freq.inverse)[0], sizes))
-        elif dom is not None:
-            figures.update(tuple_homogeneity(inv, *dom.tuple_triplets(freq.inverse)))
-        else:
-            figures.update(homogeneity(inv[freq.inverse], table.frame[sensitive]))
+            return own_class_homogeneity(dom.tuple_triplets(freq.inverse)[0], sizes)
+        if dom is not None:
+            return tuple_homogeneity(inv, *dom.tuple_triplets(freq.inverse))
+        return homogeneity(inv[freq.inverse], table.frame[sensitive])
+    return input_figures(freq, hierarchies, table.n, k, None if sensitive is None else sensitive_figures)
+
+
+def input_figures(freq: FrequencySet, hierarchies: list[Hierarchy], n: int, k: int,
+                  sensitive_figures: Callable[[np.ndarray, np.ndarray, bool], dict] | None = None) -> dict:
+    """The 'before' side of a report over weighted frequency data (the table's rows, or a cluster run's merged
+    combinations): the input's classes (level 0 everywhere, nothing suppressed, nothing generalized) and, when
+    given, ``sensitive_figures(tuple -> class, class sizes, whether class t is tuple t)``, the homogeneity."""
+    inv, sizes, own = _input_classes_flagged(freq, hierarchies)
+    figures = class_figures(sizes, n, 0, k)
+    figures.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)  # nothing generalized
+    if sensitive_figures is not None:
+        figures.update(sensitive_figures(inv, sizes, own))
     return figures
 
 

@@ -48,8 +48,14 @@ from ...run.report import publication_sections
 from ...run.result import json_default, report_head
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
-from ...run.stages import check_supported, classes_at_levels, level_description, validate_options
-from ...search.lattice import equivalence_classes, generalize_codes
+from ...run.stages import (
+    check_supported,
+    classes_at_levels,
+    input_figures,
+    level_description,
+    validate_options,
+)
+from ...search.lattice import generalize_codes
 from . import figures, partitions
 from .mondrian import mondrian_on_cluster
 from .source import ParquetTable
@@ -577,14 +583,12 @@ class ClusterRun:
             metrics.update(loss_figures(self.hierarchies, numeric, self.qi_codes, levels, self.sup,
                                         weights=self.weights))
             labels = {c: level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
-        before = class_figures(equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies,
-                                                   [0] * len(self.qi))[1], self.n, 0, k)
-        before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
         if self.sensitive is not None:
             s = self.sens_codes[:, self.attacked.index(self.sensitive)]
             metrics.update(homogeneity(self.row_class, s, self.weights))
-            inv0 = equivalence_classes(self.freq.codes, self.freq.counts, self.hierarchies, [0] * len(self.qi))[0]
-            before.update(homogeneity(inv0[self.freq.inverse], s, self.weights))
+        # the input's side, as in memory (stages.input_figures), on the weighted rows
+        before = input_figures(self.freq, self.hierarchies, self.n, k, None if self.sensitive is None else (
+            lambda inv, sizes, own: homogeneity(inv[self.freq.inverse], s, self.weights)))
         attack = {}
         for c in self.attacked:
             part = report_part(self.domains_by_column[c], self.row_class, ATTACK_LIMIT)
