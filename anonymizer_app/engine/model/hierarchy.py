@@ -130,6 +130,17 @@ class Hierarchy:
             self._leaf_index = cached
         return cached
 
+    def leaf_numbers(self) -> np.ndarray:
+        """Each leaf as a number, NaN where it is none (pd.to_numeric(leaves, errors="coerce") as floats):
+        parsed once per hierarchy, on first use (the NCP of a numeric QI needs them, for every QI and node
+        it is asked for; nothing else does), and kept read-only on the object as leaf_index is."""
+        cached = getattr(self, "_leaf_numbers", None)
+        if cached is None:
+            cached = numbers_of(self.leaves)
+            cached.flags.writeable = False
+            self._leaf_numbers = cached
+        return cached
+
     def leaf_counts(self, level: int) -> np.ndarray:
         """Number of hierarchy leaves under each label of a level."""
         counts = np.bincount(self.maps[level], minlength=len(self.labels[level]))
@@ -329,6 +340,48 @@ class Hierarchy:
         lifted = _settle_lifted(lifted, labels)
         return cls(name, np.asarray(leaves, dtype=object), labels, maps, source, notes, conflicts + inner, kind,
                    lifted)
+
+
+def numbers_of(values: np.ndarray) -> np.ndarray:
+    """pd.to_numeric(pd.Series(values), errors="coerce") as floats. Plain ASCII digit strings of up to 15
+    digits (codes, ages, ZIP codes: most numeric leaves) are read as whole numbers in a few array passes,
+    exact as floats below 10**15, the very numbers pandas gives; anything else goes to pandas (str values
+    parsed as an array, without building a Series)."""
+    values = np.asarray(values, dtype=object)
+    if not all(type(v) is str for v in values):
+        return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+    digits = _digit_numbers(values)
+    if digits is not None:
+        return digits
+    return np.asarray(pd.to_numeric(values, errors="coerce"), dtype=float)
+
+
+def _digit_numbers(values: np.ndarray) -> np.ndarray | None:
+    """The whole numbers written by str values made of 1 to 15 ASCII digits each, or None when any is not."""
+    if not len(values):
+        return None
+    try:
+        raw = values.astype("S")  # ASCII bytes, zero-padded to the longest (others raise)
+    except UnicodeEncodeError:
+        return None
+    width = raw.dtype.itemsize
+    if not 0 < width <= 15:
+        return None
+    grid = raw.view(np.uint8).reshape(len(values), width)
+    length = np.count_nonzero(grid, axis=1)
+    # no empty value, no zero byte inside or at the end of one (padding only), digits only
+    if length.min() < 1 or int(length.sum()) != sum(map(len, values)):
+        return None
+    inside = np.arange(width) < length[:, None]
+    if not np.array_equal(grid != 0, inside):
+        return None
+    grid = grid - np.uint8(48)  # '0'..'9' -> 0..9; anything else wraps to > 9
+    if (grid[inside] > 9).any():
+        return None
+    number = np.zeros(len(values), dtype=np.int64)
+    for p in range(width):  # Horner's rule column by column, each value over its own digits
+        number = np.where(inside[:, p], number * 10 + grid[:, p], number)
+    return number.astype(np.float64)
 
 
 def _leaf_conflicts(rows: Sequence[Sequence[str]], numbers: Sequence[int]) -> list[Conflict]:
