@@ -9,10 +9,12 @@ import pandas as pd
 from django import forms
 from django.conf import settings
 
-from .engine import ALGORITHMS, COLUMN_TYPES, Role
+from .engine import ALGORITHMS, COLUMN_TYPES, InputError, Role
 from .engine.io.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
 from .engine.privacy import model_groups as registry_groups
 from .engine.run.spec import REMOVE, SUPPRESSED_ROWS
+from .services.comparison import parse_k_list
+from .services.experiment import parse_size_list
 
 UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
 # Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).
@@ -436,9 +438,6 @@ class CompareForm(PrivacyModelFields, forms.Form):
         return cleaned
 
     def clean_k_values(self):
-        from .engine import InputError
-        from .services.comparison import parse_k_list
-
         try:
             return parse_k_list(self.cleaned_data["k_values"])
         except InputError as exc:
@@ -479,18 +478,12 @@ class ExperimentForm(forms.Form):
             self.fields["sizes"].initial = ""
 
     def clean_sizes(self):
-        from .engine import InputError
-        from .services.experiment import parse_size_list
-
         try:
             return parse_size_list(self.cleaned_data["sizes"])
         except InputError as exc:
             raise forms.ValidationError(str(exc)) from None
 
     def clean_k_values(self):
-        from .engine import InputError
-        from .services.comparison import parse_k_list
-
         try:
             return parse_k_list(self.cleaned_data["k_values"])
         except InputError as exc:

@@ -10,10 +10,12 @@ from typing import cast
 from django import forms
 from django.conf import settings
 
+from hierarchy_editor.models import Hierarchy
+
 from .engine.setvalued import SET_ALGORITHMS
 from .forms import UPLOAD_EXTENSIONS
 from .models import Dataset
-from .services.setvalued import ITEM_DELIMITERS
+from .services.setvalued import ITEM_DELIMITERS, covering_hierarchies
 
 DELIMITER_BY_NAME = {name: d for d, name in ITEM_DELIMITERS.items()}
 SHOWN = {"\t": "⇥", " ": "␣"}
@@ -123,10 +125,6 @@ class SetRunForm(forms.Form):
 def item_library(user, dataset=None) -> list:
     """The owner's hierarchies, offered as item hierarchies; for a ``dataset``, only those covering its items
     (services.setvalued.covering_hierarchies)."""
-    from hierarchy_editor.models import Hierarchy
-
-    from .services.setvalued import covering_hierarchies
-
     library = list(Hierarchy.objects.filter(owner=user).order_by("name"))
     return library if dataset is None else covering_hierarchies(dataset, library)
 

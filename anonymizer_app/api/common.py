@@ -11,6 +11,8 @@ from django.utils import timezone
 from rest_framework import status
 from rest_framework.response import Response
 
+from hierarchy_editor.models import Hierarchy
+
 from ..models import Dataset, Job
 from ..services import jobs as job_service
 
@@ -35,8 +37,6 @@ def owned_job(request, job_id) -> Job:
 
 
 def owned_hierarchy(request, hierarchy_id: int):
-    from hierarchy_editor.models import Hierarchy
-
     return get_object_or_404(Hierarchy, pk=_key(hierarchy_id), owner=request.user)
 
 

@@ -15,7 +15,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..engine import COLUMN_TYPES, Format, InputError, Role
+from hierarchy_editor.forms import SelectHierarchyForm
+from hierarchy_editor.services import parsed_hierarchy
+
+from .. import demo
+from ..engine import COLUMN_TYPES, EngineError, Format, InputError, Role
 from ..engine.io.reader import DELIMITER_NAMES
 from ..forms import DELIMITER_CHOICES, ENCODING_CHOICES, ColumnsForm, FormatForm, UploadForm
 from ..models import Column, Dataset
@@ -309,8 +313,6 @@ def _binding_problem(request, ds: Dataset, column: Column, hierarchy_id: int):
     covering the column's values)."""
     from django.http import Http404
 
-    from hierarchy_editor.forms import SelectHierarchyForm
-    from hierarchy_editor.services import parsed_hierarchy
 
     try:
         owned_hierarchy(request, hierarchy_id)
@@ -330,9 +332,6 @@ class DemoData(APIView):
                    summary="Load the demo datasets (roles and hierarchies set), as the web's demo button",
                    tags=["datasets"])
     def post(self, request):
-        from .. import demo
-        from ..engine import EngineError
-
         try:
             created = demo.load_demo(request.user)
         except EngineError as exc:

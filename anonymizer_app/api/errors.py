@@ -9,6 +9,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .parsers import max_body_bytes
+
 
 def _flatten(errors, prefix: str = "") -> list[str]:
     if isinstance(errors, dict):
@@ -27,7 +29,6 @@ def _flatten(errors, prefix: str = "") -> list[str]:
 
 def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):  # Django's body limit, met when DRF reads a JSON or form body
-        from .parsers import max_body_bytes
 
         return Response({"detail": f"The request body is larger than the limit of {max_body_bytes():,} bytes."},
                         status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)

@@ -15,8 +15,12 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from anonymizer_app.engine.model.builders import BUILDERS
+from anonymizer_app.engine.model.hierarchy import without_missing
 from hierarchy_editor.building import build as build_hierarchy
 from hierarchy_editor.building import builder_for, builder_form
+from hierarchy_editor.forms import HierarchyUploadForm, field_name
+from hierarchy_editor.models import NAME_MAX, Hierarchy, fit_name
 from hierarchy_editor.services import column_values, parsed_hierarchy
 
 from ..engine import HierarchyError
@@ -104,8 +108,6 @@ class HierarchyList(APIView):
 
     @extend_schema(responses=HierarchySerializer(many=True), summary="Your hierarchy library", tags=["hierarchies"])
     def get(self, request):
-        from hierarchy_editor.models import Hierarchy
-
         qs = Hierarchy.objects.filter(owner=request.user).defer("content")
         return Response(HierarchySerializer(qs, many=True).data)
 
@@ -113,7 +115,6 @@ class HierarchyList(APIView):
                    responses={201: HierarchyDetailSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Upload a hierarchy file (optionally for a column)", tags=["hierarchies"])
     def post(self, request):
-        from hierarchy_editor.forms import HierarchyUploadForm
         s = HierarchyUploadSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
@@ -156,11 +157,6 @@ class HierarchyBuild(APIView):
                    responses={201: HierarchyDetailSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
                    summary="Build a hierarchy for a column with a builder, save it and bind it", tags=["hierarchies"])
     def post(self, request):
-        from anonymizer_app.engine.model.builders import BUILDERS
-        from anonymizer_app.engine.model.hierarchy import without_missing
-        from hierarchy_editor.forms import field_name
-        from hierarchy_editor.models import NAME_MAX, Hierarchy, fit_name
-
         s = BuildSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data

@@ -19,6 +19,7 @@ from ..forms import DELIMITER_CHOICES, RunForm
 from ..models import Dataset, Job
 from ..services import erasure, exports, preflight, pseudonyms, results, run_submit
 from ..services import jobs as job_service
+from ..setvalued_forms import SetRunForm, item_library
 from ..views import downloads, release_report
 from ..views.common import RESULT_PAGES, job_result
 from . import identifiers, risk
@@ -99,8 +100,6 @@ class JobPageSerializer(serializers.Serializer):
 def _form_for(request, ds: Dataset, data: dict) -> tuple[RunForm, object, object]:
     """The run page's form on this dataset (the same choices of columns and populations), its set-valued
     companion when a column holds sets, and the population chosen, if any."""
-    from ..setvalued_forms import SetRunForm, item_library
-
     cols = list(ds.columns.all())
     sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
     subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]

@@ -13,8 +13,11 @@ from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 
+from hierarchy_editor.models import Hierarchy
+
 from .. import engine
 from ..engine import Format, InputError, Role, Table
+from ..engine.model.missing import NA_MARKERS
 from ..models import Column, Dataset
 from . import identifier_suggestions, ingestion, storage
 
@@ -171,7 +174,6 @@ def missing_counts(dataset: Dataset, columns: list[str]) -> dict[str, int]:
     against the markers and only those counted; kept in the cache while the stored file is unchanged."""
     from django.core.cache import cache
 
-    from ..engine.model.missing import NA_MARKERS
 
     path = stored_table(dataset)
     stat = path.stat()
@@ -240,8 +242,6 @@ def table_from_config(frame: pd.DataFrame, config: dict, name: str = "table") ->
 
 def hierarchies_from_config(owner, config: dict, models: list | None = None) -> dict:
     """The bound hierarchies of the QIs, and of the sensitive columns a hierarchical t-closeness model uses."""
-    from hierarchy_editor.models import Hierarchy
-
     wanted = {m.get("column") for m in (models or []) if m.get("distance") == "hierarchical"}
     out = {}
     for c in config["columns"]:

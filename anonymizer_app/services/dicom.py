@@ -18,11 +18,16 @@ from pathlib import Path
 
 from django.db import transaction
 
+from hierarchy_editor.models import Hierarchy
+
 from ..engine import InputError, Role
 from ..engine import dicom as dicom_engine
+from ..engine.dicom.archive import iter_archive, published_cells
+from ..engine.dicom.deidentify import METHOD
+from ..engine.dicom.headers import hierarchy_rows
 from ..engine.io.reader import Format
 from ..models import Dataset, Job
-from . import datasets, storage, vault
+from . import datasets, results, storage, vault
 
 MANIFEST = "manifest.json"
 FILES = "files.zip"
@@ -98,10 +103,6 @@ def store(owner, staging: Path, source, extraction, stem: str, name: str | None 
 def _bound_hierarchy(owner, dataset: Dataset, keyword: str, values):
     """A date (DA) or age (AS) column's DICOM-aware hierarchy, saved in the owner's library (None: the default
     built from the data applies)."""
-    from hierarchy_editor.models import Hierarchy
-
-    from ..engine.dicom.headers import hierarchy_rows
-
     rows = hierarchy_rows(keyword, values)
     if rows is None:
         return None
@@ -168,10 +169,6 @@ def result_archive(job: Job) -> Iterator[bytes]:
     """The zip of the de-identified copies of the files whose rows the job published (suppressed rows' files
     left out), streamed a file at a time (engine.dicom.archive.iter_archive: each file checked before its
     bytes leave). What can be refused is refused here, before the first byte."""
-    from ..engine.dicom.archive import iter_archive, published_cells
-    from ..engine.dicom.deidentify import METHOD
-    from . import results
-
     dataset = job.dataset
     if not is_dicom(dataset) or job.kind != Job.RUN:
         raise InputError("this job's dataset is not a set of DICOM files")

@@ -25,6 +25,8 @@ from django.db.models.functions import Cast
 from django.db.models.signals import post_delete, pre_delete
 from django.utils import timezone
 
+from hierarchy_editor.models import Hierarchy
+
 from ..models import Dataset, Job, Result
 from . import datasets, storage
 
@@ -35,8 +37,6 @@ COUNTED = (("user", "account", "accounts"), ("dataset", "dataset", "datasets"), 
 
 
 def _hierarchy_model():
-    from hierarchy_editor.models import Hierarchy
-
     return Hierarchy
 
 

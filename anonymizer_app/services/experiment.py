@@ -9,6 +9,7 @@ import json
 
 from .. import engine
 from ..engine import InputError, Role
+from ..engine.measure import experiments
 from ..engine.run import stages
 from ..models import Dataset, Job
 from ..plotly_text import plotly_escape
@@ -45,8 +46,6 @@ def create_experiment(dataset: Dataset, sizes, seed: int, include_dataset: bool,
                       suppression_limit: float = 0.0, sensitive: str = "") -> Job:
     """The seed-001 experiment as a Job (kind "experiment") started from ``dataset``: generated people
     tables of the given sizes (seeded) and/or the dataset itself, anonymized once per k."""
-    from ..engine.measure import experiments
-
     sizes = parse_size_list(",".join(map(str, sizes)) if not isinstance(sizes, str) else sizes)
     ks = comparison.parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
     engine.get_algorithm(algorithm)
@@ -83,8 +82,6 @@ def create_experiment(dataset: Dataset, sizes, seed: int, include_dataset: bool,
 
 def experiment_tables(job: Job):
     """(label, engine Table, hierarchies, sensitive) of each table of an experiment job, made lazily."""
-    from ..engine.measure import experiments
-
     opts = job.options
     for n in opts.get("sizes", []):
         def make(n=n):
@@ -100,8 +97,6 @@ def experiment_tables(job: Job):
 
 
 def run_experiment(job: Job) -> None:
-    from ..engine.measure import experiments
-
     progress = Progress(job)
     tables = list(experiment_tables(job))
     ks = job.options["k"]

@@ -28,6 +28,7 @@ from .. import engine
 from ..engine import HierarchyError, InputError, Role
 from ..models import Dataset
 from . import datasets, identifier_suggestions
+from .dicom import check_roles
 from .jobs import build_models
 
 
@@ -63,7 +64,6 @@ def check_run(dataset: Dataset, algorithm: str, k: int, suppression_limit: float
     except (InputError, TypeError):
         built = []  # bad parameters: the job's validation names them
     problems += _models(dataset, built, models or [], suppression_limit)
-    from .dicom import check_roles  # a DICOM dataset: its UID columns can only be identifiers
 
     problems += [Problem(None, message) for message in check_roles(dataset)]
     problems += identifier_holds(dataset, publish_as_is)

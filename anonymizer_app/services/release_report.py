@@ -16,7 +16,11 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from ..engine import Role
+from hierarchy_editor.models import Hierarchy
+
+from ..engine import ALGORITHMS, Role
+from ..engine.privacy import PRIVACY_MODELS, model_groups
+from ..engine.run.spec import KEEP, SUPPRESSED_ROWS
 from ..models import Job, Result
 from . import explain, exports, rerun
 from .labels import METRICS, format_value, job_label
@@ -37,8 +41,6 @@ REPORT_CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "report.cs
 def hierarchy_rows(job: Job, report: dict) -> list[dict]:
     """Per quasi-identifier: the hierarchy used (its name, or the default built from the data) and the
     generalization applied (level of height, or what the local/multidimensional recoding left)."""
-    from hierarchy_editor.models import Hierarchy
-
     columns = [c for c in job.config.get("columns", []) if c["role"] == Role.QUASI_IDENTIFYING.value]
     ids = [c["hierarchy"] for c in columns if c.get("hierarchy")]
     names = dict(Hierarchy.objects.filter(pk__in=ids, owner=job.owner).values_list("pk", "name"))
@@ -139,9 +141,6 @@ def command_line(job: Job) -> tuple[str, str]:
     and what the command line cannot say ('' when it says everything)."""
     import shlex
 
-    from ..engine import ALGORITHMS
-    from ..engine.privacy import PRIVACY_MODELS, model_groups
-    from ..engine.run.spec import KEEP
 
     quote = shlex.quote
     columns = job.config.get("columns", [])
@@ -247,9 +246,6 @@ def configuration_rows(job: Job) -> list[dict]:
     """The settings that repeat the run, as (setting, value) rows in words. The job's JSON (every column's
     configuration, hierarchy texts included) filled pages of the PDF (issue 29); it stays the job page's
     download (config.json)."""
-    from ..engine import ALGORITHMS
-    from ..engine.run.spec import SUPPRESSED_ROWS
-
     config = exports.job_configuration(job)
     info = ALGORITHMS.get(job.algorithm)
     options = _shown_options(job)

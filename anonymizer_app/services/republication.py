@@ -10,9 +10,14 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING
 
+from policies.models import Release
+
+from ..engine import ALGORITHMS
 from ..engine.errors import InputError
 from ..engine.model.table import Table
-from ..engine.republication import History
+from ..engine.privacy import MInvariance
+from ..engine.republication import History, Republication
+from ..models import Job
 from . import vault
 
 if TYPE_CHECKING:
@@ -50,8 +55,6 @@ def load_state(data: object, source: str = "history") -> tuple[History, bytes]:
 
 # ---- a policy's releases (policies.Release.state) ---------------------------------------------------------
 def _release_of(job):
-    from policies.models import Release  # the policies app builds on this one: imported when a run needs it
-
     return Release.objects.filter(job=job).select_related("policy").first()
 
 
@@ -62,10 +65,6 @@ def with_history(job: Job, spec: RunSpec) -> RunSpec:
     sequence are made one after another), a failed or cancelled one is skipped (it published nothing)."""
     from dataclasses import replace
 
-    from ..engine import ALGORITHMS
-    from ..engine.privacy import MInvariance
-    from ..engine.republication import Republication
-    from ..models import Job  # noqa: F811 - the model at run time (imported for typing above)
 
     info = ALGORITHMS.get(spec.algorithm)
     if info is None or not info.republishes:

@@ -17,6 +17,7 @@ from ..engine.measure.risk import Population, analyze, combination_count, popula
 from ..engine.model.hierarchy import ROOT
 from ..models import Dataset, Result
 from . import datasets, results
+from .runs import job_spec
 
 WEB_COMBINATION_LIMIT = 100
 WEB_ROW_EVALUATIONS = 50_000_000
@@ -135,7 +136,6 @@ def _published_population(result: Result, population: Population | None, qi: lis
     levels = result.report.get("transformation")
     if not levels or any(q not in levels for q in qi):
         return _resized(population, n, "the run's recoding is not one level per quasi-identifier")
-    from .runs import job_spec  # runs imports the job services, which import this module's siblings
 
     spec = job_spec(result.job)
     if not isinstance(spec.table, Table):  # a transaction dataset: no rows of QI values to generalize

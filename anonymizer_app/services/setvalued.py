@@ -21,9 +21,17 @@ from django.conf import settings
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 
-from ..engine import InputError
+from hierarchy_editor.forms import size_limits
+from hierarchy_editor.models import Hierarchy, fit_name
+from hierarchy_editor.models import Hierarchy as LibraryHierarchy
+
+from ..engine import EngineError, InputError, KAnonymity
+from ..engine.model.formats import detect_format, read_hierarchy_text, write_hierarchy
 from ..engine.run.gate import ITEMS, RECORD_ID
-from ..engine.setvalued import Transactions, column_transactions, parse_transactions
+from ..engine.run.spec import RunSpec, SetColumn, TransactionSet
+from ..engine.setvalued import SET_ALGORITHMS, Transactions, column_transactions, parse_transactions
+from ..engine.setvalued.item_hierarchy import ITEM_BUILDERS
+from ..engine.setvalued.item_hierarchy import build_item_hierarchy as build
 from ..models import Column, Dataset, Job
 from . import datasets, storage
 
@@ -300,16 +308,11 @@ def hierarchy_snapshot(hierarchy) -> dict | None:
 
 
 def item_hierarchy(owner, snapshot: dict | None):
-    from hierarchy_editor.models import Hierarchy
-
     return None if not snapshot else Hierarchy(owner=owner, **snapshot).to_engine("items")
 
 
 def _check_set_run(tx: Transactions, k: int, m: int, algorithm: str, hierarchy, where: str, record: str,
                    delimiter: str) -> None:
-    from ..engine import KAnonymity
-    from ..engine.setvalued import SET_ALGORITHMS
-
     KAnonymity(k)
     if algorithm not in SET_ALGORITHMS:
         raise InputError(f"unknown set-valued algorithm {algorithm!r}; available: {', '.join(SET_ALGORITHMS)}")
@@ -367,8 +370,6 @@ def set_column_config(dataset: Dataset, k: int, m: int, algorithm: str, hierarch
 
 def set_column_spec(owner, config: dict):
     """The engine's SetColumn of a job's configuration (None without a set-valued column)."""
-    from ..engine.run.spec import SetColumn
-
     sc = config.get("set_column")
     if not sc:
         return None
@@ -378,8 +379,6 @@ def set_column_spec(owner, config: dict):
 
 def transaction_spec(job: Job):
     """The RunSpec of a transaction dataset's job."""
-    from ..engine.run.spec import RunSpec, TransactionSet
-
     config, dataset = job.config, job.dataset
     tx = parse(storage.original_path(dataset), dataset.original_name, config["item_delimiter"], config["record_id"])
     records = TransactionSet(tx, int(job.options["m"]), job.algorithm, item_hierarchy(job.owner,
@@ -402,10 +401,6 @@ def dataset_items(dataset: Dataset) -> tuple[Transactions, str, str]:
 
 def _save_item_hierarchy(owner, name: str, hierarchy, source_name: str, source_format: str = "arx"):
     """The hierarchy as a library entry (ARX text), usable as an item hierarchy and in the tree editor."""
-    from hierarchy_editor.models import Hierarchy, fit_name
-
-    from ..engine.model.formats import write_hierarchy
-
     row = Hierarchy.from_text(owner, fit_name(name), write_hierarchy(hierarchy, "arx"), source_name=source_name,
                               delimiter=";")
     row.source_format = source_format
@@ -415,9 +410,6 @@ def _save_item_hierarchy(owner, name: str, hierarchy, source_name: str, source_f
 
 def build_item_hierarchy(dataset: Dataset, kind: str, options: dict, name: str = ""):
     """An item hierarchy built from the dataset's items (engine.setvalued.item_hierarchy) into the library."""
-    from ..engine.setvalued.item_hierarchy import ITEM_BUILDERS
-    from ..engine.setvalued.item_hierarchy import build_item_hierarchy as build
-
     if kind not in ITEM_BUILDERS:
         raise InputError(f"builder {kind!r} does not apply to items; choose one of {', '.join(ITEM_BUILDERS)}")
     tx, _, _ = dataset_items(dataset)
@@ -431,8 +423,6 @@ def covering_hierarchies(dataset: Dataset, hierarchies) -> list:
     """The library entries that can generalize this dataset's items: item hierarchies whose leaves hold every
     item (a relational hierarchy such as education covers none, so it is not offered). A dataset whose items
     cannot be read gets none; an entry that does not parse is left out."""
-    from ..engine import EngineError
-
     try:
         tx, _, _ = dataset_items(dataset)
     except InputError:
@@ -454,8 +444,6 @@ def covering_hierarchies(dataset: Dataset, hierarchies) -> list:
 def upload_item_hierarchy(dataset: Dataset, text: str, filename: str):
     """An uploaded item hierarchy (any supported format, detected) into the library, once it covers every
     item of the dataset (a missing item is named with its record)."""
-    from ..engine.model.formats import detect_format, read_hierarchy_text
-
     fmt = detect_format(text, filename)
     hierarchy = read_hierarchy_text(text, Path(filename).stem, filename, fmt)
     tx, where, record = dataset_items(dataset)
@@ -467,11 +455,6 @@ def save_built_hierarchy(job: Job, report: dict):
     """The hierarchy a dynamic-hierarchies run built (item -> group -> *, as its report holds it) into the
     owner's library, stored like an uploaded item hierarchy; the library's entry already holding it when it
     was saved before. Returns (entry, created)."""
-    from hierarchy_editor.forms import size_limits
-    from hierarchy_editor.models import Hierarchy as LibraryHierarchy
-    from hierarchy_editor.models import fit_name
-
-    from ..engine.model.formats import write_hierarchy
     from ..engine.model.hierarchy import Hierarchy, check_size
 
     rows = report.get("hierarchy_rows") or []

@@ -43,7 +43,9 @@ from django.conf import settings
 from ..engine import Format
 from ..engine.io import reader as reader_mod
 from ..engine.io.reader import Limits
-from . import connections
+from ..models import Dataset
+from . import connections, datasets, ingestion, storage, vault
+from .exports import typed_column
 
 if TYPE_CHECKING:
     from sqlalchemy.sql.expression import Executable
@@ -348,7 +350,6 @@ def write_table(frame: pd.DataFrame, url: str, name: str, kinds: dict[str, str],
     from sqlalchemy.dialects.mysql import MEDIUMTEXT
     from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-    from .exports import typed_column
 
     schema, table = check_table_name(name)
     engine = open_engine(url, web=web, read_only=False, password=password)
@@ -427,8 +428,6 @@ class Staged:
     columns: list[str]
 
     def discard(self) -> None:
-        from . import storage
-
         storage.discard(self.staging)
         self.original.close()
 
@@ -466,7 +465,6 @@ def stage_import(url: str, table: str = "", query: str = "", web: bool = True, p
     database is touched. Nothing is left when anything fails, ``progress`` raising (a cancel) included."""
     import tempfile
 
-    from . import ingestion, storage
 
     staging = staging or storage.staging_path()
     original = tempfile.TemporaryFile()
@@ -494,8 +492,6 @@ def store_import(owner, staged: Staged, url: str, table: str = "", query: str = 
     from django.core.files import File
     from django.db import transaction
 
-    from ..models import Dataset
-    from . import datasets, storage, vault
 
     parsed = parse_url(url)
     secret = password or parsed.password
@@ -537,7 +533,5 @@ def import_dataset(owner, url: str, table: str = "", query: str = "", name: str 
 
 def reimport_password(dataset) -> str | None:
     """The password kept for re-imports, decrypted (None when none was kept)."""
-    from . import vault
-
     token = (dataset.sql_source or {}).get("password")
     return vault.decrypt_text(token) if token else None

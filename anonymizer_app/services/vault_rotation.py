@@ -27,7 +27,8 @@ from django.apps import apps
 from django.db import transaction
 from django.db.models import QuerySet
 
-from . import vault
+from . import dicom, storage, vault
+from .republication import STATE_FORMAT
 
 
 @dataclass
@@ -91,8 +92,6 @@ class Rotator:
     # ---- files ----------------------------------------------------------------------------------------------
     def json_file(self, path: Path, key: str, count: Count, name: str, indent: int | None = None) -> None:
         """The token under ``key`` of a JSON object file, the file replaced whole when it changes."""
-        from . import storage
-
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -142,8 +141,6 @@ def _in(attr: str, key: str):
 
 
 def _release_states(model):
-    from .republication import STATE_FORMAT
-
     # a JSON key lookup on every backend (SQLite, PostgreSQL, MariaDB)
     return model.objects.filter(state__format=STATE_FORMAT)
 
@@ -169,8 +166,6 @@ def database_kinds(rotator: Rotator) -> Iterator[Count]:
 
 
 def dicom_manifests(rotator: Rotator) -> Count:
-    from . import dicom, storage
-
     count = Count("DICOM UID keys")
     Dataset = _model("anonymizer_app.Dataset")
     for dataset in Dataset.objects.order_by("pk").only("pk"):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django import template
 
+from ..engine import Role
+from ..services.sensitive_bins import MANY_VALUES
+
 register = template.Library()
 
 
@@ -24,9 +27,6 @@ def continuous_sensitive(dataset) -> dict:
     """{column: distinct values} of the dataset's numeric sensitive columns with many distinct values: the run
     form selects t-closeness with the ordered distance for them (static/js/run_sensitive.js), where equal-distance
     models and homogeneity on exact values mean little."""
-    from ..engine import Role
-    from ..services.sensitive_bins import MANY_VALUES
-
     return {c.name: c.distinct_count for c in dataset.columns.filter(role=Role.SENSITIVE.value, type__in=NUMERIC_TYPES)
             if c.distinct_count > MANY_VALUES}
 

@@ -12,9 +12,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..engine import Role
+from ..engine.model.builders import BUILDERS
+from ..engine.model.defaults import default_builder
 from ..models import Dataset, Job, Result
 from ..services import jobs as job_service
 from ..services.labels import KIND_LABELS, algorithm_label, format_value, job_label  # noqa: F401  (re-exported)
+from ..services.rerun import models_text
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +92,6 @@ def default_hierarchy_label(column_type: str, distinct=None) -> str:
         return "default (intervals)"
     if distinct is None:
         return "default (dates)" if column_type == "date" else "default (value → *)"
-    from ..engine.model.builders import BUILDERS
-    from ..engine.model.defaults import default_builder
 
     return f"default ({BUILDERS[default_builder(distinct, column_type)[0]].label.lower()})"
 
@@ -119,8 +120,6 @@ def _number(value, kind=float):
 def job_rows(jobs) -> list[dict]:
     """What the lists of jobs show: the job's name (algorithm, k), its models, and for a finished run the k
     reached, the NCP and the suppressed records; for a failed one, why."""
-    from ..services.rerun import models_text
-
     jobs = list(jobs)
     outcomes = _outcomes(jobs)
     rows = []
@@ -141,8 +140,6 @@ def job_settings(job: Job) -> str:
     """What sets a job apart from others of the same algorithm and k, in one line for the lists: its suppression
     limit, models beside k, sensitive column and number of quasi-identifiers ("suppression 5% · distinct
     l-diversity (l=2) on disease · sensitive: disease · 4 QIs"); a comparison also names its algorithms."""
-    from ..services.rerun import models_text
-
     parts = []
     if job.kind == Job.COMPARISON:
         parts.append(", ".join(algorithm_label(a) for a in (job.options or {}).get("algorithms", [])))

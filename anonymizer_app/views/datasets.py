@@ -21,6 +21,8 @@ from ..forms import ROLE_HELP, ColumnsForm, FormatForm, UploadForm, delimiter_na
 from ..models import Dataset
 from ..services import datasets as dataset_service
 from ..services import identifier_suggestions
+from ..services.setvalued import delimiter_label
+from ..setvalued_forms import SetColumnForm, SetUploadForm
 from .common import QI, default_hierarchy_label, owned_dataset
 
 PREVIEW_ROWS = 20
@@ -28,8 +30,6 @@ SAMPLE_VALUES = 5
 
 
 def _render_index(request, form: UploadForm | None, status: int = 200, set_form=None):
-    from ..setvalued_forms import SetUploadForm
-
     datasets = Dataset.objects.filter(owner=request.user).annotate(
         qi_count=Count("columns", filter=Q(columns__role=QI), distinct=True),
         job_count=Count("jobs", distinct=True),
@@ -179,8 +179,6 @@ def columns(request, dataset_id: int):
             "hierarchy_label": c.hierarchy.name if c.hierarchy is not None else default_hierarchy_label(
                 c.type, _distinct_for_label(ds, c)),
         })
-    from ..services.setvalued import delimiter_label
-    from ..setvalued_forms import SetColumnForm
 
     marked = next((c for c in cols if c.item_delimiter), None)  # the set-valued column, if any
     column_form = SetColumnForm(columns=[c.name for c in cols], initial={

@@ -29,6 +29,8 @@ from .common import (
     owned_job,
     result_url,
 )
+from .items_charts import itemset_figure
+from .setvalued import result_page
 
 RESULT_PAGE_SIZE = 50
 ATTACK_WORST = 30  # ECs in the table and the chart of the attack report
@@ -418,7 +420,6 @@ def result(request, job_id):
     res = job_result(j)
     report = res.report
     if report.get("kind") == "set-valued":  # a transaction dataset's k^m result
-        from .setvalued import result_page
 
         return result_page(request, j, res)
     ds = j.dataset
@@ -483,7 +484,6 @@ def result(request, job_id):
             charts["distributions"][qi] = distribution_figure(counts[qi]["before"], counts[qi]["after"])
     attack, charts["attack"] = attack_sections(report, res)
     if report.get("set_column", {}).get("frequent_itemsets"):  # mixed mode: the set column's itemsets
-        from .items_charts import itemset_figure
 
         charts["set_itemsets"] = itemset_figure(report["set_column"]["frequent_itemsets"])
     return render(request, "anonymizer/result.html", {

@@ -25,7 +25,7 @@ from ..engine import EngineError, InputError
 from ..engine.run.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
 from ..models import Dataset, Job
-from ..services import datasets, exports, results, setvalued, setvalued_explain
+from ..services import datasets, exports, release_report, results, setvalued, setvalued_explain, storage
 from ..setvalued_forms import (
     ItemBuildForm,
     ItemHierarchyUploadForm,
@@ -36,6 +36,7 @@ from ..setvalued_forms import (
     item_library,
 )
 from .common import format_duration, job_label, job_result, job_rows, owned_dataset, owned_job, queue_job
+from .datasets import _render_index
 from .items_charts import item_frequency_figure, itemset_figure, support_figure
 
 RESULT_PAGE_SIZE = 20  # records of up to CHIPS_PER_CELL items a side: a page stays a few screens tall
@@ -56,8 +57,6 @@ def bound_hierarchy(request, ds: Dataset, library: list):
 @require_POST
 @throttle("upload")
 def upload(request):
-    from .datasets import _render_index  # the datasets page, with this form's errors
-
     form = SetUploadForm(request.POST, request.FILES)
     refused = getattr(request, "upload_refused", "")
     if refused:
@@ -247,7 +246,6 @@ def _original_records(job: Job, start: int, stop: int) -> list[list[str]]:
     if ds.is_transactions and ds.item_delimiter == delimiter and ds.record_id == config["record_id"]:
         frame = datasets.dataset_rows(ds, start, stop)
         return [[x for x in str(cell).split(delimiter) if x] for cell in frame[ITEMS].tolist()]
-    from ..services import storage
 
     tx = setvalued.parse(storage.original_path(ds), ds.original_name, delimiter, config["record_id"])
     return [tx.record(r) for r in range(start, min(stop, tx.n))]
@@ -462,8 +460,6 @@ def items_release_report(request, job_id):
 @require_GET
 @throttle("download", methods=("GET",))
 def items_release_report_pdf(request, job_id):
-    from ..services import release_report
-
     j = _items_reported(request, job_id)
     try:
         pdf = release_report.render_pdf(items_report_html(j, request.user.get_username(), pdf=True, request=request))

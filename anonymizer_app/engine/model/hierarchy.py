@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import HierarchyError
 from .cells import factorize_cells
+from .missing import MISSING, NULL_LABEL, is_marker
 
 ROOT = "*"
 CONFLICT_POLICIES = ("error", "lift", "first")
@@ -156,8 +157,6 @@ class Hierarchy:
     def missing_values(self, values: Iterable[str]) -> list[str]:
         """Data values that are not leaves of this hierarchy, in first-seen order. Missing cells (blank or
         an NA marker: engine.model.missing) are never listed: a run gives them their own leaf (with_missing)."""
-        from .missing import is_marker
-
         index = self.leaf_index
         return [str(v) for v in pd.unique(pd.Series(list(values), dtype=object))
                 if str(v) not in index and not is_marker(str(v))]
@@ -623,8 +622,6 @@ def with_missing(h: Hierarchy) -> Hierarchy:
     """The hierarchy with the missing value (MISSING, an empty cell) as a leaf: under the path of a
     leaf the file wrote for missing values (``(null)``, ``NA``, ``?``...) when there is one, else under
     ``(null)`` on every level below the root and the root on top. The same object when it has one."""
-    from .missing import MISSING, NULL_LABEL, is_marker
-
     if MISSING in h.leaf_index:
         return h
     marked = next((i for i, v in enumerate(h.leaves) if str(v) == NULL_LABEL), None)
@@ -667,8 +664,6 @@ def with_missing(h: Hierarchy) -> Hierarchy:
 def without_missing(h: Hierarchy) -> Hierarchy:
     """The hierarchy without the missing value's leaf (and the labels only it used): what a library, a file
     or the tree editor keeps (a file's leaf cannot be empty; a run adds the leaf again: with_missing)."""
-    from .missing import MISSING
-
     index = h.leaf_index.get(MISSING)
     if index is None or len(h.leaves) == 1:
         return h

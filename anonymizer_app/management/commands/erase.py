@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from anonymizer_app.management.base import RUN_FAILED, OneLineCommand, UserError
 from anonymizer_app.models import Dataset, Job
 from anonymizer_app.services import erasure, storage
+from hierarchy_editor.models import Hierarchy
 
 KINDS = ("dataset", "job", "hierarchy", "user", "orphans")
 
@@ -43,8 +44,6 @@ class Command(OneLineCommand):
             self._report(getattr(erasure, f"erase_{kind}")(target, dry_run=dry_run), owner, dry_run)
 
     def _find(self, kind: str, key: str):
-        from hierarchy_editor.models import Hierarchy
-
         if kind == "user":
             user = get_user_model().objects.filter(username=key).first()
             if user is None:
