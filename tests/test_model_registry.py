@@ -23,7 +23,7 @@ from django.core.management import load_command_class
 from anonymizer_app.engine.algorithms import ALGORITHMS
 from anonymizer_app.engine.errors import InputError
 from anonymizer_app.engine.model.table import Role, Table
-from anonymizer_app.engine.privacy import PRIVACY_MODELS, Parameter, _Sensitive, make_model, shares
+from anonymizer_app.engine.privacy import PRIVACY_MODELS, Parameter, SensitiveModel, make_model, shares
 from anonymizer_app.engine.run import pipeline
 from anonymizer_app.engine.run.spec import RunSpec
 from anonymizer_app.forms import RunForm
@@ -31,7 +31,7 @@ from anonymizer_app.management.model_flags import ModelFlagError, add_model_argu
 
 
 @dataclass(frozen=True)
-class AlphaCap(_Sensitive):
+class AlphaCap(SensitiveModel):
     """The α of (α,k)-anonymity: no sensitive value holds more than a share α of a class of at least
     min_size records (the toy's whole module)."""
 

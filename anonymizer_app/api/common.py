@@ -22,14 +22,14 @@ log = logging.getLogger(__name__)
 ID_RANGE = range(1, 2**63)  # what a database key can be: anything else names no object (and runs no query)
 
 
-def _key(value) -> int:
+def object_key(value) -> int:
     if int(value) not in ID_RANGE:
         raise Http404("no such object")
     return int(value)
 
 
 def owned_dataset(request, dataset_id: int) -> Dataset:
-    return get_object_or_404(Dataset, pk=_key(dataset_id), owner=request.user)
+    return get_object_or_404(Dataset, pk=object_key(dataset_id), owner=request.user)
 
 
 def owned_job(request, job_id) -> Job:
@@ -37,7 +37,7 @@ def owned_job(request, job_id) -> Job:
 
 
 def owned_hierarchy(request, hierarchy_id: int):
-    return get_object_or_404(Hierarchy, pk=_key(hierarchy_id), owner=request.user)
+    return get_object_or_404(Hierarchy, pk=object_key(hierarchy_id), owner=request.user)
 
 
 def refused(message: str, code: int = status.HTTP_400_BAD_REQUEST, **extra) -> Response:

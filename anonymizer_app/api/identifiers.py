@@ -35,7 +35,7 @@ from ..engine.run import identifiers as id_rules
 from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
 from ..services.vault import VaultError
-from .common import _key, owned_dataset, owned_job, refused
+from .common import object_key, owned_dataset, owned_job, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
 
@@ -78,7 +78,7 @@ def _key_row(key: PseudonymKey) -> dict:
 
 
 def _owned_key(request, key_id: int) -> PseudonymKey:
-    return get_object_or_404(PseudonymKey, pk=_key(key_id), owner=request.user)
+    return get_object_or_404(PseudonymKey, pk=object_key(key_id), owner=request.user)
 
 
 class KeyList(APIView):

@@ -17,7 +17,7 @@ from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
 from ..services import remote, remote_jobs, source_imports
-from .common import _key, owned_job, queue, refused
+from .common import object_key, owned_job, queue, refused
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
 from .sql import SourceImportSerializer
@@ -148,7 +148,7 @@ class RemoteConnectionDetail(APIView):
     @extend_schema(responses={204: None, 404: ApiErrorSerializer}, summary="Delete a connection and its token",
                    tags=["repositories"])
     def delete(self, request, account_id: int):
-        get_object_or_404(RemoteAccount, pk=_key(account_id), owner=request.user).delete()
+        get_object_or_404(RemoteAccount, pk=object_key(account_id), owner=request.user).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -166,7 +166,7 @@ def parse(url: str, password: str | None = None) -> Target:
             raise SqlError("a SQLite URL names a file only: sqlite:///path/to/file.db")
         return Target(backend, driver, database=parsed.database, params=params)
     host = parsed.host
-    if host is not None and not (HOST.fullmatch(host) or _is_ip(host)):
+    if host is not None and not (HOST.fullmatch(host) or is_ip(host)):
         raise SqlError(f"{host[:80]!r} is not a server name or address")
     if port is not None and not 0 < port < 65536:
         raise SqlError(f"the port {port} is not a port number (1 to 65535)")
@@ -190,7 +190,7 @@ def require_server(target: Target) -> None:
 
 
 # ---- addresses --------------------------------------------------------------------------------------------
-def _is_ip(text: str) -> bool:
+def is_ip(text: str) -> bool:
     try:
         ipaddress.ip_address(text)
     except ValueError:

@@ -63,9 +63,9 @@ def create_dataset(owner, source, filename: str, name: str | None = None, fmt: F
         fmt, n_rows, columns = ingestion.store_table_file(storage.original_path(dataset), filename, fmt, staging,
                                                           header=header, **_limits())
         with transaction.atomic():
-            _apply_format(dataset, fmt, n_rows, len(columns))
+            apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()
-            _describe_columns(dataset, staging)
+            describe_columns(dataset, staging)
         storage.move(staging, storage.table_path(dataset))
     except BaseException:
         storage.delete_original(dataset)
@@ -81,17 +81,17 @@ def reformat_dataset(dataset: Dataset, fmt: Format) -> Dataset:
         fmt, n_rows, columns = ingestion.store_table_file(storage.original_path(dataset), dataset.original_name, fmt,
                                                           staging, **_limits())
         with transaction.atomic():
-            _apply_format(dataset, fmt, n_rows, len(columns))
+            apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()
             dataset.columns.all().delete()
-            _describe_columns(dataset, staging)
+            describe_columns(dataset, staging)
         storage.move(staging, storage.table_path(dataset))
     finally:
         storage.discard(staging)
     return dataset
 
 
-def _apply_format(dataset: Dataset, fmt: Format, n_rows: int, n_columns: int) -> None:
+def apply_format(dataset: Dataset, fmt: Format, n_rows: int, n_columns: int) -> None:
     dataset.kind, dataset.delimiter, dataset.encoding, dataset.has_header = (
         fmt.kind, fmt.delimiter, fmt.encoding, fmt.header)
     dataset.n_rows, dataset.n_columns = n_rows, n_columns
@@ -113,7 +113,7 @@ def _infer_type(distinct: pa.Array) -> str:
     return found.pop() if len(found) == 1 else "string"
 
 
-def _describe_columns(dataset: Dataset, path: Path) -> None:
+def describe_columns(dataset: Dataset, path: Path) -> None:
     cols = []
     n = dataset.n_rows
     for i, name in enumerate(storage.stored_columns(path)):

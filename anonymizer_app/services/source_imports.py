@@ -57,7 +57,7 @@ def create_sql(owner, url: str, table: str = "", query: str = "", name: str = ""
     if query:
         sql.check_query(query)
     else:
-        sql._split_name(table)
+        sql.split_name(table)
     public, limit = target.public_url(), max_length(SourceImport, "url")
     if len(public) > limit:
         raise InputError(f"the connection URL is {len(public):,} characters long (without its password), more than "

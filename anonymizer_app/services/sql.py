@@ -123,7 +123,7 @@ def check_web_url(parsed, databases: dict | None = None, sqlite_dir: str | None 
     if allowed and (parsed.host or "").lower().rstrip(".") not in allowed:
         raise SqlError(f"the server {parsed.host or 'localhost'!r} is not one this app may connect to; allowed: "
                        + ", ".join(allowed))
-    if connections._is_ip(parsed.host or "") or (parsed.host or "").lower() == "localhost":
+    if connections.is_ip(parsed.host or "") or (parsed.host or "").lower() == "localhost":
         # no look-up needed to judge it now; a name is judged on its address when connecting
         for address in connections.resolve(parsed.host or "", parsed.real_port):
             connections.check_address(parsed, address, databases)
@@ -198,7 +198,7 @@ def check_query(query: str) -> str:
     return text
 
 
-def _split_name(name: str) -> tuple[str | None, str]:
+def split_name(name: str) -> tuple[str | None, str]:
     parts = name.strip().split(".")
     if len(parts) > 2 or not all(parts):
         raise SqlError(f"{name!r}: name a table as table or schema.table")
@@ -238,7 +238,7 @@ def iter_rows(url: str, table: str = "", query: str = "", web: bool = True, caps
         statement = text(check_query(query))
         what = f"the query ({query.strip()[:120]!r})"
     else:
-        schema, name = _split_name(table)
+        schema, name = split_name(table)
         what = f"the table {table!r}"
     engine = open_engine(url, web=web, password=password)
     try:
@@ -316,7 +316,7 @@ def write_csv_piece(frame: pd.DataFrame, fh, header: bool) -> None:
 # ---- writing a result -----------------------------------------------------------------------------------
 def check_table_name(name: str) -> tuple[str | None, str]:
     """schema.table or table, each a plain SQL name (letters, digits, _ and $, not starting with a digit)."""
-    schema, table = _split_name(name)
+    schema, table = split_name(name)
     for part in (schema, table):
         if part is not None and not NAME.fullmatch(part):
             raise SqlError(f"{name!r}: a table name is letters, digits and _ (at most 63, not starting with a digit)")
@@ -442,7 +442,7 @@ def count_rows(url: str, table: str, web: bool = True, password: str | None = No
     if not table:
         return None
     try:
-        schema, name = _split_name(table)
+        schema, name = split_name(table)
         engine = open_engine(url, web=web, password=password)
     except SqlError:
         return None
@@ -508,9 +508,9 @@ def store_import(owner, staged: Staged, url: str, table: str = "", query: str = 
         original.seek(0)
         storage.save_original(dataset, filename, File(original))
         with transaction.atomic():
-            datasets._apply_format(dataset, CSV_FORMAT, staged.n_rows, len(staged.columns))
+            datasets.apply_format(dataset, CSV_FORMAT, staged.n_rows, len(staged.columns))
             dataset.save()
-            datasets._describe_columns(dataset, staged.staging)
+            datasets.describe_columns(dataset, staged.staging)
         storage.move(staged.staging, storage.table_path(dataset))
     except BaseException:
         if dataset.original.name:

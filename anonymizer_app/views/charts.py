@@ -25,12 +25,12 @@ def _figure_json(fig: go.Figure) -> dict:
     return json.loads(fig.to_json())
 
 
-def _figure(data: list[dict], layout: dict) -> dict:
+def plotly_figure(data: list[dict], layout: dict) -> dict:
     """A figure as plotly.js reads it; the JSON round trip leaves plain types only, as fig.to_json() did."""
     return json.loads(json.dumps({"data": data, "layout": layout}))
 
 
-def _bar(**props) -> dict:
+def bar_trace(**props) -> dict:
     return {**props, "type": "bar"}
 
 
@@ -67,15 +67,15 @@ def _untitled(axis: dict) -> dict:
 def class_size_figure(histogram: dict) -> dict:
     sizes = sorted(histogram, key=int)
     counts = [histogram[s] for s in sizes]
-    bar = _bar(x=sizes, y=counts, marker=dict(color="#1f4e79"),
+    bar = bar_trace(x=sizes, y=counts, marker=dict(color="#1f4e79"),
                hovertemplate="EC size %{x}: %{y} class(es)<extra></extra>")
     layout = dict(**LAYOUT_STYLE, margin=dict(l=60, r=20, t=20, b=60), height=320,
                   xaxis=dict(title=dict(text="records in the equivalence class"), type="category", **AXIS_STYLE),
                   yaxis=count_axis(counts, "number of equivalence classes"))
-    return _figure([bar], layout)
+    return plotly_figure([bar], layout)
 
 
-def _short(label: str, width: int = 24) -> str:
+def short_label(label: str, width: int = 24) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
@@ -89,15 +89,15 @@ def distribution_figure(before: dict, after: dict, titles: tuple[str, str] | Non
         values = [str(v) if str(v).strip() else MISSING_TEXT for v in side["values"][:TOP_VALUES]]
         labels = [plotly_escape(v) for v in values]  # data values: drawn as text, never as plotly markup
         counts = list(side["counts"][:TOP_VALUES])
-        longest = max([longest, *(len(_short(v)) for v in values)])
+        longest = max([longest, *(len(short_label(v)) for v in values)])
         colors = [MISSING_COLOR if str(v).strip() == "" else color for v in side["values"][:TOP_VALUES]]
         # long values are shortened on the axis only; the hover shows them whole (from customdata: %{x}
         # would give the shortened tick text)
-        bars.append(_bar(x=labels, y=counts, marker=dict(color=colors), customdata=labels,
+        bars.append(bar_trace(x=labels, y=counts, marker=dict(color=colors), customdata=labels,
                          xaxis="x2" if i else "x", yaxis="y2" if i else "y",
                          hovertemplate="%{customdata}: %{y} record(s)<extra></extra>"))
         axes.append(dict(domain=[0.53, 1] if i else [0, 0.47], type="category", tickangle=-45,
-                         tickvals=labels, ticktext=[plotly_escape(_short(v)) for v in values], **AXIS_STYLE))
+                         tickvals=labels, ticktext=[plotly_escape(short_label(v)) for v in values], **AXIS_STYLE))
     title = dict(xref="paper", yref="paper", y=1.0, yanchor="bottom", showarrow=False, font=dict(size=13))
     bottom = 30 + int(longest * 5.5)
     layout = dict(
@@ -108,7 +108,7 @@ def distribution_figure(before: dict, after: dict, titles: tuple[str, str] | Non
         annotations=[dict(text=(titles or (f"Original (top {TOP_VALUES})",))[0], x=0.235, **title),
                      dict(text=titles[1] if titles else f"Anonymized (top {TOP_VALUES})", x=0.765, **title)],
     )
-    return _figure(bars, layout)
+    return plotly_figure(bars, layout)
 
 
 def natural(value: str) -> tuple:
@@ -130,7 +130,7 @@ def attack_figure(attack: dict, worst: list[dict], order: list[str] | None = Non
         shares = [attack["table_distribution"][v]] + [w["counts"].get(v, 0) / (w["size"] or 1) for w in worst]
         # the value goes in as data (customdata), not into the template, where "%{...}" would be expanded
         shown = str(v) if str(v).strip() else MISSING_TEXT  # a blank sensitive cell, named and in grey
-        bars.append(_bar(x=labels, y=shares, name=plotly_escape(_short(shown)),
+        bars.append(bar_trace(x=labels, y=shares, name=plotly_escape(short_label(shown)),
                          marker=dict(color=PALETTE[i % len(PALETTE)] if str(v).strip() else MISSING_COLOR),
                          customdata=[plotly_escape(shown)] * len(labels),
                          hovertemplate="%{customdata}: %{y:.1%} of %{x}<extra></extra>"))
@@ -139,4 +139,4 @@ def attack_figure(attack: dict, worst: list[dict], order: list[str] | None = Non
                   xaxis=dict(type="category", tickangle=-45, **AXIS_STYLE),
                   yaxis=dict(title=dict(text="share of the EC's records"), tickformat=".0%", range=[0, 1],
                              **AXIS_STYLE))
-    return _figure(bars, layout)
+    return plotly_figure(bars, layout)

@@ -29,7 +29,7 @@ PREVIEW_ROWS = 20
 SAMPLE_VALUES = 5
 
 
-def _render_index(request, form: UploadForm | None, status: int = 200, set_form=None):
+def render_index(request, form: UploadForm | None, status: int = 200, set_form=None):
     datasets = Dataset.objects.filter(owner=request.user).annotate(
         qi_count=Count("columns", filter=Q(columns__role=QI), distinct=True),
         job_count=Count("jobs", distinct=True),
@@ -51,7 +51,7 @@ def _distinct_for_label(ds, column):
 @login_required
 @require_GET
 def index(request):
-    return _render_index(request, UploadForm())
+    return render_index(request, UploadForm())
 
 
 @login_required
@@ -65,7 +65,7 @@ def upload(request):
     if refused:
         form.is_valid()  # the file field is empty: its error becomes the reason
         form.errors["file"] = form.error_class([refused])
-        return _render_index(request, form, status=413)
+        return render_index(request, form, status=413)
     if form.is_valid():
         f = form.cleaned_data["file"]
         try:
@@ -78,7 +78,7 @@ def upload(request):
             messages.success(request, f"Uploaded {dataset.name}: {dataset.n_rows:,} rows, "
                                       f"{dataset.n_columns} columns. Check the preview, then set the column roles.")
             return redirect("anonymizer:dataset", dataset_id=dataset.pk)
-    return _render_index(request, form)
+    return render_index(request, form)
 
 
 @login_required

@@ -36,7 +36,7 @@ from ..setvalued_forms import (
     item_library,
 )
 from .common import format_duration, job_label, job_result, job_rows, owned_dataset, owned_job, queue_job
-from .datasets import _render_index
+from .datasets import render_index
 from .items_charts import item_frequency_figure, itemset_figure, support_figure
 
 RESULT_PAGE_SIZE = 20  # records of up to CHIPS_PER_CELL items a side: a page stays a few screens tall
@@ -62,7 +62,7 @@ def upload(request):
     if refused:
         form.is_valid()
         form.errors["file"] = form.error_class([refused])
-        return _render_index(request, None, status=413, set_form=form)
+        return render_index(request, None, status=413, set_form=form)
     if form.is_valid():
         d = form.cleaned_data
         try:
@@ -74,7 +74,7 @@ def upload(request):
             messages.success(request, f"Uploaded {ds.name} as {ds.layout}: {ds.n_rows:,} records. Check the "
                                       f"detected layout and the items.")
             return redirect("anonymizer:items", dataset_id=ds.pk)
-    return _render_index(request, None, status=400, set_form=form)
+    return render_index(request, None, status=400, set_form=form)
 
 
 # ---- the items preview ------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from anonymizer_app.engine import Role, Table, anonymize, parse_hierarchy, read_table
 from anonymizer_app.engine.measure.metrics import (
-    _ncp_by_label,
+    ncp_by_label,
     class_figures,
     class_figures_from_histogram,
     loss_figures,
@@ -82,7 +82,7 @@ def _loss_reference(hierarchies, numeric, codes, levels, suppressed, weights=Non
         label_count = np.bincount(label_of_row, weights=weights, minlength=len(h.labels[lv]))
         if weights is not None:
             leaf_count, label_count = leaf_count.astype(np.int64), label_count.astype(np.int64)
-        ncp_sum += total(_ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_row[kept]], wk) + n_sup
+        ncp_sum += total(ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_row[kept]], wk) + n_sup
         height_sum += (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
         entropy += total(np.log2(label_count[label_of_row[kept]]) - np.log2(leaf_count[col[kept]]), wk)
         entropy += total(np.log2(n) - np.log2(leaf_count[col[suppressed]]), ws)

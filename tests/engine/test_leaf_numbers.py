@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonymizer_app.engine.measure.metrics import _ncp_by_label
+from anonymizer_app.engine.measure.metrics import ncp_by_label
 from anonymizer_app.engine.model.hierarchy import Hierarchy, numbers_of
 
 
@@ -56,7 +56,7 @@ def test_ncp_from_the_cached_numbers_is_the_parsed_one():
     present[::3] = True
     values = _pandas(list(h.leaves))
     for level in range(1, h.level_count):
-        got = _ncp_by_label(h, level, present, True)
+        got = ncp_by_label(h, level, present, True)
         # the NCP of each label: (highest - lowest present leaf) / span, as pandas' numbers give it
         span = values[present].max() - values[present].min()
         want = np.zeros(len(h.labels[level]))

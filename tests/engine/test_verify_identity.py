@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, VerificationError, anonymize, parse_hierarchy
-from anonymizer_app.engine.measure.metrics import _ncp_by_label, tuple_homogeneity
+from anonymizer_app.engine.measure.metrics import ncp_by_label, tuple_homogeneity
 from anonymizer_app.engine.model.table import FrequencySet, frequency_set
 from anonymizer_app.engine.privacy.distributions import sensitive_domain
 from anonymizer_app.engine.run.gate import released_classes, released_classes_by_labels
@@ -222,7 +222,7 @@ def test_ncp_of_numeric_labels_as_the_groupby_gave():
     for level in range(1, h.level_count):
         for _ in range(20):
             present = rng.random(len(h.leaves)) < 0.3
-            got = _ncp_by_label(h, level, present, True)
+            got = ncp_by_label(h, level, present, True)
             expected = np.zeros(len(h.labels[level]))
             if present.any():
                 span = values[present].max() - values[present].min()

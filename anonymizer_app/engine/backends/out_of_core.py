@@ -45,7 +45,7 @@ from ..model.hierarchy import Hierarchy, with_missing
 from ..model.missing import MISSING, markers_in_use, normalize_frame
 from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ..privacy import KAnonymity
-from ..privacy.distributions import SensitiveDomain, _numeric_order
+from ..privacy.distributions import SensitiveDomain, numeric_order
 from ..run.report import publication_sections
 from ..run.result import check_cells, report_head
 from ..run.spec import REMOVE
@@ -350,7 +350,7 @@ class _Domain:
 
 def _domain(column: str, distinct: np.ndarray, numeric: bool) -> _Domain:
     uniq = np.unique(np.asarray(distinct, dtype=str)).astype(object)
-    order = _numeric_order(uniq)
+    order = numeric_order(uniq)
     if order is not None:
         uniq = uniq[order]
     return _Domain(column, uniq, bool(numeric and order is not None), np.zeros(len(uniq), dtype=np.int64))

@@ -124,7 +124,7 @@ def leaf_numbers(leaves: np.ndarray) -> np.ndarray:
     return numbers_of(leaves)
 
 
-def _ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: bool) -> np.ndarray:
+def ncp_by_label(h: Hierarchy, level: int, leaf_present: np.ndarray, numeric: bool) -> np.ndarray:
     """NCP of each label of a level: interval width share for numbers, leaf share for categories."""
     n_labels = len(h.labels[level])
     if level == 0:
@@ -187,7 +187,7 @@ def loss_figures(
         # whichever array holds it), then taken per row - the very values a per-row computation gives,
         # summed in the same order, so the figures are bit for bit those of a row-by-row computation
         log_leaf = np.log2(np.maximum(leaf_count, 1))  # an absent leaf (count 0) is no row's
-        ncp_of_leaf = _ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
+        ncp_of_leaf = ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
         entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
         shown = col if everything else col[kept]
         ncp_sum += total(np.take(ncp_of_leaf, shown), wk) + n_sup
@@ -312,7 +312,7 @@ def cell_loss_sums(h: Hierarchy, numeric: bool, leaf_count: np.ndarray, distinct
         height = np.zeros(len(p_cell))
         for lv in np.unique(level[level > 0]):
             sel = level == lv
-            label_ncp = _ncp_by_label(h, int(lv), present, numeric)
+            label_ncp = ncp_by_label(h, int(lv), present, numeric)
             ncp[sel] = label_ncp[h.maps[lv][p_leaf[sel]]]
             height[sel] = lv / h.height if h.height else 0.0
         ranged = level < 0

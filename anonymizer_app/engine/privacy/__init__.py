@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..errors import InputError
 from .alpha_k import AlphaKAnonymity
 from .average_risk import AverageRisk, average_risk
-from .base import _EPS, ModelGroup, Parameter, PrivacyModel, _Sensitive, shares
+from .base import EPS, ModelGroup, Parameter, PrivacyModel, SensitiveModel, shares
 from .beta_likeness import BetaLikeness
 from .delta_disclosure import DeltaDisclosure
 from .delta_presence import MARKER_IN, MARKER_OUT, DeltaPresence, parse_marker
@@ -91,9 +91,9 @@ def model_groups(registry: dict[str, type[PrivacyModel]] | None = None) -> list[
 
 
 __all__ = [
-    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "_EPS", "AlphaKAnonymity",
+    "DISTANCES", "MARKER_IN", "MARKER_OUT", "PRIVACY_MODELS", "EPS", "AlphaKAnonymity",
     "AverageRisk", "BetaLikeness", "DeltaDisclosure", "average_risk",
     "DeltaPresence", "DistinctLDiversity", "EDDifferentialPrivacy", "EntropyLDiversity", "KAnonymity", "KMap", "KMapPopulationTable", "MInvariance", "ModelGroup", "Parameter",
-    "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "_Sensitive", "emd_equal", "emd_hierarchical",
+    "PopulationUniqueness", "PrivacyModel", "RecursiveCLDiversity", "TCloseness", "SensitiveModel", "emd_equal", "emd_hierarchical",
     "emd_ordered", "make_model", "model_groups", "sensitive_models", "research_column", "research_models", "check_feasible", "parse_marker", "shares",
 ]

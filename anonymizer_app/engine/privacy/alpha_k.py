@@ -11,11 +11,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import _EPS, Parameter, _Sensitive, shares
+from .base import EPS, Parameter, SensitiveModel, shares
 
 
 @dataclass(frozen=True)
-class AlphaKAnonymity(_Sensitive):
+class AlphaKAnonymity(SensitiveModel):
     """size >= k and max_v share(v) <= α in every class."""
 
     alpha: float
@@ -42,7 +42,7 @@ class AlphaKAnonymity(_Sensitive):
 
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
-        return (np.asarray(sizes) < self.k) | (self.values(counts, domain) > self.alpha + _EPS)
+        return (np.asarray(sizes) < self.k) | (self.values(counts, domain) > self.alpha + EPS)
 
     def card_value(self, values):
         return float(values.max())
@@ -58,7 +58,7 @@ class AlphaKAnonymity(_Sensitive):
         # with no suppression the classes split the table: some class holds the most frequent value at
         # least at its share of the whole table
         top = float(values.astype(str).value_counts(normalize=True).iloc[0])
-        if top > self.alpha + _EPS:
+        if top > self.alpha + EPS:
             return (f"α={self.alpha:g} but the most frequent value of {self.column!r} is {top:.3g} of the table: "
                     f"with no suppression some class holds it at least that often")
         return None

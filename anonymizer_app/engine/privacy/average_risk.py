@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import _EPS, Parameter, PrivacyModel
+from .base import EPS, Parameter, PrivacyModel
 
 
 def average_risk(sizes: np.ndarray) -> float:
@@ -59,7 +59,7 @@ class AverageRisk(PrivacyModel):
         records = sizes[order].sum() - np.concatenate(([0], np.cumsum(sizes[order])))
         with np.errstate(divide="ignore", invalid="ignore"):
             risk = np.where(records > 0, left / np.maximum(records, 1), 0.0)
-        i = int(np.argmax(risk <= self.average_risk + _EPS))
+        i = int(np.argmax(risk <= self.average_risk + EPS))
         failing[order[:i]] = True
         return failing
 
@@ -71,7 +71,7 @@ class AverageRisk(PrivacyModel):
 
     def infeasible(self, n_records, values, suppression_limit):
         # with no suppression the best is one class: risk 1 / n
-        if suppression_limit <= 0 and n_records and 1 / n_records > self.average_risk + _EPS:
+        if suppression_limit <= 0 and n_records and 1 / n_records > self.average_risk + EPS:
             return (f"average risk {self.average_risk:g} is below 1/{n_records}, the risk of the table's "
                     f"{n_records} records in a single class")
         return None

@@ -41,7 +41,7 @@ from ..errors import InputError
 from ..parameters import Parameter
 from .distributions import sensitive_domain
 
-_EPS = 1e-9
+EPS = 1e-9
 
 
 class PrivacyModel:
@@ -127,7 +127,7 @@ def shares(counts: np.ndarray) -> np.ndarray:
 
 
 
-class _Sensitive(PrivacyModel):
+class SensitiveModel(PrivacyModel):
     """A model on the sensitive values of each class (its column; None = the run's sensitive column)."""
 
     needs_sensitive: ClassVar[bool] = True
@@ -141,7 +141,7 @@ class _Sensitive(PrivacyModel):
     def bind(self, column: str) -> PrivacyModel:
         if self.column is not None:
             return self
-        # every concrete model is a frozen dataclass (the classes below _Sensitive declare them)
+        # every concrete model is a frozen dataclass (the classes below SensitiveModel declare them)
         return replace(cast(Any, self), column=column)
 
     def _where(self) -> str:

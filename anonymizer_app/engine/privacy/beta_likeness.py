@@ -10,11 +10,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import _EPS, Parameter, _Sensitive, shares
+from .base import EPS, Parameter, SensitiveModel, shares
 
 
 @dataclass(frozen=True)
-class BetaLikeness(_Sensitive):
+class BetaLikeness(SensitiveModel):
     """basic: (q_i - p_i)/p_i <= β for every value with q_i > p_i; enhanced: q_i <= (1 + min(β, -ln p_i))·p_i
     (q_i: share in the class, p_i: share in the table)."""
 
@@ -56,7 +56,7 @@ class BetaLikeness(_Sensitive):
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
         q = shares(counts)
-        return (q > self.bounds(domain)[None, :] + _EPS).any(axis=1)
+        return (q > self.bounds(domain)[None, :] + EPS).any(axis=1)
 
     def card_value(self, values):
         return float(values.max())

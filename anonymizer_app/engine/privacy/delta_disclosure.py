@@ -12,11 +12,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import _EPS, Parameter, _Sensitive, shares
+from .base import EPS, Parameter, SensitiveModel, shares
 
 
 @dataclass(frozen=True)
-class DeltaDisclosure(_Sensitive):
+class DeltaDisclosure(SensitiveModel):
     """max over present values of |ln(q_v / p_v)| < δ in every class."""
 
     delta: float
@@ -48,7 +48,7 @@ class DeltaDisclosure(_Sensitive):
 
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
-        return self.values(counts, domain) >= self.delta - _EPS
+        return self.values(counts, domain) >= self.delta - EPS
 
     def card_value(self, values):
         return float(values.max())

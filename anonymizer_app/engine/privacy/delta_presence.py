@@ -21,12 +21,12 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import InputError
-from .base import _EPS, Parameter, _Sensitive
+from .base import EPS, Parameter, SensitiveModel
 from .distributions import MARKER_IN, MARKER_OUT, membership_domain, parse_marker  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
-class DeltaPresence(_Sensitive):
+class DeltaPresence(SensitiveModel):
     """δ_min <= P(t ∈ T | T*) <= δ_max for every population record t: the table anonymized is the
     population, ``column`` marks the research subset T; in each class P = research records / records."""
 
@@ -67,7 +67,7 @@ class DeltaPresence(_Sensitive):
         if values is None or suppression_limit > 0 or not len(values):
             return None
         share = float(parse_marker(values, self.column or "").mean())
-        if share < self.delta_min - _EPS or share > self.delta_max + _EPS:
+        if share < self.delta_min - EPS or share > self.delta_max + EPS:
             return (f"delta_min={self.delta_min:g} and delta_max={self.delta_max:g} but {share:.3g} of the "
                     f"population is in the research subset (column {self.column!r}): with no suppression no "
                     f"table can be ({self.delta_min:g},{self.delta_max:g})-present")
@@ -79,7 +79,7 @@ class DeltaPresence(_Sensitive):
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
         p = self.values(counts, domain)
-        return (p < self.delta_min - _EPS) | (p > self.delta_max + _EPS)
+        return (p < self.delta_min - EPS) | (p > self.delta_max + EPS)
 
     def card_value(self, values):
         return [float(values.min()), float(values.max())]

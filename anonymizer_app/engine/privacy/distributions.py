@@ -176,7 +176,7 @@ def _count_pairs(pair: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return distinct, counts
 
 
-def _numeric_order(values: np.ndarray) -> np.ndarray | None:
+def numeric_order(values: np.ndarray) -> np.ndarray | None:
     """The values' order when every present one is a number; the missing value (engine.model.missing: an empty
     cell) comes after every number (definitions.md, "Missing values")."""
     # (the array itself, not a Series of it: the same parse of each str value, without the Series' overhead)
@@ -218,7 +218,7 @@ def sensitive_domain(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | No
     final = np.empty(len(uniq), dtype=np.int64)
     final[by_value] = np.arange(len(uniq), dtype=np.int64)
     uniq = uniq[by_value]
-    order = _numeric_order(uniq)
+    order = numeric_order(uniq)
     is_numeric = order is not None if numeric is None else (numeric and order is not None)
     if order is not None:
         remap = np.empty(len(uniq), dtype=np.int64)
@@ -278,5 +278,5 @@ def mark_research_subset(population: pd.DataFrame, research: pd.DataFrame | np.n
 
 
 def domain_for(model, frame: pd.DataFrame, hierarchies: dict | None = None, numeric: bool | None = None):
-    """The encoding a model's column needs: the model says which (``_Sensitive.domain``)."""
+    """The encoding a model's column needs: the model says which (``SensitiveModel.domain``)."""
     return model.domain(frame, hierarchies, numeric)

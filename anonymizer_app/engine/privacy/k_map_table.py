@@ -24,12 +24,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Parameter, _Sensitive
+from .base import Parameter, SensitiveModel
 from .distributions import membership_domain
 
 
 @dataclass(frozen=True)
-class KMapPopulationTable(_Sensitive):
+class KMapPopulationTable(SensitiveModel):
     """Every class holding a research record holds at least k records of the population table."""
 
     kmap_table_k: int

@@ -14,10 +14,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import _EPS, Parameter, _Sensitive, shares
+from .base import EPS, Parameter, SensitiveModel, shares
 
 
-class _LDiversity(_Sensitive):
+class _LDiversity(SensitiveModel):
     group: ClassVar[str | None] = "l"
     group_label: ClassVar[str] = "l-diversity"
     enabled_by: ClassVar[tuple[str, ...]] = ("l",)
@@ -98,7 +98,7 @@ class EntropyLDiversity(_LDiversity):
 
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
-        return self.values(counts, domain) < math.log(self.l) - _EPS
+        return self.values(counts, domain) < math.log(self.l) - EPS
 
     def card_value(self, values):
         return float(math.exp(values.min()))
@@ -111,7 +111,7 @@ class EntropyLDiversity(_LDiversity):
             return found
         shares = values.value_counts(normalize=True, dropna=False).to_numpy(dtype=float)
         entropy = float(-(shares * np.log(shares)).sum())
-        if entropy < math.log(self.l) - _EPS:
+        if entropy < math.log(self.l) - EPS:
             return (f"l={self.l:g} but the sensitive values of column {self.column!r} have an entropy of "
                     f"ln {math.exp(entropy):.3g} over the whole table: with no suppression no table can be "
                     f"entropy {self.l:g}-diverse")

@@ -17,11 +17,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Parameter, _Sensitive
+from .base import Parameter, SensitiveModel
 
 
 @dataclass(frozen=True)
-class MInvariance(_Sensitive):
+class MInvariance(SensitiveModel):
     """Every group holds at least m rows with pairwise distinct sensitive values; the signatures of returning
     records are those of their earlier releases (checked against the history by the gate)."""
 

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import _EPS, Parameter, PrivacyModel
+from .base import EPS, Parameter, PrivacyModel
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class PopulationUniqueness(PrivacyModel):
     def classes_failing(self, sizes, counts=None, domain=None):
         sizes = np.asarray(sizes)
         chosen = self.estimate(sizes)
-        holds = chosen["converged"] and chosen["share"] is not None and chosen["share"] <= self.uniqueness + _EPS
+        holds = chosen["converged"] and chosen["share"] is not None and chosen["share"] <= self.uniqueness + EPS
         return np.zeros(len(sizes), dtype=bool) if holds else sizes > 0
 
     def card(self, sizes, counts=None, domain=None) -> dict:

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import InputError
-from .base import _EPS, Parameter, _Sensitive, shares
+from .base import EPS, Parameter, SensitiveModel, shares
 from .distributions import sensitive_domain
 
 DISTANCES = ("equal", "ordered", "hierarchical")
@@ -59,7 +59,7 @@ def emd_hierarchical(p: np.ndarray, q: np.ndarray, hierarchy, leaf_of_value: np.
 
 
 @dataclass(frozen=True)
-class TCloseness(_Sensitive):
+class TCloseness(SensitiveModel):
     """The EMD between every class's sensitive distribution and the table's is at most t."""
 
     t: float
@@ -106,7 +106,7 @@ class TCloseness(_Sensitive):
 
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
-        return self.values(counts, domain) > self.t + _EPS
+        return self.values(counts, domain) > self.t + EPS
 
     def card_value(self, values):
         return float(values.max())

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..measure.metrics import _ncp_by_label
+from ..measure.metrics import ncp_by_label
 from ..model.hierarchy import Hierarchy
 from .lattice import Lattice, NodeClasses, NodeEvaluator
 
@@ -117,7 +117,7 @@ def make_metric(name: str, evaluator: NodeEvaluator, hierarchies: list[Hierarchy
             if name == "height":
                 vals = np.full(len(h.labels[lv]), (lv / h.height) if h.height else 0.0)
             elif name == "ncp":
-                vals = np.asarray(_ncp_by_label(h, lv, present, numeric[j]), dtype=float)
+                vals = np.asarray(ncp_by_label(h, lv, present, numeric[j]), dtype=float)
             elif name == "entropy":
                 label_count = np.bincount(label_of_leaf, weights=leaf_count, minlength=len(h.labels[lv]))
                 with np.errstate(divide="ignore"):

@@ -122,7 +122,7 @@ class HierarchyCut:
         return np.where(covered > 1, covered / max(len(self.hierarchy.leaves), 1), 0.0)
 
 
-def _number(text: str) -> float | None:
+def parse_number(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
@@ -145,7 +145,7 @@ class DynamicGroups:
         self.joiner = joiner  # between the items of a set label; never the cells' item delimiter
         self.items = [str(x) for x in tx.items]
         self.item_texts = set(self.items)
-        values = [_number(x) for x in self.items]
+        values = [parse_number(x) for x in self.items]
         self.numeric = all(v is not None for v in values) if numeric is None else numeric
         if self.numeric and any(v is None for v in values):
             bad = next(x for x, v in zip(self.items, values) if v is None)

@@ -33,7 +33,7 @@ from ..errors import Cancelled, InputError
 from ..model.hierarchy import ROOT, Hierarchy
 from . import itemsets
 from .anonymize import SetResult, anonymize_transactions
-from .generalizers import _number
+from .generalizers import parse_number
 from .measures import TOP_ITEMSETS, estimated_supports, frequent_itemsets, relative_error, top_itemsets
 from .transactions import Transactions, column_transactions
 
@@ -101,7 +101,7 @@ class _ColumnDomain:
 
     def __init__(self, tx: Transactions, algorithm: str, hierarchy: Hierarchy | None, numeric: bool = False):
         self.hierarchy = hierarchy if algorithm == "apriori" else None
-        values = [_number(str(x)) for x in tx.items]
+        values = [parse_number(str(x)) for x in tx.items]
         if numeric and self.hierarchy is None and None in values:
             bad = next(str(x) for x, v in zip(tx.items, values) if v is None)
             raise InputError(f"numeric dynamic hierarchy: item {bad!r} is not a number")

@@ -41,8 +41,8 @@ from ...model.hierarchy import Hierarchy, with_missing
 from ...model.missing import MISSING, markers_in_use
 from ...model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ...privacy import PrivacyModel
-from ...privacy.base import _Sensitive
-from ...privacy.distributions import _numeric_order
+from ...privacy.base import SensitiveModel
+from ...privacy.distributions import numeric_order
 from ...run.gate import Publication, check_merged_classes
 from ...run.report import publication_sections
 from ...run.result import json_default, report_head
@@ -73,7 +73,7 @@ def supported_models(models: list[PrivacyModel]) -> list[str]:
         if getattr(m, "whole_table", False):
             bad.append(m.name)
         elif getattr(m, "needs_sensitive", False):
-            if getattr(type(m), "domain", None) is not _Sensitive.domain:
+            if getattr(type(m), "domain", None) is not SensitiveModel.domain:
                 bad.append(m.name)
         elif m.name != "k-anonymity":
             bad.append(m.name)
@@ -263,7 +263,7 @@ class ClusterRun:
         self.domain_numeric = []
         for c in attacked:
             uniq = np.unique(np.asarray(self.values[c][0], dtype=object).astype(str)).astype(object)
-            order = _numeric_order(uniq)
+            order = numeric_order(uniq)
             if order is not None:
                 uniq = uniq[order]
             self.domain_values.append(uniq)
