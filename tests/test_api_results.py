@@ -27,7 +27,11 @@ def job(user, eager_celery):  # noqa: F811
 def test_report_is_the_stored_report(user, job):
     r = api_for(user).get(f"/api/v1/runs/{job.pk}/report/")
     assert r.status_code == 200
-    assert r.json() == job.result.report
+    body = r.json()
+    figures = body.pop("figures")  # beside the stored report: each figure's label and text, as every page shows it
+    assert body == job.result.report
+    assert {f["key"]: f["after"] for f in figures if f["key"] in body["metrics"]} == body["metrics"]
+    assert all(f["label"] and f["after_text"] for f in figures)
     assert r.json()["verified"] is True and r.json()["k_achieved"] >= 2
 
 

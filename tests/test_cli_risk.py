@@ -9,6 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from anonymizer_app.engine.measure.figure_catalogue import format_figure
+
 # classes on (a, b): sizes 3, 1, 1, 2, 1 (tests/engine/test_risk.py computes the same table by hand)
 TOY = "a;b;s\nx;1;p\nx;1;q\nx;1;r\nx;2;s\ny;1;t\ny;2;u\ny;2;v\nz;3;w\n"
 
@@ -36,13 +38,17 @@ def test_text_and_json(toy, tmp_path):
     assert status == 0
     lines = text.splitlines()
     assert lines[0] == "toy.csv: 8 records, QIs: a, b"
-    assert lines[1] == "equivalence classes   5 (smallest 1, mean 1.600, largest 3)"
-    assert lines[2] == "sample uniques        3 (37.5000% of the records)"
-    assert lines[3] == "prosecutor risk       highest 100.0000%, average 62.5000%"
-    assert lines[4] == "records at risk       5 (62.5000%) above 0.4"
-    assert lines[5] == "marketer risk         62.5000%"
-    assert lines[6] == "population            16 (sampling fraction 0.5)"
-    assert lines[7] == "journalist risk       highest 50.0000%, average 31.2500%, records at risk 3"
+    # worded and formatted as on the risk page (engine.measure.figure_catalogue)
+    assert lines[1] == "Equivalence classes         5 (smallest 1, mean 1.6, largest 3)"
+    assert lines[2] == "Sample uniques              3 (37.5% of the records)"
+    assert lines[3] == "Highest prosecutor risk     100%"
+    assert lines[4] == "Average prosecutor risk     62.5%"
+    assert lines[5] == "Records at risk             62.5% (5 records with a risk above 40%)"
+    assert lines[6] == "Marketer risk               62.5%"
+    assert lines[7] == "Population                  16 (sampling fraction 0.5)"
+    assert lines[8] == "Highest journalist risk     50%"
+    assert lines[9] == f"Average journalist risk     {format_figure('journalist_risk_average', 0.3125)}"
+    assert lines[10] == "Records at journalist risk  3"
     assert "  a + b                                              distinction 0.6250  separation 0.8571  uniques 3" \
         in lines
     report = json.loads(out.read_text())
@@ -65,10 +71,10 @@ def test_population_table_and_region(toy, tmp_path):
     pop.write_text(TOY + "x;2;a\nx;2;b\ny;1;c\nw;9;d\n")
     status, text = call(toy, "--qi", "a,b", "--population-table", pop)
     assert status == 0
-    assert "population            12 (sampling fraction 0.666667; population table of 12 records)" in text
-    assert "population uniques    2 counted in the population table" in text
+    assert "Population                  12 (sampling fraction 0.666667; population table of 12 records)" in text
+    assert "Population uniques          2 counted in the population table" in text
     status, text = call(toy, "--qi", "a,b", "--population-region", "canada")
-    assert status == 0 and "population            36,991,981" in text and "Statistics Canada" in text
+    assert status == 0 and "Population                  36,991,981" in text and "Statistics Canada" in text
 
 
 @pytest.mark.parametrize("args, message", [
@@ -115,7 +121,7 @@ def test_estimators_that_do_not_converge_print_why_not_a_number(toy):
     lines = text.splitlines()
     assert "  pitman   did not converge: every sample class is unique: the likelihood grows without bound as " \
            "α → 1, so it has no maximum inside 0 < α < 1" in lines
-    assert "  zayatz   800.0 (100.0000%)  <- Dankar's rule" in lines
+    assert "  zayatz   800 (100%)  <- Dankar's rule" in lines
     assert "  snb      did not converge: ARX's Newton-Raphson solver found no root of the SNB equations from any " \
            "of its 17 start points (28 iterations)" in lines
     assert "  Dankar's rule: sampling fraction <= 0.1 and Pitman did not converge: Zayatz" in lines

@@ -9,6 +9,7 @@ import pytest
 from anonymizer_helpers import finished_job, make_dataset
 
 from anonymizer_app.engine import Role
+from anonymizer_app.engine.measure.figure_catalogue import format_figure
 from anonymizer_app.services import results
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +26,7 @@ def table_rows(html: str) -> dict[str, tuple[str, str]]:
     body = html[html.index('id="risk-before-after"'):]
     body = body[:body.index("</table>")]
     return {m[0]: (m[1], m[2]) for m in re.findall(
-        r'<th scope="row">([^<]+)</th><td class="num">([^<]+)</td><td class="num">([^<]+)</td>', body)}
+        r'<th scope="row"[^>]*>([^<]+)</th><td class="num">([^<]+)</td><td class="num">([^<]+)</td>', body)}
 
 
 @pytest.fixture
@@ -43,11 +44,12 @@ def test_before_and_after(client_alice, job):
     assert rows["Records"] == ("8", f"{len(published):,}")
     assert rows["Equivalence classes"] == ("5", f"{len(sizes):,}")
     assert rows["Sample uniques"] == ("3", f"{int((sizes == 1).sum()):,}")
-    assert rows["Smallest class"] == ("1", f"{int(sizes.min()):,}")
+    assert rows["Smallest EC (k reached)"] == ("1", f"{int(sizes.min()):,}")
     assert int(sizes.min()) >= 2  # k = 2 published
-    assert rows["Prosecutor risk, highest"] == ("100.00%", f"{1 / sizes.min():.2%}")
-    assert rows["Marketer risk"] == ("62.50%", f"{len(sizes) / len(published):.2%}")
-    assert "Journalist risk, highest" not in rows
+    # worded and formatted as on the result page and in the release report (engine.measure.figure_catalogue)
+    assert rows["Highest prosecutor risk"] == ("100%", format_figure("prosecutor_risk_highest", 1 / sizes.min()))
+    assert rows["Marketer risk"] == ("62.5%", format_figure("marketer_risk", len(sizes) / len(published)))
+    assert "Highest journalist risk" not in rows
 
 
 def test_with_a_sampling_fraction(client_alice, job):
@@ -56,7 +58,7 @@ def test_with_a_sampling_fraction(client_alice, job):
     assert resp.status_code == 200
     html = resp.content.decode()
     rows = table_rows(html)
-    assert rows["Journalist risk, highest"][0] == "1.00%"  # a sample unique: 1 / (1 / 0.01)
+    assert rows["Highest journalist risk"][0] == "1%"  # a sample unique: 1 / (1 / 0.01)
     assert html.count('risk-estimators"') == 2  # before and after
     assert "sampling fraction 0.01" in html
 
@@ -103,8 +105,8 @@ def test_a_population_table_is_generalized_by_the_runs_transformation(client_ali
                                        "threshold": "0.2", "combinations": "1"}).content.decode()
     rows = table_rows(html)
     assert rows["Records"][1] == "7"
-    assert rows["Journalist risk, highest"] == ("50.00%", f"{1 / 6:.2%}")
-    assert rows["Journalist risk, average"][1] == f"{(4 / 8 + 3 / 6) / 7:.2%}"
+    assert rows["Highest journalist risk"] == ("50%", format_figure("journalist_risk_highest", 1 / 6))
+    assert rows["Average journalist risk"][1] == format_figure("journalist_risk_average", (4 / 8 + 3 / 6) / 7)
     assert "population table of 16 records, generalized as the run generalized the input" in html
 
 
@@ -121,7 +123,7 @@ def test_a_population_table_beside_a_mondrian_result_gives_its_size(client_alice
     frame, suppressed = results.load_output(mondrian.result)
     sizes = frame[~suppressed].groupby(["a", "b"]).size()
     # π = 8 / 16: each class of f stands for max(f, 2f) = 2f people
-    assert table_rows(html)["Journalist risk, highest"][1] == f"{1 / (2 * sizes.min()):.2%}"
+    assert table_rows(html)["Highest journalist risk"][1] == format_figure("journalist_risk_highest", 1 / (2 * sizes.min()))
 
 
 def test_a_k_map_population_job_against_its_own_population(client_alice, user):
@@ -142,5 +144,6 @@ def test_a_k_map_population_job_against_its_own_population(client_alice, user):
                                        "combinations": "1"}).content.decode()
     rows = table_rows(html)
     # before: (z1,M) 2, (z2,F) 2, (z3,M) 1 population records; after: 3, 3, 4
-    assert rows["Journalist risk, highest"] == ("100.00%", "33.33%")
-    assert rows["Journalist risk, average"] == (f"{(1 / 2 + 1 / 2 + 1) / 3:.2%}", f"{(1 / 3 + 1 / 3 + 1 / 4) / 3:.2%}")
+    assert rows["Highest journalist risk"] == ("100%", "33.3%")
+    assert rows["Average journalist risk"] == (format_figure("journalist_risk_average", (1 / 2 + 1 / 2 + 1) / 3),
+                                               format_figure("journalist_risk_average", (1 / 3 + 1 / 3 + 1 / 4) / 3))

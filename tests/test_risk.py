@@ -48,9 +48,11 @@ def test_right_after_upload_the_marked_qis_are_analysed(client_alice, toy):
     html = resp.content.decode()
     assert stat(html, "stat-classes") == "5"
     assert stat(html, "stat-uniques") == "3"
-    assert stat(html, "stat-prosecutor") == "1.0000"
-    assert stat(html, "stat-at-risk") == "8"  # 1/3 > 0.2 for every record
-    assert stat(html, "stat-marketer") == "0.6250"
+    # risks read as percentages, as on the result page and in the release report (engine.measure.figure_catalogue)
+    assert stat(html, "stat-prosecutor") == "100%"
+    assert stat(html, "stat-at-risk") == "100%"  # 1/3 > 0.2 for every record
+    assert "8 records with a risk above 20%" in html
+    assert stat(html, "stat-marketer") == "62.5%"
     assert 'id="stat-journalist"' not in html and 'id="population-uniqueness"' not in html
     bands = chart_data(html)["bands"]["data"][0]
     assert bands["y"] == [0, 0, 0, 0, 0, 0, 3, 2, 3]
@@ -62,8 +64,9 @@ def test_population_threshold_and_combinations(client_alice, toy):
                                        "threshold": "0.4", "combinations": "2"})
     assert resp.status_code == 200
     html = resp.content.decode()
-    assert stat(html, "stat-at-risk") == "5"  # risks 1 (3 records) and 1/2 (2 records) are above 0.4
-    assert stat(html, "stat-journalist") == "0.5000"  # population class sizes 2f: highest 1/2
+    assert stat(html, "stat-at-risk") == "62.5%"  # risks 1 (3 records) and 1/2 (2 records) are above 0.4
+    assert "5 records with a risk above 40%" in html
+    assert stat(html, "stat-journalist") == "50%"  # population class sizes 2f: highest 1/2
     rows = re.findall(r"<tr><td>([^<]*)</td><td class=\"num\">(\d+)</td><td class=\"num\">([\d.]+)</td>\s*"
                       r"<td class=\"num\">([\d.]+)</td><td class=\"num\">(\d+)</td></tr>", html)
     assert rows == [("a + b", "5", "0.6250", "0.8571", "3"), ("a", "3", "0.3750", "0.6786", "1"),
@@ -133,7 +136,7 @@ def test_another_dataset_as_the_population_table(client_alice, user, other_user,
     resp = client_alice.get(url(toy), params)
     assert resp.status_code == 200
     html = resp.content.decode()
-    assert stat(html, "stat-journalist") == "1.0000"  # (z,3) is unique in the population too
+    assert stat(html, "stat-journalist") == "100%"  # (z,3) is unique in the population too
     assert "Counted in the population table: 2 population uniques." in html
     assert "Population 12 (sampling fraction 0.666667; population table of 12 records)" in html
     foreign = make_dataset(other_user, TOY_CSV, "theirs.csv", roles={})
@@ -167,6 +170,6 @@ def test_adult_right_after_upload(client_alice, user):
                                       "threshold": "0.2", "combinations": "3"}).content.decode()
     assert stat(html, "stat-classes") == "12,458" == f"{len(sizes):,}"
     assert stat(html, "stat-uniques") == f"{int((sizes == 1).sum()):,}"
-    assert stat(html, "stat-journalist") == "0.0100"  # a sample unique: 1 / (1 / 0.01)
+    assert stat(html, "stat-journalist") == "1%"  # a sample unique: 1 / (1 / 0.01)
     assert re.search(r'<tr data-model="pitman" class="chosen">', html)
     assert "92 combinations of up to 3 quasi-identifiers" in html

@@ -13,12 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError
+from ..engine.measure.figure_catalogue import risk_figures
 from ..models import Job
 from ..risk_forms import POPULATION_CHOICES, REGION_CHOICES, RiskForm
 from ..services import datasets as dataset_service
 from ..services import results
 from ..services import risk as risk_service
-from ..views.common import job_result
+from ..services.results import job_result
 from .common import owned_dataset, owned_job, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
@@ -74,7 +75,9 @@ class DatasetRisk(APIView):
                                                population=form.population_options(), combinations=c["combinations"])
         except InputError as exc:
             return refused(str(exc))
-        return Response(results.report_json(report))
+        # each figure's label and text as the risk page shows them (engine.measure.figure_catalogue)
+        stored = results.report_json(report)
+        return Response({**stored, "figures": risk_figures(stored)})
 
 
 class ResultRisk(APIView):
@@ -101,7 +104,8 @@ class ResultRisk(APIView):
             figures = risk_service.result_risk(result, threshold=c["threshold"], population=form.population_options())
         except InputError as exc:
             return refused(str(exc))
-        return Response(results.report_json(figures))
+        stored = results.report_json(figures)
+        return Response({**stored, "figures": {side: risk_figures(stored[side]) for side in ("before", "after")}})
 
 
 dataset_urlpatterns = [path("<int:dataset_id>/risk/", DatasetRisk.as_view(), name="api-dataset-risk")]

@@ -5,6 +5,7 @@ registries, below the views and the services that show them."""
 from __future__ import annotations
 
 from ..engine import ALGORITHMS
+from ..engine.measure.figure_catalogue import FIGURES, RUN_METRICS, format_kind
 from ..engine.setvalued import SET_ALGORITHMS  # a transaction dataset's k^m run
 from ..models import Job
 
@@ -12,36 +13,17 @@ KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experi
                Job.LATTICE: "Solution lattice evaluation", Job.SQL_EXPORT: "Export to a database table",
                Job.REPOSITORY_DEPOSIT: "Deposit to a repository (draft)"}
 
-METRICS = {
-    "equivalence_classes": ("Equivalence classes", "int"),
-    "min_class_size": ("Smallest EC (k reached)", "int"),
-    "mean_class_size": ("Mean EC size", "float"),
-    "suppressed": ("Suppressed records", "int"),
-    "ncp": ("NCP (information loss)", "ratio"),
-    "generalization_height": ("Generalization height", "ratio"),
-    "discernibility": ("Discernibility C_DM", "int"),
-    "c_avg": ("C_AVG", "float"),
-    "non_uniform_entropy": ("Non-uniform entropy", "float"),
-    "prosecutor_risk_highest": ("Highest prosecutor risk", "percent"),
-    "prosecutor_risk_average": ("Average prosecutor risk", "percent"),
-    "records_at_risk": ("Records at risk", "percent"),
-    "marketer_risk": ("Marketer risk", "percent"),
-    "sample_uniques": ("Sample uniques", "int"),
-    "homogeneous_classes": ("Homogeneous ECs", "int"),
-    "homogeneous_records": ("Records in homogeneous ECs", "int"),
-}
+# the figures of a run's report that the result page and the release report show: key -> (label, kind), from
+# the engine's one catalogue of figures (engine.measure.figure_catalogue), in the order of the metrics table
+METRICS = {key: (FIGURES[key].label, FIGURES[key].kind) for key in RUN_METRICS}
+
+# the kinds this module named before the catalogue, for callers that still pass them
+_OLD_KINDS = {"int": "count", "percent": "share", "float": "amount"}
 
 
 def format_value(value, kind: str) -> str:
-    if value is None:
-        return "—"
-    if kind == "int":
-        return f"{int(value):,}"
-    if kind == "percent":
-        return f"{value * 100:.3g}%"
-    if kind == "ratio":
-        return f"{value:.3f}"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    """``value`` as a figure of this kind reads (engine.measure.figure_catalogue.format_kind)."""
+    return format_kind(_OLD_KINDS.get(kind, kind), value)
 
 
 def algorithm_label(name: str) -> str:

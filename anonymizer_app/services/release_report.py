@@ -19,6 +19,7 @@ from django.utils import timezone
 from hierarchy_editor.models import Hierarchy
 
 from ..engine import ALGORITHMS, Role
+from ..engine.measure.figure_catalogue import format_check, format_figure
 from ..engine.privacy import PRIVACY_MODELS, model_groups
 from ..engine.run.spec import KEEP, SUPPRESSED_ROWS
 from ..models import Job, Result
@@ -296,14 +297,14 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "options": [{"name": key.replace("_", " "), "value": value} for key, value in _shown_options(job).items()],
         "verification": verification_statement(report),
         "verified": bool(report.get("verified")),
-        "model_checks": report.get("model_checks") or [],
+        "model_checks": [dict(c, value_text=format_check(c)) for c in report.get("model_checks") or []],
         "utility": figure_rows(report, UTILITY_KEYS, job.k, labels, fmt),
         "risk": figure_rows(report, RISK_KEYS, job.k, labels, fmt),
         "charts": charts(report),
         "records": n,
         "published": int(report.get("records", n) or 0),
         "suppressed": suppressed,
-        "suppressed_share": f"{suppressed / n * 100:.3g}%" if n else "0%",
+        "suppressed_share": format_figure("suppressed_share", suppressed / n if n else 0),
         "suppression_percent": f"{job.suppression_limit * 100:g}",
         "publishing": (report.get("publishing") or {}).get("description", ""),
         "configuration": configuration_rows(job),

@@ -12,7 +12,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from ..engine import METRIC_HELP
+from ..engine.measure.figure_catalogue import FIGURES, format_check, format_figure
 from ..engine.run.report import TOP_VALUES, value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
@@ -69,7 +69,7 @@ def _metric_rows(report: dict, keys, k: int = 1) -> list[dict]:
             continue
         label, kind = METRICS[key]
         reading = explain.reading(key, after.get(key), ctx)
-        rows.append({"key": key, "label": label, "help": METRIC_HELP.get(key, ""),
+        rows.append({"key": key, "label": label, "help": FIGURES[key].help,
                      "before": format_value(before.get(key), kind), "after": format_value(after.get(key), kind),
                      "reading": reading.text if reading else "", "cue": reading.cue if reading else None,
                      "cue_label": reading.cue_label if reading else ""})
@@ -257,14 +257,8 @@ def _plain_rows(d: dict) -> list[dict]:
 
 
 def _model_value(check: dict) -> str:
-    value = check.get("value")
-    if value is None:
-        return "—"
-    if isinstance(value, list):
-        return "[" + ", ".join(f"{v:.3g}" for v in value) + "]"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.3g}"
+    """The reached value of a model check as the catalogue reads it (engine.measure.figure_catalogue)."""
+    return format_check(check)
 
 
 def model_cards(report: dict) -> list[dict]:
@@ -499,9 +493,10 @@ def result(request, job_id):
         "duration": format_duration(j.duration),
         "k_achieved": k_achieved,
         "k_ok": k_achieved >= j.k,
-        "k_before": report.get("metrics_before", {}).get("min_class_size", "—"),
-        "k_help": METRIC_HELP.get("min_class_size", ""),
-        "classes_help": METRIC_HELP.get("equivalence_classes", ""),
+        "k_before": format_figure("k_achieved", report.get("metrics_before", {}).get("min_class_size")),
+        "k_label": FIGURES["k_achieved"].label,
+        "k_help": FIGURES["k_achieved"].help,
+        "classes_help": FIGURES["equivalence_classes"].help,
         "suppressed_count": report.get("suppressed", 0),
         # the limit the run applied (the report's: SafePub suppresses by its own rule, with no limit)
         "suppression_allowed": int(limit * report.get("input_records", n) + 1e-9),

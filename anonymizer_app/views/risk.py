@@ -13,6 +13,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..engine import InputError
+from ..engine.measure.figure_catalogue import FIGURES as CATALOGUE
+from ..engine.measure.figure_catalogue import RISK_ANALYSIS
 from ..models import Job
 from ..plotly_text import plotly_escape
 from ..risk_forms import RiskForm
@@ -137,26 +139,10 @@ def result_risk(request, job_id):
     }, status=status)
 
 
-# (label, key, kind) of the before/after table
-FIGURES = [
-    ("Records", "records", "int"), ("Equivalence classes", "equivalence_classes", "int"),
-    ("Smallest class", "min_class_size", "int"), ("Sample uniques", "sample_uniques", "int"),
-    ("Prosecutor risk, highest", "prosecutor_risk_highest", "percent"),
-    ("Prosecutor risk, average", "prosecutor_risk_average", "percent"),
-    ("Records at risk", "records_at_risk", "int"), ("Marketer risk", "marketer_risk", "percent"),
-    ("Journalist risk, highest", "journalist_risk_highest", "percent"),
-    ("Journalist risk, average", "journalist_risk_average", "percent"),
-]
-
-
-def _show(value, kind: str) -> str:
-    if value is None:
-        return "—"
-    return f"{int(value):,}" if kind == "int" else f"{value:.2%}"
-
-
 def comparison_rows(figures: dict) -> list[dict]:
-    """The before/after table (journalist rows only with a population model)."""
+    """The before/after table (journalist rows only with a population model), worded and formatted by the
+    catalogue of figures (engine.measure.figure_catalogue)."""
     before, after = figures["before"], figures["after"]
-    return [{"label": label, "before": _show(before.get(key), kind), "after": _show(after.get(key), kind)}
-            for label, key, kind in FIGURES if key in before]
+    return [{"key": key, "label": CATALOGUE[key].label, "help": CATALOGUE[key].help,
+             "before": CATALOGUE[key].format(before.get(source)), "after": CATALOGUE[key].format(after.get(source))}
+            for key, source in RISK_ANALYSIS if source in before]

@@ -47,6 +47,7 @@ from anonymizer_app import engine
 from anonymizer_app.engine import Role
 from anonymizer_app.engine.backends import out_of_core
 from anonymizer_app.engine.io.reader import join_pieces, text_column
+from anonymizer_app.engine.measure import figure_catalogue
 from anonymizer_app.engine.model.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.run.pipeline import run
 from anonymizer_app.engine.run.result import json_default
@@ -354,7 +355,9 @@ class Command(OneLineCommand):
                 + self._safepub_summary(report)
                 + table_note
                 + identifier_check.summary(detection, self._treated(roles, identifier_rules))
-                + (f"; report {report_path}" if report_path else ""))
+                + (f"; report {report_path}" if report_path else "")
+                # the figures, worded and formatted as on the pages (engine.measure.figure_catalogue)
+                + "".join(f"\n{line}" for line in figure_catalogue.text_lines(report)))
 
     @staticmethod
     def _k(opts: dict, models: list) -> int:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from anonymizer_app import engine
+from anonymizer_app.engine.measure.figure_catalogue import FIGURES, format_figure, format_kind
 from anonymizer_app.engine.measure.risk import REGIONS, analyze, population_model
 from anonymizer_app.engine.model.identifier_detection import detect_identifiers
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
@@ -100,37 +101,47 @@ class Command(OneLineCommand):
         return report
 
 
-def _share(x: float | None) -> str:
-    return "—" if x is None else f"{x:.4%}"
+def _line(key: str, value, note: str = "") -> str:
+    """One figure: its label and its text as the pages show them (engine.measure.figure_catalogue)."""
+    return f"{FIGURES[key].label:<{WIDTH}}{FIGURES[key].format(value)}{note}"
+
+
+WIDTH = 28  # the labels' column
 
 
 def format_report(r: dict) -> str:
-    """The figures as text, for the terminal."""
+    """The figures as text, for the terminal: worded and formatted as on the risk page."""
+    fig = format_figure
     lines = [f"{r.get('input', 'table')}: {r['records']:,} records, QIs: {', '.join(r['quasi_identifiers'])}",
-             f"equivalence classes   {r['equivalence_classes']:,} (smallest {r['min_class_size']}, "
-             f"mean {r['mean_class_size']:.3f}, largest {r['max_class_size']})",
-             f"sample uniques        {r['sample_uniques']:,} ({_share(r['sample_uniques_share'])} of the records)",
-             f"prosecutor risk       highest {_share(r['prosecutor_risk_highest'])}, "
-             f"average {_share(r['prosecutor_risk_average'])}",
-             f"records at risk       {r['records_at_risk']:,} ({_share(r['records_at_risk_share'])}) above "
-             f"{r['threshold']:g}",
-             f"marketer risk         {_share(r['marketer_risk'])}"]
+             _line("equivalence_classes", r["equivalence_classes"],
+                   f" (smallest {fig('min_class_size', r['min_class_size'])}, mean "
+                   f"{fig('mean_class_size', r['mean_class_size'])}, largest {fig('max_class_size', r['max_class_size'])})"),
+             _line("sample_uniques", r["sample_uniques"],
+                   f" ({fig('sample_uniques_share', r['sample_uniques_share'])} of the records)"),
+             _line("prosecutor_risk_highest", r["prosecutor_risk_highest"]),
+             _line("prosecutor_risk_average", r["prosecutor_risk_average"]),
+             _line("records_at_risk", r["records_at_risk_share"],
+                   f" ({fig('records_at_risk_count', r['records_at_risk'])} records with a risk above "
+                   f"{format_kind('risk', r['threshold'])})"),
+             _line("marketer_risk", r["marketer_risk"])]
     pop = r.get("population")
     if pop:
         given = "" if pop["source"].startswith("sampling fraction") else f"; {pop['source']}"
-        lines += [f"population            {pop['size']:,} (sampling fraction {pop['sampling_fraction']:.6g}{given})",
-                  f"journalist risk       highest {_share(r['journalist_risk_highest'])}, "
-                  f"average {_share(r['journalist_risk_average'])}, records at risk "
-                  f"{r['journalist_records_at_risk']:,}"]
+        lines += [f"{'Population':<{WIDTH}}{pop['size']:,} (sampling fraction {pop['sampling_fraction']:.6g}{given})",
+                  _line("journalist_risk_highest", r["journalist_risk_highest"]),
+                  _line("journalist_risk_average", r["journalist_risk_average"]),
+                  _line("journalist_records_at_risk", r["journalist_records_at_risk"])]
         if "uniques" in pop:
-            lines.append(f"population uniques    {pop['uniques']['uniques']:,} counted in the population table")
+            counted = format_kind("count", pop["uniques"]["uniques"])
+            lines.append(f"{FIGURES['population_uniques'].label:<{WIDTH}}{counted} counted in the population table")
         pu = r["population_uniqueness"]
-        lines.append("population uniqueness (estimated population uniques, share of the population):")
+        lines.append(f"{FIGURES['population_uniqueness'].label} per estimator "
+                     f"({FIGURES['population_uniques'].label.lower()}, share of the population):")
         chosen = pu["dankar"]["model"]
         for name, e in pu["estimators"].items():
             mark = "  <- Dankar's rule" if name == chosen else ""
-            figure = (f"{e['uniques']:,.1f} ({_share(e['share'])})" if e["converged"]
-                      else f"did not converge: {e['reason']}")
+            figure = (f"{fig('population_uniques', e['uniques'])} ({fig('population_uniqueness', e['share'])})"
+                      if e["converged"] else f"did not converge: {e['reason']}")
             lines.append(f"  {name:<8} {figure}{mark}")
         lines.append(f"  Dankar's rule: {pu['dankar']['why']}")
     lines.append("risk bands (prosecutor risk: records):")
