@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError, Role
+from ..engine.measure import figure_catalogue
 from ..forms import DELIMITER_CHOICES, RunForm
 from ..models import Dataset, Job
 from ..services import erasure, exports, preflight, pseudonyms, results, run_submit
@@ -275,7 +276,10 @@ class RunReport(APIView):
                    summary="The result's report (figures, models' checks, verification)", tags=["results"])
     def get(self, request, job_id):
         j = owned_job(request, job_id)
-        return Response(job_result(j).report)
+        report = job_result(j).report
+        # the report as stored (raw figures), and beside it "figures": each figure's label and text as every page
+        # words and formats it (engine.measure.figure_catalogue), the models' checks included
+        return Response({**report, "figures": figure_catalogue.run_figures(report)})
 
 
 class RunRows(APIView):
