@@ -20,9 +20,9 @@ from ..forms import DELIMITER_CHOICES, RunForm
 from ..models import Dataset, Job
 from ..services import erasure, exports, preflight, pseudonyms, results, run_submit
 from ..services import jobs as job_service
+from ..services.results import RESULT_PAGES, job_result
 from ..setvalued_forms import SetRunForm, item_library
 from ..views import downloads, release_report
-from ..views.common import RESULT_PAGES, job_result
 from . import identifiers, risk
 from .common import owned_dataset, owned_job, queue, refused, web_view
 from .datasets import MAX_PAGE, PAGE_PARAMETERS, page_of

@@ -10,10 +10,23 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from django.db import transaction
+from django.http import Http404
 
 from ..engine import Cancelled
 from ..models import Job, Result
 from . import storage
+
+# the kinds of job whose outcome is a page of figures (its URL name), not a table of published rows
+RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
+
+
+def job_result(job: Job) -> Result:
+    """The stored result of a finished job (404 when it has none: not finished, or failed)."""
+    result = Result.objects.filter(job=job).first()
+    if result is None or job.status != Job.SUCCEEDED:
+        raise Http404("this job has no result")
+    return result
+
 
 SUPPRESSED_COLUMN = "__suppressed__"
 ROW_COLUMN = "__row__"  # stored beside the published rows: the dataset row each one comes from (never exported)

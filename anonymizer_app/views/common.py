@@ -18,13 +18,11 @@ from ..models import Dataset, Job, Result
 from ..services import jobs as job_service
 from ..services.labels import KIND_LABELS, algorithm_label, format_value, job_label  # noqa: F401  (re-exported)
 from ..services.rerun import models_text
+from ..services.results import RESULT_PAGES, job_result  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
 
 QI = Role.QUASI_IDENTIFYING.value
-# the page of a finished job of each kind that has no anonymized table of its own
-RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
-
 
 
 def result_url(job: Job) -> str:
@@ -45,13 +43,6 @@ def owned_dataset(request, dataset_id: int) -> Dataset:
 
 def owned_job(request, job_id) -> Job:
     return get_object_or_404(Job.objects.select_related("dataset"), pk=job_id, owner=request.user)
-
-
-def job_result(job: Job) -> Result:
-    result = Result.objects.filter(job=job).first()
-    if result is None or job.status != Job.SUCCEEDED:
-        raise Http404("this job has no result")
-    return result
 
 
 def table_result(request, job_id: int) -> tuple[Job, Result]:
