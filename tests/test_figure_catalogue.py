@@ -77,6 +77,9 @@ def check_result_page_cards_and_all_metrics(client, run):
     for key, (label, before, after) in want.items():
         row = text(element(page, f"metric-{key}", "</tr>"))
         assert row.startswith(f"{label} {before} {after}"), (key, row)
+    # the readings quote the figures as the figures read: the mean EC size in "about ... records per group"
+    classes = text(element(page, "metric-equivalence_classes", "</tr>"))
+    assert f"(about {want['mean_class_size'][2]} records per group)" in classes, classes
     cards = [k for k in want if f'id="stat-{k}"' in page]
     assert {"equivalence_classes", "ncp", "prosecutor_risk_highest", "records_at_risk"} <= set(cards)
     for key in cards:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..engine.measure.figure_catalogue import format_kind
+
 GOOD, FAIR, POOR = "good", "fair", "poor"
 CUE_LABELS = {GOOD: "good", FAIR: "fair", POOR: "poor"}
 # Re-identification risk thresholds in common use: 0.09 (1 in 11) for data made public, 0.2 (1 in 5) for
@@ -32,7 +34,7 @@ class Reading:
 
 def count(n: float, noun: str, plural: str | None = None) -> str:
     """``n`` and the noun agreeing with it: "1 record", "2 records", "1.5 records" ("1,204 groups")."""
-    text = f"{n:,}" if isinstance(n, int) else f"{n:,.3g}"
+    text = f"{n:,}" if isinstance(n, int) else format_kind("amount", n)  # as the figures read (the catalogue)
     return f"{text} {noun if text == '1' else plural or noun + 's'}"
 
 
@@ -42,11 +44,11 @@ def _band(value: float, good: float, fair: float) -> str:
 
 
 def _pct(share: float) -> str:
-    return f"{share * 100:.3g}%"
+    return format_kind("share", share)
 
 
 def _one_in(risk: float) -> str:
-    return f"1 in {1 / risk:,.3g}" if risk > 0 else "none"
+    return f"1 in {format_kind('amount', 1 / risk)}" if risk > 0 else "none"
 
 
 def _ncp(v: float, ctx: dict) -> Reading:
@@ -80,7 +82,7 @@ def _min_class(v: float, ctx: dict) -> Reading:
 
 def _mean_class(v: float, ctx: dict) -> Reading:
     k = ctx.get("k") or 1
-    return Reading(f"A group holds {count(float(v), 'record')} on average, {v / k:,.3g} times the k of {k} asked; close to k "
+    return Reading(f"A group holds {count(float(v), 'record')} on average, {format_kind('amount', v / k)} times the k of {k} asked; close to k "
                    f"keeps the most detail.", _band(v / k, 2, 10))
 
 
@@ -105,12 +107,12 @@ def _discernibility(v: float, ctx: dict) -> Reading:
 
 
 def _c_avg(v: float, ctx: dict) -> Reading:
-    return Reading(f"Groups are {v:,.3g} times the size k requires on average (1 is ideal).", _band(v, 2, 10))
+    return Reading(f"Groups are {format_kind('amount', v)} times the size k requires on average (1 is ideal).", _band(v, 2, 10))
 
 
 def _entropy(v: float, ctx: dict) -> Reading:
     cells = (ctx.get("n") or 0) * (ctx.get("q") or 0)
-    per_cell = f" ({v / cells:,.3g} bits per quasi-identifier cell)" if cells else ""
+    per_cell = f" ({format_kind('amount', v / cells)} bits per quasi-identifier cell)" if cells else ""
     return Reading(f"{v:,.4g} bits of information lost in all{per_cell}: how many yes/no questions it takes to "
                    f"recover the original values; 0 = none lost.")
 
