@@ -109,7 +109,7 @@ class Node(APIView):
 
         def handle(job):
             try:
-                levels = lattice_views._checked_levels(job, q.validated_data["levels"])
+                levels = lattice_views.checked_levels(job, q.validated_data["levels"])
                 data = lattice_views.node_detail(job, levels)
             except engine.InputError as exc:
                 return refused(str(exc))
@@ -142,7 +142,7 @@ class Keep(APIView):
 
         def handle(job):
             try:
-                levels = lattice_views._checked_levels(job, s.validated_data["levels"])
+                levels = lattice_views.checked_levels(job, s.validated_data["levels"])
             except engine.EngineError as exc:
                 return refused(str(exc))
             new = queue(lattice_service.keep_node(job, ",".join(map(str, levels))))

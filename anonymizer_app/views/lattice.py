@@ -174,7 +174,7 @@ def lattice_data_view(request, job_id):
 
 
 # ---- one node ----------------------------------------------------------------------------------
-def _checked_levels(job: Job, text: str) -> list[int]:
+def checked_levels(job: Job, text: str) -> list[int]:
     data_qi = [c["name"] for c in job.config.get("columns", []) if c["role"] == engine.Role.QUASI_IDENTIFYING.value]
     result = Result.objects.get(job=job)
     qi = result.report.get("quasi_identifiers") or data_qi
@@ -265,7 +265,7 @@ def comparison(frame, output, suppressed, rows: int, identifying: list[str], num
 def lattice_node(request, job_id):
     job = _lattice_job(request, job_id)
     try:
-        levels = _checked_levels(job, request.GET.get("levels", ""))
+        levels = checked_levels(job, request.GET.get("levels", ""))
         data = node_detail(job, levels)
     except engine.InputError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
@@ -285,7 +285,7 @@ def lattice_keep(request, job_id):
     job = _lattice_job(request, job_id)
     page = reverse("anonymizer:lattice", kwargs={"job_id": job.pk})
     try:
-        levels = _checked_levels(job, request.POST.get("levels", ""))
+        levels = checked_levels(job, request.POST.get("levels", ""))
         key = ",".join(map(str, levels))
         # the kept node carries every model of the lattice's job and runs through the same gate (on a worker)
         new = lattice_service.keep_node(job, key)
