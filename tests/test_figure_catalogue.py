@@ -181,3 +181,29 @@ def test_every_surface_reads_each_figure_the_same(client_alice, run, tmp_path):
     check_release_report(client_alice, run)
     check_api_labels(run)
     check_command_line(run, tmp_path)
+
+
+def test_safepub_parameters_read_the_same_on_the_result_page_and_the_command_line(tmp_path):
+    """ε, δ and SafePub's derived β: the result page's SafePub card (its template, with the run's report) and
+    the command line's summary give the catalogue's texts."""
+    import numpy as np
+    import pandas as pd
+    from django.template.loader import render_to_string
+
+    rng = np.random.default_rng(3)
+    pd.DataFrame({"age": rng.integers(20, 80, 1500), "sex": rng.choice(["M", "F"], 1500)}).to_csv(
+        tmp_path / "t.csv", index=False)
+    out = io.StringIO()
+    call_command("anonymize", str(tmp_path / "t.csv"), "--qi", "age", "--qi", "sex", "--algorithm", "safepub",
+                 "--epsilon", "3", "--delta", "0.01", "--seed", "8", "--safepub-steps", "5",
+                 "--out", str(tmp_path / "o.csv"), "--report", str(tmp_path / "r.json"), stdout=out, stderr=io.StringIO())
+    s = json.loads((tmp_path / "r.json").read_text())["search"]
+    summary = out.getvalue().splitlines()[0]
+    epsilon, delta, beta = (format_figure("epsilon", s["epsilon"]), format_figure("delta", s["delta"]),
+                            format_figure("sampling_beta", s["beta"]))
+    assert (f"SafePub: ε={epsilon} (ε_anon={format_figure('epsilon', s['epsilon_anon'])}, "
+            f"ε_search={format_figure('epsilon', s['epsilon_search'])}), δ={delta}, β={beta}, ") in summary
+    card = render_to_string("anonymizer/_safepub_result.html", {"s": s})
+    assert f'<dd id="safepub-epsilon">{epsilon}</dd>' in card and f'<dd id="safepub-delta">{delta}</dd>' in card
+    assert f'<dd id="safepub-beta">{beta}</dd>' in card
+    assert epsilon == "3" and delta == "0.01" and beta == format_kind("parameter", s["beta"])

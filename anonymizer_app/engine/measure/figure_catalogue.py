@@ -146,6 +146,8 @@ _ALL = [
     _f("delta", "δ", "parameter", "(ε,δ)-differential privacy: the probability the ε bound may fail"),
     _f("beta", "β", "parameter", "δ-presence / β-likeness bound"),
     _f("epsilon", "ε", "parameter", "differential privacy budget spent"),
+    _f("sampling_beta", "Sampling probability β", "parameter",
+       "SafePub: the probability each record is drawn into the sample, derived from ε and δ"),
     _f("emd", "Earth mover's distance", "ratio", "distance between an EC's sensitive values and the table's"),
     _f("support_error", "Itemset-support error", "ratio",
        "mean relative error of the top itemsets' supports after anonymization"),

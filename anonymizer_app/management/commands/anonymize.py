@@ -377,8 +377,10 @@ class Command(OneLineCommand):
             return ""
         seed = (f"{s['seed']} (reproducible, therefore not for release)" if s.get("seeded")
                 else "not seeded (drawn from the operating system's CSPRNG)")
-        return (f"; SafePub: ε={s['epsilon']:g} (ε_anon={s['epsilon_anon']:g}, ε_search={s['epsilon_search']:g}), "
-                f"δ={s['delta']:g}, β={s['beta']:.4f}, k={s['k_applied']}, sample {s['sample_size']:,} of "
+        fig = figure_catalogue.format_figure  # ε, δ and β as the result page reads them
+        return (f"; SafePub: ε={fig('epsilon', s['epsilon'])} (ε_anon={fig('epsilon', s['epsilon_anon'])}, "
+                f"ε_search={fig('epsilon', s['epsilon_search'])}), δ={fig('delta', s['delta'])}, "
+                f"β={fig('sampling_beta', s['beta'])}, k={s['k_applied']}, sample {s['sample_size']:,} of "
                 f"{s['input_records']:,}, {s['steps_taken']} of {s['steps']} steps, score {s['score']}, seed {seed}, "
                 f"node {s['levels']}")
 
