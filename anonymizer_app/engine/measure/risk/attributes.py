@@ -3,7 +3,7 @@ them), and identifier suggestions: the combinations whose distinction is near 1.
 
 distinction(A) = distinct value combinations of A / n; separation(A) = share of the n(n-1)/2 record
 pairs that differ on A = 1 - Σ_c f_c(f_c - 1) / (n(n - 1)). Combinations are built size by size from
-the dense class ids of their prefix, so each costs one np.unique over the rows.
+the dense class ids of their prefix, so each costs one pass over the rows (classes.dense_ids).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from math import comb
 import numpy as np
 
 from ...errors import InputError
+from .classes import dense_ids
 
 IDENTIFIER_DISTINCTION = 0.99  # a column or combination this distinct is suggested as an identifier
 
@@ -50,11 +51,11 @@ def attribute_risks(codes: np.ndarray, qi: list[str], up_to: int = 1, limit: int
     for size in range(1, up_to + 1):
         for combo in combinations(range(q), size):
             if size == 1:
-                ids = np.unique(codes[:, combo[0]], return_inverse=True)[1].astype(np.int64)
+                ids = dense_ids(codes[:, combo[0]])
             else:
                 prefix = ids_of[combo[:-1]]
                 col = codes[:, combo[-1]].astype(np.int64)
-                ids = np.unique(prefix * (int(col.max()) + 1) + col, return_inverse=True)[1].astype(np.int64)
+                ids = dense_ids(prefix * (int(col.max()) + 1) + col)
             if size < up_to:
                 ids_of[combo] = ids
             rows.append(_figures(tuple(qi[j] for j in combo), ids, n))
