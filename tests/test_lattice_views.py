@@ -172,6 +172,11 @@ def test_a_node_shows_its_table_and_exact_metrics(client_alice, job):
     assert node["metrics"]["discernibility"] == 64
     assert node["metrics"]["generalization_height"] == 1.0
     assert node["k_achieved"] == 8 and node["suppressed"] == 0
+    # the metrics table: worded and formatted as on the result page (engine.measure.figure_catalogue)
+    by_key = {m["key"]: m for m in node["metric_rows"]}
+    assert (by_key["prosecutor_risk_highest"]["label"], by_key["prosecutor_risk_highest"]["after_text"]) == \
+        ("Highest prosecutor risk", "12.5%")
+    assert (by_key["discernibility"]["after_text"], by_key["generalization_height"]["after_text"]) == ("64", "1.000")
     rows = node["table"]["rows"]
     assert len(rows) == 8
     assert node["table"]["anonymized_columns"] == ["age", "zip", "sex", "note", "disease"]

@@ -32,6 +32,7 @@ from accounts.throttling import throttle
 from .. import engine
 from ..engine.algorithms import supports
 from ..engine.algorithms.fixed import parse_levels
+from ..engine.measure.figure_catalogue import FIGURES
 from ..engine.run import pipeline
 from ..engine.search.solution_lattice import METRIC_LABELS
 from ..models import Job, Result
@@ -42,19 +43,9 @@ from ..templatetags.cells import cut
 from . import safepub as safepub_views
 
 PREVIEW_ROWS = 50
-# metric key in the report -> label; the order of the node's metrics table
-NODE_METRICS = {
-    "equivalence_classes": "Equivalence classes",
-    "min_class_size": "Smallest EC",
-    "suppressed": "Suppressed records",
-    "discernibility": "Discernibility C_DM",
-    "generalization_height": "Generalization height",
-    "ncp": "NCP (information loss)",
-    "non_uniform_entropy": "Non-uniform entropy",
-    "c_avg": "C_AVG",
-    "prosecutor_risk_highest": "Highest prosecutor risk",
-    "prosecutor_risk_average": "Average prosecutor risk",
-}
+# the node's metrics table: its figures, worded and formatted by the catalogue of figures as on the result page
+NODE_METRICS = ["equivalence_classes", "min_class_size", "suppressed", "discernibility", "generalization_height", "ncp",
+                "non_uniform_entropy", "c_avg", "prosecutor_risk_highest", "prosecutor_risk_average"]
 
 
 # ---- helpers -----------------------------------------------------------------------------------
@@ -221,8 +212,10 @@ def node_detail(job: Job, levels: list[int]) -> dict:
         transformation=[{"qi": qi, "level": lv, "label": report["transformation_labels"].get(qi, "")}
                         for qi, lv in results.transformation_levels(report)],
         metrics=after,
-        metric_rows=[{"key": key_, "label": label, "before": before.get(key_), "after": after.get(key_)}
-                     for key_, label in NODE_METRICS.items() if key_ in after],
+        metric_rows=[{"key": key_, "label": FIGURES[key_].label, "before": before.get(key_), "after": after.get(key_),
+                      "before_text": FIGURES[key_].format(before.get(key_)),
+                      "after_text": FIGURES[key_].format(after.get(key_))}
+                     for key_ in NODE_METRICS if key_ in after],
         table=comparison(table.frame.iloc[publication.rows[:PREVIEW_ROWS]].reset_index(drop=True), shown,
                          publication.suppressed[:PREVIEW_ROWS], len(shown), report["identifying_removed"],
                          publication.rows[:PREVIEW_ROWS]),

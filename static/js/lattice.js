@@ -177,8 +177,9 @@
     d.metric_rows.forEach(function (m) {
       var tr = make("tr");
       tr.appendChild(make("td", "", m.label));
-      tr.appendChild(make("td", "num", fmt(m.before)));
-      tr.appendChild(make("td", "num", fmt(m.after)));
+      // the catalogue's texts (as on the result page); a node evaluated before they were sent: its numbers
+      tr.appendChild(make("td", "num", m.before_text !== undefined ? m.before_text : fmt(m.before)));
+      tr.appendChild(make("td", "num", m.after_text !== undefined ? m.after_text : fmt(m.after)));
       mbody.appendChild(tr);
     });
     fillTable($("node-original"), d.table.original_columns, d.table.rows, "original", d.table.identifying);
