@@ -22,11 +22,11 @@ Sections (all by default):
            against the goals (3 s, 5 s, 15 s).
 
 Like for like (issue 32): ARX's timed anonymize() encodes its data and its hierarchies in every call
-(arx-bench builds a fresh Data and fresh Hierarchy objects before each call from rows it read once). So
-each of our timed calls builds a new Table from a copy of the text frame (read once per child process,
-untimed, every column plain strings: no pyarrow dictionary) and reads the hierarchies again from their
-files (ARX parses its files once, untimed: that part only counts against us); nothing is cached across
-calls. Two kinds of call, alternating in each child: the engine call (engine.anonymize: encoding,
+(arx-bench builds a fresh Data and fresh Hierarchy objects before each call from rows and hierarchy
+files it read once). So each of our timed calls builds a new Table from a copy of the text frame (read
+once per child process, untimed, every column plain strings: no pyarrow dictionary) and new hierarchies
+parsed from the files' text (read once, untimed; parsing, tree checks and size limits timed, as
+read_hierarchy does them); nothing is cached across calls. Two kinds of call, alternating in each child: the engine call (engine.anonymize: encoding,
 search, output, measuring and verification) and the product run (RunSpec.build + pipeline.run: gate
 and report too, what every product run pays). Each round of a case runs our side in a fresh child
 process (WARMUP untimed and REPEAT timed calls of each kind), then --before's copy of the project
@@ -177,16 +177,31 @@ def read_raw(engine, data: Path):
     return frame
 
 
-def fresh(engine, raw, hierarchy_files: dict[str, str], qi: list[str], sensitive: str | None):
-    """A new Table from a copy of the text frame and new Hierarchy objects read from their files: everything a
-    call encodes is encoded in it (no leaf lookups, dictionaries or codes kept from an earlier call). Timed:
-    arx-bench's anonymize() encodes its data and hierarchies on every call (it parses the hierarchy files
-    once, untimed; we read them inside the timer, which only counts against us)."""
+def hierarchy_texts(hierarchy_files: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Each hierarchy file's text (decoded), read once per child, not timed: arx-bench reads its hierarchy
+    files into String arrays once, untimed, and builds fresh Hierarchy objects from them for every call."""
+    from anonymizer_app.engine.model.hierarchy import decode_hierarchy
+
+    return {c: (decode_hierarchy(Path(f).read_bytes(), Path(f).name), Path(f).name)
+            for c, f in hierarchy_files.items()}
+
+
+def fresh(engine, raw, texts: dict[str, tuple[str, str]], qi: list[str], sensitive: str | None):
+    """A new Table from a copy of the text frame and new Hierarchy objects parsed from the files' text (as
+    read_hierarchy parses them: format, tree check, size limits): everything a call encodes is encoded in it
+    (no leaf lookups, dictionaries or codes kept from an earlier call). Timed: arx-bench's anonymize() encodes
+    its data and hierarchies on every call."""
+    from anonymizer_app.engine.model.formats import read_hierarchy_text
+    from anonymizer_app.engine.model.hierarchy import check_size
+
     roles = {c: engine.Role.QUASI_IDENTIFYING for c in qi}
     if sensitive is not None:
         roles[sensitive] = engine.Role.SENSITIVE
     table = engine.Table(raw, roles, name="bench")
-    hs = {c: engine.read_hierarchy(Path(f), c) for c, f in hierarchy_files.items()}
+    hs = {}
+    for c, (text, filename) in texts.items():
+        hs[c] = read_hierarchy_text(text, c, filename)
+        check_size(hs[c], filename)
     return table, hs
 
 
@@ -299,6 +314,7 @@ def ours(case: dict, data: Path, hierarchy_files: dict[str, str], warmup: int, r
     else:
         engine = import_engine(Path(root) if root else None)
         raw = read_raw(engine, data)
+        texts = hierarchy_texts(hierarchy_files)
     from anonymizer_app.engine.run import pipeline
     from anonymizer_app.engine.run.spec import RunSpec
 
@@ -311,7 +327,7 @@ def ours(case: dict, data: Path, hierarchy_files: dict[str, str], warmup: int, r
             frame = None if reuse else raw.copy()  # (not timed: a copy, so that no call sees another's frame)
             t0, c0 = time.perf_counter(), time.process_time()
             if not reuse:
-                table, hs = fresh(engine, frame, hierarchy_files, case["qi"], case["sensitive"])
+                table, hs = fresh(engine, frame, texts, case["qi"], case["sensitive"])
             if kind == "engine":
                 result = engine.anonymize(table, hs, "flash", models=models_of(case), **kw)
             else:
@@ -327,7 +343,7 @@ def ours(case: dict, data: Path, hierarchy_files: dict[str, str], warmup: int, r
            "suppressed": int(result.suppressed.sum())}
     if with_breakdown:
         if not reuse:
-            table, hs = fresh(engine, raw.copy(), hierarchy_files, case["qi"], case["sensitive"])
+            table, hs = fresh(engine, raw.copy(), texts, case["qi"], case["sensitive"])
         out["breakdown_ms"] = breakdown_run(engine, table, hs, case)
     return out
 
