@@ -11,10 +11,10 @@ import pytest
 
 from anonymizer_app.engine import Role, Table, anonymize, parse_hierarchy, read_table
 from anonymizer_app.engine.measure.metrics import (
-    ncp_by_label,
     class_figures,
     class_figures_from_histogram,
     loss_figures,
+    ncp_by_label,
     tuple_homogeneity,
 )
 from anonymizer_app.engine.model.hierarchy import Hierarchy

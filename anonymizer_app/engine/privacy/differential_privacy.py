@@ -20,6 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..safepub.parameters import derive
 from .base import Parameter, PrivacyModel
 
 NAME = "differential-privacy"
@@ -56,8 +57,6 @@ class EDDifferentialPrivacy(PrivacyModel):
     @cached_property
     def derived(self):
         """ε_anon, ε_search, β, k (engine.safepub.parameters.SafePubParameters)."""
-        from ..safepub.parameters import derive  # the safepub package imports this one's siblings
-
         return derive(self.epsilon, self.delta, self.search_share)
 
     @property

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..measure.risk.uniqueness import population_uniqueness
 from .base import EPS, Parameter, PrivacyModel
 
 
@@ -49,8 +50,6 @@ class PopulationUniqueness(PrivacyModel):
 
     def estimate(self, sizes: np.ndarray) -> dict:
         """Dankar's choice ({"model", "uniques", "share", "converged", "why"}) on the classes of positive size."""
-        from ..measure.risk.uniqueness import population_uniqueness
-
         sizes = np.asarray(sizes)
         kept = sizes[sizes > 0]
         n = int(kept.sum())
