@@ -9,6 +9,9 @@ combinations of up to 3 QIs (92 combinations) take about 0.3 s.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -16,8 +19,10 @@ from ..engine import InputError, Role, Table
 from ..engine.measure.risk import Population, analyze, combination_count, population_model
 from ..engine.model.hierarchy import ROOT
 from ..models import Dataset, Result
-from . import datasets, results
+from . import datasets, results, storage
 from .runs import job_spec
+
+RISK_CACHE_VERSION = 1  # raise when the figures' content changes
 
 WEB_COMBINATION_LIMIT = 100
 WEB_ROW_EVALUATIONS = 50_000_000
@@ -106,19 +111,33 @@ def result_risk(result: Result, *, threshold: float, population: dict) -> dict:
     qi = [q for q in result.report.get("quasi_identifiers", [])]
     if not qi:
         raise InputError("this result has no quasi-identifiers to analyse")
+    options = owned_population(result.job.dataset, population)
+    # A result, its input and a population dataset never change: the figures of one set of options are kept
+    # with the job's cached views (deleted with it), so a page seen again reads no million rows again.
+    key = hashlib.sha256(json.dumps({"version": RISK_CACHE_VERSION, "qi": qi, "threshold": threshold,
+                                     "population": population}, sort_keys=True, default=str).encode()).hexdigest()
+    cache = storage.lattice_cache_dir(result.job) / f"risk-{key[:32]}.json"
+    cached = storage.read_json(cache)
+    if isinstance(cached, dict) and cached.get("quasi_identifiers") == qi:
+        return cached
     before_frame = datasets.load_frame(result.job.dataset, columns=qi)
     after_frame = published_rows(result)
     missing = [q for q in qi if q not in after_frame.columns]
     if missing:
         raise InputError(f"the published table has no column {', '.join(map(repr, missing))} "
                          f"(this kind of result is not analysed per record)")
-    options = owned_population(result.job.dataset, population)
     before_population = population_for(len(before_frame), **options, qi=qi)
     before = analyze(before_frame, qi, threshold=threshold, population=before_population)
     # the published table is a sample of the same population as the input
     after = analyze(after_frame, qi, threshold=threshold, population=_published_population(
         result, before_population, qi, after_frame))
-    return {"quasi_identifiers": qi, "before": before, "after": after}
+    figures = {"quasi_identifiers": qi, "before": before, "after": after}
+    # what a cached read gives (JSON types), the first time too
+    figures = json.loads(json.dumps(figures, default=storage.json_default))
+    storage.write_json(cache, figures)
+    if not Result.objects.filter(pk=result.pk).exists():  # deleted meanwhile: leave nothing of it
+        storage.delete_names([storage.lattice_cache_name(result.job)])
+    return figures
 
 
 def _published_population(result: Result, population: Population | None, qi: list[str],
