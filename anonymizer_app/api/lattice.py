@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 from .. import engine
 from ..models import Job, Result
 from ..services import lattice as lattice_service
+from ..services import safepub as safepub_service
 from ..views import lattice as lattice_views
-from ..views import safepub as safepub_views
 from .common import owned_job, queue, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
@@ -30,8 +30,8 @@ from .serializers import ApiErrorSerializer
 def _lattice_job(request, job_id) -> Job:
     """The user's finished lattice run with a result (404 otherwise); a SafePub run raises the 409 refusal."""
     job = owned_job(request, job_id)
-    if safepub_views.is_dp_run(job):
-        raise _Refused(safepub_views.LATTICE_REFUSAL)
+    if safepub_service.is_dp_run(job):
+        raise _Refused(safepub_service.LATTICE_REFUSAL)
     if (not lattice_views.is_lattice_job(job) or job.status != Job.SUCCEEDED
             or not Result.objects.filter(job=job).exists()):
         raise Http404("this job has no solution lattice (a finished Flash, Incognito, Samarati or exhaustive run)")

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError
-from ..views import safepub as safepub_views
+from ..services import safepub as safepub_service
 from .common import refused
 from .serializers import ApiErrorSerializer
 
@@ -39,7 +39,7 @@ class Parameters(APIView):
                    tags=["safepub"])
     def get(self, request):
         try:
-            p = safepub_views.derive_from(request.query_params)
+            p = safepub_service.derive_from(request.query_params)
         except InputError as exc:
             return refused(str(exc))
         return Response(p.to_dict())
