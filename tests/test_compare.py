@@ -11,6 +11,7 @@ from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_syn
 from django.utils.html import escape
 
 from anonymizer_app import engine
+from anonymizer_app.engine.measure.figure_catalogue import format_figure as fig
 from anonymizer_app.models import Job
 from anonymizer_app.services import comparison, datasets, jobs
 
@@ -80,7 +81,7 @@ def test_it_runs_the_comparison_and_agrees_with_the_engine(client_alice, user, m
     assert table_html.count("<tr>") == 1 + len(rows)
     assert (f'<tr><td>Mondrian</td><td class="num">2</td><td class="num">{mondrian["k_achieved"]}</td>'
             f'<td class="num">{mondrian["equivalence_classes"]}</td><td class="num">0</td>'
-            f'<td class="num">{mondrian["ncp"]:.4f}</td><td class="num">{mondrian["discernibility"]:,}</td>') in table_html
+            f'<td class="num">{fig("ncp", mondrian["ncp"])}</td><td class="num">{mondrian["discernibility"]:,}</td>') in table_html
     assert '<script src="/static/js/comparison.js" defer></script>' in html
 
     r = client_alice.get(f"/jobs/{job.pk}/comparison/?format=csv")
@@ -163,13 +164,15 @@ def test_risk_per_algorithm_and_k(client_alice, user, monkeypatch):
     body = html[html.index('id="risk-table"'):]
     body = body[:body.index("</table>")]
     cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in re.findall(r'<tr class="(?:before|run)">(.*?)</tr>', body)]
-    assert cells[0] == ["input (before)", "—", "3", "100.00%", "62.50%", "8", "62.50%"]
+    # worded and formatted by the catalogue of figures, as on the result and risk pages
+    assert cells[0] == ["input (before)", "—", "3", "100%", "62.5%", "8", "62.5%"]
     table, hierarchies = datasets.dataset_table(ds)
     for name, row in zip(["Datafly", "Mondrian"], cells[1:]):
         sizes = engine.anonymize(table, hierarchies, name.lower(), k=2, sensitive="s").class_sizes
         kept = int(sizes.sum())
-        assert row == [name, "2", str(int((sizes == 1).sum())), f"{1 / sizes.min():.2%}", f"{len(sizes) / kept:.2%}",
-                       f"{int(sizes[1 / sizes > 0.2].sum()):,}", f"{len(sizes) / kept:.2%}"]
+        assert row == [name, "2", str(int((sizes == 1).sum())), fig("prosecutor_risk_highest", 1 / sizes.min()),
+                       fig("prosecutor_risk_average", len(sizes) / kept), f"{int(sizes[1 / sizes > 0.2].sum()):,}",
+                       fig("marketer_risk", len(sizes) / kept)]
 
 
 # ---- the population figures per run (views.comparison.population_risk, services.comparison_risk) -------------------
@@ -202,7 +205,7 @@ def journalist_by_hand(sizes, population: int) -> tuple[str, str, str]:
     people = [max(f, f * population / n) for f in sizes]
     average = sum(f / p for f, p in zip(sizes, people)) / n
     at_risk = sum(f for f, p in zip(sizes, people) if 1 / p > 0.2)
-    return f"{1 / min(people):.4%}", f"{average:.4%}", f"{at_risk:,}"
+    return fig("journalist_risk_highest", 1 / min(people)), fig("journalist_risk_average", average), f"{at_risk:,}"
 
 
 @pytest.fixture
@@ -230,7 +233,7 @@ def test_journalist_risk_and_population_uniqueness_per_run(client_alice, toy_com
     rows = population_rows(html)
     # the input: classes 3, 1, 1, 2, 1 of 16 people: F = 6, 2, 2, 4, 2; risks 1/2 highest, (5 · 1/2)/8 average;
     # at risk (> 0.2): the classes of F = 2 and 4, 5 records. π = 0.5 > 0.1: Zayatz or SNB, by Dankar's rule
-    assert rows[0][:7] == ["input (before)", "—", "8", "0.5", "50.0000%", "31.2500%", "5"]
+    assert rows[0][:7] == ["input (before)", "—", "8", "0.5", "50%", fig("journalist_risk_average", 0.3125), "5"]
     assert f"{zayatz_by_hand({1: 3, 2: 1, 3: 1}, 16, 8):,.1f}" in rows[0][8].split(" · ")[1]
     table, hierarchies = datasets.dataset_table(ds)
     for name, row in zip(["Datafly", "Mondrian"], rows[1:]):
@@ -238,7 +241,7 @@ def test_journalist_risk_and_population_uniqueness_per_run(client_alice, toy_com
         n = sum(sizes)
         assert row[:7] == [name, "2", str(n), f"{n / 16:.6g}", *journalist_by_hand(sizes, 16)]
         if 1 not in sizes:  # k = 2: no sample uniques, no population uniques to estimate
-            assert row[7] == "none needed: 0.0 (0.0000%)" and row[8] == "0.0 · 0.0 · 0.0"
+            assert row[7] == "none needed: 0 (0%)" and row[8] == "0 · 0 · 0"
 
 
 def test_an_estimator_that_does_not_converge_says_so(client_alice, user, monkeypatch):
@@ -265,7 +268,7 @@ def test_a_population_table(client_alice, user, toy_comparison):
     assert "population table of 16 records" in html and "counted in the population table: 0 population uniques" in html
     rows = population_rows(html)
     # counted in the table: every class twice, the same F as a sampling fraction of 0.5
-    assert rows[0][:7] == ["input (before)", "—", "8", "0.5", "50.0000%", "31.2500%", "5"]
+    assert rows[0][:7] == ["input (before)", "—", "8", "0.5", "50%", fig("journalist_risk_average", 0.3125), "5"]
 
 
 def test_another_users_population_table_is_refused(client_alice, other_user, toy_comparison):

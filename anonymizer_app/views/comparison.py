@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.throttling import throttle
 
 from ..engine import InputError, Role
+from ..engine.measure.figure_catalogue import format_figure as fig
 from ..forms import CompareForm
 from ..models import Job
 from ..risk_forms import PopulationForm
@@ -92,11 +93,11 @@ def comparison_rows(rows: list[dict], job: Job | None = None) -> list[dict]:
         out.append({
             "run_url": _run_url(job, r["algorithm"], r["k"]),
             "algorithm": algorithm_label(r["algorithm"]), "name": r["algorithm"], "k": r["k"], "error": r.get("error", ""),
-            "k_achieved": "—" if failed else f"{r['k_achieved']:,}",
-            "classes": "—" if failed else f"{r['equivalence_classes']:,}",
-            "suppressed": "—" if failed else f"{r['suppressed']:,}",
-            "ncp": "—" if failed or r.get("ncp") is None else f"{r['ncp']:.4f}",
-            "discernibility": "—" if failed else f"{r['discernibility']:,}",
+            "k_achieved": "—" if failed else fig("k_achieved", r["k_achieved"]),
+            "classes": "—" if failed else fig("equivalence_classes", r["equivalence_classes"]),
+            "suppressed": "—" if failed else fig("suppressed", r["suppressed"]),
+            "ncp": "—" if failed else fig("ncp", r.get("ncp")),
+            "discernibility": "—" if failed else fig("discernibility", r["discernibility"]),
             "seconds": "—" if failed else format_duration(r["seconds"]),
             "verified": r.get("verified", False),
             "risk": risk_cells(r, failed),
@@ -108,9 +109,11 @@ def risk_cells(r: dict, failed: bool = False) -> dict:
     """A run's (or the input's) risk figures as shown; runs stored before they were computed show —."""
     if failed or "marketer_risk" not in r:
         return {"uniques": "—", "highest": "—", "average": "—", "at_risk": "—", "marketer": "—"}
-    return {"uniques": f"{r['sample_uniques']:,}", "highest": f"{r['prosecutor_risk_highest']:.2%}",
-            "average": f"{r['prosecutor_risk_average']:.2%}", "at_risk": f"{r['records_at_risk']:,}",
-            "marketer": f"{r['marketer_risk']:.2%}"}
+    # worded and formatted by the catalogue of figures, as on the result and risk pages; records at risk: a count
+    return {"uniques": fig("sample_uniques", r["sample_uniques"]),
+            "highest": fig("prosecutor_risk_highest", r["prosecutor_risk_highest"]),
+            "average": fig("prosecutor_risk_average", r["prosecutor_risk_average"]),
+            "at_risk": fig("records_at_risk_count", r["records_at_risk"]), "marketer": fig("marketer_risk", r["marketer_risk"])}
 
 
 @login_required
@@ -169,17 +172,18 @@ def population_cells(figures: dict | None) -> dict:
     pu = figures["population_uniqueness"]
     chosen = pu["dankar"]
     estimators = [{"label": ESTIMATOR_LABELS[name], "converged": e["converged"], "reason": e["reason"],
-                   "uniques": f"{e['uniques']:,.1f}" if e["converged"] else "",
+                   "uniques": fig("population_uniques", e["uniques"]) if e["converged"] else "",
                    "chosen": name == chosen["model"]}
                   for name, e in pu["estimators"].items()]
     return {
         "shown": True, "records": f"{figures['records']:,}", "fraction": f"{figures['sampling_fraction']:.6g}",
-        "j_highest": f"{figures['journalist_risk_highest']:.4%}", "j_average": f"{figures['journalist_risk_average']:.4%}",
-        "j_at_risk": f"{figures['journalist_records_at_risk']:,}",
+        "j_highest": fig("journalist_risk_highest", figures["journalist_risk_highest"]),
+        "j_average": fig("journalist_risk_average", figures["journalist_risk_average"]),
+        "j_at_risk": fig("journalist_records_at_risk", figures["journalist_records_at_risk"]),
         "chosen": ESTIMATOR_LABELS.get(chosen["model"], "none needed") if chosen["model"] else "none needed",
         "chosen_converged": chosen["converged"],
-        "chosen_uniques": f"{chosen['uniques']:,.1f}" if chosen["converged"] else "",
-        "chosen_share": f"{chosen['share']:.4%}" if chosen["converged"] else "",
+        "chosen_uniques": fig("population_uniques", chosen["uniques"]) if chosen["converged"] else "",
+        "chosen_share": fig("population_uniqueness", chosen["share"]) if chosen["converged"] else "",
         "chosen_reason": pu["estimators"].get(chosen["model"] or "", {}).get("reason", ""),
         "why": chosen["why"], "estimators": estimators,
     }
