@@ -263,6 +263,11 @@ class NodeEvaluator:
         self.positions = np.arange(self.m, dtype=np.int64)
         self.back_positions = self.positions[::-1].copy()  # m-1 ... 0, for _group_dense's scatter
         self.float_counts = self.counts.astype(np.float64)  # bincount's weights from the bottom
+        # tuples counting 0 records (a population table's rows outside the research subset: the frequency set
+        # counts research records) still form classes: the membership domain (δ-presence, k-map) counts their
+        # rows, and the histograms' roll-ups map every tuple to a class, so classes are told present by their
+        # tuples, not by their totals
+        self.empty_tuples = bool(len(self.counts)) and not bool(self.counts.all())
         self.deltas: dict[tuple[int, int, int], np.ndarray] = {}
         self.label_steps: dict[tuple[int, int, int], np.ndarray] = {}
         self.delta_room = max(0, 16_000_000 // max(self.m, 1))  # arrays of m int64 kept: at most ~128 MB
@@ -421,7 +426,7 @@ class NodeEvaluator:
         space = int(product)
         if space <= 4 * n + 4096:
             total = np.bincount(key, weights=weights, minlength=space)
-            present = np.flatnonzero(total)
+            present = np.flatnonzero(np.bincount(key, minlength=space) if self.empty_tuples else total)
             first = np.empty(space, dtype=np.int64)
             first[key[::-1]] = reps[::-1]
             return NodeClasses(levels, first[present], total[present].astype(np.int64))
@@ -531,7 +536,7 @@ class NodeEvaluator:
             at = present
         else:
             totals = np.bincount(code, weights=self.float_counts if bottom else source.sizes, minlength=space)
-            present = totals.nonzero()[0]
+            present = (np.bincount(code, minlength=space) if self.empty_tuples else totals).nonzero()[0]
             totals = totals[present]
             # the codes back to front (last source class first): the last write of the scatter is each
             # class's smallest position (one reversed copy: the scatter reads two contiguous arrays)
