@@ -1,5 +1,5 @@
 // Solution lattice page: the lattice's nodes (levels as rows, y = sum of levels, x = position within
-// the level) drawn with WebGL (scattergl); a filter (frontier + best N, all, only anonymous, metric
+// the level) drawn as SVG, with WebGL (scattergl) above GL_FROM nodes; a filter (frontier + best N, all, only anonymous, metric
 // range); a click shows the node's table and metrics (JSON endpoint, cached server-side) and lets the
 // user keep it as the result. plotly.min.js is served from /static/vendor/plotly/.
 (function () {
@@ -81,6 +81,10 @@
     return out;
   }
 
+  // WebGL only for many points: a WebGL context costs about a second to start in a browser without a GPU,
+  // more than SVG takes to draw a few thousand markers
+  var GL_FROM = 3000;
+
   function trace(name, idx, marker, gl) {
     var xs = [], ys = [], texts = [];
     idx.forEach(function (i) { xs.push(data.nodes.x[i]); ys.push(data.nodes.rank[i]); texts.push(hoverText[i] || (hoverText[i] = hover(i))); });
@@ -98,8 +102,8 @@
       .filter(function (i) { return i !== undefined; });
     if (res !== undefined) kept.push(res);
     var traces = [
-      trace("not anonymous", fail, { color: "#c0c8d2", size: 6 }, true),
-      trace("anonymous", anon, { color: "#2f855a", size: 7 }, true),
+      trace("not anonymous", fail, { color: "#c0c8d2", size: 6 }, idx.length > GL_FROM),
+      trace("anonymous", anon, { color: "#2f855a", size: 7 }, idx.length > GL_FROM),
       trace("this job's result / kept", kept, { color: "rgba(0,0,0,0)", size: 16,
         line: { color: "#1f4e79", width: 2.5 }, symbol: "circle-open" }, false),
     ];
