@@ -46,7 +46,7 @@ from ..model.missing import MISSING, markers_in_use, normalize_frame
 from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain, numeric_order
-from ..run.report import publication_sections
+from ..run.report import Report, publication_sections
 from ..run.result import check_cells, report_head
 from ..run.spec import REMOVE
 from ..run.stages import validate_options
@@ -60,11 +60,16 @@ ChunkSource = Callable[[], Iterable[pd.DataFrame]]
 @dataclass
 class OutOfCoreResult:
     """What an out-of-core run returns: the report (the keys of Result.report(), plus model checks
-    and value counts); the rows went to the caller's ``write``."""
+    and value counts), built once; the rows went to the caller's ``write``."""
 
-    report: dict
+    built_report: Report
     verified: bool = False
     seconds: float = 0.0
+
+    @property
+    def report(self) -> dict:
+        """The report as JSON (Report.to_dict(), a fresh copy)."""
+        return self.built_report.to_dict()
 
 
 def supports(algorithm: str, models: list | None) -> bool:
@@ -252,14 +257,14 @@ def anonymize_out_of_core(
     # the sections of every published table's report (report.publication_sections, as in memory and on a
     # cluster), from the counted classes: every cluster holds k records, so nothing is suppressed and every
     # record is published
-    report_dict = publication_sections(
+    sections = publication_sections(
         head, suppressed_rows, [model], class_sizes, np.zeros(0, dtype=np.int64), lambda m: None, risk=True,
         input_records=n, published=n, suppressed=0, suppressed_published=0, suppressed_removed=0,
         value_counts={c: {"before": _top(hs[j].leaves, leaf_counts[j], n),
                           "after": _top(_labels_in_order(label_ids[j]), label_counts[j], n)}
                       for j, c in enumerate(qi)})
     report(1.0, "verified")
-    return OutOfCoreResult(report_dict, True, seconds)
+    return OutOfCoreResult(Report.of(sections), True, seconds)
 
 
 def chunk_rows(memory_mb: float) -> int:

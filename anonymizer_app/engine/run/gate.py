@@ -51,6 +51,7 @@ from ..setvalued import itemsets
 from ..setvalued.mixed import anonymize_set_column
 from ..setvalued.transactions import Transactions
 from . import identifiers as id_rules
+from .report_model import Report
 from .research import research_flags, verdicts
 from .result import (
     Result,
@@ -73,7 +74,8 @@ class Publication:
     table: pd.DataFrame  # the published rows (input order), exactly the columns that leave
     suppressed: np.ndarray  # per published row: a kept suppressed record ('*' in every QI)
     rows: np.ndarray  # input row of each published row
-    report: dict = field(default_factory=dict)
+    # the run's report, built once by the report builders (engine/run/report.py) and never changed after
+    built_report: Report | None = None
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # further tables (Anatomy's ST)
     result: Result | None = None  # the engine's result the publication was made from
     # classes the gate checked the models on: row -> class over the released rows (-1 not released)
@@ -86,6 +88,21 @@ class Publication:
     # identifier columns published as pseudonyms or surrogates: {column: {input value: token}}, the
     # re-identification table; never part of the report or of any export (engine/run/identifiers.py)
     reidentification: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    # a transaction dataset: the k^m recount of the published records (the set report's figure)
+    km: dict | None = None
+
+    # the JSON of built_report, taken once on first reading (Publication.report)
+    _report_json: dict | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def report(self) -> dict:
+        """The report as JSON for the callers (Report.to_dict(), taken once: a copy, so whatever a caller does
+        with it leaves the built report as it was); empty before it is built."""
+        if self.built_report is None:
+            return {}
+        if self._report_json is None:
+            self._report_json = self.built_report.to_dict()
+        return self._report_json
 
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
@@ -439,7 +456,7 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     rows = np.arange(tx.n, dtype=np.int64)
     km = {"smallest_support": smallest, "weakest_itemset": [str(recount.items[c]) for c in where or ()],
           "holds": True, "published_items": int(len(recount.items))}
-    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, report={"km": km}, published_records=recount)
+    return Publication(frame, np.zeros(tx.n, dtype=bool), rows, km=km, published_records=recount)
 
 
 def _images_match(tx, recount, rules: dict[str, list[str]], suppressed_items: list[str]) -> bool:

@@ -70,7 +70,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
         stage(0.97, "publishing: pseudonyms, masks and surrogates of the identifying columns")
         entries = publish_identifiers(publication, spec, table)
     # the report, built once from everything published (nothing is added to it afterwards)
-    publication.report = dict(build_report(publication, spec, table, result.hierarchies, set_report, entries))
+    publication.built_report = build_report(publication, spec, table, result.hierarchies, set_report, entries)
     if sink is not None:
         stage(0.98, "writing the published table")
         write_to(sink, publication.table, publication.suppressed, publication.rows)
@@ -100,7 +100,7 @@ def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sin
     stage(0.96, "publishing: recounting k^m on the records that leave")
     publication = publish_transactions(spec, result.records, result.recoding.rules,
                                        result.recoding.suppressed_items)
-    publication.report = dict(build_set_report(publication, spec, result.report))
+    publication.built_report = build_set_report(publication, spec, result.report)
     if sink is not None:
         stage(0.98, "writing the published records")
         write_to(sink, publication.table, publication.suppressed, publication.rows)
@@ -130,7 +130,8 @@ def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | N
     if not outcome.verified:
         raise InputError("refusing to publish a result that was not verified")
     empty = pd.DataFrame()
-    return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=outcome.report)
+    return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64),
+                       built_report=outcome.built_report)
 
 
 def publish_levels(spec: RunSpec, levels: str, progress: ProgressCallback | None = None) -> Publication:

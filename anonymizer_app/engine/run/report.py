@@ -6,8 +6,7 @@ model cards are those of the classes the publishing gate checked.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable, TypedDict
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -21,76 +20,12 @@ from ..privacy.distributions import domain_for
 from ..setvalued.measures import frequent_itemsets
 from ..setvalued.transactions import Transactions
 from .gate import ITEMS, Publication
+from .report_model import ModelCheck, Report, ReportKeys
 from .research import published_classes, research_domain, research_flags, verdicts
-from .result import class_size_histogram, factorize_cells, json_default, plain
+from .result import class_size_histogram, factorize_cells, plain
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
 
 TOP_VALUES = 30
-
-
-class ModelCheck(TypedDict):
-    model: str
-    label: str
-    describe: str
-    column: str | None
-    parameters: dict
-    value: Any
-    value_label: str
-    failing_classes: int
-    holds: bool
-
-
-class Report(TypedDict, total=False):
-    """The keys of a run's report (JSON), as stored with a result and written by the CLI."""
-
-    algorithm: str
-    models: list[dict]
-    k: int
-    suppression_limit: float
-    quasi_identifiers: list[str]
-    sensitive: str | None
-    k_achieved: int
-    equivalence_classes: int
-    min_class_size: int
-    suppressed: int
-    records: int  # rows published
-    input_records: int  # rows of the input (the population with δ-presence)
-    recoding: str
-    transformation: dict[str, int] | None
-    metrics: dict
-    metrics_before: dict
-    options: dict
-    search: dict
-    steps: list[dict]
-    notes: list[str]
-    class_size_histogram: dict[str, int]
-    transformation_labels: dict[str, str]
-    identifying_removed: list[str]
-    verified: bool
-    seconds: float
-    attack: dict
-    sensitive_table: list[dict]
-    model_checks: list[ModelCheck]
-    value_counts: dict
-    publishing: dict
-    research_subset: dict
-    guarantee: str
-    set_column: dict  # a table's set-valued column (mixed mode): its k^m figures and rules
-    # a transaction dataset (kind "set-valued"): k^m figures, rules, item losses (build_set_report)
-    kind: str
-    m: int
-    layout: dict
-    items: int
-    item_occurrences: int
-    records_with_repeated_items: int
-    repeated_items_rule: str
-    generalization_rules: dict[str, list[str]]
-    suppressed_items: list[str]
-    rounds: int
-    item_loss: dict[str, float]
-    hierarchy_rows: list[list[str]]
-    risk: dict  # engine.measure.risk.sample_risks of the published classes (not for Anatomy)
-    frequent_itemsets: dict  # the top itemsets of at most min(m, 2) items before and after, with supports
 
 
 def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDictionary | None = None) -> dict:
@@ -219,7 +154,6 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                 check["describe"] = (f"groups of at least {result.k} records (the QIT alone is not "
                                      f"{result.k}-anonymous)")
                 check["value_label"] = "smallest group"
-    report = json.loads(json.dumps(report, default=json_default))
     if set_column is not None:
         report["set_column"] = set_column
     if identifiers is not None:
@@ -228,7 +162,7 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         report["identifying_removed"] = [c for c in report.get("identifying_removed", []) if c not in published]
     if spec.population is not None and marker is None:
         report["research_subset"] = {"population": spec.population}
-    return report
+    return Report.of(report)
 
 
 def publication_sections(head: dict, suppressed_rows: str, models: list, sizes: np.ndarray, row_class: np.ndarray,
@@ -317,7 +251,8 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
     records, and the publishing keys every report has."""
     source = spec.table
     assert isinstance(source, TransactionSet)
-    km = publication.report["km"]
+    km = publication.km
+    assert km is not None
     report: dict = dict(engine_report)
     published = publication.published_records
     if not isinstance(published, Transactions):
@@ -342,4 +277,8 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
                        "suppressed_published": 0, "suppressed_removed": 0, "published_records": n},
         "verified": True,
     })
-    return json.loads(json.dumps(report, default=json_default))
+    return Report.of(report)
+
+
+__all__ = ["ModelCheck", "Report", "ReportKeys", "TOP_VALUES", "build_report", "build_set_report", "checks_on_classes",
+           "model_checks", "publication_sections", "value_counts"]

@@ -173,12 +173,12 @@ class Command(OneLineCommand):
         method = f"{METHOD[:40]}; k={opts['k']}"
         summary = write_archive(source, extraction.file_rows, cells, out, key, method, Scaled(progress, 0.6, 1.0))
         try:
-            report = dict(publication.report)
-            report["dicom"] = {"level": level, "rows": len(extraction.frame), "files": len(source.members),
-                               "files_written": summary.files_written, "files_left_out": summary.files_left_out,
-                               "private_attributes_removed": summary.private_removed,
-                               "profile_actions": summary.actions,
-                               "roles": {c: r.value for c, r in roles.items()}}
+            # the report file: the run's report (built once, unchanged) followed by the archive's own section
+            dicom_section = {"level": level, "rows": len(extraction.frame), "files": len(source.members),
+                             "files_written": summary.files_written, "files_left_out": summary.files_left_out,
+                             "private_attributes_removed": summary.private_removed,
+                             "profile_actions": summary.actions, "roles": {c: r.value for c, r in roles.items()}}
+            report = {**publication.report, "dicom": dicom_section}
             if table_path is not None:
                 _write_text(table_path, export_csv(publication.table))
             if report_path is not None:

@@ -18,7 +18,6 @@ The report is the single-process report (``report.build_report``), computed from
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -44,8 +43,8 @@ from ...privacy import PrivacyModel
 from ...privacy.base import SensitiveModel
 from ...privacy.distributions import numeric_order
 from ...run.gate import Publication, check_merged_classes
-from ...run.report import publication_sections
-from ...run.result import json_default, report_head
+from ...run.report import Report, publication_sections
+from ...run.result import report_head
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
 from ...run.stages import (
@@ -562,7 +561,7 @@ class ClusterRun:
                 write_to(sink, frame, meta[:, 1].astype(bool), meta[:, 0])
                 wrote = True
 
-    def build_report(self) -> dict:
+    def build_report(self) -> Report:
         """report.build_report's figures from the merged ones: the result's own keys here, the sections
         every published report adds by report.publication_sections (the one code for both)."""
         rec = self.recoding
@@ -616,7 +615,7 @@ class ClusterRun:
             value_counts={c: {"before": figures.value_counts(*self.values[c], self.n),
                               "after": figures.value_counts(*self.published_cells[c], self.published)}
                           for c in self.qi})
-        return json.loads(json.dumps(report, default=json_default))
+        return Report.of(report)
 
     def cleanup(self) -> None:
         self.release_kept()
@@ -639,7 +638,7 @@ class ClusterRun:
         finally:
             self.cleanup()
         empty = pd.DataFrame()
-        return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), report=report)
+        return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), built_report=report)
 
 
 def run_on_cluster(spec: RunSpec, progress: ProgressCallback | None = None, sink=None, client=None,
