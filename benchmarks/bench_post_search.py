@@ -38,15 +38,14 @@ def main() -> None:
     data, hierarchy_files = bench.data_for(case, args.shared)
     engine, table, hs = bench.load(data, hierarchy_files, qi, case["sensitive"])
 
-    from anonymizer_app.engine.run import pipeline
-    from anonymizer_app.engine.run import stages as api
+    from anonymizer_app.engine.run import pipeline, stages
     from anonymizer_app.engine.run.result import Result
     from anonymizer_app.engine.run.spec import RunSpec
 
     timer = bench.Breakdown(time.process_time)  # CPU seconds per wrapped stage
     spent = timer.seconds
     for name, label in ENGINE_STAGES.items():
-        timer.wrap(api, name, label)
+        timer.wrap(stages, name, label)
     timer.wrap(Result, "verify", "verification")
     timer.wrap(pipeline, "publish", "gate")
     timer.wrap(pipeline, "build_report", "report")

@@ -3,7 +3,7 @@
 import pytest
 from anonymizer_helpers import make_dataset
 
-from anonymizer_app.engine.run import stages as api
+from anonymizer_app.engine.run import stages
 from anonymizer_app.models import Job, Result
 from anonymizer_app.services import datasets, jobs, results
 
@@ -21,14 +21,14 @@ def test_a_verified_result_is_stored(user):
 
 
 def test_a_result_that_fails_verification_is_never_stored(user, monkeypatch):
-    real = api.build_output
+    real = stages.build_output
 
     def tampered(*args, **kwargs):
         out = real(*args, **kwargs)
         out.loc[0, "age"] = "99"  # not an ancestor of Ann's 34
         return out
 
-    monkeypatch.setattr(api, "build_output", tampered)
+    monkeypatch.setattr(stages, "build_output", tampered)
     job = jobs.run_job(jobs.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
     assert job.status == Job.FAILED
     assert "row 1, column 'age': output '99' is not a generalization of '34'" in job.message
