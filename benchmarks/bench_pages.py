@@ -239,7 +239,7 @@ def state(driver) -> dict:
     return driver.execute_script(STATE)
 
 
-def settle(driver, quiet: float = 2.0, limit: float = 120.0) -> dict:
+def settle(driver, quiet: float = 3.0, limit: float = 120.0) -> dict:
     """Wait for the load event, then until the counts of drawn charts and tree rows stay the same ``quiet`` s."""
     start = time.monotonic()
     last, since = None, time.monotonic()
@@ -288,7 +288,7 @@ def editor_url(driver, base: str, dataset: int, column: int) -> str:
     return driver.current_url
 
 
-def pages(args, ids: dict, base: str) -> list[dict]:
+def pages(args, ids: dict, base: str, shots: Path) -> list[dict]:
     from selenium.webdriver.common.by import By
 
     driver = browser()
@@ -322,6 +322,8 @@ def pages(args, ids: dict, base: str) -> list[dict]:
                     url = urls[kind]
                 driver.get(url)
                 target = settle(driver)
+                shots.mkdir(parents=True, exist_ok=True)
+                driver.save_screenshot(str(shots / f"{name}-{kind}.png"))  # what "ready" looked like
                 loads = [measure(driver, url, target) for _ in range(args.loads)]
                 row = {"dataset": name, "kind": kind, "url": url.removeprefix(base),
                        "plots": target["plots"], "tree_nodes": target["nodes"],
@@ -412,7 +414,7 @@ def main() -> int:
             except OSError:
                 time.sleep(0.1)
         uptime_before = Path("/proc/loadavg").read_text().split()[:3]
-        rows = pages(args, ids, base)
+        rows = pages(args, ids, base, workdir / "screenshots")
         uptime_after = Path("/proc/loadavg").read_text().split()[:3]
         print()
         print(table(rows))
