@@ -26,7 +26,7 @@ import math
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -48,7 +48,7 @@ from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain, numeric_order
 from ..run.report import Report, publication_sections
 from ..run.result import check_cells, report_head
-from ..run.spec import REMOVE
+from ..run.spec import REMOVE, RunSpec, StreamedTable
 from ..run.stages import validate_options
 from ..search.recoding import QISpace
 
@@ -92,27 +92,96 @@ def anonymize_out_of_core(
     suppression_limit: float = 0.0,
     suppressed_rows: str = REMOVE,
 ) -> OutOfCoreResult:
-    """Anonymize the chunked table with the disk hybrid; ``write`` gets each verified output chunk
-    (input order, identifying columns removed, QIs generalized). Raises VerificationError if the
-    output breaks k-anonymity or a cell is not a generalization of its input."""
+    """run_out_of_core on the RunSpec of these parts (the chunks as a StreamedTable, k-anonymity alone)."""
+    source = StreamedTable(chunks, {c: Role.parse(r) for c, r in roles.items()}, dict(types or {}))
+    spec = RunSpec.build(source, hierarchies, ALGORITHM, k=int(k), options=options,
+                         suppression_limit=suppression_limit, sensitive=sensitive, suppressed_rows=suppressed_rows)
+    return run_out_of_core(replace(spec, scratch=directory), write, progress)
+
+
+def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
+                    progress: ProgressCallback | None = None) -> OutOfCoreResult:
+    """Anonymize the spec's streamed table with the disk hybrid; ``write`` gets each verified output chunk
+    (input order, identifying columns removed, QIs generalized). The stages of the in-memory run, each over
+    the chunks or their counts: scan, search (store and cluster), recode and write (verified chunk by
+    chunk), the partitioned gate (every output class checked), measure, report. Raises VerificationError
+    if the output breaks k-anonymity or a cell is not a generalization of its input."""
     started = time.perf_counter()
-    info = get_algorithm(ALGORITHM)
-    options = validate_options(info, dict(options or {}))
-    k = int(k)
+    source = spec.table
+    assert isinstance(source, StreamedTable)
+    run = _scan_stage(source, spec, progress)
+    with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=spec.scratch) as tmp, \
+            ClusterStore(run.space, run.k, run.memory_mb, np.random.default_rng(int(run.options["seed"])),
+                         keep_labels=True, directory=tmp) as store:
+        parts = _partitions(run.n, 8 * (len(run.qi) + len(run.attacked) + 1), run.memory_mb)
+        before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts)
+        after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts)
+        leaf_counts = _search_stage(run, store, before)
+        written = _write_stage(run, store, after, write)
+        store.release()  # nor the store's results through the class checks
+        raw, out_classes = _gate_stage(run, before, after)
+        stats = dict(store.stats, out_of_core=True, partitions=parts,
+                     bucket_records=bucket_size(run.memory_mb, len(run.qi), run.k))
+    figures = _measure_stage(run, raw, out_classes, written, leaf_counts)
+    seconds = time.perf_counter() - started
+    report = _report_stage(run, spec, out_classes, written, leaf_counts, figures, stats, seconds)
+    run.step(1.0, "verified")
+    return OutOfCoreResult(report, True, seconds)
+
+
+@dataclass
+class _Run:
+    """What the scan settles for the later stages: the columns and their roles, the hierarchies and the
+    encoding of the QIs, the sensitive domains, the options."""
+
+    chunks: ChunkSource  # the caller's chunks cut to the memory setting
+    scan: _Scan
+    k: int
+    options: dict
+    memory_mb: float
+    qi: list[str]
+    attacked: list[str]  # the sensitive columns (the attack report's), the homogeneity column first
+    sensitive: str | None
+    numeric: list[bool]
+    hierarchies: list[Hierarchy]
+    space: QISpace
+    domains: dict[str, _Domain]
+    out_columns: list[str]  # the published columns: every column but the identifying ones
+    step: Callable[[float, str], None]
+
+    @property
+    def n(self) -> int:
+        return self.scan.n
+
+
+@dataclass
+class _Written:
+    """The output's labels per QI as the write stage counted them: label -> id, rows per label id, and the
+    (label id, input leaf) pairs with their rows."""
+
+    label_ids: list[dict]
+    label_counts: list[np.ndarray]
+    pairs: list[tuple[np.ndarray, np.ndarray]]
+
+
+def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback | None) -> _Run:
+    """Scan: the row count and the distinct values (one read of the chunks); the QIs' hierarchies (given or
+    default, with the missing leaf where a cell is missing) and the sensitive domains."""
+    options = validate_options(get_algorithm(ALGORITHM), dict(spec.options))
+    k = spec.k
     if k < 1:
         raise InputError("k must be at least 1")
 
-    def report(fraction: float, phase: str) -> None:
+    def step(fraction: float, phase: str) -> None:
         if progress is not None and progress(min(max(fraction, 0.0), 1.0), phase) is False:
             raise Cancelled(phase)
 
     # the caller's chunks are cut to a size that fits the memory setting (text cells cost ~60 bytes)
     memory_mb = float(options["memory_mb"])
-    chunks = _sliced(chunks, chunk_rows(memory_mb))
-
-    # 0. scan
-    report(0.0, "reading the table: distinct values")
-    scan = _scan(chunks, roles, sensitive)
+    chunks = _sliced(source.chunks, chunk_rows(memory_mb))
+    step(0.0, "reading the table: distinct values")
+    sensitive = spec.sensitive
+    scan = _scan(chunks, source.roles, sensitive)
     role_of = scan.roles
     qi = [c for c in scan.columns if role_of[c] == Role.QUASI_IDENTIFYING]
     if not qi:
@@ -124,14 +193,13 @@ def anonymize_out_of_core(
         attacked.append(sensitive)
     if sensitive is None and attacked:
         sensitive = attacked[0]
-    n = scan.n
-    if k > n:
-        raise InputError(f"k={k} is larger than the table's {n} records")
-    types = dict(types or {})
+    if k > scan.n:
+        raise InputError(f"k={k} is larger than the table's {scan.n} records")
+    types = dict(source.types)
     for c in qi + attacked:
         types.setdefault(c, infer_type(pd.Series(scan.distinct[c], dtype=object)))
     numeric = [types[c] in NUMERIC_TYPES for c in qi]
-    given = dict(hierarchies or {})
+    given = dict(spec.hierarchies)
     for c in given:
         if c not in scan.columns:
             raise InputError(f"hierarchy given for unknown column {c!r}")
@@ -142,129 +210,141 @@ def anonymize_out_of_core(
     hs = [with_missing(h) if MISSING in set(map(str, scan.distinct[c])) else h for c, h in zip(qi, hs)]
     present = [np.bincount(h.encode(pd.Series(scan.distinct[c], dtype=object), c), minlength=len(h.leaves)) > 0
                for c, h in zip(qi, hs)]
-    space = QISpace(hs, numeric, present=present)
-    domains = {c: _domain(c, scan.distinct[c], types[c] in NUMERIC_TYPES) for c in attacked}
-    rng = np.random.default_rng(int(options["seed"]))
-    out_columns = [c for c in scan.columns if role_of[c] != Role.IDENTIFYING]
+    return _Run(chunks=chunks, scan=scan, k=k, options=options, memory_mb=memory_mb, qi=qi, attacked=attacked,
+                sensitive=sensitive, numeric=numeric, hierarchies=hs, space=QISpace(hs, numeric, present=present),
+                domains={c: _domain(c, scan.distinct[c], types[c] in NUMERIC_TYPES) for c in attacked},
+                out_columns=[c for c in scan.columns if role_of[c] != Role.IDENTIFYING], step=step)
 
-    with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=directory) as tmp, \
-            ClusterStore(space, k, memory_mb, rng, keep_labels=True, directory=tmp) as store:
-        row_bytes = 8 * (len(qi) + len(attacked) + 1)
-        parts = _partitions(n, row_bytes, memory_mb)
-        before = ClassCounter(os.path.join(tmp, "before"), len(qi), len(attacked[:1]), parts)
-        after = ClassCounter(os.path.join(tmp, "after"), len(qi), len(attacked), parts)
-        leaf_counts = [np.zeros(len(h.leaves), dtype=np.int64) for h in hs]
 
-        # 1. store and cluster
-        start = 0
-        for chunk in chunks():
-            chunk = _checked(chunk, scan.columns)
-            codes = np.column_stack([h.encode(chunk[c], c) for c, h in zip(qi, hs)]).astype(np.int64)
-            store.add(codes)
-            for j in range(len(qi)):
-                leaf_counts[j] += np.bincount(codes[:, j], minlength=len(hs[j].leaves))
-            sens = [domains[c].encode(chunk[c]) for c in attacked[:1]]
-            before.add(codes, sens, np.arange(start, start + len(chunk)))
-            start += len(chunk)
-            report(0.05 + 0.2 * start / n, f"storing the table on disk: {start:,} of {n:,} records")
-        if start != n:
-            raise InputError(f"the table changed while it was read: {start} rows, first read {n}")
-        del chunk, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
-        store.cluster(lambda f, phase: report(0.25 + 0.5 * f, phase))
+def _search_stage(run: _Run, store: ClusterStore, before: ClassCounter) -> list[np.ndarray]:
+    """Search: each chunk's QI leaf codes go to the store, which then clusters bucket by bucket; the input's
+    classes are counted on the way (``before``). Returns the rows per leaf of every QI."""
+    hs, n = run.hierarchies, run.n
+    leaf_counts = [np.zeros(len(h.leaves), dtype=np.int64) for h in hs]
+    start = 0
+    for chunk in run.chunks():
+        chunk = _checked(chunk, run.scan.columns)
+        codes = np.column_stack([h.encode(chunk[c], c) for c, h in zip(run.qi, hs)]).astype(np.int64)
+        store.add(codes)
+        for j in range(len(run.qi)):
+            leaf_counts[j] += np.bincount(codes[:, j], minlength=len(hs[j].leaves))
+        sens = [run.domains[c].encode(chunk[c]) for c in run.attacked[:1]]
+        before.add(codes, sens, np.arange(start, start + len(chunk)))
+        start += len(chunk)
+        run.step(0.05 + 0.2 * start / n, f"storing the table on disk: {start:,} of {n:,} records")
+    if start != n:
+        raise InputError(f"the table changed while it was read: {start} rows, first read {n}")
+    del chunk, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
+    store.cluster(lambda f, phase: run.step(0.25 + 0.5 * f, phase))
+    return leaf_counts
 
-        # 2. output, verified chunk by chunk
-        label_ids: list[dict] = [dict() for _ in qi]
-        label_counts = [np.zeros(0, dtype=np.int64) for _ in qi]
-        pairs = [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in qi]
-        no_suppression = None
-        start = 0
-        for chunk in chunks():
-            chunk = _checked(chunk, scan.columns)
-            m = len(chunk)
-            cells = store.labels(start, start + m)
-            out = chunk[out_columns].copy()
-            no_suppression = np.zeros(m, dtype=bool)
-            keys = np.empty((m, len(qi)), dtype=np.int64)
-            for j, c in enumerate(qi):
-                out[c] = cells[j]
-            # the checks read the written cells back, not the labels the store returned; the input
-            # is encoded once and the written cells hashed once, for the check and the counts alike
-            for j, (c, h) in enumerate(zip(qi, hs)):
-                written = out[c].to_numpy(dtype=object)
-                original = chunk[c].reset_index(drop=True)
-                leaf = h.encode(original, c)
-                factorized = factorize_cells(written)
-                check_cells(c, original, written, h, no_suppression, None, ranges=numeric[j], codes=leaf,
-                             factorized=factorized)
-                keys[:, j] = _label_ids(factorized, label_ids[j])
-                label_counts[j] = _add_counts(label_counts[j], keys[:, j], len(label_ids[j]))
-                pairs[j] = _merge_pairs(pairs[j], keys[:, j] * len(h.leaves) + leaf.astype(np.int64))
-            for c in out_columns:
-                if c not in qi and not np.array_equal(out[c].to_numpy(), chunk[c].to_numpy()):
-                    raise VerificationError(f"column {c!r} is not a QI but was changed")
-            sens = [domains[c].encode(chunk[c]) for c in attacked]
-            after.add(keys, sens, np.arange(start, start + m))
-            write(out)
-            start += m
-            report(0.75 + 0.2 * start / n, f"writing and verifying the anonymized table: {start:,} of {n:,} records")
-        if start != n:
-            raise VerificationError(f"the output has {start} rows, the input {n}")
 
-        # 3. the classes, a partition at a time
-        # nor the last output chunk's, nor the store's results, through the class checks
-        del chunk, out, cells, keys, sens, written, original, leaf, factorized
-        store.release()
-        report(0.96, "checking every equivalence class")
-        raw = before.classes([domains[c] for c in attacked[:1]])
-        out_classes = after.classes([domains[c] for c in attacked])
-        if out_classes.smallest < k:
-            raise VerificationError(f"k-anonymity (k={k}) does not hold: an equivalence class of the output "
-                                    f"has {out_classes.smallest} record(s)")
-        stats = dict(store.stats)
+def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
+                 write: Callable[[pd.DataFrame], None]) -> _Written:
+    """Recode and write: each chunk gets its rows' labels from the store, is verified at once from the
+    written cells (every QI cell a valid generalization of its input value, every other column unchanged)
+    and written; the output's classes are counted on disk (``after``)."""
+    qi, hs, n = run.qi, run.hierarchies, run.n
+    out = _Written([dict() for _ in qi], [np.zeros(0, dtype=np.int64) for _ in qi],
+                   [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in qi])
+    start = 0
+    for chunk in run.chunks():
+        chunk = _checked(chunk, run.scan.columns)
+        m = len(chunk)
+        cells = store.labels(start, start + m)
+        frame = chunk[run.out_columns].copy()
+        no_suppression = np.zeros(m, dtype=bool)
+        keys = np.empty((m, len(qi)), dtype=np.int64)
+        for j, c in enumerate(qi):
+            frame[c] = cells[j]
+        # the checks read the written cells back, not the labels the store returned; the input
+        # is encoded once and the written cells hashed once, for the check and the counts alike
+        for j, (c, h) in enumerate(zip(qi, hs)):
+            written = frame[c].to_numpy(dtype=object)
+            original = chunk[c].reset_index(drop=True)
+            leaf = h.encode(original, c)
+            factorized = factorize_cells(written)
+            check_cells(c, original, written, h, no_suppression, None, ranges=run.numeric[j], codes=leaf,
+                        factorized=factorized)
+            keys[:, j] = _label_ids(factorized, out.label_ids[j])
+            out.label_counts[j] = _add_counts(out.label_counts[j], keys[:, j], len(out.label_ids[j]))
+            out.pairs[j] = _merge_pairs(out.pairs[j], keys[:, j] * len(h.leaves) + leaf.astype(np.int64))
+        for c in run.out_columns:
+            if c not in qi and not np.array_equal(frame[c].to_numpy(), chunk[c].to_numpy()):
+                raise VerificationError(f"column {c!r} is not a QI but was changed")
+        after.add(keys, [run.domains[c].encode(chunk[c]) for c in run.attacked], np.arange(start, start + m))
+        write(frame)
+        start += m
+        run.step(0.75 + 0.2 * start / n, f"writing and verifying the anonymized table: {start:,} of {n:,} records")
+    if start != n:
+        raise VerificationError(f"the output has {start} rows, the input {n}")
+    return out
 
+
+def _gate_stage(run: _Run, before: ClassCounter, after: ClassCounter) -> tuple[_Classes, _Classes]:
+    """The partitioned gate: the input's and the output's classes, a partition at a time (every class lies
+    whole in one partition); refuses an output class below k."""
+    run.step(0.96, "checking every equivalence class")
+    raw = before.classes([run.domains[c] for c in run.attacked[:1]])
+    out_classes = after.classes([run.domains[c] for c in run.attacked])
+    if out_classes.smallest < run.k:
+        raise VerificationError(f"k-anonymity (k={run.k}) does not hold: an equivalence class of the output "
+                                f"has {out_classes.smallest} record(s)")
+    return raw, out_classes
+
+
+def _measure_stage(run: _Run, raw: _Classes, out_classes: _Classes, written: _Written,
+                   leaf_counts: list[np.ndarray]) -> tuple[dict, dict, dict]:
+    """Measure: the figures after and before, from the counted classes and the (label, leaf) pairs, and the
+    attack report per sensitive column. Returns (metrics, metrics_before, attack)."""
+    n, k = run.n, run.k
     metrics = class_figures_from_histogram(out_classes.size, out_classes.count, n, 0, k)
     sums = np.zeros(3)
-    for j, h in enumerate(hs):
-        keys_j, counts_j = pairs[j]
-        labels = _labels_in_order(label_ids[j])
-        sums += cell_loss_sums(h, numeric[j], leaf_counts[j], labels, keys_j // len(h.leaves),
+    for j, h in enumerate(run.hierarchies):
+        keys_j, counts_j = written.pairs[j]
+        labels = _labels_in_order(written.label_ids[j])
+        sums += cell_loss_sums(h, run.numeric[j], leaf_counts[j], labels, keys_j // len(h.leaves),
                                keys_j % len(h.leaves), counts_j, np.zeros(0, dtype=np.int64))
-    metrics.update(loss_from_sums(sums, n, len(qi)))
+    metrics.update(loss_from_sums(sums, n, len(run.qi)))
     metrics_before = class_figures_from_histogram(raw.size, raw.count, n, 0, k)
     metrics_before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
-    attack = {c: merge_parts(p) for c, p in zip(attacked, out_classes.attack)}
-    if sensitive is not None:
+    attack = {c: merge_parts(p) for c, p in zip(run.attacked, out_classes.attack)}
+    if run.sensitive is not None:
         raw_attack = merge_parts(raw.attack[0])
         metrics_before.update(homogeneous_classes=raw_attack["homogeneous_classes"],
                               homogeneous_records=raw_attack["records_in_homogeneous_classes"])
-        metrics.update(homogeneous_classes=attack[sensitive]["homogeneous_classes"],
-                       homogeneous_records=attack[sensitive]["records_in_homogeneous_classes"])
-    model = KAnonymity(k)
+        metrics.update(homogeneous_classes=attack[run.sensitive]["homogeneous_classes"],
+                       homogeneous_records=attack[run.sensitive]["records_in_homogeneous_classes"])
+    return metrics, metrics_before, attack
+
+
+def _report_stage(run: _Run, spec: RunSpec, out_classes: _Classes, written: _Written, leaf_counts: list[np.ndarray],
+                  figures: tuple[dict, dict, dict], stats: dict, seconds: float) -> Report:
+    """Report: the result's own keys (report_head) and the sections of every published table's report
+    (report.publication_sections, as in memory and on a cluster), from the counted classes: every cluster
+    holds k records, so nothing is suppressed and every record is published."""
+    metrics, metrics_before, attack = figures
+    n, qi, hs = run.n, run.qi, run.hierarchies
+    model = KAnonymity(run.k)
     class_sizes = np.repeat(out_classes.size, out_classes.count)  # one size per class (~n/k integers)
-    stats.update(out_of_core=True, partitions=parts, bucket_records=bucket_size(memory_mb, len(qi), k))
-    seconds = time.perf_counter() - started
     head = report_head(
-        algorithm=ALGORITHM, models=[model], suppression_limit=float(suppression_limit),  # nothing is suppressed
-        qi=qi, sensitive=sensitive, class_sizes=class_sizes, suppressed=0, records=n, recoding="local",
-        transformation=None, metrics=metrics, metrics_before=metrics_before, options=options, search=stats, steps=[],
-        notes=[f"processed out of core: the table was streamed in chunks and clustered in "
-               f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
-               f"(memory setting {memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
-        transformation_labels={c: f"local recoding: {len(label_ids[j])} distinct value(s) in the output"
+        algorithm=ALGORITHM, models=[model], suppression_limit=float(spec.suppression_limit),  # nothing suppressed
+        qi=qi, sensitive=run.sensitive, class_sizes=class_sizes, suppressed=0, records=n, recoding="local",
+        transformation=None, metrics=metrics, metrics_before=metrics_before, options=run.options, search=stats,
+        steps=[], notes=[f"processed out of core: the table was streamed in chunks and clustered in "
+                         f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
+                         f"(memory setting {run.memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
+        transformation_labels={c: f"local recoding: {len(written.label_ids[j])} distinct value(s) in the output"
                                for j, c in enumerate(qi)},
-        identifying_removed=[c for c in scan.columns if role_of[c] == Role.IDENTIFYING], verified=True,
+        identifying_removed=[c for c in run.scan.columns if run.scan.roles[c] == Role.IDENTIFYING], verified=True,
         seconds=seconds, attack=attack)
-    # the sections of every published table's report (report.publication_sections, as in memory and on a
-    # cluster), from the counted classes: every cluster holds k records, so nothing is suppressed and every
-    # record is published
     sections = publication_sections(
-        head, suppressed_rows, [model], class_sizes, np.zeros(0, dtype=np.int64), lambda m: None, risk=True,
-        input_records=n, published=n, suppressed=0, suppressed_published=0, suppressed_removed=0,
+        head, spec.publishing.suppressed_rows, [model], class_sizes, np.zeros(0, dtype=np.int64), lambda m: None,
+        risk=True, input_records=n, published=n, suppressed=0, suppressed_published=0, suppressed_removed=0,
         value_counts={c: {"before": _top(hs[j].leaves, leaf_counts[j], n),
-                          "after": _top(_labels_in_order(label_ids[j]), label_counts[j], n)}
+                          "after": _top(_labels_in_order(written.label_ids[j]), written.label_counts[j], n)}
                       for j, c in enumerate(qi)})
-    report(1.0, "verified")
-    return OutOfCoreResult(Report.of(sections), True, seconds)
+    return Report.of(sections)
 
 
 def chunk_rows(memory_mb: float) -> int:

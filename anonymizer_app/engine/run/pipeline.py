@@ -122,11 +122,7 @@ def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | N
         written[0] += len(frame)
         sink.write(frame.reset_index(drop=True), np.zeros(len(frame), dtype=bool), rows)
 
-    outcome = out_of_core.anonymize_out_of_core(
-        source.chunks, source.roles, spec.hierarchies, spec.k, write, types=source.types,
-        sensitive=spec.sensitive, options=spec.options, progress=progress,
-        directory=spec.scratch, suppression_limit=spec.suppression_limit,
-        suppressed_rows=spec.publishing.suppressed_rows)
+    outcome = out_of_core.run_out_of_core(spec, write, progress)
     if not outcome.verified:
         raise InputError("refusing to publish a result that was not verified")
     empty = pd.DataFrame()
