@@ -51,7 +51,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     if isinstance(spec.table, StreamedTable):
         if spec.set_column is not None:
             raise InputError("a set-valued column runs in memory: the disk hybrid streams relational tables only")
-        return _run_streamed(spec, spec.table, progress, sink)
+        return _run_streamed(spec, progress, sink)
     table = spec.table
 
     def stage(fraction: float, phase: str) -> None:
@@ -108,7 +108,8 @@ def _run_transactions(spec: RunSpec, source: TransactionSet, progress, sink: Sin
     return publication
 
 
-def _run_streamed(spec: RunSpec, source: StreamedTable, progress, sink: Sink | None) -> Publication:
+def _run_streamed(spec: RunSpec, progress, sink: Sink | None) -> Publication:
+    """A streamed table out of core (backends.out_of_core.run_out_of_core): its rows to the sink."""
     if not runs_out_of_core(spec):
         raise InputError(f"a streamed table runs with the disk hybrid and k-anonymity alone, not "
                          f"{spec.algorithm} with {spec.describe_models()}")
