@@ -275,6 +275,7 @@ def _worst_classes(attack: dict, limit: int = ATTACK_WORST) -> list[dict]:
     """The ECs of the report with the lowest entropy (ties: the larger EC first), with their EMD to the table."""
     table = attack.get("table_distribution", {})
     dists = {d["class"]: d["counts"] for d in attack.get("class_distributions", [])}
+    capped = {d["class"]: d for d in attack.get("class_distributions", []) if "other_values" in d}
     total = sum(table.values())
     rows = []
     for e in attack.get("entropy", []):
@@ -284,9 +285,11 @@ def _worst_classes(attack: dict, limit: int = ATTACK_WORST) -> list[dict]:
         # value of the EC, not per value of the table (100,000 of a continuous column)
         emd = 0.5 * (total + sum(abs(c / size - table.get(v, 0.0)) - table.get(v, 0.0)
                                                for v, c in counts.items()))
+        if e["class"] in capped:  # an EC's counts capped by the report (many values): its EMD and count as stored
+            emd = capped[e["class"]].get("emd", emd)
         top = max(counts.items(), key=lambda kv: kv[1]) if counts else ("", 0)
         rows.append({"class": e["class"], "size": e["size"], "entropy": e["entropy"], "emd": emd,
-                     "distinct": len(counts), "top_value": top[0], "top_share": top[1] / size, "counts": counts})
+                     "distinct": len(counts) + capped.get(e["class"], {}).get("other_values", 0), "top_value": top[0], "top_share": top[1] / size, "counts": counts})
     rows.sort(key=lambda r: (r["entropy"], -r["size"], r["class"]))
     return rows[:limit]
 
@@ -318,7 +321,9 @@ def _posterior_rows(attack: dict) -> tuple[list[dict], dict | None]:
     top = sorted((row(values[i]) for i in near), key=lambda r: (-r["highest"], -r["prior"], natural(r["value"])))
     top = top[:ATTACK_VALUES]
     rest = len(values) - len(top)
-    return top, {"values": rest, "share": max(float(prior.sum()) - sum(r["prior"] for r in top), 0.0)}
+    left = (attack.get("capped") or {}).get("posterior") or {}  # values the report itself left out (capped)
+    return top, {"values": rest + left.get("other_values", 0),
+                 "share": max(float(prior.sum()) - sum(r["prior"] for r in top), 0.0) + left.get("other_share", 0.0)}
 
 
 def _shown_value(value) -> str:
@@ -335,7 +340,8 @@ def _grouped_chart(attack: dict, worst: list[dict]) -> tuple[dict, list[dict], l
     "other values" bar."""
     table = attack.get("table_distribution", {})
     top = sorted(table, key=lambda v: (-table[v], natural(v)))[:CHART_VALUES]
-    other = f"other values ({len(table) - len(top):,})"
+    left = (attack.get("capped") or {}).get("table_distribution") or {}  # values the report left out (capped)
+    other = f"other values ({len(table) - len(top) + left.get('other_values', 0):,})"
     keep = set(top)
 
     def grouped(counts: dict) -> dict:
@@ -343,7 +349,9 @@ def _grouped_chart(attack: dict, worst: list[dict]) -> tuple[dict, list[dict], l
         out[other] = sum(c for v, c in counts.items() if v not in keep)
         return out
 
-    return ({"table_distribution": grouped(table)}, [{**w, "counts": grouped(w["counts"])} for w in worst],
+    shares = grouped(table)
+    shares[other] += left.get("other_share", 0.0)
+    return ({"table_distribution": shares}, [{**w, "counts": grouped(w["counts"])} for w in worst],
             [*top, other])
 
 
@@ -355,7 +363,11 @@ def attack_sections(report: dict, result: Result | None = None) -> tuple[list[di
     for column, attack in (report.get("attack") or {}).items():
         worst = _worst_classes(attack)
         table = attack.get("table_distribution", {})
-        binning = sensitive_bins.binning(table) if sensitive_bins.continuous(table) else None
+        bins = attack.get("bins")  # the report's ranges (a capped numeric column): the same rule, over all values
+        if bins:
+            binning: sensitive_bins.Binning | None = sensitive_bins.Binning(bins["edges"], bins["labels"])
+        else:
+            binning = sensitive_bins.binning(table) if sensitive_bins.continuous(table) else None
         posterior, rest = _posterior_rows(attack)
         for w in worst:
             w["top_value"] = _shown_value(w["top_value"])
@@ -365,7 +377,12 @@ def attack_sections(report: dict, result: Result | None = None) -> tuple[list[di
                         "rows_more": max(len(h.get("rows", [])) - HOMOGENEOUS_ROWS, 0)}
                        for h in attack.get("homogeneous", [])[:ATTACK_WORST]]
         binned = None
-        if binning is not None and result is not None:
+        if bins:  # the report's figures on ranges (over all its values; no column read here)
+            binned = {"records": attack.get("records", 0), "classes": attack.get("equivalence_classes", 0),
+                      "homogeneous_classes": bins["homogeneous_classes"],
+                      "homogeneous_records": bins["records_in_homogeneous_classes"], "l_min": bins["l_min"],
+                      "posterior": bins["posterior"]}
+        elif binning is not None and result is not None:  # a report stored before it had them
             binned = sensitive_bins.binned_attack(result, report, column, binning)
         sections.append({
             "column": column, "slug": re.sub(r"[^A-Za-z0-9_-]", "_", column),
@@ -376,12 +393,14 @@ def attack_sections(report: dict, result: Result | None = None) -> tuple[list[di
             "worst_emd": attack.get("worst_emd_equal"), "worst_emd_ordered": attack.get("worst_emd_ordered"),
             "entropy_min": attack.get("entropy_min"), "entropy_mean": attack.get("entropy_mean"),
             "posterior": [{**p, "value": _shown_value(p["value"])} for p in posterior], "posterior_rest": rest,
-            "values": len(table), "binning": binning, "binned": binned, "worst": worst,
+            "values": (attack.get("capped") or {}).get("distinct_values", len(table)),
+            "binning": binning, "binned": binned, "worst": worst,
         })
         if not worst:
             continue
         if binning is not None:
-            ranges = {"table_distribution": dict(zip(binning.labels, sensitive_bins.binned_table(binning, table)))}
+            shares = [p["prior"] for p in bins["posterior"]] if bins else sensitive_bins.binned_table(binning, table)
+            ranges = {"table_distribution": dict(zip(binning.labels, shares))}
             rows = [{**w, "counts": dict(zip(binning.labels, sensitive_bins.binned_counts(binning, w["counts"])))}
                     for w in worst]
             figures[column] = attack_figure(ranges, rows, order=binning.labels)
