@@ -55,9 +55,3 @@ def queue(job: Job) -> Job:
             status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
     job.refresh_from_db()
     return job
-
-
-def web_view(view, request, *args, **kwargs):
-    """A web download view answered for the API's user (DRF has put the authenticated user on the Django
-    request): the same code path, the same file, the same formula neutralization."""
-    return view(request._request, *args, **kwargs)

@@ -1,4 +1,4 @@
-"""DICOM in the API (services/dicom.py, the web upload's form and checks): upload a zip (``archive``) or
+"""DICOM in the API (services/dicom.py, the web upload's form and checks in dicom_forms.py): upload a zip (``archive``) or
 several DICOM files (``files``, repeated) as a dataset whose table is the chosen header attributes, one row
 per file, series or study; download a run's de-identified DICOM files (a zip built from its published rows).
 Runs go through ``/api/v1/runs/`` as for any dataset."""
@@ -15,11 +15,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..dicom_forms import DicomUploadForm
 from ..engine import InputError
 from ..engine import dicom as dicom_engine
 from ..models import Job
 from ..services import dicom
-from ..views.dicom import DicomUploadForm, zip_response
 from .common import owned_job, refused
 from .datasets import DatasetDetailSerializer
 from .serializers import ApiErrorSerializer
@@ -97,7 +97,7 @@ class DicomDownload(APIView):
             chunks = dicom.result_archive(job)
         except InputError as exc:
             return refused(str(exc))
-        return zip_response(chunks, job)
+        return dicom.zip_response(chunks, job)
 
 
 urlpatterns = [

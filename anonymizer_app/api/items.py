@@ -17,10 +17,9 @@ from rest_framework.views import APIView
 
 from ..engine import InputError
 from ..engine.setvalued import SET_ALGORITHMS
-from ..services import setvalued
+from ..services import downloads, setvalued
 from ..setvalued_forms import ITEM_DELIMITER_CHOICES, LAYOUT_CHOICES, SetRunForm, SetUploadForm, item_library
-from ..views import setvalued as setvalued_views
-from .common import owned_dataset, owned_job, queue, refused, web_view
+from .common import owned_dataset, owned_job, queue, refused
 from .datasets import DatasetDetailSerializer
 from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
@@ -177,8 +176,7 @@ class ItemsRecords(APIView):
                    summary="The published records of a transaction run (one per line, the input's layout)",
                    tags=["set-valued"])
     def get(self, request, job_id):
-        owned_job(request, job_id)
-        return web_view(setvalued_views.download_records, request, job_id)
+        return downloads.records_download(owned_job(request, job_id))
 
 
 class ItemsRules(APIView):
@@ -187,8 +185,7 @@ class ItemsRules(APIView):
                    summary="The generalization rules (item;generalized item), or the dynamic hierarchy built",
                    tags=["set-valued"])
     def get(self, request, job_id):
-        owned_job(request, job_id)
-        return web_view(setvalued_views.download_rules, request, job_id)
+        return downloads.rules_download(owned_job(request, job_id))
 
 
 urlpatterns = [

@@ -2,7 +2,7 @@
 (every node's levels, tag, metric, frontier; evaluated once on a worker, 202 with its progress meanwhile), one
 node's published table and metrics, and "keep this node": a new job through the one pipeline and its publishing
 gate, checked against every privacy model of the run (l-diversity, t-closeness, β-likeness, δ-presence... as the
-web's keep). The web's lattice pages answer the same functions (views.lattice, services.lattice).
+web's keep). The web's lattice pages answer the same functions (services.lattice_pages, services.lattice).
 
 A SafePub run ((ε,δ)-differential privacy) has no lattice and no node to keep: 409 with the reason."""
 
@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 from .. import engine
 from ..models import Job, Result
 from ..services import lattice as lattice_service
+from ..services import lattice_pages
 from ..services import safepub as safepub_service
-from ..views import lattice as lattice_views
 from .common import owned_job, queue, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
@@ -32,7 +32,7 @@ def _lattice_job(request, job_id) -> Job:
     job = owned_job(request, job_id)
     if safepub_service.is_dp_run(job):
         raise _Refused(safepub_service.LATTICE_REFUSAL)
-    if (not lattice_views.is_lattice_job(job) or job.status != Job.SUCCEEDED
+    if (not lattice_pages.is_lattice_job(job) or job.status != Job.SUCCEEDED
             or not Result.objects.filter(job=job).exists()):
         raise Http404("this job has no solution lattice (a finished Flash, Incognito, Samarati or exhaustive run)")
     return job
@@ -81,7 +81,7 @@ class Lattice(APIView):
         retry = request.query_params.get("retry") == "1"
 
         def handle(job):
-            code, data = lattice_views.lattice_answer(job, retry)
+            code, data = lattice_pages.lattice_answer(job, retry)
             if "error" in data:  # the API's errors say "detail"
                 data = {"detail": data.pop("error"), **data}
             return Response(data, status=code)
@@ -109,13 +109,13 @@ class Node(APIView):
 
         def handle(job):
             try:
-                levels = lattice_views.checked_levels(job, q.validated_data["levels"])
-                data = lattice_views.node_detail(job, levels)
+                levels = lattice_pages.checked_levels(job, q.validated_data["levels"])
+                data = lattice_pages.node_detail(job, levels)
             except engine.InputError as exc:
                 return refused(str(exc))
             except engine.EngineError as exc:
                 return refused(str(exc), status.HTTP_422_UNPROCESSABLE_ENTITY)
-            return Response(dict(data, kept=lattice_views.kept_nodes(job).get(data["levels"])))
+            return Response(dict(data, kept=lattice_pages.kept_nodes(job).get(data["levels"])))
         return _answer(request, job_id, handle)
 
 
@@ -142,7 +142,7 @@ class Keep(APIView):
 
         def handle(job):
             try:
-                levels = lattice_views.checked_levels(job, s.validated_data["levels"])
+                levels = lattice_pages.checked_levels(job, s.validated_data["levels"])
             except engine.EngineError as exc:
                 return refused(str(exc))
             new = queue(lattice_service.keep_node(job, ",".join(map(str, levels))))

@@ -16,15 +16,14 @@ from rest_framework.views import APIView
 
 from ..engine import InputError, Role
 from ..engine.measure import figure_catalogue
-from ..forms import DELIMITER_CHOICES, RunForm
+from ..forms import DELIMITER_CHOICES, RunForm, parse_delimiter
 from ..models import Dataset, Job
-from ..services import erasure, exports, preflight, pseudonyms, results, run_submit
+from ..services import downloads, erasure, exports, preflight, pseudonyms, release_report, results, run_submit
 from ..services import jobs as job_service
 from ..services.results import RESULT_PAGES, job_result
 from ..setvalued_forms import SetRunForm, item_library
-from ..views import downloads, release_report
 from . import identifiers, risk
-from .common import owned_dataset, owned_job, queue, refused, web_view
+from .common import owned_dataset, owned_job, queue, refused
 from .datasets import MAX_PAGE, PAGE_PARAMETERS, page_of
 from .parsers import BoundedJSONParser as JSONParser
 from .serializers import ApiErrorSerializer
@@ -321,16 +320,19 @@ class RunDownload(APIView):
                            "run as formulas are neutralized)", tags=["results"])
     def get(self, request, job_id):
         DownloadQuery(data=request.query_params).is_valid(raise_exception=True)
-        _table_result(request, job_id)
-        return web_view(downloads.download_csv, request, job_id)
+        j, res = _table_result(request, job_id)
+        query = request._request.GET  # the web download's query: the same file
+        delimiter = parse_delimiter(query.get("delimiter"), j.dataset.delimiter)
+        if delimiter is None:
+            return downloads.bad_request("delimiter must be one of: " + ", ".join(n for n, _ in DELIMITER_CHOICES))
+        return downloads.table_download(j, res, delimiter, query)
 
 
 class RunConfig(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT, 404: ApiErrorSerializer},
                    summary="The run's configuration JSON (as downloaded on the web)", tags=["results"])
     def get(self, request, job_id):
-        owned_job(request, job_id)
-        return web_view(downloads.download_config, request, job_id)
+        return downloads.config_download(owned_job(request, job_id))
 
 
 class RunReleaseReport(APIView):
@@ -338,8 +340,8 @@ class RunReleaseReport(APIView):
                               404: ApiErrorSerializer},
                    summary="The release report (HTML; .pdf beside it)", tags=["results"])
     def get(self, request, job_id):
-        _table_result(request, job_id)
-        return web_view(release_report.release_report_page, request, job_id)
+        j, _ = _table_result(request, job_id)
+        return release_report.page_response(j, request._request)
 
 
 class RunReleaseReportPdf(APIView):
@@ -347,8 +349,8 @@ class RunReleaseReportPdf(APIView):
     @extend_schema(responses={(200, "application/pdf"): FILE, 404: ApiErrorSerializer, 503: ApiErrorSerializer},
                    summary="The release report as PDF", tags=["results"])
     def get(self, request, job_id):
-        _table_result(request, job_id)
-        return web_view(release_report.release_report_pdf, request, job_id)
+        j, _ = _table_result(request, job_id)
+        return release_report.pdf_response(j, request._request)
 
 
 urlpatterns = [

@@ -36,3 +36,14 @@ def algorithm_label(name: str) -> str:
 def job_label(job: Job) -> str:
     """What the job is: its algorithm, or a comparison / an experiment."""
     return KIND_LABELS.get(job.kind) or algorithm_label(job.algorithm)
+
+
+CELL_CHARS = 100  # characters shown of a table cell on a page (templatetags/cells.py; the lattice's node table)
+
+
+def cut(value, limit: int = CELL_CHARS) -> tuple[str, int | None]:
+    """The text shown of a cell and, when it was cut, the full length (a 30 MB cell must not make a 30 MB page)."""
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return text, None
+    return text[:limit] + "…", len(text)

@@ -13,8 +13,10 @@ import logging
 from pathlib import Path
 
 from django.conf import settings
+from django.http import Http404, HttpResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 
 from hierarchy_editor.models import Hierarchy
 
@@ -25,6 +27,7 @@ from ..engine.run.spec import KEEP, SUPPRESSED_ROWS
 from ..models import Job, Result
 from . import explain, exports, rerun
 from .labels import METRICS, format_value, job_label
+from .results import RESULT_PAGES, job_result
 from .svg_charts import Series, bar_chart
 
 UTILITY_KEYS = ["ncp", "generalization_height", "equivalence_classes", "mean_class_size", "discernibility", "c_avg",
@@ -348,3 +351,35 @@ def standalone_html(job: Job, owner_name: str) -> str:
     """The report as one file (a deposit's): the stylesheet inline, there is no server to fetch it from."""
     css = REPORT_CSS.read_text(encoding="utf-8").replace("</", "<\\/")
     return report_html(job, owner_name, pdf=True).replace("</head>", f"<style>{css}</style></head>", 1)
+
+
+# ---- the page and the PDF as HTTP responses (the web's and the API's: views/release_report.py, api/runs.py) ----
+def reported_job(job: Job) -> Job:
+    """The owner's run whose table the report covers (404 for figures, a lattice, a set-valued result or no
+    result)."""
+    if job.kind in RESULT_PAGES or job.kind == Job.LATTICE:
+        raise Http404("this job has no published table")
+    if job_result(job).report.get("kind") == "set-valued":
+        raise Http404("the release report covers tables; a set-valued result has its own report (JSON)")
+    return job
+
+
+def page_response(job: Job, request) -> HttpResponse:
+    """The report as a page, for the signed-in owner of ``request`` (a Django request)."""
+    j = reported_job(job)
+    return HttpResponse(report_html(j, request.user.get_username(), pdf=False, request=request))
+
+
+def pdf_response(job: Job, request) -> HttpResponse:
+    """The report as PDF (503 with what to install when WeasyPrint cannot render)."""
+    j = reported_job(job)
+    try:
+        pdf = render_pdf(report_html(j, request.user.get_username(), pdf=True, request=request))
+    except PdfUnavailable as exc:
+        return HttpResponse(f"{exc}. Install Pango (Debian: apt-get install libpango-1.0-0 libpangoft2-1.0-0) or "
+                            f"print the HTML report from the browser.", status=503,
+                            content_type="text/plain; charset=utf-8")
+    response = HttpResponse(pdf, content_type="application/pdf")
+    filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-release-report.pdf"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response

@@ -7,18 +7,11 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html
 
+from ..services.labels import CELL_CHARS, cut
+
 register = template.Library()
 
-CELL_CHARS = 100  # characters shown of a cell
 NAME_CHARS = 60  # of a column name in a table heading
-
-
-def cut(value, limit: int = CELL_CHARS) -> tuple[str, int | None]:
-    """The text shown and, when it was cut, the full length."""
-    text = "" if value is None else str(value)
-    if len(text) <= limit:
-        return text, None
-    return text[:limit] + "…", len(text)
 
 
 @register.filter

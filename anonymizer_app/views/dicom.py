@@ -14,61 +14,16 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.html import escape
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.throttling import throttle
 
+from ..dicom_forms import DicomUploadForm
 from ..engine import InputError
 from ..engine import dicom as dicom_engine
 from ..models import Job
 from ..services import dicom
 from .common import job_result, owned_job
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class MultipleFileField(forms.FileField):
-    def clean(self, data, initial=None):
-        if isinstance(data, (list, tuple)):
-            return [super(MultipleFileField, self).clean(d, initial) for d in data]
-        return [super().clean(data, initial)] if data else []
-
-
-def _attribute_choices() -> list[tuple[str, str]]:
-    return [(a.keyword, f"{a.keyword} ({a.role.value}, {a.level} level)") for a in dicom_engine.DEFAULT_ATTRIBUTES]
-
-
-class DicomUploadForm(forms.Form):
-    archive = MultipleFileField(label="A zip of DICOM files", required=False,
-                                widget=forms.ClearableFileInput(attrs={"accept": ".zip,application/zip"}))
-    folder = MultipleFileField(label="…or a folder of DICOM files", required=False,
-                               widget=MultipleFileInput(attrs={"webkitdirectory": True, "multiple": True}))
-    name = forms.CharField(max_length=200, required=False, help_text="Optional; the file or folder name otherwise.")
-    level = forms.ChoiceField(choices=[(k, f"{k}: {v}") for k, v in dicom_engine.LEVEL_LABELS.items()],
-                              initial="file", widget=forms.RadioSelect, label="One table row per")
-    attributes = forms.MultipleChoiceField(choices=_attribute_choices, widget=forms.CheckboxSelectMultiple,
-                                           required=False, label="Header attributes")
-    other = forms.CharField(required=False, label="Other attributes",
-                            help_text="Keywords or tags, separated by commas (e.g. SeriesDate, 0010,1030 is "
-                                      "ambiguous: write tags as 00101030).")
-
-    def clean(self):
-        data = super().clean()
-        uploads = (data.get("archive") or []) + (data.get("folder") or [])
-        if not uploads:
-            raise forms.ValidationError("Choose a zip file or a folder of DICOM files.")
-        if data.get("archive") and data.get("folder"):
-            raise forms.ValidationError("Choose a zip file or a folder, not both.")
-        names = list(data.get("attributes") or [])
-        names += [t.strip() for t in (data.get("other") or "").split(",") if t.strip()]
-        if not names:
-            raise forms.ValidationError("Choose at least one header attribute.")
-        data["uploads"], data["names"] = uploads, names
-        return data
-
 
 # An upload of more files than this is read beside the request while the page shows the progress (streamed);
 # a smaller one is read in the request and answered at once.
@@ -185,14 +140,6 @@ def _zip_members(uploads) -> int:
         uploads[0].seek(0)
 
 
-def zip_response(chunks, job: Job) -> StreamingHttpResponse:
-    """The zip streamed as it is written (a large set starts downloading at once; a file failing its check
-    stops the stream, leaving an incomplete zip that no reader opens)."""
-    response = StreamingHttpResponse(chunks, content_type="application/zip")
-    response["Content-Disposition"] = content_disposition_header(True, f"{job.dataset.name}-deidentified.zip")
-    return response
-
-
 @login_required
 @require_GET
 @throttle("download", methods=("GET",))
@@ -206,4 +153,4 @@ def download(request, job_id):
     except InputError as exc:
         messages.error(request, f"The DICOM files could not be written: {exc}")
         return redirect("anonymizer:result", job_id=job.pk)
-    return zip_response(chunks, job)
+    return dicom.zip_response(chunks, job)

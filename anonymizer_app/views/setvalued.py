@@ -4,10 +4,7 @@ table, the k^m run form of a transaction dataset, its result page and downloads.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
@@ -25,7 +22,15 @@ from ..engine import EngineError, InputError
 from ..engine.run.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
 from ..models import Dataset, Job
-from ..services import datasets, exports, release_report, results, setvalued, setvalued_explain, storage
+from ..services import (
+    datasets,
+    downloads,
+    release_report,
+    results,
+    setvalued,
+    setvalued_explain,
+    storage,
+)
 from ..setvalued_forms import (
     ItemBuildForm,
     ItemHierarchyUploadForm,
@@ -466,7 +471,7 @@ def items_release_report_pdf(request, job_id):
     except release_report.PdfUnavailable as exc:
         return HttpResponse(f"{exc}. Print the HTML report from the browser.", status=503,
                             content_type="text/plain; charset=utf-8")
-    return _attachment_bytes(pdf, "application/pdf", f"{_stem(j)}-m{j.options.get('m')}-release-report.pdf")
+    return _attachment_bytes(pdf, "application/pdf", f"{downloads.set_stem(j)}-m{j.options.get('m')}-release-report.pdf")
 
 
 def _attachment_bytes(body: bytes, content_type: str, filename: str) -> HttpResponse:
@@ -475,66 +480,31 @@ def _attachment_bytes(body: bytes, content_type: str, filename: str) -> HttpResp
     return response
 
 
-# ---- downloads -----------------------------------------------------------------------------------------------
-def _set_result(request, job_id):
-    """A succeeded run with set-valued output (a transaction dataset, or a table's set-valued column)."""
-    j = owned_job(request, job_id)
-    res = job_result(j)
-    report = res.report
-    if report.get("kind") != "set-valued" and not report.get("set_column"):
-        raise Http404("this result has no set-valued data")
-    return j, res
-
-
-def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = content_disposition_header(True, filename)
-    return response
-
-
-def _stem(job: Job) -> str:
-    return f"{Path(job.dataset.original_name).stem}-{job.algorithm}-k{job.k}"
-
-
+# ---- downloads (services/downloads.py: the API's too) --------------------------------------------------------
 @login_required
 @require_GET
 @throttle("download", methods=("GET",))
 def download_records(request, job_id):
     """The published records in the input's layout (one per line, the record id first), formulas neutralized."""
-    j, res = _set_result(request, job_id)
-    if res.report.get("kind") != "set-valued":
-        raise Http404("a table's set-valued result downloads as CSV")
-    frame, _ = results.load_output(res)
-    body = "".join(exports.transaction_lines(frame, j.config["item_delimiter"]))
-    return _attachment(body, "text/plain; charset=utf-8", f"{_stem(j)}-m{res.report.get('m')}-anonymized.txt")
+    return downloads.records_download(owned_job(request, job_id))
 
 
 @login_required
 @require_GET
 @throttle("download", methods=("GET",))
 def download_report(request, job_id):
-    j, res = _set_result(request, job_id)
+    j = owned_job(request, job_id)
+    res = downloads.set_result(j)
     body = json.dumps(res.report, indent=2, ensure_ascii=False) + "\n"
-    return _attachment(body, "application/json; charset=utf-8", f"{_stem(j)}-report.json")
+    return downloads.attachment(body, "application/json; charset=utf-8", f"{downloads.set_stem(j)}-report.json")
 
 
 @login_required
 @require_GET
 @throttle("download", methods=("GET",))
 def download_rules(request, job_id):
-    """The generalization rules (item;generalized item, as a two-level hierarchy file in ARX's layout), or for
-    dynamic hierarchies the hierarchy that was built (item;group;*), which the hierarchy library can load."""
-    j, res = _set_result(request, job_id)
-    report = res.report if res.report.get("kind") == "set-valued" else res.report["set_column"]
-    rows = report.get("hierarchy_rows") or []
-    if not rows:
-        rows = [[item, label] for label, items in sorted((report.get("generalization_rules") or {}).items())
-                for item in items]
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter=";", lineterminator="\n")  # a label holding ';' is quoted
-    writer.writerows([[exports.neutralize(str(x)) for x in row] for row in rows])
-    body = out.getvalue()
-    return _attachment(body, "text/csv; charset=utf-8", f"{_stem(j)}-item-rules.csv")
+    """The generalization rules (item;generalized item) or the dynamic hierarchy built (item;group;*)."""
+    return downloads.rules_download(owned_job(request, job_id))
 
 
 __all__ = ["items_release_report", "items_release_report_pdf", "build_hierarchy", "upload_hierarchy", "download_records", "download_report", "download_rules", "items", "result_page",
