@@ -9,7 +9,7 @@ import pytest
 
 from anonymizer_app.engine.errors import VerificationError
 from anonymizer_app.engine.model.hierarchy import Hierarchy
-from anonymizer_app.engine.run.result import _check_cells, factorize_cells
+from anonymizer_app.engine.run.result import check_cells, factorize_cells
 
 
 def copies(value: str, n: int) -> np.ndarray:
@@ -38,8 +38,8 @@ def test_a_cell_held_by_another_object_is_still_checked_by_value():
     h = Hierarchy.from_rows([["1", "1-2", "*"], ["2", "1-2", "*"], ["3", "3-4", "*"], ["4", "3-4", "*"]], "x")
     original = pd.Series(np.array(["1", "2", "3", "4"] * 2500, dtype=object))
     cells = h.labels[1][h.maps[1][h.encode(original)]].astype(object)
-    _check_cells("x", original, cells, h, np.zeros(len(cells), dtype=bool), 1)
+    check_cells("x", original, cells, h, np.zeros(len(cells), dtype=bool), 1)
     cells[9_999] = "".join(["1", "-", "2"])  # row 10,000 holds 4: '1-2' does not generalize it
     with pytest.raises(VerificationError, match="row 10000"):
-        _check_cells("x", original, cells, h, np.zeros(len(cells), dtype=bool), 1,
-                     factorized=factorize_cells(cells))
+        check_cells("x", original, cells, h, np.zeros(len(cells), dtype=bool), 1,
+                    factorized=factorize_cells(cells))

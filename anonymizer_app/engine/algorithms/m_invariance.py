@@ -117,12 +117,12 @@ def counterfeit_table(published: pd.DataFrame) -> pd.DataFrame:
 
 def cell_checker(table: Table, hierarchies: dict) -> Callable[[str, np.ndarray, np.ndarray], None]:
     """check_release's cell check: each real row's QI cell generalizes its input (ranges for numeric QIs)."""
-    from ..run.result import _check_cells
+    from ..run.result import check_cells
 
     def check(column: str, cells: np.ndarray, rows: np.ndarray) -> None:
         source = table.frame[column].iloc[rows].reset_index(drop=True)
-        _check_cells(column, source, cells, hierarchies[column], np.zeros(len(cells), dtype=bool), None,
-                     ranges=table.is_numeric(column))
+        check_cells(column, source, cells, hierarchies[column], np.zeros(len(cells), dtype=bool), None,
+                    ranges=table.is_numeric(column))
     return check
 
 

@@ -123,7 +123,7 @@ def _balanced_subsets(weights: np.ndarray) -> np.ndarray:
     return take
 
 
-class _Space:
+class Space:
     """Tuple-level matrices for fast partition statistics."""
 
     def __init__(self, space: QISpace, codes: np.ndarray):
@@ -186,7 +186,7 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
     """Mondrian's partitions of the frequency set: (tuple index, partition, weight) per piece."""
     freq = problem.freq
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
-    sp = _Space(space, freq.codes)
+    sp = Space(space, freq.codes)
     k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
     if allowable is None and not relaxed and not problem.needs_classes:
         return _partition_levels(problem, sp, k_min)
@@ -208,7 +208,7 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
             for j in np.argsort(-width, kind="stable"):
                 if width[j] <= 0:
                     break
-                split = _cut(sp, int(j), idx, w, lca, relaxed, allowable)
+                split = cut(sp, int(j), idx, w, lca, relaxed, allowable)
                 if split is not None:
                     cuts[j] += 1
                     break
@@ -258,7 +258,7 @@ def _first_per_segment(positions: np.ndarray, segment: np.ndarray) -> np.ndarray
     return positions[head]
 
 
-def _partition_levels(problem: Problem, sp: _Space, k_min: int):
+def _partition_levels(problem: Problem, sp: Space, k_min: int):
     """partition() for the strict variant with models on class sizes alone, all the regions of one depth
     of the recursion at a time (segmented numpy operations instead of one Python step per region).
 
@@ -420,7 +420,7 @@ def _partition_levels(problem: Problem, sp: _Space, k_min: int):
 
 
 def _cut_regions(regions, dims, lca, starts, lens, tt, wt, KM, base_col, is_num, key_span):
-    """_cut (strict) of each region along its QI: (positions in ``tt`` of the left halves' tuples, their
+    """cut (strict) of each region along its QI: (positions in ``tt`` of the left halves' tuples, their
     region (index into ``regions``), left weight per region, has a cut per region); the allowable verdict
     is left to the caller."""
     r = len(regions)
@@ -481,7 +481,7 @@ def _cut_regions(regions, dims, lca, starts, lens, tt, wt, KM, base_col, is_num,
 
 
 
-def _cut(sp: _Space, j: int, idx, w, lca, relaxed, allowable):
+def cut(sp: Space, j: int, idx, w, lca, relaxed, allowable):
     if j in sp.col_of:  # along the hierarchy, one level below the LCA
         child = sp.G[idx, sp.col_of[j] + int(lca[j]) - 1]
         low, high = int(child.min()), int(child.max())

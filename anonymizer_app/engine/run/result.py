@@ -374,9 +374,6 @@ def check_cells(
         )
 
 
-_check_cells = check_cells  # its former name (algorithms.m_invariance and a test import it)
-
-
 def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], sizes: np.ndarray,
                  row_class: np.ndarray) -> None:
     """Every model on the classes (row -> class, -1 suppressed); sensitive values from the input. With a

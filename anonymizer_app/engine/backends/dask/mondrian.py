@@ -4,7 +4,7 @@ the registered Mondrian code (``algorithms.mondrian``), the result identical to 
 
 Mondrian splits a region by looking at that region alone, so the final partitions do not depend on the
 order in which regions are split: the driver makes the first cuts exactly as ``mondrian.partition`` does
-(the same ``_Space`` widths, the same ``_cut`` medians and allowable test on the merged counts) until
+(the same ``Space`` widths, the same ``cut`` medians and allowable test on the merged counts) until
 there are enough regions to keep every worker busy, and each region then goes to a worker, which runs
 ``mondrian.partition`` on it. The pieces are put back together as ``mondrian.mondrian`` does: each QI
 tuple's records form part of one partition (the strict variant), a partition that breaks a model is
@@ -79,7 +79,7 @@ def top_cuts(problem: Problem, regions: int) -> tuple[list, list, np.ndarray]:
     (final partitions as tuple-index arrays, regions left, cuts made per QI)."""
     freq = problem.freq
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
-    sp = mondrian_code._Space(space, freq.codes)
+    sp = mondrian_code.Space(space, freq.codes)
     allowable = mondrian_code.default_allowable(problem)
     k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
     cuts = np.zeros(space.q, dtype=np.int64)
@@ -94,7 +94,7 @@ def top_cuts(problem: Problem, regions: int) -> tuple[list, list, np.ndarray]:
             for j in np.argsort(-width, kind="stable"):
                 if width[j] <= 0:
                     break
-                split = mondrian_code._cut(sp, int(j), idx, w, lca, False, allowable)
+                split = mondrian_code.cut(sp, int(j), idx, w, lca, False, allowable)
                 if split is not None:
                     cuts[j] += 1
                     break
@@ -110,7 +110,7 @@ Histograms = Callable[[list], list]  # boxes -> per QI a len(boxes) x leaves mat
 
 
 def _box_cut(space: QISpace, j: int, lca: int, box: Box, hist: np.ndarray, rank: dict, allowable) -> tuple | None:
-    """mondrian._cut (strict variant) along QI ``j`` on the box's histogram of QI ``j``'s leaves alone:
+    """mondrian.cut (strict variant) along QI ``j`` on the box's histogram of QI ``j``'s leaves alone:
     the same median or balanced children, so the same halves; None when no allowable cut exists."""
     present = np.flatnonzero(hist > 0)
     w = hist[present]
