@@ -289,7 +289,9 @@ def _worst_classes(attack: dict, limit: int = ATTACK_WORST) -> list[dict]:
             emd = capped[e["class"]].get("emd", emd)
         top = max(counts.items(), key=lambda kv: kv[1]) if counts else ("", 0)
         rows.append({"class": e["class"], "size": e["size"], "entropy": e["entropy"], "emd": emd,
-                     "distinct": len(counts) + capped.get(e["class"], {}).get("other_values", 0), "top_value": top[0], "top_share": top[1] / size, "counts": counts})
+                     "distinct": len(counts) + capped.get(e["class"], {}).get("other_values", 0),
+                     "bin_counts": capped.get(e["class"], {}).get("bin_counts"),
+                     "top_value": top[0], "top_share": top[1] / size, "counts": counts})
     rows.sort(key=lambda r: (r["entropy"], -r["size"], r["class"]))
     return rows[:limit]
 
@@ -372,7 +374,8 @@ def attack_sections(report: dict, result: Result | None = None) -> tuple[list[di
         for w in worst:
             w["top_value"] = _shown_value(w["top_value"])
             if binning is not None:
-                w["bins"] = sum(1 for c in sensitive_bins.binned_counts(binning, w["counts"]) if c)
+                in_ranges = w["bin_counts"] or sensitive_bins.binned_counts(binning, w["counts"])
+                w["bins"] = sum(1 for c in in_ranges if c)
         homogeneous = [{**h, "value": _shown_value(h["value"]), "rows_shown": h.get("rows", [])[:HOMOGENEOUS_ROWS],
                         "rows_more": max(len(h.get("rows", [])) - HOMOGENEOUS_ROWS, 0)}
                        for h in attack.get("homogeneous", [])[:ATTACK_WORST]]
@@ -401,7 +404,8 @@ def attack_sections(report: dict, result: Result | None = None) -> tuple[list[di
         if binning is not None:
             shares = [p["prior"] for p in bins["posterior"]] if bins else sensitive_bins.binned_table(binning, table)
             ranges = {"table_distribution": dict(zip(binning.labels, shares))}
-            rows = [{**w, "counts": dict(zip(binning.labels, sensitive_bins.binned_counts(binning, w["counts"])))}
+            rows = [{**w, "counts": dict(zip(binning.labels, w["bin_counts"]
+                                             or sensitive_bins.binned_counts(binning, w["counts"])))}
                     for w in worst]
             figures[column] = attack_figure(ranges, rows, order=binning.labels)
         elif len(table) > sensitive_bins.MANY_VALUES:

@@ -68,7 +68,8 @@ def test_capped_figures_are_the_dense_computation_s(monkeypatch):
     for value, share in capped["table_distribution"].items():
         assert share == pytest.approx(dense["table_distribution"][value])
     # the 50 most frequent values (ties: value order, the dense table's order)
-    assert capped["table_distribution"] == dict(sorted(dense["table_distribution"].items(), key=lambda kv: -kv[1])[:50])
+    most = sorted(dense["table_distribution"].items(), key=lambda kv: -kv[1])[:50]
+    assert capped["table_distribution"] == dict(most)
     # an EC's counts: the 20 most frequent and the rest summed
     counts = {d["class"]: d for d in dense["class_distributions"]}
     for d in capped["class_distributions"]:
@@ -98,3 +99,15 @@ def test_few_values_keep_every_value():
     report = attack.attack_report(frame, np.arange(100) // 10, ["s"])["s"]
     assert "capped" not in report and "bins" not in report and set(report["posterior"]) == set("abc")
     assert math.isclose(sum(report["table_distribution"].values()), 1.0)
+
+
+def test_an_ec_with_many_values_lists_20_and_its_ranges():
+    frame, _ = income_table(2_000, seed=11)
+    classes = np.arange(2_000) % 4  # 4 ECs of 500 distinct values
+    report = attack.attack_report(frame, classes, ["income"], {"income": True})["income"]
+    assert len(report["class_distributions"]) == 4
+    for d in report["class_distributions"]:
+        assert len(d["counts"]) == attack.CLASS_VALUES_CAP and d["other_values"] == 500 - attack.CLASS_VALUES_CAP
+        assert sum(d["counts"].values()) + d["other_records"] == 500 == sum(d["bin_counts"])
+        assert len(d["bin_counts"]) == len(report["bins"]["labels"])
+    assert len(json.dumps(report)) < 50_000

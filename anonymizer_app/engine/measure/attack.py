@@ -29,6 +29,7 @@ from . import value_bins
 VALUES_CAP = 50  # per-value entries of a column's tables (more distinct values: capped and summarised)
 CLASS_VALUES_CAP = 20  # such a column: values listed per EC in class_distributions (the rest summed)
 ROWS_CAP = 20  # such a column: rows listed per homogeneous EC
+CAPPED_KEYS = ("other_values", "other_records", "emd", "bin_counts")  # a capped EC's entry beside its counts
 
 
 def column_report(frame: pd.DataFrame, class_of_row: np.ndarray, column: str, numeric: bool | None = None,
@@ -139,8 +140,8 @@ def merge_parts(parts: list[dict], limit: int = 200) -> dict:
     extra = [e for e in farthest[:limit] if e["class"] not in listed]
     # an EC's counts capped at VALUES_CAP values (column with many values): the rest, and its EMD (over all)
     out["class_distributions"] = [{"class": e["class"], "counts": e["counts"],
-                                   **({"other_values": e["other_values"], "other_records": e["other_records"],
-                                       "emd": e["emd"]} if "other_values" in e else {})} for e in lowest + extra]
+                                   **({k: e[k] for k in CAPPED_KEYS if k in e} if "other_values" in e else {})}
+                                  for e in lowest + extra]
     if "_large" in first:
         _capped(out, parts)
     return out
@@ -212,7 +213,7 @@ def _sparse_part(dom: SensitiveDomain, class_of_row: np.ndarray, limit: int, cla
         emd_o = _emd_ordered_sparse(q, ci, pv, share, start, nc)
         w = int(np.argmax(emd_o))
         part["worst_emd_ordered"] = {"emd": float(emd_o[w]), "class": int(ids[w]), "size": int(sizes[w])}
-        large["bins"] = _bins_part(dom, values, q, ci, pv, cnt, sizes, ids, nc)
+        large["bins"] = _bins_part(values, q, ci, pv, cnt, sizes, ids, nc)
     ent = np.bincount(ci, weights=-share * np.log(share), minlength=nc)
     part["entropy_min"] = float(ent.min())
     part["entropy_sum"] = float(ent.sum())
@@ -227,6 +228,8 @@ def _sparse_part(dom: SensitiveDomain, class_of_row: np.ndarray, limit: int, cla
         out["counts"] = {values[j]: x for j, x in zip(pv[top].tolist(), cnt[top].tolist())}
         out["other_values"] = e - s - CLASS_VALUES_CAP
         out["other_records"] = int(sizes[i]) - int(cnt[top].sum())
+        if "bins" in large:  # its records per value range, all of them (the listed values are not)
+            out["bin_counts"] = large["bins"]["counts"][i].tolist()
         return out
 
     part["lowest"] = [entry(i) for i in np.lexsort((ids, -sizes, ent))[:limit]]
@@ -253,7 +256,7 @@ def _emd_ordered_sparse(q: np.ndarray, ci: np.ndarray, pv: np.ndarray, share: np
     return (np.bincount(ci, weights=seg, minlength=nc) + lead) / (m - 1)
 
 
-def _bins_part(dom: SensitiveDomain, values: list[str], q: np.ndarray, ci: np.ndarray, pv: np.ndarray,
+def _bins_part(values: list[str], q: np.ndarray, ci: np.ndarray, pv: np.ndarray,
                cnt: np.ndarray, sizes: np.ndarray, ids: np.ndarray, nc: int) -> dict:
     """The figures on value_bins ranges of the table's distribution, per EC: homogeneous ECs on ranges, the
     fewest ranges in an EC, the highest share of each range in an EC."""
@@ -271,7 +274,7 @@ def _bins_part(dom: SensitiveDomain, values: list[str], q: np.ndarray, ci: np.nd
             "table": np.bincount(where, weights=q, minlength=nb + 1)[:nb],
             "highest": shares[best, np.arange(nb)], "cls": ids[best], "size": sizes[best],
             "homogeneous_classes": int(homo.sum()), "records_in_homogeneous_classes": int(sizes[homo].sum()),
-            "l_min": int(ranges.min())}
+            "l_min": int(ranges.min()), "counts": bc.astype(np.int64)}
 
 
 def _pick(parts: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
