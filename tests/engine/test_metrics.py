@@ -90,7 +90,12 @@ def test_class_and_risk_figures(result):
     assert m["prosecutor_risk_average"] == pytest.approx(3 / 9)  # #EC / (N - sup)
     # risk 1/2 (4 records) > 0.2; risk 1/5 = 0.2 is not above the threshold -> 4 of 9 kept records
     assert m["records_at_risk"] == pytest.approx(4 / 9)
-    assert m["marketer_risk"] == pytest.approx(3 / 10)  # #EC / N
+    # marketer risk: #EC / published records, counted here over the published rows (r8 suppressed is not
+    # in the release)
+    published = result.output.loc[~np.asarray(result.suppressed), ["age", "city"]]
+    classes = {tuple(r) for r in published.itertuples(index=False)}
+    assert (len(classes), len(published)) == (3, 9)
+    assert m["marketer_risk"] == pytest.approx(len(classes) / len(published))  # 3 / 9, not 3 / 10
     assert m["sample_uniques"] == 0
     # {r1,r2}: flu, flu -> homogeneous; {r3,r4}: cold, flu; {r5,r6,r7,r9,r10}: flu, flu, cancer, cold, flu
     assert m["homogeneous_classes"] == 1
@@ -208,7 +213,7 @@ def test_class_figures_direct():
     assert f["prosecutor_risk_highest"] == pytest.approx(1.0)
     assert f["prosecutor_risk_average"] == pytest.approx(3 / 10)
     assert f["records_at_risk"] == pytest.approx(4 / 10)  # classes of 1 and 3 (risks 1, 1/3); 6 -> 1/6
-    assert f["marketer_risk"] == pytest.approx(3 / 12)
+    assert f["marketer_risk"] == pytest.approx(3 / 10)  # #EC / (N - suppressed): the published records
     assert f["sample_uniques"] == 1
 
 

@@ -57,7 +57,7 @@ def expected_figures(c: dict, publication) -> dict:
         "c_avg": (n - sup) / (ecs * k), "prosecutor_risk_highest": 1 / smallest,
         "prosecutor_risk_average": ecs / (n - sup),
         "records_at_risk": sum(s for s in classes.values() if 1 / s > 0.2) / (n - sup),
-        "marketer_risk": ecs / n, "sample_uniques": sum(1 for s in classes.values() if s == 1),
+        "marketer_risk": ecs / len(rows), "sample_uniques": sum(1 for s in classes.values() if s == 1),
     }
     by_class: dict[tuple, set] = {}
     for i in rows:

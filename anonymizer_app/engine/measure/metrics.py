@@ -30,7 +30,7 @@ METRIC_HELP = {
     "prosecutor_risk_highest": "1 / smallest EC size",
     "prosecutor_risk_average": "#EC / (N - suppressed)",
     "records_at_risk": f"share of non-suppressed records whose risk 1/|EC| exceeds {RISK_THRESHOLD}",
-    "marketer_risk": "#EC / N",
+    "marketer_risk": "#EC / (N - suppressed): the published records are the attacker's population",
     "sample_uniques": "ECs of size 1",
     "homogeneous_classes": "ECs whose records all share one sensitive value",
     "homogeneous_records": "records in homogeneous ECs",
@@ -73,7 +73,8 @@ def class_figures_from_histogram(size: np.ndarray, count: np.ndarray, n: int, su
         "prosecutor_risk_highest": 1.0 / smallest if ecs else 0.0,
         "prosecutor_risk_average": ecs / kept if kept else 0.0,
         "records_at_risk": float(np.sum((size * count)[1.0 / np.maximum(size, 1) > threshold]) / kept) if kept else 0.0,
-        "marketer_risk": ecs / n if n else 0.0,
+        # the published rows only: suppressed records are not in the release (as the risk page counts it)
+        "marketer_risk": ecs / kept if kept else 0.0,
         "sample_uniques": int(count[size == 1].sum()),
     }
     return figures
