@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Precision and recall of identifier detection (engine/model/identifier_detection.py) on real tables.
+"""Precision and recall of identifier detection (engine/model/identifier_detection/) on real tables.
 
     .venv/bin/python benchmarks/identifier_detection.py [--confidence high|medium]
 

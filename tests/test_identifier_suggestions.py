@@ -1,5 +1,5 @@
 """Identifier suggestions on the web and the API (services/identifier_suggestions.py over
-engine/model/identifier_detection.py): pre-selected at upload, explained on the columns page, listed on the
+engine/model/identifier_detection/): pre-selected at upload, explained on the columns page, listed on the
 risk page and the API's columns, and a run that would publish one as it is held by the pre-flight until the
 user confirms it (run form / API ``publish_as_is``) or sets its role."""
 

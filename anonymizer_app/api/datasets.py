@@ -37,7 +37,7 @@ MAX_PAGE = 1000  # rows per page of a preview or of published rows
 
 
 class IdentifierSuggestionSerializer(serializers.Serializer):
-    """Why a column looks like a direct identifier (engine/model/identifier_detection.py)."""
+    """Why a column looks like a direct identifier (engine/model/identifier_detection/)."""
 
     kind = serializers.CharField(help_text="what it looks like: surname, e-mail, person id, unique values, ...")
     confidence = serializers.ChoiceField(choices=["high", "medium", "low"],

@@ -1,4 +1,4 @@
-"""`manage.py anonymize`: the columns that look like direct identifiers (engine/model/identifier_detection.py),
+"""`manage.py anonymize`: the columns that look like direct identifiers (engine/model/identifier_detection/),
 named in the summary, and the run refused while one of high confidence would be published as it is.
 
 A column the detection finds with high confidence (a name, a patient id, e-mails, ...) that the command

@@ -1,4 +1,4 @@
-"""A dataset's identifier suggestions (engine/model/identifier_detection.py, docs/definitions.md "Identifier
+"""A dataset's identifier suggestions (engine/model/identifier_detection/, docs/definitions.md "Identifier
 detection") for the columns page, the risk page, the API and the run's pre-flight.
 
 The detection reads the stored table's first :data:`DETECTION_ROWS` rows (every row of a table up to that

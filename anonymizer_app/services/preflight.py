@@ -7,7 +7,7 @@ values, each with the field it belongs to and a message that says what to change
 - a privacy model no table can satisfy on its column (l above the distinct values, an entropy the column
   cannot reach, ...: the model's own ``infeasible``), with the largest value that can be met.
 - a column that looks like a direct identifier (a name, a patient id, e-mails, ...: a high-confidence
-  suggestion of engine/model/identifier_detection.py) left insensitive or sensitive, so published as it is,
+  suggestion of engine/model/identifier_detection/) left insensitive or sensitive, so published as it is,
   and not confirmed in ``publish_as_is``: set its role, or confirm it.
 
 Every hierarchy ends in one value (the engine adds a root '*' to a file that does not), so at the top of

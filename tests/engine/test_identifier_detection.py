@@ -1,4 +1,4 @@
-"""Identifier detection (engine/model/identifier_detection.py): hand-made edge cases here; real public
+"""Identifier detection (engine/model/identifier_detection/): hand-made edge cases here; real public
 tables that PyPI packages ship in test_identifier_detection_real.py and benchmarks/identifier_detection.py."""
 
 from __future__ import annotations
@@ -119,12 +119,12 @@ PHONES = ["+1 (415) 555-2671", "+44 20 7946 0958", "020 7946 0018", "(650) 253-0
 
 @pytest.mark.parametrize("phone", PHONES)
 def test_phone_formats(phone):
-    assert idd._phone_valid(phone)
+    assert idd.phone_valid(phone)
 
 
 @pytest.mark.parametrize("value", ["8002756", "2017-05-13", "12345678", "37.062", "123"])
 def test_not_phones(value):
-    assert not idd._phone_valid(value)
+    assert not idd.phone_valid(value)
 
 
 def test_column_of_phones_in_several_formats_is_high_without_a_telling_name():
