@@ -52,6 +52,22 @@ def test_before_and_after(client_alice, job):
     assert "Highest journalist risk" not in rows
 
 
+def test_the_runs_marketer_risk_is_the_risk_pages(client_alice, user):
+    """The run's marketer risk (its report's metrics) and the risk page's are one figure: #EC over the published
+    records, the suppressed ones being no part of the release; counted here over the published rows."""
+    job = finished_job(make_dataset(user, TOY_CSV, "toy.csv", roles=ROLES), k=2, suppression_limit=0.4)
+    report = job.result.report
+    frame, suppressed = results.load_output(job.result)
+    assert not report["publishing"]["suppressed_published"]
+    published = frame[~suppressed]
+    # 3 of the 8 records suppressed (not in the output): N = 8 and the published records differ
+    assert report["metrics"]["suppressed"] == 8 - len(published) == 3
+    classes = {tuple(r) for r in published[["a", "b"]].itertuples(index=False)}
+    assert report["metrics"]["marketer_risk"] == pytest.approx(len(classes) / len(published))
+    rows = table_rows(client_alice.get(url(job)).content.decode())
+    assert rows["Marketer risk"][1] == format_figure("marketer_risk", report["metrics"]["marketer_risk"])
+
+
 def test_with_a_sampling_fraction(client_alice, job):
     resp = client_alice.get(url(job), {"qi": ["a", "b"], "population": "fraction", "sampling_fraction": "0.01",
                                        "threshold": "0.2", "combinations": "1"})
