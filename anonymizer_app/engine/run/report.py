@@ -38,6 +38,17 @@ def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDic
             "distinct": int(len(counts)), "rows": int(len(values))}
 
 
+def counted_values(values: np.ndarray, counts: np.ndarray, rows: int, top: int = TOP_VALUES) -> dict:
+    """value_counts over weighted frequency data: ``values`` in order of first appearance with their
+    ``counts`` (pandas' value_counts orders the same: counts in first-appearance order, sorted descending by
+    the same sort)."""
+    present = counts > 0
+    ordered = pd.Series(counts[present], index=pd.Index(values[present].astype(str), dtype=object))
+    ordered = ordered.sort_values(ascending=False)
+    return {"values": [str(v) for v in ordered.index[:top]], "counts": [int(c) for c in ordered.to_numpy()[:top]],
+            "distinct": int(len(ordered)), "rows": int(rows)}
+
+
 def _text_counts(values: pd.Series) -> pd.Series:
     """values.astype(str).value_counts(), from one hashing of the cells (result.factorize_cells: by object,
     then by value) and a count per distinct value: the same counts in the same order (the distinct texts in

@@ -16,7 +16,7 @@ from ..algorithms.anatomy import AnatomyRecoding, assemble_anatomy
 from ..algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
 from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance, verify_m_invariance
 from ..errors import Cancelled, InputError
-from ..measure.attack import attack_report
+from ..measure.attack import attack_report, merge_parts, report_part
 from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from ..model.hierarchy import ROOT, Hierarchy
 from ..model.table import FrequencySet, Table, frequency_set, group_rows
@@ -415,6 +415,41 @@ def input_figures(freq: FrequencySet, hierarchies: list[Hierarchy], n: int, k: i
     if sensitive_figures is not None:
         figures.update(sensitive_figures(inv, sizes, own))
     return figures
+
+
+def result_figures(hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray, weights: np.ndarray,
+                   suppressed: np.ndarray, row_class: np.ndarray, sizes: np.ndarray, n: int, k: int, *,
+                   levels: list[int] | None = None, cells: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                   sensitive: np.ndarray | None = None) -> dict:
+    """The 'after' side of a report over weighted frequency data (each row of ``codes`` stands for
+    ``weights`` records): the classes' figures, the loss of the full-domain recoding at ``levels`` or of the
+    cell recoding whose labels are ``cells`` (per QI: each row's label code, the labels), and with a
+    ``sensitive`` code per row, the homogeneity of the classes (``row_class``, -1 for a suppressed row)."""
+    metrics = class_figures(sizes, n, int(weights[suppressed].sum()), k)
+    if cells is not None:
+        metrics.update(cell_loss_figures(hierarchies, numeric, codes, None, suppressed, factorized=cells,
+                                         weights=weights))
+    else:
+        assert levels is not None
+        metrics.update(loss_figures(hierarchies, numeric, codes, levels, suppressed, weights=weights))
+    if sensitive is not None:
+        metrics.update(homogeneity(row_class, sensitive, weights))
+    return metrics
+
+
+def weighted_attack(domains: dict[str, SensitiveDomain], row_class: np.ndarray, weights: np.ndarray,
+                    class_rows: dict[int, list[int]], limit: int) -> dict:
+    """The attack section over weighted frequency data: per attacked column (``domains``, each over the
+    weighted rows), the report of the classes ``row_class`` numbers, the released records counted by weight,
+    a homogeneous class's rows those ``class_rows`` lists for it (input row numbers, first ``limit``)."""
+    attack = {}
+    for column, domain in domains.items():
+        part = report_part(domain, row_class, limit)
+        part["records"] = int(weights[row_class >= 0].sum())
+        for entry in part["homogeneous"]:
+            entry["rows"] = sorted(class_rows.get(int(entry["class"]), []))[:limit]
+        attack[column] = merge_parts([part], limit)
+    return attack
 
 
 def own_class_homogeneity(tuples: np.ndarray, sizes: np.ndarray) -> dict:

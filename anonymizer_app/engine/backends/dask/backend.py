@@ -33,8 +33,7 @@ from ...algorithms import get_algorithm, supporting
 from ...algorithms import supports as algorithm_supports
 from ...algorithms.base import CellRecoding, FullDomainRecoding, Problem, ProgressCallback
 from ...errors import Cancelled, InputError, VerificationError
-from ...measure.attack import merge_parts, report_part
-from ...measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures
+from ...measure.metrics import homogeneity
 from ...model.defaults import default_hierarchy
 from ...model.hierarchy import Hierarchy, with_missing
 from ...model.missing import MISSING, markers_in_use
@@ -43,7 +42,7 @@ from ...privacy import PrivacyModel
 from ...privacy.base import SensitiveModel
 from ...privacy.distributions import numeric_order
 from ...run.gate import Publication, check_merged_classes
-from ...run.report import Report, publication_sections
+from ...run.report import Report, counted_values, publication_sections
 from ...run.result import report_head
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
@@ -52,7 +51,9 @@ from ...run.stages import (
     classes_at_levels,
     input_figures,
     level_description,
+    result_figures,
     validate_options,
+    weighted_attack,
 )
 from ...search.lattice import generalize_codes
 from . import figures, partitions
@@ -562,39 +563,21 @@ class ClusterRun:
                 wrote = True
 
     def build_report(self) -> Report:
-        """report.build_report's figures from the merged ones: the result's own keys here, the sections
-        every published report adds by report.publication_sections (the one code for both)."""
+        """report.build_report's figures over the merged (weighted) frequency data, by the run core's
+        measuring functions (stages.result_figures, input_figures, weighted_attack) and its report sections
+        (result.report_head, report.publication_sections: the one code for every backend)."""
         rec = self.recoding
         cells = isinstance(rec, CellRecoding)
         levels = [] if isinstance(rec, CellRecoding) else list(rec.levels)
         k = max((getattr(m, "k", 1) for m in self.models), default=1)
-        numeric = [self.is_numeric(c) for c in self.qi]
         n_sup = int(self.weights[self.sup].sum())
-        metrics = class_figures(self.class_sizes, self.n, n_sup, k)
-        if isinstance(rec, CellRecoding):
-            metrics.update(cell_loss_figures(self.hierarchies, numeric, self.qi_codes, None, self.sup,
-                                             factorized=[(self.cell_codes[:, j], self.cell_labels[j])
-                                                         for j in range(len(self.qi))], weights=self.weights))
-            kept = ~self.sup
-            labels = {c: f"{rec.recoding} recoding: {len(np.unique(self.cell_codes[kept, j]))} distinct value(s) "
-                         f"in the output" for j, c in enumerate(self.qi)}
-        else:
-            metrics.update(loss_figures(self.hierarchies, numeric, self.qi_codes, levels, self.sup,
-                                        weights=self.weights))
-            labels = {c: level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
-        if self.sensitive is not None:
-            s = self.sens_codes[:, self.attacked.index(self.sensitive)]
-            metrics.update(homogeneity(self.row_class, s, self.weights))
-        # the input's side, as in memory (stages.input_figures), on the weighted rows
-        before = input_figures(self.freq, self.hierarchies, self.n, k, None if self.sensitive is None else (
+        s = None if self.sensitive is None else self.sens_codes[:, self.attacked.index(self.sensitive)]
+        metrics = result_figures(
+            self.hierarchies, [self.is_numeric(c) for c in self.qi], self.qi_codes, self.weights, self.sup,
+            self.row_class, self.class_sizes, self.n, k, levels=None if cells else levels, sensitive=s,
+            cells=[(self.cell_codes[:, j], self.cell_labels[j]) for j in range(len(self.qi))] if cells else None)
+        before = input_figures(self.freq, self.hierarchies, self.n, k, None if s is None else (
             lambda inv, sizes, own: homogeneity(inv[self.freq.inverse], s, self.weights)))
-        attack = {}
-        for c in self.attacked:
-            part = report_part(self.domains_by_column[c], self.row_class, ATTACK_LIMIT)
-            part["records"] = int(self.weights[self.row_class >= 0].sum())
-            for entry in part["homogeneous"]:
-                entry["rows"] = sorted(self.target_rows.get(int(entry["class"]), []))[:ATTACK_LIMIT]
-            attack[c] = merge_parts([part], ATTACK_LIMIT)
         head = report_head(
             algorithm=self.info.name, models=self.models, suppression_limit=self.suppression_limit, qi=self.qi,
             sensitive=self.sensitive, class_sizes=self.class_sizes, suppressed=n_sup, records=int(self.published),
@@ -602,20 +585,29 @@ class ClusterRun:
             transformation=None if cells else dict(zip(self.qi, levels)), metrics=metrics, metrics_before=before,
             options=self.problem.options, search=dict(rec.info), steps=rec.steps,
             notes=list(rec.notes) + [note for h in self.hierarchies for note in h.notes],
-            transformation_labels=labels,
+            transformation_labels=self._labels(levels),
             identifying_removed=[c for c in self.columns if self.roles[c] == Role.IDENTIFYING], verified=True,
-            seconds=time.perf_counter() - self.started, attack=attack)
-        # the sections every published table's report has, as report.build_report adds them, on the gate's
-        # merged (weighted) classes
+            seconds=time.perf_counter() - self.started,
+            attack=weighted_attack({c: self.domains_by_column[c] for c in self.attacked}, self.row_class,
+                                   self.weights, self.target_rows, ATTACK_LIMIT))
         report = publication_sections(
             head, self.spec.publishing.suppressed_rows, self.models, self.pub_sizes, self.pub_class,
             lambda m: self._domain(m.target, self.pub_codes, self.pub_weights), risk=True, input_records=self.n,
             published=self.published, suppressed=n_sup, suppressed_published=self.kept_suppressed,
             suppressed_removed=self.n - self.published,
-            value_counts={c: {"before": figures.value_counts(*self.values[c], self.n),
-                              "after": figures.value_counts(*self.published_cells[c], self.published)}
+            value_counts={c: {"before": counted_values(*self.values[c], self.n),
+                              "after": counted_values(*self.published_cells[c], self.published)}
                           for c in self.qi})
         return Report.of(report)
+
+    def _labels(self, levels: list[int]) -> dict[str, str]:
+        """Each QI's transformation label: its level's description, or a cell recoding's distinct outputs."""
+        rec = self.recoding
+        if isinstance(rec, CellRecoding):
+            kept = ~self.sup
+            return {c: f"{rec.recoding} recoding: {len(np.unique(self.cell_codes[kept, j]))} distinct value(s) "
+                       f"in the output" for j, c in enumerate(self.qi)}
+        return {c: level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
 
     def cleanup(self) -> None:
         self.release_kept()
