@@ -143,60 +143,88 @@ class ClusterRun:
         """``fn(partition, *args, index, offset)`` on every partition; results in partition order (or, with
         ``merge``, handed to it in batches as they arrive and not kept). With ``keep``, the futures are
         appended to it in partition order and not released: their results stay on the workers."""
+        futures = self._submit(fn, args)
+        if keep is not None:
+            keep.extend(futures)
+        try:
+            done, batch = self._collect(futures, merge, phase, share, keep is None)
+        except BaseException:
+            self._abort(futures, keep)
+            raise
+        if merge is not None and batch:
+            merge(batch)
+        return [done[i] for i in range(len(futures))] if merge is None else []
+
+    def _submit(self, fn: Callable, args: tuple) -> list:
+        """One task per partition: ``fn(partition, *args, index, offset)``, the large arguments scattered once."""
         import dask
-        from distributed import as_completed
 
         # an empty list goes as it is: distributed's scatter refuses one (a table without sensitive columns)
         shared = [self.client.scatter(a, broadcast=True, hash=False)
                   if isinstance(a, partitions.Recipe) or (isinstance(a, list) and a) else a for a in args]
         offsets = self.offsets if self.offsets is not None else np.zeros(len(self.parts), dtype=np.int64)
         tasks = [dask.delayed(fn)(p, *shared, i, int(offsets[i])) for i, p in enumerate(self.parts)]
-        futures = self.client.compute(tasks)
-        if keep is not None:
-            keep.extend(futures)
+        return self.client.compute(tasks)
+
+    def _collect(self, futures: list, merge: Callable[[list], None] | None, phase: str,
+                 share: tuple[float, float], release: bool) -> tuple[dict[int, Any], list]:
+        """The futures' results as they arrive: by partition index, or handed to ``merge`` in batches (the
+        last, short batch returned with them)."""
+        from distributed import as_completed
+
         index = {f.key: i for i, f in enumerate(futures)}
         done: dict[int, Any] = {}
         batch: list = []
         total = len(futures)
-        try:
-            for count, future in enumerate(as_completed(futures), 1):
-                result = future.result()  # re-raises the worker's error (InputError, VerificationError, ...)
-                if merge is None:
-                    done[index[future.key]] = result
-                else:
-                    batch.append((index[future.key], result))
-                    if len(batch) >= MERGE_EVERY:
-                        merge(batch)
-                        batch = []
-                if keep is None:
-                    future.release()
-                lo, hi = share
-                self.report(lo + (hi - lo) * count / total, f"{phase}: {count} of {total} partitions")
-        except BaseException:
-            # a failure or a cancel: drop the queued tasks and let the running ones end before the caller
-            # removes the written partitions (a task still writing would leave a file behind)
-            from distributed import wait
+        for count, future in enumerate(as_completed(futures), 1):
+            result = future.result()  # re-raises the worker's error (InputError, VerificationError, ...)
+            if merge is None:
+                done[index[future.key]] = result
+            else:
+                batch.append((index[future.key], result))
+                if len(batch) >= MERGE_EVERY:
+                    merge(batch)
+                    batch = []
+            if release:
+                future.release()
+            lo, hi = share
+            self.report(lo + (hi - lo) * count / total, f"{phase}: {count} of {total} partitions")
+        return done, batch
 
-            self.client.cancel(futures)
-            if keep is not None:
-                for future in keep:
-                    future.release()
-                keep.clear()
-            try:
-                wait(futures, timeout=60)
-            except Exception:  # noqa: BLE001 - the first error is the one to report
-                pass
-            raise
-        if merge is not None and batch:
-            merge(batch)
-        return [done[i] for i in range(total)] if merge is None else []
+    def _abort(self, futures: list, keep: list | None) -> None:
+        """A failure or a cancel: drop the queued tasks and let the running ones end before the caller removes
+        the written partitions (a task still writing would leave a file behind)."""
+        from distributed import wait
+
+        self.client.cancel(futures)
+        if keep is not None:
+            for future in keep:
+                future.release()
+            keep.clear()
+        try:
+            wait(futures, timeout=60)
+        except Exception:  # noqa: BLE001 - the first error is the one to report
+            pass
 
     # ---- 1. scan -------------------------------------------------------------------------------------
     def scan(self) -> None:
-        spec = self.spec
+        """The table's columns, roles, models and attacked columns; each wanted column's values with their
+        counts merged over the partitions; the QIs' hierarchies and the attacked columns' domains."""
         self.parts = self._parts()
+        self._roles()
+        self.models = self._bind_models()
+        self.attacked = self._attacked()
+        wanted = self.qi + [c for c in self.attacked if c not in self.qi]
+        self.report(0.0, "reading the table on the cluster: distinct values")
+        self.na_values = tuple(self.source.na_values)
+        self._count(wanted)
+        self.hierarchies: list[Hierarchy] = [self._hierarchy(c) for c in self.qi]
+        self._domains()
+
+    def _roles(self) -> None:
+        """Each column's role, the QIs and the sensitive column (given, or the first of that role)."""
         columns = self.columns
-        unknown = [c for c in list(self.source.roles) + list(spec.hierarchies) if c not in columns]
+        unknown = [c for c in list(self.source.roles) + list(self.spec.hierarchies) if c not in columns]
         if unknown:
             raise InputError(f"unknown column {unknown[0]!r}; the table has: {', '.join(columns)}")
         roles = {c: r if isinstance(r, Role) else Role.parse(r) for c, r in self.source.roles.items()}
@@ -206,37 +234,43 @@ class ClusterRun:
         self.qi = [c for c in columns if roles[c] == Role.QUASI_IDENTIFYING]
         if not self.qi:
             raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
-        sensitive = spec.sensitive
+        sensitive = self.spec.sensitive
         if sensitive is not None and sensitive not in columns:
             raise InputError(f"unknown sensitive column {sensitive!r}")
-        role_sensitive = [c for c in columns if roles[c] == Role.SENSITIVE]
-        if sensitive is None and role_sensitive:
-            sensitive = role_sensitive[0]
+        self.role_sensitive = [c for c in columns if roles[c] == Role.SENSITIVE]
+        if sensitive is None and self.role_sensitive:
+            sensitive = self.role_sensitive[0]
         self.sensitive = sensitive
+
+    def _bind_models(self) -> list[PrivacyModel]:
+        """The spec's models, those on a sensitive column bound to theirs (as stages.bind_models)."""
         models = []
-        for m in spec.models:  # as api.bind_models
+        for m in self.spec.models:
             if getattr(m, "needs_sensitive", False):
                 if m.column is None:
-                    if sensitive is None:
+                    if self.sensitive is None:
                         raise InputError(f"{m.describe()} needs a sensitive column")
-                    m = m.bind(sensitive)
-                if m.column not in columns:
+                    m = m.bind(self.sensitive)
+                if m.column not in self.columns:
                     raise InputError(f"{m.describe()}: unknown column {m.column!r}")
                 if m.column in self.qi:
                     raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
             models.append(m)
-        self.models = models
-        attacked = list(role_sensitive)  # as api.sensitive_columns
-        if sensitive is not None and sensitive not in attacked:
-            attacked.append(sensitive)
-        for m in models:
+        return models
+
+    def _attacked(self) -> list[str]:
+        """The columns the attack report covers (as stages.sensitive_columns)."""
+        attacked = list(self.role_sensitive)
+        if self.sensitive is not None and self.sensitive not in attacked:
+            attacked.append(self.sensitive)
+        for m in self.models:
             if getattr(m, "needs_sensitive", False) and m.target not in attacked:
                 attacked.append(m.target)
-        self.attacked = attacked
-        wanted = self.qi + [c for c in attacked if c not in self.qi]
-        self.report(0.0, "reading the table on the cluster: distinct values")
-        self.na_values = tuple(self.source.na_values)
-        scans = self._map(partitions.scan, columns, wanted, self.na_values, phase="scanning", share=(0.0, 0.1))
+        return attacked
+
+    def _count(self, wanted: list[str]) -> None:
+        """The partitions' rows and offsets; each wanted column's values (first seen) with counts, its type."""
+        scans = self._map(partitions.scan, self.columns, wanted, self.na_values, phase="scanning", share=(0.0, 0.1))
         rows = np.array([s.rows for s in scans], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
         self.n = int(rows.sum())
@@ -248,20 +282,23 @@ class ClusterRun:
             if c not in types:
                 types[c] = infer_type(pd.Series(self.values[c][0], dtype=object), self.na_values)
         self.types = types
-        given = dict(spec.hierarchies)
-        self.hierarchies: list[Hierarchy] = []
-        for c in self.qi:  # as Table.hierarchies
-            values, counts = self.values[c]
-            h = given.get(c)
-            if h is None:  # the default hierarchy reads the column's values with their frequencies
-                with markers_in_use((MISSING,)):  # the partitions hold their missing cells as MISSING
-                    h = default_hierarchy(c, pd.Series(np.repeat(values, counts), dtype=object), self.is_numeric(c),
-                                          self.types[c])
-            # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
-            self.hierarchies.append(with_missing(h) if MISSING in set(values.tolist()) else h)
+
+    def _hierarchy(self, column: str) -> Hierarchy:
+        """The QI's hierarchy (given, or the default over its values and counts, as Table.hierarchies)."""
+        values, counts = self.values[column]
+        h = dict(self.spec.hierarchies).get(column)
+        if h is None:  # the default hierarchy reads the column's values with their frequencies
+            with markers_in_use((MISSING,)):  # the partitions hold their missing cells as MISSING
+                h = default_hierarchy(column, pd.Series(np.repeat(values, counts), dtype=object),
+                                      self.is_numeric(column), self.types[column])
+        # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
+        return with_missing(h) if MISSING in set(values.tolist()) else h
+
+    def _domains(self) -> None:
+        """Each attacked column's distinct values (as text, in numeric order when they are numbers)."""
         self.domain_values = []
         self.domain_numeric = []
-        for c in attacked:
+        for c in self.attacked:
             uniq = np.unique(np.asarray(self.values[c][0], dtype=object).astype(str)).astype(object)
             order = numeric_order(uniq)
             if order is not None:
