@@ -625,6 +625,38 @@ def classes_at_levels(freq: FrequencySet, hierarchies: list[Hierarchy], levels: 
     return inv, row_class, sizes
 
 
+def weighted_cell_classes(cells: list, suppressed: np.ndarray, first_rows: np.ndarray, weights: np.ndarray
+                          ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """The classes of a local/multidimensional recoding over weighted frequency data, numbered as the in-memory
+    run numbers them (identical output cells of the kept records, each QI's cells coded by first appearance in
+    the table: ``first_rows``, each weighted row's first input row). Returns per QI the distinct labels, each
+    weighted row's label code per QI, each row's class (-1 suppressed) and the classes' sizes in records."""
+    kept = ~suppressed
+    q = len(cells)
+    labels_of, codes_of = [], np.zeros((len(weights), q), dtype=np.int64)
+    first_seen = np.zeros((len(weights), q), dtype=np.int64)
+    for j in range(q):
+        codes, labels = pd.factorize(pd.Series(np.asarray(cells[j], dtype=object)), sort=False)
+        labels_of.append(np.asarray(labels, dtype=object))
+        codes_of[:, j] = codes
+        earliest = np.full(len(labels), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(earliest, codes[kept], first_rows[kept])
+        rank = np.empty(len(labels), dtype=np.int64)
+        rank[np.argsort(earliest, kind="stable")] = np.arange(len(labels))
+        first_seen[:, j] = rank[codes]
+    row_class = np.full(len(weights), -1, dtype=np.int64)
+    if kept.any():
+        # ranks of present labels are 0.. in first-appearance order: pd.factorize's codes over the kept rows
+        present = [np.unique(first_seen[kept, j]) for j in range(q)]
+        dense = np.column_stack([np.searchsorted(present[j], first_seen[kept, j]) for j in range(q)])
+        _, inverse, _ = group_rows(dense)
+        row_class[kept] = inverse
+        sizes = np.bincount(inverse, weights=weights[kept]).astype(np.int64)
+    else:
+        sizes = np.zeros(0, dtype=np.int64)
+    return labels_of, codes_of, row_class, sizes
+
+
 def drop_suppressed(row_class: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
     """Renumber classes over the non-suppressed rows; suppressed rows get -1."""
     # np.unique of the kept rows' classes, by counting (classes are numbered 0..max) rather than a sort

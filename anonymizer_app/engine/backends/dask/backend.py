@@ -54,6 +54,7 @@ from ...run.stages import (
     result_figures,
     validate_options,
     weighted_attack,
+    weighted_cell_classes,
 )
 from ...search.lattice import generalize_codes
 from . import figures, partitions
@@ -416,37 +417,13 @@ class ClusterRun:
         self.kept = []
 
     def _cell_classes(self) -> None:
-        """The classes of a local/multidimensional recoding as api._assemble_cells numbers them: identical
-        output cells of the kept records, each QI's cells coded by first appearance in the table."""
+        """The classes of a local/multidimensional recoding (stages.weighted_cell_classes, numbered as in
+        memory, on the weighted rows)."""
         rec = self.recoding
         assert isinstance(rec, CellRecoding)
-        sup = np.asarray(rec.suppressed, dtype=bool)
-        kept = ~sup
-        self.sup = sup
-        q = len(self.qi)
-        # per QI: the distinct labels, each weighted row's label index
-        self.cell_labels, self.cell_codes = [], np.zeros((len(self.weights), q), dtype=np.int64)
-        first_seen = np.zeros((len(self.weights), q), dtype=np.int64)
-        for j in range(q):
-            codes, labels = pd.factorize(pd.Series(np.asarray(rec.cells[j], dtype=object)), sort=False)
-            self.cell_labels.append(np.asarray(labels, dtype=object))
-            self.cell_codes[:, j] = codes
-            earliest = np.full(len(labels), np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(earliest, codes[kept], self.first_rows[kept])
-            rank = np.empty(len(labels), dtype=np.int64)
-            rank[np.argsort(earliest, kind="stable")] = np.arange(len(labels))
-            first_seen[:, j] = rank[codes]
-        row_class = np.full(len(self.weights), -1, dtype=np.int64)
-        if kept.any():
-            # ranks of present labels are 0.. in first-appearance order: pd.factorize's codes over the kept rows
-            present = [np.unique(first_seen[kept, j]) for j in range(q)]
-            dense = np.column_stack([np.searchsorted(present[j], first_seen[kept, j]) for j in range(q)])
-            _, inverse, _ = group_rows(dense)
-            row_class[kept] = inverse
-            sizes = np.bincount(inverse, weights=self.weights[kept]).astype(np.int64)
-        else:
-            sizes = np.zeros(0, dtype=np.int64)
-        self.row_class, self.class_sizes = row_class, sizes
+        self.sup = np.asarray(rec.suppressed, dtype=bool)
+        self.cell_labels, self.cell_codes, self.row_class, self.class_sizes = weighted_cell_classes(
+            rec.cells, self.sup, self.first_rows, self.weights)
 
     def _classes(self) -> None:
         """The classes of the result (stages.classes_at_levels, as in memory, on the weighted rows), and what the
