@@ -49,7 +49,7 @@ from ..privacy.distributions import SensitiveDomain, numeric_order
 from ..run.report import Report, publication_sections
 from ..run.result import check_cells, report_head
 from ..run.spec import REMOVE, RunSpec, StreamedTable
-from ..run.stages import validate_options
+from ..run.stages import cell_label, validate_options
 from ..search.recoding import QISpace
 
 ALGORITHM = "disk-clustering"
@@ -334,8 +334,7 @@ def _report_stage(run: _Run, spec: RunSpec, out_classes: _Classes, written: _Wri
         steps=[], notes=[f"processed out of core: the table was streamed in chunks and clustered in "
                          f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
                          f"(memory setting {run.memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
-        transformation_labels={c: f"local recoding: {len(written.label_ids[j])} distinct value(s) in the output"
-                               for j, c in enumerate(qi)},
+        transformation_labels={c: cell_label("local", len(written.label_ids[j])) for j, c in enumerate(qi)},
         identifying_removed=[c for c in run.scan.columns if run.scan.roles[c] == Role.IDENTIFYING], verified=True,
         seconds=seconds, attack=attack)
     sections = publication_sections(

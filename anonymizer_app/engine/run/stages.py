@@ -532,7 +532,7 @@ def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppressi
     for c, (cells, _) in zip(table.qi, factorized):
         shown = cells[kept]
         distinct = int(np.count_nonzero(np.bincount(shown[shown >= 0]))) if len(shown) else 0  # as nunique()
-        labels[c] = f"{recoding.recoding} recoding: {distinct} distinct value(s) in the output"
+        labels[c] = cell_label(recoding.recoding, distinct)
     return Result(
         algorithm="",
         qi=list(table.qi),
@@ -579,7 +579,7 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
     metrics, class_of_row, sizes = figures(recoding.levels, suppressed)
     before = _raw_figures(table, hierarchies, freq, k, sensitive, dom)
     transformation = dict(zip(table.qi, recoding.levels))
-    labels = {c: level_description(h, lv) for c, h, lv in zip(table.qi, hierarchies, recoding.levels)}
+    labels = level_labels(table.qi, hierarchies, recoding.levels)
     return Result(
         algorithm="",
         qi=list(table.qi),
@@ -597,6 +597,16 @@ def _assemble(table, hierarchies, codes, freq, recoding, models, suppression_lim
         metrics_before=before,
         notes=list(recoding.notes) + [n for h in hierarchies for n in h.notes],
     )
+
+
+def level_labels(qi: list[str], hierarchies: list[Hierarchy], levels: list[int]) -> dict[str, str]:
+    """A full-domain recoding's transformation labels: each QI's level described (level_description)."""
+    return {c: level_description(h, lv) for c, h, lv in zip(qi, hierarchies, levels)}
+
+
+def cell_label(recoding: str, distinct: int) -> str:
+    """A cell recoding's transformation label of a QI with ``distinct`` values in the output."""
+    return f"{recoding} recoding: {distinct} distinct value(s) in the output"
 
 
 def level_description(h: Hierarchy, level: int, shown: int = 3) -> str:

@@ -47,10 +47,11 @@ from ...run.result import report_head
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
 from ...run.stages import (
+    cell_label,
     check_supported,
     classes_at_levels,
     input_figures,
-    level_description,
+    level_labels,
     result_figures,
     validate_options,
     weighted_attack,
@@ -619,9 +620,9 @@ class ClusterRun:
         rec = self.recoding
         if isinstance(rec, CellRecoding):
             kept = ~self.sup
-            return {c: f"{rec.recoding} recoding: {len(np.unique(self.cell_codes[kept, j]))} distinct value(s) "
-                       f"in the output" for j, c in enumerate(self.qi)}
-        return {c: level_description(h, lv) for c, h, lv in zip(self.qi, self.hierarchies, levels)}
+            return {c: cell_label(rec.recoding, len(np.unique(self.cell_codes[kept, j])))
+                    for j, c in enumerate(self.qi)}
+        return level_labels(self.qi, self.hierarchies, levels)
 
     def cleanup(self) -> None:
         self.release_kept()
