@@ -442,6 +442,8 @@ class ClusterRun:
 
     # ---- 3. write -----------------------------------------------------------------------------------------
     def write(self) -> None:
+        """Each partition's output written by its worker (the recipe: levels or cells, what is suppressed, the
+        rows the attack report lists), the attack report's rows collected in input order."""
         if self.folder is None:  # beside the input: storage every worker sees
             parent = self.source.path if os.path.isdir(self.source.path) else os.path.dirname(self.source.path)
             self.folder = tempfile.mkdtemp(prefix=".cluster-output-", dir=parent or ".")
@@ -449,7 +451,18 @@ class ClusterRun:
         self.keep_suppressed = self.spec.publishing.suppressed_rows == KEEP
         if self.keep_suppressed and self.sup.any():
             self._check_suppressed_group()
-        # the attack report lists the rows of the first homogeneous classes of each attacked column
+        self._attack_targets()
+        self.recipe = self._recipe()
+        written = self._map(partitions.write, self.recipe, self.folder, phase="writing the output",
+                            share=(0.6, 0.8))
+        self.target_rows: dict[int, list[int]] = {}
+        for result in written:  # partition order: the first rows of each class in input order
+            for t, rows in result["targets"].items():
+                have = self.target_rows.setdefault(self.targets[t], [])
+                have.extend(rows[:max(0, ATTACK_LIMIT - len(have))])
+
+    def _attack_targets(self) -> None:
+        """The attack report lists the rows of the first homogeneous classes of each attacked column."""
         self.homogeneous: dict[str, np.ndarray] = {}
         targets: list[int] = []
         for c in self.attacked:
@@ -458,31 +471,26 @@ class ClusterRun:
             self.homogeneous[c] = homo
             targets.extend(int(x) for x in homo)
         self.targets = sorted(set(targets))
+
+    def _recipe(self) -> partitions.Recipe:
+        """What the workers need to write their partitions: a cell recoding's cells per tuple, or the levels
+        and the suppressed classes of a full-domain one."""
         out_columns = [c for c in self.columns if self.roles[c] != Role.IDENTIFYING]
         q = len(self.qi)
+        numeric = [self.is_numeric(c) for c in self.qi]
         if isinstance(self.recoding, CellRecoding):
-            self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, [0] * q,
-                                            np.zeros((0, q), np.int64), self.keep_suppressed, self.attacked,
-                                            self.domain_values, np.zeros((0, q), np.int64), ATTACK_LIMIT,
-                                            numeric=[self.is_numeric(c) for c in self.qi], na_values=self.na_values,
-                                            cells=self._tuple_cells())
-        else:
-            first_row = np.full(len(self.class_sizes), -1, dtype=np.int64)
-            kept = np.flatnonzero(self.row_class >= 0)
-            first_row[self.row_class[kept][::-1]] = kept[::-1]
-            target_classes = self.generalized[first_row[self.targets]] if self.targets else np.zeros((0, q), np.int64)
-            assert isinstance(self.recoding, FullDomainRecoding)
-            self.recipe = partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies,
-                                            list(self.recoding.levels), self.suppressed_classes, self.keep_suppressed,
-                                            self.attacked, self.domain_values, target_classes, ATTACK_LIMIT,
-                                            numeric=[self.is_numeric(c) for c in self.qi], na_values=self.na_values)
-        written = self._map(partitions.write, self.recipe, self.folder, phase="writing the output",
-                            share=(0.6, 0.8))
-        self.target_rows: dict[int, list[int]] = {}
-        for result in written:  # partition order: the first rows of each class in input order
-            for t, rows in result["targets"].items():
-                have = self.target_rows.setdefault(self.targets[t], [])
-                have.extend(rows[:max(0, ATTACK_LIMIT - len(have))])
+            return partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, [0] * q,
+                                     np.zeros((0, q), np.int64), self.keep_suppressed, self.attacked,
+                                     self.domain_values, np.zeros((0, q), np.int64), ATTACK_LIMIT,
+                                     numeric=numeric, na_values=self.na_values, cells=self._tuple_cells())
+        first_row = np.full(len(self.class_sizes), -1, dtype=np.int64)
+        kept = np.flatnonzero(self.row_class >= 0)
+        first_row[self.row_class[kept][::-1]] = kept[::-1]
+        target_classes = self.generalized[first_row[self.targets]] if self.targets else np.zeros((0, q), np.int64)
+        assert isinstance(self.recoding, FullDomainRecoding)
+        return partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, list(self.recoding.levels),
+                                 self.suppressed_classes, self.keep_suppressed, self.attacked, self.domain_values,
+                                 target_classes, ATTACK_LIMIT, numeric=numeric, na_values=self.na_values)
 
     def _tuple_cells(self) -> partitions.TupleCells:
         """Each distinct QI tuple's cells (one partition per tuple: the strict variant), for the workers."""
