@@ -8,8 +8,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_engine_and_the_cluster_backend_import_without_dask():
-    code = ("import sys; import anonymizer_app.engine.run.pipeline, anonymizer_app.engine.backends.dask.backend, "
-            "anonymizer_app.engine.backends.dask.mondrian, anonymizer_app.management.cluster_flags; "
+    # the engine without Django; the command line's cluster flags as manage.py loads them, after django.setup()
+    code = ("import os, sys; import anonymizer_app.engine.run.pipeline, anonymizer_app.engine.backends.dask.backend, "
+            "anonymizer_app.engine.backends.dask.mondrian; "
+            "os.environ['DJANGO_SETTINGS_MODULE'] = 'anonymizer_app.settings'; os.environ.setdefault('DEBUG', '1'); "
+            "import django; django.setup(); import anonymizer_app.management.cluster_flags; "
             "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
             "assert not loaded, loaded")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
