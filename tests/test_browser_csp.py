@@ -52,7 +52,8 @@ def pages(user, monkeypatch) -> list[tuple[str, str]]:
         (f"/jobs/{datafly.pk}/result/risk/", PLOTS + " >= 1"),
         (f"/jobs/{flash.pk}/lattice/",
          "return document.getElementById('lattice-summary').textContent.includes('nodes, optimum') && "
-         "document.querySelectorAll('#lattice-chart .gl-canvas, #lattice-chart canvas').length >= 1"),
+         # the nodes: SVG markers (WebGL's canvas only above 3,000 visible nodes, static/js/lattice.js)
+         "document.querySelectorAll('#lattice-chart .scatterlayer .point, #lattice-chart .gl-canvas').length >= 1"),
         (f"/jobs/{compared.pk}/comparison/", PLOTS + " >= 1"),
         (f"/jobs/{tried.pk}/experiment/", PLOTS + " >= 1"),
         ("/hierarchies/", "return true"),
