@@ -90,11 +90,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         raise InputError(f"research-subset column {marker!r}: no row is in the research subset, so nothing "
                          f"could be published")
     counted = table.n if research is None else int(research.sum())
-    k_max = max((getattr(m, "k", 1) for m in models), default=1)
-    budget = math.floor(suppression_limit * counted + 1e-9)
-    if k_max > counted and budget < counted:
-        raise InputError(f"k={k_max} is larger than the table's {counted} records" if research is None else
-                         f"k={k_max} is larger than the research subset's {counted} records")
+    budget = suppression_budget(models, suppression_limit, counted, subset=research is not None)
 
     all_hs = dict(hierarchies or {})
     all_hs.update(hs)
@@ -110,9 +106,9 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     searched = freq if research is None else FrequencySet(
         freq.codes, np.bincount(freq.inverse, weights=research, minlength=len(freq.counts)).astype(np.int64),
         freq.inverse)
-    problem = Problem(table, ordered, codes, searched, models, suppression_limit, budget,
-                      validate_options(info, spec.options or {}), search_progress, domains, scratch=spec.scratch,
-                      republication=spec.republication, research=research)
+    problem = search_problem(info, table, ordered, codes, searched, models, suppression_limit, budget, spec.options,
+                             search_progress, domains, scratch=spec.scratch, republication=spec.republication,
+                             research=research)
     # the bar leaves "encoding" as the search starts (the search reports from here on)
     report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
@@ -315,6 +311,28 @@ def sensitive_columns(table: Table, sensitive: str | None, models: list[PrivacyM
         if getattr(m, "needs_sensitive", False) and m.column_source != "research" and m.target not in cols:
             cols.append(m.target)
     return cols
+
+
+def suppression_budget(models: list[PrivacyModel], suppression_limit: float, counted: int, subset: bool = False) -> int:
+    """The most records the search may suppress (a share of the ``counted`` records: the table's, or its research
+    subset's); an error when the largest k exceeds the records and the budget cannot suppress them all."""
+    k_max = max((getattr(m, "k", 1) for m in models), default=1)
+    budget = math.floor(suppression_limit * counted + 1e-9)
+    if k_max > counted and budget < counted:
+        raise InputError(f"k={k_max} is larger than the research subset's {counted} records" if subset else
+                         f"k={k_max} is larger than the table's {counted} records")
+    return budget
+
+
+def search_problem(info: AlgorithmInfo, table: Table, hierarchies: list[Hierarchy], codes: np.ndarray,
+                   freq: FrequencySet, models: list[PrivacyModel], suppression_limit: float, budget: int,
+                   options: dict | None, progress: ProgressCallback | None, domains: dict, scratch: str | None = None,
+                   republication: object | None = None, research: np.ndarray | None = None) -> Problem:
+    """The algorithm's search problem over a frequency set: an in-memory table's, or the merged weighted rows of
+    a cluster run (a table whose rows stand for their weights); the options checked against the algorithm's."""
+    return Problem(table, hierarchies, codes, freq, models, suppression_limit, budget,
+                   validate_options(info, options or {}), progress, domains, scratch=scratch,
+                   republication=republication, research=research)
 
 
 def validate_options(info, options: dict) -> dict:

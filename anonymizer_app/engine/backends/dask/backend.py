@@ -18,7 +18,6 @@ The report is the single-process report (``report.build_report``), computed from
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import tempfile
@@ -31,7 +30,7 @@ import pyarrow.parquet as pq
 
 from ...algorithms import get_algorithm, supporting
 from ...algorithms import supports as algorithm_supports
-from ...algorithms.base import CellRecoding, FullDomainRecoding, Problem, ProgressCallback
+from ...algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
 from ...errors import Cancelled, InputError, VerificationError
 from ...measure.metrics import homogeneity
 from ...model.defaults import default_hierarchy
@@ -53,7 +52,8 @@ from ...run.stages import (
     input_figures,
     level_labels,
     result_figures,
-    validate_options,
+    search_problem,
+    suppression_budget,
     weighted_attack,
     weighted_cell_classes,
 )
@@ -61,7 +61,7 @@ from ...search.lattice import generalize_codes
 from . import figures, partitions
 from .mondrian import mondrian_on_cluster
 from .source import ParquetTable
-from .weighted import FrequencyTable, WeightedDomain, merge_combinations, tuple_frequency_set
+from .weighted import WeightedDomain, frequency_table, merge_combinations, tuple_frequency_set
 
 ATTACK_LIMIT = 200  # as attack.attack_report
 MERGE_EVERY = 8  # partition results merged on the driver in batches of this many
@@ -345,32 +345,19 @@ class ClusterRun:
                                   for i, c in enumerate(self.attacked)}
 
     def search(self) -> FullDomainRecoding | CellRecoding:
-        spec = self.spec
-        frame = {}
-        for c in self.columns:
-            if c in self.qi:
-                h = self.hierarchies[self.qi.index(c)]
-                frame[c] = np.asarray(h.leaves, dtype=object)[self.qi_codes[:, self.qi.index(c)]]
-            elif c in self.attacked:
-                i = self.attacked.index(c)
-                frame[c] = self.domain_values[i][self.sens_codes[:, i]]
-        kept = list(frame)
-        self.table = FrequencyTable(pd.DataFrame(frame, columns=kept), {c: self.roles[c] for c in kept},
-                                    {c: self.types[c] for c in kept}, self.source.name, na_values=self.na_values,
-                                    weights=self.weights)
-        k_max = max((getattr(m, "k", 1) for m in self.models), default=1)
-        budget = math.floor(self.suppression_limit * self.n + 1e-9)
-        if k_max > self.n and budget < self.n:
-            raise InputError(f"k={k_max} is larger than the table's {self.n} records")
+        self.table = frequency_table(self.columns, self.qi, self.hierarchies, self.qi_codes, self.attacked,
+                                     self.domain_values, self.sens_codes, self.roles, self.types, self.source.name,
+                                     self.na_values, self.weights)
+        budget = suppression_budget(self.models, self.suppression_limit, self.n)
         domains = {m.target: self.domains_by_column[m.target] for m in self.models
                    if getattr(m, "needs_sensitive", False)}
 
         def search_progress(fraction: float, phase: str):
             return None if self.progress is None else self.progress(0.3 + 0.3 * fraction, phase)
 
-        self.problem = Problem(self.table, self.hierarchies, self.qi_codes, self.freq, self.models,
-                               self.suppression_limit, budget, validate_options(self.info, spec.options or {}),
-                               search_progress, domains, scratch=spec.scratch)
+        self.problem = search_problem(self.info, self.table, self.hierarchies, self.qi_codes, self.freq, self.models,
+                                      self.suppression_limit, budget, self.spec.options, search_progress, domains,
+                                      scratch=self.spec.scratch)
         if self.info.name == "mondrian":  # top-level cuts here, the regions finished on the workers
             recoding: FullDomainRecoding | CellRecoding = mondrian_on_cluster(self)
         else:

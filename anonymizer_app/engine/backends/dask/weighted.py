@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
-from ...model.table import FrequencySet, Table, group_rows
+from ...model.hierarchy import Hierarchy
+from ...model.table import FrequencySet, Role, Table, group_rows
 from ...privacy.distributions import SensitiveDomain
 
 
@@ -27,6 +29,25 @@ class FrequencyTable(Table):
     @property
     def n(self) -> int:
         return int(self.weights.sum())
+
+
+def frequency_table(columns: list[str], qi: list[str], hierarchies: list[Hierarchy], qi_codes: np.ndarray,
+                    attacked: list[str], domain_values: list[np.ndarray], sens_codes: np.ndarray,
+                    roles: dict[str, Role], types: dict[str, str], name: str, na_values: tuple,
+                    weights: np.ndarray) -> FrequencyTable:
+    """The weighted rows as a table: each QI's leaf and each attacked column's value decoded, in the
+    table's column order (the other columns are not read by a search)."""
+    frame = {}
+    for c in columns:
+        if c in qi:
+            j = qi.index(c)
+            frame[c] = np.asarray(hierarchies[j].leaves, dtype=object)[qi_codes[:, j]]
+        elif c in attacked:
+            i = attacked.index(c)
+            frame[c] = domain_values[i][sens_codes[:, i]]
+    kept = list(frame)
+    return FrequencyTable(pd.DataFrame(frame, columns=kept), {c: roles[c] for c in kept},
+                          {c: types[c] for c in kept}, name, na_values=na_values, weights=weights)
 
 
 @dataclass
