@@ -6,24 +6,28 @@ model cards are those of the classes the publishing gate checked.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-from ..measure.metrics import RISK_THRESHOLD, class_figures
+from ..algorithms.base import CellRecoding, FullDomainRecoding
+from ..measure.metrics import RISK_THRESHOLD, class_figures, homogeneity
 from ..measure.risk import sample_risks
 from ..model.cells import ColumnDictionary
-from ..model.table import Table
+from ..model.hierarchy import Hierarchy
+from ..model.table import FrequencySet, Table
 from ..privacy import parse_marker, research_column
-from ..privacy.distributions import domain_for
+from ..privacy.distributions import SensitiveDomain, domain_for
 from ..setvalued.measures import frequent_itemsets
 from ..setvalued.transactions import Transactions
 from .gate import ITEMS, Publication
 from .report_model import ModelCheck, Report, ReportKeys
 from .research import published_classes, research_domain, research_flags, verdicts
-from .result import class_size_histogram, factorize_cells, plain
+from .result import class_size_histogram, factorize_cells, plain, report_head
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
+from .stages import cell_label, input_figures, level_labels, result_figures, weighted_attack
 
 TOP_VALUES = 30
 
@@ -203,6 +207,89 @@ def publication_sections(head: dict, suppressed_rows: str, models: list, sizes: 
     }
     report["value_counts"] = value_counts
     return report
+
+
+@dataclass(frozen=True)
+class WeightedFigures:
+    """What the report of a run over weighted rows (a cluster run's merged frequency data: each row a distinct
+    combination standing for ``weights[i]`` records) is built from: the run, its result on the weighted rows,
+    the classes the gate checked on the published table and the value counts before and after."""
+
+    algorithm: str
+    models: list
+    suppression_limit: float
+    options: dict
+    qi: list[str]
+    sensitive: str | None
+    identifying: list[str]  # removed from the output
+    hierarchies: list[Hierarchy]  # in QI order
+    numeric: list[bool]  # per QI
+    freq: FrequencySet  # the weighted rows' distinct QI tuples (inverse: weighted row -> tuple)
+    qi_codes: np.ndarray  # weighted row -> QI leaf codes
+    weights: np.ndarray  # weighted row -> records
+    domains: dict[str, SensitiveDomain]  # attacked column -> its values on the weighted rows
+    recoding: FullDomainRecoding | CellRecoding
+    suppressed: np.ndarray  # weighted row -> suppressed
+    row_class: np.ndarray  # weighted row -> class (-1: suppressed)
+    class_sizes: np.ndarray
+    cells: tuple[np.ndarray, list] | None  # a cell recoding's (weighted row -> cell codes, labels per QI)
+    target_rows: dict[int, list[int]]  # class -> the rows the attack report lists
+    attack_limit: int
+    records: int  # input records
+    published: int
+    suppressed_published: int
+    suppressed_rows: str
+    published_sizes: np.ndarray  # the gate's classes on the published rows
+    published_class: np.ndarray
+    published_domain: Callable[[Any], SensitiveDomain]  # a model -> its column on the published rows
+    values: dict[str, tuple[np.ndarray, np.ndarray]]  # QI -> (values, counts) in the input
+    published_values: dict[str, tuple[np.ndarray, np.ndarray]]  # QI -> (values, counts) published
+    seconds: float
+
+
+def weighted_report(f: WeightedFigures) -> Report:
+    """report.build_report's figures over weighted rows, by the run core's measuring functions
+    (stages.result_figures, input_figures, weighted_attack) and its report sections (result.report_head,
+    publication_sections: the one code for every backend)."""
+    rec = f.recoding
+    cells = isinstance(rec, CellRecoding)
+    levels = [] if isinstance(rec, CellRecoding) else list(rec.levels)
+    k = max((getattr(m, "k", 1) for m in f.models), default=1)
+    n_sup = int(f.weights[f.suppressed].sum())
+    s = None if f.sensitive is None else f.domains[f.sensitive].codes
+    metrics = result_figures(
+        f.hierarchies, f.numeric, f.qi_codes, f.weights, f.suppressed, f.row_class, f.class_sizes, f.records, k,
+        levels=None if cells else levels, sensitive=s,
+        cells=[(f.cells[0][:, j], f.cells[1][j]) for j in range(len(f.qi))] if f.cells is not None else None)
+    before = input_figures(f.freq, f.hierarchies, f.records, k, None if s is None else (
+        lambda inv, sizes, own: homogeneity(inv[f.freq.inverse], s, f.weights)))
+    head = report_head(
+        algorithm=f.algorithm, models=f.models, suppression_limit=f.suppression_limit, qi=f.qi,
+        sensitive=f.sensitive, class_sizes=f.class_sizes, suppressed=n_sup, records=int(f.published),
+        recoding=rec.recoding if isinstance(rec, CellRecoding) else "full-domain",
+        transformation=None if cells else dict(zip(f.qi, levels)), metrics=metrics, metrics_before=before,
+        options=f.options, search=dict(rec.info), steps=rec.steps,
+        notes=list(rec.notes) + [note for h in f.hierarchies for note in h.notes],
+        transformation_labels=_weighted_labels(f, levels), identifying_removed=f.identifying, verified=True,
+        seconds=f.seconds,
+        attack=weighted_attack(f.domains, f.row_class, f.weights, f.target_rows, f.attack_limit))
+    report = publication_sections(
+        head, f.suppressed_rows, f.models, f.published_sizes, f.published_class, f.published_domain, risk=True,
+        input_records=f.records, published=f.published, suppressed=n_sup,
+        suppressed_published=f.suppressed_published, suppressed_removed=f.records - f.published,
+        value_counts={c: {"before": counted_values(*f.values[c], f.records),
+                          "after": counted_values(*f.published_values[c], f.published)} for c in f.qi})
+    return Report.of(report)
+
+
+def _weighted_labels(f: WeightedFigures, levels: list[int]) -> dict[str, str]:
+    """Each QI's transformation label: its level's description, or a cell recoding's distinct outputs."""
+    rec = f.recoding
+    if isinstance(rec, CellRecoding):
+        assert f.cells is not None
+        kept = ~f.suppressed
+        return {c: cell_label(rec.recoding, len(np.unique(f.cells[0][kept, j]))) for j, c in enumerate(f.qi)}
+    return level_labels(f.qi, f.hierarchies, levels)
 
 
 def _scope_rows(publication: Publication, table: Table) -> np.ndarray:

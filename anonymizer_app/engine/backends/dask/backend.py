@@ -32,7 +32,6 @@ from ...algorithms import get_algorithm, supporting
 from ...algorithms import supports as algorithm_supports
 from ...algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
 from ...errors import Cancelled, InputError, VerificationError
-from ...measure.metrics import homogeneity
 from ...model.defaults import default_hierarchy
 from ...model.hierarchy import Hierarchy, with_missing
 from ...model.missing import MISSING, markers_in_use
@@ -41,20 +40,14 @@ from ...privacy import PrivacyModel
 from ...privacy.base import SensitiveModel
 from ...privacy.distributions import numeric_order
 from ...run.gate import Publication, check_merged_classes
-from ...run.report import Report, counted_values, publication_sections
-from ...run.result import report_head
+from ...run.report import Report, WeightedFigures, weighted_report
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
 from ...run.stages import (
-    cell_label,
     check_supported,
     classes_at_levels,
-    input_figures,
-    level_labels,
-    result_figures,
     search_problem,
     suppression_budget,
-    weighted_attack,
     weighted_cell_classes,
 )
 from ...search.lattice import generalize_codes
@@ -573,51 +566,17 @@ class ClusterRun:
                 wrote = True
 
     def build_report(self) -> Report:
-        """report.build_report's figures over the merged (weighted) frequency data, by the run core's
-        measuring functions (stages.result_figures, input_figures, weighted_attack) and its report sections
-        (result.report_head, report.publication_sections: the one code for every backend)."""
-        rec = self.recoding
-        cells = isinstance(rec, CellRecoding)
-        levels = [] if isinstance(rec, CellRecoding) else list(rec.levels)
-        k = max((getattr(m, "k", 1) for m in self.models), default=1)
-        n_sup = int(self.weights[self.sup].sum())
-        s = None if self.sensitive is None else self.sens_codes[:, self.attacked.index(self.sensitive)]
-        metrics = result_figures(
-            self.hierarchies, [self.is_numeric(c) for c in self.qi], self.qi_codes, self.weights, self.sup,
-            self.row_class, self.class_sizes, self.n, k, levels=None if cells else levels, sensitive=s,
-            cells=[(self.cell_codes[:, j], self.cell_labels[j]) for j in range(len(self.qi))] if cells else None)
-        before = input_figures(self.freq, self.hierarchies, self.n, k, None if s is None else (
-            lambda inv, sizes, own: homogeneity(inv[self.freq.inverse], s, self.weights)))
-        head = report_head(
-            algorithm=self.info.name, models=self.models, suppression_limit=self.suppression_limit, qi=self.qi,
-            sensitive=self.sensitive, class_sizes=self.class_sizes, suppressed=n_sup, records=int(self.published),
-            recoding=rec.recoding if isinstance(rec, CellRecoding) else "full-domain",
-            transformation=None if cells else dict(zip(self.qi, levels)), metrics=metrics, metrics_before=before,
-            options=self.problem.options, search=dict(rec.info), steps=rec.steps,
-            notes=list(rec.notes) + [note for h in self.hierarchies for note in h.notes],
-            transformation_labels=self._labels(levels),
-            identifying_removed=[c for c in self.columns if self.roles[c] == Role.IDENTIFYING], verified=True,
-            seconds=time.perf_counter() - self.started,
-            attack=weighted_attack({c: self.domains_by_column[c] for c in self.attacked}, self.row_class,
-                                   self.weights, self.target_rows, ATTACK_LIMIT))
-        report = publication_sections(
-            head, self.spec.publishing.suppressed_rows, self.models, self.pub_sizes, self.pub_class,
-            lambda m: self._domain(m.target, self.pub_codes, self.pub_weights), risk=True, input_records=self.n,
-            published=self.published, suppressed=n_sup, suppressed_published=self.kept_suppressed,
-            suppressed_removed=self.n - self.published,
-            value_counts={c: {"before": counted_values(*self.values[c], self.n),
-                              "after": counted_values(*self.published_cells[c], self.published)}
-                          for c in self.qi})
-        return Report.of(report)
-
-    def _labels(self, levels: list[int]) -> dict[str, str]:
-        """Each QI's transformation label: its level's description, or a cell recoding's distinct outputs."""
-        rec = self.recoding
-        if isinstance(rec, CellRecoding):
-            kept = ~self.sup
-            return {c: cell_label(rec.recoding, len(np.unique(self.cell_codes[kept, j])))
-                    for j, c in enumerate(self.qi)}
-        return level_labels(self.qi, self.hierarchies, levels)
+        """The report (report.weighted_report) from the merged figures of the run and its gate."""
+        cells = isinstance(self.recoding, CellRecoding)
+        return weighted_report(WeightedFigures(
+            self.info.name, self.models, self.suppression_limit, self.problem.options, self.qi, self.sensitive,
+            [c for c in self.columns if self.roles[c] == Role.IDENTIFYING], self.hierarchies,
+            [self.is_numeric(c) for c in self.qi], self.freq, self.qi_codes, self.weights,
+            {c: self.domains_by_column[c] for c in self.attacked}, self.recoding, self.sup, self.row_class,
+            self.class_sizes, (self.cell_codes, self.cell_labels) if cells else None, self.target_rows, ATTACK_LIMIT,
+            self.n, int(self.published), self.kept_suppressed, self.spec.publishing.suppressed_rows, self.pub_sizes,
+            self.pub_class, lambda m: self._domain(m.target, self.pub_codes, self.pub_weights), self.values,
+            self.published_cells, time.perf_counter() - self.started))
 
     def cleanup(self) -> None:
         self.release_kept()
