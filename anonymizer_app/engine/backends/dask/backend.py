@@ -54,7 +54,13 @@ from ...search.lattice import generalize_codes
 from . import figures, partitions
 from .mondrian import mondrian_on_cluster
 from .source import ParquetTable
-from .weighted import WeightedDomain, frequency_table, merge_combinations, tuple_frequency_set
+from .weighted import (
+    WeightedDomain,
+    frequency_table,
+    merge_combinations,
+    tuple_frequency_set,
+    weighted_domains,
+)
 
 ATTACK_LIMIT = 200  # as attack.attack_report
 MERGE_EVERY = 8  # partition results merged on the driver in batches of this many
@@ -331,11 +337,8 @@ class ClusterRun:
         self.sens_codes = combos[:, q:].astype(np.int64)
         radices = np.array([len(h.leaves) for h in self.hierarchies], dtype=np.int64)
         self.freq = tuple_frequency_set(self.qi_codes, weights, radices)
-        self.domains_by_column = {c: WeightedDomain(c, self.domain_values[i], self.sens_codes[:, i],
-                                                    np.bincount(self.sens_codes[:, i], weights=weights,
-                                                                minlength=len(self.domain_values[i])).astype(np.int64),
-                                                    self.domain_numeric[i], weights=weights)
-                                  for i, c in enumerate(self.attacked)}
+        self.domains_by_column = weighted_domains(self.attacked, self.domain_values, self.domain_numeric,
+                                                  self.sens_codes, weights)
 
     def search(self) -> FullDomainRecoding | CellRecoding:
         self.table = frequency_table(self.columns, self.qi, self.hierarchies, self.qi_codes, self.attacked,

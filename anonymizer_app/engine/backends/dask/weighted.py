@@ -60,6 +60,16 @@ class WeightedDomain(SensitiveDomain):
         return self.weights if kept is None else self.weights[kept]
 
 
+def weighted_domains(columns: list[str], values: list[np.ndarray], numeric: list[bool], codes: np.ndarray,
+                     weights: np.ndarray) -> dict[str, WeightedDomain]:
+    """Each attacked column's domain over the weighted rows (``codes``: per row, one value code per column),
+    its whole-table distribution counted from the weights."""
+    return {c: WeightedDomain(c, values[i], codes[:, i],
+                              np.bincount(codes[:, i], weights=weights, minlength=len(values[i])).astype(np.int64),
+                              numeric[i], weights=weights)
+            for i, c in enumerate(columns)}
+
+
 def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
                        width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct rows of several (combinations, counts, first rows) triples: counts summed, the first row
