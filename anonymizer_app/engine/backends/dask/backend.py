@@ -59,6 +59,7 @@ from .weighted import (
     frequency_table,
     merge_combinations,
     tuple_frequency_set,
+    weighted_classes,
     weighted_domains,
 )
 
@@ -543,11 +544,7 @@ class ClusterRun:
         if totals[0] != expected or int(counts.sum()) != expected:
             raise VerificationError(f"{totals[0]} rows were published, {expected} were to be")
         # the classes an attacker sees: identical published QI cells, merged over the partitions
-        if len(combos):
-            _, class_of, _ = group_rows(combos[:, :q].astype(np.int64))
-            sizes = np.bincount(class_of, weights=counts).astype(np.int64)
-        else:
-            class_of, sizes = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        class_of, sizes = weighted_classes(combos[:, :q], counts)
         pub_codes = combos[:, q:].astype(np.int64)
         self._check_models(sizes, class_of, pub_codes, counts)
         self.published = totals[0]

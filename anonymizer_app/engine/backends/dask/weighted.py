@@ -70,6 +70,15 @@ def weighted_domains(columns: list[str], values: list[np.ndarray], numeric: list
             for i, c in enumerate(columns)}
 
 
+def weighted_classes(cells: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The classes of weighted rows (identical ``cells``: one row of codes each): row -> class and each class's
+    records (the weights summed)."""
+    if not len(cells):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, class_of, _ = group_rows(cells.astype(np.int64))
+    return class_of, np.bincount(class_of, weights=weights).astype(np.int64)
+
+
 def merge_combinations(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
                        width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct rows of several (combinations, counts, first rows) triples: counts summed, the first row
