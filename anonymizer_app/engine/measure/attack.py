@@ -67,12 +67,7 @@ def report_part(dom: SensitiveDomain, class_of_row: np.ndarray, limit: int = 200
     p = counts / sizes[:, None]
     distinct = (counts > 0).sum(axis=1)
     homo = np.flatnonzero(distinct == 1)[:limit]
-    rows_by_class: dict[int, list[int]] = {}
-    if len(homo):
-        sel = np.flatnonzero(np.isin(class_of_row, local[homo]))
-        global_rows = sel if row_ids is None else np.asarray(row_ids)[sel]
-        for c, r in zip(class_of_row[sel], global_rows):
-            rows_by_class.setdefault(int(c) + class_offset, []).append(int(r) + 1)
+    rows_by_class = _rows_by_class(homo, local, class_of_row, row_ids, class_offset)
     all_homo = distinct == 1
     part["homogeneous_classes"] = int(all_homo.sum())
     part["records_in_homogeneous_classes"] = int(sizes[all_homo].sum())
@@ -186,12 +181,7 @@ def _sparse_part(dom: SensitiveDomain, class_of_row: np.ndarray, limit: int, cla
     share = cnt / sizes[ci]
     part["equivalence_classes"] = nc
     homo = np.flatnonzero(distinct == 1)[:limit]
-    rows_by_class: dict[int, list[int]] = {}
-    if len(homo):
-        sel = np.flatnonzero(np.isin(class_of_row, local[homo]))
-        global_rows = sel if row_ids is None else np.asarray(row_ids)[sel]
-        for c, r in zip(class_of_row[sel], global_rows):
-            rows_by_class.setdefault(int(c) + class_offset, []).append(int(r) + 1)
+    rows_by_class = _rows_by_class(homo, local, class_of_row, row_ids, class_offset)
     all_homo = distinct == 1
     part["homogeneous_classes"] = int(all_homo.sum())
     part["records_in_homogeneous_classes"] = int(sizes[all_homo].sum())
@@ -327,3 +317,14 @@ def _capped(out: dict, parts: list[dict]) -> None:
                        "homogeneous_classes": sum(b["homogeneous_classes"] for b in bins),
                        "records_in_homogeneous_classes": sum(b["records_in_homogeneous_classes"] for b in bins),
                        "l_min": min(b["l_min"] for b in bins)}
+
+
+def _rows_by_class(homo, local, class_of_row, row_ids, class_offset: int) -> dict[int, list[int]]:
+    """The 1-based row numbers of the homogeneous classes ``homo`` (by their global class id), for the report."""
+    rows_by_class: dict[int, list[int]] = {}
+    if len(homo):
+        sel = np.flatnonzero(np.isin(class_of_row, local[homo]))
+        global_rows = sel if row_ids is None else np.asarray(row_ids)[sel]
+        for c, r in zip(class_of_row[sel], global_rows):
+            rows_by_class.setdefault(int(c) + class_offset, []).append(int(r) + 1)
+    return rows_by_class
