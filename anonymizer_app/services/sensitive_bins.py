@@ -23,7 +23,6 @@ from ..engine.measure.value_bins import (  # noqa: F401 (the page reads them her
     MANY_VALUES,
     MISSING,
     Binning,
-    _numbers,
     as_number,
     binned_counts,
     binned_table,
