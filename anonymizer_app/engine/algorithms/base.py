@@ -15,6 +15,7 @@ from ..model.hierarchy import Hierarchy
 from ..model.table import FrequencySet, Table
 from ..privacy import PRIVACY_MODELS, Parameter, PrivacyModel
 from ..privacy.distributions import sensitive_domain
+from ..search.persons import PersonCounter
 
 ProgressCallback = Callable[[float, str], bool | None]  # returning False asks the run to stop (a cancelled job)
 # An algorithm calls Problem.heartbeat at every unit of its work (a cluster, a partition, a node, a batch of
@@ -44,6 +45,9 @@ class Problem:
     # record. ``freq.counts`` then counts each tuple's research records, the domains of the models on published
     # records weigh each row by its flag, and the budget is a share of the research records (engine/run/research.py)
     research: np.ndarray | None = field(default=None, repr=False)
+    # a run with a person id: the persons of the frequency set (search/persons.py). The models then count persons,
+    # the budget is a number of persons, and a person's records are suppressed together (definitions.md)
+    persons: PersonCounter | None = field(default=None, repr=False)
     last_report: float = field(default=0.0, repr=False)  # time.monotonic() of the last progress call
     last_fraction: float = field(default=0.0, repr=False)
 
@@ -93,6 +97,29 @@ class Problem:
         """Records the suppression of these rows costs against the budget (research records only)."""
         suppressed = np.asarray(suppressed, dtype=bool)
         return int(suppressed.sum() if self.research is None else (suppressed & self.research).sum())
+
+    @property
+    def counted(self) -> int:
+        """What the suppression budget is a share of: the persons with a person id, else the records."""
+        return self.records if self.persons is None else self.persons.count
+
+    def outcome(self, sizes: np.ndarray, tuple_class: np.ndarray) -> tuple[np.ndarray, int]:
+        """A transformation's classes (tuple -> class, record sizes) judged: the classes it suppresses and what
+        that costs against the budget (records; persons with a person id, found by the persons' fixpoint)."""
+        sizes = np.asarray(sizes)
+        if self.persons is None:
+            failing = self.failing(sizes, tuple_class=tuple_class)
+            return failing, int(sizes[failing].sum())
+        judged = self.persons.judge(tuple_class, len(sizes), self.failing)
+        return judged.failing, judged.cost
+
+    def suppressed_rows(self, sizes: np.ndarray, tuple_class: np.ndarray) -> np.ndarray:
+        """Per row of the table: suppressed by the transformation of these classes (with a person id, every record
+        of a person removed by the fixpoint)."""
+        if self.persons is None:
+            return self.failing(np.asarray(sizes), tuple_class=tuple_class)[tuple_class][self.freq.inverse]
+        judged = self.persons.judge(tuple_class, len(sizes), self.failing)
+        return self.persons.suppressed_rows(tuple_class, judged)
 
     def report(self, fraction: float, phase: str) -> None:
         """Tell the progress callback; its False (cancel, or the job deleted) stops the run: Cancelled."""

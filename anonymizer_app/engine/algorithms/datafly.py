@@ -23,19 +23,19 @@ def datafly(problem: Problem) -> FullDomainRecoding:
     steps: list[dict] = []
     while True:
         inverse, sizes = equivalence_classes(freq.codes, freq.counts, hs, levels)
-        failing = problem.failing(sizes, tuple_class=inverse)
-        outliers = int(sizes[failing].sum())
+        failing, outliers = problem.outcome(sizes, inverse)  # records, or persons with a person id
         distinct = [len(np.unique(h.maps[lv][freq.codes[:, j]])) for j, (h, lv) in enumerate(zip(hs, levels))]
         step = {
             "iteration": len(steps) + 1,
             "levels": dict(zip(names, levels)),
             "distinct": dict(zip(names, distinct)),
             "equivalence_classes": int(len(sizes)),
-            "records_in_failing_classes": outliers,
+            ("records_in_failing_classes" if problem.persons is None else "persons_to_suppress"): outliers,
         }
         steps.append(step)
         problem.report(sum(levels) / total_height, f"Datafly iteration {step['iteration']}: "
-                       f"{outliers} record(s) in classes below k, budget {problem.budget}")
+                       f"{outliers} {'person' if problem.persons is not None else 'record'}(s) to suppress, "
+                       f"budget {problem.budget}")
         if outliers <= problem.budget:
             break
         candidates = [j for j, (h, lv) in enumerate(zip(hs, levels)) if lv < h.height]
@@ -48,8 +48,7 @@ def datafly(problem: Problem) -> FullDomainRecoding:
         j = max(candidates, key=lambda c: (distinct[c], -c))
         step["generalized"] = names[j]
         levels[j] += 1
-    suppressed_tuples = failing[inverse]
-    suppressed = suppressed_tuples[freq.inverse]
+    suppressed = problem.suppressed_rows(sizes, inverse)
     problem.report(1.0, f"Datafly done: {int(suppressed.sum())} record(s) suppressed")
     return FullDomainRecoding(levels, suppressed, steps)
 
@@ -62,6 +61,7 @@ register(
         "records in classes below k fit the suppression limit, then suppress them (Sweeney 2002).",
         run=datafly,
         recoding="full-domain",
+        person_level=True,
         optimal=False,
         reference="L. Sweeney, Achieving k-anonymity privacy protection using generalization and "
         "suppression, IJUFKS 10(5), 2002",

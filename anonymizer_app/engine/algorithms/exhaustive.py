@@ -23,6 +23,7 @@ register(
         "slow on large lattices, the reference for the optimal algorithms.",
         run=exhaustive,
         recoding="full-domain",
+        person_level=True,
         optimal=True,
         options=(METRIC, KEEP_LATTICE),
         reference="",

@@ -203,6 +203,7 @@ register(
         "the algorithm of ARX).",
         run=flash,
         recoding="full-domain",
+        person_level=True,
         optimal=True,
         options=(METRIC, KEEP_LATTICE),
         reference="F. Kohlmayer, F. Prasser, C. Eckert, A. Kemper, K. A. Kuhn, Flash: efficient, stable and "

@@ -97,6 +97,7 @@ register(
         "roll-up; the optimum for the chosen metric among them (LeFevre et al. 2005).",
         run=incognito,
         recoding="full-domain",
+        person_level=True,
         optimal=True,
         options=(METRIC, KEEP_LATTICE),
         reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Incognito: efficient full-domain k-anonymity, "

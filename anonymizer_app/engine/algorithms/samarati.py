@@ -78,6 +78,7 @@ register(
         "best of them by the chosen metric (Samarati 2001). Minimal height, not a global optimum.",
         run=samarati,
         recoding="full-domain",
+        person_level=True,
         optimal=False,
         options=(METRIC, KEEP_LATTICE),
         reference="P. Samarati, Protecting respondents' identities in microdata release, IEEE TKDE 13(6), 2001",

@@ -21,10 +21,14 @@ class Role(str, Enum):
     QUASI_IDENTIFYING = "quasi-identifying"
     SENSITIVE = "sensitive"
     INSENSITIVE = "insensitive"
+    # several records of one person (definitions.md, "The unit counted: the person"): an identifier, so never
+    # published as is, and every privacy model then counts persons, not records
+    PERSON = "person id"
 
     @classmethod
     def parse(cls, value: str) -> "Role":
-        aliases = {"qi": cls.QUASI_IDENTIFYING, "quasi": cls.QUASI_IDENTIFYING, "id": cls.IDENTIFYING}
+        aliases = {"qi": cls.QUASI_IDENTIFYING, "quasi": cls.QUASI_IDENTIFYING, "id": cls.IDENTIFYING,
+                   "person": cls.PERSON, "person-id": cls.PERSON, "person_id": cls.PERSON}
         try:
             return aliases.get(value) or cls(value)
         except ValueError:
@@ -122,7 +126,16 @@ class Table:
 
     @property
     def identifying(self) -> list[str]:
-        return self.columns_with(Role.IDENTIFYING)
+        """The columns that never leave as they are: the identifying ones and the person id."""
+        return [c for c in self.frame.columns if self.roles[c] in (Role.IDENTIFYING, Role.PERSON)]
+
+    @property
+    def person(self) -> str | None:
+        """The person-id column (one at most), None when each record is its own person."""
+        found = self.columns_with(Role.PERSON)
+        if len(found) > 1:
+            raise InputError(f"only one column can be the person id; {', '.join(map(repr, found))} are")
+        return found[0] if found else None
 
     @property
     def n(self) -> int:

@@ -230,7 +230,10 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
         # each QI column of the output hashed once: its codes give the classes and the cell checks below
         factorized = {c: factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi}
         row_class, sizes = released_classes(output, table.qi, released, factorized)
-    check_models(table, hierarchies, result.models, sizes, row_class)
+    if table.person is not None and result.person_adversary != spec.person_adversary:
+        raise VerificationError(f"the result was searched against the {result.person_adversary!r} adversary, the run "
+                                f"asks for {spec.person_adversary!r}: refusing to publish it unchecked")
+    check_models(table, hierarchies, result.models, sizes, row_class, spec.person_adversary)
 
     published = released if research is None else released & research
     rows = np.flatnonzero(published)

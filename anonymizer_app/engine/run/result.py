@@ -17,6 +17,7 @@ from ..model.table import Table, group_keys, group_rows
 from ..privacy import PrivacyModel
 from ..privacy.distributions import domain_for
 from ..search.recoding import parse_range
+from .person_check import check_person_models, check_person_suppression, persons_of
 from .research import Verdict, research_domain, research_flags, verdicts
 
 
@@ -59,6 +60,9 @@ class Result:
     # the recoding kind's own check of what it publishes, set by the kind's stage (m-invariance: its release
     # against the history); None: Anatomy's tables or the recoded table checked here (verify_anatomy, verify_output)
     verifier: Callable[[Result, Table, dict], object] | None = field(default=None, repr=False)
+    # with a person id: what the adversary knows (model.persons.ADVERSARIES), and the persons' figures of the run
+    person_adversary: str = "class"
+    persons: dict = field(default_factory=dict)
 
     @property
     def k(self) -> int:
@@ -89,7 +93,8 @@ class Result:
                            self.suppression_limit)
         else:
             verify_output(table, hierarchies, self.output, self.suppressed, self.models, self.suppression_limit,
-                          self.metrics, self.transformation, leaf_codes=self.leaf_codes)
+                          self.metrics, self.transformation, leaf_codes=self.leaf_codes,
+                          adversary=self.person_adversary)
         self.verified = True
 
 
@@ -173,6 +178,7 @@ def verify_output(
     metrics: dict | None = None,
     transformation: dict[str, int] | None = None,
     leaf_codes: LeafCodes | None = None,
+    adversary: str = "class",
 ) -> None:
     """Independent check of a result; it uses only the input, the hierarchies and the output rows.
 
@@ -191,10 +197,14 @@ def verify_output(
     suppressed = np.asarray(suppressed, dtype=bool)
     n_sup = int(suppressed.sum())
     flags = research_flags(table.frame, models)  # with a population table: research records are counted
-    counted_sup = n_sup if flags is None else int((suppressed & flags).sum())
-    budget = math.floor(suppression_limit * (n if flags is None else int(flags.sum())) + 1e-9)
-    if counted_sup > budget:
-        raise VerificationError(f"{counted_sup} records suppressed, more than the limit of {budget}")
+    persons = persons_of(table)
+    if persons is not None:  # the limit counts persons, whose records go together
+        check_person_suppression(suppressed, persons, suppression_limit)
+    else:
+        counted_sup = n_sup if flags is None else int((suppressed & flags).sum())
+        budget = math.floor(suppression_limit * (n if flags is None else int(flags.sum())) + 1e-9)
+        if counted_sup > budget:
+            raise VerificationError(f"{counted_sup} records suppressed, more than the limit of {budget}")
 
     qi = table.qi
     encoded = encoded_input(table, hierarchies, leaf_codes)
@@ -209,7 +219,7 @@ def verify_output(
         sizes, row_class = _classes_of_key(key, kept)
     else:
         sizes, row_class = _verify_cells(table, hierarchies, output, suppressed, transformation, encoded)
-    check_models(table, hierarchies, models, sizes, row_class)
+    check_models(table, hierarchies, models, sizes, row_class, adversary)
     if metrics is not None:
         if metrics.get("equivalence_classes") != len(sizes):
             raise VerificationError(
@@ -375,13 +385,19 @@ def check_cells(
 
 
 def check_models(table: Table, hierarchies: dict, models: list[PrivacyModel], sizes: np.ndarray,
-                 row_class: np.ndarray) -> None:
+                 row_class: np.ndarray, adversary: str = "class") -> None:
     """Every model on the classes (row -> class, -1 suppressed); sensitive values from the input. With a
-    population table each model counts what research.verdicts says (definitions.md, "The unit counted")."""
+    population table each model counts what research.verdicts says, with a person id the persons
+    (definitions.md, "The unit counted")."""
     flags = research_flags(table.frame, models)
 
     def domain_of(model):
         return domain_for(model, table.frame, hierarchies, table.is_numeric(model.target))
+
+    persons = persons_of(table)
+    if persons is not None:
+        check_person_models(models, row_class, persons, len(sizes), domain_of, adversary)
+        return
 
     def research_domain_of(model):
         assert flags is not None

@@ -15,6 +15,7 @@ import pandas as pd
 from ..backends.dask.source import ParquetTable
 from ..errors import InputError
 from ..model.hierarchy import Hierarchy
+from ..model.persons import check_adversary
 from ..model.table import Role, Table
 from ..privacy import KAnonymity, Parameter, PrivacyModel
 from ..republication import Republication
@@ -142,6 +143,11 @@ class RunSpec:
     pseudonym_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
     # a population table's name (a web job's population dataset): the report's research section names it
     population: str | None = None
+    # with a person id (a column of role "person id"): what the adversary knows of a person (model.persons)
+    person_adversary: str = "class"
+
+    def __post_init__(self) -> None:
+        check_adversary(self.person_adversary)
 
     @classmethod
     def build(cls, table: Table | StreamedTable | TransactionSet | ParquetTable, hierarchies: dict[str, Hierarchy] | None = None,

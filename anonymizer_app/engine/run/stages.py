@@ -13,16 +13,18 @@ import pandas as pd
 
 from ..algorithms import ALGORITHMS, AlgorithmInfo, Problem, get_algorithm
 from ..algorithms.anatomy import AnatomyRecoding, assemble_anatomy
-from ..algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
+from ..algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback, check_person_level
 from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance, verify_m_invariance
 from ..errors import Cancelled, InputError
 from ..measure.attack import attack_report, merge_parts, report_part
 from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from ..model.hierarchy import ROOT, Hierarchy
+from ..model.persons import Persons
 from ..model.table import FrequencySet, Table, frequency_set, group_rows
 from ..privacy import PrivacyModel, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for, sensitive_domain
 from ..search.lattice import equivalence_classes, label_columns, radices
+from ..search.persons import PersonCounter
 from .research import on_population, published_figures, research_domain, research_flags
 from .result import LeafCodes, Result, factorize_cells
 from .spec import SUPPRESSION, RunSpec
@@ -89,8 +91,12 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         marker = research_column(models)
         raise InputError(f"research-subset column {marker!r}: no row is in the research subset, so nothing "
                          f"could be published")
+    persons = person_run(table, info, models)
     counted = table.n if research is None else int(research.sum())
-    budget = suppression_budget(models, suppression_limit, counted, subset=research is not None)
+    if persons is not None:
+        counted = persons.count
+    budget = suppression_budget(models, suppression_limit, counted, subset=research is not None,
+                                unit="records" if persons is None else "persons")
 
     all_hs = dict(hierarchies or {})
     all_hs.update(hs)
@@ -106,18 +112,50 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     searched = freq if research is None else FrequencySet(
         freq.codes, np.bincount(freq.inverse, weights=research, minlength=len(freq.counts)).astype(np.int64),
         freq.inverse)
+    counter = None
+    if persons is not None:  # the models count persons: the sensitive values' table distribution too
+        counter = PersonCounter(freq.inverse, persons.codes, persons.count, len(freq.counts), spec.person_adversary,
+                                max((int(getattr(m, "k", 1)) for m in models), default=1))
+        domains = {c: counter.domain(d) for c, d in domains.items()}
     problem = search_problem(info, table, ordered, codes, searched, models, suppression_limit, budget, spec.options,
                              search_progress, domains, scratch=spec.scratch, republication=spec.republication,
                              research=research)
+    problem.persons = counter
     # the bar leaves "encoding" as the search starts (the search reports from here on)
     report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
     built = Built(table, info, problem, models, suppression_limit, sensitive, all_hs, hs, ordered, leaf_codes, freq,
                   research, domains, report)
     result = assemble(recoding, built)
+    if persons is not None:
+        result.persons = person_figures(result, persons)
     result.seconds = time.perf_counter() - started
     report(0.95, "verified")
     return result
+
+
+def person_run(table: Table, info: AlgorithmInfo, models: list[PrivacyModel]) -> Persons | None:
+    """The persons of a run whose table has a person id; the algorithm and the models must count them."""
+    column = table.person
+    if column is None:
+        return None
+    check_person_level(info, True)
+    for m in models:
+        if getattr(m, "column_source", None) == "research" or getattr(m, "algorithms", None) is not None:
+            raise InputError(f"{m.label} counts records of a population or a release, not persons: it cannot run "
+                             f"with the person id {column!r} (give the column another role)")
+    if column in table.qi or column in table.sensitive:
+        raise InputError(f"person id {column!r} cannot also be a quasi-identifier or sensitive")
+    return Persons.of(table.frame[column], column)
+
+
+def person_figures(result: Result, persons: Persons) -> dict:
+    """The persons of a verified result: input, suppressed (with all their records), published, blank ids."""
+    suppressed = np.asarray(result.suppressed, dtype=bool)
+    gone = np.zeros(persons.count, dtype=bool)
+    gone[persons.codes[suppressed]] = True
+    return {"column": persons.column, "adversary": result.person_adversary, "persons": persons.count,
+            "suppressed": int(gone.sum()), "published": int(persons.count - gone.sum()), "blank_ids": persons.blank}
 
 
 @dataclass
@@ -233,6 +271,8 @@ def _recoded_rows(recoding: FullDomainRecoding | CellRecoding, built: Built,
     result.identifying_removed = list(table.identifying)
     result.leaf_codes = leaf_codes
     built.report(0.94, "verifying the result from the output rows")
+    if built.problem.persons is not None:  # verified against the adversary searched for
+        result.person_adversary = built.problem.persons.adversary
     result.verify(table, all_hs)
     result.hierarchies = all_hs
     attacked = sensitive_columns(table, sensitive, models)
@@ -313,14 +353,16 @@ def sensitive_columns(table: Table, sensitive: str | None, models: list[PrivacyM
     return cols
 
 
-def suppression_budget(models: list[PrivacyModel], suppression_limit: float, counted: int, subset: bool = False) -> int:
-    """The most records the search may suppress (a share of the ``counted`` records: the table's, or its research
-    subset's); an error when the largest k exceeds the records and the budget cannot suppress them all."""
+def suppression_budget(models: list[PrivacyModel], suppression_limit: float, counted: int, subset: bool = False,
+                       unit: str = "records") -> int:
+    """The most records (or persons, ``unit``) the search may suppress (a share of the ``counted`` ones: the
+    table's, or its research subset's); an error when the largest k exceeds them and the budget cannot suppress
+    them all."""
     k_max = max((getattr(m, "k", 1) for m in models), default=1)
     budget = math.floor(suppression_limit * counted + 1e-9)
     if k_max > counted and budget < counted:
-        raise InputError(f"k={k_max} is larger than the research subset's {counted} records" if subset else
-                         f"k={k_max} is larger than the table's {counted} records")
+        raise InputError(f"k={k_max} is larger than the research subset's {counted} {unit}" if subset else
+                         f"k={k_max} is larger than the table's {counted} {unit}")
     return budget
 
 

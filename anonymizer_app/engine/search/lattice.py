@@ -313,6 +313,9 @@ class NodeEvaluator:
     # and the suppression budget, to skip the sensitive models on nodes already over the budget
     size_failing: Callable | None = None
     budget: int | None = None
+    # a run with a person id: (record sizes, tuple -> class) -> (classes failing, persons suppressed), the fixpoint
+    # of search/persons.py; outliers then count persons
+    judge: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, int]] | None = None
 
     def tuple_class(self, node: NodeClasses) -> np.ndarray:
         """The class (index into node.sizes) of every frequency-set tuple."""
@@ -372,7 +375,9 @@ class NodeEvaluator:
             node = source
         else:
             node = self._group(levels, source)
-        if self.failing_fn is not None and node.failing is None:
+        if self.judge is not None and node.failing is None:  # persons counted (search/persons.py)
+            node.failing, node.outliers = self.judge(node.sizes, self.tuple_class(node))
+        elif self.failing_fn is not None and node.failing is None:
             if self.class_level and self.histograms and self.freq_inverse is not None:
                 if not self._over_on_sizes(node):
                     node.failing = self.failing_fn(node.sizes,

@@ -55,7 +55,12 @@ class LatticeSearch:
         if problem.needs_classes:  # nodes over the budget on class sizes alone skip the sensitive models
             self.evaluator.size_failing = problem.failing_on_sizes
             self.evaluator.budget = problem.budget
-        if problem.models and all(type(m) is KAnonymity for m in problem.models):
+        persons = problem.persons is not None
+        if persons:  # classes judged per person (search/persons.py): outliers are persons
+            self.evaluator.judge = problem.outcome
+            self.evaluator.histograms = self.evaluator.class_level = False
+            self.evaluator.size_failing = None
+        elif problem.models and all(type(m) is KAnonymity for m in problem.models):
             k = max(m.k for m in problem.models if isinstance(m, KAnonymity))  # plain k-anonymity: the same test without the dispatch
             self.evaluator.failing_fn = lambda sizes, k=k: sizes < k
         self.metric_name = metric or problem.options.get("metric") or str(METRIC.default)
@@ -71,7 +76,9 @@ class LatticeSearch:
         self.checked = np.zeros(shape, dtype=bool)
         self.values = np.full(shape, np.nan)
         # the class bound serves the suppression searches only (pruning, branch and bound)
-        self.class_lb = np.full(shape, -np.inf) if self.metric_name == "discernibility" and self.budget > 0 else None
+        # (in records: with a person id the budget counts persons, and the bounds below do not apply)
+        self.class_lb = (np.full(shape, -np.inf)
+                         if self.metric_name == "discernibility" and self.budget > 0 and not persons else None)
         # k-anonymity alone (the classes failing are the ones below k): a node suppresses at least as many
         # records as any generalization of it (merging classes never makes one smaller), so the most
         # records suppressed by a checked generalization bound a node's own; each of them costs N in
@@ -270,15 +277,14 @@ class LatticeSearch:
     def recoding(self, levels, info: dict, steps: list | None = None, notes: list | None = None) -> FullDomainRecoding:
         p = self.problem
         levels = [int(x) for x in levels]
-        if self.budget == 0 and p.research is None and not np.isnan(self.values[tuple(levels)]):
+        if self.budget == 0 and p.research is None and p.persons is None and not np.isnan(self.values[tuple(levels)]):
             # checked anonymous with no budget (record): no class fails, no record is suppressed (with a research
             # subset a class without a research record may fail at no cost: recounted below)
             # one flag per row of the searched table (a weighted table's rows, not its weight total)
             suppressed = np.zeros(len(p.freq.inverse), dtype=bool)
         else:
             inverse, sizes = equivalence_classes(p.freq.codes, p.freq.counts, p.hierarchies, levels)
-            failing = p.failing(sizes, tuple_class=inverse)
-            suppressed = failing[inverse][p.freq.inverse]
+            suppressed = p.suppressed_rows(sizes, inverse)
         base = {
             "metric": self.metric_name,
             "metric_key": REPORT_KEYS[self.metric_name],
