@@ -1,4 +1,5 @@
-"""The merged frequency set of a cluster run, shaped so that the engine's own code runs on it.
+"""Weighted frequency data, shaped so that the engine's own code runs on it: the run core's rows when the table
+is not in one place (a cluster run's merged partitions).
 
 The workers send, per partition, the distinct combinations of (QI leaf codes, codes of the attacked
 sensitive columns) with their counts; merged, these "weighted rows" stand for the N records. The
@@ -15,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ...model.hierarchy import Hierarchy
-from ...model.table import FrequencySet, Role, Table, group_rows
-from ...privacy.distributions import SensitiveDomain
+from ..model.hierarchy import Hierarchy
+from ..model.table import FrequencySet, Role, Table, group_rows
+from ..privacy.distributions import SensitiveDomain
 
 
 @dataclass

@@ -50,11 +50,7 @@ from ...run.stages import (
     suppression_budget,
     weighted_cell_classes,
 )
-from ...search.lattice import generalize_codes
-from . import figures, partitions
-from .mondrian import mondrian_on_cluster
-from .source import ParquetTable
-from .weighted import (
+from ...run.weighted import (
     WeightedDomain,
     frequency_table,
     merge_combinations,
@@ -62,6 +58,10 @@ from .weighted import (
     weighted_classes,
     weighted_domains,
 )
+from ...search.lattice import generalize_codes
+from . import figures, partitions
+from .mondrian import mondrian_on_cluster
+from .source import ParquetTable
 
 ATTACK_LIMIT = 200  # as attack.attack_report
 MERGE_EVERY = 8  # partition results merged on the driver in batches of this many

@@ -23,8 +23,8 @@ from ...algorithms import mondrian as mondrian_code
 from ...algorithms.base import CellRecoding, Problem
 from ...errors import InputError, UnsatisfiableError
 from ...model.table import FrequencySet, Role
+from ...run.weighted import FrequencyTable, WeightedDomain
 from ...search.recoding import QISpace, cells_from_groups
-from .weighted import FrequencyTable, WeightedDomain
 
 REGIONS_PER_WORKER = 4
 
