@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..algorithms.base import CellRecoding, FullDomainRecoding
 from ..model.hierarchy import Hierarchy
-from ..model.table import FrequencySet, Role, Table, group_rows
+from ..model.table import NUMERIC_TYPES, FrequencySet, Role, Table, group_rows
+from ..privacy import PrivacyModel
 from ..privacy.distributions import SensitiveDomain
 
 
@@ -103,3 +105,111 @@ def tuple_frequency_set(qi_codes: np.ndarray, weights: np.ndarray, leaf_counts: 
     first, inverse, _ = group_rows(qi_codes, leaf_counts)
     counts = np.bincount(inverse, weights=weights, minlength=len(first)).astype(np.int64)
     return FrequencySet(qi_codes[first], counts, inverse)
+
+
+def merge_first_seen(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Values with counts from partitions in input order: the values in order of first appearance in the
+    whole table, the counts summed (the report's value counts are report.counted_values over them)."""
+    if not parts:
+        return np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
+    values = np.concatenate([p[0] for p in parts]).astype(object)
+    counts = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False)
+    return np.asarray(uniques, dtype=object), np.bincount(codes, weights=counts, minlength=len(uniques)).astype(np.int64)
+
+
+# ---- the figures of a run over weighted rows, one small bundle per stage ---------------------------------------
+@dataclass(frozen=True)
+class ColumnPlan:
+    """The table's columns as the run reads them: their roles, the QIs, the sensitive column, the models bound
+    to their columns and the columns the attack report covers (the sensitive ones and the models')."""
+
+    columns: list[str]
+    roles: dict[str, Role]
+    qi: list[str]
+    sensitive: str | None
+    models: list[PrivacyModel]
+    attacked: list[str]
+
+    @property
+    def identifying(self) -> list[str]:
+        """Removed from the output."""
+        return [c for c in self.columns if self.roles[c] == Role.IDENTIFYING]
+
+    @property
+    def published(self) -> list[str]:
+        return [c for c in self.columns if self.roles[c] != Role.IDENTIFYING]
+
+    @property
+    def wanted(self) -> list[str]:
+        """The columns whose values the scan counts: the QIs, then the attacked columns."""
+        return self.qi + [c for c in self.attacked if c not in self.qi]
+
+
+@dataclass(frozen=True)
+class ColumnFigures:
+    """What the scan tells: the records, each wanted column's values (first seen) with their counts, the types."""
+
+    records: int
+    values: dict[str, tuple[np.ndarray, np.ndarray]]
+    types: dict[str, str]
+    na_values: tuple[str, ...]
+
+    def is_numeric(self, column: str) -> bool:
+        return self.types[column] in NUMERIC_TYPES
+
+
+@dataclass(frozen=True)
+class WeightedRows:
+    """The merged frequency data: each row a distinct combination of QI leaf codes and attacked columns' value
+    codes, standing for ``weights[i]`` records."""
+
+    qi_codes: np.ndarray  # row -> QI leaf codes (int32)
+    sens_codes: np.ndarray  # row -> a value code per attacked column
+    weights: np.ndarray  # row -> records
+    first_rows: np.ndarray  # row -> its first input row
+    freq: FrequencySet  # the distinct QI tuples (inverse: row -> tuple)
+    domains: dict[str, WeightedDomain]  # attacked column -> its values over the rows
+
+    def domain_over(self, column: str, codes: np.ndarray, weights: np.ndarray) -> WeightedDomain:
+        """``column``'s domain over other weighted rows (``codes``: a value code per attacked column, in the
+        domains' order), with the whole input's distribution."""
+        d = self.domains[column]
+        return WeightedDomain(column, d.values, codes[:, list(self.domains).index(column)], d.table_counts,
+                              d.numeric, weights=weights)
+
+
+@dataclass(frozen=True)
+class ResultClasses:
+    """The result over the weighted rows: its recoding, what is suppressed, the classes."""
+
+    recoding: FullDomainRecoding | CellRecoding
+    suppressed: np.ndarray  # weighted row -> suppressed
+    row_class: np.ndarray  # weighted row -> class (-1: suppressed)
+    sizes: np.ndarray  # records per class
+    cells: tuple[np.ndarray, list] | None  # a cell recoding's (weighted row -> cell codes, labels per QI)
+
+    def suppressed_records(self, weights: np.ndarray) -> int:
+        return int(weights[self.suppressed].sum())
+
+
+@dataclass(frozen=True)
+class AttackRows:
+    """The rows the attack report lists: class -> its first input rows (at most ``limit``)."""
+
+    rows: dict[int, list[int]]
+    limit: int
+
+
+@dataclass(frozen=True)
+class PublishedClasses:
+    """What the gate checked on the published rows, merged: records, the '*' rows kept, the classes an attacker
+    sees (distinct published QI cells) with the weighted published rows' sensitive codes, each QI's values."""
+
+    records: int
+    suppressed: int  # suppressed records published as '*' rows
+    sizes: np.ndarray
+    row_class: np.ndarray  # published weighted row -> class
+    codes: np.ndarray  # published weighted row -> a value code per attacked column
+    weights: np.ndarray  # published weighted row -> records
+    values: dict[str, tuple[np.ndarray, np.ndarray]]  # QI -> (values, counts) published

@@ -4,7 +4,7 @@
    (types, default hierarchies, sensitive domains, the report's value counts);
 2. frequency set (per partition, merged exactly): distinct (QI leaves, attacked sensitive values) with
    counts; the algorithm (its registered code, unchanged) searches the merged set as it searches a
-   single-process run's (:mod:`.weighted`);
+   single-process run's (:mod:`engine.run.weighted`, :mod:`engine.run.merged`);
 3. write (per partition): the output built as ``api.build_output`` builds it, the published rows
    written to Parquet on storage every worker sees;
 4. gate (per partition, then merged): each written partition read back and checked against its input
@@ -30,37 +30,36 @@ import pyarrow.parquet as pq
 
 from ...algorithms import get_algorithm, supporting
 from ...algorithms import supports as algorithm_supports
-from ...algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback
-from ...errors import Cancelled, InputError, VerificationError
-from ...model.defaults import default_hierarchy
-from ...model.hierarchy import Hierarchy, with_missing
-from ...model.missing import MISSING, markers_in_use
-from ...model.table import NUMERIC_TYPES, Role, group_rows, infer_type
+from ...algorithms.base import AlgorithmInfo, CellRecoding, FullDomainRecoding, ProgressCallback
+from ...errors import Cancelled, InputError
+from ...model.hierarchy import Hierarchy
+from ...model.table import FrequencySet, group_rows
 from ...privacy import PrivacyModel
 from ...privacy.base import SensitiveModel
-from ...privacy.distributions import numeric_order
-from ...run.gate import Publication, check_merged_classes
+from ...privacy.distributions import SensitiveDomain
+from ...run.gate import Publication
+from ...run.merged import (
+    MergedCombinations,
+    attack_targets,
+    attacked_values,
+    check_suppressed_group,
+    column_figures,
+    gate_classes,
+    gather_rows,
+    lattice_result,
+    plan_columns,
+    result_classes,
+    scanned_hierarchies,
+    weighted_problem,
+    weighted_rows,
+)
 from ...run.report import Report, WeightedFigures, weighted_report
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
-from ...run.stages import (
-    check_supported,
-    classes_at_levels,
-    search_problem,
-    suppression_budget,
-    weighted_cell_classes,
-)
-from ...run.weighted import (
-    WeightedDomain,
-    frequency_table,
-    merge_combinations,
-    tuple_frequency_set,
-    weighted_classes,
-    weighted_domains,
-)
+from ...run.stages import check_supported
 from ...search.lattice import generalize_codes
-from . import figures, partitions
-from .mondrian import mondrian_on_cluster
+from . import partitions
+from .mondrian import OnCluster, keeps_encodings, kept_histograms, mondrian_on_cluster
 from .source import ParquetTable
 
 ATTACK_LIMIT = 200  # as attack.attack_report
@@ -88,27 +87,14 @@ def supports(algorithm: str, models: list[PrivacyModel]) -> bool:
 
 
 class ClusterRun:
-    """One run of ``spec`` (its table a :class:`~.source.ParquetTable`) on ``client``'s cluster; the
-    stages are methods so that each can be driven (and tested) on its own; :meth:`run` runs them all."""
+    """One run of ``spec`` (its table a :class:`~.source.ParquetTable`) on ``client``'s cluster. The backend
+    scans, writes and checks the partitions; what it merges from them goes to the run core's stages over
+    weighted frequency data (:mod:`engine.run.merged`). The stages are methods so that each can be driven (and
+    tested) on its own; :meth:`run` runs them all."""
 
     def __init__(self, spec: RunSpec, client, progress: ProgressCallback | None = None, folder: str | None = None):
-        if not isinstance(spec.table, ParquetTable):
-            raise InputError("a cluster run reads a Parquet table (file or folder) every worker can see")
-        if not algorithm_supports(spec.algorithm, "cluster"):  # the registry's AlgorithmInfo.cluster
-            raise InputError(f"on a Dask cluster the algorithms are {', '.join(supporting('cluster'))}, not "
-                             f"{spec.algorithm}")
-        if spec.set_column is not None:
-            raise InputError("a set-valued column runs in memory, not on a cluster")
-        if not spec.models:
-            raise InputError("no privacy model: give k or at least one model")
-        self.info = get_algorithm(spec.algorithm)
-        check_supported(self.info, list(spec.models))
-        bad = supported_models(list(spec.models))
-        if bad:
-            raise InputError(f"on a Dask cluster the privacy models are k-anonymity and the models on a sensitive "
-                             f"column's values (l-diversity, ...); not {', '.join(bad)}")
+        self.info, self.source = _checked_spec(spec)
         self.spec = spec
-        self.source: ParquetTable = spec.table
         self.client = client
         self.progress = progress
         self.started = time.perf_counter()
@@ -120,7 +106,7 @@ class ClusterRun:
         # so that each round of top cuts counts on codes instead of reading and encoding the partition again
         self.kept: list = []
 
-    # ---- helpers ------------------------------------------------------------------------------------
+    # ---- the partitions: read, mapped, collected ----------------------------------------------------------------
     def report(self, fraction: float, phase: str) -> None:
         if self.progress is not None and self.progress(min(max(fraction, 0.0), 1.0), phase) is False:
             raise Cancelled(phase)
@@ -210,189 +196,73 @@ class ClusterRun:
 
     # ---- 1. scan -------------------------------------------------------------------------------------
     def scan(self) -> None:
-        """The table's columns, roles, models and attacked columns; each wanted column's values with their
-        counts merged over the partitions; the QIs' hierarchies and the attacked columns' domains."""
+        """The table's columns, roles, models and attacked columns (merged.plan_columns); each wanted column's
+        values with their counts merged over the partitions; the QIs' hierarchies and the attacked columns'
+        domains (the run core's, from those counts)."""
         self.parts = self._parts()
-        self._roles()
-        self.models = self._bind_models()
-        self.attacked = self._attacked()
-        wanted = self.qi + [c for c in self.attacked if c not in self.qi]
+        self.plan = plan_columns(self.columns, dict(self.source.roles), list(self.spec.hierarchies),
+                                 self.spec.sensitive, list(self.spec.models))
         self.report(0.0, "reading the table on the cluster: distinct values")
-        self.na_values = tuple(self.source.na_values)
-        self._count(wanted)
-        self.hierarchies: list[Hierarchy] = [self._hierarchy(c) for c in self.qi]
-        self._domains()
-
-    def _roles(self) -> None:
-        """Each column's role, the QIs and the sensitive column (given, or the first of that role)."""
-        columns = self.columns
-        unknown = [c for c in list(self.source.roles) + list(self.spec.hierarchies) if c not in columns]
-        if unknown:
-            raise InputError(f"unknown column {unknown[0]!r}; the table has: {', '.join(columns)}")
-        roles = {c: r if isinstance(r, Role) else Role.parse(r) for c, r in self.source.roles.items()}
-        for c in columns:
-            roles.setdefault(c, Role.INSENSITIVE)
-        self.roles = roles
-        self.qi = [c for c in columns if roles[c] == Role.QUASI_IDENTIFYING]
-        if not self.qi:
-            raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
-        sensitive = self.spec.sensitive
-        if sensitive is not None and sensitive not in columns:
-            raise InputError(f"unknown sensitive column {sensitive!r}")
-        self.role_sensitive = [c for c in columns if roles[c] == Role.SENSITIVE]
-        if sensitive is None and self.role_sensitive:
-            sensitive = self.role_sensitive[0]
-        self.sensitive = sensitive
-
-    def _bind_models(self) -> list[PrivacyModel]:
-        """The spec's models, those on a sensitive column bound to theirs (as stages.bind_models)."""
-        models = []
-        for m in self.spec.models:
-            if getattr(m, "needs_sensitive", False):
-                if m.column is None:
-                    if self.sensitive is None:
-                        raise InputError(f"{m.describe()} needs a sensitive column")
-                    m = m.bind(self.sensitive)
-                if m.column not in self.columns:
-                    raise InputError(f"{m.describe()}: unknown column {m.column!r}")
-                if m.column in self.qi:
-                    raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
-            models.append(m)
-        return models
-
-    def _attacked(self) -> list[str]:
-        """The columns the attack report covers (as stages.sensitive_columns)."""
-        attacked = list(self.role_sensitive)
-        if self.sensitive is not None and self.sensitive not in attacked:
-            attacked.append(self.sensitive)
-        for m in self.models:
-            if getattr(m, "needs_sensitive", False) and m.target not in attacked:
-                attacked.append(m.target)
-        return attacked
-
-    def _count(self, wanted: list[str]) -> None:
-        """The partitions' rows and offsets; each wanted column's values (first seen) with counts, its type."""
-        scans = self._map(partitions.scan, self.columns, wanted, self.na_values, phase="scanning", share=(0.0, 0.1))
+        na_values = tuple(self.source.na_values)
+        wanted = self.plan.wanted
+        scans = self._map(partitions.scan, self.columns, wanted, na_values, phase="scanning", share=(0.0, 0.1))
         rows = np.array([s.rows for s in scans], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
-        self.n = int(rows.sum())
-        if self.n == 0:
-            raise InputError("the table has no rows")
-        self.values = {c: figures.merge_first_seen([s.values[c] for s in scans]) for c in wanted}
-        types = dict(self.source.types)
-        for c in wanted:
-            if c not in types:
-                types[c] = infer_type(pd.Series(self.values[c][0], dtype=object), self.na_values)
-        self.types = types
-
-    def _hierarchy(self, column: str) -> Hierarchy:
-        """The QI's hierarchy (given, or the default over its values and counts, as Table.hierarchies)."""
-        values, counts = self.values[column]
-        h = dict(self.spec.hierarchies).get(column)
-        if h is None:  # the default hierarchy reads the column's values with their frequencies
-            with markers_in_use((MISSING,)):  # the partitions hold their missing cells as MISSING
-                h = default_hierarchy(column, pd.Series(np.repeat(values, counts), dtype=object),
-                                      self.is_numeric(column), self.types[column])
-        # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
-        return with_missing(h) if MISSING in set(values.tolist()) else h
-
-    def _domains(self) -> None:
-        """Each attacked column's distinct values (as text, in numeric order when they are numbers)."""
-        self.domain_values = []
-        self.domain_numeric = []
-        for c in self.attacked:
-            uniq = np.unique(np.asarray(self.values[c][0], dtype=object).astype(str)).astype(object)
-            order = numeric_order(uniq)
-            if order is not None:
-                uniq = uniq[order]
-            self.domain_values.append(uniq)
-            self.domain_numeric.append(bool(self.is_numeric(c) and order is not None))
-
-    def is_numeric(self, column: str) -> bool:
-        return self.types[column] in NUMERIC_TYPES
+        self.figures = column_figures([s.values for s in scans], int(rows.sum()), wanted, dict(self.source.types),
+                                      na_values)
+        self.hierarchies: list[Hierarchy] = scanned_hierarchies(self.plan.qi, self.figures,
+                                                                dict(self.spec.hierarchies))
+        self.domain_values, self.domain_numeric = attacked_values(self.plan.attacked, self.figures)
 
     # ---- 2. frequency set and search --------------------------------------------------------------------
     def frequency(self) -> None:
-        q, width = len(self.qi), len(self.qi) + len(self.attacked)
-        empty = np.zeros(0, dtype=np.int64)
-        merged: list = [(np.zeros((0, width), dtype=np.int32), empty, empty)]
-
-        def merge(batch: list) -> None:
-            merged[0] = merge_combinations([merged[0]] + [r for _, r in batch], width)
-
+        """Each partition's distinct (QI leaves, attacked values) with counts, merged exactly as they arrive into
+        the run's weighted rows (merged.weighted_rows)."""
+        plan = self.plan
+        merged = MergedCombinations(len(plan.qi) + len(plan.attacked))
         # k-only Mondrian cuts from box histograms (mondrian_on_cluster): keep the partitions' encodings
-        keep: list | None = [] if self.info.name == "mondrian" and not any(getattr(m, "needs_sensitive", False)
-                                                             for m in self.models) else None
-        self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, self.attacked,
-                  self.domain_values, self.na_values, merge=merge, phase="frequency set", share=(0.1, 0.3),
-                  keep=keep)
+        keep: list | None = [] if keeps_encodings(self.info.name, plan.models) else None
+        self._map(partitions.combinations, self.columns, plan.qi, self.hierarchies, plan.attacked,
+                  self.domain_values, self.figures.na_values, merge=lambda batch: merged.add([r for _, r in batch]),
+                  phase="frequency set", share=(0.1, 0.3), keep=keep)
         if keep:  # only the QI codes and counts stay on the workers, in small integer types
-            self.kept = [self.client.submit(partitions.kept_codes, f, q, pure=False) for f in keep]
+            self.kept = [self.client.submit(partitions.kept_codes, f, len(plan.qi), pure=False) for f in keep]
             for future in keep:
                 future.release()
-        combos, weights, self.first_rows = merged[0]
-        if int(weights.sum()) != self.n:
-            raise VerificationError(f"the frequency set holds {int(weights.sum())} records, the table {self.n}")
-        self.combos, self.weights = combos, weights
-        self.qi_codes = np.ascontiguousarray(combos[:, :q]).astype(np.int32)
-        self.sens_codes = combos[:, q:].astype(np.int64)
-        radices = np.array([len(h.leaves) for h in self.hierarchies], dtype=np.int64)
-        self.freq = tuple_frequency_set(self.qi_codes, weights, radices)
-        self.domains_by_column = weighted_domains(self.attacked, self.domain_values, self.domain_numeric,
-                                                  self.sens_codes, weights)
+        self.rows = weighted_rows(merged.merged, self.figures.records, self.hierarchies, plan.attacked,
+                                  self.domain_values, self.domain_numeric)
+
+    @property
+    def freq(self) -> FrequencySet:
+        return self.rows.freq
 
     def search(self) -> FullDomainRecoding | CellRecoding:
-        self.table = frequency_table(self.columns, self.qi, self.hierarchies, self.qi_codes, self.attacked,
-                                     self.domain_values, self.sens_codes, self.roles, self.types, self.source.name,
-                                     self.na_values, self.weights)
-        budget = suppression_budget(self.models, self.suppression_limit, self.n)
-        domains = {m.target: self.domains_by_column[m.target] for m in self.models
-                   if getattr(m, "needs_sensitive", False)}
-
+        """The algorithm on the weighted rows (merged.weighted_problem); Mondrian split over the workers
+        (mondrian_on_cluster); the result's classes (merged.result_classes)."""
         def search_progress(fraction: float, phase: str):
             return None if self.progress is None else self.progress(0.3 + 0.3 * fraction, phase)
 
-        self.problem = search_problem(self.info, self.table, self.hierarchies, self.qi_codes, self.freq, self.models,
-                                      self.suppression_limit, budget, self.spec.options, search_progress, domains,
-                                      scratch=self.spec.scratch)
+        self.problem = weighted_problem(self.info, self.plan, self.figures, self.hierarchies, self.rows,
+                                        self.suppression_limit, self.spec.options, search_progress,
+                                        self.source.name, scratch=self.spec.scratch)
         if self.info.name == "mondrian":  # top-level cuts here, the regions finished on the workers
-            recoding: FullDomainRecoding | CellRecoding = mondrian_on_cluster(self)
+            recoding: FullDomainRecoding | CellRecoding = mondrian_on_cluster(self.problem, OnCluster(
+                self.rows.weights, self.figures.types, self.figures.na_values, self.client, self.box_histograms,
+                self.release_kept))
         else:
-            found = self.info.run(self.problem)
-            if not isinstance(found, FullDomainRecoding) or found.hierarchies is not None:
-                raise InputError(f"{self.info.label} did not return a full-domain recoding of the given hierarchies")
-            recoding = found
-        self.recoding = recoding
-        if isinstance(recoding, CellRecoding):
-            self._cell_classes()
-        else:
-            self._classes()
+            recoding = lattice_result(self.info, self.problem)
+        self.result = result_classes(recoding, self.rows, self.hierarchies)
         return recoding
 
     def box_histograms(self, boxes: list) -> list[np.ndarray]:
-        """Per QI, the records per (box, leaf) counted on the workers, partition by partition, and summed
-        here (exact integer sums: the merged counts are the whole table's). Counted on each partition's
-        distinct encoded tuples kept on its worker since the frequency-set pass (the partitions are read
-        again only when none were kept)."""
-        from distributed import as_completed
-
+        """Per QI, the records per (box, leaf), counted on the workers on each partition's distinct encoded tuples
+        kept since the frequency-set pass (the partitions are read again only when none were kept)."""
         if not self.kept:
-            self._map(partitions.combinations, self.columns, self.qi, self.hierarchies, [], [], self.na_values,
-                      phase="Mondrian: encoding the partitions", share=(0.3, 0.32), keep=self.kept)
-        regions = [list(box) for box in boxes]
-        sizes = [len(h.leaves) for h in self.hierarchies]
-        futures = [self.client.submit(partitions.tuple_histograms, f, regions, sizes, pure=False) for f in self.kept]
-        total: list[np.ndarray] | None = None
-        try:
-            for future in as_completed(futures):
-                hists = future.result()
-                total = hists if total is None else [a + b for a, b in zip(total, hists)]
-                future.release()
-        except BaseException:
-            self.client.cancel(futures)
-            raise
+            self._map(partitions.combinations, self.columns, self.plan.qi, self.hierarchies, [], [],
+                      self.figures.na_values, phase="Mondrian: encoding the partitions", share=(0.3, 0.32),
+                      keep=self.kept)
+        total = kept_histograms(self.client, self.kept, boxes, [len(h.leaves) for h in self.hierarchies])
         self.report(0.35, f"Mondrian: box histograms of {len(boxes)} region(s)")
-        assert total is not None
         return total
 
     def release_kept(self) -> None:
@@ -400,29 +270,6 @@ class ClusterRun:
         for future in self.kept:
             future.release()
         self.kept = []
-
-    def _cell_classes(self) -> None:
-        """The classes of a local/multidimensional recoding (stages.weighted_cell_classes, numbered as in
-        memory, on the weighted rows)."""
-        rec = self.recoding
-        assert isinstance(rec, CellRecoding)
-        self.sup = np.asarray(rec.suppressed, dtype=bool)
-        self.cell_labels, self.cell_codes, self.row_class, self.class_sizes = weighted_cell_classes(
-            rec.cells, self.sup, self.first_rows, self.weights)
-
-    def _classes(self) -> None:
-        """The classes of the result (stages.classes_at_levels, as in memory, on the weighted rows), and what the
-        workers need."""
-        assert isinstance(self.recoding, FullDomainRecoding)
-        levels = list(self.recoding.levels)
-        sup = np.asarray(self.recoding.suppressed, dtype=bool)
-        _, row_class, sizes = classes_at_levels(self.freq, self.hierarchies, levels, sup, self.weights)
-        self.sup = sup
-        self.row_class = row_class
-        self.class_sizes = sizes
-        self.generalized = generalize_codes(self.qi_codes.astype(np.int64), self.hierarchies, levels)
-        gs = self.generalized[sup]
-        self.suppressed_classes = gs[group_rows(gs)[0]] if len(gs) else np.zeros((0, len(self.qi)), np.int64)
 
     # ---- 3. write -----------------------------------------------------------------------------------------
     def write(self) -> None:
@@ -433,48 +280,38 @@ class ClusterRun:
             self.folder = tempfile.mkdtemp(prefix=".cluster-output-", dir=parent or ".")
         os.makedirs(self.folder, exist_ok=True)
         self.keep_suppressed = self.spec.publishing.suppressed_rows == KEEP
-        if self.keep_suppressed and self.sup.any():
-            self._check_suppressed_group()
-        self._attack_targets()
+        if self.keep_suppressed and self.result.suppressed.any():
+            check_suppressed_group(self.plan.models, self.rows, self.result)
+        self.targets = attack_targets(self.rows, self.result, ATTACK_LIMIT)
         self.recipe = self._recipe()
         written = self._map(partitions.write, self.recipe, self.folder, phase="writing the output",
                             share=(0.6, 0.8))
-        self.target_rows: dict[int, list[int]] = {}
-        for result in written:  # partition order: the first rows of each class in input order
-            for t, rows in result["targets"].items():
-                have = self.target_rows.setdefault(self.targets[t], [])
-                have.extend(rows[:max(0, ATTACK_LIMIT - len(have))])
-
-    def _attack_targets(self) -> None:
-        """The attack report lists the rows of the first homogeneous classes of each attacked column."""
-        self.homogeneous: dict[str, np.ndarray] = {}
-        targets: list[int] = []
-        for c in self.attacked:
-            counts = self.domains_by_column[c].from_rows(self.row_class, len(self.class_sizes))
-            homo = np.flatnonzero((counts > 0).sum(axis=1) == 1)[:ATTACK_LIMIT]
-            self.homogeneous[c] = homo
-            targets.extend(int(x) for x in homo)
-        self.targets = sorted(set(targets))
+        # partition order: the first rows of each class in input order
+        self.target_rows = gather_rows([r["targets"] for r in written], self.targets, ATTACK_LIMIT)
 
     def _recipe(self) -> partitions.Recipe:
         """What the workers need to write their partitions: a cell recoding's cells per tuple, or the levels
-        and the suppressed classes of a full-domain one."""
-        out_columns = [c for c in self.columns if self.roles[c] != Role.IDENTIFYING]
-        q = len(self.qi)
-        numeric = [self.is_numeric(c) for c in self.qi]
-        if isinstance(self.recoding, CellRecoding):
-            return partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, [0] * q,
-                                     np.zeros((0, q), np.int64), self.keep_suppressed, self.attacked,
-                                     self.domain_values, np.zeros((0, q), np.int64), ATTACK_LIMIT,
-                                     numeric=numeric, na_values=self.na_values, cells=self._tuple_cells())
-        first_row = np.full(len(self.class_sizes), -1, dtype=np.int64)
-        kept = np.flatnonzero(self.row_class >= 0)
-        first_row[self.row_class[kept][::-1]] = kept[::-1]
-        target_classes = self.generalized[first_row[self.targets]] if self.targets else np.zeros((0, q), np.int64)
-        assert isinstance(self.recoding, FullDomainRecoding)
-        return partitions.Recipe(self.columns, out_columns, self.qi, self.hierarchies, list(self.recoding.levels),
-                                 self.suppressed_classes, self.keep_suppressed, self.attacked, self.domain_values,
-                                 target_classes, ATTACK_LIMIT, numeric=numeric, na_values=self.na_values)
+        and the suppressed classes of a full-domain one (and the classes whose rows the attack report lists)."""
+        plan, q = self.plan, len(self.plan.qi)
+        numeric = [self.figures.is_numeric(c) for c in plan.qi]
+        recoding = self.result.recoding
+        none = np.zeros((0, q), np.int64)
+        if isinstance(recoding, CellRecoding):
+            return partitions.Recipe(self.columns, plan.published, plan.qi, self.hierarchies, [0] * q, none,
+                                     self.keep_suppressed, plan.attacked, self.domain_values, none, ATTACK_LIMIT,
+                                     numeric=numeric, na_values=self.figures.na_values, cells=self._tuple_cells())
+        levels = list(recoding.levels)
+        generalized = generalize_codes(self.rows.qi_codes.astype(np.int64), self.hierarchies, levels)
+        gs = generalized[self.result.suppressed]
+        suppressed_classes = gs[group_rows(gs)[0]] if len(gs) else none
+        row_class = self.result.row_class
+        first_row = np.full(len(self.result.sizes), -1, dtype=np.int64)
+        kept = np.flatnonzero(row_class >= 0)
+        first_row[row_class[kept][::-1]] = kept[::-1]
+        target_classes = generalized[first_row[self.targets]] if self.targets else none
+        return partitions.Recipe(self.columns, plan.published, plan.qi, self.hierarchies, levels, suppressed_classes,
+                                 self.keep_suppressed, plan.attacked, self.domain_values, target_classes,
+                                 ATTACK_LIMIT, numeric=numeric, na_values=self.figures.na_values)
 
     def _tuple_cells(self) -> partitions.TupleCells:
         """Each distinct QI tuple's cells (one partition per tuple: the strict variant), for the workers."""
@@ -482,76 +319,43 @@ class ClusterRun:
         if not partitions.tuple_key_fits(radices):
             raise InputError("the QIs' hierarchies have too many leaves together for a cluster run of Mondrian "
                              "(their product must stay below 2^62)")
-        freq = self.freq
+        freq, result = self.rows.freq, self.result
+        assert result.cells is not None
         first = np.full(len(freq.counts), -1, dtype=np.int64)
         first[freq.inverse[::-1]] = np.arange(len(freq.inverse))[::-1]  # a weighted row of each tuple
         key = np.zeros(len(freq.counts), dtype=np.int64)
-        for j in range(len(self.qi)):
+        for j in range(len(self.plan.qi)):
             key = key * int(radices[j]) + freq.codes[:, j].astype(np.int64)
         target = np.full(len(freq.counts), -1, dtype=np.int64)
         index = {c: i for i, c in enumerate(self.targets)}
-        cls = self.row_class[first]
+        cls = result.row_class[first]
         for t in np.flatnonzero(cls >= 0).tolist():
             target[t] = index.get(int(cls[t]), -1)
         order = np.argsort(key)
-        return partitions.TupleCells(radices, key[order], self.cell_codes[first][order].astype(np.int32),
-                                     self.cell_labels, self.sup[first][order], target[order])
-
-    def _check_suppressed_group(self) -> None:
-        """gate._check_suppressed_group on the weighted rows: the suppressed records as one class."""
-        row_class = np.where(self.sup, 0, -1).astype(np.int64)
-        sizes = np.array([int(self.weights[self.sup].sum())], dtype=np.int64)
-        try:
-            self._check_models(sizes, row_class, self.sens_codes, self.weights)
-        except VerificationError as exc:
-            reason = str(exc).split(" does not hold")[0]
-            raise InputError(
-                f"the {int(sizes[0])} suppressed record(s) cannot be published as '*' rows: together they "
-                f"break {reason}, so their sensitive values would be disclosed; publish without them (the "
-                f"default) instead") from None
-
-    def _domain(self, column: str, codes: np.ndarray, weights: np.ndarray) -> WeightedDomain:
-        """The model's column over these weighted rows, with the whole input's distribution."""
-        i = self.attacked.index(column)
-        return WeightedDomain(column, self.domain_values[i], codes[:, i],
-                              self.domains_by_column[column].table_counts, self.domain_numeric[i], weights=weights)
-
-    def _check_models(self, sizes: np.ndarray, row_class: np.ndarray, codes: np.ndarray, weights: np.ndarray) -> None:
-        """The gate's model checks (gate.check_merged_classes) on weighted rows (row -> class, -1 not released)."""
-        check_merged_classes(self.models, sizes, row_class, lambda m: self._domain(m.target, codes, weights))
+        codes, labels = result.cells
+        return partitions.TupleCells(radices, key[order], codes[first][order].astype(np.int32), labels,
+                                     result.suppressed[first][order], target[order])
 
     # ---- 4. the gate ----------------------------------------------------------------------------------------
     def verify(self) -> None:
-        q = len(self.qi)
-        width = q + len(self.attacked)
-        empty = np.zeros(0, dtype=np.int64)
-        merged: list = [(np.zeros((0, width), dtype=np.int32), empty, empty)]
+        """Each written partition checked by its worker; their published classes merged and checked by the run
+        core (merged.gate_classes)."""
+        plan = self.plan
+        merged = MergedCombinations(len(plan.qi) + len(plan.attacked))
         cells: dict[int, dict] = {}
-        totals = [0, 0]
+        counted = [0, 0]
 
         def merge(batch: list) -> None:
-            merged[0] = merge_combinations([merged[0]] + [(r.combos, r.counts, np.zeros(len(r.counts), np.int64))
-                                                          for _, r in batch], width)
+            merged.add([(r.combos, r.counts, np.zeros(len(r.counts), np.int64)) for _, r in batch])
             for i, r in batch:
                 cells[i] = r.cells
-                totals[0] += r.rows
-                totals[1] += r.suppressed
+                counted[0] += r.rows
+                counted[1] += r.suppressed
 
         self._map(partitions.verify, self.recipe, self.folder, merge=merge,
                   phase="checking every partition at the gate", share=(0.8, 0.9))
-        combos, counts, _ = merged[0]
-        expected = self.n - (0 if self.keep_suppressed else int(self.weights[self.sup].sum()))
-        if totals[0] != expected or int(counts.sum()) != expected:
-            raise VerificationError(f"{totals[0]} rows were published, {expected} were to be")
-        # the classes an attacker sees: identical published QI cells, merged over the partitions
-        class_of, sizes = weighted_classes(combos[:, :q], counts)
-        pub_codes = combos[:, q:].astype(np.int64)
-        self._check_models(sizes, class_of, pub_codes, counts)
-        self.published = totals[0]
-        self.kept_suppressed = totals[1]
-        self.pub_sizes, self.pub_class, self.pub_codes, self.pub_weights = sizes, class_of, pub_codes, counts
-        self.published_cells = {c: figures.merge_first_seen([cells[i][c] for i in range(len(self.parts))])
-                                for c in self.qi}
+        self.published = gate_classes(plan.models, self.rows, self.result, self.keep_suppressed, merged.merged,
+                                      (counted[0], counted[1]), [cells[i] for i in range(len(self.parts))], plan.qi)
 
     # ---- 5. publish ------------------------------------------------------------------------------------------
     def stream(self, sink) -> None:
@@ -567,16 +371,15 @@ class ClusterRun:
 
     def build_report(self) -> Report:
         """The report (report.weighted_report) from the merged figures of the run and its gate."""
-        cells = isinstance(self.recoding, CellRecoding)
+        plan, rows, result, published = self.plan, self.rows, self.result, self.published
         return weighted_report(WeightedFigures(
-            self.info.name, self.models, self.suppression_limit, self.problem.options, self.qi, self.sensitive,
-            [c for c in self.columns if self.roles[c] == Role.IDENTIFYING], self.hierarchies,
-            [self.is_numeric(c) for c in self.qi], self.freq, self.qi_codes, self.weights,
-            {c: self.domains_by_column[c] for c in self.attacked}, self.recoding, self.sup, self.row_class,
-            self.class_sizes, (self.cell_codes, self.cell_labels) if cells else None, self.target_rows, ATTACK_LIMIT,
-            self.n, int(self.published), self.kept_suppressed, self.spec.publishing.suppressed_rows, self.pub_sizes,
-            self.pub_class, lambda m: self._domain(m.target, self.pub_codes, self.pub_weights), self.values,
-            self.published_cells, time.perf_counter() - self.started))
+            self.info.name, plan.models, self.suppression_limit, self.problem.options, plan.qi, plan.sensitive,
+            plan.identifying, self.hierarchies, [self.figures.is_numeric(c) for c in plan.qi], rows.freq,
+            rows.qi_codes, rows.weights, dict[str, SensitiveDomain](rows.domains), result.recoding, result.suppressed, result.row_class,
+            result.sizes, result.cells, self.target_rows, ATTACK_LIMIT, self.figures.records, published.records,
+            published.suppressed, self.spec.publishing.suppressed_rows, published.sizes, published.row_class,
+            lambda m: rows.domain_over(m.target, published.codes, published.weights), self.figures.values,
+            published.values, time.perf_counter() - self.started))
 
     def cleanup(self) -> None:
         self.release_kept()
@@ -600,6 +403,27 @@ class ClusterRun:
             self.cleanup()
         empty = pd.DataFrame()
         return Publication(empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), built_report=report)
+
+
+def _checked_spec(spec: RunSpec) -> tuple[AlgorithmInfo, ParquetTable]:
+    """The spec's algorithm and table, once the spec is one a cluster runs: a Parquet table, an algorithm and models it
+    takes, no set-valued column."""
+    if not isinstance(spec.table, ParquetTable):
+        raise InputError("a cluster run reads a Parquet table (file or folder) every worker can see")
+    if not algorithm_supports(spec.algorithm, "cluster"):  # the registry's AlgorithmInfo.cluster
+        raise InputError(f"on a Dask cluster the algorithms are {', '.join(supporting('cluster'))}, not "
+                         f"{spec.algorithm}")
+    if spec.set_column is not None:
+        raise InputError("a set-valued column runs in memory, not on a cluster")
+    if not spec.models:
+        raise InputError("no privacy model: give k or at least one model")
+    info = get_algorithm(spec.algorithm)
+    check_supported(info, list(spec.models))
+    bad = supported_models(list(spec.models))
+    if bad:
+        raise InputError(f"on a Dask cluster the privacy models are k-anonymity and the models on a sensitive "
+                         f"column's values (l-diversity, ...); not {', '.join(bad)}")
+    return info, spec.table
 
 
 def run_on_cluster(spec: RunSpec, progress: ProgressCallback | None = None, sink=None, client=None,

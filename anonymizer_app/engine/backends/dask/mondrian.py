@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from ...errors import InputError, UnsatisfiableError
 from ...model.table import FrequencySet, Role
 from ...run.weighted import FrequencyTable, WeightedDomain
 from ...search.recoding import QISpace, cells_from_groups
+from . import partitions
 
 REGIONS_PER_WORKER = 4
 
@@ -215,56 +217,115 @@ def box_tuples(codes: np.ndarray, box: Box) -> np.ndarray:
     return np.flatnonzero(inside)
 
 
-def mondrian_on_cluster(run) -> CellRecoding:
-    """The CellRecoding of Mondrian over ``run``'s weighted rows (backend.ClusterRun after search setup)."""
-    problem: Problem = run.problem
+def keeps_encodings(algorithm: str, models: list) -> bool:
+    """Whether the frequency-set pass keeps each partition's encoded tuples on its worker: Mondrian with models on
+    class sizes alone cuts from box histograms (top_cuts_by_histograms) counted on them."""
+    return algorithm == "mondrian" and not any(getattr(m, "needs_sensitive", False) for m in models)
+
+
+def kept_histograms(client, kept: list, boxes: list, sizes: list[int]) -> list[np.ndarray]:
+    """Per QI, the records per (box, leaf) counted on the workers on each partition's kept encoded tuples
+    (partitions.tuple_histograms) and summed here: exact integer sums, the merged counts are the whole table's."""
+    from distributed import as_completed
+
+    regions = [list(box) for box in boxes]
+    futures = [client.submit(partitions.tuple_histograms, f, regions, sizes, pure=False) for f in kept]
+    total: list[np.ndarray] | None = None
+    try:
+        for future in as_completed(futures):
+            hists = future.result()
+            total = hists if total is None else [a + b for a, b in zip(total, hists)]
+            future.release()
+    except BaseException:
+        client.cancel(futures)
+        raise
+    assert total is not None
+    return total
+
+
+@dataclass
+class OnCluster:
+    """What Mondrian on a cluster needs of its run besides the problem: the weighted rows' records, the columns'
+    types and missing markers (for the workers' regions), the client, the box histograms and a way to let the
+    workers drop the partitions' kept encodings."""
+
+    weights: np.ndarray
+    types: dict[str, str]
+    na_values: tuple[str, ...]
+    client: Any  # a distributed.Client (no dask imported here)
+    histograms: Histograms
+    release: Callable[[], None]
+
+
+def mondrian_on_cluster(problem: Problem, run: OnCluster) -> CellRecoding:
+    """The CellRecoding of Mondrian over the weighted rows: the top cuts here, each region left finished by
+    mondrian.partition on a worker, the pieces put together as mondrian.mondrian does."""
     if problem.options.get("variant", "strict") != "strict":
         raise InputError("on a Dask cluster Mondrian runs its strict variant (the relaxed one splits the records "
                          "of one QI tuple between partitions)")
-    freq = problem.freq
     workers = max(1, len(run.client.scheduler_info().get("workers", {})))
+    final, regions, cuts = _top_regions(problem, REGIONS_PER_WORKER * workers, run)
+    part_of_tuple = np.full(len(problem.freq.counts), -1, dtype=np.int64)
+    for n_parts, idx in enumerate(final):
+        part_of_tuple[idx] = n_parts
+    n_parts = len(final)
+    if regions:
+        n_parts = _finish_regions(problem, run, regions, part_of_tuple, n_parts, cuts)
+    if (part_of_tuple < 0).any():
+        raise InputError("Mondrian left a QI tuple outside every partition")
+    return _recoding(problem, run.weights, part_of_tuple, n_parts, cuts)
+
+
+def _top_regions(problem: Problem, regions: int, run: OnCluster) -> tuple[list, list, np.ndarray]:
+    """The top cuts: (final partitions, regions left for the workers, cuts per QI) as tuple-index arrays."""
     if problem.needs_classes:
         # the allowable test weighs each half's sensitive values, which a box's marginals do not give
         problem.report(0.0, "Mondrian: top-level cuts on the merged frequency set")
-        run.release_kept()
-        final, regions, cuts = top_cuts(problem, REGIONS_PER_WORKER * workers)
-    else:
-        problem.report(0.0, "Mondrian: top-level cuts from the partitions' histograms")
-        try:
-            boxes, waiting, cuts = top_cuts_by_histograms(problem, REGIONS_PER_WORKER * workers, run.box_histograms)
-        finally:  # the regions are finished from the frequency set: the workers' encoded partitions can go
-            run.release_kept()
-        final = [box_tuples(freq.codes, box) for box in boxes]
-        regions = [box_tuples(freq.codes, box) for box in waiting]
+        run.release()
+        return top_cuts(problem, regions)
+    problem.report(0.0, "Mondrian: top-level cuts from the partitions' histograms")
+    try:
+        boxes, waiting, cuts = top_cuts_by_histograms(problem, regions, run.histograms)
+    finally:  # the regions are finished from the frequency set: the workers' encoded partitions can go
+        run.release()
+    codes = problem.freq.codes
+    return [box_tuples(codes, box) for box in boxes], [box_tuples(codes, box) for box in waiting], cuts
+
+
+def _finish_regions(problem: Problem, run: OnCluster, regions: list, part_of_tuple: np.ndarray, n_parts: int,
+                    cuts: np.ndarray) -> int:
+    """Each region finished on a worker (finish_region); its partitions numbered after the ``n_parts`` made, its
+    cuts added. Returns the partitions made."""
+    freq = problem.freq
     shared = Shared(freq.codes, freq.inverse, run.weights,
                     {c: (d.values, d.codes, d.table_counts, d.numeric) for c, d in problem.domains.items()},
                     problem.hierarchies, list(problem.table.qi), dict(run.types), problem.models,
                     problem.suppression_limit, problem.budget, problem.options, tuple(run.na_values))
-    part_of_tuple = np.full(len(freq.counts), -1, dtype=np.int64)
-    n_parts = 0
-    for idx in final:
-        part_of_tuple[idx] = n_parts
-        n_parts += 1
-    if regions:
-        problem.report(0.2, f"Mondrian: {len(regions)} region(s) finished on the workers")
-        handle = run.client.scatter(shared, broadcast=True, hash=False)
-        futures = [run.client.submit(finish_region, handle, idx, pure=False) for idx in regions]
-        for done, future in enumerate(futures, 1):
-            tup, part, region_cuts = future.result()
-            part_of_tuple[tup] = part + n_parts
-            n_parts += int(part.max()) + 1 if len(part) else 0
-            cuts += region_cuts
-            problem.report(0.2 + 0.7 * done / len(futures), f"Mondrian: {done} of {len(futures)} regions finished")
-    if (part_of_tuple < 0).any():
-        raise InputError("Mondrian left a QI tuple outside every partition")
-    # as mondrian.mondrian: the records of each tuple in its partition; partitions breaking a model suppressed
+    problem.report(0.2, f"Mondrian: {len(regions)} region(s) finished on the workers")
+    client = run.client
+    handle = client.scatter(shared, broadcast=True, hash=False)
+    futures = [client.submit(finish_region, handle, idx, pure=False) for idx in regions]
+    for done, future in enumerate(futures, 1):
+        tup, part, region_cuts = future.result()
+        part_of_tuple[tup] = part + n_parts
+        n_parts += int(part.max()) + 1 if len(part) else 0
+        cuts += region_cuts
+        problem.report(0.2 + 0.7 * done / len(futures), f"Mondrian: {done} of {len(futures)} regions finished")
+    return n_parts
+
+
+def _recoding(problem: Problem, weights: np.ndarray, part_of_tuple: np.ndarray, n_parts: int,
+              cuts: np.ndarray) -> CellRecoding:
+    """As mondrian.mondrian: the records of each tuple in its partition; partitions breaking a model suppressed
+    (within the budget); every partition's cells its numeric ranges and lowest common ancestors."""
+    freq = problem.freq
     group = part_of_tuple[freq.inverse]
-    sizes = np.bincount(group, weights=run.weights, minlength=n_parts).astype(np.int64)
+    sizes = np.bincount(group, weights=weights, minlength=n_parts).astype(np.int64)
     failing = problem.failing(sizes, row_class=group)
     suppressed = failing[group]
-    if int(run.weights[suppressed].sum()) > problem.budget:
+    if int(weights[suppressed].sum()) > problem.budget:
         raise UnsatisfiableError(
-            f"{int(run.weights[suppressed].sum())} record(s) cannot be grouped into classes that satisfy the privacy "
+            f"{int(weights[suppressed].sum())} record(s) cannot be grouped into classes that satisfy the privacy "
             f"model (the table is too small for it), more than the suppression limit allows ({problem.budget})")
     group[suppressed] = -1
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
