@@ -10,7 +10,9 @@ from django import forms
 from django.conf import settings
 
 from .engine import ALGORITHMS, COLUMN_TYPES, InputError, Role
+from .engine.algorithms import supporting
 from .engine.io.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
+from .engine.model.persons import ADVERSARIES
 from .engine.privacy import model_groups as registry_groups
 from .engine.run.spec import REMOVE, SUPPRESSED_ROWS
 from .services.comparison import parse_k_list
@@ -28,6 +30,8 @@ ROLE_HELP = {
     Role.QUASI_IDENTIFYING.value: "identifies in combination with others (age, ZIP, sex): generalized or suppressed",
     Role.SENSITIVE.value: "what must not be linked to a person (diagnosis, salary): kept, used for the reports",
     Role.INSENSITIVE.value: "anything else: kept as is",
+    Role.PERSON.value: "several records of one person (patient id, panel member): removed from the output; every "
+                       "privacy model counts persons",
 }
 ROLE_CHOICES = [(r.value, r.value) for r in Role]
 TYPE_CHOICES = [(t, t) for t in COLUMN_TYPES]
@@ -169,6 +173,11 @@ class ColumnsForm(forms.Form):
                         self.add_error(f"role:{c.name}", f"column {c.name!r} has no values (every cell is empty): "
                                                          "it cannot be a quasi-identifier")
         roles = [cleaned.get(f"role:{c.name}") for c in self.columns]
+        persons = [c.name for c, r in zip(self.columns, roles) if r == Role.PERSON.value]
+        if len(persons) > 1:  # the engine counts persons by one column (Table.person)
+            raise forms.ValidationError(
+                f"only one column can be the person id; {', '.join(map(repr, persons))} are: give the others "
+                f"the role identifying")
         if self.columns and all(r == Role.IDENTIFYING.value for r in roles):
             raise forms.ValidationError("every column is identifying: the output would have no column; mark at "
                                         "least one as quasi-identifying, sensitive or insensitive")
@@ -365,9 +374,19 @@ class RunForm(PrivacyModelFields, forms.Form):
     # to publish as they are: without it the pre-flight holds the run
     publish_as_is = ColumnListField(required=False, label="Publish as is",
                                     help_text="Columns that look identifying, confirmed to be published as they are.")
+    # with a person-id column only (the page shows it then): what the adversary knows of one person
+    person_adversary = forms.ChoiceField(
+        label="The adversary knows", required=False, initial="class",
+        choices=[(key, f"{key}: {text}") for key, text in ADVERSARIES.items()],
+        error_messages={"invalid_choice": "%(value)s is not an adversary; choose " + " or ".join(ADVERSARIES)})
 
-    def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(), **kwargs):
+    def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(),
+                 person_column: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        # the dataset's person-id column (None: every record is its own person)
+        self.person_column = person_column
+        if person_column is not None:
+            self.fields["person_adversary"].help_text = person_help(person_column)
         self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         # Flash is the default: the optimum of the default metric (NCP) over the full-domain lattice, and on
         # Adult and the tables of benchmarks/bench_quality.py a lower NCP than Datafly's at every suppression
@@ -395,12 +414,20 @@ class RunForm(PrivacyModelFields, forms.Form):
     def clean(self):
         cleaned = super().clean()
         self.clean_research_subset(cleaned)
+        cleaned["person_adversary"] = cleaned.get("person_adversary") or "class"
         return cleaned
 
     def option_groups(self) -> list[dict]:
         return [{"algorithm": info.name, "label": info.label,
                  "fields": [self[option_field_name(info.name, p)] for p in info.options]}
                 for info in ALGORITHMS.values() if info.options and not info.republishes]
+
+
+def person_help(column: str) -> str:
+    """The run form's words for a dataset with a person id: who counts persons, and what the choice means."""
+    able = ", ".join(ALGORITHMS[name].label for name in supporting("person_level")) or "none"
+    return (f"{column!r} is the person id: every privacy model counts persons, not records, and a person's "
+            f"records are suppressed together. Algorithms that count persons: {able}; the others refuse the run.")
 
 
 # ---- comparison --------------------------------------------------------------------------------
@@ -418,9 +445,14 @@ class CompareForm(PrivacyModelFields, forms.Form):
     # defaults than a run compares other runs than the user would make (issue 29: 0 % here, 5 % there)
     suppression_percent = RunForm.base_fields["suppression_percent"]
     sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False)
+    # the run form's field: with a person id every run of the comparison counts persons against this adversary
+    person_adversary = RunForm.base_fields["person_adversary"]
 
-    def __init__(self, *args, sensitive_columns=(), subset_columns=(), **kwargs):
+    def __init__(self, *args, sensitive_columns=(), subset_columns=(), person_column: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.person_column = person_column
+        if person_column is not None:
+            self.fields["person_adversary"].help_text = person_help(person_column)
         self.fields["algorithms"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithms"].initial = [a for a in DEFAULT_COMPARE if a in ALGORITHMS]
         self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
@@ -435,6 +467,7 @@ class CompareForm(PrivacyModelFields, forms.Form):
     def clean(self):
         cleaned = super().clean()
         self.clean_research_subset(cleaned)
+        cleaned["person_adversary"] = cleaned.get("person_adversary") or "class"
         return cleaned
 
     def clean_k_values(self):

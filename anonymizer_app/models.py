@@ -121,6 +121,9 @@ class Job(models.Model):
     # whose heartbeat is stale. ``attempts`` counts deliveries of the job to a worker.
     heartbeat = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # With a person-id column (Role.PERSON): what the adversary knows of a person, engine/model/persons.ADVERSARIES
+    # ("class": one record; "all-records": every record of the person); passed into the job's RunSpec.
+    person_adversary = models.CharField(max_length=12, default="class")
     # Privacy models beside k, as engine model.to_dict() ({"model": name, parameters..., "column": c}).
     # Last: the field's name hides the models module in the rest of the class body.
     models = models.JSONField(default=list, blank=True)

@@ -16,6 +16,7 @@ from anonymizer_app.engine import InputError, Role
 from anonymizer_app.engine.io import json_limits
 from anonymizer_app.engine.model.hierarchy import CONFLICT_POLICIES, Hierarchy
 from anonymizer_app.engine.model.missing import is_marker
+from anonymizer_app.engine.model.persons import ADVERSARIES
 from anonymizer_app.engine.model.table import COLUMN_TYPES
 from anonymizer_app.engine.run.identifiers import IdentifierRule
 from anonymizer_app.engine.run.spec import SUPPRESSED_ROWS
@@ -28,10 +29,11 @@ ON_NEW_VALUES = (EXTEND, STOP)
 MAX_LISTED = 10
 
 TOP_FIELDS = {"format", "version", "name", "description", "columns", "algorithm", "options", "k",
-              "suppression_limit", "sensitive", "models", "publishing", "identifiers"}
+              "suppression_limit", "sensitive", "person_adversary", "models", "publishing", "identifiers"}
 COLUMN_FIELDS = {"name", "role", "type", "hierarchy"}
 HIERARCHY_FIELDS = {"name", "on_conflict", "rows"}
 ROLES = tuple(r.value for r in Role)
+DEFAULT_ADVERSARY = "class"  # RunSpec.person_adversary's default
 # words a pseudonymization rule may not carry: a rule names its key, it never holds one
 SECRET_WORDS = ("secret", "password", "passphrase", "key_material", "hmac_key")
 
@@ -130,6 +132,7 @@ def validate(data, where: str = "policy file") -> dict:
     if sensitive is not None and (not isinstance(sensitive, str) or sensitive not in names):
         raise _fail(where, "sensitive", f"{sensitive!r} is not one of the policy's columns")
     policy["sensitive"] = sensitive or None
+    _persons(policy, data, where)
 
     models = data.get("models", [])
     if not isinstance(models, list):
@@ -160,6 +163,29 @@ def validate(data, where: str = "policy file") -> dict:
     policy["publishing"] = {"suppressed_rows": rows}
     policy["identifiers"] = _identifiers(data.get("identifiers", []), policy["columns"], where)
     return policy
+
+
+def _persons(policy: dict, data: dict, where: str) -> None:
+    """A policy with a column of role "person id" (at most one) counts persons in every run: it remembers what the
+    adversary knows of a person (``person_adversary``, engine/model/persons.ADVERSARIES; "class" when not given).
+    The field is written only for such a policy, so a policy without persons reads and writes as before."""
+    persons = [c["name"] for c in policy["columns"] if c["role"] == Role.PERSON.value]
+    if len(persons) > 1:
+        raise _fail(where, "columns", f"only one column can be the person id; {', '.join(map(repr, persons))} are")
+    adversary = data.get("person_adversary")
+    if adversary is None and not persons:
+        return
+    if not persons:
+        raise _fail(where, "person_adversary", "applies to a policy with a column of role 'person id'")
+    adversary = DEFAULT_ADVERSARY if adversary is None else adversary
+    if adversary not in ADVERSARIES:
+        raise _fail(where, "person_adversary", f"expected one of {', '.join(ADVERSARIES)}, got {adversary!r}")
+    policy["person_adversary"] = adversary
+
+
+def person_adversary(policy: dict) -> str:
+    """What the adversary knows of a person in the policy's runs (the default when it has no person id)."""
+    return policy.get("person_adversary", DEFAULT_ADVERSARY)
 
 
 def _columns(columns, where: str) -> list[dict]:

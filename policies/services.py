@@ -53,6 +53,8 @@ def policy_from_job(job: Job, name: str = "", description: str = "") -> dict:
         "models": list(job.models or []), "publishing": {"suppressed_rows": suppressed_rows},
         "identifiers": list(config.get("identifiers", [])),
     }
+    if any(c["role"] == Role.PERSON.value for c in columns):  # the person id's run: its adversary too
+        data["person_adversary"] = job.person_adversary
     return policy_file.validate(data, f"job {job.pk}")
 
 
@@ -229,7 +231,8 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
         raise PolicyError(f"{label} on {dataset.name}: " + "; ".join(p.message for p in problems))
     try:
         job = job_service.create_job(dataset, config["algorithm"], config["k"], config["suppression_limit"],
-                                     config["sensitive"] or "", options, config["models"])
+                                     config["sensitive"] or "", options, config["models"],
+                                     person_adversary=policy_file.person_adversary(config))
     except InputError as exc:
         raise PolicyError(f"{label} on {dataset.name}: {exc}") from None
     # the identifying columns' treatments are the policy's, whatever rules the dataset's columns had

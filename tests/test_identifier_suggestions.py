@@ -48,8 +48,8 @@ def roles_of(ds) -> dict:
 
 def test_upload_preselects_the_patient_id_and_the_names(clinical):
     roles = roles_of(clinical)
-    assert {c for c, r in roles.items() if r == Role.IDENTIFYING.value} == {
-        "subject_id", "fake_first_name", "fake_last_name"}
+    assert {c for c, r in roles.items() if r == Role.IDENTIFYING.value} == {"fake_first_name", "fake_last_name"}
+    assert roles["subject_id"] == Role.PERSON.value  # repeats across a patient's tests: the person id
     assert roles["gender"] == roles["clinic_name"] == roles["notes"] == Role.INSENSITIVE.value
 
 
@@ -105,7 +105,7 @@ def test_api_lists_suggestions_and_refuses_until_confirmed(user, clinical, monke
     columns = {c["name"]: c for c in api.get(f"/api/v1/datasets/{clinical.pk}/columns/").json()}
     s = columns["subject_id"]["identifier_suggestion"]
     assert (s["confidence"], s["suggested_role"], s["person_id"], s["role"]) == ("high", "person id", True,
-                                                                                  "identifying")
+                                                                                  "person id")
     assert columns["gender"]["identifier_suggestion"] is None
     assert columns["notes"]["free_text_identifiers"]["emails"] == 40
     r = api.post("/api/v1/runs/", {"dataset": clinical.pk, **RUN})

@@ -85,7 +85,7 @@ def test_strict_import_names_the_field_and_the_value(change, message):
 
 @pytest.mark.parametrize("column, message", [
     ({"name": "zip", "role": "quasi"}, "columns[1] (zip).role: expected one of identifying, quasi-identifying, "
-                                       "sensitive, insensitive, got 'quasi'"),
+                                       "sensitive, insensitive, person id, got 'quasi'"),
     ({"name": "zip", "role": "sensitive", "type": "float"},
      "columns[1] (zip).type: expected one of integer, decimal, date, string, got 'float'"),
     ({"name": "name", "role": "sensitive"}, "columns[1].name: column 'name' is given twice"),

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError, Role
+from ..engine.model.persons import ADVERSARIES
 from ..forms import CompareForm, RunForm
 from ..services import comparison as comparison_service
 from .common import owned_dataset, queue, refused
@@ -27,6 +28,8 @@ class ComparisonSerializer(serializers.Serializer):
     suppression_percent = serializers.FloatField(required=False,
                                                  default=RunForm.base_fields["suppression_percent"].initial)
     sensitive = serializers.CharField(required=False, allow_blank=True, default="")
+    person_adversary = serializers.ChoiceField(choices=list(ADVERSARIES), required=False, default="class",
+                                               help_text="with a person-id column: as POST /runs/")
 
 
 class Comparisons(APIView):
@@ -54,7 +57,8 @@ class Comparisons(APIView):
         c = form.cleaned_data
         try:
             job = comparison_service.create_comparison(ds, c["algorithms"], c["k_values"],
-                                                       c["suppression_percent"] / 100.0, c["sensitive"] or "")
+                                                       c["suppression_percent"] / 100.0, c["sensitive"] or "",
+                                                       person_adversary=d["person_adversary"])
         except InputError as exc:
             return refused(str(exc))
         return Response(JobSerializer(queue(job)).data, status=status.HTTP_201_CREATED)

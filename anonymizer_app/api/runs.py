@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from ..engine import InputError, Role
 from ..engine.measure import figure_catalogue
+from ..engine.model.persons import ADVERSARIES
 from ..forms import DELIMITER_CHOICES, RunForm, parse_delimiter
 from ..models import Dataset, Job
 from ..services import downloads, erasure, exports, preflight, pseudonyms, release_report, results, run_submit
@@ -38,6 +39,10 @@ class RunSubmitSerializer(serializers.Serializer):
     suppressed_rows = serializers.ChoiceField(choices=["remove", "keep"], required=False, default="remove")
     sensitive = serializers.CharField(required=False, allow_blank=True, default="",
                                       help_text="sensitive column for the reports")
+    person_adversary = serializers.ChoiceField(
+        choices=list(ADVERSARIES), required=False, default="class",
+        help_text="with a person-id column (role 'person id'; every model then counts persons): what the adversary "
+                  "knows of a person: " + "; ".join(f"{key}: {text}" for key, text in ADVERSARIES.items()))
     reidentification_table = serializers.BooleanField(
         required=False, default=False,
         help_text="keep the original value behind each pseudonym or surrogate, encrypted with the result and never "
@@ -79,7 +84,7 @@ class JobSerializer(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "dataset", "kind", "algorithm", "k", "suppression_limit", "sensitive", "options", "models",
-                  "status", "progress", "phase", "message", "cancel_requested", "finished_job", "has_result",
+                  "person_adversary", "status", "progress", "phase", "message", "cancel_requested", "finished_job", "has_result",
                   "reidentification_table",
                   "created", "started", "finished"]
 
@@ -104,7 +109,9 @@ def _form_for(request, ds: Dataset, data: dict) -> tuple[RunForm, object, object
     sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
     subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
     populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk).order_by("name"))
-    form = RunForm(data, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+    person = next((c.name for c in cols if c.role == Role.PERSON.value), None)
+    form = RunForm(data, sensitive_columns=sensitive, subset_columns=subset, populations=populations,
+                   person_column=person)
     set_form = None
     if any(c.item_delimiter for c in cols):
         set_form = SetRunForm(data, prefix="set", with_k=False, hierarchies=item_library(request.user))
@@ -114,7 +121,7 @@ def _form_for(request, ds: Dataset, data: dict) -> tuple[RunForm, object, object
 def _form_data(d: dict) -> dict:
     data = {key: value for key, value in d["fields"].items()}
     data.update(algorithm=d["algorithm"], k=d["k"], suppression_percent=d["suppression_percent"],
-                suppressed_rows=d["suppressed_rows"], sensitive=d["sensitive"])
+                suppressed_rows=d["suppressed_rows"], sensitive=d["sensitive"], person_adversary=d["person_adversary"])
     if d.get("reidentification_table"):
         data["reidentification_table"] = True
     if d.get("publish_as_is"):

@@ -3,8 +3,8 @@ named in the summary, and the run refused while one of high confidence would be 
 
 A column the detection finds with high confidence (a name, a patient id, e-mails, ...) that the command
 line leaves insensitive or names --sensitive is published as it is: the run is refused naming the column
-and the reason, unless --identifier COL (removed), --qi COL, or --allow-identifier COL (published as is,
-confirmed) says what to do with it. The detection looks at the first :data:`DETECTION_ROWS` rows.
+and the reason, unless --identifier COL (removed), --person-id COL (removed, and every model counts persons),
+--qi COL, or --allow-identifier COL (published as is, confirmed) says what to do with it. The detection looks at the first :data:`DETECTION_ROWS` rows.
 """
 
 from __future__ import annotations
@@ -37,8 +37,12 @@ def check(opts: dict, frame: pd.DataFrame, roles: Mapping[str, Role], error) -> 
     held = idd.unconfirmed(detection, named, opts.get("allow_identifier") or ())
     if held:
         raise error("; ".join(f"column {s.column!r} looks like a direct identifier ({s.reason}) and would be "
-                              f"published as it is: give --identifier {s.column} to remove it (or --pseudonymize, "
-                              f"--mask, --qi), or --allow-identifier {s.column} to publish it as is" for s in held))
+                              f"published as it is: give "
+                              + (f"--person-id {s.column} (one person, several records: every model then counts "
+                                 f"persons), or --identifier {s.column} to remove it" if s.person_id else
+                                 f"--identifier {s.column} to remove it")
+                              + f" (or --pseudonymize, --mask, --qi), or --allow-identifier {s.column} to publish it "
+                                f"as is" for s in held))
     return detection
 
 
@@ -50,8 +54,8 @@ def summary(detection: idd.Detection, roles: Mapping[str, Role]) -> str:
     parts = []
     for s in shown:
         role = roles.get(s.column, Role.INSENSITIVE)
-        done = "removed" if role == Role.IDENTIFYING else "generalized" if role == Role.QUASI_IDENTIFYING \
-            else "published as is"
+        done = "removed" if role == Role.IDENTIFYING else "removed, persons counted" if role == Role.PERSON \
+            else "generalized" if role == Role.QUASI_IDENTIFYING else "published as is"
         parts.append(f"{s.column} ({s.confidence}, {s.suggested_role}, {done}: {s.reason})")
     parts += [f"{f.column} ({f.message})" for f in detection.free_text]
     return "; identifier suggestions: " + "; ".join(parts)

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,7 +16,9 @@ from .. import engine
 from ..engine import InputError, Table
 from ..engine.measure.metrics import RISK_THRESHOLD
 from ..engine.measure.risk import Classes, column_codes, sample_risks
+from ..engine.model.persons import check_adversary
 from ..engine.run import stages
+from ..engine.run.spec import RunSpec
 from ..models import Dataset, Job
 from . import datasets, results, storage
 from .job_support import Progress, build_models, register, validate_models
@@ -69,14 +72,16 @@ def parse_algorithm_list(names) -> list[str]:
 
 def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int], suppression_limit: float = 0.0,
             sensitive: str | None = None, options: dict | None = None, progress=None,
-            scratch: str | None = None, models: list[dict] | None = None) -> list[dict]:
+            scratch: str | None = None, models: list[dict] | None = None,
+            person_adversary: str = "class") -> list[dict]:
     """Run every algorithm for every k on one table (engine.anonymize, each result verified).
 
     A run that finds no solution (or refuses the k) is a row with its error, not the end of the
     comparison. ``progress(fraction, phase)`` returning False stops it (engine.Cancelled). ``scratch``: the
     folder for the runs' temporary files (the job's scratch folder). ``models``: the privacy models beside k
     (as stored on a job), the same for every run; an algorithm that cannot honour them is a row with the
-    engine's refusal."""
+    engine's refusal. With a person-id column in ``table`` every run counts persons against ``person_adversary``
+    (engine/model/persons.ADVERSARIES); an algorithm that cannot is a row with the engine's refusal."""
     options = options or {}
     rows = []
     total = len(algorithms) * len(ks)
@@ -92,9 +97,11 @@ def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int
 
             row = {"algorithm": name, "label": info.label, "recoding": info.recoding, "k": k}
             try:
-                result = engine.anonymize(table, hierarchies, name, k=k, suppression_limit=suppression_limit,
-                                          sensitive=sensitive, models=build_models(models),
-                                          options=options.get(name), progress=sub, scratch=scratch)
+                # engine.anonymize's own spec, with the adversary of a person-level run
+                spec = replace(RunSpec.build(table, hierarchies, name, k=k, models=build_models(models),
+                                             options=options.get(name), suppression_limit=suppression_limit,
+                                             sensitive=sensitive), scratch=scratch, person_adversary=person_adversary)
+                result = stages.compute(spec, sub)
             except engine.Cancelled:
                 raise
             except engine.EngineError as exc:
@@ -214,11 +221,12 @@ def comparison_html(rows: list[dict], title: str) -> str:
 
 # ---- the comparison job -----------------------------------------------------------------------------------
 def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float = 0.0, sensitive: str = "",
-                      models: list[dict] | None = None) -> Job:
+                      models: list[dict] | None = None, person_adversary: str = "class") -> Job:
     """A comparison is a Job of kind "comparison"; its options hold the algorithms and the k list, its models
     the privacy models beside k every run applies (checked against the columns as a run's are; refused only
     when no chosen algorithm can honour them, the others becoming rows with the engine's refusal)."""
     algorithms = parse_algorithm_list(algorithms)
+    check_adversary(person_adversary)
     ks = parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
     stages.SUPPRESSION.validate(suppression_limit)
     if not dataset.qi_columns.exists():
@@ -245,7 +253,8 @@ def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float
             raise InputError(refusals[0])
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.COMPARISON, algorithm=COMPARE,
                               k=min(ks), suppression_limit=suppression_limit, sensitive=sensitive, models=stored,
-                              options={"algorithms": algorithms, "k": ks}, config=datasets.dataset_config(dataset))
+                              options={"algorithms": algorithms, "k": ks}, config=datasets.dataset_config(dataset),
+                              person_adversary=person_adversary)
 
 
 def run_comparison(job: Job) -> None:
@@ -253,7 +262,8 @@ def run_comparison(job: Job) -> None:
     table = datasets.table_from_config(frame, job.config, job.dataset.name)
     hierarchies = datasets.hierarchies_from_config(job.owner, job.config, job.models)
     rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
-                   job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job), models=job.models)
+                   job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job), models=job.models,
+                   person_adversary=job.person_adversary or "class")
     results.store(job, {"comparison": rows, "records": table.n, "quasi_identifiers": list(table.qi),
                         "sensitive": job.sensitive or None, "risk_before": input_risk(table)})
 

@@ -3,8 +3,9 @@ detection") for the columns page, the risk page, the API and the run's pre-fligh
 
 The detection reads the stored table's first :data:`DETECTION_ROWS` rows (every row of a table up to that
 size) and is kept in the cache while the stored file is unchanged. At upload, its high-confidence
-suggestions are pre-selected as identifying (:func:`preselect`); the pre-flight holds a run that would
-publish one of them as it is until the user confirms it (:func:`held`).
+suggestions are pre-selected as identifying, or as the person id for an id that repeats across records
+(:func:`preselect`); the pre-flight holds a run that would publish one of them as it is until the user confirms
+it (:func:`held`).
 """
 
 from __future__ import annotations
@@ -47,11 +48,15 @@ def for_dataset(dataset, path: Path | None = None) -> idd.Detection:
 
 
 def preselect(detection: idd.Detection, columns: Iterable) -> None:
-    """Upload: a column with a high-confidence suggestion becomes identifying (the Column rows, unsaved)."""
-    high = {s.column for s in detection.high}
+    """Upload: a column with a high-confidence suggestion takes its suggested role (the Column rows, unsaved):
+    identifying, or "person id" for a repeating id. A table has one person id at most (engine Table.person): the
+    first repeating id by score (then column order) gets it, any other repeating id becomes identifying."""
+    high = {s.column: s for s in detection.high}
+    repeating = sorted((s for s in high.values() if s.person_id), key=lambda s: -s.score)
+    person = repeating[0].column if repeating else None
     for c in columns:
         if c.name in high:
-            c.role = Role.IDENTIFYING.value
+            c.role = Role.PERSON.value if c.name == person else Role.IDENTIFYING.value
 
 
 def held(dataset, confirmed: Iterable[str] = (), path: Path | None = None) -> list[idd.Suggestion]:

@@ -17,7 +17,9 @@ from django.utils import timezone
 
 from .. import engine
 from ..engine import InputError
+from ..engine.algorithms import check_person_level
 from ..engine.algorithms.fixed import parse_levels
+from ..engine.model.persons import check_adversary
 from ..models import Dataset, Job, Result
 
 # Each kind's module registers its handler in job_support.JOB_HANDLERS when imported: all are imported here, so
@@ -68,8 +70,25 @@ def validate_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: fl
     if k > dataset.n_rows:
         raise InputError(f"k={k} is larger than the dataset's {dataset.n_rows} records")
     models = validate_models(dataset, info, k, models, marker)
+    check_persons(dataset, info)
     check_feasible(dataset, k, models, suppression_limit, marker)
     return models
+
+
+def person_column(dataset: Dataset) -> str | None:
+    """The dataset's person-id column (None: each record is its own person); more than one is refused."""
+    names = list(dataset.columns.filter(role=engine.Role.PERSON.value).values_list("name", flat=True))
+    if len(names) > 1:
+        raise InputError(f"only one column can be the person id; {', '.join(map(repr, names))} are: give the "
+                         f"others the role identifying on the columns page")
+    return names[0] if names else None
+
+
+def check_persons(dataset: Dataset, info) -> None:
+    """With a person id every model counts persons: an algorithm that cannot is refused by name now, not on the
+    worker (engine.algorithms.check_person_level's message names those that can)."""
+    if person_column(dataset) is not None:
+        check_person_level(info, True)
 
 
 def check_levels(dataset: Dataset, algorithm: str, options: dict) -> None:
@@ -96,10 +115,13 @@ def check_feasible(dataset: Dataset, k: int, models: list[dict], suppression_lim
 
 def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: float, sensitive: str = "",
                options: dict | None = None, models: list[dict] | None = None,
-               population: Dataset | None = None) -> Job:
+               population: Dataset | None = None, person_adversary: str = "class") -> Job:
     """A queued job. With ``population`` (δ-presence or k-map against another dataset of the owner) ``dataset``
     is the research subset: its rows are matched into the population on their shared columns (as the CLI's
-    --population does), the population is anonymized and the result keeps the research rows only."""
+    --population does), the population is anonymized and the result keeps the research rows only.
+    ``person_adversary``: with a person-id column, what the adversary knows of a person
+    (engine/model/persons.ADVERSARIES), passed into the job's RunSpec."""
+    check_adversary(person_adversary)
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
         check_levels(dataset, algorithm, options or {})
@@ -110,7 +132,8 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
         with transaction.atomic():  # a SafePub run's ε charged to the dataset's ledger, or no job at all
             job = Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.RUN, algorithm=algorithm, k=k,
                                      suppression_limit=suppression_limit, sensitive=sensitive,
-                                     options=options or {}, models=models, config=config)
+                                     options=options or {}, models=models, config=config,
+                                     person_adversary=person_adversary)
             privacy_ledger.charge_safepub_job(job)
         return job
     return _create_population_job(dataset, population, algorithm, k, suppression_limit, sensitive, options, models)

@@ -85,7 +85,7 @@ def keep_node(job: Job, key: str) -> Job:
     return Job.objects.create(owner=job.owner, dataset=job.dataset, kind=Job.LATTICE_KEEP,
                               algorithm="full-domain", k=job.k, suppression_limit=job.suppression_limit,
                               sensitive=job.sensitive, options=options, models=list(job.models or []),
-                              config=job.config)
+                              config=job.config, person_adversary=job.person_adversary)
 
 
 def source_of(job: Job) -> Job:

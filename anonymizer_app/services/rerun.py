@@ -26,6 +26,8 @@ def run_form_initial(job: Job, changes: dict[str, str] | None = None) -> dict:
         "suppression_percent": float(f"{job.suppression_limit * 100:.10g}"),
         "sensitive": job.sensitive,
     }
+    if job.person_adversary != "class":  # with a person id: what the adversary knew of a person
+        initial["person_adversary"] = job.person_adversary
     options = dict(job.options or {})
     if options.pop("suppressed_rows", None) == "keep":
         initial["suppressed_rows"] = "keep"

@@ -22,7 +22,8 @@ def create_from_form(form, set_form, ds: Dataset, populations) -> Job:
     set_config = None if set_form is None else set_service.set_column_config(
         ds, d["k"], set_form.cleaned_data["m"], set_form.cleaned_data["set_algorithm"], set_form.hierarchy())
     job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
-                                 d["sensitive"] or "", options, form.privacy_models(), population=population)
+                                 d["sensitive"] or "", options, form.privacy_models(), population=population,
+                                 person_adversary=d.get("person_adversary") or "class")
     if set_config is not None:
         job.config["set_column"] = set_config
         job.save(update_fields=["config"])

@@ -27,7 +27,19 @@ from .job_support import Progress, build_models, register
 def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False,
              cluster: str | None = None) -> RunSpec:
     """The RunSpec of a job (or of the same setup with another algorithm, e.g. a lattice node); with
-    ``cluster`` (a Dask cluster's address) the stored Parquet table is read by the cluster's workers."""
+    ``cluster`` (a Dask cluster's address) the stored Parquet table is read by the cluster's workers. With a
+    person-id column the job's adversary (Job.person_adversary) goes with it, on every path."""
+    return replace(_job_spec(job, algorithm, options, streamed, cluster),
+                   person_adversary=job.person_adversary or "class")
+
+
+def has_person_id(job: Job) -> bool:
+    """Does the job's snapshot have a person-id column (every model then counts persons)?"""
+    return any(c.get("role") == Role.PERSON.value for c in (job.config or {}).get("columns", []))
+
+
+def _job_spec(job: Job, algorithm: str | None, options: dict | None, streamed: bool,
+              cluster: str | None) -> RunSpec:
     config = job.config
     if config.get("layout") == "transactions":  # a transaction dataset: k^m on its records
         return setvalued.transaction_spec(job)
@@ -81,8 +93,10 @@ def run_and_store(job: Job, progress) -> Result:
         job.algorithm, [KAnonymity(job.k), *build_models(job.models)])
     if pseudonyms.treats(job):  # pseudonyms, masks and surrogates are published from an in-memory run
         streamed = False
+    if has_person_id(job):  # persons are counted by the in-memory run only (the other backends count records)
+        streamed = False
     simple = not job.config.get("population") and not job.config.get("layout") == "transactions" \
-        and not job.config.get("set_column") and not pseudonyms.treats(job)
+        and not job.config.get("set_column") and not pseudonyms.treats(job) and not has_person_id(job)
     cluster = settings.ANONYMIZER_DASK_CLUSTER if simple and settings.ANONYMIZER_DASK_CLUSTER and \
         cluster_backend.supports(job.algorithm, [KAnonymity(job.k), *build_models(job.models)]) else None
     # a population run's report names the population dataset (its research section, built with the report)

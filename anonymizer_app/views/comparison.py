@@ -38,25 +38,28 @@ def compare(request, dataset_id: int):
     sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
     # the research subset of δ-presence: a 0/1 column that is neither a QI nor identifying (as on the run form)
     subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
+    person = next((c.name for c in cols if c.role == Role.PERSON.value), None)  # every run then counts persons
     if request.method == "POST":
-        form = CompareForm(request.POST, sensitive_columns=sensitive, subset_columns=subset)
+        form = CompareForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, person_column=person)
         if form.is_valid():
             d = form.cleaned_data
             try:
                 job = comparison_service.create_comparison(ds, d["algorithms"], d["k_values"],
                                                            d["suppression_percent"] / 100.0, d["sensitive"] or "",
-                                                           models=form.privacy_models())
+                                                           models=form.privacy_models(),
+                                                           person_adversary=d["person_adversary"])
             except InputError as exc:
                 form.add_error(None, str(exc))
             else:
                 queue_job(request, job)
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
-        form = CompareForm(sensitive_columns=sensitive, subset_columns=subset)
+        form = CompareForm(sensitive_columns=sensitive, subset_columns=subset, person_column=person)
     past = ds.jobs.filter(kind=Job.COMPARISON)[:10]
     return render(request, "anonymizer/compare.html", {
         "dataset": ds, "tab": "compare", "form": form,
-        "main_fields": [form[name] for name in ("algorithms", "k_values", "suppression_percent", "sensitive")],
+        "main_fields": [form[name] for name in ("algorithms", "k_values", "suppression_percent", "sensitive",
+                                                *(("person_adversary",) if person else ()))],
         "qi_columns": [c for c in cols if c.role == QI],
         "past": [{"job": j, **comparison_settings(j)} for j in past],
     })

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.throttling import throttle
 
 from .. import demo
-from ..engine import EngineError, Format, InputError
+from ..engine import EngineError, Format, InputError, Role
 from ..engine.io.reader import DELIMITER_NAMES
 from ..engine.model.missing import is_marker
 from ..forms import ROLE_HELP, ColumnsForm, FormatForm, UploadForm, delimiter_name
@@ -187,4 +187,5 @@ def columns(request, dataset_id: int):
         "column_form": column_form, "set_column": marked,
         "dataset": ds, "tab": "columns", "form": form, "rows": rows, "role_help": ROLE_HELP,
         "qi_count": sum(1 for c in cols if c.role == QI),
+        "person_column": next((c.name for c in cols if c.role == Role.PERSON.value), None),
     })

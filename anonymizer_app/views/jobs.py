@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.throttling import throttle
 
 from ..engine import ALGORITHMS, InputError, Role
+from ..engine.algorithms import supporting
 from ..forms import RunForm
 from ..models import Dataset, Job
 from ..services import identifier_suggestions, preflight, pseudonyms, rerun, run_submit
@@ -54,9 +55,12 @@ def run(request, dataset_id: int):
     # ... or this dataset is the research subset of another of the owner's datasets (the population)
     populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk).order_by("name"))
     set_column = next((c for c in cols if c.item_delimiter), None)  # mixed mode: k^m on it within every class
+    # the person id (a column of role "person id"): every model counts persons; the adversary is asked for
+    person = next((c.name for c in cols if c.role == Role.PERSON.value), None)
     set_form = None
     if request.method == "POST":
-        form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+        form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations,
+                       person_column=person)
         if set_column is not None:
             set_form = SetRunForm(request.POST, prefix="set", with_k=False, hierarchies=item_library(request.user))
         if form.is_valid() and (set_form is None or set_form.is_valid()):
@@ -78,7 +82,7 @@ def run(request, dataset_id: int):
                     set_form.hierarchy())
                 job = job_service.create_job(ds, d["algorithm"], d["k"], d["suppression_percent"] / 100.0,
                                              d["sensitive"] or "", options, form.privacy_models(),
-                                             population=population)
+                                             population=population, person_adversary=d["person_adversary"])
                 if set_config is not None:
                     job.config["set_column"] = set_config
                     job.save(update_fields=["config"])
@@ -95,7 +99,8 @@ def run(request, dataset_id: int):
         # the fields given (a comparison's "run it" link: algorithm, k, ...) over the job's settings, if any
         initial = rerun.run_form_initial(source, _form_changes(request)) if source is not None else \
             (_form_changes(request) or None)
-        form = RunForm(initial=initial, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+        form = RunForm(initial=initial, sensitive_columns=sensitive, subset_columns=subset, populations=populations,
+                       person_column=person)
         if set_column is not None:
             library = item_library(request.user)
             set_initial = rerun.set_form_initial(source, library) if source is not None else None
@@ -116,6 +121,8 @@ def run(request, dataset_id: int):
         "publish_as_is": set(form["publish_as_is"].value() or ()) if form.is_bound else set(),
         "set_column": set_column,
         "set_form": set_form,
+        "person_column": person,
+        "person_algorithms": supporting("person_level"),
     })
 
 
@@ -133,7 +140,9 @@ def run_check(request, dataset_id: int):
     sensitive = [c.name for c in cols if c.role == Role.SENSITIVE.value]
     subset = [c.name for c in cols if c.role in (Role.SENSITIVE.value, Role.INSENSITIVE.value)]
     populations = list(Dataset.objects.filter(owner=request.user).exclude(pk=ds.pk))
-    form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations)
+    person = next((c.name for c in cols if c.role == Role.PERSON.value), None)
+    form = RunForm(request.POST, sensitive_columns=sensitive, subset_columns=subset, populations=populations,
+                   person_column=person)
     set_form = None
     if any(c.item_delimiter for c in cols):  # mixed mode, as the run page
         set_form = SetRunForm(request.POST, prefix="set", with_k=False, hierarchies=item_library(request.user))

@@ -83,8 +83,31 @@ def test_numeric_id_with_repeats_is_a_person_id():
     values = [str(v) for v in rng.integers(1000, 13000, 15000)]
     s = _one("subject_id", values)
     assert s is not None and s.confidence == idd.HIGH and s.person_id
-    assert s.suggested_role == idd.PERSON_ID and s.role == idd.IDENTIFYING
+    assert s.suggested_role == idd.PERSON_ID and s.role == idd.PERSON_ID
     assert "repeats across records" in s.reason
+    # the counts of the reason, counted here: distinct ids ("persons") among the rows
+    assert f"repeats: {len(set(values)):,} persons in {len(values):,} rows" in s.reason
+
+
+def test_the_suggested_person_id_role_is_the_engines_role():
+    from anonymizer_app.engine import Role
+
+    assert idd.PERSON_ID == Role.PERSON.value
+
+
+@pytest.mark.parametrize("column", ["patient_id", "subject_id", "person_id", "member_id", "PatientID"])
+def test_repeating_person_ids_by_name_are_suggested_as_person_id(column):
+    values = [f"P{i // 3:05d}" for i in range(600)]  # 200 persons, 3 records each
+    s = _one(column, values)
+    assert s is not None and s.confidence == idd.HIGH and s.person_id and s.role == "person id"
+    assert "repeats: 200 persons in 600 rows" in s.reason and "3.0 rows per person" in s.reason
+
+
+@pytest.mark.parametrize("column", ["patient_id", "member_id"])
+def test_unique_person_ids_stay_identifying(column):
+    """distinct share 1: every record its own person, nothing to count per person: identifying."""
+    s = _one(column, [f"P{i:05d}" for i in range(600)])
+    assert s is not None and s.confidence == idd.HIGH and not s.person_id and s.role == idd.IDENTIFYING
 
 
 def test_unique_id_is_a_record_id():
@@ -247,6 +270,17 @@ def test_unconfirmed_holds_high_identifiers_left_to_be_published():
     assert idd.unconfirmed(det, qi) == []
     message = idd.hold_message(held[0])
     assert "'fake_first_name'" in message and "first name column" in message
+
+
+def test_person_id_role_is_a_handled_role_and_the_hold_names_it():
+    det = idd.detect_identifiers(_clinical())
+    assert det.for_column("subject_id").role == "person id"
+    roles = {"subject_id": "person id", "fake_first_name": "identifying", "fake_last_name": "identifying"}
+    assert idd.unconfirmed(det, roles) == []
+    held = idd.unconfirmed(det, dict(roles, subject_id="insensitive"))
+    assert [s.column for s in held] == ["subject_id"]
+    message = idd.hold_message(held[0])
+    assert "Set its role to person id," in message and "until" not in message
 
 
 def test_value_checks_run_on_a_bounded_sample_and_fast():

@@ -26,6 +26,11 @@ def test_the_issue_table_covid_testing():
     high = {s.column: s for s in det.high}
     assert set(high) == {"subject_id", "fake_first_name", "fake_last_name"}
     assert high["subject_id"].person_id and "repeats across records" in high["subject_id"].reason
+    # suggested as the person-id role, with the persons and rows counted by pandas here
+    ids = frame["subject_id"].dropna().astype(str).str.strip()
+    ids = ids[ids != ""]
+    assert high["subject_id"].role == "person id"
+    assert f"repeats: {ids.nunique():,} persons in {len(ids):,} rows" in high["subject_id"].reason
     assert high["fake_last_name"].reason.startswith("name looks like a surname column; 27 distinct values")
     assert high["fake_first_name"].reason.startswith("name looks like a first name column; 831 distinct values")
     assert det.for_column("clinic_name").confidence == idd.LOW

@@ -65,6 +65,7 @@ from anonymizer_app.management import (
     identifier_check,
     identifier_flags,
     model_flags,
+    person_flags,
     remote_flags,
     republication_flags,
     sql_flags,
@@ -181,6 +182,7 @@ class Command(OneLineCommand):
         republication_flags.add_arguments(parser)  # --history FILE (with --algorithm m-invariance)
         identifier_flags.add_arguments(parser)  # --pseudonymize/--mask/--surrogate COL, --reidentification-table
         identifier_check.add_arguments(parser)  # --allow-identifier COL
+        person_flags.add_arguments(parser)  # --person-id COL, --person-adversary class|all-records
         sql_flags.add_arguments(parser)  # --sql-url/--sql-table/--sql-query, --out-sql/--out-table/--out-replace
         remote_flags.add_anonymize_arguments(parser)  # --from-zenodo/--from-dataverse ID, --deposit zenodo|dataverse
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
@@ -262,7 +264,9 @@ class Command(OneLineCommand):
         if opts["algorithm"] == republication_flags.ALGORITHM:  # a release of a sequence against --history
             return republication_flags.run(self, opts, source, out, report_path, progress)
         if opts["transactions"]:
+            person_flags.refuse(opts, AnonymizeError, "--transactions (a record of items has no person column)")
             return self._run_transactions(opts, source, out, report_path, progress)
+        adversary = person_flags.adversary(opts, AnonymizeError)
         if not opts["qi"]:
             raise AnonymizeError("--qi: name at least one quasi-identifying column (or give --transactions)")
         for flag in ("record_id",):
@@ -279,10 +283,13 @@ class Command(OneLineCommand):
         build = dict(algorithm=opts["algorithm"], k=k, models=models, options=options,
                      suppression_limit=suppression, sensitive=sensitive, suppressed_rows=opts["suppressed_rows"])
         if opts["cluster"] is not None:  # the stages on a Dask cluster (management/cluster_flags.py)
+            person_flags.refuse(opts, AnonymizeError, "--cluster runs (the cluster counts records; persons are "
+                                                      "counted in memory)")
             return cluster_flags.run(self, opts, build, source, out, report_path, progress)
 
+        # persons are counted by the in-memory run only (the disk hybrid counts records)
         if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None \
-                and not identifier_rules:
+                and not identifier_rules and not opts["person_id"]:
             fmt = self._input_format(source, opts["delimiter"])
             # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
             memory_mb = float(options.get("memory_mb") or 256)
@@ -340,6 +347,7 @@ class Command(OneLineCommand):
         elif any(opts[f] for f in ("item_hierarchy", "set_algorithm", "m")):
             raise AnonymizeError("--m, --set-algorithm and --item-hierarchy apply to --set-column or --transactions")
         spec = identifier_flags.with_rules(RunSpec.build(table, hierarchies, **build), identifier_rules, pseudonym_keys)
+        spec = replace(spec, person_adversary=adversary)
 
         capture = identifier_flags.Capture(run)
         report = write_publication(spec, progress, out, delimiter, report_path, capture)
@@ -355,6 +363,7 @@ class Command(OneLineCommand):
                 + self._safepub_summary(report)
                 + table_note
                 + identifier_check.summary(detection, self._treated(roles, identifier_rules))
+                + person_flags.summary(report)
                 + (f"; report {report_path}" if report_path else "")
                 # the figures, worded and formatted as on the pages (engine.measure.figure_catalogue)
                 + "".join(f"\n{line}" for line in figure_catalogue.text_lines(report)))
@@ -566,12 +575,15 @@ class Command(OneLineCommand):
         roles: dict[str, Role] = {}
         flags: dict[str, str] = {}
         for flag, role in (("qi", Role.QUASI_IDENTIFYING), ("sensitive", Role.SENSITIVE),
-                           ("identifier", Role.IDENTIFYING)):
-            for col in opts[flag]:
+                           ("identifier", Role.IDENTIFYING), ("person_id", Role.PERSON)):
+            named = person_flags.person_column(opts) if flag == "person_id" else opts[flag]
+            for col in named:
                 if col not in columns:
-                    raise AnonymizeError(f"--{flag} {col}: unknown column; the table has: {', '.join(columns)}")
+                    raise AnonymizeError(f"--{flag.replace('_', '-')} {col}: unknown column; the table has: "
+                                         f"{', '.join(columns)}")
                 if col in roles:
-                    raise AnonymizeError(f"column {col!r} is named twice (--{flags[col]} and --{flag})")
+                    raise AnonymizeError(f"column {col!r} is named twice (--{flags[col].replace('_', '-')} and "
+                                         f"--{flag.replace('_', '-')})")
                 roles[col] = role
                 flags[col] = flag
         return roles

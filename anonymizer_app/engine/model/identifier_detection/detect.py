@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .findings import Detection, FreeTextFinding, Suggestion, confidence_of
+from .findings import IDENTIFYING, PERSON_ID, Detection, FreeTextFinding, Suggestion, confidence_of
 from .names import (
     ATTRIBUTE_QUALIFIERS,
     EVENT_DATE_TOKENS,
@@ -272,10 +272,12 @@ def _person_id(f: Facts, m: NameMatch, q: Qualifiers, ev: Evidence) -> None:
             ev.raise_to(0.9, f"name looks like {'an' if bare_id else 'a person or record'} id; every record has "
                              f"its own value ({counted})", "record id")
         elif per_value <= REPEAT_MAX_PER_VALUE:
+            # suggested as the person-id role (not identifying): one person, several records, so every privacy
+            # model of a run must count persons, and the column is removed like an identifier
             ev.person_id = True
-            ev.raise_to(0.9, f"name looks like a person id that repeats across records ({counted}, "
-                             f"{per_value:.1f} records per value on average, up to {_fmt(f.top)}): one person, "
-                             "several records", "person id")
+            ev.raise_to(0.9, f"name looks like a person id that repeats across records (repeats: {_fmt(distinct)} "
+                             f"persons in {_fmt(f.rows)} rows, {per_value:.1f} rows per person on average, up to "
+                             f"{_fmt(f.top)}): one person, several records", "person id")
     elif idish and distinct > 2:
         ev.raise_to(0.4, f"name looks like an id but it has only {counted}", "person id")
 
@@ -334,7 +336,7 @@ def suggestion_of(f: Facts, ev: Evidence) -> Suggestion | None:
         return None
     return Suggestion(column=str(f.column), kind=ev.kind, confidence=confidence_of(ev.score), score=ev.score,
                       reasons=tuple(dict.fromkeys([ev.head] + ev.reasons)), person_id=ev.person_id, rows=f.rows,
-                      distinct=f.distinct)
+                      distinct=f.distinct, role=PERSON_ID if ev.person_id else IDENTIFYING)
 
 
 def detect_column(column: str, values: pd.Series, sample_size: int = SAMPLE_SIZE,

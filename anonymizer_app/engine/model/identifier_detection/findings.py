@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 IDENTIFYING = "identifying"
-PERSON_ID = "person id"  # the role of a repeating person/patient id (suggested as identifying until it exists)
+PERSON_ID = "person id"  # the role of a repeating person/patient id (model.table.Role.PERSON's value)
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 HIGH_SCORE, MEDIUM_SCORE = 0.8, 0.5  # score >= 0.8: high; >= 0.5: medium; else low
 
@@ -20,7 +20,7 @@ class Suggestion:
     confidence: str  # high, medium or low
     score: float  # 0..1 (high >= 0.8, medium >= 0.5)
     reasons: tuple[str, ...]
-    role: str = IDENTIFYING  # the role to give it (identifying; a repeating id: see ``person_id``)
+    role: str = IDENTIFYING  # the role to give it: identifying, or "person id" for a repeating id (``person_id``)
     person_id: bool = False  # an id that repeats across records: one person, several records
     rows: int = 0  # non-missing values
     distinct: int = 0
@@ -31,7 +31,8 @@ class Suggestion:
 
     @property
     def suggested_role(self) -> str:
-        """The role named in words: "person id" for a repeating person id, else the role."""
+        """The role named in words: "person id" for a repeating person id, else the role (kept beside ``role``
+        for the callers that read it; both say the same since the person-id role exists)."""
         return PERSON_ID if self.person_id else self.role
 
     def to_dict(self) -> dict:

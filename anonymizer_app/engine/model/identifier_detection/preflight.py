@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping
 
 from .findings import PERSON_ID, Detection, Suggestion
 
-HELD_ROLES = ("insensitive", "sensitive")  # roles that publish a column's values as they are
+# roles that publish a column's values as they are; identifying, quasi-identifying and person id handle the column
+# (removed, pseudonymized or generalized)
+HELD_ROLES = ("insensitive", "sensitive")
 
 
 def unconfirmed(detection: Detection, roles: Mapping[str, str], confirmed: Iterable[str] = ()) -> list[Suggestion]:
@@ -19,7 +21,7 @@ def unconfirmed(detection: Detection, roles: Mapping[str, str], confirmed: Itera
 
 def hold_message(s: Suggestion, how_to_confirm: str = "confirm that it may be published as is") -> str:
     """The pre-flight's message for one held column."""
-    role = PERSON_ID + " (identifying until that role exists)" if s.person_id else "identifying"
+    role = PERSON_ID if s.person_id else "identifying"
     return (f"Column {s.column!r} looks like a direct identifier ({s.reason}); its values would be published "
             f"as they are. Set its role to {role}, or {how_to_confirm}.")
 
