@@ -110,7 +110,7 @@ class Problem:
         if self.persons is None:
             failing = self.failing(sizes, tuple_class=tuple_class)
             return failing, int(sizes[failing].sum())
-        judged = self.persons.judge(tuple_class, len(sizes), self.failing)
+        judged = self.persons.judge(tuple_class, len(sizes), self.failing, self.budget)
         return judged.failing, judged.cost
 
     def suppressed_rows(self, sizes: np.ndarray, tuple_class: np.ndarray) -> np.ndarray:

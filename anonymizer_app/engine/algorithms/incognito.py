@@ -84,7 +84,7 @@ def _search_subset(search: LatticeSearch, subset, shape, cand: np.ndarray, heigh
         search.checks += 1
         for j in subset:
             full[j] = heights[j]
-        if evaluated.outliers <= search.budget:
+        if evaluated.cost <= search.budget:
             anon[tuple(slice(x, None) for x in row)] = True
     return anon
 

@@ -58,6 +58,8 @@ class Table:
     holding_missing: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     # the columns that arrived dictionary-encoded, as codes into their categories (cells.ColumnDictionary)
     dictionaries: dict[str, ColumnDictionary] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # what is read once from the input's cells and kept with it (the persons of the person-id column, ...)
+    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.holding_missing = set()

@@ -18,32 +18,52 @@ from .research import Verdict
 
 
 def persons_of(table: Table) -> Persons | None:
-    """The table's persons (its person-id column), None without one."""
+    """The table's persons (its person-id column), None without one; read once per table (the column is input)."""
     column = table.person
-    return None if column is None else Persons.of(table.frame[column], column)
+    if column is None:
+        return None
+    found = table.derived.get(("persons", column))
+    if found is None:
+        found = table.derived[("persons", column)] = Persons.of(table.frame[column], column)
+    return found
+
+
+def _distinct(*columns: np.ndarray) -> list[np.ndarray]:
+    """The distinct rows of small non-negative int columns, as columns (one int64 key when it fits)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    radices = [int(c.max()) + 1 if len(c) else 1 for c in columns]
+    if float(np.prod(np.array(radices, dtype=float))) >= 2.0**62:
+        frame = pd.DataFrame({i: c for i, c in enumerate(columns)}).drop_duplicates()
+        return [frame[i].to_numpy(dtype=np.int64) for i in range(len(columns))]
+    for c, r in zip(columns, radices):
+        key = key * r + c
+    key = np.unique(key)
+    out = []
+    for r in reversed(radices):
+        out.append(key % r)
+        key = key // r
+    return out[::-1]
 
 
 def class_persons(row_class: np.ndarray, persons: Persons, n_classes: int) -> np.ndarray:
     """Distinct persons per class, from (class, person) pairs of the released rows."""
     kept = np.asarray(row_class) >= 0
-    pairs = pd.DataFrame({"c": np.asarray(row_class)[kept], "p": persons.codes[kept]}).drop_duplicates()
-    return pairs["c"].value_counts().reindex(range(n_classes), fill_value=0).to_numpy(dtype=np.int64)
+    cls, _ = _distinct(np.asarray(row_class)[kept], persons.codes[kept])
+    return np.bincount(cls, minlength=n_classes).astype(np.int64)
 
 
 def person_domain(dom, persons: Persons):
     """The domain with its table distribution over (person, value) pairs, each counted once."""
-    pairs = pd.DataFrame({"p": persons.codes, "v": np.asarray(dom.codes)}).drop_duplicates()
-    return replace(dom, table_counts=np.bincount(pairs["v"].to_numpy(), minlength=dom.m).astype(np.int64))
+    _, values = _distinct(persons.codes, np.asarray(dom.codes, dtype=np.int64))
+    return replace(dom, table_counts=np.bincount(values, minlength=dom.m).astype(np.int64))
 
 
 def value_persons(row_class: np.ndarray, persons: Persons, dom, n_classes: int) -> np.ndarray:
     """classes x values: the distinct persons of each class with a record of each value."""
     kept = np.asarray(row_class) >= 0
-    triples = pd.DataFrame({"c": np.asarray(row_class)[kept], "p": persons.codes[kept],
-                            "v": np.asarray(dom.codes)[kept]}).drop_duplicates()
-    counts = np.zeros((n_classes, dom.m), dtype=np.int64)
-    np.add.at(counts, (triples["c"].to_numpy(), triples["v"].to_numpy()), 1)
-    return counts
+    cls, _, values = _distinct(np.asarray(row_class)[kept], persons.codes[kept],
+                               np.asarray(dom.codes, dtype=np.int64)[kept])
+    return np.bincount(cls * dom.m + values, minlength=n_classes * dom.m).reshape(n_classes, dom.m).astype(np.int64)
 
 
 def person_verdicts(models, row_class: np.ndarray, persons: Persons, n_classes: int,

@@ -25,6 +25,7 @@ from ..privacy import PrivacyModel, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for, sensitive_domain
 from ..search.lattice import equivalence_classes, label_columns, radices
 from ..search.persons import PersonCounter
+from .person_check import persons_of
 from .research import on_population, published_figures, research_domain, research_flags
 from .result import LeafCodes, Result, factorize_cells
 from .spec import SUPPRESSION, RunSpec
@@ -144,9 +145,7 @@ def person_run(table: Table, info: AlgorithmInfo, models: list[PrivacyModel]) ->
         if getattr(m, "column_source", None) == "research" or getattr(m, "algorithms", None) is not None:
             raise InputError(f"{m.label} counts records of a population or a release, not persons: it cannot run "
                              f"with the person id {column!r} (give the column another role)")
-    if column in table.qi or column in table.sensitive:
-        raise InputError(f"person id {column!r} cannot also be a quasi-identifier or sensitive")
-    return Persons.of(table.frame[column], column)
+    return persons_of(table)
 
 
 def person_figures(result: Result, persons: Persons) -> dict:

@@ -155,7 +155,7 @@ class Lattice:
 class NodeClasses:
     """Equivalence classes of one node: a representative frequency-set row and the size of each."""
 
-    __slots__ = ("levels", "reps", "sizes", "key", "failing", "outliers", "parent", "parent_map", "hist",
+    __slots__ = ("levels", "reps", "sizes", "key", "failing", "outliers", "cost", "parent", "parent_map", "hist",
                  "charged", "skipped")
 
     def __init__(self, levels: tuple[int, ...], reps: np.ndarray, sizes: np.ndarray, key: np.ndarray | None = None):
@@ -167,7 +167,8 @@ class NodeClasses:
         # by changing only the digits of the QIs whose level differs
         self.key = key
         self.failing: np.ndarray | None = None
-        self.outliers = 0
+        self.outliers = 0  # records of the failing classes (what the metrics count)
+        self.cost = 0  # what the suppression budget counts: the outliers, or the persons suppressed (judge)
         # sensitive histograms (class-level models): the node it was grouped from and, per class of that
         # node, the class here (dropped once the node is checked), and per sensitive domain the sparse
         # classes x values counts (class, value, count), rolled up from the parent's
@@ -376,7 +377,8 @@ class NodeEvaluator:
         else:
             node = self._group(levels, source)
         if self.judge is not None and node.failing is None:  # persons counted (search/persons.py)
-            node.failing, node.outliers = self.judge(node.sizes, self.tuple_class(node))
+            node.failing, node.cost = self.judge(node.sizes, self.tuple_class(node))
+            node.outliers = int(np.add.reduce(node.sizes[node.failing]))
         elif self.failing_fn is not None and node.failing is None:
             if self.class_level and self.histograms and self.freq_inverse is not None:
                 if not self._over_on_sizes(node):
@@ -386,7 +388,7 @@ class NodeEvaluator:
                 node.failing = self.failing_fn(node.sizes, tuple_class=self.tuple_class(node))
             else:
                 node.failing = self.failing_fn(node.sizes)
-            node.outliers = int(np.add.reduce(node.sizes[node.failing]))
+            node.outliers = node.cost = int(np.add.reduce(node.sizes[node.failing]))
             if not node.skipped:
                 node.parent = node.parent_map = None
         if cache and node is not self.bottom:

@@ -76,14 +76,13 @@ class LatticeSearch:
         self.checked = np.zeros(shape, dtype=bool)
         self.values = np.full(shape, np.nan)
         # the class bound serves the suppression searches only (pruning, branch and bound)
-        # (in records: with a person id the budget counts persons, and the bounds below do not apply)
-        self.class_lb = (np.full(shape, -np.inf)
-                         if self.metric_name == "discernibility" and self.budget > 0 and not persons else None)
+        self.class_lb = np.full(shape, -np.inf) if self.metric_name == "discernibility" and self.budget > 0 else None
         # k-anonymity alone (the classes failing are the ones below k): a node suppresses at least as many
         # records as any generalization of it (merging classes never makes one smaller), so the most
         # records suppressed by a checked generalization bound a node's own; each of them costs N in
         # discernibility, not the k the class bound charges (see _branch_and_bound)
-        k_only = bool(problem.models) and all(type(m) is KAnonymity for m in problem.models)
+        # (not with a person id: the budget then counts persons, and a node's suppressed persons bound no records)
+        k_only = bool(problem.models) and all(type(m) is KAnonymity for m in problem.models) and not persons
         self.outlier_lb = (np.zeros(shape, dtype=np.int64)
                            if self.class_lb is not None and k_only and self.budget > 0 else None)
         self.checks = 0
@@ -118,7 +117,7 @@ class LatticeSearch:
         # every HEARTBEAT_SECONDS (the bar keeps the search's own fraction)
         self.problem.heartbeat(None, self._checked_phase)
         self.checked[levels] = True
-        anonymous = node.outliers <= self.budget
+        anonymous = node.cost <= self.budget  # records, or persons with a person id
         if anonymous:
             value = self.metric.value(node)
             self.values[levels] = value

@@ -43,6 +43,8 @@ class PersonCounter:
     single: np.ndarray = field(init=False)  # per tuple: the persons whose records are all in it
     move_tuple: np.ndarray = field(init=False)  # (tuple, person) pairs of the movers
     move_person: np.ndarray = field(init=False)
+    move_rank: np.ndarray = field(init=False)
+    move_span: int = field(init=False)
     _person_values: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -54,7 +56,15 @@ class PersonCounter:
         spread = np.bincount(pp, minlength=self.count)
         mover = spread[pp] > 1
         self.single = np.bincount(pt[~mover], minlength=self.n_tuples).astype(np.float64)
-        self.move_tuple, self.move_person = pt[mover], pp[mover]
+        # the movers' pairs by person (np.unique sorted them by tuple): a person's pairs are then neighbours, so a
+        # pair repeating its person's class is found by comparing it with the pairs just before it (_firsts)
+        order = np.argsort(pp[mover], kind="stable")
+        self.move_tuple, self.move_person = pt[mover][order], pp[mover][order]
+        starts = np.flatnonzero(np.r_[True, self.move_person[1:] != self.move_person[:-1]]) \
+            if len(self.move_person) else np.zeros(0, dtype=np.int64)
+        lengths = np.diff(np.r_[starts, len(self.move_person)])
+        self.move_rank = np.arange(len(self.move_person)) - np.repeat(starts, lengths)  # pair's place in its person
+        self.move_span = int(lengths.max()) if len(lengths) else 0
 
     @property
     def movers(self) -> int:
@@ -66,34 +76,58 @@ class PersonCounter:
         pairs = np.unique(self.person * V + dom.codes)
         return replace(dom, table_counts=np.bincount(pairs % V, minlength=dom.m).astype(np.int64))
 
-    def judge(self, tuple_class: np.ndarray, n_classes: int, failing: Failing) -> Judgement:
-        """The fixpoint of the definitions on the classes of a transformation (tuple -> class)."""
+    def judge(self, tuple_class: np.ndarray, n_classes: int, failing: Failing, budget: int | None = None
+              ) -> Judgement:
+        """The fixpoint of the definitions on the classes of a transformation (tuple -> class). With ``budget``
+        (persons) it stops as soon as more persons than that are suppressed: the cost is then a lower bound above
+        the budget (each round only adds persons), enough to call the transformation over it."""
         tuple_class = np.asarray(tuple_class, dtype=np.int64)
-        P = max(self.count, 1)
-        singles = np.bincount(tuple_class, weights=self.single, minlength=n_classes)
+        singles = np.bincount(tuple_class, weights=self.single, minlength=n_classes).astype(np.int64)
         move_class = tuple_class[self.move_tuple]
         removed = np.zeros(self.count, dtype=bool)
         failed = np.zeros(n_classes, dtype=bool)
+        firsts = self._firsts(move_class)
         while True:
-            alive = ~removed[self.move_person]
-            pairs = np.unique(move_class[alive] * P + self.move_person[alive])
-            sizes = np.where(failed, 0.0, singles).astype(np.int64)
-            sizes += np.bincount(pairs // P, minlength=n_classes)
+            alive = firsts & ~removed[self.move_person]
+            cls, who = move_class[alive], self.move_person[alive]  # the distinct (class, person) pairs left
+            sizes = np.where(failed, 0, singles)
+            sizes += np.bincount(cls, minlength=n_classes)
             present = sizes > 0
             bad = failing(sizes, counts=lambda dom, removed=removed, failed=failed: self._value_counts(
                 dom, tuple_class, removed, failed, n_classes))
             bad = np.asarray(bad, dtype=bool) & present
-            strong = self._all_records_failing(pairs, n_classes) if self.adversary == "all-records" else None
+            strong = self._all_records_failing(cls, who) if self.adversary == "all-records" else None
             if not bad.any() and (strong is None or not strong.any()):
                 break
             failed |= bad
             if bad.any():
-                hit = pairs[bad[pairs // P]] % P
-                removed[hit] = True
+                removed[who[bad[cls]]] = True
             if strong is not None:
                 removed |= strong
-        cost = int(singles[failed].sum()) + int(removed.sum())
+            if budget is not None:
+                cost = int(singles[failed].sum()) + int(np.count_nonzero(removed))
+                if cost > budget:
+                    return Judgement(failed | ~present, removed, cost, sizes)
+        cost = int(singles[failed].sum()) + int(np.count_nonzero(removed))
         return Judgement(failed | ~present, removed, cost, sizes)
+
+    def _firsts(self, move_class: np.ndarray) -> np.ndarray:
+        """Per movers' pair: the first of its person's pairs in its class (the others repeat a (class, person)
+        pair). Compared with the pairs up to 8 places before; persons with more pairs are counted by np.unique."""
+        first = np.ones(len(move_class), dtype=bool)
+        span = min(self.move_span, 8)
+        for d in range(1, span):
+            same = (self.move_person[d:] == self.move_person[:-d]) & (move_class[d:] == move_class[:-d])
+            first[d:] &= ~same
+        if self.move_span > 8:
+            long = self.move_rank >= 8
+            pairs = move_class * max(self.count, 1) + self.move_person
+            _, at = np.unique(pairs, return_index=True)
+            seen = np.zeros(len(move_class), dtype=bool)
+            seen[at] = True
+            first[long] = seen[long]
+            # a pair at rank < 8 repeating one further back than 8 places cannot exist: ranks grow along a person
+        return first
 
     def suppressed_rows(self, tuple_class: np.ndarray, judged: Judgement) -> np.ndarray:
         """Per row: suppressed (its class fails, or its person is removed)."""
@@ -122,13 +156,12 @@ class PersonCounter:
         self._person_values[id(dom)] = found
         return found[1], found[2]
 
-    def _all_records_failing(self, pairs: np.ndarray, n_classes: int) -> np.ndarray:
+    def _all_records_failing(self, cls: np.ndarray, who: np.ndarray) -> np.ndarray:
         """Per person: is it published with records in several classes that fewer than k persons all share? The
-        movers' (class, person) pairs left; a person in one class is judged by its class's size."""
-        out = np.zeros(self.count, dtype=bool)
-        if self.k <= 1 or not len(pairs):
-            return out
-        return out | persons_below_k(pairs // max(self.count, 1), pairs % max(self.count, 1), self.count, self.k)
+        movers' distinct (class, person) pairs left; a person in one class is judged by its class's size."""
+        if self.k <= 1 or not len(cls):
+            return np.zeros(self.count, dtype=bool)
+        return persons_below_k(cls, who, self.count, self.k)
 
 
 def persons_below_k(cls: np.ndarray, person: np.ndarray, n_persons: int, k: int) -> np.ndarray:
