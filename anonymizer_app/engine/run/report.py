@@ -12,12 +12,12 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from ..algorithms.base import CellRecoding, FullDomainRecoding
+from ..algorithms.base import CellRecoding
 from ..measure.metrics import RISK_THRESHOLD, class_figures, homogeneity
 from ..measure.risk import sample_risks
 from ..model.cells import ColumnDictionary
 from ..model.hierarchy import Hierarchy
-from ..model.table import FrequencySet, Table
+from ..model.table import Table
 from ..privacy import parse_marker, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for
 from ..setvalued.measures import frequent_itemsets
@@ -28,6 +28,7 @@ from .research import published_classes, research_domain, research_flags, verdic
 from .result import class_size_histogram, factorize_cells, plain, report_head
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
 from .stages import cell_label, input_figures, level_labels, result_figures, weighted_attack
+from .weighted import AttackRows, ColumnFigures, PublishedClasses, ResultClasses, WeightedRows
 
 TOP_VALUES = 30
 
@@ -210,86 +211,90 @@ def publication_sections(head: dict, suppressed_rows: str, models: list, sizes: 
 
 
 @dataclass(frozen=True)
-class WeightedFigures:
-    """What the report of a run over weighted rows (a cluster run's merged frequency data: each row a distinct
-    combination standing for ``weights[i]`` records) is built from: the run, its result on the weighted rows,
-    the classes the gate checked on the published table and the value counts before and after."""
+class RunSettings:
+    """The run as its report states it."""
 
     algorithm: str
     models: list
     suppression_limit: float
     options: dict
+    suppressed_rows: str  # what the published table does with suppressed records (spec.SUPPRESSED_ROWS)
+    seconds: float
+
+
+@dataclass(frozen=True)
+class QIColumns:
+    """The columns as the report names them."""
+
     qi: list[str]
     sensitive: str | None
     identifying: list[str]  # removed from the output
     hierarchies: list[Hierarchy]  # in QI order
     numeric: list[bool]  # per QI
-    freq: FrequencySet  # the weighted rows' distinct QI tuples (inverse: weighted row -> tuple)
-    qi_codes: np.ndarray  # weighted row -> QI leaf codes
-    weights: np.ndarray  # weighted row -> records
-    domains: dict[str, SensitiveDomain]  # attacked column -> its values on the weighted rows
-    recoding: FullDomainRecoding | CellRecoding
-    suppressed: np.ndarray  # weighted row -> suppressed
-    row_class: np.ndarray  # weighted row -> class (-1: suppressed)
-    class_sizes: np.ndarray
-    cells: tuple[np.ndarray, list] | None  # a cell recoding's (weighted row -> cell codes, labels per QI)
-    target_rows: dict[int, list[int]]  # class -> the rows the attack report lists
-    attack_limit: int
-    records: int  # input records
-    published: int
-    suppressed_published: int
-    suppressed_rows: str
-    published_sizes: np.ndarray  # the gate's classes on the published rows
-    published_class: np.ndarray
-    published_domain: Callable[[Any], SensitiveDomain]  # a model -> its column on the published rows
-    values: dict[str, tuple[np.ndarray, np.ndarray]]  # QI -> (values, counts) in the input
-    published_values: dict[str, tuple[np.ndarray, np.ndarray]]  # QI -> (values, counts) published
-    seconds: float
+
+
+@dataclass(frozen=True)
+class WeightedFigures:
+    """What the report of a run over weighted rows (a cluster run's merged frequency data: each row a distinct
+    combination standing for ``weights[i]`` records) is built from, one bundle per concern: the run, its
+    columns, the input's value counts, the weighted rows, the result's classes on them, the rows the attack
+    report lists and the classes the gate checked on the published table."""
+
+    run: RunSettings
+    columns: QIColumns
+    scanned: ColumnFigures  # the input's records and each QI's values with counts
+    rows: WeightedRows
+    result: ResultClasses
+    attack: AttackRows
+    published: PublishedClasses
 
 
 def weighted_report(f: WeightedFigures) -> Report:
     """report.build_report's figures over weighted rows, by the run core's measuring functions
     (stages.result_figures, input_figures, weighted_attack) and its report sections (result.report_head,
     publication_sections: the one code for every backend)."""
-    rec = f.recoding
+    run, cols, rows, res, pub = f.run, f.columns, f.rows, f.result, f.published
+    rec = res.recoding
     cells = isinstance(rec, CellRecoding)
     levels = [] if isinstance(rec, CellRecoding) else list(rec.levels)
-    k = max((getattr(m, "k", 1) for m in f.models), default=1)
-    n_sup = int(f.weights[f.suppressed].sum())
-    s = None if f.sensitive is None else f.domains[f.sensitive].codes
+    k = max((getattr(m, "k", 1) for m in run.models), default=1)
+    records = f.scanned.records
+    n_sup = res.suppressed_records(rows.weights)
+    s = None if cols.sensitive is None else rows.domains[cols.sensitive].codes
     metrics = result_figures(
-        f.hierarchies, f.numeric, f.qi_codes, f.weights, f.suppressed, f.row_class, f.class_sizes, f.records, k,
-        levels=None if cells else levels, sensitive=s,
-        cells=[(f.cells[0][:, j], f.cells[1][j]) for j in range(len(f.qi))] if f.cells is not None else None)
-    before = input_figures(f.freq, f.hierarchies, f.records, k, None if s is None else (
-        lambda inv, sizes, own: homogeneity(inv[f.freq.inverse], s, f.weights)))
+        cols.hierarchies, cols.numeric, rows.qi_codes, rows.weights, res.suppressed, res.row_class, res.sizes,
+        records, k, levels=None if cells else levels, sensitive=s,
+        cells=[(res.cells[0][:, j], res.cells[1][j]) for j in range(len(cols.qi))] if res.cells is not None else None)
+    before = input_figures(rows.freq, cols.hierarchies, records, k, None if s is None else (
+        lambda inv, sizes, own: homogeneity(inv[rows.freq.inverse], s, rows.weights)))
     head = report_head(
-        algorithm=f.algorithm, models=f.models, suppression_limit=f.suppression_limit, qi=f.qi,
-        sensitive=f.sensitive, class_sizes=f.class_sizes, suppressed=n_sup, records=int(f.published),
+        algorithm=run.algorithm, models=run.models, suppression_limit=run.suppression_limit, qi=cols.qi,
+        sensitive=cols.sensitive, class_sizes=res.sizes, suppressed=n_sup, records=int(pub.records),
         recoding=rec.recoding if isinstance(rec, CellRecoding) else "full-domain",
-        transformation=None if cells else dict(zip(f.qi, levels)), metrics=metrics, metrics_before=before,
-        options=f.options, search=dict(rec.info), steps=rec.steps,
-        notes=list(rec.notes) + [note for h in f.hierarchies for note in h.notes],
-        transformation_labels=_weighted_labels(f, levels), identifying_removed=f.identifying, verified=True,
-        seconds=f.seconds,
-        attack=weighted_attack(f.domains, f.row_class, f.weights, f.target_rows, f.attack_limit))
+        transformation=None if cells else dict(zip(cols.qi, levels)), metrics=metrics, metrics_before=before,
+        options=run.options, search=dict(rec.info), steps=rec.steps,
+        notes=list(rec.notes) + [note for h in cols.hierarchies for note in h.notes],
+        transformation_labels=_weighted_labels(f, levels), identifying_removed=cols.identifying, verified=True,
+        seconds=run.seconds,
+        attack=weighted_attack(dict[str, SensitiveDomain](rows.domains), res.row_class, rows.weights, f.attack.rows, f.attack.limit))
     report = publication_sections(
-        head, f.suppressed_rows, f.models, f.published_sizes, f.published_class, f.published_domain, risk=True,
-        input_records=f.records, published=f.published, suppressed=n_sup,
-        suppressed_published=f.suppressed_published, suppressed_removed=f.records - f.published,
-        value_counts={c: {"before": counted_values(*f.values[c], f.records),
-                          "after": counted_values(*f.published_values[c], f.published)} for c in f.qi})
+        head, run.suppressed_rows, run.models, pub.sizes, pub.row_class,
+        lambda m: rows.domain_over(m.target, pub.codes, pub.weights), risk=True,
+        input_records=records, published=pub.records, suppressed=n_sup,
+        suppressed_published=pub.suppressed, suppressed_removed=records - pub.records,
+        value_counts={c: {"before": counted_values(*f.scanned.values[c], records),
+                          "after": counted_values(*pub.values[c], pub.records)} for c in cols.qi})
     return Report.of(report)
 
 
 def _weighted_labels(f: WeightedFigures, levels: list[int]) -> dict[str, str]:
     """Each QI's transformation label: its level's description, or a cell recoding's distinct outputs."""
-    rec = f.recoding
+    rec, qi = f.result.recoding, f.columns.qi
     if isinstance(rec, CellRecoding):
-        assert f.cells is not None
-        kept = ~f.suppressed
-        return {c: cell_label(rec.recoding, len(np.unique(f.cells[0][kept, j]))) for j, c in enumerate(f.qi)}
-    return level_labels(f.qi, f.hierarchies, levels)
+        assert f.result.cells is not None
+        kept = ~f.result.suppressed
+        return {c: cell_label(rec.recoding, len(np.unique(f.result.cells[0][kept, j]))) for j, c in enumerate(qi)}
+    return level_labels(qi, f.columns.hierarchies, levels)
 
 
 def _scope_rows(publication: Publication, table: Table) -> np.ndarray:

@@ -36,7 +36,6 @@ from ...model.hierarchy import Hierarchy
 from ...model.table import FrequencySet, group_rows
 from ...privacy import PrivacyModel
 from ...privacy.base import SensitiveModel
-from ...privacy.distributions import SensitiveDomain
 from ...run.gate import Publication
 from ...run.merged import (
     MergedCombinations,
@@ -53,10 +52,11 @@ from ...run.merged import (
     weighted_problem,
     weighted_rows,
 )
-from ...run.report import Report, WeightedFigures, weighted_report
+from ...run.report import QIColumns, Report, RunSettings, WeightedFigures, weighted_report
 from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
 from ...run.stages import check_supported
+from ...run.weighted import AttackRows
 from ...search.lattice import generalize_codes
 from . import partitions
 from .mondrian import OnCluster, keeps_encodings, kept_histograms, mondrian_on_cluster
@@ -371,15 +371,13 @@ class ClusterRun:
 
     def build_report(self) -> Report:
         """The report (report.weighted_report) from the merged figures of the run and its gate."""
-        plan, rows, result, published = self.plan, self.rows, self.result, self.published
-        return weighted_report(WeightedFigures(
-            self.info.name, plan.models, self.suppression_limit, self.problem.options, plan.qi, plan.sensitive,
-            plan.identifying, self.hierarchies, [self.figures.is_numeric(c) for c in plan.qi], rows.freq,
-            rows.qi_codes, rows.weights, dict[str, SensitiveDomain](rows.domains), result.recoding, result.suppressed, result.row_class,
-            result.sizes, result.cells, self.target_rows, ATTACK_LIMIT, self.figures.records, published.records,
-            published.suppressed, self.spec.publishing.suppressed_rows, published.sizes, published.row_class,
-            lambda m: rows.domain_over(m.target, published.codes, published.weights), self.figures.values,
-            published.values, time.perf_counter() - self.started))
+        plan = self.plan
+        run = RunSettings(self.info.name, plan.models, self.suppression_limit, self.problem.options,
+                          self.spec.publishing.suppressed_rows, time.perf_counter() - self.started)
+        columns = QIColumns(plan.qi, plan.sensitive, plan.identifying, self.hierarchies,
+                            [self.figures.is_numeric(c) for c in plan.qi])
+        return weighted_report(WeightedFigures(run, columns, self.figures, self.rows, self.result,
+                                               AttackRows(self.target_rows, ATTACK_LIMIT), self.published))
 
     def cleanup(self) -> None:
         self.release_kept()
