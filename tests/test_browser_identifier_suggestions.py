@@ -1,5 +1,5 @@
 """Issue 28 in headless Chromium: the columns page of a table with a repeating patient id and name columns
-pre-selects them as identifying and says why; with the names set back to insensitive, the run page's
+pre-selects the names as identifying and the patient id as the person id, and says why; with the names set back to insensitive, the run page's
 pre-flight stops the run naming them, and ticking "Publish column X as is" for each lets it start.
 Screenshots go to $ANONYMIZER_SCREENSHOTS when it is set."""
 
@@ -43,7 +43,7 @@ def test_preselected_explained_and_held_until_confirmed(browser, live_server, cl
     chosen = browser.execute_script(
         "return Object.fromEntries(Array.from(document.querySelectorAll('select.role-select'))"
         ".map(s => [s.getAttribute('aria-label').replace('role of ', ''), s.value]))")
-    assert chosen == {"subject_id": "identifying", "fake_first_name": "identifying", "fake_last_name": "identifying",
+    assert chosen == {"subject_id": "person id", "fake_first_name": "identifying", "fake_last_name": "identifying",
                       "gender": "insensitive", "age": "insensitive", "clinic_name": "insensitive",
                       "result": "insensitive", "notes": "insensitive"}
     why = browser.find_element(By.ID, "suggestion-0").text
