@@ -18,6 +18,11 @@ privacy models on the two side sizes, and another predicate (l-diversity, t-clos
 sensitive values of each side) can be passed to :func:`partition`.
 Output: numeric ranges ``[lo-hi]`` of the values in a partition, LCAs for the other QIs.
 
+With a person id (definitions.md, "The unit counted: the person") the predicate counts persons: each side must
+satisfy the models on its distinct persons (and, against the all-records adversary, every person cut must still share
+all its partitions with k persons; :class:`PersonCuts`), and suppression is the persons' fixpoint (a person goes with
+all its records). The relaxed variant, which splits a tuple's records by count, is refused then.
+
 With the default predicate and models on class sizes alone (k-anonymity, k-map, average risk, ...),
 the strict variant cuts all the regions of one depth at once with segmented numpy operations
 (:func:`_partition_levels`); the result equals the one-region-at-a-time loop, partition numbers included.
@@ -33,6 +38,7 @@ import numpy as np
 from ..errors import InputError, UnsatisfiableError
 from ..model.hierarchy import ROOT
 from ..privacy import Parameter
+from ..search.persons import PersonCounter, persons_below_k
 from ..search.recoding import QISpace, cells_from_groups, group_labels
 from .base import AlgorithmInfo, CellRecoding, Problem, register
 
@@ -65,6 +71,116 @@ def default_allowable(problem: Problem) -> Allowable:
             verdict = verdicts[pair] = not bool(problem.failing(np.array(pair, dtype=np.int64)).any())
         return verdict
     return ok_sizes
+
+
+class PersonCuts:
+    """The allowable predicate when a run has a person id (definitions.md, "The unit counted: the person"): each side
+    of a cut must satisfy the models counting distinct persons (sizes: the persons with a record in the side;
+    sensitive counts: the persons with a record of each value in it). A person whose quasi-identifiers change
+    between records may have records on both sides and counts on each.
+
+    Against the all-records adversary a cut is also refused when a person with records in the cut partition would
+    then share every partition it has records in with fewer than k persons. Only those persons' counts can change
+    (a cut elsewhere leaves a person's partitions and the sets containing them alone) and a cut only lowers them,
+    so checking each cut on the partitions of that moment keeps the final partitions exact: the starting one
+    partition holds every person. The predicate keeps the current partition of every tuple for that check and
+    learns of a cut when it accepts it: Mondrian's strict cut makes every cut its predicate accepts."""
+
+    def __init__(self, problem: Problem, counter: PersonCounter):
+        self.problem = problem
+        self.counter = counter
+        self.k = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
+        n_tuples = len(problem.freq.counts)
+        # the persons spread over several tuples ("movers"), their (tuple, person) pairs sorted by tuple and by person
+        # (here: the counter's order is its own); the others are counted per tuple (counter.single)
+        by_tuple = np.lexsort((counter.move_person, counter.move_tuple))
+        self.tuple_person = counter.move_person[by_tuple]
+        self.move_start = np.searchsorted(counter.move_tuple[by_tuple], np.arange(n_tuples + 1))
+        by_person = np.lexsort((counter.move_tuple, counter.move_person))
+        self.person_tuple = counter.move_tuple[by_person]
+        self.person_start = np.searchsorted(counter.move_person[by_person], np.arange(counter.count + 1))
+        self.all_records = counter.adversary == "all-records" and counter.k > 1
+        self.region = np.zeros(n_tuples, dtype=np.int64)  # the partition each tuple is in now (all-records only)
+        self.regions = 1
+        self._rows = _TupleRows(problem.freq.inverse, n_tuples)
+        self._pairs: dict[int, tuple[object, np.ndarray, np.ndarray]] = {}  # per domain: (person, value) per row
+
+    def persons(self, tuples: np.ndarray) -> int:
+        """Distinct persons with a record in these tuples."""
+        movers = self.tuple_person[_gather(self.move_start, tuples)]
+        return int(round(float(self.counter.single[tuples].sum()))) + len(np.unique(movers))
+
+    def value_persons(self, dom, sets: list[np.ndarray]) -> np.ndarray:
+        """len(sets) x values: the distinct persons of each set of tuples with a record of each value."""
+        pv, value_of = self._person_values(dom)
+        out = np.zeros((len(sets), dom.m), dtype=np.int64)
+        for i, tuples in enumerate(sets):
+            seen = np.unique(pv[self._rows.of(tuples)])
+            out[i] = np.bincount(value_of[seen], minlength=dom.m)
+        return out
+
+    def _person_values(self, dom) -> tuple[np.ndarray, np.ndarray]:
+        """Per row its (person, value) pair as one number, and each pair's value (cached per domain)."""
+        hit = self._pairs.get(id(dom))
+        if hit is None or hit[0] is not dom:
+            V = max(dom.m, 1)
+            uniq, pv = np.unique(self.counter.person * V + np.asarray(dom.codes), return_inverse=True)
+            hit = self._pairs[id(dom)] = (dom, pv.reshape(-1).astype(np.int64), (uniq % V).astype(np.int64))
+        return hit[1], hit[2]
+
+    def __call__(self, li: np.ndarray, lw: np.ndarray, ri: np.ndarray, rw: np.ndarray) -> bool:
+        if min(int(lw.sum()), int(rw.sum())) < self.k:  # each person has a record: fewer records, fewer persons
+            return False
+        sizes = np.array([self.persons(li), self.persons(ri)], dtype=np.int64)
+        if sizes.min() < self.k:
+            return False
+        if self.problem.failing(sizes, counts=lambda dom: self.value_persons(dom, [li, ri])).any():
+            return False
+        if self.all_records and not self._shared_enough(li, ri):
+            return False
+        if self.all_records:  # the cut is made (see the class's docstring): the two sides become partitions
+            self.region[li], self.region[ri] = self.regions, self.regions + 1
+            self.regions += 2
+        return True
+
+    def _shared_enough(self, li: np.ndarray, ri: np.ndarray) -> bool:
+        """After this cut, does every person with records in several partitions, one of them a side of the cut,
+        share all its partitions with at least k persons (the persons that can share them all: the movers with a
+        record in the cut partition)?"""
+        touched = np.unique(self.tuple_person[_gather(self.move_start, np.concatenate([li, ri]))])
+        if not len(touched):
+            return True
+        before = self.region[li[0]]
+        self.region[li], self.region[ri] = self.regions, self.regions + 1  # as if cut, put back below
+        try:
+            at = _gather(self.person_start, touched)
+            local = np.repeat(np.arange(len(touched)), self.person_start[touched + 1] - self.person_start[touched])
+            cls = self.region[self.person_tuple[at]]
+            pairs = np.unique(cls * len(touched) + local)
+            return not persons_below_k(pairs // len(touched), pairs % len(touched), len(touched),
+                                       self.counter.k).any()
+        finally:
+            self.region[li] = self.region[ri] = before
+
+
+class _TupleRows:
+    """The rows of each frequency-set tuple, for gathering the rows of a set of tuples."""
+
+    def __init__(self, inverse: np.ndarray, n_tuples: int):
+        self.order = np.argsort(inverse, kind="stable")
+        self.start = np.searchsorted(np.asarray(inverse)[self.order], np.arange(n_tuples + 1))
+
+    def of(self, tuples: np.ndarray) -> np.ndarray:
+        return self.order[_gather(self.start, tuples)]
+
+
+def _gather(start: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Positions of the items of ``keys`` in a layout where key i's items are start[i]..start[i+1]-1."""
+    keys = np.asarray(keys, dtype=np.int64)
+    lo = start[keys]
+    lens = start[keys + 1] - lo
+    ends = np.cumsum(lens)
+    return np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(lo - (ends - lens), lens)
 
 
 def balanced_subset(weights: np.ndarray) -> np.ndarray:
@@ -577,10 +693,14 @@ def mondrian(problem: Problem) -> CellRecoding:
     if relaxed and problem.needs_classes:
         raise InputError("Mondrian's relaxed variant splits records of one QI tuple between partitions, so "
                          "it cannot check models on sensitive values; use the strict variant")
+    if relaxed and problem.persons is not None:
+        raise InputError(f"Mondrian's relaxed variant splits records of one QI tuple between partitions by their "
+                         f"count, not by person: with the person id {problem.table.person!r} use the strict variant")
     freq = problem.freq
     n = problem.table.n
     problem.report(0.0, "Mondrian: partitioning")
-    tup, part, weight, cuts, n_parts = partition(problem, relaxed)
+    allowable = None if problem.persons is None else PersonCuts(problem, problem.persons)
+    tup, part, weight, cuts, n_parts = partition(problem, relaxed, allowable)
     if relaxed:
         # rows of each tuple go, in order, to the partitions holding pieces of it
         order = np.lexsort((part, tup))
@@ -591,13 +711,20 @@ def mondrian(problem: Problem) -> CellRecoding:
         tuple_group = np.empty(len(freq.counts), dtype=np.int64)
         tuple_group[tup] = part
         group = tuple_group[freq.inverse]
-    sizes = problem.row_sizes(group, n_parts)  # research records with a population table
-    failing = problem.failing(sizes, row_class=group)
-    suppressed = failing[group]
-    if problem.suppressed_records(suppressed) > problem.budget:
+    if problem.persons is None:
+        sizes = problem.row_sizes(group, n_parts)  # research records with a population table
+        failing = problem.failing(sizes, row_class=group)
+        suppressed = failing[group]
+        cost = problem.suppressed_records(suppressed)
+    else:  # the persons' fixpoint: a person with a record in a failing partition is suppressed with all its records
+        judged = problem.persons.judge(tuple_group, n_parts, problem.failing)
+        failing, cost = judged.failing, judged.cost
+        suppressed = problem.persons.suppressed_rows(tuple_group, judged)
+    if cost > problem.budget:
+        unit = "record" if problem.persons is None else "person"
         raise UnsatisfiableError(
-            f"{problem.suppressed_records(suppressed)} record(s) cannot be grouped into classes that satisfy the privacy "
-            f"model (the table is too small for it), more than the suppression limit allows ({problem.budget})")
+            f"{cost} {unit}(s) cannot be grouped into classes that satisfy the privacy model (the table is too small "
+            f"for it), more than the suppression limit allows ({problem.budget})")
     group[suppressed] = -1
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
     if relaxed:
@@ -625,5 +752,6 @@ register(
                            choices=("strict", "relaxed")),),
         reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
         cluster=True,
+        person_level=True,  # in memory (PersonCuts); a cluster run with a person id is refused (run/pipeline.py)
     )
 )

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..algorithms.base import ProgressCallback
+from ..algorithms.base import ALGORITHMS, ProgressCallback, get_algorithm
 from ..backends import out_of_core
 from ..backends.dask.backend import run_on_cluster  # dask itself is imported only when a cluster runs
 from ..backends.dask.source import ParquetTable
 from ..errors import Cancelled, InputError
-from ..model.table import Table
+from ..model.table import Role, Table
 from ..setvalued import anonymize_transactions
 from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
@@ -45,6 +45,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
         raise InputError("pseudonyms, masks and surrogates of identifying columns need an in-memory run "
                          "(not a streamed, transaction or cluster run); remove the column instead")
     if spec.cluster is not None or isinstance(spec.table, ParquetTable):
+        _refuse_person_on_cluster(spec)
         return run_on_cluster(spec, progress, sink)
     if isinstance(spec.table, TransactionSet):
         return _run_transactions(spec, spec.table, progress, sink)
@@ -76,6 +77,18 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
         write_to(sink, publication.table, publication.suppressed, publication.rows)
     stage(1.0, "published")
     return publication
+
+
+def _refuse_person_on_cluster(spec: RunSpec) -> None:
+    """A Dask cluster run counts records, not persons (definitions.md, "The unit counted: the person"): a table with
+    a person id runs in memory."""
+    table = spec.table
+    roles = table.roles if isinstance(table, (Table, ParquetTable)) else {}
+    person = [c for c, r in roles.items() if (r if isinstance(r, Role) else Role.parse(r)) == Role.PERSON]
+    if person:
+        label = get_algorithm(spec.algorithm).label if spec.algorithm in ALGORITHMS else spec.algorithm
+        raise InputError(f"{label} on a Dask cluster counts records, not persons: the person id {person[0]!r} needs an "
+                         f"in-memory run")
 
 
 def label_joiner(delimiter: str) -> str:
