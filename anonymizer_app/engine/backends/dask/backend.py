@@ -22,7 +22,6 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +32,7 @@ from ...algorithms import supports as algorithm_supports
 from ...algorithms.base import AlgorithmInfo, CellRecoding, FullDomainRecoding, ProgressCallback
 from ...errors import Cancelled, InputError
 from ...model.hierarchy import Hierarchy
-from ...model.table import FrequencySet, group_rows
+from ...model.table import FrequencySet
 from ...privacy import PrivacyModel
 from ...privacy.base import SensitiveModel
 from ...run.gate import Publication
@@ -57,13 +56,13 @@ from ...run.sinks import write_to
 from ...run.spec import KEEP, SUPPRESSION, RunSpec
 from ...run.stages import check_supported
 from ...run.weighted import AttackRows
-from ...search.lattice import generalize_codes
 from . import partitions
+from .mapping import PartitionMap, read_partitions
 from .mondrian import OnCluster, keeps_encodings, kept_histograms, mondrian_on_cluster
+from .recipe import level_classes, tuple_cells
 from .source import ParquetTable
 
 ATTACK_LIMIT = 200  # as attack.attack_report
-MERGE_EVERY = 8  # partition results merged on the driver in batches of this many
 
 
 def supported_models(models: list[PrivacyModel]) -> list[str]:
@@ -101,105 +100,21 @@ class ClusterRun:
         self.folder = folder
         self._own_folder = folder is None
         self.suppression_limit = float(SUPPRESSION.validate(spec.suppression_limit))
-        self.offsets: np.ndarray | None = None
         # Mondrian: each partition's encoded distinct tuples, kept on its worker from the frequency-set pass
         # so that each round of top cuts counts on codes instead of reading and encoding the partition again
         self.kept: list = []
 
-    # ---- the partitions: read, mapped, collected ----------------------------------------------------------------
     def report(self, fraction: float, phase: str) -> None:
         if self.progress is not None and self.progress(min(max(fraction, 0.0), 1.0), phase) is False:
             raise Cancelled(phase)
-
-    def _parts(self) -> list:
-        import dask
-        import dask.dataframe as dd
-
-        path = self.source.path
-        if not os.path.exists(path):
-            raise InputError(f"{path}: no such Parquet file or folder")
-        with dask.config.set({"dataframe.convert-string": False}):
-            try:
-                frame = dd.read_parquet(path, split_row_groups=True)
-            except (OSError, ValueError) as exc:
-                raise InputError(f"{path}: cannot read it as Parquet ({exc})") from None
-        self.columns = [str(c) for c in frame.columns]
-        return frame.to_delayed()
-
-    def _map(self, fn: Callable, *args: Any, merge: Callable[[list], None] | None = None,
-             phase: str = "", share: tuple[float, float] = (0.0, 1.0), keep: list | None = None) -> list:
-        """``fn(partition, *args, index, offset)`` on every partition; results in partition order (or, with
-        ``merge``, handed to it in batches as they arrive and not kept). With ``keep``, the futures are
-        appended to it in partition order and not released: their results stay on the workers."""
-        futures = self._submit(fn, args)
-        if keep is not None:
-            keep.extend(futures)
-        try:
-            done, batch = self._collect(futures, merge, phase, share, keep is None)
-        except BaseException:
-            self._abort(futures, keep)
-            raise
-        if merge is not None and batch:
-            merge(batch)
-        return [done[i] for i in range(len(futures))] if merge is None else []
-
-    def _submit(self, fn: Callable, args: tuple) -> list:
-        """One task per partition: ``fn(partition, *args, index, offset)``, the large arguments scattered once."""
-        import dask
-
-        # an empty list goes as it is: distributed's scatter refuses one (a table without sensitive columns)
-        shared = [self.client.scatter(a, broadcast=True, hash=False)
-                  if isinstance(a, partitions.Recipe) or (isinstance(a, list) and a) else a for a in args]
-        offsets = self.offsets if self.offsets is not None else np.zeros(len(self.parts), dtype=np.int64)
-        tasks = [dask.delayed(fn)(p, *shared, i, int(offsets[i])) for i, p in enumerate(self.parts)]
-        return self.client.compute(tasks)
-
-    def _collect(self, futures: list, merge: Callable[[list], None] | None, phase: str,
-                 share: tuple[float, float], release: bool) -> tuple[dict[int, Any], list]:
-        """The futures' results as they arrive: by partition index, or handed to ``merge`` in batches (the
-        last, short batch returned with them)."""
-        from distributed import as_completed
-
-        index = {f.key: i for i, f in enumerate(futures)}
-        done: dict[int, Any] = {}
-        batch: list = []
-        total = len(futures)
-        for count, future in enumerate(as_completed(futures), 1):
-            result = future.result()  # re-raises the worker's error (InputError, VerificationError, ...)
-            if merge is None:
-                done[index[future.key]] = result
-            else:
-                batch.append((index[future.key], result))
-                if len(batch) >= MERGE_EVERY:
-                    merge(batch)
-                    batch = []
-            if release:
-                future.release()
-            lo, hi = share
-            self.report(lo + (hi - lo) * count / total, f"{phase}: {count} of {total} partitions")
-        return done, batch
-
-    def _abort(self, futures: list, keep: list | None) -> None:
-        """A failure or a cancel: drop the queued tasks and let the running ones end before the caller removes
-        the written partitions (a task still writing would leave a file behind)."""
-        from distributed import wait
-
-        self.client.cancel(futures)
-        if keep is not None:
-            for future in keep:
-                future.release()
-            keep.clear()
-        try:
-            wait(futures, timeout=60)
-        except Exception:  # noqa: BLE001 - the first error is the one to report
-            pass
 
     # ---- 1. scan -------------------------------------------------------------------------------------
     def scan(self) -> None:
         """The table's columns, roles, models and attacked columns (merged.plan_columns); each wanted column's
         values with their counts merged over the partitions; the QIs' hierarchies and the attacked columns'
         domains (the run core's, from those counts)."""
-        self.parts = self._parts()
+        self.columns, parts = read_partitions(self.source.path)
+        self._map = PartitionMap(self.client, parts, self.report)  # fn on every partition, on the workers
         self.plan = plan_columns(self.columns, dict(self.source.roles), list(self.spec.hierarchies),
                                  self.spec.sensitive, list(self.spec.models))
         self.report(0.0, "reading the table on the cluster: distinct values")
@@ -207,7 +122,7 @@ class ClusterRun:
         wanted = self.plan.wanted
         scans = self._map(partitions.scan, self.columns, wanted, na_values, phase="scanning", share=(0.0, 0.1))
         rows = np.array([s.rows for s in scans], dtype=np.int64)
-        self.offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        self._map.offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
         self.figures = column_figures([s.values for s in scans], int(rows.sum()), wanted, dict(self.source.types),
                                       na_values)
         self.hierarchies: list[Hierarchy] = scanned_hierarchies(self.plan.qi, self.figures,
@@ -293,48 +208,19 @@ class ClusterRun:
         """What the workers need to write their partitions: a cell recoding's cells per tuple, or the levels
         and the suppressed classes of a full-domain one (and the classes whose rows the attack report lists)."""
         plan, q = self.plan, len(self.plan.qi)
-        numeric = [self.figures.is_numeric(c) for c in plan.qi]
         recoding = self.result.recoding
-        none = np.zeros((0, q), np.int64)
         if isinstance(recoding, CellRecoding):
-            return partitions.Recipe(self.columns, plan.published, plan.qi, self.hierarchies, [0] * q, none,
-                                     self.keep_suppressed, plan.attacked, self.domain_values, none, ATTACK_LIMIT,
-                                     numeric=numeric, na_values=self.figures.na_values, cells=self._tuple_cells())
-        levels = list(recoding.levels)
-        generalized = generalize_codes(self.rows.qi_codes.astype(np.int64), self.hierarchies, levels)
-        gs = generalized[self.result.suppressed]
-        suppressed_classes = gs[group_rows(gs)[0]] if len(gs) else none
-        row_class = self.result.row_class
-        first_row = np.full(len(self.result.sizes), -1, dtype=np.int64)
-        kept = np.flatnonzero(row_class >= 0)
-        first_row[row_class[kept][::-1]] = kept[::-1]
-        target_classes = generalized[first_row[self.targets]] if self.targets else none
-        return partitions.Recipe(self.columns, plan.published, plan.qi, self.hierarchies, levels, suppressed_classes,
-                                 self.keep_suppressed, plan.attacked, self.domain_values, target_classes,
-                                 ATTACK_LIMIT, numeric=numeric, na_values=self.figures.na_values)
-
-    def _tuple_cells(self) -> partitions.TupleCells:
-        """Each distinct QI tuple's cells (one partition per tuple: the strict variant), for the workers."""
-        radices = np.array([len(h.leaves) for h in self.hierarchies], dtype=np.int64)
-        if not partitions.tuple_key_fits(radices):
-            raise InputError("the QIs' hierarchies have too many leaves together for a cluster run of Mondrian "
-                             "(their product must stay below 2^62)")
-        freq, result = self.rows.freq, self.result
-        assert result.cells is not None
-        first = np.full(len(freq.counts), -1, dtype=np.int64)
-        first[freq.inverse[::-1]] = np.arange(len(freq.inverse))[::-1]  # a weighted row of each tuple
-        key = np.zeros(len(freq.counts), dtype=np.int64)
-        for j in range(len(self.plan.qi)):
-            key = key * int(radices[j]) + freq.codes[:, j].astype(np.int64)
-        target = np.full(len(freq.counts), -1, dtype=np.int64)
-        index = {c: i for i, c in enumerate(self.targets)}
-        cls = result.row_class[first]
-        for t in np.flatnonzero(cls >= 0).tolist():
-            target[t] = index.get(int(cls[t]), -1)
-        order = np.argsort(key)
-        codes, labels = result.cells
-        return partitions.TupleCells(radices, key[order], codes[first][order].astype(np.int32), labels,
-                                     result.suppressed[first][order], target[order])
+            levels, none = [0] * q, np.zeros((0, q), np.int64)
+            suppressed, targets = none, none
+            cells: partitions.TupleCells | None = tuple_cells(self.rows, self.result, self.hierarchies, self.targets)
+        else:
+            levels = list(recoding.levels)
+            suppressed, targets = level_classes(self.rows, self.result, self.hierarchies, levels, self.targets)
+            cells = None
+        return partitions.Recipe(self.columns, plan.published, plan.qi, self.hierarchies, levels, suppressed,
+                                 self.keep_suppressed, plan.attacked, self.domain_values, targets, ATTACK_LIMIT,
+                                 numeric=[self.figures.is_numeric(c) for c in plan.qi],
+                                 na_values=self.figures.na_values, cells=cells)
 
     # ---- 4. the gate ----------------------------------------------------------------------------------------
     def verify(self) -> None:
@@ -355,17 +241,17 @@ class ClusterRun:
         self._map(partitions.verify, self.recipe, self.folder, merge=merge,
                   phase="checking every partition at the gate", share=(0.8, 0.9))
         self.published = gate_classes(plan.models, self.rows, self.result, self.keep_suppressed, merged.merged,
-                                      (counted[0], counted[1]), [cells[i] for i in range(len(self.parts))], plan.qi)
+                                      (counted[0], counted[1]), [cells[i] for i in range(len(self._map))], plan.qi)
 
     # ---- 5. publish ------------------------------------------------------------------------------------------
     def stream(self, sink) -> None:
         """The verified partitions, in input order, to ``sink`` (chunks of sinks.SINK_ROWS rows)."""
         assert self.folder is not None  # written
         wrote = False
-        for i in range(len(self.parts)):
+        for i in range(len(self._map)):
             frame = pq.read_table(partitions.part_path(self.folder, i)).to_pandas()
             meta = np.load(partitions.rows_path(self.folder, i))
-            if len(frame) or not wrote and i == len(self.parts) - 1:
+            if len(frame) or not wrote and i == len(self._map) - 1:
                 write_to(sink, frame, meta[:, 1].astype(bool), meta[:, 0])
                 wrote = True
 
@@ -404,8 +290,8 @@ class ClusterRun:
 
 
 def _checked_spec(spec: RunSpec) -> tuple[AlgorithmInfo, ParquetTable]:
-    """The spec's algorithm and table, once the spec is one a cluster runs: a Parquet table, an algorithm and models it
-    takes, no set-valued column."""
+    """The spec's algorithm and table, once the spec is one a cluster runs: a Parquet table, an algorithm and
+    models it takes, no set-valued column."""
     if not isinstance(spec.table, ParquetTable):
         raise InputError("a cluster run reads a Parquet table (file or folder) every worker can see")
     if not algorithm_supports(spec.algorithm, "cluster"):  # the registry's AlgorithmInfo.cluster
