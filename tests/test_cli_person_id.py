@@ -125,3 +125,24 @@ def test_transactions_have_no_person_column(tmp_path):
                                    "--set-algorithm", "dynamic", "--out", tmp_path / "o.csv",
                                    "--person-id", "x")
     assert code == 2 and "--person-id does not apply to --transactions" in message
+
+
+# ---- manage.py compare --person-id ------------------------------------------------------------------------------
+def test_compare_counts_persons_and_names_the_refusals(table, tmp_path):
+    records_only = next(a for a in ALGORITHMS.values() if not a.person_level and not a.republishes
+                        and not a.decides_suppression)
+    out = tmp_path / "runs.csv"
+    code, text, _ = run_command("compare", table, "--qi", "age,sex,zip", "--identifier", "seq",
+                                "--sensitive", "result", "--person-id", "patient_id",
+                                "--person-adversary", "all-records", "--algorithms", f"flash,{records_only.name}",
+                                "--k", "2,3", "--suppression", "0.1", "--out", out, "--quiet")
+    assert code == 0, text
+    runs = {(r["algorithm"], r["k"]): r for r in csv.DictReader(io.StringIO(out.read_text()))}
+    assert runs[("flash", "3")]["verified"] == "True" and not runs[("flash", "3")]["error"]
+    assert f"{records_only.label} counts records, not people" in runs[(records_only.name, "2")]["error"]
+
+
+def test_compare_refuses_the_adversary_without_a_person_id(table, tmp_path):
+    code, text, _ = run_command("compare", table, "--qi", "age", "--identifier", "seq", "--identifier", "patient_id",
+                                "--person-adversary", "class", "--k", "2", "--quiet")
+    assert code == 2 and "--person-adversary applies with --person-id COL" in text

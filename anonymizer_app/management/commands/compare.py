@@ -3,11 +3,13 @@
     python manage.py compare adult.csv --qi age --qi sex ... --hierarchy age=adult_hierarchy_age.csv \\
         --algorithms datafly,flash,mondrian,kmember,oka,disk-clustering --k 2,5,10,50,100 \\
         [--suppression 0.0] [--out results.csv] [--html chart.html] \\
-        [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE]
+        [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE] \\
+        [--person-id COL [--person-adversary class|all-records]]
 
 Each run is engine.anonymize() (the web app's call, the result verified from its output rows); the
 table is read the way uploads are (services.ingestion.iter_table_file: in blocks for large files). A run that
-finds no solution is a row with its error. The table goes to stdout (and --out as CSV); --html
+finds no solution is a row with its error. With --person-id every run counts persons (management/person_flags.py);
+an algorithm that counts records is a row with its refusal. The table goes to stdout (and --out as CSV); --html
 writes a standalone page with three plotly charts (NCP, discernibility, time against k; one line
 per algorithm) and the table. With a population model (as the comparison page's), a second table gives
 the journalist risk and population uniqueness of the input and of every run (services.comparison_risk).
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from anonymizer_app import engine
 from anonymizer_app.engine.measure.risk import REGIONS, population_model
+from anonymizer_app.management import person_flags
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand
 from anonymizer_app.management.commands.anonymize import Command as AnonymizeCommand
 from anonymizer_app.management.common import (
@@ -75,6 +78,7 @@ class Command(OneLineCommand):
         parser.add_argument("--html", default=None, metavar="CHART.html",
                             help="a standalone page with the charts and the table")
         parser.add_argument("--quiet", action="store_true", help="no progress, errors only")
+        person_flags.add_arguments(parser)  # --person-id COL, --person-adversary: every run counts persons
         population = parser.add_mutually_exclusive_group()  # the comparison page's population model
         population.add_argument("--sampling-fraction", type=bounded_number(float, 0, 1, "a number above 0 and at most 1"),
                                 metavar="F", help="journalist risk and population uniqueness per run: the table is "
@@ -145,7 +149,10 @@ class Command(OneLineCommand):
                                           region=opts["population_region"], size=opts["population_size"],
                                           table=pop_table)
 
-        rows = comparison.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress)
+        if population is not None:  # the population figures are counted on records
+            person_flags.refuse(opts, AnonymizeError, "the population figures of a comparison (counted on records)")
+        rows = comparison.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress,
+                                  person_adversary=person_flags.adversary(opts, AnonymizeError))
         progress.close()
         files = []
         if opts["out"]:
