@@ -7,13 +7,16 @@ together, as many as the cluster still needs); the seed becomes the next r. The 
 left at the end join the nearest cluster that has room (below 2k-1 records). Local recoding.
 O(n^2 / k) distance evaluations, vectorized per step over the distinct tuples still unplaced; within a
 cluster each candidate's values and LCA distances with the seed are gathered once.
+
+With a person id the units clustered are persons (search/clustering.py, units_of): a cluster is complete when
+it holds k distinct persons, and all of a person's records go to its cluster.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..search.clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of
+from ..search.clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of, units_of
 from ..search.distance import Encoded
 from .base import AlgorithmInfo, CellRecoding, Problem, register
 
@@ -22,10 +25,11 @@ def kmember(problem: Problem) -> CellRecoding:
     k = k_of(problem)
     freq = problem.freq
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
-    group, n_ident = identical_clusters(freq.inverse, problem.tuple_rows, k)
+    units = units_of(problem)  # records, or persons with a person id: the clusters hold k of them
+    group, n_ident = identical_clusters(units.item, units.counts, k)
     rest = np.flatnonzero(group < 0)
     enc = Encoded(space_of(problem), freq.codes)
-    tuples, remaining = np.unique(freq.inverse[rest], return_counts=True)
+    tuples, remaining = np.unique(units.item[rest], return_counts=True)
     remaining = remaining.astype(np.int64)
     total = int(remaining.sum())
     pieces_t, pieces_c, pieces_n = [], [], []
@@ -113,11 +117,11 @@ def kmember(problem: Problem) -> CellRecoding:
         pc = np.concatenate([pc, np.full(len(left_t), -1)])
         pn = np.concatenate([pn, remaining[left_t]])
         order = np.lexsort((-pc, pt))  # per tuple: clusters first, the unplaced last
-        rest_sorted = rest[np.argsort(freq.inverse[rest], kind="stable")]
+        rest_sorted = rest[np.argsort(units.item[rest], kind="stable")]
         group[rest_sorted] = np.repeat(pc[order], pn[order])
     leftover = np.flatnonzero(group < 0)
-    group = place_leftovers(enc, freq.inverse, group, leftover, k)
-    return finish(problem, group, "local", {"identical_clusters": n_ident})
+    group = place_leftovers(enc, units.item, group, leftover, k)
+    return finish(problem, units.rows(group), "local", {"identical_clusters": n_ident})
 
 
 # the compiled loop (engine/search/_kmember_kernel.py) from this much work (distinct tuples x clusters): below it
@@ -188,6 +192,7 @@ register(
         run=kmember,
         recoding="local",
         options=(SEED,),
+        person_level=True,
         reference="J.-W. Byun, A. Kamra, E. Bertino, N. Li, Efficient k-anonymization using clustering "
         "techniques, DASFAA 2007",
     )

@@ -7,6 +7,9 @@ see engine/search/distance.py); then the adjustment: clusters above k give up th
 their centroid, which go to the nearest clusters below k, then to the nearest ones below 2k-1. Every
 cluster ends with k..2k-1 records when the table has at least k. Local recoding: each cluster's
 numeric values become its range [lo-hi], the others their lowest common ancestor.
+
+With a person id the units clustered are persons (search/clustering.py, units_of): every cluster holds k..2k-1
+distinct persons, and all of a person's records go to its cluster.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..search.clustering import (
     oka_fill,
     place_leftovers,
     space_of,
+    units_of,
 )
 from ..search.distance import Encoded
 from .base import AlgorithmInfo, CellRecoding, Problem, register
@@ -31,11 +35,12 @@ def oka(problem: Problem) -> CellRecoding:
     k = k_of(problem)
     freq = problem.freq
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
-    group, n_ident = identical_clusters(freq.inverse, problem.tuple_rows, k)
+    units = units_of(problem)  # records, or persons with a person id: the clusters hold k..2k-1 of them
+    group, n_ident = identical_clusters(units.item, units.counts, k)
     rest = np.flatnonzero(group < 0)
     enc = Encoded(space_of(problem), freq.codes)
-    items = freq.inverse[rest]
-    problem.report(0.05, f"OKA: {n_ident} cluster(s) of identical records, {len(rest)} record(s) to cluster")
+    items = units.item[rest]
+    problem.report(0.05, f"OKA: {n_ident} cluster(s) of identical records, {len(rest)} {units.word}(s) to cluster")
     if len(rest) >= k:
         cent, cl = oka_fill(enc, items, k, rng,
                             progress=lambda f: problem.heartbeat(0.05 + 0.6 * f, "OKA: one pass over the records"))
@@ -44,8 +49,8 @@ def oka(problem: Problem) -> CellRecoding:
                         tick=lambda: problem.heartbeat(0.8, "OKA: adjusting the clusters to k..2k-1 records"))
         group[rest] = n_ident + cl
     else:
-        group = place_leftovers(enc, freq.inverse, group, rest, k)
-    return finish(problem, group, "local", {"identical_clusters": n_ident})
+        group = place_leftovers(enc, units.item, group, rest, k)
+    return finish(problem, units.rows(group), "local", {"identical_clusters": n_ident})
 
 
 register(
@@ -57,6 +62,7 @@ register(
         run=oka,
         recoding="local",
         options=(SEED,),
+        person_level=True,
         reference="J.-L. Lin, M.-C. Wei, An efficient clustering method for k-anonymization, PAIS 2008",
     )
 )

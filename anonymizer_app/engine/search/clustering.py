@@ -2,18 +2,27 @@
 
 Records are handled by the index of their distinct QI tuple (``items``), so equal records share
 their encoding. Every cluster id is an index into a :class:`~.distance.Centroids`.
+
+With a person id (definitions.md, "The unit counted: the person") k-member and OKA cluster persons, not records
+(:func:`units_of`): a person is placed once, by the tuple that stands for it, and all its records go to its
+cluster, so a cluster of k units holds k distinct persons, and a person's records are in one class (the adversary
+who knows all of a person's records learns no more than the class). :func:`finish` then judges the clusters per
+person (search/persons.py) and suppresses whole persons within a budget of persons.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from ..algorithms.base import CellRecoding, Problem
 from ..errors import UnsatisfiableError
+from ..model.persons import distinct_persons
 from ..privacy import Parameter
 from .distance import Centroids, Encoded, nearest
+from .persons import PersonCounter
 from .recoding import QISpace, cells_from_groups
 
 # the random choices of the clustering algorithms (OKA, k-member, MHA, the disk hybrid): one option, one seed
@@ -26,6 +35,53 @@ def space_of(problem: Problem) -> QISpace:
 
 def k_of(problem: Problem) -> int:
     return max((getattr(m, "k", 1) for m in problem.models), default=1)
+
+
+@dataclass(frozen=True)
+class Units:
+    """What a clustering algorithm places, each by the frequency-set tuple that stands for it: a record, or with a
+    person id a person (all its records then follow it into its cluster)."""
+
+    item: np.ndarray  # unit -> frequency-set tuple
+    counts: np.ndarray  # per frequency-set tuple: the units it stands for
+    row_unit: np.ndarray | None = None  # row -> unit; None: the units are the rows
+    word: str = "record"  # what a unit is, for the progress messages
+
+    def rows(self, unit_group: np.ndarray) -> np.ndarray:
+        """row -> group, from unit -> group."""
+        unit_group = np.asarray(unit_group, dtype=np.int64)
+        return unit_group if self.row_unit is None else unit_group[self.row_unit]
+
+
+def units_of(problem: Problem) -> Units:
+    """The records of the table, or with a person id its persons, each standing at its most frequent tuple (the
+    first of them on a tie). A person whose quasi-identifiers change between records is placed by that tuple; its
+    other records are generalized with its cluster, which costs information, not privacy."""
+    freq = problem.freq
+    if problem.persons is None:
+        return Units(np.asarray(freq.inverse, dtype=np.int64), problem.tuple_rows)
+    person = np.asarray(problem.persons.person, dtype=np.int64)
+    n_persons = problem.persons.count
+    T = max(len(freq.counts), 1)
+    pairs, seen = np.unique(person * T + np.asarray(freq.inverse, dtype=np.int64), return_counts=True)
+    owner, tup = pairs // T, pairs % T
+    order = np.lexsort((tup, -seen, owner))  # per person: the most records first, then the lowest tuple
+    first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+    item = np.zeros(n_persons, dtype=np.int64)
+    item[owner[first]] = tup[first]
+    counts = np.bincount(item, minlength=len(freq.counts)).astype(np.int64)
+    return Units(item, counts, person, "person")
+
+
+def row_persons(problem: Problem) -> PersonCounter | None:
+    """The run's persons counted over rows (each row its own 'tuple'): clusters are groups of rows, and rows of one
+    tuple may lie in different clusters. None without a person id."""
+    persons = problem.persons
+    if persons is None:
+        return None
+    n = len(persons.person)
+    return PersonCounter(np.arange(n, dtype=np.int64), persons.person, persons.count, n, persons.adversary,
+                         persons.k)
 
 
 def identical_clusters(tuple_of_row: np.ndarray, counts: np.ndarray, k: int) -> tuple[np.ndarray, int]:
@@ -193,10 +249,14 @@ def finish(problem: Problem, group: np.ndarray, kind: str, info: dict, notes: li
     """Suppress groups that break the models (within the budget), write each group's labels."""
     group = np.asarray(group, dtype=np.int64)
     _, group = np.unique(group, return_inverse=True)
+    group = group.reshape(-1)
+    counter = row_persons(problem)
     merges = 0
     if problem.needs_classes:
-        group, merges = grow_until_models_hold(problem, group)
+        group, merges = grow_until_models_hold(problem, group, counter)
         info = dict(info, merges_for_sensitive_models=merges)
+    if counter is not None:
+        return _finish_persons(problem, counter, group, kind, info, notes)
     sizes = problem.row_sizes(group)  # research records with a population table
     failing = problem.failing(sizes, row_class=group)
     suppressed = failing[group]
@@ -215,21 +275,58 @@ def finish(problem: Problem, group: np.ndarray, kind: str, info: dict, notes: li
     return CellRecoding(cells, suppressed, kind, group, [], list(notes or []), info)
 
 
-def grow_until_models_hold(problem: Problem, group: np.ndarray) -> tuple[np.ndarray, int]:
+def _finish_persons(problem: Problem, counter: PersonCounter, group: np.ndarray, kind: str, info: dict,
+                    notes: list[str] | None) -> CellRecoding:
+    """finish() with a person id: the clusters judged per person (the fixpoint of the definitions), the persons of
+    failing clusters suppressed with all their records, within the budget of persons."""
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    judged = counter.judge(group, n_groups, problem.failing)
+    if judged.cost > problem.budget:
+        raise UnsatisfiableError(
+            f"{judged.cost} person(s) are in clusters that break the privacy model (the table has too few persons "
+            f"for it), more than the suppression limit allows ({problem.budget})")
+    suppressed = counter.suppressed_rows(group, judged)
+    group = group.copy()
+    group[suppressed] = -1
+    cells = cells_from_groups(space_of(problem), problem.codes, group, problem.freq.inverse)
+    kept_sizes = judged.persons[~judged.failing]
+    info = dict(info)
+    info.update({"clusters": int(len(kept_sizes)),
+                 "smallest_cluster": int(kept_sizes.min()) if len(kept_sizes) else 0,
+                 "largest_cluster": int(kept_sizes.max()) if len(kept_sizes) else 0,
+                 "cluster_sizes_in": "persons", "persons_suppressed": int(judged.cost)})
+    return CellRecoding(cells, suppressed, kind, group, [], list(notes or []), info)
+
+
+def _failing_clusters(problem: Problem, group: np.ndarray, n_clusters: int,
+                      counter: PersonCounter | None) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes, failing) of the clusters, in records, or in persons with a person id (its persons' first round:
+    a person's records lie in one cluster, so no further round changes it)."""
+    if counter is None:
+        sizes = problem.row_sizes(group)
+        return sizes, problem.failing(sizes, row_class=group)
+    sizes = distinct_persons(group, counter.person, counter.count, n_clusters)
+    return sizes, counter.judge(group, n_clusters, problem.failing).failing
+
+
+def grow_until_models_hold(problem: Problem, group: np.ndarray,
+                           counter: PersonCounter | None = None) -> tuple[np.ndarray, int]:
     """Models on sensitive values (l-diversity, t-closeness, ...): every cluster that breaks them grows by
     merging with the cluster its records are nearest to (a passing one when there is one, else the
     nearest other cluster, smallest failing cluster first) until every cluster holds or one is left.
+    With a person id (``counter``, see row_persons) sizes and sensitive values count persons.
     Returns (row -> cluster, number of merges)."""
     items = problem.freq.inverse
     enc = Encoded(space_of(problem), problem.freq.codes)
     merges = 0
     while True:
         _, group = np.unique(group, return_inverse=True)
-        sizes = problem.row_sizes(group)
-        n_clusters = len(sizes)
-        failing = problem.failing(sizes, row_class=group)
+        group = group.reshape(-1)
+        n_clusters = int(group.max()) + 1 if len(group) else 0
+        sizes, failing = _failing_clusters(problem, group, n_clusters, counter)
         if problem.research is not None:  # a cluster without a research record is left out at no cost
             failing &= sizes > 0
+        failing = np.asarray(failing, dtype=bool)
         if not failing.any() or n_clusters <= 1:
             return group, merges
         cent = Centroids(enc, np.zeros(n_clusters, dtype=np.int64))
