@@ -16,13 +16,17 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role, Table
+from ..engine.measure.figure_catalogue import format_kind
 from ..engine.measure.risk import Population, analyze, combination_count, population_model
+from ..engine.measure.risk.classes import Classes, column_codes
+from ..engine.measure.risk.persons import person_risks
 from ..engine.model.hierarchy import ROOT
+from ..engine.model.persons import Persons
 from ..models import Dataset, Result
 from . import datasets, results, storage
 from .runs import job_spec
 
-RISK_CACHE_VERSION = 1  # raise when the figures' content changes
+RISK_CACHE_VERSION = 2  # raise when the figures' content changes (2: the figures per person)
 
 WEB_COMBINATION_LIMIT = 100
 WEB_ROW_EVALUATIONS = 50_000_000
@@ -93,8 +97,40 @@ def dataset_risk(dataset: Dataset, qi: list[str], *, threshold: float, populatio
     check_budget(dataset.n_rows, len(qi), combinations)
     frame = datasets.load_frame(dataset, columns=qi)
     options = owned_population(dataset, population)
-    return analyze(frame, qi, threshold=threshold, population=population_for(len(frame), **options, qi=qi),
-                   combinations=combinations)
+    report = analyze(frame, qi, threshold=threshold, population=population_for(len(frame), **options, qi=qi),
+                     combinations=combinations)
+    column = person_column(dataset)
+    if column is not None:  # one person, several records: the figures per person beside those per record
+        persons = Persons.of(datasets.load_frame(dataset, columns=[column])[column], column)
+        report["per_person"] = per_person(frame, qi, persons.codes, column, threshold, options)
+    return report
+
+
+# ---- risk per person (definitions.md, "The unit counted: the person", Risk per person) -------------------------
+def person_column(dataset: Dataset) -> str | None:
+    """The dataset's person-id column (role "person id"), None without one."""
+    found = [c.name for c in dataset.columns.order_by("position") if c.role == Role.PERSON.value]
+    return found[0] if len(found) == 1 else None
+
+
+def per_person(frame: pd.DataFrame, qi: list[str], person: np.ndarray, column: str, threshold: float,
+               options: dict, population_size: int | None = None) -> dict:
+    """engine.measure.risk.persons.person_risks of ``frame``'s rows (``person``: each row's person code) on the
+    QIs, with the population of the form counted in people: a sampling fraction (N = persons / π), a region or a
+    population size; a population table holds records, not persons, and gives no figure per person.
+    ``population_size``: the people already derived (a result's published rows: a sample of the same people)."""
+    row_class = Classes.of(column_codes(frame, qi)).class_of_row
+    model = options.get("model")
+    fraction = options.get("sampling_fraction") if model == "fraction" and population_size is None else None
+    size = population_size
+    if size is None and model in ("region", "size"):
+        size = population_for(len(frame), **options, qi=qi).size  # type: ignore[union-attr]
+    figures = person_risks(row_class, person, threshold, population_size=size, sampling_fraction=fraction)
+    figures["column"] = column
+    figures["rows"] = person_rows(figures)
+    if model == "table":
+        figures["population_note"] = "a population table counts records, not persons: no population figure per person"
+    return figures
 
 
 def published_rows(result: Result) -> pd.DataFrame:
@@ -132,6 +168,9 @@ def result_risk(result: Result, *, threshold: float, population: dict) -> dict:
     after = analyze(after_frame, qi, threshold=threshold, population=_published_population(
         result, before_population, qi, after_frame))
     figures = {"quasi_identifiers": qi, "before": before, "after": after}
+    column = (result.report.get("persons") or {}).get("column") or person_column(result.job.dataset)
+    if column is not None:
+        figures["per_person"] = _result_per_person(result, column, qi, threshold, options, before_frame, after_frame)
     # what a cached read gives (JSON types), the first time too
     figures = json.loads(json.dumps(figures, default=storage.json_default))
     storage.write_json(cache, figures)
@@ -185,3 +224,75 @@ def _resized(population: Population, n: int, why: str | None = None) -> Populati
     source = population.source if population.table is None else \
         f"{population.source} (after: its size only; {why or 'published values are generalized'})"
     return Population(population.size, n / population.size, source)
+
+
+# (key, label, kind, how it is computed) of the figures per person, in the order the pages list them
+PERSON_FIGURES = (
+    ("persons", "Persons", "count", "distinct person ids among the rows analysed (a blank id is a person of its own)"),
+    ("equivalence_classes", "Equivalence classes", "count", "classes on the quasi-identifiers"),
+    ("min_class_persons", "Smallest class, in persons", "count", "the fewest distinct persons in a class"),
+    ("persons_in_several_classes", "Persons in several classes", "count",
+     "persons whose records fall in more than one class"),
+    ("sample_uniques", "Sample uniques per person", "count",
+     "persons no other person shares all their classes with"),
+    ("prosecutor_risk_highest", "Highest prosecutor risk per person", "risk",
+     "max over persons of 1 / |{q : S(p) ⊆ S(q)}|, S(p) the classes of p's records"),
+    ("prosecutor_risk_average", "Average prosecutor risk per person", "risk", "the mean of that risk over persons"),
+    ("persons_at_risk_share", "Persons at risk", "share", "share of persons whose risk is above the threshold"),
+    ("marketer_risk", "Marketer risk per person", "risk", "distinct sets of classes S(p) / persons"),
+    ("journalist_risk_highest", "Highest journalist risk per person", "risk",
+     "1 / the persons sharing p's classes in the population, estimated as that count / the sampling fraction"),
+    ("journalist_risk_average", "Average journalist risk per person", "risk", "the mean of that risk over persons"),
+)
+
+
+def person_rows(figures: dict, after: dict | None = None) -> list[dict]:
+    """The figures per person as rows of text (``after``: a second column), worded and formatted once for the
+    risk pages; journalist rows only with a population, the population uniques when they were estimated."""
+    sides = [figures] if after is None else [figures, after]
+    rows = [{"key": key, "label": label, "help": help_, "values": [format_kind(kind, side.get(key)) for side in sides]}
+            for key, label, kind, help_ in PERSON_FIGURES if key in figures]
+    if "population_uniqueness" in figures:
+        rows.append({"key": "population_uniques", "label": "Population uniques per person (Dankar's choice)",
+                     "help": "the population uniqueness estimators on the class sizes counted in persons",
+                     "values": [_uniques_text(side) for side in sides]})
+    return rows
+
+
+def _uniques_text(side: dict) -> str:
+    chosen = (side.get("population_uniqueness") or {}).get("dankar") or {}
+    if chosen.get("uniques") is None:
+        return "did not converge" if chosen else "—"
+    return f"{format_kind('amount', chosen['uniques'])} ({format_kind('share', chosen.get('share'))})"
+
+
+def _result_per_person(result: Result, column: str, qi: list[str], threshold: float, options: dict,
+                       before: pd.DataFrame, after: pd.DataFrame) -> dict:
+    """The figures per person before (the dataset's rows) and after (the published rows, each traced to its
+    dataset row, whose person it is: the published table has no person id)."""
+    dataset = result.job.dataset
+    if column not in datasets.dataset_columns(dataset):
+        return {"column": column, "unavailable": f"the dataset has no column {column!r}"}
+    persons = Persons.of(datasets.load_frame(dataset, columns=[column])[column], column)
+    out: dict = {"column": column, "before": per_person(before, qi, persons.codes, column, threshold, options)}
+    rows = _published_dataset_rows(result)
+    if rows is None or len(rows) != len(after) or (len(rows) and (rows.min() < 0 or rows.max() >= len(before))):
+        out["unavailable"] = "this result does not store the dataset row of each published row"
+        return out
+    size = (out["before"].get("population") or {}).get("size")
+    out["after"] = per_person(after, qi, persons.codes[rows], column, threshold, options, population_size=size)
+    out["rows"] = person_rows(out["before"], out["after"])
+    return out
+
+
+def _published_dataset_rows(result: Result) -> np.ndarray | None:
+    """The dataset row of each row published_rows gives (suppressed rows left out unless the run published
+    them), None when the result did not store them."""
+    path = storage.output_path(result)
+    if results.ROW_COLUMN not in storage.stored_columns(path):
+        return None
+    stored = storage.read_frame(path, columns=[results.ROW_COLUMN, results.SUPPRESSED_COLUMN])
+    rows = stored[results.ROW_COLUMN].to_numpy(dtype=np.int64)
+    if not result.report.get("publishing", {}).get("suppressed_published"):
+        rows = rows[~stored[results.SUPPRESSED_COLUMN].to_numpy(dtype=bool)]
+    return rows

@@ -23,6 +23,7 @@ from ..privacy.distributions import SensitiveDomain, domain_for
 from ..setvalued.measures import frequent_itemsets
 from ..setvalued.transactions import Transactions
 from .gate import ITEMS, Publication
+from .person_report import person_section
 from .report_model import ModelCheck, Report, ReportKeys
 from .research import published_classes, research_domain, research_flags, verdicts
 from .result import class_size_histogram, factorize_cells, plain, report_head
@@ -178,6 +179,10 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         report["identifying_removed"] = [c for c in report.get("identifying_removed", []) if c not in published]
     if spec.population is not None and marker is None:
         report["research_subset"] = {"population": spec.population}
+    if table.person is not None:  # the published classes counted in persons too (definitions.md)
+        report["persons"] = person_section(
+            result.persons, table, result.models, sizes, row_class,
+            lambda m: domain_for(m, table.frame, hierarchies, table.is_numeric(m.column)), result.suppression_limit)
     return Report.of(report)
 
 

@@ -75,6 +75,9 @@ class ReportKeys(TypedDict, total=False):
     hierarchy_rows: list[list[str]]
     risk: dict  # engine.measure.risk.sample_risks of the published classes (not for Anatomy)
     frequent_itemsets: dict  # the top itemsets of at most min(m, 2) items before and after, with supports
+    # with a person id: the run's persons (column, adversary, persons, suppressed, published, blank ids), the
+    # published classes in persons (smallest, its records, histogram), model_checks per person, risk per person
+    persons: dict
 
 
 @dataclass(frozen=True)
