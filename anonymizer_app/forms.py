@@ -387,6 +387,10 @@ class RunForm(PrivacyModelFields, forms.Form):
         self.person_column = person_column
         if person_column is not None:
             self.fields["person_adversary"].help_text = person_help(person_column)
+            self.fields["k"].help_text = ("Every combination of quasi-identifier values must be shared by at least "
+                                          "k persons (the person id counts them, not records).")
+            self.fields["suppression_percent"].help_text = ("Share of the persons that may be suppressed (with all "
+                                                            "their records).")
         self.fields["algorithm"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         # Flash is the default: the optimum of the default metric (NCP) over the full-domain lattice, and on
         # Adult and the tables of benchmarks/bench_quality.py a lower NCP than Datafly's at every suppression

@@ -46,9 +46,12 @@ def test_the_adversary_is_asked_only_with_a_person_id(client_alice, patients):
     for name in supporting("person_level"):  # the algorithms that count persons, from the registry
         assert f'<span class="person-algorithm">{name}</span>' in html
         assert escape(ALGORITHMS[name].label) in html
+    assert "shared by at least k persons (the person id counts them, not records)" in html
+    assert '<dd id="run-person-column"><span class="chip chip-struck">patient_id</span></dd>' in html
     set_roles(patients, {**QI, "patient_id": Role.IDENTIFYING})
     html = client_alice.get(url(patients)).content.decode()
     assert 'id="person-level"' not in html and '<select name="person_adversary"' not in html
+    assert "shared by at least k records" in html and 'id="run-person-column"' not in html
 
 
 def test_the_adversary_is_stored_and_passed_into_the_spec(client_alice, patients, monkeypatch):
