@@ -81,6 +81,9 @@ def test_the_result_page_counts_persons(client_alice, user):
     card = text_of(html, "stat-persons-suppressed")
     assert card.startswith(f"Suppressed {len(gone)} person{'s' if len(gone) != 1 else ''} suppressed "
                            f"({gone_records} record{'s' if gone_records != 1 else ''})"), card
+    # the suppression card's limit counts persons: floor(0.1 x 40) = 4
+    note = re.search(r'id="stat-suppressed".*?<div class="stat-note">(.*?)</div>', html, re.S)
+    assert note and note.group(1).startswith(f"limit: 4 persons (10% of 40; {len(gone)} person"), note
     published = {p for ps in classes.values() for p in ps}
     assert text_of(html, "stat-persons-published").startswith(f"Persons published {len(published)} of 40")
     # each model per person: k-anonymity's smallest class counted in persons
