@@ -98,6 +98,7 @@ def test_suppressed_rows_and_persons_left_out():
 def test_nothing_published():
     got = person_risks(np.array([-1, -1]), np.array([0, 1]), 0.2)
     assert got["persons"] == 0 and got["prosecutor_risk_highest"] == 0.0 and got["equivalence_classes"] == 0
+    assert set(got) >= set(person_risks(np.array([0]), np.array([0]), 0.2)) - {"population"}
 
 
 def test_threshold_is_checked():

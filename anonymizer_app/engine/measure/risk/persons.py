@@ -219,7 +219,7 @@ def person_risks(row_class: np.ndarray, person: np.ndarray, threshold: float, *,
     n = len(sets.sharing)
     out: dict = {"unit": "persons", "persons": n, **_class_figures(sets.class_persons), "threshold": threshold}
     if n == 0:
-        out.update(persons_in_several_classes=0, sample_uniques=0, sample_uniques_share=0.0,
+        out.update(persons_in_several_classes=0, smallest_sharing=0, sample_uniques=0, sample_uniques_share=0.0,
                    prosecutor_risk_highest=0.0, prosecutor_risk_average=0.0, persons_at_risk=0,
                    persons_at_risk_share=0.0, marketer_risk=0.0, signatures=0, risk_bands=_bands(np.zeros(0)))
         return out
