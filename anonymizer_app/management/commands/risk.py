@@ -2,10 +2,12 @@
 
     python manage.py risk adult.csv --qi sex,age,race,marital-status,education,native-country,workclass,salary-class \\
         [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE] \\
-        [--threshold 0.2] [--combinations 3] [--json report.json]
+        [--threshold 0.2] [--combinations 3] [--json report.json] [--person-id COL]
 
 The figures are engine.measure.risk.analyze's, the same as the web app's risk page (without its cap on QI
-combinations). The table (and a population table) is read the way uploads are. Exit status: 0 done, 2 bad
+combinations). With --person-id COL (one person, several records) the figures per person follow those per record,
+labelled, as on the risk page (engine.measure.risk.persons; definitions.md "Risk per person"), the population
+counted in people. The table (and a population table) is read the way uploads are. Exit status: 0 done, 2 bad
 flags or files (one line on stderr, `risk: error: ...`), 1 internal error, 130 when interrupted.
 """
 
@@ -16,8 +18,11 @@ from pathlib import Path
 
 from anonymizer_app import engine
 from anonymizer_app.engine.measure.figure_catalogue import FIGURES, format_figure, format_kind
-from anonymizer_app.engine.measure.risk import REGIONS, analyze, population_model
+from anonymizer_app.engine.measure.risk import REGIONS, Classes, analyze, column_codes, population_model
+from anonymizer_app.engine.measure.risk.persons import person_risks
 from anonymizer_app.engine.model.identifier_detection import detect_identifiers
+from anonymizer_app.engine.model.persons import Persons
+from anonymizer_app.management import person_flags
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.common import bounded_number, read_table_file, write_all
 from anonymizer_app.management.identifier_check import DETECTION_ROWS
@@ -56,6 +61,7 @@ class Command(OneLineCommand):
                             metavar="SIZE", help="distinction and separation of QI combinations of up to SIZE "
                                                  "QIs (default 1: single QIs)")
         parser.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+        person_flags.add_arguments(parser, adversary=False)  # --person-id COL: the figures per person too
 
     def handle(self, *args, **opts):
         try:
@@ -94,11 +100,60 @@ class Command(OneLineCommand):
         report = analyze(frame, qi, threshold=opts["threshold"], population=population,
                          combinations=opts["combinations"])
         report["input"] = source.name
+        if opts["person_id"]:  # one person, several records: the figures per person beside those per record
+            report["per_person"] = self._per_person(frame, qi, opts, population)
         # the columns that look like direct identifiers (names, patient ids, e-mails), whatever the QIs
         report["identifier_detection"] = detect_identifiers(frame.head(DETECTION_ROWS)).to_dict()
         if opts["json"]:
             write_all([(Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False) + "\n")])
         return report
+
+
+    @staticmethod
+    def _per_person(frame, qi: list[str], opts: dict, population) -> dict:
+        """engine.measure.risk.persons' figures of the table's rows on the QIs, per person of --person-id; the
+        population in people (a sampling fraction, a region's or a given size), none from a population table
+        (it holds records, not persons)."""
+        column = opts["person_id"]
+        if column not in frame.columns:
+            raise RiskError(f"--person-id {column}: unknown column; the table has: {', '.join(map(str, frame.columns))}")
+        if column in qi:
+            raise RiskError(f"--person-id {column}: the person id cannot also be a quasi-identifier")
+        persons = Persons.of(frame[column], column)
+        row_class = Classes.of(column_codes(frame, qi)).class_of_row
+        size = population.size if population is not None and opts["sampling_fraction"] is None \
+            and opts["population_table"] is None else None
+        figures = person_risks(row_class, persons.codes, opts["threshold"], population_size=size,
+                               sampling_fraction=opts["sampling_fraction"])
+        figures["column"] = column
+        if opts["population_table"]:
+            figures["population_note"] = "a population table counts records, not persons: no population figure per person"
+        return figures
+
+
+def format_persons(p: dict) -> list[str]:
+    """The figures per person, labelled so, under the record-level lines (the labels are the pages')."""
+    def line(key: str, text: str) -> str:
+        return f"  {FIGURES[key].label:<{WIDTH - 2}}{text}"
+
+    lines = [f"per person ({p['column']} is the person id): {p['persons']:,} persons, "
+             f"{p['persons_in_several_classes']:,} of them with records in several classes",
+             line("equivalence_classes", f"{p['equivalence_classes']:,} (smallest {p['min_class_persons']:,} persons, "
+                                         f"largest {p['max_class_persons']:,} persons)"),
+             line("sample_uniques", f"{p['sample_uniques']:,} persons ({p['sample_uniques_share']:.2%})"),
+             line("prosecutor_risk_highest", f"{p['prosecutor_risk_highest']:.2%}"),
+             line("prosecutor_risk_average", f"{p['prosecutor_risk_average']:.2%}"),
+             f"  {'Persons at risk':<{WIDTH - 2}}{p['persons_at_risk']:,} ({p['persons_at_risk_share']:.2%}, risk "
+             f"above {p['threshold']:g})",
+             line("marketer_risk", f"{p['marketer_risk']:.2%}")]
+    if "journalist_risk_highest" in p:
+        lines += [f"  {'Population':<{WIDTH - 2}}{p['population']['size']:,} people (sampling fraction "
+                  f"{p['population']['sampling_fraction']:.6g})",
+                  line("journalist_risk_highest", f"{p['journalist_risk_highest']:.2%}"),
+                  line("journalist_risk_average", f"{p['journalist_risk_average']:.2%}")]
+    if p.get("population_note"):
+        lines.append(f"  {p['population_note']}")
+    return lines
 
 
 def _line(key: str, value, note: str = "") -> str:
@@ -144,6 +199,8 @@ def format_report(r: dict) -> str:
                       if e["converged"] else f"did not converge: {e['reason']}")
             lines.append(f"  {name:<8} {figure}{mark}")
         lines.append(f"  Dankar's rule: {pu['dankar']['why']}")
+    if r.get("per_person"):
+        lines += format_persons(r["per_person"])
     lines.append("risk bands (prosecutor risk: records):")
     lines += [f"  {b['label']:>12}  {b['records']:,}" for b in r["risk_bands"]]
     att = r["attributes"]
