@@ -34,6 +34,7 @@ from .hierarchy import (
     check_size,
     conflict_error,
     decode_hierarchy,
+    head_lines,
     parse_hierarchy,
     sniff_hierarchy_delimiter,
 )
@@ -59,10 +60,12 @@ def detect_format(text: str, filename: str = "") -> str:
             if filename.lower().endswith(".json"):
                 return "amnesia-json"  # the reader names the line of the syntax error
             # else e.g. a first leaf '{a, b}' of a CSV file
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    head = head_lines(text, 50)  # (the whole text split only when its first 50 lines are all blank)
+    first = next((ln.strip() for ln in (head if any(ln.strip() for ln in head) else text.splitlines())
+                  if ln.strip()), "")
     if first.lower() in ("distinct", "range"):
         return "amnesia-text"
-    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    lines = [ln for ln in head if ln.strip()]
     if any(d in ln for ln in lines for d in ";,\t"):
         return "datafly" if sniff_hierarchy_delimiter(text) == "," else "arx"
     if filename.lower().endswith(".json"):
