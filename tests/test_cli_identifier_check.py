@@ -41,7 +41,9 @@ def test_refused_naming_each_identifier_and_why(visits, tmp_path):
     code, msg = call(visits, "--qi", "age", "--sensitive", "diagnosis", "--k", "2", "--out", out)
     assert code == 2 and not out.exists()
     assert "column 'patient_id' looks like a direct identifier (name looks like a person id that repeats across " \
-           "records (120 distinct values in 300 records" in msg
+           "records (repeats: 120 persons in 300 rows" in msg
+    assert "give --person-id patient_id (one person, several records: every model then counts persons), or " \
+           "--identifier patient_id to remove it" in msg
     assert "column 'first_name' looks like a direct identifier (name looks like a first name column; 12 " \
            "distinct values in 300 records)" in msg
     assert "--allow-identifier first_name to publish it as is" in msg
