@@ -16,7 +16,7 @@ from ..algorithms.base import CellRecoding
 from ..measure.metrics import RISK_THRESHOLD, class_figures, homogeneity
 from ..measure.risk import sample_risks
 from ..model.cells import ColumnDictionary
-from ..model.hierarchy import Hierarchy
+from ..model.hierarchy import ROOT, Hierarchy
 from ..model.table import Table
 from ..privacy import parse_marker, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for
@@ -26,7 +26,7 @@ from .gate import ITEMS, Publication
 from .person_report import person_section
 from .report_model import ModelCheck, Report, ReportKeys
 from .research import published_classes, research_domain, research_flags, verdicts
-from .result import class_size_histogram, factorize_cells, plain, report_head
+from .result import class_size_histogram, encoded_input, factorize_cells, plain, report_head
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
 from .stages import cell_label, input_figures, level_labels, result_figures, weighted_attack
 from .weighted import AttackRows, ColumnFigures, PublishedClasses, ResultClasses, WeightedRows
@@ -34,10 +34,13 @@ from .weighted import AttackRows, ColumnFigures, PublishedClasses, ResultClasses
 TOP_VALUES = 30
 
 
-def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDictionary | None = None) -> dict:
+def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDictionary | None = None,
+                 counts: pd.Series | None = None) -> dict:
     """The ``top`` most frequent values with their counts, and how many distinct values there are.
-    ``dictionary``: the column's codes into its categories (Table.dictionaries), used when they describe it."""
-    counts = _dictionary_counts(values, dictionary) if dictionary is not None else None
+    ``dictionary``: the column's codes into its categories (Table.dictionaries), used when they describe it;
+    ``counts``: values.astype(str).value_counts() when the caller has it from codes (_coded_value_counts)."""
+    if counts is None and dictionary is not None:
+        counts = _dictionary_counts(values, dictionary)
     if counts is None:
         counts = _text_counts(pd.Series(values))
     return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
@@ -72,24 +75,100 @@ def _text_counts(values: pd.Series) -> pd.Series:
 
 def _dictionary_counts(values: pd.Series, dictionary: ColumnDictionary) -> pd.Series | None:
     """_text_counts(values) from the column's dictionary codes, when they describe its cells (each cell the str
-    object its code names) and its present categories are distinct texts: the rows per category are known,
-    the categories put in the order they first occur (one pass over the codes, no hashing of the cells), so
-    the same counts in the same order before the same sort. None otherwise."""
+    object its code names): the rows per category are known, the categories put in the order they first occur
+    (one pass over the codes, no hashing of the cells). None otherwise."""
     cells = values.to_numpy(dtype=object) if values.dtype == object else None
-    if cells is None or not dictionary.describes(cells) or not all(type(v) is str for v in dictionary.categories):
+    if cells is None or not dictionary.describes(cells):
         return None
-    n = len(dictionary.codes)
-    first = np.full(len(dictionary.categories), n, dtype=np.int64)
-    np.minimum.at(first, dictionary.codes, np.arange(n, dtype=np.int64))
-    present = np.flatnonzero(dictionary.counts > 0)
-    in_order = present[np.argsort(first[present], kind="stable")]  # first-seen order, as factorize numbers them
-    texts = [str(v) for v in dictionary.categories[in_order]]
-    if len(set(texts)) != len(texts):
+    return _ordered_counts(dictionary.categories, dictionary.counts, _first_rows(dictionary.codes,
+                                                                               len(dictionary.categories)),
+                           values.name)
+
+
+def _first_rows(codes: np.ndarray, size: int) -> np.ndarray:
+    """The first row of each code (len(codes) for a code no row holds)."""
+    n = len(codes)
+    first = np.full(size, n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    return first
+
+
+def _ordered_counts(categories: np.ndarray, counts: np.ndarray, first: np.ndarray, name: Any) -> pd.Series | None:
+    """values.astype(str).value_counts() of a column whose cells are str objects equal to the categories their
+    codes name, from the rows per category (``counts``) and each one's first row: the texts in the order they
+    first occur (categories of one text merged), as pandas' value_counts counts them, then its sort. None when a
+    category some row holds is not a str (its cells' texts could differ: 1 and 1.0)."""
+    present = np.flatnonzero(counts > 0)
+    in_order = present[np.argsort(first[present], kind="stable")]
+    texts = categories[in_order]
+    if not all(type(v) is str for v in texts):
         return None
-    counts = pd.Series(np.asarray(dictionary.counts[in_order], dtype=np.int64), index=pd.Index(texts, dtype=object),
-                       name="count")
-    counts.index.name = values.name
-    return counts.sort_values(ascending=False)
+    rows = np.asarray(counts[in_order], dtype=np.int64)
+    if len(set(texts)) != len(texts):  # one text twice (a label '*' and the suppressed rows' '*')
+        merged: dict[str, int] = {}
+        for text, count in zip(texts.tolist(), rows.tolist()):
+            merged[text] = merged.get(text, 0) + count  # kept where the text first occurs
+        texts, rows = np.asarray(list(merged), dtype=object), np.fromiter(merged.values(), np.int64, len(merged))
+    out = pd.Series(rows, index=pd.Index(texts, dtype=object), name="count")
+    out.index.name = name
+    return out.sort_values(ascending=False)
+
+
+def _coded_value_counts(publication: Publication, table: Table, hierarchies: dict) -> dict[str, dict[str, pd.Series]]:
+    """QI -> {"before": counts, "after": counts} (as _text_counts counts the input's and the published column)
+    from the leaf codes the run encoded the input with (Result.leaf_codes), where they stand for the cells: the
+    input column, when the leaves its rows hold are str (a cell equal to a str leaf is that text); the published
+    column of a full-domain recoding, when every published cell is the very object (compared by address) of the
+    label its row's leaf has at the QI's level, or ROOT on a suppressed row. The other columns are left out
+    (value_counts then hashes their cells)."""
+    result = publication.result
+    assert result is not None
+    codes = encoded_input(table, hierarchies, result.leaf_codes)
+    if codes is None:
+        return {}
+    out: dict[str, dict[str, pd.Series]] = {}
+    for j, col in enumerate(table.qi):
+        h = hierarchies[col]
+        leaf_codes = codes[:, j]
+        leaf_counts = np.bincount(leaf_codes, minlength=len(h.leaves))
+        leaf_first = _first_rows(leaf_codes, len(h.leaves))
+        found = {}
+        before = _ordered_counts(h.leaves, leaf_counts, leaf_first, col)
+        if before is not None:
+            found["before"] = before
+        level = (result.transformation or {}).get(col) if result.recoding == "full-domain" else None
+        if level is not None and col in publication.table.columns:
+            after = _published_counts(publication, col, h, int(level), leaf_codes, leaf_counts, leaf_first)
+            if after is not None:
+                found["after"] = after
+        out[col] = found
+    return out
+
+
+def _published_counts(publication: Publication, col: str, h: Hierarchy, level: int, leaf_codes: np.ndarray,
+                      leaf_counts: np.ndarray, leaf_first: np.ndarray) -> pd.Series | None:
+    """_coded_value_counts' published column, or None when its cells are not the labels of the rows' leaves."""
+    values = publication.table[col]
+    if values.dtype != object:
+        return None
+    label_of = np.asarray(h.maps[level])
+    categories = np.append(np.asarray(h.labels[level], dtype=object), np.array([ROOT], dtype=object))
+    rows, suppressed = publication.rows, np.asarray(publication.suppressed, dtype=bool)
+    every_row = (len(rows) == len(leaf_codes) and not suppressed.any()
+                 and np.array_equal(rows, np.arange(len(leaf_codes))))
+    label_codes = label_of[leaf_codes if every_row else leaf_codes[rows]]
+    if suppressed.any():
+        label_codes = np.where(suppressed, len(categories) - 1, label_codes)
+    if not ColumnDictionary(label_codes, categories).describes(values.to_numpy(dtype=object)):
+        return None
+    if every_row:  # the labels' rows and first rows from their leaves' (no pass over the rows)
+        counts = np.bincount(label_of, weights=leaf_counts, minlength=len(categories)).astype(np.int64)
+        first = np.full(len(categories), len(leaf_codes), dtype=np.int64)
+        np.minimum.at(first, label_of, leaf_first)
+    else:
+        counts = np.bincount(label_codes, minlength=len(categories))
+        first = _first_rows(label_codes, len(categories))
+    return _ordered_counts(categories, counts, first, values.name)
 
 
 def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
@@ -128,6 +207,8 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     suppressed = int(np.asarray(result.suppressed, dtype=bool).sum())
     in_scope = _in_scope(publication, table)
     before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
+    # the value counts from the run's codes where they stand for the cells (else each column's cells hashed)
+    coded = _coded_value_counts(publication, table, hierarchies) if before is table.frame else {}
     flags = research_flags(table.frame, result.models) if result.recoding not in ("anatomy", "m-invariance") \
         else None
     head = result.report()
@@ -152,8 +233,9 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         suppressed_published=int(publication.suppressed.sum()),
         suppressed_removed=in_scope - len(publication.table),
         value_counts={qi: {"before": value_counts(before[qi], dictionary=table.dictionaries.get(qi)
-                                                  if before is table.frame else None),
-                           "after": value_counts(publication.table[qi])}
+                                                  if before is table.frame else None,
+                                                  counts=coded.get(qi, {}).get("before")),
+                           "after": value_counts(publication.table[qi], counts=coded.get(qi, {}).get("after"))}
                       for qi in result.qi if qi in publication.table.columns})
     marker = research_column(result.models)
     if marker is not None:
