@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import Table, UnsatisfiableError
+from anonymizer_app.engine.algorithms.base import supporting
 from anonymizer_app.engine.model.hierarchy import Hierarchy
 from anonymizer_app.engine.model.table import Role
 from anonymizer_app.engine.privacy import DistinctLDiversity, KAnonymity
@@ -195,7 +196,7 @@ SETTINGS = [  # (k, l, suppression limit, all-records adversary)
     (2, 1, 0.0, False), (3, 1, 0.0, False), (2, 1, 0.3, False), (3, 1, 0.2, False), (2, 2, 0.0, False),
     (1, 2, 0.25, False), (2, 2, 0.3, False), (2, 1, 0.0, True), (3, 1, 0.3, True), (2, 2, 0.2, True),
 ]
-TABLES_PER_SETTING = 6
+TABLES_PER_SETTING = 5
 
 
 def _setting_id(setting) -> str:
@@ -264,6 +265,49 @@ def test_the_algorithms_choose_anonymous_nodes_and_suppress_whole_persons(settin
                 assert chosen.metric[metric] == pytest.approx(best, abs=1e-9), where
 
 
+def check_release(case: Case, pub, k: int, l_div: int, limit: float, all_records: bool) -> None:
+    """Plain counting over the published rows (any recoding: classes are identical published QI cells): >= k
+    distinct persons and >= l distinct sensitive values per class, no person partly published, the persons
+    suppressed within the budget, and against the all-records adversary >= k persons sharing each person's classes."""
+    keys = person_keys(case.person)
+    rows = [int(r) for r in pub.rows]
+    cells = [tuple(str(v) for v in c) for c in pub.table[case.qi].itertuples(index=False)]
+    members: dict[tuple, set] = {}
+    values: dict[tuple, set] = {}
+    for c, r in zip(cells, rows):
+        members.setdefault(c, set()).add(keys[r])
+        if case.sensitive is not None:
+            values.setdefault(c, set()).add(case.frame.at[r, case.sensitive])
+    assert all(len(m) >= k for m in members.values())
+    assert all(len(v) >= l_div for v in values.values())
+    published = {keys[r] for r in rows}
+    assert sorted(rows) == [i for i, p in enumerate(keys) if p in published]  # every record of a published person
+    n_persons = len(set(keys))
+    assert n_persons - len(published) <= math.floor(limit * n_persons + 1e-9)
+    if all_records:
+        signature: dict[object, set] = {}
+        for c, r in zip(cells, rows):
+            signature.setdefault(keys[r], set()).add(c)
+        for mine in signature.values():
+            assert sum(1 for theirs in signature.values() if mine <= theirs) >= k
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=_setting_id)
+def test_the_other_person_level_algorithms_publish_per_person_releases(setting):
+    """Mondrian and the clustering algorithms (whatever else supporting('person_level') names at test time, beyond
+    the lattice algorithms and Datafly) on the same tiny tables: their releases pass the plain-counting checks."""
+    k, l_div, limit, all_records = setting
+    others = [a for a in supporting("person_level") if a not in (*OPTIMAL, "samarati", "datafly")]
+    for seed in range(4):
+        case = random_case(40_000 + 100 * SETTINGS.index(setting) + seed, sensitive=l_div > 1)
+        for algorithm in others:
+            try:
+                pub = engine_run(case, algorithm, k, l_div, limit, all_records, None)
+            except UnsatisfiableError:
+                continue
+            check_release(case, pub, k, l_div, limit, all_records)
+
+
 # ---- found failing (issue 28): expected failures until the lattice metric counts every suppressed record --------
 METRIC_BUG = ("with suppression the lattice metric (search/lattice_metrics.py: CellLoss.value, Discernibility.value) "
               "counts as suppressed only the records of the classes the person fixpoint fails, not the other records "
@@ -274,19 +318,22 @@ METRIC_BUG = ("with suppression the lattice metric (search/lattice_metrics.py: C
 @pytest.mark.xfail(strict=False, reason=METRIC_BUG)
 def test_the_optimum_with_suppression_is_the_brute_force_s():
     failures = []
-    for seed in range(12):
-        case = random_case(30_000 + seed, sensitive=False)
-        nodes = brute_force(case, 2, 1, 0.3, False)
-        anonymous = [nd for nd in nodes if nd.anonymous]
-        if not anonymous:
-            continue
-        for metric in ("height", "ncp", "discernibility"):
-            best = min(nd.metric[metric] for nd in anonymous)
-            for algorithm in OPTIMAL:
-                pub = engine_run(case, algorithm, 2, 1, 0.3, False, metric)
-                got = {nd.levels: nd for nd in nodes}[_levels(pub, case.qi)].metric[metric]
-                if not math.isclose(got, best, abs_tol=1e-9):
-                    failures.append((seed, metric, algorithm, got, best))
+    for setting in [s for s in SETTINGS if s[2] > 0]:
+        k, l_div, limit, all_records = setting
+        for seed in range(3):
+            case = random_case(30_000 + 100 * SETTINGS.index(setting) + seed, sensitive=l_div > 1)
+            nodes = brute_force(case, k, l_div, limit, all_records)
+            anonymous = [nd for nd in nodes if nd.anonymous]
+            if not anonymous:
+                continue
+            by_levels = {nd.levels: nd for nd in nodes}
+            for metric in ("height", "ncp", "discernibility"):
+                best = min(nd.metric[metric] for nd in anonymous)
+                for algorithm in OPTIMAL:
+                    pub = engine_run(case, algorithm, k, l_div, limit, all_records, metric)
+                    got = by_levels[_levels(pub, case.qi)].metric[metric]
+                    if not math.isclose(got, best, abs_tol=1e-9):
+                        failures.append((_setting_id(setting), seed, metric, algorithm, got, best))
     assert not failures, failures
 
 
