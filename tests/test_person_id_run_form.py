@@ -10,7 +10,7 @@ from anonymizer_helpers import queue_without_running, run_jobs_synchronously, se
 from django.utils.html import escape
 from person_helpers import input_column, patients_csv, persons_per_class
 
-from anonymizer_app.engine import ALGORITHMS, Role
+from anonymizer_app.engine import ALGORITHMS, InputError, Role
 from anonymizer_app.engine.algorithms import supporting
 from anonymizer_app.engine.run import stages
 from anonymizer_app.models import Job, Result
@@ -62,9 +62,13 @@ def test_the_adversary_is_stored_and_passed_into_the_spec(client_alice, patients
     assert job.person_adversary == "all-records"
     spec = runs.job_spec(job)
     assert spec.person_adversary == "all-records" and spec.table.person == "patient_id"
-    # a node kept from the lattice runs with the same adversary
-    kept = lattice.keep_node(job, "0,0,0")
-    assert kept.person_adversary == "all-records"
+    # a node kept from the lattice runs with the same adversary, or is refused by name at once when the chosen
+    # transformation does not count persons
+    if ALGORITHMS["full-domain"].person_level:
+        assert lattice.keep_node(job, "0,0,0").person_adversary == "all-records"
+    else:
+        with pytest.raises(InputError, match="Chosen transformation counts records, not people"):
+            lattice.keep_node(job, "0,0,0")
 
 
 def test_the_default_adversary_is_class(client_alice, patients, monkeypatch):

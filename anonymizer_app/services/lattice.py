@@ -78,7 +78,11 @@ def keep_node(job: Job, key: str) -> Job:
     """Keep the node ``key`` (checked levels, '0,2,1') of ``job``'s lattice as a result of its own: a new job
     (kind "lattice-keep", algorithm full-domain, the node's levels, the same k, every privacy model,
     suppression limit and configuration), not yet submitted: the caller queues it (the web's "keep" and the
-    API's), and on a worker the pipeline and its publishing gate run it like any run."""
+    API's), and on a worker the pipeline and its publishing gate run it like any run. With a person id the kept
+    node counts persons against the run's adversary; if the chosen transformation cannot, it is refused by name now
+    (engine.algorithms.check_person_level), not on the worker."""
+    if runs.has_person_id(job):
+        engine.algorithms.check_person_level(engine.get_algorithm("full-domain"), True)
     options = {"levels": key}
     if (job.options or {}).get("suppressed_rows"):
         options["suppressed_rows"] = job.options["suppressed_rows"]
