@@ -15,7 +15,7 @@ from ..model.hierarchy import Hierarchy
 from ..model.table import FrequencySet, Table
 from ..privacy import PRIVACY_MODELS, Parameter, PrivacyModel
 from ..privacy.distributions import sensitive_domain
-from ..search.persons import PersonCounter
+from ..search.persons import Judgement, PersonCounter
 
 ProgressCallback = Callable[[float, str], bool | None]  # returning False asks the run to stop (a cancelled job)
 # An algorithm calls Problem.heartbeat at every unit of its work (a cluster, a partition, a node, a batch of
@@ -112,6 +112,11 @@ class Problem:
             return failing, int(sizes[failing].sum())
         judged = self.persons.judge(tuple_class, len(sizes), self.failing, self.budget)
         return judged.failing, judged.cost
+
+    def judge_persons(self, sizes: np.ndarray, tuple_class: np.ndarray) -> Judgement:
+        """outcome() with the persons' whole judgement (the records each class keeps: what the metrics count)."""
+        assert self.persons is not None  # with a person id only
+        return self.persons.judge(tuple_class, len(sizes), self.failing, self.budget)
 
     def suppressed_rows(self, sizes: np.ndarray, tuple_class: np.ndarray) -> np.ndarray:
         """Per row of the table: suppressed by the transformation of these classes (with a person id, every record

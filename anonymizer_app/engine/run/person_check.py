@@ -88,12 +88,12 @@ def all_records_shortfall(row_class: np.ndarray, persons: Persons, k: int) -> li
     classes_of = pairs.groupby("p")["c"].agg(frozenset)
     members = pairs.groupby("c")["p"].agg(set).to_dict()
     short: list[tuple[int, int]] = []
-    for person, classes in classes_of.items():
+    for person, classes in zip(classes_of.index.to_numpy(dtype=np.int64).tolist(), classes_of.tolist()):
         if len(classes) < 2:
             continue
         shared = set.intersection(*(members[c] for c in classes))
         if len(shared) < k:
-            short.append((int(person), len(shared)))
+            short.append((person, len(shared)))
     return short
 
 

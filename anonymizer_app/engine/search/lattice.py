@@ -9,6 +9,7 @@ import numpy as np
 
 from ..model.hierarchy import Hierarchy
 from ..model.table import group_rows
+from .persons import Judgement
 
 
 def generalize_codes(codes: np.ndarray, hierarchies: list[Hierarchy], levels: list[int]) -> np.ndarray:
@@ -155,8 +156,8 @@ class Lattice:
 class NodeClasses:
     """Equivalence classes of one node: a representative frequency-set row and the size of each."""
 
-    __slots__ = ("levels", "reps", "sizes", "key", "failing", "outliers", "cost", "parent", "parent_map", "hist",
-                 "charged", "skipped")
+    __slots__ = ("levels", "reps", "sizes", "key", "failing", "outliers", "cost", "kept", "parent", "parent_map",
+                 "hist", "charged", "skipped")
 
     def __init__(self, levels: tuple[int, ...], reps: np.ndarray, sizes: np.ndarray, key: np.ndarray | None = None):
         self.levels = levels
@@ -169,6 +170,9 @@ class NodeClasses:
         self.failing: np.ndarray | None = None
         self.outliers = 0  # records of the failing classes (what the metrics count)
         self.cost = 0  # what the suppression budget counts: the outliers, or the persons suppressed (judge)
+        # with a person id: per class the records published (its persons left); outliers are then every record of
+        # the persons suppressed, some in classes that stay
+        self.kept: np.ndarray | None = None
         # sensitive histograms (class-level models): the node it was grouped from and, per class of that
         # node, the class here (dropped once the node is checked), and per sensitive domain the sparse
         # classes x values counts (class, value, count), rolled up from the parent's
@@ -314,9 +318,9 @@ class NodeEvaluator:
     # and the suppression budget, to skip the sensitive models on nodes already over the budget
     size_failing: Callable | None = None
     budget: int | None = None
-    # a run with a person id: (record sizes, tuple -> class) -> (classes failing, persons suppressed), the fixpoint
-    # of search/persons.py; outliers then count persons
-    judge: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, int]] | None = None
+    # a run with a person id: (record sizes, tuple -> class) -> the persons' fixpoint (search/persons.Judgement):
+    # the node's cost is then its persons suppressed, its outliers their records
+    judge: Callable[[np.ndarray, np.ndarray], Judgement] | None = None
 
     def tuple_class(self, node: NodeClasses) -> np.ndarray:
         """The class (index into node.sizes) of every frequency-set tuple."""
@@ -377,8 +381,9 @@ class NodeEvaluator:
         else:
             node = self._group(levels, source)
         if self.judge is not None and node.failing is None:  # persons counted (search/persons.py)
-            node.failing, node.cost = self.judge(node.sizes, self.tuple_class(node))
-            node.outliers = int(np.add.reduce(node.sizes[node.failing]))
+            judged = self.judge(node.sizes, self.tuple_class(node))
+            node.failing, node.cost, node.kept = judged.failing, judged.cost, judged.kept
+            node.outliers = int(np.add.reduce(node.sizes)) - int(np.add.reduce(judged.kept))
         elif self.failing_fn is not None and node.failing is None:
             if self.class_level and self.histograms and self.freq_inverse is not None:
                 if not self._over_on_sizes(node):

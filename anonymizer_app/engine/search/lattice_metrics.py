@@ -50,18 +50,28 @@ class Discernibility(NodeMetric):
     name = "discernibility"
     exact_int = True
 
-    def __init__(self, n: int, k_min: int):
+    def __init__(self, n: int, k_min: int, persons: bool = False):
         self.n = int(n)
         self.k_min = max(int(k_min), 1)
+        # with a person id a class may lose some of its records (persons removed through another class), so a
+        # record's cost at a generalization is bounded by n/2, not n (see class_bound)
+        self.cap = self.n // 2 if persons else self.n
 
     def value(self, node: NodeClasses) -> int:
         sizes = node.sizes
-        kept = sizes if node.failing is None else sizes[~node.failing]
+        if node.kept is not None:  # persons counted: each class publishes the records of its persons left
+            kept = node.kept
+        else:
+            kept = sizes if node.failing is None else sizes[~node.failing]
         return int(np.dot(kept, kept)) + node.outliers * self.n
 
     def class_bound(self, node: NodeClasses) -> int:
+        """A lower bound of the value of the node and of every generalization: each record of a class of size s
+        costs at least min(max(s, k), n) (kept, in a class holding its class; or suppressed, n). With a person id
+        j of a class's records may be suppressed while the rest stay: they cost j·n + (s-j)·max(s-j, k), which is
+        at least s·min(max(s, k), n/2) for every j (the worst j is s - n/2), so the cap is n/2 then."""
         s = node.sizes
-        return int(np.dot(s, np.minimum(np.maximum(s, self.k_min), self.n)))
+        return int(np.dot(s, np.minimum(np.maximum(s, self.k_min), self.cap)))
 
 
 class CellLoss(NodeMetric):
@@ -82,8 +92,13 @@ class CellLoss(NodeMetric):
             total += self.totals[j][lv]
         if node.outliers:
             assert node.failing is not None  # outliers are counted from the failing classes
-            which = np.flatnonzero(node.failing)
-            sizes = node.sizes[which].astype(float)
+            if node.kept is not None:  # persons counted: a class's suppressed records share its labels
+                gone = node.sizes - node.kept
+                which = np.flatnonzero(gone)
+                sizes = gone[which].astype(float)
+            else:
+                which = np.flatnonzero(node.failing)
+                sizes = node.sizes[which].astype(float)
             extra = 0.0
             for j, lv in enumerate(node.levels):
                 labels = self.evaluator.labels(node, j, which)
@@ -103,7 +118,7 @@ class CellLoss(NodeMetric):
 def make_metric(name: str, evaluator: NodeEvaluator, hierarchies: list[Hierarchy], numeric: list[bool],
                 n: int, k_min: int = 1) -> NodeMetric:
     if name == "discernibility":
-        return Discernibility(n, k_min)
+        return Discernibility(n, k_min, persons=evaluator.judge is not None)
     counts = evaluator.counts
     q = len(hierarchies)
     per_label: list[list[np.ndarray]] = []

@@ -57,7 +57,7 @@ class LatticeSearch:
             self.evaluator.budget = problem.budget
         persons = problem.persons is not None
         if persons:  # classes judged per person (search/persons.py): outliers are persons
-            self.evaluator.judge = problem.outcome
+            self.evaluator.judge = problem.judge_persons
             self.evaluator.histograms = self.evaluator.class_level = False
             self.evaluator.size_failing = None
         elif problem.models and all(type(m) is KAnonymity for m in problem.models):
@@ -81,8 +81,9 @@ class LatticeSearch:
         # records as any generalization of it (merging classes never makes one smaller), so the most
         # records suppressed by a checked generalization bound a node's own; each of them costs N in
         # discernibility, not the k the class bound charges (see _branch_and_bound)
-        # (not with a person id: the budget then counts persons, and a node's suppressed persons bound no records)
-        k_only = bool(problem.models) and all(type(m) is KAnonymity for m in problem.models) and not persons
+        # (with a person id too: a node's outliers, the records of its classes left without a person, hold those of
+        # every generalization, as its suppressed persons do; definitions.md, "The unit counted: the person")
+        k_only = bool(problem.models) and all(type(m) is KAnonymity for m in problem.models)
         self.outlier_lb = (np.zeros(shape, dtype=np.int64)
                            if self.class_lb is not None and k_only and self.budget > 0 else None)
         self.checks = 0

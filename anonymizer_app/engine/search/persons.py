@@ -22,12 +22,14 @@ Failing = Callable[..., np.ndarray]  # Problem.failing(sizes, counts=...)
 @dataclass
 class Judgement:
     """A transformation judged per person: the classes whose every record is suppressed, the persons suppressed
-    (a bool per person), their number, and the class sizes in persons of what is published."""
+    with records in other classes (a bool per person; the others are the persons of the failing classes), the
+    persons suppressed, the class sizes in persons of what is published, and per class its records published."""
 
     failing: np.ndarray
     removed: np.ndarray
     cost: int
     persons: np.ndarray
+    kept: np.ndarray
 
 
 @dataclass
@@ -41,8 +43,10 @@ class PersonCounter:
     adversary: str = "class"
     k: int = 1  # the k the all-records adversary is held to
     single: np.ndarray = field(init=False)  # per tuple: the persons whose records are all in it
+    single_records: np.ndarray = field(init=False)  # ... and their records
     move_tuple: np.ndarray = field(init=False)  # (tuple, person) pairs of the movers
     move_person: np.ndarray = field(init=False)
+    move_records: np.ndarray = field(init=False)  # the records of each pair
     move_rank: np.ndarray = field(init=False)
     move_span: int = field(init=False)
     _person_values: dict = field(default_factory=dict, init=False, repr=False)
@@ -51,15 +55,17 @@ class PersonCounter:
         inverse = np.asarray(self.inverse, dtype=np.int64)
         person = np.asarray(self.person, dtype=np.int64)
         P = max(self.count, 1)
-        pairs = np.unique(inverse * P + person)
+        pairs, records = np.unique(inverse * P + person, return_counts=True)
         pt, pp = pairs // P, pairs % P
         spread = np.bincount(pp, minlength=self.count)
         mover = spread[pp] > 1
         self.single = np.bincount(pt[~mover], minlength=self.n_tuples).astype(np.float64)
+        self.single_records = np.bincount(pt[~mover], weights=records[~mover], minlength=self.n_tuples)
         # the movers' pairs by person (np.unique sorted them by tuple): a person's pairs are then neighbours, so a
         # pair repeating its person's class is found by comparing it with the pairs just before it (_firsts)
         order = np.argsort(pp[mover], kind="stable")
         self.move_tuple, self.move_person = pt[mover][order], pp[mover][order]
+        self.move_records = records[mover][order].astype(np.float64)
         starts = np.flatnonzero(np.r_[True, self.move_person[1:] != self.move_person[:-1]]) \
             if len(self.move_person) else np.zeros(0, dtype=np.int64)
         lengths = np.diff(np.r_[starts, len(self.move_person)])
@@ -107,9 +113,18 @@ class PersonCounter:
             if budget is not None:
                 cost = int(singles[failed].sum()) + int(np.count_nonzero(removed))
                 if cost > budget:
-                    return Judgement(failed | ~present, removed, cost, sizes)
+                    return self._judged(tuple_class, move_class, failed | ~present, removed, cost, sizes)
         cost = int(singles[failed].sum()) + int(np.count_nonzero(removed))
-        return Judgement(failed | ~present, removed, cost, sizes)
+        return self._judged(tuple_class, move_class, failed | ~present, removed, cost, sizes)
+
+    def _judged(self, tuple_class: np.ndarray, move_class: np.ndarray, failing: np.ndarray, removed: np.ndarray,
+                cost: int, sizes: np.ndarray) -> Judgement:
+        """The Judgement, with the records each class publishes (those of its persons left)."""
+        n = len(failing)
+        kept = np.where(failing, 0.0, np.bincount(tuple_class, weights=self.single_records, minlength=n))
+        stays = ~removed[self.move_person] & ~failing[move_class]
+        kept += np.bincount(move_class[stays], weights=self.move_records[stays], minlength=n)
+        return Judgement(failing, removed, cost, sizes, kept.astype(np.int64))
 
     def _firsts(self, move_class: np.ndarray) -> np.ndarray:
         """Per movers' pair: the first of its person's pairs in its class (the others repeat a (class, person)
