@@ -178,7 +178,8 @@ class ColumnsForm(forms.Form):
             raise forms.ValidationError(
                 f"only one column can be the person id; {', '.join(map(repr, persons))} are: give the others "
                 f"the role identifying")
-        if self.columns and all(r == Role.IDENTIFYING.value for r in roles):
+        # the person id leaves the output as an identifying column does
+        if self.columns and all(r in (Role.IDENTIFYING.value, Role.PERSON.value) for r in roles):
             raise forms.ValidationError("every column is identifying: the output would have no column; mark at "
                                         "least one as quasi-identifying, sensitive or insensitive")
         return cleaned

@@ -63,6 +63,13 @@ def test_the_role_is_saved(client_alice, patients):
     assert patients.columns.get(name="patient_id").role == Role.PERSON.value
 
 
+def test_a_person_id_and_identifying_columns_alone_leave_no_output(client_alice, patients):
+    roles = {c.name: Role.IDENTIFYING.value for c in patients.columns.all()}
+    r = client_alice.post(url(patients), form_data(patients, **dict(roles, patient_id=Role.PERSON.value)))
+    assert r.status_code == 200
+    assert "every column is identifying: the output would have no column" in r.content.decode()
+
+
 def test_at_most_one_person_id(client_alice, patients):
     r = client_alice.post(url(patients), form_data(patients, zip=Role.PERSON.value))
     assert r.status_code == 200
