@@ -141,14 +141,15 @@ def test_the_built_in_flags():
     assert supporting("lattice") == ("exhaustive", "flash", "incognito", "samarati")
     assert supporting("cluster") == ("flash", "mondrian")
     assert supporting("out_of_core") == ("disk-clustering",)
-    assert supporting("person_level") == ("datafly", "exhaustive", "flash", "incognito", "kmember", "mondrian",
-                                          "oka", "samarati")
+    assert supporting("person_level") == ("datafly", "exhaustive", "full-domain", "flash", "incognito", "kmember",
+                                          "mondrian", "oka", "samarati")
 
 
 def test_person_level_counting_is_refused_by_name(toy):
     check_person_level(toy, False)
     with pytest.raises(InputError, match="^Uniform climb counts records, not people; person-level counting is done "
-                                         "by: datafly, exhaustive, flash, incognito, kmember, mondrian, oka, samarati$"):
+                                         "by: datafly, exhaustive, full-domain, flash, incognito, kmember, mondrian, "
+                                         "oka, samarati$"):
         check_person_level(toy, True)
 
 

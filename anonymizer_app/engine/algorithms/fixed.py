@@ -48,16 +48,16 @@ def full_domain(problem: Problem) -> FullDomainRecoding:
     levels = parse_levels(problem.options.get("levels"), qi, [h.height for h in problem.hierarchies])
     problem.report(0.1, "applying the chosen transformation")
     inverse, sizes = equivalence_classes(problem.freq.codes, problem.freq.counts, problem.hierarchies, levels)
-    failing = problem.failing(sizes, tuple_class=inverse)
-    outliers = int(sizes[failing].sum())
+    _, outliers = problem.outcome(sizes, inverse)  # records, or persons with a person id
+    unit = "record" if problem.persons is None else "person"
     shown = ",".join(map(str, levels))
     if outliers > problem.budget:
         models = ", ".join(m.describe() for m in problem.models)
         raise UnsatisfiableError(
-            f"the transformation {shown} does not meet {models}: {outliers} record(s) would have to be "
+            f"the transformation {shown} does not meet {models}: {outliers} {unit}(s) would have to be "
             f"suppressed, the suppression limit allows {problem.budget}")
-    suppressed = failing[inverse][problem.freq.inverse]
-    problem.report(1.0, f"transformation {shown}: {outliers} record(s) suppressed")
+    suppressed = problem.suppressed_rows(sizes, inverse)
+    problem.report(1.0, f"transformation {shown}: {outliers} {unit}(s) suppressed")
     size = 1
     for h in problem.hierarchies:
         size *= h.height + 1
@@ -75,6 +75,7 @@ register(
         "suppresses the records of classes that break the privacy model, within the suppression limit.",
         run=full_domain,
         recoding="full-domain",
+        person_level=True,
         optimal=False,
         options=(LEVELS,),
         reference="",
