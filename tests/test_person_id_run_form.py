@@ -77,6 +77,17 @@ def test_the_default_adversary_is_class(client_alice, patients, monkeypatch):
     assert Job.objects.get().person_adversary == "class"
 
 
+def test_k_above_the_persons_is_named_before_the_run(client_alice, patients, monkeypatch):
+    queue_without_running(monkeypatch)
+    persons = len(set(input_column(patients_csv(), "patient_id")))  # counted here
+    assert persons < patients.n_rows  # k between the two: enough records, too few persons
+    r = post(client_alice, patients, k=persons + 1)
+    assert r.status_code == 200 and Job.objects.count() == 0
+    assert escape(f"k={persons + 1} is larger than the dataset's {persons:,} persons (person id 'patient_id'): "
+                  f"lower k to at most {persons:,}") in r.content.decode()
+    assert post(client_alice, patients, k=persons, suppression_percent=100).status_code == 302
+
+
 def test_an_unknown_adversary_is_refused(client_alice, patients, monkeypatch):
     queue_without_running(monkeypatch)
     r = post(client_alice, patients, person_adversary="everything")

@@ -1,7 +1,7 @@
 """Pre-flight checks of a run before it is queued: every problem the run form can find on the dataset's
 values, each with the field it belongs to and a message that says what to change.
 
-- k above the records (lower k to at most N);
+- k above the records (lower k to at most N), or, with a person id, above the persons;
 - a bound hierarchy that does not cover every value of its quasi-identifier (the values named, and where to
   fix it);
 - a privacy model no table can satisfy on its column (l above the distinct values, an entropy the column
@@ -26,6 +26,7 @@ import pandas as pd
 
 from .. import engine
 from ..engine import HierarchyError, InputError, Role
+from ..engine.model.persons import Persons
 from ..models import Dataset
 from . import datasets, identifier_suggestions
 from .dicom import check_roles
@@ -58,6 +59,8 @@ def check_run(dataset: Dataset, algorithm: str, k: int, suppression_limit: float
     n = dataset.n_rows
     if n and k > n:
         problems.append(Problem("k", f"k={k} is larger than the dataset's {n} records: lower k to at most {n}"))
+    else:
+        problems += _persons(dataset, k)
     problems += _coverage(dataset)
     try:
         built = build_models(models)
@@ -68,6 +71,19 @@ def check_run(dataset: Dataset, algorithm: str, k: int, suppression_limit: float
     problems += [Problem(None, message) for message in check_roles(dataset)]
     problems += identifier_holds(dataset, publish_as_is)
     return problems
+
+
+def _persons(dataset: Dataset, k: int) -> list[Problem]:
+    """With a person id every class must hold k persons: k above the dataset's persons cannot be met."""
+    columns = [c.name for c in dataset.columns.all() if c.role == Role.PERSON.value]
+    if len(columns) != 1 or dataset.is_transactions:
+        return []  # none, or several: the job's validation names them
+    column = columns[0]
+    persons = Persons.of(datasets.load_frame(dataset, columns=[column])[column], column).count
+    if k > persons:
+        return [Problem("k", f"k={k} is larger than the dataset's {persons:,} persons (person id {column!r}): "
+                             f"lower k to at most {persons:,}")]
+    return []
 
 
 def identifier_holds(dataset: Dataset, publish_as_is: Iterable[str] = ()) -> list[Problem]:
