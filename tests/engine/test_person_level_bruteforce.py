@@ -337,6 +337,20 @@ def test_the_optimum_with_suppression_is_the_brute_force_s():
     assert not failures, failures
 
 
+@pytest.mark.xfail(strict=False, reason=METRIC_BUG + ". Beside it, Flash's branch and bound adds the outlier bound "
+                   "(outliers x (N - k)) to a class bound that with a person id may already charge a suppressed record "
+                   "more than k (a class that loses only some records): the sum overestimates, and the optimum is "
+                   "skipped; keep outlier_lb off with a person id, or take the max of the two bounds instead of the sum")
+@pytest.mark.parametrize("seed,limit,all_records", [(90_251, 0.2, True), (90_311, 0.5, False), (90_334, 0.3, True)])
+def test_flash_with_discernibility_and_suppression_reaches_the_optimum(seed, limit, all_records):
+    case = random_case(seed, sensitive=False)
+    nodes = brute_force(case, 2, 1, limit, all_records)
+    best = min(nd.metric["discernibility"] for nd in nodes if nd.anonymous)
+    for algorithm in OPTIMAL:
+        pub = engine_run(case, algorithm, 2, 1, limit, all_records, "discernibility")
+        assert pub.result.metrics["discernibility"] == best, algorithm
+
+
 def _six_records() -> Case:
     """The smallest case found by hand: D has four records, three in z1 beside A and B, one alone in z3."""
     frame = pd.DataFrame({"pid": ["A", "B", "D", "D", "D", "D"], "zip": ["z1", "z1", "z1", "z1", "z1", "z3"]})
