@@ -542,5 +542,5 @@ def check_published_partition(source: pd.DataFrame, written: pd.DataFrame, rows:
 def check_merged_classes(models: list[PrivacyModel], sizes: np.ndarray, row_class: np.ndarray, domain) -> None:
     """check_models on classes merged over the partitions of a cluster run: ``sizes`` per class, ``row_class``
     per weighted row (a distinct combination standing for its records), ``domain(model)`` the model's
-    sensitive domain over those weighted rows (engine.backends.dask.weighted.WeightedDomain)."""
+    sensitive domain over those weighted rows (engine.run.weighted.WeightedDomain)."""
     raise_failures(verdicts(models, sizes, row_class, domain, None))
