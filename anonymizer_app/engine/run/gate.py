@@ -237,8 +237,8 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
 
     published = released if research is None else released & research
     rows = np.flatnonzero(published)
-    if len(rows) == n and output.index.equals(pd.RangeIndex(n)):  # every row: one copy, not three
-        frame = output.reindex(columns=columns)
+    if len(rows) == n and output.index.equals(pd.RangeIndex(n)):  # every row: the output's columns, not a copy
+        frame = pd.DataFrame({c: output[c].to_numpy() for c in columns}, columns=columns, copy=False)
     else:  # one gather per column (output.iloc[rows][columns].reset_index(drop=True) copies three times)
         frame = pd.DataFrame({c: output[c].to_numpy()[rows] for c in columns}, columns=columns, copy=False)
     flags = suppressed[rows]
