@@ -26,7 +26,7 @@ from ..model.table import Role, infer_type
 from ..privacy import PrivacyModel
 from ..privacy.distributions import numeric_order
 from .gate import check_merged_classes
-from .stages import classes_at_levels, search_problem, suppression_budget, weighted_cell_classes
+from .stages import bind_models, classes_at_levels, search_problem, suppression_budget, weighted_cell_classes
 from .weighted import (
     ColumnFigures,
     ColumnPlan,
@@ -48,7 +48,7 @@ Combinations = tuple[np.ndarray, np.ndarray, np.ndarray]  # distinct rows of cod
 def plan_columns(columns: list[str], roles: dict, hierarchies: list[str], sensitive: str | None,
                  models: list[PrivacyModel]) -> ColumnPlan:
     """Each column's role (given, else insensitive), the QIs, the sensitive column (given, or the first of that
-    role), the models bound to their columns (as stages.bind_models) and the attacked columns (as
+    role), the models bound to their columns (stages.bind_models) and the attacked columns (as
     stages.sensitive_columns). ``hierarchies``: the columns given one."""
     unknown = [c for c in list(roles) + list(hierarchies) if c not in columns]
     if unknown:
@@ -64,7 +64,7 @@ def plan_columns(columns: list[str], roles: dict, hierarchies: list[str], sensit
     role_sensitive = [c for c in columns if roles[c] == Role.SENSITIVE]
     if sensitive is None and role_sensitive:
         sensitive = role_sensitive[0]
-    bound = _bind_models(models, sensitive, columns, qi)
+    bound = bind_models(models, sensitive, columns, qi)
     attacked = list(role_sensitive)
     if sensitive is not None and sensitive not in attacked:
         attacked.append(sensitive)
@@ -72,24 +72,6 @@ def plan_columns(columns: list[str], roles: dict, hierarchies: list[str], sensit
         if getattr(m, "needs_sensitive", False) and m.target not in attacked:
             attacked.append(m.target)
     return ColumnPlan(columns, roles, qi, sensitive, bound, attacked)
-
-
-def _bind_models(models: list[PrivacyModel], sensitive: str | None, columns: list[str],
-                 qi: list[str]) -> list[PrivacyModel]:
-    """The models, those on a sensitive column bound to theirs (the run's sensitive column unless they name one)."""
-    out = []
-    for m in models:
-        if getattr(m, "needs_sensitive", False):
-            if m.column is None:
-                if sensitive is None:
-                    raise InputError(f"{m.describe()} needs a sensitive column")
-                m = m.bind(sensitive)
-            if m.column not in columns:
-                raise InputError(f"{m.describe()}: unknown column {m.column!r}")
-            if m.column in qi:
-                raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
-        out.append(m)
-    return out
 
 
 def column_figures(scanned: list[dict[str, tuple[np.ndarray, np.ndarray]]], rows: int, wanted: list[str],

@@ -72,7 +72,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
         raise InputError(f"unknown sensitive column {sensitive!r}")
     if sensitive is None and table.sensitive:
         sensitive = table.sensitive[0]
-    models = bind_models(models, sensitive, table)
+    models = bind_models(models, sensitive, list(table.frame.columns), table.qi)
 
     def report(fraction: float, phase: str) -> None:
         if progress is not None and progress(fraction, phase) is False:
@@ -322,8 +322,10 @@ def _may_honour(algorithm: str, model: PrivacyModel) -> bool:
     return allowed is None or algorithm in allowed
 
 
-def bind_models(models: list[PrivacyModel], sensitive: str | None, table: Table) -> list[PrivacyModel]:
-    """Give every attribute-disclosure model its column (the run's sensitive column unless it has one)."""
+def bind_models(models: list[PrivacyModel], sensitive: str | None, columns: list[str],
+                qi: list[str]) -> list[PrivacyModel]:
+    """Give every attribute-disclosure model its column (the run's sensitive column unless it has one), checked
+    against the table's ``columns`` and its quasi-identifiers ``qi`` (a table's, or a cluster run's scan)."""
     out = []
     for m in models:
         if getattr(m, "needs_sensitive", False):
@@ -333,9 +335,9 @@ def bind_models(models: list[PrivacyModel], sensitive: str | None, table: Table)
                 if sensitive is None:
                     raise InputError(f"{m.describe()} needs a sensitive column")
                 m = m.bind(sensitive)
-            if m.column not in table.frame.columns:
+            if m.column not in columns:
                 raise InputError(f"{m.describe()}: unknown column {m.column!r}")
-            if m.column in table.qi:
+            if m.column in qi:
                 raise InputError(f"{m.describe()}: {m.column!r} is a quasi-identifier, not a sensitive column")
         out.append(m)
     return out
