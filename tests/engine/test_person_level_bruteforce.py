@@ -161,7 +161,7 @@ def brute_force(case: Case, k: int, l_div: int, limit: float, all_records: bool)
 
 # ---- the engine's runs ---------------------------------------------------------------------------------------
 def engine_run(case: Case, algorithm: str, k: int, l_div: int, limit: float, all_records: bool,
-               metric: str | None, keep_lattice: bool = False):
+               metric: str | None, keep_lattice: bool = False, levels: str | None = None):
     roles = {"pid": Role.PERSON, **{q: Role.QUASI_IDENTIFYING for q in case.qi}}
     if case.sensitive is not None:
         roles[case.sensitive] = Role.SENSITIVE
@@ -173,6 +173,8 @@ def engine_run(case: Case, algorithm: str, k: int, l_div: int, limit: float, all
     options = {"metric": metric} if metric else {}
     if keep_lattice:
         options["keep_lattice"] = "yes"
+    if levels is not None:  # the chosen transformation (full-domain)
+        options["levels"] = levels
     spec = RunSpec.build(table, hierarchies, algorithm, models=models, suppression_limit=limit, options=options,
                          sensitive=case.sensitive)
     if all_records:
@@ -297,7 +299,7 @@ def test_the_other_person_level_algorithms_publish_per_person_releases(setting):
     """Mondrian and the clustering algorithms (whatever else supporting('person_level') names at test time, beyond
     the lattice algorithms and Datafly) on the same tiny tables: their releases pass the plain-counting checks."""
     k, l_div, limit, all_records = setting
-    others = [a for a in supporting("person_level") if a not in (*OPTIMAL, "samarati", "datafly")]
+    others = [a for a in supporting("person_level") if a not in (*OPTIMAL, "samarati", "datafly", "full-domain")]
     for seed in range(4):
         case = random_case(40_000 + 100 * SETTINGS.index(setting) + seed, sensitive=l_div > 1)
         for algorithm in others:
@@ -305,6 +307,28 @@ def test_the_other_person_level_algorithms_publish_per_person_releases(setting):
                 pub = engine_run(case, algorithm, k, l_div, limit, all_records, None)
             except UnsatisfiableError:
                 continue
+            check_release(case, pub, k, l_div, limit, all_records)
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=_setting_id)
+def test_the_chosen_transformation_at_every_node(setting):
+    """The full-domain algorithm (a lattice node kept, pipeline.publish_levels) when it counts persons: at every node
+    of the lattice it publishes exactly when the brute force finds the node anonymous, suppressing the fixpoint's
+    persons; otherwise it is refused as unsatisfiable."""
+    if "full-domain" not in supporting("person_level"):
+        pytest.skip("the chosen transformation does not count persons")
+    k, l_div, limit, all_records = setting
+    for seed in range(2):
+        case = random_case(60_000 + 100 * SETTINGS.index(setting) + seed, sensitive=l_div > 1)
+        for node in brute_force(case, k, l_div, limit, all_records):
+            levels = ",".join(map(str, node.levels))
+            try:
+                pub = engine_run(case, "full-domain", k, l_div, limit, all_records, None, levels=levels)
+            except UnsatisfiableError:
+                assert not node.anonymous, (levels, case.frame.to_dict("list"))
+                continue
+            assert node.anonymous, (levels, case.frame.to_dict("list"))
+            assert [bool(x) for x in pub.result.suppressed] == node.suppressed, (levels, case.frame.to_dict("list"))
             check_release(case, pub, k, l_div, limit, all_records)
 
 

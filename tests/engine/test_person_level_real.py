@@ -131,12 +131,18 @@ def _algorithms() -> list[str]:
 
 
 def _spec(key: str, algorithm: str, k: int, l_div: int, limit: float, adversary: str = "class") -> RunSpec:
+    """The run's spec; the chosen transformation (full-domain) is given the node Flash chose for the same run."""
     panel = PANELS[key]
+    options = None
+    if algorithm == "full-domain":
+        flash = pipeline.run(_spec(key, "flash", k, l_div, limit, adversary)).result
+        assert flash is not None and flash.transformation is not None
+        options = {"levels": ",".join(str(flash.transformation[q]) for q in panel.qi)}
     models: list = [KAnonymity(k)]
     if l_div > 1:
         models.append(DistinctLDiversity(l_div, panel.sensitive))
     spec = RunSpec.build(table_of(key), None, algorithm, models=models, suppression_limit=limit,
-                         sensitive=panel.sensitive)
+                         sensitive=panel.sensitive, options=options)
     return replace(spec, person_adversary=adversary)
 
 
