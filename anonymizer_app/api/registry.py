@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from ..engine import ALGORITHMS, COLUMN_TYPES, PRIVACY_MODELS, Role
 from ..engine.algorithms import SUPPORT_FLAGS
+from ..engine.model.persons import ADVERSARIES
 from ..forms import model_field_name, option_field_name
 from ..services import sources
 from .serializers import RegistrySerializer
@@ -52,7 +53,7 @@ def registry() -> dict:
                        for p in m.parameters],
     } for m in PRIVACY_MODELS.values()]
     return {"algorithms": algorithms, "privacy_models": models, "column_types": list(COLUMN_TYPES),
-            "roles": [r.value for r in Role], "sources": source_entries()}
+            "roles": [r.value for r in Role], "person_adversaries": dict(ADVERSARIES), "sources": source_entries()}
 
 
 def source_entries() -> list[dict]:

@@ -70,4 +70,7 @@ class RegistrySerializer(serializers.Serializer):
     privacy_models = PrivacyModelSerializer(many=True)
     column_types = serializers.ListField(child=serializers.CharField())
     roles = serializers.ListField(child=serializers.CharField())
+    person_adversaries = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="with a column of role 'person id': the run's person_adversary choices and what each means")
     sources = SourceSerializer(many=True)
