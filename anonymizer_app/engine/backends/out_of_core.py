@@ -37,8 +37,7 @@ from ..algorithms import supports as algorithm_supports
 from ..algorithms.base import ProgressCallback
 from ..algorithms.disk_clustering import ClusterStore, bucket_size
 from ..errors import Cancelled, InputError, VerificationError
-from ..measure.attack import merge_parts, report_part
-from ..measure.metrics import cell_loss_sums, class_figures_from_histogram, loss_from_sums
+from ..measure.attack import report_part
 from ..model.cells import factorize_cells
 from ..model.defaults import default_hierarchy
 from ..model.hierarchy import Hierarchy, with_missing
@@ -46,14 +45,14 @@ from ..model.missing import MISSING, markers_in_use, normalize_frame
 from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
 from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain, numeric_order
-from ..run.report import Report, publication_sections
-from ..run.result import check_cells, report_head
+from ..run.report import CountedFigures, QIColumns, Report, RunSettings, counted_report
+from ..run.result import check_cells
 from ..run.spec import REMOVE, RunSpec, StreamedTable
-from ..run.stages import cell_label, validate_options
+from ..run.stages import validate_options
+from ..run.weighted import CountedClasses, CountedLabels
 from ..search.recoding import QISpace
 
 ALGORITHM = "disk-clustering"
-TOP_VALUES = 30
 ChunkSource = Callable[[], Iterable[pd.DataFrame]]
 
 
@@ -122,11 +121,25 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
         raw, out_classes = _gate_stage(run, before, after)
         stats = dict(store.stats, out_of_core=True, partitions=parts,
                      bucket_records=bucket_size(run.memory_mb, len(run.qi), run.k))
-    figures = _measure_stage(run, raw, out_classes, written, leaf_counts)
     seconds = time.perf_counter() - started
-    report = _report_stage(run, spec, out_classes, written, leaf_counts, figures, stats, seconds)
+    # measure and report: the run core's, over the chunk summaries
+    report = counted_report(_figures(run, spec, raw, out_classes, written, leaf_counts, stats, seconds))
     run.step(1.0, "verified")
     return OutOfCoreResult(report, True, seconds)
+
+
+def _figures(run: _Run, spec: RunSpec, raw: CountedClasses, out_classes: CountedClasses, written: _Written,
+             leaf_counts: list[np.ndarray], stats: dict, seconds: float) -> CountedFigures:
+    """The chunk summaries for the run core's report (report.counted_report)."""
+    settings = RunSettings(ALGORITHM, [KAnonymity(run.k)], float(spec.suppression_limit), run.options,
+                           spec.publishing.suppressed_rows, seconds)
+    columns = QIColumns(run.qi, run.sensitive, [c for c in run.scan.columns if run.scan.roles[c] == Role.IDENTIFYING],
+                        run.hierarchies, run.numeric)
+    labels = CountedLabels(leaf_counts, [_labels_in_order(ids) for ids in written.label_ids], written.label_counts,
+                           written.pairs)
+    notes = [f"processed out of core: the table was streamed in chunks and clustered in {stats.get('buckets', 0)} "
+             f"bucket(s) of at most {stats['bucket_records']:,} records (memory setting {run.memory_mb:g} MB)"]
+    return CountedFigures(settings, columns, run.n, run.attacked, raw, out_classes, labels, stats, notes)
 
 
 @dataclass
@@ -281,7 +294,7 @@ def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
     return out
 
 
-def _gate_stage(run: _Run, before: ClassCounter, after: ClassCounter) -> tuple[_Classes, _Classes]:
+def _gate_stage(run: _Run, before: ClassCounter, after: ClassCounter) -> tuple[CountedClasses, CountedClasses]:
     """The partitioned gate: the input's and the output's classes, a partition at a time (every class lies
     whole in one partition); refuses an output class below k."""
     run.step(0.96, "checking every equivalence class")
@@ -291,59 +304,6 @@ def _gate_stage(run: _Run, before: ClassCounter, after: ClassCounter) -> tuple[_
         raise VerificationError(f"k-anonymity (k={run.k}) does not hold: an equivalence class of the output "
                                 f"has {out_classes.smallest} record(s)")
     return raw, out_classes
-
-
-def _measure_stage(run: _Run, raw: _Classes, out_classes: _Classes, written: _Written,
-                   leaf_counts: list[np.ndarray]) -> tuple[dict, dict, dict]:
-    """Measure: the figures after and before, from the counted classes and the (label, leaf) pairs, and the
-    attack report per sensitive column. Returns (metrics, metrics_before, attack)."""
-    n, k = run.n, run.k
-    metrics = class_figures_from_histogram(out_classes.size, out_classes.count, n, 0, k)
-    sums = np.zeros(3)
-    for j, h in enumerate(run.hierarchies):
-        keys_j, counts_j = written.pairs[j]
-        labels = _labels_in_order(written.label_ids[j])
-        sums += cell_loss_sums(h, run.numeric[j], leaf_counts[j], labels, keys_j // len(h.leaves),
-                               keys_j % len(h.leaves), counts_j, np.zeros(0, dtype=np.int64))
-    metrics.update(loss_from_sums(sums, n, len(run.qi)))
-    metrics_before = class_figures_from_histogram(raw.size, raw.count, n, 0, k)
-    metrics_before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
-    attack = {c: merge_parts(p) for c, p in zip(run.attacked, out_classes.attack)}
-    if run.sensitive is not None:
-        raw_attack = merge_parts(raw.attack[0])
-        metrics_before.update(homogeneous_classes=raw_attack["homogeneous_classes"],
-                              homogeneous_records=raw_attack["records_in_homogeneous_classes"])
-        metrics.update(homogeneous_classes=attack[run.sensitive]["homogeneous_classes"],
-                       homogeneous_records=attack[run.sensitive]["records_in_homogeneous_classes"])
-    return metrics, metrics_before, attack
-
-
-def _report_stage(run: _Run, spec: RunSpec, out_classes: _Classes, written: _Written, leaf_counts: list[np.ndarray],
-                  figures: tuple[dict, dict, dict], stats: dict, seconds: float) -> Report:
-    """Report: the result's own keys (report_head) and the sections of every published table's report
-    (report.publication_sections, as in memory and on a cluster), from the counted classes: every cluster
-    holds k records, so nothing is suppressed and every record is published."""
-    metrics, metrics_before, attack = figures
-    n, qi, hs = run.n, run.qi, run.hierarchies
-    model = KAnonymity(run.k)
-    class_sizes = np.repeat(out_classes.size, out_classes.count)  # one size per class (~n/k integers)
-    head = report_head(
-        algorithm=ALGORITHM, models=[model], suppression_limit=float(spec.suppression_limit),  # nothing suppressed
-        qi=qi, sensitive=run.sensitive, class_sizes=class_sizes, suppressed=0, records=n, recoding="local",
-        transformation=None, metrics=metrics, metrics_before=metrics_before, options=run.options, search=stats,
-        steps=[], notes=[f"processed out of core: the table was streamed in chunks and clustered in "
-                         f"{stats.get('buckets', 0)} bucket(s) of at most {stats['bucket_records']:,} records "
-                         f"(memory setting {run.memory_mb:g} MB)"] + [note for h in hs for note in h.notes],
-        transformation_labels={c: cell_label("local", len(written.label_ids[j])) for j, c in enumerate(qi)},
-        identifying_removed=[c for c in run.scan.columns if run.scan.roles[c] == Role.IDENTIFYING], verified=True,
-        seconds=seconds, attack=attack)
-    sections = publication_sections(
-        head, spec.publishing.suppressed_rows, [model], class_sizes, np.zeros(0, dtype=np.int64), lambda m: None,
-        risk=True, input_records=n, published=n, suppressed=0, suppressed_published=0, suppressed_removed=0,
-        value_counts={c: {"before": _top(hs[j].leaves, leaf_counts[j], n),
-                          "after": _top(_labels_in_order(written.label_ids[j]), written.label_counts[j], n)}
-                      for j, c in enumerate(qi)})
-    return Report.of(sections)
 
 
 def chunk_rows(memory_mb: float) -> int:
@@ -447,14 +407,6 @@ def _partitions(n: int, row_bytes: int, memory_mb: float) -> int:
     return int(min(4096, max(1, math.ceil(n * row_bytes / budget))))
 
 
-@dataclass
-class _Classes:
-    size: np.ndarray  # the size histogram: count[i] classes of size[i]
-    count: np.ndarray
-    smallest: int
-    attack: list[list[dict]]  # per sensitive column, the report of every partition
-
-
 class ClassCounter:
     """Rows (a key of ``width`` ints, sensitive codes, the row number) appended to one of ``parts``
     files by a hash of the key, so that every class of identical keys lies whole in one file; the
@@ -493,7 +445,7 @@ class ClassCounter:
         for path in self.paths:
             yield np.fromfile(path, dtype=np.int64).reshape(-1, cols)
 
-    def classes(self, domains: list[_Domain]) -> _Classes:
+    def classes(self, domains: list[_Domain]) -> CountedClasses:
         histogram: dict[int, int] = {}
         reports: list[list[dict]] = [[] for _ in domains]
         offset = 0
@@ -518,7 +470,7 @@ class ClassCounter:
                 reports[i].append(report_part(d.domain(block[:, self.width + i]), inverse, 200, offset, rows))
             offset += len(sizes)
         size = np.array(sorted(histogram), dtype=np.int64)
-        return _Classes(size, np.array([histogram[s] for s in size.tolist()], dtype=np.int64), smallest, reports)
+        return CountedClasses(size, np.array([histogram[s] for s in size.tolist()], dtype=np.int64), smallest, reports)
 
 
 # ---- output labels -----------------------------------------------------------------------------------
@@ -551,11 +503,3 @@ def _merge_pairs(acc: tuple[np.ndarray, np.ndarray], keys: np.ndarray) -> tuple[
     merged, inverse = np.unique(np.concatenate([acc[0], uniq]), return_inverse=True)
     return merged, np.bincount(inverse, weights=np.concatenate([acc[1], counts]),
                                minlength=len(merged)).astype(np.int64)
-
-
-def _top(labels: np.ndarray, counts: np.ndarray, rows: int, top: int = TOP_VALUES) -> dict:
-    """The most frequent values (as services.value_counts writes them), from exact counts."""
-    present = np.flatnonzero(counts > 0)
-    order = present[np.lexsort((present, -counts[present]))]
-    return {"values": [str(labels[i]) for i in order[:top]], "counts": [int(counts[i]) for i in order[:top]],
-            "distinct": int(len(present)), "rows": int(rows)}

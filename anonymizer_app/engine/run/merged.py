@@ -1,4 +1,5 @@
-"""The run's stages over weighted frequency data merged from partitions (a cluster run): what the merged scans,
+"""The run's stages over weighted frequency data merged from partitions (a cluster run; an out-of-core run's chunk
+summaries): what the merged scans,
 the merged frequency sets and the merged published classes give, computed as the single-process stages compute
 it. A backend only scans its partitions, writes them and checks each one at the gate; everything it merges goes
 through these functions.
@@ -9,7 +10,9 @@ through these functions.
    (:func:`weighted_problem`) and the classes of its result (:func:`result_classes`);
 3. the attack report's target classes and their rows (:func:`attack_targets`, :func:`gather_rows`), the check of
    the suppressed records kept as one '*' class (:func:`check_suppressed_group`);
-4. the gate on the merged published classes (:func:`gate_classes`).
+4. the gate on the merged published classes (:func:`gate_classes`);
+5. the figures of an out-of-core run's chunk summaries, its classes counted partition by partition on disk and
+   its labels chunk by chunk (:func:`counted_figures`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import pandas as pd
 
 from ..algorithms.base import AlgorithmInfo, CellRecoding, FullDomainRecoding, Problem, ProgressCallback
 from ..errors import InputError, VerificationError
+from ..measure.attack import merge_parts
+from ..measure.metrics import cell_loss_sums, class_figures_from_histogram, loss_from_sums
 from ..model.defaults import default_hierarchy
 from ..model.hierarchy import Hierarchy, with_missing
 from ..model.missing import MISSING, markers_in_use
@@ -30,6 +35,8 @@ from .stages import bind_models, classes_at_levels, search_problem, suppression_
 from .weighted import (
     ColumnFigures,
     ColumnPlan,
+    CountedClasses,
+    CountedLabels,
     PublishedClasses,
     ResultClasses,
     WeightedRows,
@@ -243,3 +250,29 @@ def gate_classes(models: list[PrivacyModel], rows: WeightedRows, result: ResultC
     check_merged(models, rows, sizes, class_of, codes, counts)
     values = {c: merge_first_seen([part[c] for part in cells]) for c in qi}
     return PublishedClasses(records, stars, sizes, class_of, codes, counts, values)
+
+
+# ---- 5. the figures of an out-of-core run's chunk summaries -------------------------------------------------------
+def counted_figures(hierarchies: list[Hierarchy], numeric: list[bool], k: int, records: int, before: CountedClasses,
+                    after: CountedClasses, labels: CountedLabels, attacked: list[str],
+                    sensitive: str | None) -> tuple[dict, dict, dict]:
+    """The figures after and before (the classes' from their size histograms, the cell loss from each QI's
+    (label, leaf) pairs: additive, so counted chunk by chunk) and the attack report per attacked column (its
+    partitions' parts merged); nothing is suppressed. Returns (metrics, metrics_before, attack)."""
+    metrics = class_figures_from_histogram(after.size, after.count, records, 0, k)
+    sums = np.zeros(3)
+    for j, h in enumerate(hierarchies):
+        keys, counts = labels.pairs[j]
+        sums += cell_loss_sums(h, numeric[j], labels.leaf_counts[j], labels.labels[j], keys // len(h.leaves),
+                               keys % len(h.leaves), counts, np.zeros(0, dtype=np.int64))
+    metrics.update(loss_from_sums(sums, records, len(hierarchies)))
+    metrics_before = class_figures_from_histogram(before.size, before.count, records, 0, k)
+    metrics_before.update(ncp=0.0, generalization_height=0.0, non_uniform_entropy=0.0)
+    attack = {c: merge_parts(p) for c, p in zip(attacked, after.attack)}
+    if sensitive is not None:  # the homogeneity column is the first attacked one, the only one counted before
+        raw_attack = merge_parts(before.attack[0])
+        metrics_before.update(homogeneous_classes=raw_attack["homogeneous_classes"],
+                              homogeneous_records=raw_attack["records_in_homogeneous_classes"])
+        metrics.update(homogeneous_classes=attack[sensitive]["homogeneous_classes"],
+                       homogeneous_records=attack[sensitive]["records_in_homogeneous_classes"])
+    return metrics, metrics_before, attack

@@ -23,13 +23,22 @@ from ..privacy.distributions import SensitiveDomain, domain_for
 from ..setvalued.measures import frequent_itemsets
 from ..setvalued.transactions import Transactions
 from .gate import ITEMS, Publication
+from .merged import counted_figures
 from .person_report import person_section
 from .report_model import ModelCheck, Report, ReportKeys
 from .research import published_classes, research_domain, research_flags, verdicts
 from .result import class_size_histogram, encoded_input, factorize_cells, plain, report_head
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
 from .stages import cell_label, input_figures, level_labels, result_figures, weighted_attack
-from .weighted import AttackRows, ColumnFigures, PublishedClasses, ResultClasses, WeightedRows
+from .weighted import (
+    AttackRows,
+    ColumnFigures,
+    CountedClasses,
+    CountedLabels,
+    PublishedClasses,
+    ResultClasses,
+    WeightedRows,
+)
 
 TOP_VALUES = 30
 
@@ -56,6 +65,15 @@ def counted_values(values: np.ndarray, counts: np.ndarray, rows: int, top: int =
     ordered = ordered.sort_values(ascending=False)
     return {"values": [str(v) for v in ordered.index[:top]], "counts": [int(c) for c in ordered.to_numpy()[:top]],
             "distinct": int(len(ordered)), "rows": int(rows)}
+
+
+def ranked_values(values: np.ndarray, counts: np.ndarray, rows: int, top: int = TOP_VALUES) -> dict:
+    """value_counts from exact counts whose ties keep the order of ``values`` (an out-of-core run's leaves in
+    hierarchy order, its labels as first written): counts descending, then position."""
+    present = np.flatnonzero(counts > 0)
+    order = present[np.lexsort((present, -counts[present]))]
+    return {"values": [str(values[i]) for i in order[:top]], "counts": [int(counts[i]) for i in order[:top]],
+            "distinct": int(len(present)), "rows": int(rows)}
 
 
 def _text_counts(values: pd.Series) -> pd.Series:
@@ -374,6 +392,49 @@ def weighted_report(f: WeightedFigures) -> Report:
     return Report.of(report)
 
 
+@dataclass(frozen=True)
+class CountedFigures:
+    """What the report of an out-of-core run is built from (its weighted data are chunk summaries): the run, its
+    columns, the records, the attacked columns (the homogeneity column first), the input's and the output's
+    classes counted partition by partition, the output's labels counted chunk by chunk, the search's figures and
+    the backend's notes. A cell recoding that suppresses nothing: every record is published."""
+
+    run: RunSettings
+    columns: QIColumns
+    records: int
+    attacked: list[str]
+    before: CountedClasses
+    after: CountedClasses
+    labels: CountedLabels
+    search: dict
+    notes: list[str]  # the backend's own (how it processed the table), before the hierarchies'
+
+
+def counted_report(f: CountedFigures) -> Report:
+    """report.build_report's figures over chunk summaries, by the run core's measuring function
+    (merged.counted_figures) and its report sections (result.report_head, publication_sections)."""
+    run, cols, n = f.run, f.columns, f.records
+    k = max((getattr(m, "k", 1) for m in run.models), default=1)
+    metrics, before, attack = counted_figures(cols.hierarchies, cols.numeric, k, n, f.before, f.after, f.labels,
+                                              f.attacked, cols.sensitive)
+    class_sizes = f.after.class_sizes()
+    head = report_head(
+        algorithm=run.algorithm, models=run.models, suppression_limit=run.suppression_limit, qi=cols.qi,
+        sensitive=cols.sensitive, class_sizes=class_sizes, suppressed=0, records=n, recoding="local",
+        transformation=None, metrics=metrics, metrics_before=before, options=run.options, search=f.search, steps=[],
+        notes=list(f.notes) + [note for h in cols.hierarchies for note in h.notes],
+        transformation_labels={c: cell_label("local", len(f.labels.labels[j])) for j, c in enumerate(cols.qi)},
+        identifying_removed=cols.identifying, verified=True, seconds=run.seconds, attack=attack)
+    # the model checks on the class sizes alone: k-anonymity reads no sensitive domain
+    sections = publication_sections(
+        head, run.suppressed_rows, run.models, class_sizes, np.zeros(0, dtype=np.int64), lambda m: None, risk=True,
+        input_records=n, published=n, suppressed=0, suppressed_published=0, suppressed_removed=0,
+        value_counts={c: {"before": ranked_values(h.leaves, f.labels.leaf_counts[j], n),
+                          "after": ranked_values(f.labels.labels[j], f.labels.label_counts[j], n)}
+                      for j, (c, h) in enumerate(zip(cols.qi, cols.hierarchies))})
+    return Report.of(sections)
+
+
 def _weighted_labels(f: WeightedFigures, levels: list[int]) -> dict[str, str]:
     """Each QI's transformation label: its level's description, or a cell recoding's distinct outputs."""
     rec, qi = f.result.recoding, f.columns.qi
@@ -470,5 +531,6 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
     return Report.of(report)
 
 
-__all__ = ["ModelCheck", "Report", "ReportKeys", "TOP_VALUES", "build_report", "build_set_report", "checks_on_classes",
+__all__ = ["CountedFigures", "ModelCheck", "Report", "ReportKeys", "TOP_VALUES", "build_report", "build_set_report",
+           "checks_on_classes", "counted_report",
            "model_checks", "publication_sections", "value_counts"]

@@ -213,3 +213,32 @@ class PublishedClasses:
     codes: np.ndarray  # published weighted row -> a value code per attacked column
     weights: np.ndarray  # published weighted row -> records
     values: dict[str, tuple[np.ndarray, np.ndarray]]  # QI -> (values, counts) published
+
+
+# ---- an out-of-core run's chunk summaries: weighted data counted chunk by chunk and partition by partition -----
+@dataclass(frozen=True)
+class CountedClasses:
+    """Classes counted a partition at a time (every class lies whole in one partition): the size histogram
+    (``count[i]`` classes of ``size[i]`` records), the smallest class, and per attacked column the attack report
+    of every partition (attack.report_part)."""
+
+    size: np.ndarray
+    count: np.ndarray
+    smallest: int
+    attack: list[list[dict]]
+
+    def class_sizes(self) -> np.ndarray:
+        """One size per class (~n/k integers, never one per record)."""
+        return np.repeat(self.size, self.count)
+
+
+@dataclass(frozen=True)
+class CountedLabels:
+    """A cell recoding written chunk by chunk, summarized per QI: the input's records per leaf, the output labels
+    (numbered as first written) with their records, and the distinct (label, leaf) pairs (key ``label *
+    len(leaves) + leaf``) with their records: weighted rows of one QI each, what the loss figures add up."""
+
+    leaf_counts: list[np.ndarray]
+    labels: list[np.ndarray]
+    label_counts: list[np.ndarray]
+    pairs: list[tuple[np.ndarray, np.ndarray]]
