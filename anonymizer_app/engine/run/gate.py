@@ -436,7 +436,7 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     tx, delimiter, k, m = source.transactions, source.delimiter, spec.k, source.m
     if len(records) != tx.n:
         raise VerificationError(f"{len(records)} published records for {tx.n} input records")
-    clash = sorted({item for record in records for item in record if delimiter in item or not item.strip()})
+    clash = sorted(item for item in set().union(*records) if delimiter in item or not item.strip())
     if clash:
         raise InputError(f"the published item {clash[0]!r} contains the item delimiter {delimiter!r} (or is empty); "
                          f"choose another delimiter or hierarchy labels without it")
@@ -447,11 +447,12 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     # from here on only the published cells are read
     if tx.ids is not None and frame[RECORD_ID].tolist() != [str(i) for i in tx.ids]:
         raise VerificationError("the published record ids differ from the input's")
-    published = [[x for x in cell.split(delimiter) if x] for cell in frame[ITEMS].tolist()]
-    recount = Transactions.from_records(published)
+    cells = frame[ITEMS].tolist()
+    recount = Transactions.from_cells(cells, delimiter)  # = the cells split at the delimiter, empty items dropped
     if not _images_match(tx, recount, rules, suppressed_items):
-        _explain_mismatch(tx, published, rules, suppressed_items)
-    smallest, where = itemsets.smallest_support(recount.offsets, recount.codes, m)
+        _explain_mismatch(tx, [[x for x in cell.split(delimiter) if x] for cell in cells], rules, suppressed_items)
+    # counted once: the report's frequent itemsets reuse these counts (cached on recount)
+    smallest, where = itemsets.smallest_support_of(recount, m)
     if smallest is not None and smallest < k:
         shown = ", ".join(str(recount.items[c]) for c in where or ())
         raise VerificationError(f"k^m-anonymity (k={k}, m={m}) fails on the published records: {{{shown}}} occurs "

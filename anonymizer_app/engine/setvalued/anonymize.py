@@ -11,12 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import InputError, VerificationError
 from ..model.hierarchy import Hierarchy
 from . import itemsets, measures
 from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut
-from .transactions import Transactions
+from .transactions import Transactions, dedupe_records
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class SetResult:
     m: int
     algorithm: str
     report: dict = field(default_factory=dict)
+    published: Transactions | None = None  # the same records as integer codes (CSR), items = the labels
 
 
 def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str = "apriori",
@@ -70,28 +73,86 @@ def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str =
     recoding = run_apriori(tx, k, m, generalizer, progress)
     if progress is not None:
         progress(0.9, "publishing and verifying")
-    records = publish(tx, recoding)
-    verify(tx, records, recoding, k, m)
-    result = SetResult(records, recoding, k, m, algorithm)
+    published = publish_sets(tx, recoding)
+    records = published_records(published)
+    verify(tx, records, recoding, k, m, published=published)
+    result = SetResult(records, recoding, k, m, algorithm, published=published)
     if measure:
         result.report = build_report(tx, result, generalizer, time.perf_counter() - started)
     return result
 
 
+def publish_sets(tx: Transactions, recoding: SetRecoding) -> Transactions:
+    """Every record as the set of its published items (suppressed items left out), as codes: each record's
+    nodes in the order of their first appearance, coded by the nodes' labels in sorted text order (the
+    codes :meth:`Transactions.from_records` gives the same records)."""
+    nodes = recoding.node_of_item[tx.codes] if len(tx.codes) else np.zeros(0, dtype=np.int64)
+    keep = nodes >= 0
+    lengths = np.bincount(tx.record_of[keep], minlength=tx.n)
+    offsets, nodes = dedupe_records(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), nodes[keep])
+    used, inverse = np.unique(nodes, return_inverse=True)
+    texts = np.array([recoding.labels[int(n)] for n in used], dtype=object)
+    items, text_code = np.unique(texts, return_inverse=True) if len(texts) else (texts, np.zeros(0, dtype=np.int64))
+    codes = np.asarray(text_code, dtype=np.int64).reshape(-1)[np.asarray(inverse).reshape(-1)]
+    return Transactions(np.asarray(items, dtype=object), offsets, codes.astype(np.int64))
+
+
+def published_records(published: Transactions) -> list[list[str]]:
+    """The records of a :func:`publish_sets` release as lists of item texts."""
+    flat = published.items[published.codes].tolist()
+    bounds = published.offsets.tolist()
+    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def publish(tx: Transactions, recoding: SetRecoding) -> list[list[str]]:
     """Every record as the set of its published items (suppressed items left out)."""
-    labels = recoding.labels
-    out = []
-    for r in range(tx.n):
-        nodes = recoding.node_of_item[tx.codes[tx.offsets[r]:tx.offsets[r + 1]]]
-        out.append([labels[n] for n in dict.fromkeys(int(x) for x in nodes if x >= 0)])
-    return out
+    return published_records(publish_sets(tx, recoding))
 
 
-def verify(tx: Transactions, records: list[list[str]], recoding: SetRecoding, k: int, m: int) -> None:
+def images_match(tx: Transactions, published: Transactions, rules: dict[str, list[str]],
+                 suppressed_items: list[str]) -> bool:
+    """Vectorized: is every published record exactly the set of its input items' images under the rules
+    (an item in a rule -> the rule's label, a suppressed item -> nothing, any other item -> itself)?
+    When it is, :func:`verify`'s per-record checks hold too, unless an item outside the rules reads as a
+    rule's label (then the label's items, not the item, decide): False then, and the per-record checks decide."""
+    label_of = {item: label for label, items in rules.items() for item in items}
+    gone = set(suppressed_items)
+    texts = [str(x) for x in tx.items]
+    if any(x in rules and x not in label_of and x not in gone for x in texts):
+        return False
+    index = {str(x): i for i, x in enumerate(published.items)}
+    # input item -> published item code; -1 suppressed; -2 an image no record shows (a mismatch wherever it occurs)
+    image = np.array([-1 if x in gone else index.get(label_of.get(x, x), -2) for x in texts], dtype=np.int64)
+    sets = tx.distinct()
+    mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
+    if (mapped == -2).any():
+        return False
+    base = max(len(published.items), 1)
+    keep = mapped >= 0
+    expected = np.unique(sets.record_of[keep] * base + mapped[keep])
+    shown = published.record_of * base + published.codes
+    return len(np.unique(shown)) == len(shown) and np.array_equal(expected, np.sort(shown))
+
+
+def verify(tx: Transactions, records: list[list[str]], recoding: SetRecoding, k: int, m: int, *,
+           published: Transactions | None = None) -> None:
     """From the published records' texts: every record is the image of its input record under the
     rules (each published item covers an input item of that record, each input item is covered or
-    suppressed), and every itemset of at most m items that occurs has support >= k."""
+    suppressed), and every itemset of at most m items that occurs has support >= k. ``published``: the
+    same records as codes (:func:`publish_sets`), to save coding their texts again. The vectorized
+    check of :func:`images_match` passes a release at once; anything else goes through the per-record
+    checks, which name the first record at fault."""
+    pub = Transactions.from_records(records) if published is None else published
+    if not images_match(tx, pub, recoding.rules, recoding.suppressed_items):
+        verify_records(tx, records, recoding)
+    smallest, where = itemsets.smallest_support_of(pub, m)
+    if smallest is not None and smallest < k:
+        shown = ", ".join(str(pub.items[c]) for c in where or ())
+        raise VerificationError(f"k^m-anonymity (k={k}, m={m}) fails: {{{shown}}} occurs in {smallest} record(s)")
+
+
+def verify_records(tx: Transactions, records: list[list[str]], recoding: SetRecoding) -> None:
+    """verify's per-record checks in plain Python, raising at the first record at fault."""
     covers: dict[str, set[str]] = {label: set(items) for label, items in recoding.rules.items()}
     suppressed = set(recoding.suppressed_items)
     for r, published in enumerate(records):
@@ -104,16 +165,11 @@ def verify(tx: Transactions, records: list[list[str]], recoding: SetRecoding, k:
         covered = set(published).union(*(covers[p] for p in published if p in covers))
         for item in source - suppressed - covered:
             raise VerificationError(f"record {r + 1}: item {item!r} is neither published nor suppressed")
-    pub = Transactions.from_records(records)
-    smallest, where = itemsets.smallest_support(pub.offsets, pub.codes, m)
-    if smallest is not None and smallest < k:
-        shown = ", ".join(str(pub.items[c]) for c in where or ())
-        raise VerificationError(f"k^m-anonymity (k={k}, m={m}) fails: {{{shown}}} occurs in {smallest} record(s)")
 
 
 def build_report(tx: Transactions, result: SetResult, generalizer, seconds: float) -> dict:
-    pub = Transactions.from_records(result.records)
-    smallest, where = itemsets.smallest_support(pub.offsets, pub.codes, result.m)
+    pub = Transactions.from_records(result.records) if result.published is None else result.published
+    smallest, where = itemsets.smallest_support_of(pub, result.m)
     ncp = measures.item_ncp(tx, result.recoding.node_of_item, generalizer.loss)
     error = measures.support_error(tx, result.recoding.node_of_item, min(result.m, 2))
     distinct = tx.distinct()
@@ -152,4 +208,5 @@ def km_holds(records: list[list[str]], k: int, m: int) -> bool:
     return smallest is None or smallest >= k
 
 
-__all__ = ["SET_ALGORITHMS", "SetAlgorithm", "SetResult", "anonymize_transactions", "km_holds", "publish", "verify"]
+__all__ = ["SET_ALGORITHMS", "SetAlgorithm", "SetResult", "anonymize_transactions", "km_holds", "publish", "publish_sets",
+           "published_records", "verify"]

@@ -14,9 +14,10 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import InputError
-from .transactions import dedupe_records
+from .transactions import Transactions, dedupe_records
 
 CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
+DENSE_KEYS = 16_000_000  # key spaces up to this size are counted in a dense table (128 MB of int64 at most)
 
 
 def sorted_sets(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,13 +60,40 @@ def itemset_keys(offsets: np.ndarray, codes: np.ndarray, size: int, base: int):
 
 
 def supports(offsets: np.ndarray, codes: np.ndarray, size: int, base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, supports) of every itemset of ``size`` items occurring in the records (sets, sorted)."""
+    """(keys, supports) of every itemset of ``size`` items occurring in the records (sets, sorted), keys
+    ascending. Counted chunk by chunk, so memory holds one chunk of keys and the counts, never every
+    occurrence of every itemset at once: in a dense table of all keys when it is small (bincount, no
+    sort), otherwise by each chunk's distinct keys merged as they come."""
     base = _base(codes) if base is None else base
-    parts = [keys for _, keys in itemset_keys(offsets, codes, size, base)]
-    if not parts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    keys, counts = np.unique(np.concatenate(parts), return_counts=True)
-    return keys, counts.astype(np.int64)
+    if size == 1 or base ** size <= DENSE_KEYS:
+        dense = np.zeros(0, dtype=np.int64)
+        for _, keys in itemset_keys(offsets, codes, size, base):
+            counted = np.bincount(keys)
+            if len(counted) > len(dense):
+                counted[:len(dense)] += dense
+                dense = counted
+            else:
+                dense[:len(counted)] += counted
+        found = np.flatnonzero(dense)
+        return found.astype(np.int64), dense[found].astype(np.int64)
+    merged_keys, merged_counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    for _, keys in itemset_keys(offsets, codes, size, base):
+        chunk_keys, chunk_counts = np.unique(keys, return_counts=True)
+        merged_keys, merged_counts = _merge(merged_keys, merged_counts, chunk_keys, chunk_counts.astype(np.int64))
+    return merged_keys, merged_counts
+
+
+def _merge(keys_a: np.ndarray, counts_a: np.ndarray, keys_b: np.ndarray,
+           counts_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two (sorted distinct keys, counts) tables as one."""
+    if not len(keys_a):
+        return keys_b, counts_b
+    keys = np.concatenate([keys_a, keys_b])
+    counts = np.concatenate([counts_a, counts_b])
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], counts[order]
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[starts], np.add.reduceat(counts, starts)
 
 
 def decode(keys: np.ndarray, size: int, base: int) -> np.ndarray:
@@ -86,6 +114,21 @@ def smallest_support(offsets: np.ndarray, codes: np.ndarray, m: int) -> tuple[in
     best: tuple[int | None, tuple[int, ...] | None] = (None, None)
     for size in range(1, m + 1):
         keys, counts = supports(offsets, codes, size, base)
+        if not len(keys):
+            break
+        i = int(np.argmin(counts))
+        if best[0] is None or counts[i] < best[0]:
+            best = (int(counts[i]), tuple(int(c) for c in decode(keys[i:i + 1], size, base)[0]))
+    return best
+
+
+def smallest_support_of(tx: Transactions, m: int) -> tuple[int | None, tuple[int, ...] | None]:
+    """:func:`smallest_support` of ``tx``'s records from their counts cached on ``tx``
+    (:meth:`.transactions.Transactions.itemset_supports`), which the report reuses."""
+    base = max(len(tx.items), 1)
+    best: tuple[int | None, tuple[int, ...] | None] = (None, None)
+    for size in range(1, m + 1):
+        keys, counts = tx.itemset_supports(size)
         if not len(keys):
             break
         i = int(np.argmin(counts))

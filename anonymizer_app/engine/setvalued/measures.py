@@ -41,16 +41,14 @@ def item_ncp(tx: Transactions, node_of_item: np.ndarray, loss_of_node) -> dict:
 def top_itemsets(tx: Transactions, size: int, top: int = TOP_ITEMSETS) -> list[tuple[int, tuple[str, ...]]]:
     """The input's ``top`` most frequent itemsets of 1..``size`` items: (support, item texts), by support
     descending, then smaller itemsets first, then the items' codes."""
-    offsets, codes = itemsets.sorted_sets(tx.offsets, tx.codes)
     base = max(len(tx.items), 1)
-    candidates = []
-    for s in range(1, size + 1):
-        keys, sup = itemsets.supports(offsets, codes, s, base)
-        for key, value in zip(keys, sup):
-            candidates.append((int(value), s, int(key)))
-    candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-    return [(true, tuple(str(tx.items[c]) for c in itemsets.decode(np.array([key]), s, base)[0]))
-            for true, s, key in candidates[:top]]
+    counted = [(tx.itemset_supports(s), s) for s in range(1, size + 1)]
+    keys = np.concatenate([k for (k, _), _ in counted])
+    sup = np.concatenate([v for (_, v), _ in counted])
+    sizes = np.concatenate([np.full(len(k), s, dtype=np.int64) for (k, _), s in counted])
+    best = np.lexsort((keys, sizes, -sup))[:top]  # support descending, then smaller itemsets, then the key
+    return [(int(sup[i]), tuple(str(tx.items[c]) for c in itemsets.decode(keys[i:i + 1], int(sizes[i]), base)[0]))
+            for i in best]
 
 
 def estimated_supports(tx: Transactions, node_of_item: np.ndarray, wanted: list[tuple[str, ...]]) -> np.ndarray:
@@ -104,10 +102,9 @@ def changed_occurrences(tx: Transactions, node_of_item: np.ndarray, labels: list
     d = tx.distinct()
     if not len(d.codes):
         return 0.0
-    nodes = node_of_item[d.codes]
-    texts = np.array([str(x) for x in tx.items], dtype=object)[d.codes]
-    changed = [n < 0 or labels[n] != t for n, t in zip(nodes.tolist(), texts.tolist())]
-    return float(np.mean(changed))
+    # decided once per item, then counted over the occurrences
+    changed = np.array([n < 0 or labels[n] != str(x) for n, x in zip(node_of_item.tolist(), tx.items)], dtype=bool)
+    return float(np.mean(changed[d.codes]))
 
 
 def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS) -> dict:
@@ -120,11 +117,10 @@ def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: in
 def frequent_itemsets(tx: Transactions, size: int, top: int = TOP_CHART) -> list[dict]:
     """The ``top`` most frequent itemsets of 1..``size`` items (records as sets): items and support, by
     support descending, then smaller itemsets first, then the items' order."""
-    offsets, codes = itemsets.sorted_sets(tx.offsets, tx.codes)
     base = max(len(tx.items), 1)
     found: list[tuple[int, int, list[str]]] = []
     for s in range(1, size + 1):
-        keys, sup = itemsets.supports(offsets, codes, s, base)
+        keys, sup = tx.itemset_supports(s)
         if not len(keys):
             continue
         best = np.argsort(-sup, kind="stable")[:top]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -54,8 +55,30 @@ class Transactions:
         return int(np.count_nonzero(np.bincount(pairs // max(len(self.items), 1), minlength=self.n) < self.lengths))
 
     def distinct(self) -> Transactions:
-        """The records as sets: a repeated item kept once (first-appearance order)."""
-        return Transactions(self.items, *dedupe_records(self.offsets, self.codes), ids=self.ids)
+        """The records as sets: a repeated item kept once (first-appearance order). Computed once: the
+        search, the measures and the report all ask for it (a sort of every occurrence each time)."""
+        return self._sets
+
+    @cached_property
+    def _sets(self) -> Transactions:
+        offsets, codes = dedupe_records(self.offsets, self.codes)
+        sets = Transactions(self.items, offsets, codes, ids=self.ids)
+        if len(codes) == len(self.codes):
+            sets.__dict__["_sets"] = sets  # already sets: its own distinct()
+        return sets
+
+    def itemset_supports(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, supports) of the itemsets of ``size`` items (records as sets; keys in base len(items),
+        ascending): counted once per size, since the measures, the k^m figure and the report each need them."""
+        from . import itemsets  # itemsets imports this module
+
+        cache: dict[int, tuple[np.ndarray, np.ndarray]] = self.__dict__.setdefault("_supports", {})
+        if size not in cache:
+            if "_sorted" not in self.__dict__:
+                self.__dict__["_sorted"] = itemsets.sorted_sets(self.offsets, self.codes)
+            offsets, codes = self.__dict__["_sorted"]
+            cache[size] = itemsets.supports(offsets, codes, size, max(len(self.items), 1))
+        return cache[size]
 
     def item_frequencies(self) -> dict[str, int]:
         """Item -> number of records holding it, most frequent first."""
@@ -68,10 +91,26 @@ class Transactions:
     def from_records(cls, records: Sequence[Sequence[str]], ids: Sequence[str] | None = None) -> Transactions:
         lengths = np.fromiter((len(r) for r in records), dtype=np.int64, count=len(records))
         flat = [str(x) for r in records for x in r]
-        if flat:
+        return cls._coded(np.array(flat, dtype=object), lengths, ids)
+
+    @classmethod
+    def from_cells(cls, cells: Sequence[str], delimiter: str) -> Transactions:
+        """``from_records([[x for x in cell.split(delimiter) if x] for cell in cells])`` with one split of
+        all the cells joined: the pieces of cell i are its delimiters + 1, so the join keeps them apart."""
+        pieces = np.fromiter((c.count(delimiter) + 1 for c in cells), dtype=np.int64, count=len(cells))
+        flat = np.array(delimiter.join(cells).split(delimiter) if len(cells) else [], dtype=object)
+        kept = flat != ""
+        record = np.repeat(np.arange(len(cells), dtype=np.int64), pieces)
+        lengths = np.bincount(record[kept], minlength=len(cells)).astype(np.int64)
+        return cls._coded(flat[kept], lengths, None)
+
+    @classmethod
+    def _coded(cls, flat: np.ndarray, lengths: np.ndarray, ids: Sequence[str] | None) -> Transactions:
+        """Records from their items' texts one after the other (``flat``) and their lengths."""
+        if len(flat):
             # codes in the items' sorted order (as np.unique gives them), found by hashing: sorting a million
             # strings is the slow part, sorting the distinct ones is not
-            found, uniques = pd.factorize(np.array(flat, dtype=object))
+            found, uniques = pd.factorize(flat)
             order = np.argsort(uniques.astype(object), kind="stable")
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order))
