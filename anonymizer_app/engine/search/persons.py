@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..model.persons import sorted_unique
+
 Failing = Callable[..., np.ndarray]  # Problem.failing(sizes, counts=...)
 
 
@@ -74,12 +76,12 @@ class PersonCounter:
 
     @property
     def movers(self) -> int:
-        return int(len(np.unique(self.move_person)))
+        return int(len(sorted_unique(self.move_person)))
 
     def domain(self, dom):
         """The sensitive domain with its table distribution counted per person: each (person, value) pair once."""
         V = max(dom.m, 1)
-        pairs = np.unique(self.person * V + dom.codes)
+        pairs = sorted_unique(self.person * V + dom.codes)
         return replace(dom, table_counts=np.bincount(pairs % V, minlength=dom.m).astype(np.int64))
 
     def judge(self, tuple_class: np.ndarray, n_classes: int, failing: Failing, budget: int | None = None
@@ -155,7 +157,7 @@ class PersonCounter:
         row_class = tuple_class[self.inverse]
         kept = ~removed[self.person] & ~failed[row_class]
         n_pv = max(len(value_of), 1)
-        keys = np.unique(row_class[kept] * n_pv + pv[kept])
+        keys = sorted_unique(row_class[kept] * n_pv + pv[kept])
         cls = keys // n_pv
         return np.bincount(cls * dom.m + value_of[keys % n_pv], minlength=n_classes * dom.m).reshape(
             n_classes, dom.m).astype(np.int64)
