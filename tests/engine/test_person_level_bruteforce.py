@@ -231,14 +231,12 @@ def test_the_anonymous_nodes_are_the_brute_force_s(setting):
 def test_the_algorithms_choose_anonymous_nodes_and_suppress_whole_persons(setting):
     """Flash, exhaustive, Incognito, Samarati and Datafly: refused exactly when no node is anonymous; otherwise the
     chosen node is anonymous in the brute force and the rows suppressed are every record of the persons its
-    fixpoint removes. Samarati's node is of the lowest height of an anonymous node. Without suppression the
-    optimal searches' node is the brute-force optimum (height, NCP, discernibility)."""
+    fixpoint removes. Samarati's node is of the lowest height of an anonymous node. The optimal searches' node is
+    the brute-force optimum (height, NCP; discernibility without suppression, with it in the test below)."""
     k, l_div, limit, all_records = setting
     for seed in range(TABLES_PER_SETTING):
         case = random_case(20_000 + 100 * SETTINGS.index(setting) + seed, sensitive=l_div > 1)
         metric = ("height", "ncp", "discernibility")[seed % 3]
-        if limit > 0 and metric == "discernibility":
-            metric = "height"  # discernibility with suppression: see the xfail test below
         nodes = brute_force(case, k, l_div, limit, all_records)
         anonymous = [nd for nd in nodes if nd.anonymous]
         by_levels = {nd.levels: nd for nd in nodes}
@@ -262,7 +260,7 @@ def test_the_algorithms_choose_anonymous_nodes_and_suppress_whole_persons(settin
                 assert pub.result.metrics[REPORT_KEY[metric]] == pytest.approx(chosen.metric[metric], abs=1e-9), where
             if algorithm == "samarati":
                 assert sum(levels) == min(sum(nd.levels) for nd in anonymous), where
-            if algorithm in OPTIMAL and limit == 0:
+            if algorithm in OPTIMAL and (limit == 0 or metric != "discernibility"):
                 best = min(nd.metric[metric] for nd in anonymous)
                 assert chosen.metric[metric] == pytest.approx(best, abs=1e-9), where
 
@@ -332,15 +330,9 @@ def test_the_chosen_transformation_at_every_node(setting):
             check_release(case, pub, k, l_div, limit, all_records)
 
 
-# ---- found failing (issue 28): expected failures until the lattice metric counts every suppressed record --------
-METRIC_BUG = ("with suppression the lattice metric (search/lattice_metrics.py: CellLoss.value, Discernibility.value) "
-              "counts as suppressed only the records of the classes the person fixpoint fails, not the other records "
-              "of the persons it removes (they lie in classes that stay published), so the optimum is taken on a value "
-              "below the release's; remove this marker once it counts them")
-
-
-@pytest.mark.xfail(strict=False, reason=METRIC_BUG)
+# ---- with suppression: the optimum of the release's metric (the metric counted every suppressed record from 941d068)
 def test_the_optimum_with_suppression_is_the_brute_force_s():
+    """Flash is left out here: see test_flash_with_discernibility_and_suppression_reaches_the_optimum."""
     failures = []
     for setting in [s for s in SETTINGS if s[2] > 0]:
         k, l_div, limit, all_records = setting
@@ -354,6 +346,8 @@ def test_the_optimum_with_suppression_is_the_brute_force_s():
             for metric in ("height", "ncp", "discernibility"):
                 best = min(nd.metric[metric] for nd in anonymous)
                 for algorithm in OPTIMAL:
+                    if algorithm == "flash" and metric == "discernibility":
+                        continue
                     pub = engine_run(case, algorithm, k, l_div, limit, all_records, metric)
                     got = by_levels[_levels(pub, case.qi)].metric[metric]
                     if not math.isclose(got, best, abs_tol=1e-9):
@@ -361,10 +355,11 @@ def test_the_optimum_with_suppression_is_the_brute_force_s():
     assert not failures, failures
 
 
-@pytest.mark.xfail(strict=False, reason=METRIC_BUG + ". Beside it, Flash's branch and bound adds the outlier bound "
-                   "(outliers x (N - k)) to a class bound that with a person id may already charge a suppressed record "
-                   "more than k (a class that loses only some records): the sum overestimates, and the optimum is "
-                   "skipped; keep outlier_lb off with a person id, or take the max of the two bounds instead of the sum")
+@pytest.mark.xfail(strict=False, reason="Flash's branch and bound (LatticeSearch._branch_and_bound) adds the outlier "
+                   "bound (outliers x (N - k)) to a class bound that with a person id may already charge a suppressed "
+                   "record up to N/2 (a class that loses only some records): the sum overestimates and the optimum is "
+                   "skipped. Keep outlier_lb off with a person id, or take the larger of the two bounds, not the sum; "
+                   "remove this marker then")
 @pytest.mark.parametrize("seed,limit,all_records", [(90_251, 0.2, True), (90_311, 0.5, False), (90_334, 0.3, True)])
 def test_flash_with_discernibility_and_suppression_reaches_the_optimum(seed, limit, all_records):
     case = random_case(seed, sensitive=False)
@@ -381,11 +376,10 @@ def _six_records() -> Case:
     return Case(frame, ["zip"], {"zip": [["z1", "g1", "*"], ["z3", "g1", "*"]]}, frame["pid"].tolist(), None)
 
 
-@pytest.mark.xfail(strict=False, reason="the search values zip at level 0 at height 1/6 (only D's record in z3 "
-                   "suppressed) though the fixpoint removes D and all four of its records (height 4/6); level 1 "
-                   "suppresses nothing (height 1/2) and is the optimum. " + METRIC_BUG)
 @pytest.mark.parametrize("algorithm", OPTIMAL)
 def test_six_records_where_a_removed_person_has_records_in_a_kept_class(algorithm):
+    """Before 941d068 the search valued level 0 at height 1/6 (only D's record in z3 suppressed) though the fixpoint
+    removes D with all four of its records (height 4/6), and chose it; level 1 suppresses nothing (1/2)."""
     case = _six_records()
     nodes = {nd.levels: nd for nd in brute_force(case, 2, 1, 0.34, False)}
     assert nodes[(0,)].anonymous and nodes[(0,)].metric["height"] == pytest.approx(4 / 6)
