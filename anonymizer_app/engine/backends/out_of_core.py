@@ -39,17 +39,17 @@ from ..algorithms.disk_clustering import ClusterStore, bucket_size
 from ..errors import Cancelled, InputError, VerificationError
 from ..measure.attack import report_part
 from ..model.cells import factorize_cells
-from ..model.defaults import default_hierarchy
-from ..model.hierarchy import Hierarchy, with_missing
-from ..model.missing import MISSING, markers_in_use, normalize_frame
-from ..model.table import NUMERIC_TYPES, Role, group_rows, infer_type
+from ..model.hierarchy import Hierarchy
+from ..model.missing import MISSING, normalize_frame
+from ..model.table import Role, group_rows, infer_type
 from ..privacy import KAnonymity
-from ..privacy.distributions import SensitiveDomain, numeric_order
+from ..privacy.distributions import SensitiveDomain
+from ..run.merged import attacked_values, plan_columns, scanned_hierarchies
 from ..run.report import CountedFigures, QIColumns, Report, RunSettings, counted_report
 from ..run.result import check_cells
 from ..run.spec import REMOVE, RunSpec, StreamedTable
 from ..run.stages import validate_options
-from ..run.weighted import CountedClasses, CountedLabels
+from ..run.weighted import ColumnFigures, ColumnPlan, CountedClasses, CountedLabels
 from ..search.recoding import QISpace
 
 ALGORITHM = "disk-clustering"
@@ -131,10 +131,9 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
 def _figures(run: _Run, spec: RunSpec, raw: CountedClasses, out_classes: CountedClasses, written: _Written,
              leaf_counts: list[np.ndarray], stats: dict, seconds: float) -> CountedFigures:
     """The chunk summaries for the run core's report (report.counted_report)."""
-    settings = RunSettings(ALGORITHM, [KAnonymity(run.k)], float(spec.suppression_limit), run.options,
+    settings = RunSettings(ALGORITHM, run.scan.plan.models, float(spec.suppression_limit), run.options,
                            spec.publishing.suppressed_rows, seconds)
-    columns = QIColumns(run.qi, run.sensitive, [c for c in run.scan.columns if run.scan.roles[c] == Role.IDENTIFYING],
-                        run.hierarchies, run.numeric)
+    columns = QIColumns(run.qi, run.sensitive, run.scan.plan.identifying, run.hierarchies, run.numeric)
     labels = CountedLabels(leaf_counts, [_labels_in_order(ids) for ids in written.label_ids], written.label_counts,
                            written.pairs)
     notes = [f"processed out of core: the table was streamed in chunks and clustered in {stats.get('buckets', 0)} "
@@ -193,40 +192,29 @@ def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback
     memory_mb = float(options["memory_mb"])
     chunks = _sliced(source.chunks, chunk_rows(memory_mb))
     step(0.0, "reading the table: distinct values")
-    sensitive = spec.sensitive
-    scan = _scan(chunks, source.roles, sensitive)
-    role_of = scan.roles
-    qi = [c for c in scan.columns if role_of[c] == Role.QUASI_IDENTIFYING]
-    if not qi:
-        raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
-    if sensitive is not None and sensitive not in scan.columns:
-        raise InputError(f"unknown sensitive column {sensitive!r}")
-    attacked = [c for c in scan.columns if role_of[c] == Role.SENSITIVE]
-    if sensitive is not None and sensitive not in attacked:
-        attacked.append(sensitive)
-    if sensitive is None and attacked:
-        sensitive = attacked[0]
+    given = dict(spec.hierarchies)
+    # the columns planned as a cluster run plans them (merged.plan_columns), once the first chunk names them
+    scan = _scan(chunks, lambda columns: plan_columns(columns, dict(source.roles), list(given), spec.sensitive,
+                                                      [KAnonymity(k)]))
+    plan = scan.plan
     if k > scan.n:
         raise InputError(f"k={k} is larger than the table's {scan.n} records")
     types = dict(source.types)
-    for c in qi + attacked:
+    for c in plan.wanted:
         types.setdefault(c, infer_type(pd.Series(scan.distinct[c], dtype=object)))
-    numeric = [types[c] in NUMERIC_TYPES for c in qi]
-    given = dict(spec.hierarchies)
-    for c in given:
-        if c not in scan.columns:
-            raise InputError(f"hierarchy given for unknown column {c!r}")
-    with markers_in_use((MISSING,)):  # the chunks hold their missing cells as MISSING (_sliced)
-        hs = [given.get(c) or default_hierarchy(c, pd.Series(scan.distinct[c], dtype=object), num, types[c])
-              for c, num in zip(qi, numeric)]
-    # a missing cell generalizes as the missing leaf: (null) up to the root (hierarchy.with_missing)
-    hs = [with_missing(h) if MISSING in set(map(str, scan.distinct[c])) else h for c, h in zip(qi, hs)]
+    # the scan keeps distinct values, not their counts: each stands once for the default hierarchies
+    figures = ColumnFigures(scan.n, {c: (v, np.ones(len(v), dtype=np.int64)) for c, v in scan.distinct.items()},
+                            types, (MISSING,))
+    hs = scanned_hierarchies(plan.qi, figures, given)
+    numeric = [figures.is_numeric(c) for c in plan.qi]
     present = [np.bincount(h.encode(pd.Series(scan.distinct[c], dtype=object), c), minlength=len(h.leaves)) > 0
-               for c, h in zip(qi, hs)]
-    return _Run(chunks=chunks, scan=scan, k=k, options=options, memory_mb=memory_mb, qi=qi, attacked=attacked,
-                sensitive=sensitive, numeric=numeric, hierarchies=hs, space=QISpace(hs, numeric, present=present),
-                domains={c: _domain(c, scan.distinct[c], types[c] in NUMERIC_TYPES) for c in attacked},
-                out_columns=[c for c in scan.columns if role_of[c] != Role.IDENTIFYING], step=step)
+               for c, h in zip(plan.qi, hs)]
+    values, numbers = attacked_values(plan.attacked, figures)
+    domains = {c: _Domain(c, v, num, np.zeros(len(v), dtype=np.int64))
+               for c, v, num in zip(plan.attacked, values, numbers)}
+    return _Run(chunks=chunks, scan=scan, k=k, options=options, memory_mb=memory_mb, qi=plan.qi,
+                attacked=plan.attacked, sensitive=plan.sensitive, numeric=numeric, hierarchies=hs,
+                space=QISpace(hs, numeric, present=present), domains=domains, out_columns=plan.published, step=step)
 
 
 def _search_stage(run: _Run, store: ClusterStore, before: ClassCounter) -> list[np.ndarray]:
@@ -326,39 +314,34 @@ def _sliced(chunks: ChunkSource, rows: int) -> ChunkSource:
 # ---- pass 0 ---------------------------------------------------------------------------------------
 @dataclass
 class _Scan:
-    columns: list[str]
-    roles: dict[str, Role]
+    plan: ColumnPlan
     n: int
-    distinct: dict[str, np.ndarray]
+    distinct: dict[str, np.ndarray]  # the wanted columns' distinct values (text, first seen)
+
+    @property
+    def columns(self) -> list[str]:
+        return self.plan.columns
 
 
-def _scan(chunks: ChunkSource, roles: Mapping, sensitive: str | None) -> _Scan:
-    columns: list[str] | None = None
+def _scan(chunks: ChunkSource, plan_of: Callable[[list[str]], ColumnPlan]) -> _Scan:
+    """The row count and the distinct values of the columns ``plan_of(the first chunk's columns)`` wants."""
+    plan: ColumnPlan | None = None
     n = 0
     seen: dict[str, list[np.ndarray]] = {}
-    wanted: list[str] = []
-    resolved: dict[str, Role] = {}
     for chunk in chunks():
-        if columns is None:
-            columns = [str(c) for c in chunk.columns]
-            unknown = [c for c in roles if c not in columns]
-            if unknown:
-                raise InputError(f"unknown column {unknown[0]!r}; the table has: {', '.join(columns)}")
-            resolved = {c: Role.parse(r) if not isinstance(r, Role) else r for c, r in roles.items()}
-            for c in columns:
-                resolved.setdefault(c, Role.INSENSITIVE)
-            wanted = [c for c in columns if resolved[c] in (Role.QUASI_IDENTIFYING, Role.SENSITIVE) or c == sensitive]
-            seen = {c: [] for c in wanted}
-        chunk = _checked(chunk, columns)
+        if plan is None:
+            plan = plan_of([str(c) for c in chunk.columns])
+            seen = {c: [] for c in plan.wanted}
+        chunk = _checked(chunk, plan.columns)
         n += len(chunk)
-        for c in wanted:
-            seen[c].append(_distinct_text(chunk[c]))
-            if len(seen[c]) > 16:  # keep the lists short: distinct values in order of appearance
-                seen[c] = [pd.unique(np.concatenate(seen[c]))]
-    if columns is None or n == 0:
+        for c, parts in seen.items():
+            parts.append(_distinct_text(chunk[c]))
+            if len(parts) > 16:  # keep the lists short: distinct values in order of appearance
+                seen[c] = [pd.unique(np.concatenate(parts))]
+    if plan is None or n == 0:
         raise InputError("the table has no rows")
     distinct = {c: pd.unique(np.concatenate(v)) if v else np.zeros(0, dtype=object) for c, v in seen.items()}
-    return _Scan(columns, resolved, n, distinct)
+    return _Scan(plan, n, distinct)
 
 
 def _distinct_text(values: pd.Series) -> np.ndarray:
@@ -390,14 +373,6 @@ class _Domain:
 
     def domain(self, codes: np.ndarray) -> SensitiveDomain:
         return SensitiveDomain(self.column, self.values, codes, self.counts, self.numeric)
-
-
-def _domain(column: str, distinct: np.ndarray, numeric: bool) -> _Domain:
-    uniq = np.unique(np.asarray(distinct, dtype=str)).astype(object)
-    order = numeric_order(uniq)
-    if order is not None:
-        uniq = uniq[order]
-    return _Domain(column, uniq, bool(numeric and order is not None), np.zeros(len(uniq), dtype=np.int64))
 
 
 # ---- classes counted on disk -------------------------------------------------------------------------
