@@ -4,8 +4,8 @@ The caller gives the table as chunks (a function returning a fresh iterator of D
 cells text, input order) and a ``write`` function for the output chunks. The chunks are read three
 times:
 
-0. scan: the row count and the distinct values of the QIs and sensitive columns (types, default
-   hierarchies, which leaves occur);
+0. scan: the row count and the distinct values of the QIs and sensitive columns (the columns planned,
+   the default hierarchies and the sensitive domains built by the run core: run.merged);
 1. store: each chunk's QI leaf codes go to the :class:`~.algorithms.disk_clustering.ClusterStore`
    (flat files on disk), which then clusters bucket by bucket and writes every cluster's labels to disk;
    the input's equivalence classes are counted on disk (:class:`ClassCounter`);
@@ -14,7 +14,9 @@ times:
    unchanged; the output's classes (identical QI cells) are counted on disk.
 
 Then the classes are checked one partition at a time (every class lies whole in one partition):
-k, the size histogram, homogeneity and the attack report. Memory: a chunk, a bucket, one partition
+k, the size histogram and the attack report's parts. These counts and the labels counted chunk by chunk
+are the run's weighted data (run.weighted.CountedClasses, CountedLabels): the run core measures and
+reports them (run.merged.counted_figures, run.report.counted_report). Memory: a chunk, a bucket, one partition
 of the class counts, and what grows with the distinct values and output labels - never with N.
 k-anonymity only: models on sensitive values need clusters merged across buckets (the in-memory
 path, ``engine.anonymize``, does that).
@@ -103,7 +105,8 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
     """Anonymize the spec's streamed table with the disk hybrid; ``write`` gets each verified output chunk
     (input order, identifying columns removed, QIs generalized). The stages of the in-memory run, each over
     the chunks or their counts: scan, search (store and cluster), recode and write (verified chunk by
-    chunk), the partitioned gate (every output class checked), measure, report. Raises VerificationError
+    chunk), the partitioned gate (every output class checked); then the run core measures and reports the
+    counts (report.counted_report). Raises VerificationError
     if the output breaks k-anonymity or a cell is not a generalization of its input."""
     started = time.perf_counter()
     source = spec.table
