@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..model.hierarchy import Hierarchy, numbers_of
+from ..model.table import sorted_unique
 from ..search.recoding import parse_range
 
 RISK_THRESHOLD = 0.2
@@ -88,7 +89,7 @@ def homogeneity(class_of_row: np.ndarray, sensitive: pd.Series | np.ndarray, wei
     if cls.size == 0:
         return {"homogeneous_classes": 0, "homogeneous_records": 0}
     values, _ = pd.factorize(np.asarray(sensitive)[kept])
-    pairs = np.unique(cls.astype(np.int64) * (int(values.max()) + 1) + values)
+    pairs = sorted_unique(cls.astype(np.int64) * (int(values.max()) + 1) + values)
     distinct = np.bincount(pairs // (int(values.max()) + 1))
     sizes = np.bincount(cls) if weights is None else np.bincount(cls, weights=weights[kept]).astype(np.int64)
     homogeneous = distinct == 1
@@ -112,7 +113,7 @@ def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.nd
         present = np.flatnonzero(np.bincount(cls * width + values, minlength=classes * width) > 0)
         distinct = np.bincount(present // width, minlength=classes)
     else:
-        pairs = np.unique(cls * width + values)
+        pairs = sorted_unique(cls * width + values)
         distinct = np.bincount(pairs // width)
     sizes = np.bincount(cls, weights=counts).astype(np.int64)
     homogeneous = distinct == 1

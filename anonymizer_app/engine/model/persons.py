@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .missing import MISSING
+from .table import sorted_unique
 
 ADVERSARIES = {
     "class": "knows one record of a person: each class holds at least k persons",
@@ -68,9 +69,3 @@ def distinct_persons(row_class: np.ndarray, person: np.ndarray, n_persons: int, 
     kept = row_class >= 0
     pairs = sorted_unique(row_class[kept] * max(n_persons, 1) + person[kept])
     return np.bincount(pairs // max(n_persons, 1), minlength=n_classes).astype(np.int64)
-
-
-def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """np.unique of an int array by a sort: numpy's hash-based unique is about 50x slower on a million keys."""
-    values = np.sort(values)
-    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..model.persons import sorted_unique
+from ..model.table import sorted_unique
 
 Failing = Callable[..., np.ndarray]  # Problem.failing(sizes, counts=...)
 
