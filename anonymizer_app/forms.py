@@ -191,11 +191,28 @@ class ColumnsForm(forms.Form):
 
 
 # ---- run ---------------------------------------------------------------------------------------
+def default_sensitive(columns) -> str:
+    """The sensitive column a fresh run form starts on (the reports' column and every model's column): the one
+    with the most distinct values, the first in the dataset's order on a tie; '' with none. An adversary who
+    learns a value of the column with the most values learns the most (up to log2 of their number in bits), so
+    its attribute-disclosure figures are the ones to read first. ``columns``: the dataset's Column rows.
+    A submitted form with no column for the reports takes the one its models name (RunForm.clean);
+    docs/definitions.md "Defaults of the run form"."""
+    sensitive = [c for c in columns if c.role == Role.SENSITIVE.value]
+    # max keeps the first of equal counts: the dataset's order breaks ties
+    return max(sensitive, key=lambda c: c.distinct_count or 0).name if sensitive else ""
+
+
+def _plain_default(value):
+    """A float default with no fraction as a whole number: the number input then shows l as "2", not "2.0"."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def parameter_field(param, attrs: dict | None = None) -> forms.Field:
     """A form field from a Parameter (an algorithm's option, a source's parameter: label, help, default,
     choices); ``attrs`` for its widget.
     No min_value/max_value: the engine's own message ("l must be at least 1, got 0") is the one shown."""
-    common = {"label": param.field_label, "help_text": param.help, "initial": param.default}
+    common = {"label": param.field_label, "help_text": param.help, "initial": _plain_default(param.default)}
     if param.choices is not None:
         return forms.ChoiceField(required=False, choices=[(c, c) for c in param.choices],
                                  widget=forms.Select(attrs=attrs), **common)
@@ -247,10 +264,11 @@ class PrivacyModelFields:
         def __getitem__(self, name: str) -> forms.BoundField: ...
 
     def add_model_fields(self, sensitive_columns=(), subset_columns=(), populations=None,
-                         exclude: tuple[str, ...] = ()) -> None:
+                         exclude: tuple[str, ...] = (), sensitive_default: str = "") -> None:
         """``populations``: the owner's other datasets a research subset may be found in (δ-presence, k-map
         against a population); None offers only a 0/1 column of this dataset. ``exclude``: registry model names
-        this form does not offer."""
+        this form does not offer. ``sensitive_default``: the column the sensitive models start on (the
+        reports' column), the first sensitive column without it."""
         self.model_group_list = [g for g in registry_groups() if not {m.name for m in g.models} & set(exclude)]
         for group in self.model_group_list:
             key = group.key
@@ -279,9 +297,25 @@ class PrivacyModelFields:
                               "only.")
             if group.column_source is not None:
                 columns = subset_columns if group.column_source == "research" else sensitive_columns
+                initial = columns[0] if columns else ""
+                attrs = {}
+                if group.column_source == "sensitive":
+                    initial = sensitive_default if sensitive_default in columns else initial
+                    # follows the reports' column until the user picks its own (static/js/run_sensitive.js)
+                    attrs["data-sensitive-model"] = key
                 self.fields[model_field_name(key, "column")] = forms.ChoiceField(
-                    required=False, label=group.column_label,
-                    choices=[("", "(choose)")] + [(c, c) for c in columns], initial=columns[0] if columns else "")
+                    required=False, label=group.column_label, widget=forms.Select(attrs=attrs),
+                    choices=[("", "(choose)")] + [(c, c) for c in columns], initial=initial)
+
+    def sensitive_model_column(self, cleaned: dict) -> str:
+        """The column the first ticked model on a sensitive column names ('' with none): the reports' column
+        when the form gives none (docs/definitions.md "Defaults of the run form")."""
+        for group in self.model_group_list:
+            if group.column_source == "sensitive" and cleaned.get(model_field_name(group.key, "enabled")):
+                column = cleaned.get(model_field_name(group.key, "column"))
+                if column:
+                    return str(column)
+        return ""
 
     def privacy_models(self) -> list[dict]:
         """The models ticked, as {"model": registry name, parameter: value, ..., "column": column}; values are
@@ -382,7 +416,8 @@ class RunForm(PrivacyModelFields, forms.Form):
         error_messages={"invalid_choice": "%(value)s is not an adversary; choose " + " or ".join(ADVERSARIES)})
 
     def __init__(self, *args, sensitive_columns=(), subset_columns=(), populations=(),
-                 person_column: str | None = None, **kwargs):
+                 person_column: str | None = None, sensitive_default: str = "", **kwargs):
+        """``sensitive_default``: the column a fresh form starts on (default_sensitive), else the first."""
         super().__init__(*args, **kwargs)
         # the dataset's person-id column (None: every record is its own person)
         self.person_column = person_column
@@ -399,13 +434,15 @@ class RunForm(PrivacyModelFields, forms.Form):
         self.fields["algorithm"].initial = "flash" if "flash" in ALGORITHMS else next(iter(ALGORITHMS), None)
         self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
         if sensitive_columns:
-            self.fields["sensitive"].initial = sensitive_columns[0]
+            if sensitive_default not in sensitive_columns:
+                sensitive_default = sensitive_columns[0]
+            self.fields["sensitive"].initial = sensitive_default
         # Each algorithm's own options, from the registry; the page shows those of the selected one.
         for info in ALGORITHMS.values():
             for param in () if info.republishes else info.options:  # m-invariance runs from policies and the CLI
                 self.fields[option_field_name(info.name, param)] = parameter_field(param)
         # Privacy models beside k, each on its own column, from the registry.
-        self.add_model_fields(sensitive_columns, subset_columns, populations)
+        self.add_model_fields(sensitive_columns, subset_columns, populations, sensitive_default=sensitive_default)
 
     def algorithm_options(self) -> dict:
         info = ALGORITHMS[self.cleaned_data["algorithm"]]
@@ -420,6 +457,8 @@ class RunForm(PrivacyModelFields, forms.Form):
         cleaned = super().clean()
         self.clean_research_subset(cleaned)
         cleaned["person_adversary"] = cleaned.get("person_adversary") or "class"
+        if not cleaned.get("sensitive"):  # the reports read the column the run's models protect
+            cleaned["sensitive"] = self.sensitive_model_column(cleaned)
         return cleaned
 
     def option_groups(self) -> list[dict]:
@@ -453,7 +492,8 @@ class CompareForm(PrivacyModelFields, forms.Form):
     # the run form's field: with a person id every run of the comparison counts persons against this adversary
     person_adversary = RunForm.base_fields["person_adversary"]
 
-    def __init__(self, *args, sensitive_columns=(), subset_columns=(), person_column: str | None = None, **kwargs):
+    def __init__(self, *args, sensitive_columns=(), subset_columns=(), person_column: str | None = None,
+                 sensitive_default: str = "", **kwargs):
         super().__init__(*args, **kwargs)
         self.person_column = person_column
         if person_column is not None:
@@ -461,13 +501,15 @@ class CompareForm(PrivacyModelFields, forms.Form):
         self.fields["algorithms"].choices = [(a.name, a.label) for a in ALGORITHMS.values() if not a.republishes]
         self.fields["algorithms"].initial = [a for a in DEFAULT_COMPARE if a in ALGORITHMS]
         self.fields["sensitive"].choices = [("", "(none)")] + [(c, c) for c in sensitive_columns]
-        if sensitive_columns:
-            self.fields["sensitive"].initial = sensitive_columns[0]
+        if sensitive_columns:  # the run form's default (default_sensitive)
+            if sensitive_default not in sensitive_columns:
+                sensitive_default = sensitive_columns[0]
+            self.fields["sensitive"].initial = sensitive_default
         # the run form's models beside k, on a column of this dataset (no population dataset: each run of the
         # comparison anonymizes this table); not differential privacy: every SafePub run would spend ε of the
         # dataset's budget outside its ledger (services/privacy_ledger.py charges runs made from the run form)
         self.add_model_fields(sensitive_columns, subset_columns, populations=None,
-                              exclude=COMPARISON_EXCLUDED_MODELS)
+                              exclude=COMPARISON_EXCLUDED_MODELS, sensitive_default=sensitive_default)
 
     def clean(self):
         cleaned = super().clean()

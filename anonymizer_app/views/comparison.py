@@ -17,7 +17,7 @@ from accounts.throttling import throttle
 
 from ..engine import InputError, Role
 from ..engine.measure.figure_catalogue import format_figure as fig
-from ..forms import CompareForm
+from ..forms import CompareForm, default_sensitive
 from ..models import Job
 from ..risk_forms import PopulationForm
 from ..services import comparison as comparison_service
@@ -54,7 +54,8 @@ def compare(request, dataset_id: int):
                 queue_job(request, job)
                 return redirect("anonymizer:job", job_id=job.pk)
     else:
-        form = CompareForm(sensitive_columns=sensitive, subset_columns=subset, person_column=person)
+        form = CompareForm(sensitive_columns=sensitive, subset_columns=subset, person_column=person,
+                           sensitive_default=default_sensitive(cols))
     past = ds.jobs.filter(kind=Job.COMPARISON)[:10]
     return render(request, "anonymizer/compare.html", {
         "dataset": ds, "tab": "compare", "form": form,

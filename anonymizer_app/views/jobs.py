@@ -18,7 +18,7 @@ from accounts.throttling import throttle
 
 from ..engine import ALGORITHMS, InputError, Role
 from ..engine.algorithms import supporting
-from ..forms import RunForm
+from ..forms import RunForm, default_sensitive
 from ..models import Dataset, Job
 from ..services import identifier_suggestions, preflight, pseudonyms, rerun, run_submit
 from ..services import jobs as job_service
@@ -100,7 +100,7 @@ def run(request, dataset_id: int):
         initial = rerun.run_form_initial(source, _form_changes(request)) if source is not None else \
             (_form_changes(request) or None)
         form = RunForm(initial=initial, sensitive_columns=sensitive, subset_columns=subset, populations=populations,
-                       person_column=person)
+                       person_column=person, sensitive_default=default_sensitive(cols))
         if set_column is not None:
             library = item_library(request.user)
             set_initial = rerun.set_form_initial(source, library) if source is not None else None

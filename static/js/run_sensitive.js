@@ -50,3 +50,42 @@
     update();
   }
 })();
+
+// The column selects of the models on a sensitive column (l-diversity, t-closeness, β-likeness, (α,k)-anonymity,
+// δ-disclosure: forms.PrivacyModelFields marks them data-sensitive-model) follow the reports' column until the
+// user picks a model's column; a column the user picks for a model becomes the reports' column while the user has
+// not chosen that one (the reports read the column the run's models protect: docs/definitions.md "Defaults of
+// the run form").
+(function () {
+  "use strict";
+  var sensitive = document.getElementById("id_sensitive");
+  var selects = Array.prototype.slice.call(document.querySelectorAll("select[data-sensitive-model]"));
+  if (!sensitive || !selects.length) return;
+  var picked = [];  // model selects the user set
+  var reportsPicked = false;
+  function has(select, value) {
+    return Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+  }
+  function fire(el) { el.dispatchEvent(new Event("change", {bubbles: true})); }
+  sensitive.addEventListener("change", function (event) {
+    if (event.isTrusted) reportsPicked = true;
+    var name = sensitive.value;
+    if (!name) return;  // "(none)": the models keep their columns
+    selects.forEach(function (select) {
+      if (picked.indexOf(select) < 0 && select.value !== name && has(select, name)) {
+        select.value = name;
+        fire(select);
+      }
+    });
+  });
+  selects.forEach(function (select) {
+    select.addEventListener("change", function (event) {
+      if (!event.isTrusted) return;
+      if (picked.indexOf(select) < 0) picked.push(select);
+      if (!reportsPicked && select.value && sensitive.value !== select.value && has(sensitive, select.value)) {
+        sensitive.value = select.value;
+        fire(sensitive);
+      }
+    });
+  });
+})();
