@@ -151,9 +151,11 @@ class LatticeSearch:
         suppressing o records costs at least o*N + k*(N - o) (each kept record is in a class of k or more),
         which exceeds the best value found once o > (best - k*N) / (N - k). Searches that set
         ``excluding`` tag such nodes and their specializations EXCLUDED (strictly worse: ties unchanged)."""
+        # the budget caps records only when it counts them (with a person id it counts persons: n caps records)
+        cap = self.budget if self.problem.persons is None else self.n
         if self.best == math.inf or self.n <= self.k_cost:
-            return self.budget
-        return min(self.budget, (int(self.best) - self.k_cost * self.n) // (self.n - self.k_cost))
+            return cap
+        return min(cap, (int(self.best) - self.k_cost * self.n) // (self.n - self.k_cost))
 
     def prune(self, levels) -> bool:
         """Tag the node and its generalizations PRUNED when its bound exceeds the incumbent."""
