@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms.base import CellRecoding
-from ..measure.metrics import RISK_THRESHOLD, class_figures, homogeneity
+from ..measure.metrics import RISK_THRESHOLD, attribute_figures, class_figures, homogeneity
 from ..measure.risk import sample_risks
 from ..model.cells import ColumnDictionary
 from ..model.hierarchy import ROOT, Hierarchy
@@ -255,6 +255,12 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                                                   counts=coded.get(qi, {}).get("before")),
                            "after": value_counts(publication.table[qi], counts=coded.get(qi, {}).get("after"))}
                       for qi in result.qi if qi in publication.table.columns})
+    if result.transformation is not None and result.leaf_codes is not None and result.recoding == "full-domain":
+        # per QI: level, ARX's Loss, NCP, height, shares published as '*' and suppressed (issue 30)
+        report["attributes"] = attribute_figures(
+            list(result.qi), list(result.leaf_codes.hierarchies), [table.is_numeric(c) for c in result.qi],
+            result.leaf_codes.codes, [int(result.transformation[c]) for c in result.qi],
+            np.asarray(result.suppressed, dtype=bool))
     marker = research_column(result.models)
     if marker is not None:
         research = int(in_scope)
@@ -303,16 +309,19 @@ def publication_sections(head: dict, suppressed_rows: str, models: list, sizes: 
         report["risk"] = sample_risks(shown, RISK_THRESHOLD)
     report["records"] = int(published)
     report["input_records"] = int(input_records)
-    report["publishing"] = {
-        "suppressed_rows": suppressed_rows,
-        "description": SUPPRESSED_ROWS[suppressed_rows],
-        "suppressed": int(suppressed),
-        "suppressed_published": int(suppressed_published),
-        "suppressed_removed": int(suppressed_removed),
-        "published_records": int(published),
-    }
+    report["publishing"] = publishing_section(suppressed_rows, SUPPRESSED_ROWS[suppressed_rows], suppressed,
+                                              suppressed_published, suppressed_removed, published)
     report["value_counts"] = value_counts
     return report
+
+
+def publishing_section(suppressed_rows: str, description: str, suppressed: int, suppressed_published: int,
+                       suppressed_removed: int, published: int) -> dict:
+    """The report's "publishing" section, the same keys for every kind of run: what the published table does with
+    suppressed records, and the records suppressed, published as '*' rows, removed and published."""
+    return {"suppressed_rows": suppressed_rows, "description": description, "suppressed": int(suppressed),
+            "suppressed_published": int(suppressed_published), "suppressed_removed": int(suppressed_removed),
+            "published_records": int(published)}
 
 
 @dataclass(frozen=True)
@@ -523,9 +532,8 @@ def build_set_report(publication: Publication, spec: RunSpec, engine_report: dic
         "layout": {"kind": "transactions", "item_delimiter": source.delimiter, "record_id": source.has_ids,
                    "name": source.name},
         "item_suppression": source.item_suppression,
-        "publishing": {"suppressed_rows": spec.publishing.suppressed_rows, "description": "every record is "
-                       "published; items are generalized or suppressed, never records", "suppressed": 0,
-                       "suppressed_published": 0, "suppressed_removed": 0, "published_records": n},
+        "publishing": publishing_section(spec.publishing.suppressed_rows, "every record is published; items are "
+                                         "generalized or suppressed, never records", 0, 0, 0, n),
         "verified": True,
     })
     return Report.of(report)
