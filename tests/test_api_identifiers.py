@@ -163,7 +163,7 @@ def test_treatments_are_all_or_nothing_with_the_web_messages(user, other_user):
         ([good, {"column": "phone", "treatment": "mask", "regex": "x*"}],
          "identifier rule for 'phone': identifier column 'phone': regex 'x*' matches the empty string; it would mask nothing"),
         ([good, {"column": "age", "treatment": "mask"}],
-         "column 'age' is not identifying: only identifying columns are treated"),
+         "column 'age' is not identifying: only identifying and person-id columns are treated"),
         ([{"column": "email", "treatment": "surrogate"}], "column 'email': the dataset has no such column"),
         ([good, good], "column 'name' is given twice"),
     ]

@@ -1,5 +1,5 @@
 """Identifier treatments in the API (the web's /keys/ and /datasets/<id>/identifiers/ pages, through the same
-service, services/pseudonyms.py): the key ring, each identifying column's treatment, and the download of a
+service, services/pseudonyms.py): the key ring, each identifying or person-id column's treatment, and the download of a
 result's re-identification table.
 
 - A key's secret is in exactly one answer, the 201 that creates it (``Cache-Control: no-store``); lists and
@@ -30,7 +30,7 @@ from rest_framework.views import APIView
 
 from accounts.reconfirm import confirm_password
 
-from ..engine import InputError, Role
+from ..engine import InputError
 from ..engine.run import identifiers as id_rules
 from ..models import PseudonymKey, ReidentificationTable
 from ..services import pseudonyms
@@ -126,7 +126,8 @@ class KeyDetail(APIView):
 
 # ---- a dataset's identifying columns ----------------------------------------------------------------------
 class RuleSerializer(serializers.Serializer):
-    column = serializers.CharField(help_text="an identifying column of the dataset")
+    column = serializers.CharField(help_text="an identifying or person-id column of the dataset (a keyed pseudonym "
+                                             "of the person id keeps each person's records linkable in the release)")
     treatment = serializers.ChoiceField(choices=list(id_rules.TREATMENTS), default=id_rules.REMOVE)
     key = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=INT32,
                                    help_text="pseudonym: the id of one of your keys (GET /keys/)")
@@ -145,13 +146,14 @@ class RuleSerializer(serializers.Serializer):
 
 
 class TreatmentsSerializer(serializers.Serializer):
-    columns = RuleSerializer(many=True, help_text="one per identifying column, in the table's order")
+    columns = RuleSerializer(many=True, help_text="one per identifying or person-id column, in the table's order")
     treatments = serializers.DictField(child=serializers.CharField(), read_only=True,
                                        help_text="the treatments and what each does")
 
 
 class TreatmentsPutSerializer(serializers.Serializer):
-    columns = RuleSerializer(many=True, help_text="the identifying columns' treatments; one left out is removed")
+    columns = RuleSerializer(many=True, help_text="the identifying and person-id columns' treatments; one left out "
+                                                              "is removed")
 
 
 def _rule_out(column) -> dict:
@@ -168,7 +170,7 @@ def column_rule_dict(column) -> dict:
 
 
 def _treatments(ds) -> dict:
-    columns = ds.columns.filter(role=Role.IDENTIFYING.value).order_by("position")
+    columns = pseudonyms.treated_columns(ds)
     return {"columns": [_rule_out(c) for c in columns], "treatments": dict(id_rules.TREATMENTS)}
 
 
@@ -188,7 +190,7 @@ class DatasetIdentifiers(APIView):
         ds = owned_dataset(request, dataset_id)
         s = TreatmentsPutSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        identifying = {c.name: c for c in ds.columns.filter(role=Role.IDENTIFYING.value).order_by("position")}
+        identifying = {c.name: c for c in pseudonyms.treated_columns(ds)}  # identifying columns and the person id
         names = set(ds.columns.values_list("name", flat=True))
         given: dict[str, dict] = {}
         errors: list[str] = []
@@ -199,7 +201,8 @@ class DatasetIdentifiers(APIView):
             elif name not in names:
                 errors.append(f"column {name!r}: the dataset has no such column")
             elif name not in identifying:  # the service's own message
-                errors.append(f"column {name!r} is not identifying: only identifying columns are treated")
+                errors.append(f"column {name!r} is not identifying: only identifying and person-id columns are "
+                              f"treated")
             given[name] = {k: v for k, v in item.items() if k != "column" and v is not None}
         if not errors:
             try:

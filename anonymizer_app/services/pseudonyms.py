@@ -27,6 +27,9 @@ from . import vault
 from .exports import neutralize
 
 SECRET_BYTES = 32
+# the roles whose columns leave the product only through a rule (engine Table.identifying): identifying columns
+# and the person id (a keyed pseudonym of the person id keeps a person's records linkable in the release)
+TREATED_ROLES = (Role.IDENTIFYING.value, Role.PERSON.value)
 MIN_ENTERED_BYTES = 16
 
 
@@ -76,7 +79,7 @@ def policies_using(key: PseudonymKey) -> list[str]:
 
 
 def columns_using(key: PseudonymKey) -> list[Column]:
-    return [c for c in Column.objects.filter(dataset__owner=key.owner, role=Role.IDENTIFYING.value)
+    return [c for c in Column.objects.filter(dataset__owner=key.owner, role__in=TREATED_ROLES)
             .select_related("dataset") if str((c.identifier_rule or {}).get("key")) == str(key.pk)]
 
 
@@ -91,18 +94,19 @@ def delete_key(key: PseudonymKey) -> None:
 
 # ---- columns' rules -----------------------------------------------------------------------------------
 def column_rule(column: Column) -> id_rules.IdentifierRule | None:
-    """The engine rule of an identifying column, None when it is removed."""
+    """The engine rule of an identifying or person-id column, None when it is removed."""
     data = dict(column.identifier_rule or {})
-    if column.role != Role.IDENTIFYING.value or data.get("treatment", id_rules.REMOVE) == id_rules.REMOVE:
+    if column.role not in TREATED_ROLES or data.get("treatment", id_rules.REMOVE) == id_rules.REMOVE:
         return None
     data["column"] = column.name
     return id_rules.IdentifierRule.from_dict(data)
 
 
 def save_rule(column: Column, data: dict) -> None:
-    """Check and store an identifying column's rule (a treatment's dict without the column)."""
-    if column.role != Role.IDENTIFYING.value:
-        raise InputError(f"column {column.name!r} is not identifying: only identifying columns are treated")
+    """Check and store an identifying or person-id column's rule (a treatment's dict without the column)."""
+    if column.role not in TREATED_ROLES:
+        raise InputError(f"column {column.name!r} is not identifying: only identifying and person-id columns are "
+                         f"treated")
     rule = id_rules.IdentifierRule.from_dict({**data, "column": column.name})
     if rule.treatment == id_rules.PSEUDONYM:
         owner = column.dataset.owner
@@ -114,10 +118,16 @@ def save_rule(column: Column, data: dict) -> None:
     column.save(update_fields=["identifier_rule"])
 
 
+def treated_columns(dataset: Dataset) -> list[Column]:
+    """The dataset's columns that leave only through a rule (identifying, person id), in the table's order."""
+    return list(dataset.columns.filter(role__in=TREATED_ROLES).order_by("position"))
+
+
 def dataset_rules(dataset: Dataset) -> list[dict]:
-    """The rules of the dataset's identifying columns that are not removed, as a job's config holds them."""
+    """The rules of the dataset's identifying and person-id columns that are not removed, as a job's config
+    holds them."""
     out = []
-    for column in dataset.columns.filter(role=Role.IDENTIFYING.value).order_by("position"):
+    for column in treated_columns(dataset):
         rule = column_rule(column)
         if rule is not None:
             out.append(rule.to_dict())

@@ -110,7 +110,7 @@ def _posted_rule(post, column) -> dict:
 @require_http_methods(["GET", "POST"])
 def identifiers(request, dataset_id: int):
     ds = owned_dataset(request, dataset_id)
-    columns = list(ds.columns.filter(role=Role.IDENTIFYING.value).order_by("position"))
+    columns = pseudonyms.treated_columns(ds)  # identifying columns and the person id
     errors: list[str] = []
     if request.method == "POST":
         try:
@@ -126,16 +126,19 @@ def identifiers(request, dataset_id: int):
             for column in columns:
                 column.refresh_from_db()
         else:
-            messages.success(request, "Treatments of the identifying columns saved; the next run uses them.")
+            messages.success(request, "Treatments of the identifying and person-id columns saved; the next run uses "
+                                      "them.")
             return redirect("anonymizer:identifiers", dataset_id=ds.pk)
     keys = list(PseudonymKey.objects.filter(owner=request.user))
     rows = []
     for column in columns:
         rule = dict(column.identifier_rule or {})
-        rows.append({"column": column, "rule": rule, "treatment": rule.get("treatment", id_rules.REMOVE),
+        rows.append({"column": column, "person": column.role == Role.PERSON.value, "rule": rule,
+                     "treatment": rule.get("treatment", id_rules.REMOVE),
                      "key": str(rule.get("key", "")), "fold": rule.get("case_sensitive") is False})
     return render(request, "anonymizer/identifiers.html", {
         "dataset": ds, "tab": "columns", "rows": rows, "keys": keys, "errors": errors,
+        "person_column": next((r["column"].name for r in rows if r["person"]), None),
         "treatments": id_rules.TREATMENTS, "token_default": id_rules.TOKEN_DEFAULT,
         "token_min": id_rules.TOKEN_MIN, "token_max": id_rules.TOKEN_MAX,
     }, status=400 if errors else 200)
