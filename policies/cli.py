@@ -15,6 +15,7 @@ from anonymizer_app.engine.republication import History, Republication
 from anonymizer_app.engine.run import identifiers as id_rules
 from anonymizer_app.engine.run.pipeline import run as run_pipeline
 from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.management import identifier_check
 from anonymizer_app.management.common import AnonymizeError, write_publication
 from anonymizer_app.management.republication_flags import publish_release, read_state
 
@@ -121,6 +122,8 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
     if report.new_values and not opts["quiet"]:
         for line in report.lines():
             command.stderr.write(f"{command.prog}: extended: {line}")
+    # names, patient ids, e-mails the policy leaves insensitive or sensitive: refused (--allow-identifier confirms)
+    identifier_check.check(opts, frame, policy_file.roles(policy), AnonymizeError)
     table = engine.Table(frame, policy_file.roles(policy), policy_file.column_types(policy), name=source.stem,
                          na_values=na)
     build = policy_file.run_arguments(policy)

@@ -25,6 +25,7 @@ from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_addr
 from anonymizer_app.engine.model.missing import parse_markers
 from anonymizer_app.engine.run.pipeline import run as run_pipeline
 from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.management import identifier_check
 from anonymizer_app.management.common import AnonymizeError, write_publication
 from anonymizer_app.services import ingestion
 
@@ -117,6 +118,13 @@ class ParquetFileSink:
             self.writer.close()
 
 
+def _head(path: Path):
+    """The first identifier_check.DETECTION_ROWS rows of a Parquet file or folder, as text-bearing pandas columns."""
+    import pyarrow.dataset as pads
+
+    return pads.dataset(str(path), format="parquet").head(identifier_check.DETECTION_ROWS).to_pandas()
+
+
 def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: Path | None, progress) -> str:
     """The run of ``build`` on the cluster; OUT and REPORT as the in-memory run writes them."""
     for flag, name in (("transactions", "--transactions"), ("set_column", "--set-column"),
@@ -145,6 +153,9 @@ def run(command, opts: dict, build: dict, source: Path, out: Path, report_path: 
             converted, delimiter = write_input(command, source, opts["delimiter"], storage, opts["partition_rows"])
             columns, path = parquet_columns(converted), converted
         roles = command._roles(opts, columns)
+        # names, e-mails left to be published as they are: refused before the cluster is reached, on the table's
+        # first rows (as the out-of-core run's first block; --allow-identifier confirms)
+        identifier_check.check(opts, _head(path), roles, AnonymizeError)
         hierarchies = command._hierarchies(opts, roles)
         table = ParquetTable(str(path), roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
         spec = replace(RunSpec.build(table, hierarchies, **build),

@@ -22,6 +22,7 @@ from anonymizer_app.engine.io import json_limits
 from anonymizer_app.engine.model.missing import parse_markers
 from anonymizer_app.engine.run.pipeline import run as run_pipeline
 from anonymizer_app.engine.run.spec import RunSpec
+from anonymizer_app.management import identifier_check
 from anonymizer_app.management.common import AnonymizeError, write_all, write_publication
 from anonymizer_app.services import republication as state
 
@@ -108,6 +109,8 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
         raise AnonymizeError(f"--record-id {record_id}: the record id is identifying (never published), not a "
                              f"{roles[record_id].value} column")
     roles[record_id] = Role.IDENTIFYING
+    # names, e-mails left to be published as they are: refused, as every other run (--allow-identifier confirms)
+    identifier_check.check(opts, frame, roles, AnonymizeError)
     hierarchies = command._hierarchies(opts, roles)
     table = engine.Table(frame, roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
     sensitive = opts["sensitive"][0]
