@@ -18,7 +18,7 @@ from ..model.hierarchy import Hierarchy
 from . import itemsets, measures
 from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut
-from .transactions import Transactions, dedupe_records
+from .transactions import Transactions, dedupe_records, sorted_unique
 
 
 @dataclass(frozen=True)
@@ -129,9 +129,9 @@ def images_match(tx: Transactions, published: Transactions, rules: dict[str, lis
         return False
     base = max(len(published.items), 1)
     keep = mapped >= 0
-    expected = np.unique(sets.record_of[keep] * base + mapped[keep])
-    shown = published.record_of * base + published.codes
-    return len(np.unique(shown)) == len(shown) and np.array_equal(expected, np.sort(shown))
+    expected = sorted_unique(sets.record_of[keep] * base + mapped[keep])
+    shown = np.sort(published.record_of * base + published.codes)
+    return not (shown[1:] == shown[:-1]).any() and np.array_equal(expected, shown)
 
 
 def verify(tx: Transactions, records: list[list[str]], recoding: SetRecoding, k: int, m: int, *,

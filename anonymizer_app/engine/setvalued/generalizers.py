@@ -82,10 +82,10 @@ class HierarchyCut:
     def fix(self, violating: np.ndarray, support: np.ndarray, node_support: np.ndarray, k: int) -> bool:
         touched: set[int] = set()
         applied = False
-        for row in violating:
-            nodes = sorted(set(int(x) for x in row))
-            if touched.intersection(nodes):
+        for row in violating.tolist():  # Python ints at once: hundreds of thousands of rows in a round
+            if not touched.isdisjoint(row):  # most rows: a rule of this round changed one of its items
                 continue
+            nodes = sorted(set(row))
             node_of_leaf = self._node_of_leaf()
             options = []
             for x in nodes:
@@ -195,10 +195,10 @@ class DynamicGroups:
         applied = False
         live = list(self.members)
         by_support = [] if self.numeric else [live[i] for i in np.lexsort((np.array(live), node_support[live]))]
-        for row in violating:
-            groups = sorted(set(int(x) for x in row))
-            if touched.intersection(groups):
+        for row in violating.tolist():
+            if not touched.isdisjoint(row):
                 continue
+            groups = sorted(set(row))
             x = min(groups, key=lambda g: (int(node_support[g]), g))
             y = self._partner(x, node_support, by_support, touched)
             if y is None:

@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import InputError
-from .transactions import Transactions, dedupe_records
+from .transactions import Transactions, dedupe_records, sorted_unique
 
 CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
 DENSE_KEYS = 16_000_000  # key spaces up to this size are counted in a dense table (128 MB of int64 at most)
@@ -25,7 +25,8 @@ def sorted_sets(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.
     offsets, codes = dedupe_records(offsets, codes)
     n = len(offsets) - 1
     rec = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    order = np.lexsort((codes, rec))
+    # one integer key per occurrence (distinct after the dedupe): a plain sort is far cheaper than lexsort
+    order = np.argsort(rec * _base(codes) + codes)
     return offsets, codes[order]
 
 
@@ -45,7 +46,7 @@ def itemset_keys(offsets: np.ndarray, codes: np.ndarray, size: int, base: int):
     _check_width(base, size)
     lengths = np.diff(offsets)
     weights = base ** np.arange(size - 1, -1, -1, dtype=np.int64)
-    for length in np.unique(lengths):
+    for length in sorted_unique(lengths):
         length = int(length)
         if length < size:
             continue
@@ -66,14 +67,19 @@ def supports(offsets: np.ndarray, codes: np.ndarray, size: int, base: int | None
     sort), otherwise by each chunk's distinct keys merged as they come."""
     base = _base(codes) if base is None else base
     if size == 1 or base ** size <= DENSE_KEYS:
-        dense = np.zeros(0, dtype=np.int64)
+        dense = np.zeros(base ** size if size > 1 else base, dtype=np.int64)
+        pending: list[np.ndarray] = []
+        held = 0
+        # chunks are gathered until they outweigh the table, so adding a bincount to it costs less than
+        # building the keys (a length of few records makes a tiny chunk)
         for _, keys in itemset_keys(offsets, codes, size, base):
-            counted = np.bincount(keys)
-            if len(counted) > len(dense):
-                counted[:len(dense)] += dense
-                dense = counted
-            else:
-                dense[:len(counted)] += counted
+            pending.append(keys)
+            held += len(keys)
+            if held >= max(len(dense) // 4, CHUNK_KEYS):
+                dense += np.bincount(np.concatenate(pending), minlength=len(dense))
+                pending, held = [], 0
+        if pending:
+            dense += np.bincount(np.concatenate(pending), minlength=len(dense))
         found = np.flatnonzero(dense)
         return found.astype(np.int64), dense[found].astype(np.int64)
     merged_keys, merged_counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
