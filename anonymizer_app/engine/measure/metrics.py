@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..model.hierarchy import Hierarchy, numbers_of
+from ..model.hierarchy import ROOT, Hierarchy, numbers_of
 from ..model.table import sorted_unique
 from ..search.recoding import parse_range
 
@@ -28,6 +28,8 @@ METRIC_HELP = {
     "discernibility": "C_DM = sum of |EC|^2 + suppressed x N",
     "c_avg": "normalized average EC size (N - suppressed) / (#EC x k)",
     "non_uniform_entropy": "sum over cells of -log2 P(original value | generalized value), on the input",
+    "loss": "ARX's Loss: per QI the mean share of the hierarchy's leaves a cell covers (suppressed: 1), "
+            "normalized to 0..1; geometric mean of 1 + loss over the QIs, minus 1",
     "prosecutor_risk_highest": "1 / smallest EC size",
     "prosecutor_risk_average": "#EC / (N - suppressed)",
     "records_at_risk": f"share of non-suppressed records whose risk 1/|EC| exceeds {RISK_THRESHOLD}",
@@ -120,6 +122,31 @@ def tuple_homogeneity(tuple_class: np.ndarray, tuples: np.ndarray, values: np.nd
     return {"homogeneous_classes": int(homogeneous.sum()), "homogeneous_records": int(sizes[homogeneous].sum())}
 
 
+def arx_loss_aggregate(per_qi, weights: np.ndarray | None = None, shape: tuple | None = None):
+    """ARX's geometric-mean aggregate of per-QI losses (ILMultiDimensionalGeometricMean): the product over
+    the QIs of (1 + loss)^(1/q), minus 1 - multiplied in QI order as ARX does. With ``weights`` the exponent
+    of QI j is w_j / sum w (a weighted geometric mean; ARX's own weights only rescale the product).
+    ``per_qi``: floats, or arrays broadcasting to ``shape`` (a lattice of values)."""
+    q = len(per_qi)
+    if q == 0:
+        return 0.0 if shape is None else np.zeros(shape)
+    total = float(np.sum(weights)) if weights is not None else 0.0
+    result = 1.0 if shape is None else np.ones(shape)
+    for j, v in enumerate(per_qi):
+        exponent = 1.0 / q if weights is None else float(weights[j]) / total
+        result = result * np.power(np.asarray(v, dtype=float) + 1.0, exponent)
+    return float(result) - 1.0 if shape is None else result - 1.0
+
+
+def arx_loss_per_qi(sums: np.ndarray, n: int, domain: np.ndarray) -> np.ndarray:
+    """ARX's Loss of each QI from S, the sum over the N records of the share of the hierarchy's leaves
+    under the cell's label (1 for a suppressed cell): (S - N/|leaves|) / (N - N/|leaves|), at least 0."""
+    low = n / np.asarray(domain, dtype=float)
+    span = n - low
+    safe = np.where(span > 0, span, 1.0)
+    return np.maximum(np.where(span > 0, (np.asarray(sums, dtype=float) - low) / safe, 0.0), 0.0)
+
+
 def leaf_numbers(leaves: np.ndarray) -> np.ndarray:
     """pd.to_numeric(pd.Series(leaves), errors="coerce") as floats (hierarchy.numbers_of; a Hierarchy keeps
     its own: Hierarchy.leaf_numbers)."""
@@ -155,15 +182,23 @@ def loss_figures(
     levels: list[int],
     suppressed: np.ndarray,
     weights: np.ndarray | None = None,
+    per_qi: bool = False,
 ) -> dict:
-    """NCP, generalization height and non-uniform entropy of a full-domain transformation.
+    """NCP, generalization height, non-uniform entropy and ARX's Loss of a full-domain transformation.
 
     ``weights``: the records each row of ``codes`` stands for - the frequency set's distinct tuples with
-    their counts (``suppressed`` then flags whole tuples), so the sums run over the tuples, not N rows."""
+    their counts (``suppressed`` then flags whole tuples), so the sums run over the tuples, not N rows.
+    ``per_qi``: add "per_qi", each figure per QI (lists in QI order; NCP and height as the QI's mean cell
+    loss, entropy its sum, loss ARX's per-QI value) the share of the records published as '*'
+    (generalized, not suppressed) and the share suppressed."""
     rows, q = codes.shape
     n = rows if weights is None else int(np.sum(weights))
     if n == 0 or q == 0 or (not any(levels) and not suppressed.any()):
-        return {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0}  # nothing changed
+        out: dict = {"ncp": 0.0, "generalization_height": 0.0, "non_uniform_entropy": 0.0, "loss": 0.0}
+        if per_qi:  # nothing changed
+            out["per_qi"] = {key: [0.0] * q for key in ("ncp", "generalization_height", "non_uniform_entropy",
+                                                          "loss", "star_share", "suppressed_share")}
+        return out
     everything = not suppressed.any()  # every row kept: no mask to take (the same rows, in the same order)
     kept = ~suppressed
     # the counts as floats once (x * count and x * float(count) are the same numbers: counts are exact)
@@ -172,6 +207,8 @@ def loss_figures(
     ws = None if w is None else w[suppressed]
     n_sup = int(suppressed.sum()) if ws is None else int(np.sum(ws))
     ncp_sum = height_sum = entropy = 0.0
+    # per QI: NCP, height, entropy, ARX Loss sums, published records whose cell is '*' (not suppressed)
+    by_qi = np.zeros((5, q))
 
     def total(x: np.ndarray, w: np.ndarray | None) -> float:
         return float(np.sum(x)) if w is None else float(np.sum(x * w))
@@ -192,17 +229,45 @@ def loss_figures(
         ncp_of_leaf = ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
         entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
         shown = col if everything else col[kept]
-        ncp_sum += total(np.take(ncp_of_leaf, shown), wk) + n_sup
-        height_sum += (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
-        entropy += total(np.take(entropy_of_leaf, shown), wk)
+        ncp_j = total(np.take(ncp_of_leaf, shown), wk) + n_sup
+        height_j = (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
+        entropy_j = total(np.take(entropy_of_leaf, shown), wk)
+        ncp_sum += ncp_j
+        height_sum += height_j
+        entropy += entropy_j
         if not everything:
-            entropy += total(np.log2(n) - np.take(log_leaf, col[suppressed]), ws)
+            entropy_j2 = total(np.log2(n) - np.take(log_leaf, col[suppressed]), ws)
+            entropy += entropy_j2
+            entropy_j += entropy_j2
+        # ARX's domain share of each leaf's label: the hierarchy's leaves under it / all its leaves
+        share_of_leaf = (h.leaf_counts(lv) / len(h.leaves))[label_of_leaf]
+        star = (np.asarray(h.labels[lv], dtype=object) == ROOT).astype(float)[label_of_leaf]  # cells shown '*'
+        by_qi[:, j] = (ncp_j, height_j, entropy_j, total(np.take(share_of_leaf, shown), wk) + n_sup,
+                       total(np.take(star, shown), wk))
     cells = n * q
-    return {
+    loss_j = arx_loss_per_qi(by_qi[3], n, np.array([len(h.leaves) for h in hierarchies]))
+    out = {
         "ncp": ncp_sum / cells,
         "generalization_height": height_sum / cells,
         "non_uniform_entropy": entropy,
+        "loss": float(arx_loss_aggregate(list(loss_j))),
     }
+    if per_qi:
+        out["per_qi"] = {"ncp": (by_qi[0] / n).tolist(), "generalization_height": (by_qi[1] / n).tolist(),
+                         "non_uniform_entropy": by_qi[2].tolist(), "loss": loss_j.tolist(),
+                         "star_share": (by_qi[4] / n).tolist(), "suppressed_share": [n_sup / n] * q}
+    return out
+
+
+def attribute_figures(qi: list[str], hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray,
+                      levels: list[int], suppressed: np.ndarray) -> list[dict]:
+    """Per QI of a full-domain transformation (one row each, in QI order): its level, ARX's Loss, NCP and
+    height (the QI's mean cell loss, suppressed cells 1), the share of the records published as '*' by
+    generalization and the share suppressed (loss_figures' per_qi)."""
+    per = loss_figures(hierarchies, numeric, codes, levels, suppressed, per_qi=True)["per_qi"]
+    return [{"qi": q, "level": int(levels[j]), "loss": per["loss"][j], "ncp": per["ncp"][j],
+             "generalization_height": per["generalization_height"][j], "star_share": per["star_share"][j],
+             "suppressed_share": per["suppressed_share"][j]} for j, q in enumerate(qi)]
 
 
 # ---- local and multidimensional recoding: figures from the output cells ------------------------------

@@ -78,6 +78,8 @@ class ReportKeys(TypedDict, total=False):
     # with a person id: the run's persons (column, adversary, persons, suppressed, published, blank ids), the
     # published classes in persons (smallest, its records, histogram), model_checks per person, risk per person
     persons: dict
+    # a full-domain run's figures per QI (measure.metrics.attribute_figures): level, loss, NCP, height, shares
+    attributes: list[dict]
 
 
 @dataclass(frozen=True)
