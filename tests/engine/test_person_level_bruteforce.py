@@ -355,10 +355,6 @@ def test_the_optimum_with_suppression_is_the_brute_force_s():
     assert not failures, failures
 
 
-@pytest.mark.xfail(strict=False, reason="LatticeSearch.outlier_cap caps a node's outliers by the budget, which with a "
-                   "person id counts persons while the outliers count records: Flash (excluding) tags an anonymous node "
-                   "that suppresses more records than the budget's persons, and its specializations, EXCLUDED, and "
-                   "misses the optimum. Cap by N instead of the budget with a person id; remove this marker then")
 @pytest.mark.parametrize("seed,limit,all_records", [(90_251, 0.2, True), (90_311, 0.5, False), (90_334, 0.3, True)])
 def test_flash_with_discernibility_and_suppression_reaches_the_optimum(seed, limit, all_records):
     case = random_case(seed, sensitive=False)
