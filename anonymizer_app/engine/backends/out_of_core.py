@@ -51,7 +51,7 @@ from ..run.report import CountedFigures, QIColumns, Report, RunSettings, counted
 from ..run.result import check_cells
 from ..run.spec import REMOVE, RunSpec, StreamedTable
 from ..run.stages import validate_options
-from ..run.weighted import ColumnFigures, ColumnPlan, CountedClasses, CountedLabels
+from ..run.weighted import ColumnFigures, ColumnPlan, CountedClasses, LabelCounter
 from ..search.recoding import QISpace
 
 ALGORITHM = "disk-clustering"
@@ -131,14 +131,13 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
     return OutOfCoreResult(report, True, seconds)
 
 
-def _figures(run: _Run, spec: RunSpec, raw: CountedClasses, out_classes: CountedClasses, written: _Written,
+def _figures(run: _Run, spec: RunSpec, raw: CountedClasses, out_classes: CountedClasses, written: LabelCounter,
              leaf_counts: list[np.ndarray], stats: dict, seconds: float) -> CountedFigures:
     """The chunk summaries for the run core's report (report.counted_report)."""
     settings = RunSettings(ALGORITHM, run.scan.plan.models, float(spec.suppression_limit), run.options,
                            spec.publishing.suppressed_rows, seconds)
     columns = QIColumns(run.qi, run.sensitive, run.scan.plan.identifying, run.hierarchies, run.numeric)
-    labels = CountedLabels(leaf_counts, [_labels_in_order(ids) for ids in written.label_ids], written.label_counts,
-                           written.pairs)
+    labels = written.summary(leaf_counts)
     notes = [f"processed out of core: the table was streamed in chunks and clustered in {stats.get('buckets', 0)} "
              f"bucket(s) of at most {stats['bucket_records']:,} records (memory setting {run.memory_mb:g} MB)"]
     return CountedFigures(settings, columns, run.n, run.attacked, raw, out_classes, labels, stats, notes)
@@ -167,16 +166,6 @@ class _Run:
     @property
     def n(self) -> int:
         return self.scan.n
-
-
-@dataclass
-class _Written:
-    """The output's labels per QI as the write stage counted them: label -> id, rows per label id, and the
-    (label id, input leaf) pairs with their rows."""
-
-    label_ids: list[dict]
-    label_counts: list[np.ndarray]
-    pairs: list[tuple[np.ndarray, np.ndarray]]
 
 
 def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback | None) -> _Run:
@@ -244,13 +233,12 @@ def _search_stage(run: _Run, store: ClusterStore, before: ClassCounter) -> list[
 
 
 def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
-                 write: Callable[[pd.DataFrame], None]) -> _Written:
+                 write: Callable[[pd.DataFrame], None]) -> LabelCounter:
     """Recode and write: each chunk gets its rows' labels from the store, is verified at once from the
     written cells (every QI cell a valid generalization of its input value, every other column unchanged)
     and written; the output's classes are counted on disk (``after``)."""
     qi, hs, n = run.qi, run.hierarchies, run.n
-    out = _Written([dict() for _ in qi], [np.zeros(0, dtype=np.int64) for _ in qi],
-                   [(np.zeros(0, np.int64), np.zeros(0, np.int64)) for _ in qi])
+    out = LabelCounter([len(h.leaves) for h in hs])
     start = 0
     for chunk in run.chunks():
         chunk = _checked(chunk, run.scan.columns)
@@ -270,9 +258,7 @@ def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
             factorized = factorize_cells(written)
             check_cells(c, original, written, h, no_suppression, None, ranges=run.numeric[j], codes=leaf,
                         factorized=factorized)
-            keys[:, j] = _label_ids(factorized, out.label_ids[j])
-            out.label_counts[j] = _add_counts(out.label_counts[j], keys[:, j], len(out.label_ids[j]))
-            out.pairs[j] = _merge_pairs(out.pairs[j], keys[:, j] * len(h.leaves) + leaf.astype(np.int64))
+            keys[:, j] = out.add(j, factorized, leaf)
         for c in run.out_columns:
             if c not in qi and not np.array_equal(frame[c].to_numpy(), chunk[c].to_numpy()):
                 raise VerificationError(f"column {c!r} is not a QI but was changed")
@@ -449,35 +435,3 @@ class ClassCounter:
             offset += len(sizes)
         size = np.array(sorted(histogram), dtype=np.int64)
         return CountedClasses(size, np.array([histogram[s] for s in size.tolist()], dtype=np.int64), smallest, reports)
-
-
-# ---- output labels -----------------------------------------------------------------------------------
-def _label_ids(factorized: tuple[np.ndarray, pd.Index], ids: dict) -> np.ndarray:
-    """A stable id per distinct output cell (string identity), shared by all chunks; ``factorized``:
-    factorize_cells(cells)."""
-    codes, distinct = factorized
-    table = np.array([ids.setdefault(v, len(ids)) for v in distinct], dtype=np.int64)
-    return table[codes]
-
-
-def _labels_in_order(ids: dict) -> np.ndarray:
-    out = np.empty(len(ids), dtype=object)
-    for label, i in ids.items():
-        out[i] = label
-    return out
-
-
-def _add_counts(counts: np.ndarray, ids: np.ndarray, size: int) -> np.ndarray:
-    grown = np.zeros(size, dtype=np.int64)
-    grown[:len(counts)] = counts
-    return grown + np.bincount(ids, minlength=size)
-
-
-def _merge_pairs(acc: tuple[np.ndarray, np.ndarray], keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (output cell, leaf) keys with their counts, accumulated over chunks."""
-    uniq, counts = np.unique(keys, return_counts=True)
-    if not len(acc[0]):
-        return uniq, counts.astype(np.int64)
-    merged, inverse = np.unique(np.concatenate([acc[0], uniq]), return_inverse=True)
-    return merged, np.bincount(inverse, weights=np.concatenate([acc[1], counts]),
-                               minlength=len(merged)).astype(np.int64)

@@ -242,3 +242,47 @@ class CountedLabels:
     labels: list[np.ndarray]
     label_counts: list[np.ndarray]
     pairs: list[tuple[np.ndarray, np.ndarray]]
+
+
+class LabelCounter:
+    """Counts the CountedLabels of a cell recoding as its output is written chunk by chunk: per QI, a stable id per
+    distinct output cell (string identity, numbered as first written), the rows per id and the distinct (id,
+    input leaf) pairs with their rows. ``leaves``: per QI, its hierarchy's number of leaves."""
+
+    def __init__(self, leaves: list[int]):
+        self.leaves = leaves
+        self.ids: list[dict] = [{} for _ in leaves]
+        self.counts = [np.zeros(0, dtype=np.int64) for _ in leaves]
+        self.pairs = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)) for _ in leaves]
+
+    def add(self, j: int, factorized: tuple[np.ndarray, pd.Index], leaf: np.ndarray) -> np.ndarray:
+        """Count QI ``j``'s cells of a chunk (``factorized``: factorize_cells of the written cells; ``leaf``: each
+        row's input leaf); returns each row's label id."""
+        codes, distinct = factorized
+        ids = self.ids[j]
+        keys = np.array([ids.setdefault(v, len(ids)) for v in distinct], dtype=np.int64)[codes]
+        grown = np.zeros(len(ids), dtype=np.int64)
+        grown[:len(self.counts[j])] = self.counts[j]
+        self.counts[j] = grown + np.bincount(keys, minlength=len(ids))
+        self.pairs[j] = _merge_pairs(self.pairs[j], keys * self.leaves[j] + leaf.astype(np.int64))
+        return keys
+
+    def summary(self, leaf_counts: list[np.ndarray]) -> CountedLabels:
+        """The counted labels, with the input's rows per leaf of every QI."""
+        labels = []
+        for ids in self.ids:
+            ordered = np.empty(len(ids), dtype=object)
+            for label, i in ids.items():
+                ordered[i] = label
+            labels.append(ordered)
+        return CountedLabels(leaf_counts, labels, self.counts, self.pairs)
+
+
+def _merge_pairs(acc: tuple[np.ndarray, np.ndarray], keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys with their counts, accumulated over chunks."""
+    uniq, counts = np.unique(keys, return_counts=True)
+    if not len(acc[0]):
+        return uniq, counts.astype(np.int64)
+    merged, inverse = np.unique(np.concatenate([acc[0], uniq]), return_inverse=True)
+    return merged, np.bincount(inverse, weights=np.concatenate([acc[1], counts]),
+                               minlength=len(merged)).astype(np.int64)
