@@ -152,7 +152,7 @@ def test_verify_names_the_first_tampered_record(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_from_cells_matches_splitting_each_cell(seed):
     rng = random.Random(2000 + seed)
-    pieces = ["a", "b", "c d", " ", "", "é"]
+    pieces = ["a", "b", "c d", " ", "", "é", "b\ud800"]  # a lone surrogate: Arrow refuses it, Python splits
     cells = [";".join(rng.choice(pieces) for _ in range(rng.randint(0, 5))) for _ in range(rng.randint(0, 12))]
     got = Transactions.from_cells(cells, ";")
     want = Transactions.from_records([[x for x in cell.split(";") if x] for cell in cells])

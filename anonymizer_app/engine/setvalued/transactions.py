@@ -14,6 +14,8 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 
@@ -95,8 +97,35 @@ class Transactions:
 
     @classmethod
     def from_cells(cls, cells: Sequence[str], delimiter: str) -> Transactions:
-        """``from_records([[x for x in cell.split(delimiter) if x] for cell in cells])`` with one split of
-        all the cells joined: the pieces of cell i are its delimiters + 1, so the join keeps them apart."""
+        """``from_records([[x for x in cell.split(delimiter) if x] for cell in cells])``, split and coded in
+        Arrow's buffers: only the distinct items become Python strings (a million records hold some ten
+        million items). Text Arrow cannot hold (a lone surrogate) takes the Python path."""
+        try:
+            column = pa.array(cells, type=pa.large_string())
+        except (pa.ArrowException, UnicodeError, TypeError):
+            return cls._from_cells_python(cells, delimiter)
+        split = pc.split_pattern(column, delimiter)
+        pieces = split.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+        flat = split.flatten()
+        kept = pc.not_equal(flat, "")
+        record = np.repeat(np.arange(len(cells), dtype=np.int64), pieces)
+        lengths = np.bincount(record[kept.to_numpy(zero_copy_only=False)], minlength=len(cells)).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        coded = pc.dictionary_encode(flat.filter(kept))
+        uniques = np.array(coded.dictionary.to_pylist(), dtype=object)
+        # codes in the items' sorted order, as from_records gives them (UTF-8 order is code-point order,
+        # but the distinct items are few: sort them as Python does)
+        order = np.argsort(uniques, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = rank[coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)] if len(order) else \
+            np.zeros(0, dtype=np.int64)
+        return cls(uniques[order].astype(object), offsets, codes.reshape(-1))
+
+    @classmethod
+    def _from_cells_python(cls, cells: Sequence[str], delimiter: str) -> Transactions:
+        """from_cells with one split of all the cells joined: the pieces of cell i are its delimiters + 1,
+        so the join keeps them apart."""
         pieces = np.fromiter((c.count(delimiter) + 1 for c in cells), dtype=np.int64, count=len(cells))
         flat = np.array(delimiter.join(cells).split(delimiter) if len(cells) else [], dtype=object)
         kept = flat != ""
