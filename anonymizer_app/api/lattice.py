@@ -143,9 +143,10 @@ class Keep(APIView):
         def handle(job):
             try:
                 levels = lattice_pages.checked_levels(job, s.validated_data["levels"])
+                kept = lattice_service.keep_node(job, ",".join(map(str, levels)))  # refused by name: a 400
             except engine.EngineError as exc:
                 return refused(str(exc))
-            new = queue(lattice_service.keep_node(job, ",".join(map(str, levels))))
+            new = queue(kept)
             return Response(JobSerializer(new).data, status=status.HTTP_201_CREATED)
         return _answer(request, job_id, handle)
 

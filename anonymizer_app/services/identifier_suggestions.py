@@ -5,7 +5,8 @@ The detection reads the stored table's first :data:`DETECTION_ROWS` rows (every 
 size) and is kept in the cache while the stored file is unchanged. At upload, its high-confidence
 suggestions are pre-selected as identifying, or as the person id for an id that repeats across records
 (:func:`preselect`); the pre-flight holds a run that would publish one of them as it is until the user confirms
-it (:func:`held`).
+it (:func:`held`). The columns a run confirmed are kept in its job's configuration (:func:`remember`), so a job
+made from it later (a kept lattice node) is held by the same rule, on its own snapshotted roles (:func:`check_job`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from ..engine import Role
+from ..engine import InputError, Role
 from ..engine.model import identifier_detection as idd
 from . import storage
 
@@ -69,3 +70,28 @@ def held(dataset, confirmed: Iterable[str] = (), path: Path | None = None) -> li
 def hold_message(s: idd.Suggestion) -> str:
     return idd.hold_message(s, f"tick \"Publish column {s.column} as is\" on the run form (API: "
                                f"{CONFIRM_FIELD}: [\"{s.column}\"]; CLI: --allow-identifier {s.column})")
+
+
+def remember(job, confirmed: Iterable[str]) -> None:
+    """Keep the columns the run form (or the API's ``publish_as_is``) confirmed in the job's configuration."""
+    names = sorted({str(c) for c in confirmed})
+    if names:
+        job.config = {**(job.config or {}), CONFIRM_FIELD: names}
+        job.save(update_fields=["config"])
+
+
+def held_by_job(job) -> list[idd.Suggestion]:
+    """The high-confidence identifiers the job's snapshotted roles would publish as they are, not confirmed when
+    the job was made (a population run anonymizes another table: none)."""
+    config = job.config or {}
+    if config.get("population") or not config.get("columns"):
+        return []
+    roles = {c["name"]: c["role"] for c in config["columns"]}
+    return idd.unconfirmed(for_dataset(job.dataset), roles, config.get(CONFIRM_FIELD) or ())
+
+
+def check_job(job, how_to_confirm: str) -> None:
+    """An InputError naming every column :func:`held_by_job` finds (the pre-flight of a job made from a job)."""
+    held = held_by_job(job)
+    if held:
+        raise InputError(" ".join(idd.hold_message(s, how_to_confirm.format(column=s.column)) for s in held))

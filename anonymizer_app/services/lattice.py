@@ -15,7 +15,7 @@ from .. import engine
 from ..engine.search import solution_lattice
 from ..engine.search.solution_lattice import build_lattice
 from ..models import Job, Result
-from . import job_support, results, runs, storage
+from . import identifier_suggestions, job_support, results, runs, storage
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,10 @@ def keep_node(job: Job, key: str) -> Job:
     (engine.algorithms.check_person_level), not on the worker."""
     if runs.has_person_id(job):
         engine.algorithms.check_person_level(engine.get_algorithm("full-domain"), True)
+    # the identifier pre-flight on the run's own roles: a column that looks like a direct identifier and that the
+    # run would publish as it is needs the confirmation the run was made with
+    identifier_suggestions.check_job(job, 'run the table again with "Publish column {column} as is" ticked on '
+                                          'the run form (API: publish_as_is), then keep a node of that run')
     options = {"levels": key}
     if (job.options or {}).get("suppressed_rows"):
         options["suppressed_rows"] = job.options["suppressed_rows"]

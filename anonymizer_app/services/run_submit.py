@@ -7,6 +7,7 @@ from django.db import transaction
 
 from ..engine import InputError
 from ..models import Dataset, Job
+from . import identifier_suggestions
 from . import jobs as job_service
 from . import setvalued as set_service
 
@@ -27,6 +28,7 @@ def create_from_form(form, set_form, ds: Dataset, populations) -> Job:
     if set_config is not None:
         job.config["set_column"] = set_config
         job.save(update_fields=["config"])
+    identifier_suggestions.remember(job, d.get("publish_as_is") or ())
     return job
 
 

@@ -87,6 +87,7 @@ def run(request, dataset_id: int):
                     job.config["set_column"] = set_config
                     job.save(update_fields=["config"])
                 pseudonyms.snapshot(job, bool(d.get("reidentification_table")))
+                identifier_suggestions.remember(job, d.get("publish_as_is") or ())
             except _Refused:
                 pass  # the pre-flight problems are on the form
             except InputError as exc:
