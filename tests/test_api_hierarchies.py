@@ -63,6 +63,27 @@ def test_upload_for_a_column_binds_it(user):
     assert (r.status_code, r.json()["detail"]) == (400, "column: no column 'nope' in 'small'")
 
 
+def test_binding_checks_the_distinct_values_without_loading_the_column(user, monkeypatch):
+    """The coverage check reads the column's distinct values, never the whole column as a frame; the warning
+    lists the uncovered values in the order they first appear in the file (counted here by hand)."""
+    from anonymizer_app.services import datasets
+
+    api = api_for(user)
+    ds = upload(api).json()
+
+    def no_frame(*args, **kwargs):
+        raise AssertionError("the binding loaded the column")
+
+    monkeypatch.setattr(datasets, "load_frame", no_frame)
+    r = post_file(api, b"13068;*\n", "part.csv", dataset=ds["id"], column="zip")
+    assert r.status_code == 201, r.content
+    # the small table's zip column: 13053, 13068, 13068, 13053, 14853, 14853, 14850, 14850
+    assert r.json()["warning"] == ("3 value(s) of column 'zip' are not covered by the hierarchy: a run will fail "
+                                   "until they are, e.g. '13053', '14853', '14850'")
+    full = post_file(api, ZIP_FILE, dataset=ds["id"], column="zip")
+    assert full.status_code == 201 and "warning" not in full.json()
+
+
 def test_build_with_a_builder(user):
     api = api_for(user)
     ds = upload(api).json()

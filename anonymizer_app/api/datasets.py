@@ -318,7 +318,7 @@ def _binding_problem(request, ds: Dataset, column: Column, hierarchy_id: int):
         owned_hierarchy(request, hierarchy_id)
     except Http404:
         return f"column {column.name!r}: no hierarchy {hierarchy_id} in your library"
-    values = dataset_service.load_frame(ds, [column.name])[column.name]
+    values = dataset_service.distinct_values(ds, column.name)  # coverage needs the distinct values only
     form = SelectHierarchyForm({"hierarchy": hierarchy_id}, user=request.user, values=values,
                                column_name=column.name, parse=parsed_hierarchy)
     if not form.is_valid():

@@ -139,7 +139,8 @@ class HierarchyList(APIView):
             ds, col = target
             col.hierarchy = h
             col.save(update_fields=["hierarchy"])
-            values = dataset_service.load_frame(ds, [col.name])[col.name]
+            # the column's distinct values (first-seen order, as the listed values were): not its million cells
+            values = dataset_service.distinct_values(ds, col.name)
             missing = parsed_hierarchy(h).missing_values(values)
             if missing:  # bound as on the column page, which warns: a run fails until they are covered
                 body = _detail(h)

@@ -1,5 +1,11 @@
 """Utility metrics of lattice nodes, computed on the frequency set exactly as metrics.py computes them
-for the final result (definitions.md): discernibility, generalization height, NCP, non-uniform entropy.
+for the final result (definitions.md): discernibility, generalization height, NCP, non-uniform entropy and
+ARX's Loss (MetricMDNMLoss with its defaults: gs-factor 0.5, geometric mean over the QIs).
+
+Attribute weights (``weights``, 0..1 per QI): the cell losses (height, NCP, entropy) sum each QI's loss times
+its weight, scaled so that equal weights give the unweighted figure; Loss takes the weighted geometric mean
+prod (1 + loss_j)^(w_j / sum w) - 1. (ARX multiplies each factor by its weight, which only rescales the
+product by a constant and leaves the optimum unchanged; with equal weights both are ARX's value.)
 
 A node's records in failing classes are the ones suppressed; they count N each in discernibility,
 1 per cell in height and NCP, and log2(N) - log2(count of the leaf) per cell in entropy.
@@ -20,16 +26,58 @@ import math
 
 import numpy as np
 
-from ..measure.metrics import ncp_by_label
+from ..errors import InputError
+from ..measure.metrics import arx_loss_aggregate, arx_loss_per_qi, ncp_by_label
 from ..model.hierarchy import Hierarchy
 from .lattice import Lattice, NodeClasses, NodeEvaluator
 
-METRIC_NAMES = ("discernibility", "height", "ncp", "entropy")
+METRIC_NAMES = ("discernibility", "height", "ncp", "entropy", "loss")
 # the key of each metric in Result.metrics (engine/measure/metrics.py)
 REPORT_KEYS = {"discernibility": "discernibility", "height": "generalization_height", "ncp": "ncp",
-               "entropy": "non_uniform_entropy"}
+               "entropy": "non_uniform_entropy", "loss": "loss"}
 METRIC_HELP = ("utility metric to minimise: discernibility (sum of |EC|^2 + suppressed x N), height "
-               "(mean level/height per cell), ncp (normalized certainty penalty) or entropy (non-uniform)")
+               "(mean level/height per cell), ncp (normalized certainty penalty), entropy (non-uniform) or "
+               "loss (ARX's Loss: geometric mean over the QIs of the share of the domain each cell covers)")
+WEIGHTED = ("height", "ncp", "entropy", "loss")  # the metrics that take attribute weights
+WEIGHTS_HELP = ("attribute weights, 'qi=w,qi=w' with w from 0 to 1 (QIs not named weigh 0.5, ARX's default); "
+                "the metric (height, ncp, entropy or loss) counts each QI's loss by its weight")
+DEFAULT_WEIGHT = 0.5
+
+
+def parse_weights(text: object, qi: list[str], metric: str) -> np.ndarray | None:
+    """The weights of ``qi`` from 'qi=w,qi=w' (None: no weights given, or all equal, which is the unweighted
+    metric). Raises InputError naming the QI or the value at fault."""
+    raw = "" if text is None else str(text).strip()
+    if not raw:
+        return None
+    if metric not in WEIGHTED:
+        raise InputError(f"weights apply to the metrics {', '.join(WEIGHTED)}; {metric} counts records, not "
+                         f"cells: choose another metric or leave the weights empty")
+    given: dict[str, float] = {}
+    for part in raw.split(","):
+        if not part.strip():
+            continue
+        name, eq, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name:
+            raise InputError(f"weights: {part.strip()!r} is not 'qi=w' (e.g. age=1,sex=0.2)")
+        if name not in qi:
+            raise InputError(f"weights: {name!r} is not a quasi-identifier (they are: {', '.join(qi)})")
+        if name in given:
+            raise InputError(f"weights: {name!r} is given twice")
+        try:
+            w = float(value)
+        except ValueError:
+            raise InputError(f"weights: the weight of {name!r} must be a number from 0 to 1, got {value!r}") from None
+        if not (0.0 <= w <= 1.0):  # also refuses nan
+            raise InputError(f"weights: the weight of {name!r} must be from 0 to 1, got {value}")
+        given[name] = w
+    weights = np.array([given.get(c, DEFAULT_WEIGHT) for c in qi], dtype=float)
+    if not weights.any():
+        raise InputError("weights: at least one quasi-identifier needs a weight above 0")
+    if np.all(weights == weights[0]):
+        return None  # equal weights: the unweighted metric, to the bit
+    return weights
 
 
 class NodeMetric:
@@ -78,15 +126,19 @@ class CellLoss(NodeMetric):
     """A loss that is a sum over cells of a value of the cell's label (height, NCP, entropy)."""
 
     def __init__(self, name: str, evaluator: NodeEvaluator, per_label: list[list[np.ndarray]],
-                 totals: list[np.ndarray], suppressed_cell: float, scale: float):
+                 totals: list[np.ndarray], suppressed_cell: float, scale: float, weights: np.ndarray | None = None):
         self.name = name
         self.evaluator = evaluator
         self.per_label = per_label  # [j][level][label] loss of one record's cell
         self.totals = totals  # [j][level]: sum over all records, nothing suppressed
         self.suppressed_cell = suppressed_cell
         self.scale = scale
+        # each QI's factor: its weight x q / sum of the weights (equal weights: 1 each, the unweighted sum)
+        self.factors = None if weights is None else weights * len(weights) / float(np.sum(weights))
 
     def value(self, node: NodeClasses) -> float:
+        if self.factors is not None:
+            return float(np.dot(self.factors, self.per_qi(node))) * self.scale
         total = 0.0
         for j, lv in enumerate(node.levels):
             total += self.totals[j][lv]
@@ -106,17 +158,66 @@ class CellLoss(NodeMetric):
             total += extra
         return total * self.scale
 
-    def level_bound(self, lattice: Lattice) -> np.ndarray:
-        grid = np.zeros(lattice.shape)
+    def per_qi(self, node: NodeClasses) -> np.ndarray:
+        """Each QI's sum over the records of its cell loss (a suppressed cell costs ``suppressed_cell``)."""
+        sums = np.array([float(self.totals[j][lv]) for j, lv in enumerate(node.levels)])
+        if node.outliers:
+            assert node.failing is not None  # outliers are counted from the failing classes
+            if node.kept is not None:  # persons counted: a class's suppressed records share its labels
+                gone = node.sizes - node.kept
+                which = np.flatnonzero(gone)
+                sizes = gone[which].astype(float)
+            else:
+                which = np.flatnonzero(node.failing)
+                sizes = node.sizes[which].astype(float)
+            for j, lv in enumerate(node.levels):
+                labels = self.evaluator.labels(node, j, which)
+                sums[j] += float(np.dot(sizes, self.suppressed_cell - self.per_label[j][lv][labels]))
+        return sums
+
+    def _grids(self, lattice: Lattice) -> list[np.ndarray]:
+        """Each QI's totals (nothing suppressed), shaped to broadcast over the lattice."""
+        grids = []
         for j, tot in enumerate(self.totals):
             shape = [1] * lattice.q
             shape[j] = len(tot)
-            grid = grid + np.asarray(tot, dtype=float).reshape(shape)
+            grids.append(np.asarray(tot, dtype=float).reshape(shape))
+        return grids
+
+    def level_bound(self, lattice: Lattice) -> np.ndarray:
+        grid = np.zeros(lattice.shape)
+        for j, g in enumerate(self._grids(lattice)):
+            grid = grid + (g if self.factors is None else g * self.factors[j])
         return grid * self.scale
 
 
+class ArxLoss(CellLoss):
+    """ARX's Loss (MetricMDNMLoss, gs-factor 0.5, geometric mean). A record's cell costs the share of the
+    hierarchy's leaves under its label (1/|leaves| at level 0), a suppressed cell 1; per QI the sum S over
+    the N records is normalized as (S - N/|leaves|) / (N - N/|leaves|) (0 when nothing is generalized, 1 when
+    everything is suppressed or at the root), and the QIs are aggregated by the geometric mean of 1 + loss,
+    minus 1. Every term only grows with generalization and suppression, so the loss with nothing suppressed
+    bounds a node and its generalizations (level_bound), as for the other cell losses."""
+
+    def __init__(self, evaluator: NodeEvaluator, per_label: list[list[np.ndarray]], totals: list[np.ndarray],
+                 n: int, domain: list[int], weights: np.ndarray | None):
+        super().__init__("loss", evaluator, per_label, totals, 1.0, 1.0)
+        self.factors = None  # the weights enter the geometric mean (arx_loss_aggregate), not the sums
+        self.weights = weights
+        self.n = int(n)
+        self.domain = np.asarray(domain, dtype=float)
+
+    def value(self, node: NodeClasses) -> float:
+        return float(arx_loss_aggregate(arx_loss_per_qi(self.per_qi(node), self.n, self.domain), self.weights))
+
+    def level_bound(self, lattice: Lattice) -> np.ndarray:
+        per_qi = [arx_loss_per_qi(g, self.n, self.domain[j]) for j, g in enumerate(self._grids(lattice))]
+        return np.asarray(arx_loss_aggregate(per_qi, self.weights, shape=lattice.shape))
+
+
 def make_metric(name: str, evaluator: NodeEvaluator, hierarchies: list[Hierarchy], numeric: list[bool],
-                n: int, k_min: int = 1) -> NodeMetric:
+                n: int, k_min: int = 1, weights: np.ndarray | None = None) -> NodeMetric:
+    """``weights``: one per QI (parse_weights), None for the unweighted metric."""
     if name == "discernibility":
         return Discernibility(n, k_min, persons=evaluator.judge is not None)
     counts = evaluator.counts
@@ -129,7 +230,9 @@ def make_metric(name: str, evaluator: NodeEvaluator, hierarchies: list[Hierarchy
         pl, tot = [], []
         for lv in range(h.level_count):
             label_of_leaf = h.maps[lv]
-            if name == "height":
+            if name == "loss":  # the share of the hierarchy's leaves under the label (ARX's domain share)
+                vals = h.leaf_counts(lv) / len(h.leaves)
+            elif name == "height":
                 vals = np.full(len(h.labels[lv]), (lv / h.height) if h.height else 0.0)
             elif name == "ncp":
                 vals = np.asarray(ncp_by_label(h, lv, present, numeric[j]), dtype=float)
@@ -150,8 +253,10 @@ def make_metric(name: str, evaluator: NodeEvaluator, hierarchies: list[Hierarchy
             tot.append(float(np.dot(leaf_count, vals[label_of_leaf])))
         per_label.append(pl)
         totals.append(np.array(tot))
+    if name == "loss":
+        return ArxLoss(evaluator, per_label, totals, n, [len(h.leaves) for h in hierarchies], weights)
     if name == "entropy":
         # a suppressed cell costs log2 N - log2 count(leaf): relative to a kept cell, log2 N - log2 count(label)
-        return CellLoss(name, evaluator, per_label, totals, math.log2(n) if n else 0.0, 1.0)
+        return CellLoss(name, evaluator, per_label, totals, math.log2(n) if n else 0.0, 1.0, weights)
     cells = n * q
-    return CellLoss(name, evaluator, per_label, totals, 1.0, 1.0 / cells if cells else 0.0)
+    return CellLoss(name, evaluator, per_label, totals, 1.0, 1.0 / cells if cells else 0.0, weights)

@@ -31,9 +31,10 @@ from ..algorithms.base import FullDomainRecoding, Problem
 from ..errors import UnsatisfiableError
 from ..privacy import KAnonymity, Parameter
 from .lattice import ANONYMOUS, NOT_ANONYMOUS, PRUNED, UNKNOWN, Lattice, NodeEvaluator, equivalence_classes
-from .lattice_metrics import METRIC_HELP, METRIC_NAMES, REPORT_KEYS, make_metric
+from .lattice_metrics import METRIC_HELP, METRIC_NAMES, REPORT_KEYS, WEIGHTS_HELP, make_metric, parse_weights
 
 METRIC = Parameter("metric", str, "ncp", METRIC_HELP, choices=METRIC_NAMES)
+WEIGHTS = Parameter("weights", str, "", WEIGHTS_HELP, label="Attribute weights")
 KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the lattice (levels, tag, metric) in "
                          "the report's search section, for the lattice view", choices=("no", "yes"),
                          label="Keep every lattice node (for the lattice view)")
@@ -66,8 +67,10 @@ class LatticeSearch:
         self.metric_name = metric or problem.options.get("metric") or str(METRIC.default)
         self.k_min = max((int(getattr(m, "k", 1)) for m in problem.models), default=1)
         numeric = [problem.table.is_numeric(c) for c in problem.table.qi]
+        # attribute weights (None: unweighted), refused with a message naming the QI or value at fault
+        self.weights = parse_weights(problem.options.get("weights"), list(problem.table.qi), self.metric_name)
         self.metric = make_metric(self.metric_name, self.evaluator, problem.hierarchies, numeric,
-                                  problem.records, self.k_min)
+                                  problem.records, self.k_min, self.weights)
         self.budget = problem.budget
         self.monotonic = problem.monotonic  # see privacy.py: some models only without suppression
         self.tagging = tagging and self.monotonic
@@ -291,6 +294,7 @@ class LatticeSearch:
             "metric": self.metric_name,
             "metric_key": REPORT_KEYS[self.metric_name],
             "optimum_levels": dict(zip(p.table.qi, levels)),
+            **({} if self.weights is None else {"weights": dict(zip(p.table.qi, self.weights.tolist()))}),
             "optimum_value": _plain(self.values[tuple(levels)]),
             "nodes_checked": int(self.checks),
             "lattice_size": int(self.lattice.size),
