@@ -5,10 +5,14 @@ NCP is labelled with what it is measured against: Apriori's against the item hie
 item covering u of its L leaves costs u/L), dynamic hierarchies' against the groups built from the data (a
 group of u of the data's items costs u/|I|), which only merge the items that break k^m; the two are not
 put side by side as comparable. "Item occurrences changed" is the figure that reads the same for both.
+Every figure's label and number format come from the figure catalogue (engine/measure/figure_catalogue.py), as
+the relational figures' do, so the result page's cards, its "What the figures mean" table and the release report
+read the same.
 """
 
 from __future__ import annotations
 
+from ..engine.measure.figure_catalogue import FIGURES, format_figure
 from .explain import FAIR, GOOD, POOR, Reading
 
 
@@ -17,13 +21,17 @@ def _band(value: float, good: float, fair: float) -> str:
 
 
 def _pct(share: float) -> str:
-    return f"{share * 100:.3g}%"
+    return format_figure("changed_occurrences", share)
+
+
+def ncp_key(algorithm: str) -> str:
+    """The catalogue's figure for a run's NCP: Apriori's against the item hierarchy, any other's against the groups
+    it built (two figures: their values are not comparable)."""
+    return "ncp_item_hierarchy" if algorithm == "apriori" else "ncp_groups_built"
 
 
 def ncp_label(algorithm: str) -> str:
-    if algorithm == "apriori":
-        return "NCP against the item hierarchy"
-    return "NCP of the groups built (dynamic hierarchies)"
+    return FIGURES[ncp_key(algorithm)].label
 
 
 def figures(report: dict, k: int, hierarchy_name: str = "") -> list[dict]:
@@ -34,16 +42,18 @@ def figures(report: dict, k: int, hierarchy_name: str = "") -> list[dict]:
     occurrences = int(report.get("item_occurrences", 0))
     rows = []
 
-    def add(key: str, label: str, value: str, reading: Reading) -> None:
-        rows.append({"key": key, "label": label, "value": value, "reading": reading.text, "cue": reading.cue,
-                     "cue_label": reading.cue_label})
+    def add(key: str, figure: str, value, reading: Reading) -> None:
+        """A row of figure ``figure`` of the catalogue: its label, its value as the catalogue formats it."""
+        rows.append({"key": key, "label": FIGURES[figure].label, "value": format_figure(figure, value),
+                     "reading": reading.text, "cue": reading.cue, "cue_label": reading.cue_label})
 
     km = metrics.get("km_smallest_support")
     if km is None:
-        add("km", "k^m reached", "—", Reading(f"No published record holds an itemset of at most {m} items: nothing "
-                                             f"an adversary knows can single a record out.", GOOD))
+        add("km", "km_smallest_support", None, Reading(
+            f"No published record holds an itemset of at most {m} items: nothing an adversary knows can single a "
+            f"record out.", GOOD))
     else:
-        add("km", "k^m reached", f"{km:,}", Reading(
+        add("km", "km_smallest_support", km, Reading(
             f"Every set of at most {m} items an adversary may know of a person occurs in at least {km:,} published "
             f"records (k asked: {k}); knowing those items never narrows a person down to fewer.",
             GOOD if km >= k else POOR))
@@ -65,11 +75,11 @@ def figures(report: dict, k: int, hierarchy_name: str = "") -> list[dict]:
     # dynamic groups are tiny beside the data's items, so their NCP stays near 0 however many items changed:
     # no good/poor cue on it (the item occurrences changed say how much was touched)
     cue = _band(ncp, 0.2, 0.5) if report.get("algorithm") == "apriori" else None
-    add("ncp", ncp_label(str(report.get("algorithm", ""))), f"{ncp:.4f}", Reading(text, cue))
+    add("ncp", ncp_key(str(report.get("algorithm", ""))), ncp, Reading(text, cue))
 
     changed = metrics.get("changed_occurrences")
     if changed is not None:
-        add("changed", "Item occurrences changed", _pct(float(changed)), Reading(
+        add("changed", "changed_occurrences", float(changed), Reading(
             f"{_pct(float(changed))} of the {occurrences:,} item occurrences (an item in a record) were published "
             f"as a group or a more general item, or suppressed; the rest are exact. The same measure whatever "
             f"built the groups, so runs of either algorithm compare on it; lower keeps more detail."))
@@ -77,23 +87,35 @@ def figures(report: dict, k: int, hierarchy_name: str = "") -> list[dict]:
     error = float(metrics.get("support_error", 0.0))
     n_sets = int(metrics.get("support_error_itemsets", 0))
     size = min(int(m or 1), 2)
-    add("support-error", "Itemset-support error", f"{error:.4f}", Reading(
+    add("support-error", "support_error", error, Reading(
         f"What frequent-pattern mining on the release gets wrong: for the {n_sets:,} most frequent itemsets of 1 to "
         f"{size} items of the original, the support an analyst would estimate from the release (a group of u items "
         f"counted as 1/u per record, as if its items were equally frequent; an itemset with a suppressed item as 0) "
         f"against its true support, as mean |estimate − true| / true. Here the estimates are off by "
-        f"{_pct(error)} on average. 0 = every support exact; 1 = off by the whole support (as when the itemsets "
-        f"vanish); it can exceed 1. Below 0.1 mining the release finds about the original's patterns; above 0.5 "
+        f"{_pct(error)} of the true support on average{_error_meaning(error)}. 0 = every support exact; 1 = off "
+        f"by the whole support (as when the itemsets vanish); it can exceed 1. Below 0.1 mining the release finds about the original's patterns; above 0.5 "
         f"it is poor. The chart below sets the top itemsets' true and estimated supports side by side.",
         _band(error, 0.1, 0.5)))
 
     generalized = int(metrics.get("generalized_items", 0))
     groups = len(report.get("generalization_rules") or {})
-    add("generalized", "Generalized items", f"{generalized:,}", Reading(
+    add("generalized", "generalized_items", generalized, Reading(
         f"{generalized:,} of the data's {items:,} distinct items are published inside {groups:,} "
         f"group{'' if groups == 1 else 's'} (see the rules); every other item is published as it is."))
     suppressed = len(report.get("suppressed_items") or [])
-    add("suppressed", "Suppressed items", f"{suppressed:,}", Reading(
+    add("suppressed", "suppressed_items", suppressed, Reading(
         f"{suppressed:,} distinct item{'' if suppressed == 1 else 's'} left out of every record (an item that would "
         f"only pass k^m at the hierarchy's root)." if suppressed else "No item was left out of the records."))
     return rows
+
+
+def _error_meaning(error: float) -> str:
+    """What an itemset-support error this large means for someone mining the release."""
+    if error >= 0.9:
+        return (": the original's most frequent itemsets are nearly gone from the release, as when their items are "
+                "merged into groups or suppressed, so mining it finds other patterns")
+    if error > 0.5:
+        return ": most of the original's frequent patterns are blurred beyond use"
+    if error > 0.1:
+        return ": the frequent patterns are there, their supports only roughly"
+    return ""

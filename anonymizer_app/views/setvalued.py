@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.throttling import throttle
 
 from ..engine import EngineError, InputError
+from ..engine.measure.figure_catalogue import FIGURES, format_figure
 from ..engine.run.gate import ITEMS, RECORD_ID
 from ..engine.setvalued import SET_ALGORITHMS
 from ..models import Dataset, Job
@@ -337,6 +338,12 @@ def _hierarchy_shown(rows: list) -> tuple[list, int]:
     return merged[:HIERARCHY_ROWS_SHOWN], len(merged)
 
 
+def _card(figure: str, value, card_id: str, reading: str, label: str = "") -> dict:
+    """A card of the set-valued result: the catalogue's label and value text, the id of its reading's row."""
+    return {"label": label or FIGURES[figure].label, "value": format_figure(figure, value), "id": card_id,
+            "reading": f"figure-{reading}"}
+
+
 def result_page(request, job: Job, res):
     """The result page of a transaction dataset's k^m run: its size bounded whatever the data (records
     paged, every list of items capped, the charts of at most 15 itemsets)."""
@@ -361,16 +368,17 @@ def result_page(request, job: Job, res):
     cards = [
         {"label": "k", "value": job.k, "id": "card-k"},
         {"label": "m", "value": report.get("m"), "id": "card-m"},
-        {"label": "k^m reached (smallest support of a published itemset of ≤ m items)",
-         "value": "—" if km is None else km, "id": "card-km"},
-        {"label": setvalued_explain.ncp_label(str(report.get("algorithm", ""))),
-         "value": f"{metrics.get('ncp', 0):.4f}", "id": "card-ncp"},
-        *([{"label": "Item occurrences changed", "value": f"{metrics['changed_occurrences'] * 100:.3g}%",
-            "id": "card-changed"}] if metrics.get("changed_occurrences") is not None else []),
-        {"label": f"Itemset-support error ({metrics.get('support_error_itemsets', 0)} top itemsets)",
-         "value": f"{metrics.get('support_error', 0):.4f}", "id": "card-support-error"},
-        {"label": "Generalized items", "value": metrics.get("generalized_items", 0), "id": "card-generalized"},
-        {"label": "Suppressed items", "value": len(suppressed), "id": "card-suppressed"},
+        # the figures' labels and values as the figure catalogue reads them; each card links to its reading in
+        # "What the figures mean" (services/setvalued_explain.py)
+        _card("km_smallest_support", km, "card-km", "km",
+              label=f"{FIGURES['km_smallest_support'].label} (smallest support of a published itemset of ≤ m items)"),
+        _card(setvalued_explain.ncp_key(str(report.get("algorithm", ""))), metrics.get("ncp", 0), "card-ncp", "ncp"),
+        *([_card("changed_occurrences", metrics["changed_occurrences"], "card-changed", "changed")]
+          if metrics.get("changed_occurrences") is not None else []),
+        _card("support_error", metrics.get("support_error", 0), "card-support-error", "support-error",
+              label=f"{FIGURES['support_error'].label} ({metrics.get('support_error_itemsets', 0)} top itemsets)"),
+        _card("generalized_items", metrics.get("generalized_items", 0), "card-generalized", "generalized"),
+        _card("suppressed_items", len(suppressed), "card-suppressed", "suppressed"),
     ]
     return render(request, "anonymizer/result_items.html", {
         "job": job, "dataset": job.dataset, "report": report, "cards": cards,

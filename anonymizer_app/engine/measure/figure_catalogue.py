@@ -149,8 +149,25 @@ _ALL = [
     _f("sampling_beta", "Sampling probability β", "parameter",
        "SafePub: the probability each record is drawn into the sample, derived from ε and δ"),
     _f("emd", "Earth mover's distance", "ratio", "distance between an EC's sensitive values and the table's"),
+    # set-valued (k^m) results: services/setvalued_explain.py reads each in words on the result page and in its
+    # release report. The two NCPs are separate figures: Apriori's is measured against a whole item hierarchy,
+    # dynamic hierarchies' against the few small groups they build, so their values are not comparable
+    _f("km_smallest_support", "k^m reached", "count",
+       "the smallest number of published records holding a set of at most m items that occurs in the release"),
+    _f("ncp_item_hierarchy", "NCP against the item hierarchy", "ratio",
+       "a published item covering u of the hierarchy's L items costs u/L, a suppressed item 1; mean over the item "
+       "occurrences"),
+    _f("ncp_groups_built", "NCP of the groups built (dynamic hierarchies)", "ratio",
+       "a group of u of the data's |I| items costs u/|I|, a suppressed item 1; mean over the item occurrences; not "
+       "comparable with an NCP against an item hierarchy"),
+    _f("changed_occurrences", "Item occurrences changed", "share",
+       "item occurrences (an item in a record) published as a group or a more general item, or suppressed / all "
+       "item occurrences; the same measure for every algorithm"),
     _f("support_error", "Itemset-support error", "ratio",
-       "mean relative error of the top itemsets' supports after anonymization"),
+       "mean over the original's most frequent itemsets of |support estimated from the release - true support| / "
+       "true support (a group of u items counts 1/u per record): 0 = exact, 1 = the itemsets vanish, can exceed 1"),
+    _f("generalized_items", "Generalized items", "count", "distinct items published inside a group"),
+    _f("suppressed_items", "Suppressed items", "count", "distinct items left out of every record"),
 ]
 
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
