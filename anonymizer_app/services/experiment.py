@@ -10,6 +10,7 @@ import json
 from .. import engine
 from ..engine import InputError, Role
 from ..engine.measure import experiments
+from ..engine.model.persons import Persons
 from ..engine.run import stages
 from ..models import Dataset, Job
 from ..plotly_text import plotly_escape
@@ -20,7 +21,10 @@ EXPERIMENT = "homogeneity-experiment"  # Job.algorithm of an experiment (kept fo
 EXPERIMENT_MAX_ROWS = 1_000_000
 EXPERIMENT_FIELDS = ["table", "rows", "k", "algorithm", "equivalence_classes", "homogeneous_classes",
                      "homogeneous_records", "homogeneous_share", "k_reached", "suppressed", "transformation",
-                     "seconds"]
+                     "seconds",
+                     # with a person id the runs count persons: k_reached is then in persons (k_reached_records
+                     # beside it) and homogeneous_persons the distinct persons with a record in a homogeneous class
+                     "counted", "persons", "homogeneous_persons", "k_reached_records"]
 
 
 def parse_size_list(text: str) -> list[int]:
@@ -72,12 +76,26 @@ def create_experiment(dataset: Dataset, sizes, seed: int, include_dataset: bool,
         big = [k for k in ks if k > dataset.n_rows]
         if big:
             raise InputError(f"k={big[0]} is larger than the dataset's {dataset.n_rows} records")
+        _check_persons(dataset, ks, algorithm)
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.EXPERIMENT, algorithm=EXPERIMENT,
                               k=min(ks), suppression_limit=suppression_limit,
                               sensitive=sensitive if include_dataset else "",
                               options={"sizes": sizes, "seed": int(seed), "include_dataset": bool(include_dataset),
                                        "k": ks, "algorithm": algorithm},
                               config=datasets.dataset_config(dataset))
+
+
+def _check_persons(dataset: Dataset, ks: list[int], algorithm: str) -> None:
+    """With a person id the dataset's runs count persons (against the adversary who knows one class, as a run's
+    default): an algorithm that counts records is refused by name, and k above the persons is named now."""
+    person = dataset.columns.filter(role=Role.PERSON.value).first()
+    if person is None:
+        return
+    engine.algorithms.check_person_level(engine.get_algorithm(algorithm), True)
+    count = Persons.of(datasets.load_frame(dataset, columns=[person.name])[person.name], person.name).count
+    big = [k for k in ks if k > count]
+    if big:
+        raise InputError(f"k={big[0]} is larger than the dataset's {count:,} persons (person id {person.name!r})")
 
 
 def experiment_tables(job: Job):

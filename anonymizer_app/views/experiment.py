@@ -65,7 +65,22 @@ def experiment_rows(rows: list[dict]) -> list[dict]:
              "homogeneous": f"{r['homogeneous_classes']:,}", "records": f"{r['homogeneous_records']:,}",
              "share": f"{r['homogeneous_share'] * 100:.1f}%", "k_reached": f"{r['k_reached']:,}",
              "suppressed": f"{r['suppressed']:,}", "transformation": r.get("transformation", ""),
-             "seconds": format_duration(r["seconds"])} for r in rows]
+             "seconds": format_duration(r["seconds"]),
+             # a table with a person id: the run counted persons (k reached in persons, the records' beside it)
+             "persons": r.get("counted") == "persons",
+             "homogeneous_persons": f"{r.get('homogeneous_persons', 0):,}",
+             "k_reached_records": f"{r.get('k_reached_records', 0):,}"} for r in rows]
+
+
+def person_note(rows: list[dict]) -> str:
+    """What the table counts when a table of the experiment has a person id."""
+    ids = sorted({r["person_id"] for r in rows if r.get("counted") == "persons" and r.get("person_id")})
+    if not ids:
+        return ""
+    return (f"With the person id {', '.join(ids)} the runs count persons, not records, against the adversary who "
+            f"knows one class of a person (a run's default): every class holds k distinct persons. On those rows "
+            f"k reached is in persons (records in the smallest class in brackets), and the persons in homogeneous "
+            f"ECs are the distinct persons with a record in one; a person may have records in several classes.")
 
 
 @login_required
@@ -83,6 +98,7 @@ def experiment_result(request, job_id):
         return response
     return render(request, "anonymizer/experiment_result.html", {
         "job": j, "dataset": j.dataset, "rows": experiment_rows(rows), "tables": _experiment_tables(j),
+        "person_note": person_note(rows),
         "algorithm": algorithm_label(j.options.get("algorithm", "")),
         "ks": ", ".join(map(str, j.options.get("k", []))), "seed": j.options.get("seed", 0),
         "suppression_percent": f"{j.suppression_limit * 100:g}", "duration": format_duration(j.duration),

@@ -23,6 +23,7 @@ import pandas as pd
 from ..errors import InputError
 from ..model.formats import read_hierarchy
 from ..model.hierarchy import Hierarchy
+from ..model.persons import Persons
 from ..model.table import Role, Table
 from ..run.stages import anonymize
 
@@ -109,5 +110,27 @@ def homogeneity_vs_k(
             "suppressed": int(m["suppressed"]),
             "transformation": ",".join(f"{c}={v}" for c, v in (r.transformation or {}).items()),
             "seconds": round(time.perf_counter() - started, 4),
+            "counted": "records",
         })
+        if table.person is not None:  # the run counted persons: k reached and the homogeneous share per person
+            rows[-1].update(_person_figures(table, sensitive, np.asarray(r.class_of_row)))
     return rows
+
+
+def _person_figures(table: Table, sensitive: str, class_of_row: np.ndarray) -> dict:
+    """With a person id (the run counts persons against the adversary who knows one class, the default): the
+    smallest number of distinct persons in a published class (k reached, per person) and the distinct persons
+    with a record in a homogeneous class (one sensitive value among the class's records)."""
+    column = table.person
+    assert column is not None
+    persons = Persons.of(table.frame[column], column)
+    published = class_of_row >= 0
+    frame = pd.DataFrame({"c": class_of_row[published], "p": persons.codes[published],
+                          "s": table.frame[sensitive].astype(str).to_numpy()[published]})
+    groups = frame.groupby("c")
+    per_class, records, values = groups["p"].nunique(), groups.size(), groups["s"].nunique()
+    homogeneous = values[values == 1].index
+    return {"counted": "persons", "person_id": column, "persons": int(persons.count),
+            "k_reached": int(per_class.min()) if len(per_class) else 0,
+            "k_reached_records": int(records.min()) if len(records) else 0,
+            "homogeneous_persons": int(frame.loc[frame["c"].isin(homogeneous), "p"].nunique())}
