@@ -18,6 +18,7 @@ from accounts.throttling import throttle
 
 from ..engine import ALGORITHMS, InputError, Role
 from ..engine.algorithms import supporting
+from ..engine.model.persons import ADVERSARIES
 from ..forms import RunForm, default_sensitive
 from ..models import Dataset, Job
 from ..services import identifier_suggestions, preflight, pseudonyms, rerun, run_submit
@@ -211,6 +212,9 @@ def job(request, job_id):
     # job.k is only the smallest, so "k = 2" would misstate what was asked (issue 29)
     k_values = (", ".join(str(k) for k in options.get("k", [])) if j.kind != Job.RUN else "") or str(j.k)
     algorithm = job_label(j)
+    # the person id of the job's snapshotted roles: every model of the job counts persons, against its adversary
+    person = next((c["name"] for c in columns if c["role"] == Role.PERSON.value), None)
+    treated = {r["column"]: r["description"] for r in identifier_rows}
     if j.kind == Job.COMPARISON and options.get("algorithms"):
         algorithm = f"{algorithm} of {', '.join(algorithm_label(a) for a in options['algorithms'])}"
     elif j.kind == Job.EXPERIMENT and options.get("algorithm"):
@@ -226,6 +230,10 @@ def job(request, job_id):
         "identifying": [c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value
                         and c["name"] not in {r["column"] for r in identifier_rows}],
         "identifier_rows": identifier_rows,
+        "person": None if person is None else {
+            "column": person, "adversary": j.person_adversary,
+            "adversary_text": ADVERSARIES.get(j.person_adversary, ""),
+            "published": treated.get(person, "")},  # "" : removed
         "progress_percent": round(j.progress * 100, 1),
         "model_rows": rerun.model_rows(j.models, (j.config.get("population") or {}).get("name")),
         "option_rows": [{"name": plain_label(key), "value": value} for key, value in options.items()
