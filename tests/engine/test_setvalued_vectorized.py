@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from anonymizer_app.engine.errors import VerificationError
-from anonymizer_app.engine.setvalued import itemsets, measures
+from anonymizer_app.engine.setvalued import generalizers, itemsets, measures
 from anonymizer_app.engine.setvalued.anonymize import publish, publish_sets, verify
 from anonymizer_app.engine.setvalued.apriori import SetRecoding
 from anonymizer_app.engine.setvalued.transactions import Transactions
@@ -196,3 +196,25 @@ def test_top_itemsets_and_changed_occurrences_match_plain_python(seed):
     occurrences = [(x, int(recoding.node_of_item[code_of[x]])) for rec in records for x in dict.fromkeys(rec)]
     changed = [n < 0 or recoding.labels[n] != x for x, n in occurrences]
     assert measures.changed_occurrences(tx, recoding.node_of_item, recoding.labels) == sum(changed) / len(changed)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_untouched_rows_skip_only_what_the_plain_loop_skips(seed, monkeypatch):
+    monkeypatch.setattr(generalizers, "ROW_BLOCK", 3)
+    rng = random.Random(5000 + seed)
+    violating = np.array([sorted(rng.sample(range(15), 2)) for _ in range(rng.randint(0, 40))], dtype=np.int64)
+    violating = violating.reshape(-1, 2)
+    adds = [rng.sample(range(20), rng.randint(0, 2)) for _ in range(len(violating))]
+
+    def fixed(rows) -> list[list[int]]:  # the rows a fix() loop acts on; each acted-on row touches more items
+        touched: set[int] = set()
+        acted = []
+        for row in rows(touched):
+            if not touched.isdisjoint(row):
+                continue
+            acted.append(row)
+            touched.update(row + adds[len(acted) - 1])
+        return acted
+
+    assert fixed(lambda touched: generalizers.untouched_rows(violating, touched)) == \
+        fixed(lambda touched: violating.tolist())

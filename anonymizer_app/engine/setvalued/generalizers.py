@@ -10,6 +10,7 @@ counted over item occurrences (records as sets).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -19,6 +20,20 @@ from .apriori import SetRecoding
 from .transactions import Transactions
 
 MAX_LISTED = 8
+ROW_BLOCK = 4096  # violating itemsets screened at once against the items already touched in a round
+
+
+def untouched_rows(violating: np.ndarray, touched: set[int]) -> Iterator[list[int]]:
+    """The rows of ``violating`` in order as lists of ints, less those holding an item of ``touched``
+    when their block of rows is reached. ``touched`` only grows while the caller adds rules, so a row
+    left out here would have been skipped by the caller's own check; the caller still checks the rows
+    given. A round can hold millions of violating itemsets, nearly all of them skipped: numpy skips them."""
+    mask = np.zeros(int(violating.max(initial=-1)) + 1, dtype=bool)
+    for start in range(0, len(violating), ROW_BLOCK):
+        ids = np.fromiter(touched, dtype=np.int64, count=len(touched))
+        mask[ids[ids < len(mask)]] = True
+        block = violating[start:start + ROW_BLOCK]
+        yield from block[~mask[block].any(axis=1)].tolist()
 
 
 def _record_counts(tx: Transactions) -> np.ndarray:
@@ -82,8 +97,8 @@ class HierarchyCut:
     def fix(self, violating: np.ndarray, support: np.ndarray, node_support: np.ndarray, k: int) -> bool:
         touched: set[int] = set()
         applied = False
-        for row in violating.tolist():  # Python ints at once: hundreds of thousands of rows in a round
-            if not touched.isdisjoint(row):  # most rows: a rule of this round changed one of its items
+        for row in untouched_rows(violating, touched):
+            if not touched.isdisjoint(row):  # a rule of this round changed one of its items
                 continue
             nodes = sorted(set(row))
             node_of_leaf = self._node_of_leaf()
@@ -195,7 +210,7 @@ class DynamicGroups:
         applied = False
         live = list(self.members)
         by_support = [] if self.numeric else [live[i] for i in np.lexsort((np.array(live), node_support[live]))]
-        for row in violating.tolist():
+        for row in untouched_rows(violating, touched):
             if not touched.isdisjoint(row):
                 continue
             groups = sorted(set(row))
