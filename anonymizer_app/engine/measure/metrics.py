@@ -260,11 +260,12 @@ def loss_figures(
 
 
 def attribute_figures(qi: list[str], hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray,
-                      levels: list[int], suppressed: np.ndarray) -> list[dict]:
+                      levels: list[int], suppressed: np.ndarray, weights: np.ndarray | None = None) -> list[dict]:
     """Per QI of a full-domain transformation (one row each, in QI order): its level, ARX's Loss, NCP and
     height (the QI's mean cell loss, suppressed cells 1), the share of the records published as '*' by
-    generalization and the share suppressed (loss_figures' per_qi)."""
-    per = loss_figures(hierarchies, numeric, codes, levels, suppressed, per_qi=True)["per_qi"]
+    generalization and the share suppressed (loss_figures' per_qi). ``weights``: the records each row of
+    ``codes`` stands for (a cluster run's weighted rows)."""
+    per = loss_figures(hierarchies, numeric, codes, levels, suppressed, weights=weights, per_qi=True)["per_qi"]
     return [{"qi": q, "level": int(levels[j]), "loss": per["loss"][j], "ncp": per["ncp"][j],
              "generalization_height": per["generalization_height"][j], "star_share": per["star_share"][j],
              "suppressed_share": per["suppressed_share"][j]} for j, q in enumerate(qi)]

@@ -398,6 +398,9 @@ def weighted_report(f: WeightedFigures) -> Report:
         suppressed_published=pub.suppressed, suppressed_removed=records - pub.records,
         value_counts={c: {"before": counted_values(*f.scanned.values[c], records),
                           "after": counted_values(*pub.values[c], pub.records)} for c in cols.qi})
+    if not cells:  # per QI of a full-domain transformation, as build_report gives them (over the weighted rows)
+        report["attributes"] = attribute_figures(cols.qi, cols.hierarchies, cols.numeric, rows.qi_codes, levels,
+                                                 res.suppressed, weights=rows.weights)
     return Report.of(report)
 
 
