@@ -4,7 +4,9 @@ named in the summary, and the run refused while one of high confidence would be 
 A column the detection finds with high confidence (a name, a patient id, e-mails, ...) that the command
 line leaves insensitive or names --sensitive is published as it is: the run is refused naming the column
 and the reason, unless --identifier COL (removed), --person-id COL (removed, and every model counts persons),
---qi COL, or --allow-identifier COL (published as is, confirmed) says what to do with it. The detection looks at the first :data:`DETECTION_ROWS` rows.
+--qi COL, or --allow-identifier COL (published as is, confirmed) says what to do with it. The detection looks
+at every row of an in-memory run; a streamed run (out of core, a Dask cluster) is checked on its first block or
+its first :data:`DETECTION_ROWS` rows (docs/definitions.md "Identifier detection" says what that can miss).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pandas as pd
 from anonymizer_app.engine import Role
 from anonymizer_app.engine.model import identifier_detection as idd
 
-DETECTION_ROWS = 200_000  # as the web app's (services/identifier_suggestions.py)
+DETECTION_ROWS = 200_000  # the rows a Dask cluster run is checked on (its table is not loaded in memory)
 
 
 def add_arguments(parser) -> None:
@@ -26,13 +28,14 @@ def add_arguments(parser) -> None:
 
 
 def check(opts: dict, frame: pd.DataFrame, roles: Mapping[str, Role], error) -> idd.Detection:
-    """The detection on the table's first rows; raises ``error(message)`` naming every high-confidence
-    identifier left to be published as it is without --allow-identifier."""
+    """The detection on ``frame`` (every row of an in-memory run, the first rows of a streamed one); raises
+    ``error(message)`` naming every high-confidence identifier left to be published as it is without
+    --allow-identifier."""
     columns = {str(c) for c in frame.columns}
     for col in opts.get("allow_identifier") or ():
         if col not in columns:
             raise error(f"--allow-identifier {col}: unknown column; the table has: {', '.join(map(str, frame.columns))}")
-    detection = idd.detect_identifiers(frame.head(DETECTION_ROWS))
+    detection = idd.detect_identifiers(frame)
     named = {c: (r.value if isinstance(r, Role) else str(r)) for c, r in roles.items()}
     held = idd.unconfirmed(detection, named, opts.get("allow_identifier") or ())
     if held:

@@ -1,8 +1,9 @@
 """A dataset's identifier suggestions (engine/model/identifier_detection/, docs/definitions.md "Identifier
 detection") for the columns page, the risk page, the API and the run's pre-flight.
 
-The detection reads the stored table's first :data:`DETECTION_ROWS` rows (every row of a table up to that
-size) and is kept in the cache while the stored file is unchanged. At upload, its high-confidence
+The detection reads the value shapes on the stored table's first :data:`DETECTION_ROWS` rows and counts the
+uniqueness (distinct values, separation, records per value) over every row of the table, column by column
+(:func:`whole_table_counts`); it is kept in the cache while the stored file is unchanged. At upload, its high-confidence
 suggestions are pre-selected as identifying, or as the person id for an id that repeats across records
 (:func:`preselect`); the pre-flight holds a run that would publish one of them as it is until the user confirms
 it (:func:`held`). The columns a run confirmed are kept in its job's configuration (:func:`remember`), so a job
@@ -14,13 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from django.core.cache import cache
 
 from ..engine import InputError, Role
 from ..engine.model import identifier_detection as idd
 from . import storage
 
-DETECTION_ROWS = 200_000  # rows read for the detection (uniqueness is counted over these)
+DETECTION_ROWS = 200_000  # rows read for the value shapes (uniqueness is counted over every row)
 CACHE_SECONDS = 24 * 3600
 # the run form's field (and the API's ``fields`` key) naming the columns confirmed to be published as they are
 CONFIRM_FIELD = "publish_as_is"
@@ -35,9 +39,29 @@ def detect_file(path: Path) -> idd.Detection:
     if isinstance(cached, idd.Detection):
         return cached
     frame = storage.read_rows(path, 0, DETECTION_ROWS)
-    detection = idd.detect_identifiers(frame)
+    rows = pq.ParquetFile(path).metadata.num_rows
+    # a longer table: its uniqueness counted over every row, not over the first rows (a patient id whose first
+    # rows are all distinct repeats further down)
+    counted = whole_table_counts(path) if rows > len(frame) else None
+    detection = idd.detect_identifiers(frame, counted=counted)
     cache.set(key, detection, CACHE_SECONDS)
     return detection
+
+
+def whole_table_counts(path: Path) -> dict[str, idd.Uniqueness]:
+    """Each column's uniqueness over every row of a stored table, one column in memory at a time: a value is its
+    text with surrounding blanks stripped, missing and blank cells are not values (as the detection's own count)."""
+    pf = pq.ParquetFile(path)
+    out: dict[str, idd.Uniqueness] = {}
+    for name in pf.schema_arrow.names:
+        column = pf.read(columns=[name]).column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(pa.string())
+        text = pc.utf8_trim_whitespace(column.cast(pa.string()))
+        text = text.filter(pc.and_(pc.is_valid(text), pc.not_equal(text, "")))
+        counts = pc.value_counts(text).field("counts").to_numpy(zero_copy_only=False)
+        out[name] = idd.uniqueness_of_counts(counts)
+    return out
 
 
 def for_dataset(dataset, path: Path | None = None) -> idd.Detection:

@@ -42,7 +42,7 @@ from .check_digits import (
     luhn_valid,
     nir_valid,
 )
-from .detect import detect_column, detect_identifiers
+from .detect import Uniqueness, detect_column, detect_identifiers, uniqueness_of_counts
 from .findings import (
     HIGH,
     HIGH_SCORE,
@@ -75,7 +75,7 @@ __all__ = [
     "HELD_ROLES", "HIGH", "HIGH_SCORE", "IDENTIFYING", "LOW", "MAX_CELL", "MEDIUM", "MEDIUM_SCORE", "MIN_NAME_DISTINCT",
     "MIN_ROWS", "PERSON_ID", "REPEAT_MAX_PER_VALUE", "REPEAT_MIN_DISTINCT", "SAMPLE_SIZE", "SHAPE_SHARE",
     "SHAPE_SOME", "UNIQUE_DISTINCTION", "UNIQUE_SEPARATION", "Detection", "FreeTextFinding", "NameMatch", "Shape",
-    "Suggestion", "amka_valid", "bsn_valid", "detect_column", "detect_identifiers", "dni_valid", "hold_message",
+    "Suggestion", "Uniqueness", "amka_valid", "bsn_valid", "detect_column", "detect_identifiers", "dni_valid", "hold_message",
     "iban_valid", "is_person_id", "israeli_id_valid", "luhn_valid", "mask_email", "mask_phone", "match_name",
-    "nir_valid", "phone_valid", "unconfirmed", "value_shapes",
+    "nir_valid", "phone_valid", "unconfirmed", "uniqueness_of_counts", "value_shapes",
 ]

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,16 +45,24 @@ from .thresholds import (
     UNIQUE_SEPARATION,
 )
 
+# a column's uniqueness: non-missing values, distinct values, separation and the largest count of one value
+Uniqueness = tuple[int, int, float, int]
 
-def uniqueness(values: pd.Series) -> tuple[int, int, float, int]:
-    """Non-missing values, distinct values, separation and the largest count of one value."""
+
+def uniqueness(values: pd.Series) -> Uniqueness:
+    """Non-missing values, distinct values, separation and the largest count of one value (a value is its text,
+    surrounding blanks stripped; missing and blank cells are not values)."""
     text = values[values.notna()].astype(str).str.strip()
-    counts = text[text != ""].value_counts()
-    n = int(counts.sum())
-    distinct = len(counts)
+    return uniqueness_of_counts(text[text != ""].value_counts().to_numpy())
+
+
+def uniqueness_of_counts(counts: np.ndarray) -> Uniqueness:
+    """:func:`uniqueness` from the count of each distinct value (however they were counted: a caller with a table
+    too large to load counts them column by column, and passes them to :func:`detect_identifiers`)."""
+    f = np.asarray(counts, dtype=np.float64)
+    n, distinct = int(f.sum()), len(f)
     if n < 2:
-        return n, distinct, 0.0, int(counts.max()) if distinct else 0
-    f = counts.to_numpy(dtype=np.float64)
+        return n, distinct, 0.0, int(f.max()) if distinct else 0
     separation = 1.0 - float((f * (f - 1)).sum()) / (n * (n - 1.0))
     return n, distinct, separation, int(f.max())
 
@@ -94,8 +102,9 @@ class Facts:
         return f"{_fmt(self.distinct)} distinct values in {_fmt(self.rows)} records"
 
 
-def column_facts(column: str, values: pd.Series, sample_size: int, seed: int) -> Facts:
-    rows, distinct, separation, top = uniqueness(values)
+def column_facts(column: str, values: pd.Series, sample_size: int, seed: int,
+                 counted: Uniqueness | None = None) -> Facts:
+    rows, distinct, separation, top = counted if counted is not None else uniqueness(values)
     sample = sample_values(values, sample_size, seed)
     return Facts(column, rows, distinct, separation, top, sample, value_shapes(sample), numeric_kind(sample),
                  match_name(column))
@@ -339,10 +348,12 @@ def suggestion_of(f: Facts, ev: Evidence) -> Suggestion | None:
                       distinct=f.distinct, role=PERSON_ID if ev.person_id else IDENTIFYING)
 
 
-def detect_column(column: str, values: pd.Series, sample_size: int = SAMPLE_SIZE,
-                  seed: int = 0) -> tuple[Suggestion | None, FreeTextFinding | None]:
-    """The suggestion for one column (None: nothing points at an identifier) and its free-text finding."""
-    f = column_facts(column, values, sample_size, seed)
+def detect_column(column: str, values: pd.Series, sample_size: int = SAMPLE_SIZE, seed: int = 0,
+                  counted: Uniqueness | None = None) -> tuple[Suggestion | None, FreeTextFinding | None]:
+    """The suggestion for one column (None: nothing points at an identifier) and its free-text finding.
+    ``counted``: the column's uniqueness over more rows than ``values`` (the whole table), else it is counted
+    over ``values``."""
+    f = column_facts(column, values, sample_size, seed, counted)
     ev = Evidence()
     shape_evidence(f, ev)
     name_evidence(f, ev)
@@ -351,15 +362,19 @@ def detect_column(column: str, values: pd.Series, sample_size: int = SAMPLE_SIZE
 
 
 def detect_identifiers(frame: pd.DataFrame, columns: Iterable[str] | None = None,
-                       sample_size: int = SAMPLE_SIZE, seed: int = 0) -> Detection:
-    """Suggestions and free-text findings for the frame's columns (``columns``: only these)."""
+                       sample_size: int = SAMPLE_SIZE, seed: int = 0,
+                       counted: Mapping[str, Uniqueness] | None = None) -> Detection:
+    """Suggestions and free-text findings for the frame's columns (``columns``: only these). ``counted``: each
+    column's uniqueness over the whole table when ``frame`` holds only its first rows (the value shapes are then
+    read on a sample of those rows; the uniqueness rules use the whole table's counts)."""
     out = Detection()
     wanted = list(frame.columns) if columns is None else [c for c in columns if c in frame.columns]
     for column in wanted:
         values = frame[column]
         if isinstance(values, pd.DataFrame):  # duplicate column names: the first
             values = values.iloc[:, 0]
-        suggestion, free = detect_column(str(column), values, sample_size, seed)
+        suggestion, free = detect_column(str(column), values, sample_size, seed,
+                                         None if counted is None else counted.get(str(column)))
         if suggestion is not None:
             out.suggestions.append(suggestion)
         if free is not None:
