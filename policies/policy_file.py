@@ -248,10 +248,11 @@ def _hierarchy(h, column: str, path: str, where: str) -> dict:
 
 def _identifiers(rules, columns: list[dict], where: str) -> list[dict]:
     """Treatments of identifying columns (pseudonymization rules): each names its column, which the policy
-    marks identifying, and never carries a secret (a keyed rule names its key)."""
+    marks identifying or person id (engine Table.identifying), and never carries a secret (a keyed rule names
+    its key)."""
     if not isinstance(rules, list):
         raise _fail(where, "identifiers", f"expected a list, got {rules!r}")
-    identifying = {c["name"] for c in columns if c["role"] == Role.IDENTIFYING.value}
+    identifying = {c["name"] for c in columns if c["role"] in (Role.IDENTIFYING.value, Role.PERSON.value)}
     out: list[dict] = []
     seen: set[str] = set()
     for i, rule in enumerate(rules):
