@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import InputError
-from .transactions import Transactions, dedupe_records, sorted_unique
+from .transactions import Transactions, sorted_unique
 
 CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
 DENSE_KEYS = 16_000_000  # key spaces up to this size are counted in a dense table (128 MB of int64 at most)
@@ -22,12 +22,15 @@ DENSE_KEYS = 16_000_000  # key spaces up to this size are counted in a dense tab
 
 def sorted_sets(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, codes) as sets: repeats removed, each record's codes sorted ascending."""
-    offsets, codes = dedupe_records(offsets, codes)
     n = len(offsets) - 1
-    rec = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    # one integer key per occurrence (distinct after the dedupe): a plain sort is far cheaper than lexsort
-    order = np.argsort(rec * _base(codes) + codes)
-    return offsets, codes[order]
+    base = _base(codes)
+    # one integer key per occurrence, sorted once: the records stay in order, each record's codes ascend,
+    # and a repeat sits beside its twin
+    keys = np.sort(np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets)) * base + codes)
+    if len(keys) > 1:
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    lengths = np.bincount(keys // base, minlength=n)
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), (keys % base).astype(np.int64)
 
 
 def _base(codes: np.ndarray) -> int:
@@ -56,7 +59,9 @@ def itemset_keys(offsets: np.ndarray, codes: np.ndarray, size: int, base: int):
         for start in range(0, len(rows), per_chunk):
             part = rows[start:start + per_chunk]
             matrix = codes[offsets[part][:, None] + np.arange(length)]  # (rows, length)
-            keys = matrix[:, combos] @ weights  # (rows, combos)
+            keys = matrix[:, combos[:, 0]] * weights[0]  # (rows, combos); elementwise beats an integer matmul
+            for j in range(1, size):
+                keys += matrix[:, combos[:, j]] * weights[j]
             yield np.repeat(part, len(combos)), keys.reshape(-1)
 
 

@@ -167,9 +167,14 @@ def dedupe_records(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, 
         return offsets.copy(), codes.copy()
     rec = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
     base = int(codes.max()) + 1
-    _, first = np.unique(rec * base + codes, return_index=True)
+    keys = rec * base + codes
+    order = np.argsort(keys, kind="stable")  # the records come in order: a stable sort of nearly sorted keys
+    ordered = keys[order]
+    first_of_run = np.concatenate([[True], ordered[1:] != ordered[:-1]])
+    if first_of_run.all():
+        return offsets.astype(np.int64), codes.copy()  # no record repeats an item
     keep = np.zeros(len(codes), dtype=bool)
-    keep[first] = True
+    keep[order[first_of_run]] = True  # stable: the first of equal keys is the first appearance
     lengths = np.bincount(rec[keep], minlength=n)
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), codes[keep]
 
