@@ -1,6 +1,6 @@
 """Set-valued benchmark: k^m-anonymity by Apriori (AA) and by dynamic hierarchies on generated data.
 
-    .venv/bin/python benchmarks/bench_setvalued.py [--records 100000] [--items 2000] [--k 5] [--m 2 3] [--pipeline]
+    .venv/bin/python benchmarks/bench_setvalued.py [--records 100000] [--items 2000] [--k 5] [--m 2 3] [--pipeline] [--count]
 
 The data (seeded): ``--records`` records of 10 items on average (Poisson, at least 1), drawn from
 ``--items`` leaf items with Zipf-like frequencies (weight 1/rank); a 4-level hierarchy above them
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import resource
 import time
 
@@ -42,7 +43,7 @@ def case(args: tuple) -> dict:
     from anonymizer_app.engine.setvalued import anonymize_transactions
 
     tx, hierarchy = generate(records, items)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     extra = {}
     if pipeline:
         from anonymizer_app.engine.run.pipeline import run
@@ -65,10 +66,26 @@ def case(args: tuple) -> dict:
     seconds = time.perf_counter() - start
     metrics = report["metrics"]
     return {"algorithm": algorithm, "records": records, "items": items, "k": k, "m": m, "seconds": round(seconds, 2),
+            "cpu_seconds": round(time.process_time() - cpu, 2),
             **extra, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "rounds": rounds, "ncp": round(metrics["ncp"], 4),
             "support_error": round(metrics["support_error"], 4), "generalized_items": metrics["generalized_items"],
             "km_smallest_support": metrics["km_smallest_support"]}
+
+
+def counting_pass(args: tuple) -> dict:
+    """The yardstick of the issue: one counting pass of all 2-itemsets of the input (records as sets,
+    sorted), in a child process of its own so its peak memory is its own too."""
+    records, items = args
+    from anonymizer_app.engine.setvalued import itemsets
+
+    tx, _ = generate(records, items)
+    start, cpu = time.perf_counter(), time.process_time()
+    offsets, codes = itemsets.sorted_sets(tx.offsets, tx.codes)
+    keys, _ = itemsets.supports(offsets, codes, 2, len(tx.items))
+    return {"case": "count all 2-itemsets", "records": records, "items": items,
+            "seconds": round(time.perf_counter() - start, 2), "cpu_seconds": round(time.process_time() - cpu, 2),
+            "itemsets": int(len(keys)), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def main() -> None:
@@ -79,8 +96,14 @@ def main() -> None:
     ap.add_argument("--m", type=int, nargs="+", default=[2, 3])
     ap.add_argument("--algorithms", nargs="+", default=["apriori", "dynamic"])
     ap.add_argument("--pipeline", action="store_true", help="run through engine.run.pipeline.run (gate and report included)")
+    ap.add_argument("--count", action="store_true",
+                    help="first time one counting pass of all 2-itemsets (the yardstick Apriori is compared with)")
     args = ap.parse_args()
     ctx = mp.get_context("spawn")
+    print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    if args.count:
+        with ctx.Pool(1) as pool:
+            print(json.dumps(pool.apply(counting_pass, ((args.records, args.items),))), flush=True)
     for algorithm in args.algorithms:
         for m in args.m:
             with ctx.Pool(1) as pool:
