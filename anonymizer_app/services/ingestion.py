@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from django.conf import settings
@@ -230,14 +231,27 @@ def _schema(columns) -> pa.Schema:
 
 
 def _arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_arrays(
-        [pa.array(frame[c].to_numpy(dtype=object), type=pa.string()) for c in frame.columns], schema=schema)
+    return pa.Table.from_arrays([_arrow_text(frame[c]) for c in frame.columns], schema=schema)
+
+
+def _arrow_text(values) -> pa.Array:
+    """A column as Arrow strings. A Categorical of str without missing cells (iter_table_file's dictionary
+    read) is expanded from its codes by Arrow (no Python str per cell); anything else converted cell by cell."""
+    if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
+        codes = values.cat.codes.to_numpy()
+        categories = values.cat.categories.to_numpy(dtype=object)
+        if not (codes < 0).any() and all(type(c) is str for c in categories):
+            return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32, copy=False)),
+                                                  pa.array(categories, type=pa.string())).cast(pa.string())
+    return pa.array(values.to_numpy(dtype=object), type=pa.string())
 
 
 def store_table_file(path: Path, filename: str, fmt: Format | None, target: Path,
                      **options) -> tuple[Format, int, list[str]]:
     """iter_table_file(path, filename, fmt, **options) written to ``target`` (write_parquet): the format the
-    file was read in, its rows and its columns."""
+    file was read in, its rows and its columns. Read with dictionary=True unless told: the reader's
+    Categoricals hold the same texts, and become Arrow strings without a Python str per cell."""
+    options.setdefault("dictionary", True)
     read, rows, columns = write_parquet(iter_table_file(path, filename, fmt, **options), target)
     if read is None:  # iter_table_file yields at least one piece or raises
         raise InputError(f"{filename}: no data rows")
