@@ -142,5 +142,10 @@ def has_missing(values: pd.Series | Sequence[str], markers: Sequence[str] | None
     return bool(missing_mask(s, markers).any())
 
 
+def marker_set(markers: Sequence[str] | None = None) -> set[str]:
+    """The missing-value markers (the ones in use when None) stripped and case-folded, as is_marker compares."""
+    return _folded(_IN_USE.get() if markers is None else markers)
+
+
 def is_marker(value: str, markers: Sequence[str] | None = None) -> bool:
-    return str(value).strip().casefold() in _folded(_IN_USE.get() if markers is None else markers)
+    return str(value).strip().casefold() in marker_set(markers)
