@@ -107,13 +107,17 @@ def test_loss_figures_bit_identical_to_row_by_row(levels):
     freq = frequency_set(codes, np.array([len(h.leaves) for h in hierarchies], dtype=np.int64))
     none = np.zeros(len(freq.counts), dtype=bool)
     whole = RNG.random(len(freq.counts)) < 0.1
+    # the three figures the reference computes row by row (ARX's Loss, also in the figures, is checked against
+    # ARX's own values in test_arx_loss.py)
     for sup in (none, whole):
         got = loss_figures(hierarchies, numeric, freq.codes, levels, sup, weights=freq.counts)
-        assert repr(got) == repr(_loss_reference(hierarchies, numeric, freq.codes, levels, sup, freq.counts))
+        ref = _loss_reference(hierarchies, numeric, freq.codes, levels, sup, freq.counts)
+        assert "loss" in got and repr({key: got[key] for key in ref}) == repr(ref)
     rows = RNG.random(n) < 0.05
     for sup in (np.zeros(n, dtype=bool), rows):
         got = loss_figures(hierarchies, numeric, codes, levels, sup)
-        assert repr(got) == repr(_loss_reference(hierarchies, numeric, codes, levels, sup))
+        ref = _loss_reference(hierarchies, numeric, codes, levels, sup)
+        assert "loss" in got and repr({key: got[key] for key in ref}) == repr(ref)
 
 
 def test_leaf_codes_of_is_categorical():
