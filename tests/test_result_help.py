@@ -20,8 +20,9 @@ def test_every_card_s_help_opens_on_click_and_by_keyboard(client_alice, user):
     for key in cards:
         card = page[page.index(f'id="stat-{key}"'):][:3000]
         label = html_lib.unescape(re.search(r'class="stat-label">([^<]*?) <', card).group(1))
-        match = re.search(r'<details class="stat-help"><summary class="info-dot" aria-label="How ([^"]*) is computed">'
-                          r'\?</summary><span class="stat-help-text">How it is computed: ([^<]*)</span></details>', card)
+        match = re.search(r'<details class="stat-help"><summary class="info-dot">\?<span class="visually-hidden"> How '
+                          r'([^<]*) is computed</span></summary><span class="stat-help-text">How it is computed: '
+                          r'([^<]*)</span></details>', card)
         assert match, key
         assert html_lib.unescape(match.group(1)) == label
         assert html_lib.unescape(match.group(2)) == FIGURES[key].help, key
