@@ -31,7 +31,7 @@ from .results import RESULT_PAGES, job_result
 from .svg_charts import Series, bar_chart
 
 UTILITY_KEYS = ["ncp", "generalization_height", "equivalence_classes", "mean_class_size", "discernibility", "c_avg",
-                "non_uniform_entropy"]
+                "non_uniform_entropy", "loss"]
 RISK_KEYS = ["prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk", "marketer_risk",
              "sample_uniques", "homogeneous_classes", "homogeneous_records"]
 RISK_CHART = {"prosecutor_risk_highest": "highest", "prosecutor_risk_average": "average",

@@ -119,6 +119,7 @@ _ALL = [
     _f("discernibility", "Discernibility C_DM", "count"),
     _f("c_avg", "C_AVG", "amount"),
     _f("non_uniform_entropy", "Non-uniform entropy", "amount"),
+    _f("loss", "Loss (ARX)", "ratio"),
     # risk
     _f("prosecutor_risk_highest", "Highest prosecutor risk", "risk"),
     _f("prosecutor_risk_average", "Average prosecutor risk", "risk"),
@@ -175,8 +176,9 @@ FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
 # a run's report["metrics"] (and "metrics_before"), in the order the result page's "All metrics", the release
 # report and the command line's summary list them
 RUN_METRICS = ["equivalence_classes", "min_class_size", "mean_class_size", "suppressed", "ncp", "generalization_height",
-               "discernibility", "c_avg", "non_uniform_entropy", "prosecutor_risk_highest", "prosecutor_risk_average",
-               "records_at_risk", "marketer_risk", "sample_uniques", "homogeneous_classes", "homogeneous_records"]
+               "discernibility", "c_avg", "non_uniform_entropy", "loss", "prosecutor_risk_highest",
+               "prosecutor_risk_average", "records_at_risk", "marketer_risk", "sample_uniques", "homogeneous_classes",
+               "homogeneous_records"]
 
 # the reached value of a privacy model's check (report["model_checks"][i]["value"]): how it reads, by the model's
 # parameter. A distinct or entropy l, a k: counts; t, δ, β: parameters; average risk: a risk.

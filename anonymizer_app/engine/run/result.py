@@ -98,6 +98,14 @@ class Result:
         self.verified = True
 
 
+def _with_input_loss(metrics: dict, before: dict) -> dict:
+    """The input's side of ARX's Loss when the run has it: 0, since every cell of the input is a leaf (S_j =
+    N/|leaves|), as NCP and height are 0 there; the backends' 'before' figures name only the figures they count."""
+    if "loss" in metrics and "loss" not in before:
+        return {**before, "loss": 0.0}
+    return before
+
+
 def report_head(*, algorithm: str, models: list, suppression_limit: float, qi: list[str], sensitive: str | None,
                 class_sizes: np.ndarray, suppressed: int, records: int, recoding: str,
                 transformation: dict[str, int] | None, metrics: dict, metrics_before: dict, options: dict,
@@ -122,7 +130,7 @@ def report_head(*, algorithm: str, models: list, suppression_limit: float, qi: l
         "recoding": recoding,
         "transformation": None if transformation is None else dict(transformation),
         "metrics": plain(metrics),
-        "metrics_before": plain(metrics_before),
+        "metrics_before": plain(_with_input_loss(metrics, metrics_before)),
         "options": options,
         "search": search,
         "steps": steps,
