@@ -107,3 +107,46 @@ def test_a_failing_node_is_refused_as_a_publication():
             assert "distinct 3-diversity" in str(exc)
         else:
             raise AssertionError(f"node {levels} published although tagged not anonymous")
+
+
+def _weighted_loss_by_hand(table, hs, levels, weights: dict) -> float:
+    """ARX's Loss with attribute weights, record by record in plain Python (nothing suppressed): per QI the mean
+    share of the hierarchy's leaves under each record's label, normalized by (S - N/L) / (N - N/L), then
+    prod (1 + L_j)^(w_j / sum w) - 1 (definitions.md)."""
+    n = len(table.frame)
+    total = sum(weights.values())
+    product = 1.0
+    for col, lv in zip(table.qi, levels):
+        h = hs[col]
+        leaves = [str(x) for x in h.leaves]
+        label_of = {leaf: h.labels[lv][h.maps[lv][i]] for i, leaf in enumerate(leaves)}
+        under = {lab: sum(1 for leaf in leaves if label_of[leaf] == lab) for lab in label_of.values()}
+        s = sum(under[label_of[str(v)]] / len(leaves) for v in table.frame[col])
+        low = n / len(leaves)
+        loss = max((s - low) / (n - low), 0.0) if n > low else 0.0
+        product *= (1.0 + loss) ** (weights[col] / total)
+    return product - 1.0
+
+
+def test_the_lattice_takes_the_runs_attribute_weights():
+    """A run with metric loss and weights a=1, b=0.2: every anonymous node's value is the weighted Loss computed
+    by hand, the star is the node of least weighted Loss, and the weights are reported; with discernibility the
+    weights are left out (it takes none) instead of refusing the evaluation."""
+    table, hs = _problem(7)
+    spec = RunSpec.build(table, hs, "flash", k=2, options={"metric": "loss", "weights": "a=1,b=0.2"})
+    data = solution_lattice.evaluate(spec)
+    assert data["metric_label"] == "Loss (ARX)" and data["weights"] == {"a": 1.0, "b": 0.2}
+    by_hand = {}
+    for levels, tag, value in zip(data["nodes"]["levels"], data["nodes"]["tag"], data["nodes"]["value"]):
+        if tag in "Aa":
+            lv = [int(x) for x in levels.split(",")]
+            by_hand[levels] = _weighted_loss_by_hand(table, hs, lv, {"a": 1.0, "b": 0.2})
+            assert value is not None and abs(value - by_hand[levels]) < 1e-12, (levels, value, by_hand[levels])
+    assert by_hand[data["optimum"]] == min(by_hand.values())
+    unweighted = solution_lattice.evaluate(RunSpec.build(table, hs, "flash", k=2, options={"metric": "loss"}))
+    assert "weights" not in unweighted
+    assert len(by_hand) >= 3  # several anonymous nodes, and the weights change their values
+    assert any(abs(v - by_hand[lv]) > 1e-6 for lv, v in zip(unweighted["nodes"]["levels"], unweighted["nodes"]["value"])
+               if lv in by_hand)
+    plain = solution_lattice.evaluate(spec, metric="discernibility")
+    assert plain["metric"] == "discernibility" and "weights" not in plain

@@ -17,13 +17,13 @@ from ..model.table import Table
 from ..run.spec import RunSpec
 from ..run.stages import compute
 from .lattice_metrics import METRIC_HELP as LATTICE_METRIC_HELP
-from .lattice_metrics import REPORT_KEYS
+from .lattice_metrics import REPORT_KEYS, WEIGHTED
 from .lattice_search import METRIC
 
 MAX_NODES = 250_000  # larger lattices are not evaluated on demand
 SHOWN_LABELS = 3
 METRIC_LABELS = {"discernibility": "Discernibility", "height": "Generalization height", "ncp": "NCP",
-                 "entropy": "Non-uniform entropy"}
+                 "entropy": "Non-uniform entropy", "loss": "Loss (ARX)"}
 
 
 def metric_of(options: dict | None) -> str:
@@ -51,10 +51,16 @@ def evaluate(spec: RunSpec, metric: str | None = None, progress: ProgressCallbac
     size = lattice_size(spec)
     if size > MAX_NODES:
         raise InputError(f"the lattice has {size:,} nodes, more than the {MAX_NODES:,} evaluated on demand")
-    result = compute(spec.with_algorithm("exhaustive", {"metric": metric, "keep_lattice": "yes"}), progress)
+    options = {"metric": metric, "keep_lattice": "yes"}
+    weights = str((spec.options or {}).get("weights") or "").strip()
+    if weights and metric in WEIGHTED:  # the run's attribute weights, for the metrics that take them
+        options["weights"] = weights
+    result = compute(spec.with_algorithm("exhaustive", options), progress)
     hs = result.hierarchies
     data = build_lattice(result.search["lattice"], [hs[c] for c in table.qi], metric)
     data["models"] = [m.describe() for m in result.models]
+    if result.search.get("weights"):  # the weights the values were computed with (unequal ones only)
+        data["weights"] = result.search["weights"]
     return data
 
 
