@@ -62,6 +62,16 @@ RUNS = [
      "levels: 2 level(s) given for 3 quasi-identifier(s); give one per quasi-identifier, in the order age, zip, sex"),
     ({"algorithm": "full-domain", "option:full-domain:levels": "0,0,9"},
      "levels: the level of sex must be between 0 and 1 (the height of its hierarchy), got 9"),
+    ({"algorithm": "flash", "option:flash:weights": "age=1,height=0.5"},
+     "weights: 'height' is not a quasi-identifier (they are: age, zip, sex)"),
+    ({"algorithm": "flash", "option:flash:weights": "age=2"}, "weights: the weight of 'age' must be from 0 to 1, got 2"),
+    ({"algorithm": "incognito", "option:incognito:weights": "age=much"},
+     "weights: the weight of 'age' must be a number from 0 to 1, got 'much'"),
+    ({"algorithm": "flash", "option:flash:weights": "age=0,zip=0,sex=0"},
+     "weights: at least one quasi-identifier needs a weight above 0"),
+    ({"algorithm": "flash", "option:flash:metric": "discernibility", "option:flash:weights": "age=1"},
+     "weights apply to the metrics height, ncp, entropy, loss; discernibility counts records, not cells: choose "
+     "another metric or leave the weights empty"),
     ({"algorithm": "anatomy", "models": {"t": {"t": 0.2, "distance": "equal", "column": "disease"}}},
      f"Anatomy cannot honour t-closeness; algorithms that can: {able('t-closeness')}"),
     ({"models": {"l": {"variant": "distinct", "l": 7, "column": "disease"}}},
@@ -229,3 +239,13 @@ def test_no_field_of_the_run_pages_gives_a_server_error(client_alice, user, monk
         "sensitive": value, "include_dataset": value}).status_code)
     assert max(statuses) < 500, statuses
     assert Job.objects.count() == 0
+
+
+def test_valid_attribute_weights_are_kept_with_the_job(client_alice, user, monkeypatch):
+    """Weights that name QIs with values in 0..1 pass the check and reach the job's options as typed."""
+    queue_without_running(monkeypatch)
+    ds = make_dataset(user)
+    r = post(client_alice, ds, algorithm="flash", **{"option:flash:metric": "loss", "option:flash:weights": "age=1,sex=0.2"})
+    assert r.status_code == 302, r.content.decode()[:2000]
+    job = Job.objects.get()
+    assert job.options["weights"] == "age=1,sex=0.2" and job.options["metric"] == "loss"

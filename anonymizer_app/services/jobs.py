@@ -20,6 +20,8 @@ from ..engine import InputError
 from ..engine.algorithms import check_person_level
 from ..engine.algorithms.fixed import parse_levels
 from ..engine.model.persons import check_adversary
+from ..engine.search.lattice_metrics import parse_weights
+from ..engine.search.lattice_search import METRIC
 from ..models import Dataset, Job, Result
 
 # Each kind's module registers its handler in job_support.JOB_HANDLERS when imported: all are imported here, so
@@ -101,6 +103,18 @@ def check_levels(dataset: Dataset, algorithm: str, options: dict) -> None:
     parse_levels(options.get("levels", ""), table.qi, [hierarchies[q].height for q in table.qi])
 
 
+def check_weights(dataset: Dataset, algorithm: str, options: dict) -> None:
+    """Attribute weights (the lattice searches' ``weights``) checked against the dataset's QIs and the run's
+    metric before the job is queued: a QI that is not one, a weight outside 0..1 or weights with discernibility
+    are named at once (lattice_metrics.parse_weights's message), not by the worker."""
+    if not str(options.get("weights") or "").strip():
+        return
+    if not any(p.name == "weights" for p in engine.get_algorithm(algorithm).options):
+        return
+    qi = list(dataset.qi_columns.values_list("name", flat=True))
+    parse_weights(options["weights"], qi, str(options.get("metric") or METRIC.default))
+
+
 def check_feasible(dataset: Dataset, k: int, models: list[dict], suppression_limit: float,
                    marker: str | None = None) -> None:
     """Each model's own feasibility check on the dataset's values (engine.privacy.check_feasible): l above
@@ -122,6 +136,7 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
     ``person_adversary``: with a person-id column, what the adversary knows of a person
     (engine/model/persons.ADVERSARIES), passed into the job's RunSpec."""
     check_adversary(person_adversary)
+    check_weights(dataset, algorithm, options or {})
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
         check_levels(dataset, algorithm, options or {})
