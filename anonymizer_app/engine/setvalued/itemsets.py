@@ -87,22 +87,27 @@ def supports(offsets: np.ndarray, codes: np.ndarray, size: int, base: int | None
             dense += np.bincount(np.concatenate(pending), minlength=len(dense))
         found = np.flatnonzero(dense)
         return found.astype(np.int64), dense[found].astype(np.int64)
-    merged_keys, merged_counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    merged = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    tables: list[tuple[np.ndarray, np.ndarray]] = []
+    held = 0
     for _, keys in itemset_keys(offsets, codes, size, base):
         chunk_keys, chunk_counts = np.unique(keys, return_counts=True)
-        merged_keys, merged_counts = _merge(merged_keys, merged_counts, chunk_keys, chunk_counts.astype(np.int64))
-    return merged_keys, merged_counts
+        tables.append((chunk_keys, chunk_counts.astype(np.int64)))
+        held += len(chunk_keys)
+        # merged only once the chunks outweigh the table: each key is re-sorted O(log) times, not once per chunk
+        if held >= max(len(merged[0]), CHUNK_KEYS):
+            merged, tables, held = _merge([merged, *tables]), [], 0
+    return _merge([merged, *tables]) if tables else merged
 
 
-def _merge(keys_a: np.ndarray, counts_a: np.ndarray, keys_b: np.ndarray,
-           counts_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two (sorted distinct keys, counts) tables as one."""
-    if not len(keys_a):
-        return keys_b, counts_b
-    keys = np.concatenate([keys_a, keys_b])
-    counts = np.concatenate([counts_a, counts_b])
+def _merge(tables: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, counts) tables as one."""
+    keys = np.concatenate([k for k, _ in tables])
+    counts = np.concatenate([c for _, c in tables])
     order = np.argsort(keys, kind="stable")
     keys, counts = keys[order], counts[order]
+    if not len(keys):
+        return keys, counts
     starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
     return keys[starts], np.add.reduceat(counts, starts)
 
