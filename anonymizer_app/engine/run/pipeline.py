@@ -2,10 +2,12 @@
 publish (the gate) → report.
 
 Entry points build a :class:`~.spec.RunSpec` and call :func:`run`; they get a
-:class:`~.gate.Publication`: the rows that may leave, and the report. Two backends run the same
-stages: in memory (:func:`.api.compute` then :func:`.gate.publish`) and, for the disk hybrid with
-k-anonymity alone, out of core (:mod:`.out_of_core`: the table is streamed, the output written and
-verified chunk by chunk). Either way the published rows reach the caller's ``sink`` a chunk at a time.
+:class:`~.gate.Publication`: the rows that may leave, and the report. The stages are the run core's
+(:mod:`.stages`, :mod:`.gate`, :mod:`.report`; over weighted rows :mod:`.merged` and :mod:`.weighted`); the
+backends only feed them: in memory (:func:`.stages.compute` then :func:`.gate.publish`), out of core for the
+disk hybrid with k-anonymity alone (:mod:`..backends.out_of_core`: the table streamed, the output written and
+checked chunk by chunk) and on a Dask cluster (:mod:`..backends.dask`). Either way the published rows reach the
+caller's ``sink`` a chunk at a time.
 """
 
 from __future__ import annotations
