@@ -15,10 +15,11 @@ import numpy as np
 
 from ..errors import InputError, VerificationError
 from ..model.hierarchy import Hierarchy
+from ..model.table import sorted_unique
 from . import itemsets, measures
 from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut
-from .transactions import Transactions, dedupe_records, sorted_unique
+from .transactions import Transactions, dedupe_records
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from itertools import combinations
 import numpy as np
 
 from ..errors import InputError
-from .transactions import Transactions, sorted_unique
+from ..model.table import sorted_unique
+from .transactions import Transactions
 
 CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
 DENSE_KEYS = 16_000_000  # key spaces up to this size are counted in a dense table (128 MB of int64 at most)
@@ -140,14 +141,27 @@ def smallest_support(offsets: np.ndarray, codes: np.ndarray, m: int) -> tuple[in
 
 def smallest_support_of(tx: Transactions, m: int) -> tuple[int | None, tuple[int, ...] | None]:
     """:func:`smallest_support` of ``tx``'s records from their counts cached on ``tx``
-    (:meth:`.transactions.Transactions.itemset_supports`), which the report reuses."""
+    (:func:`itemset_supports`), which the report reuses."""
     base = max(len(tx.items), 1)
     best: tuple[int | None, tuple[int, ...] | None] = (None, None)
     for size in range(1, m + 1):
-        keys, counts = tx.itemset_supports(size)
+        keys, counts = itemset_supports(tx, size)
         if not len(keys):
             break
         i = int(np.argmin(counts))
         if best[0] is None or counts[i] < best[0]:
             best = (int(counts[i]), tuple(int(c) for c in decode(keys[i:i + 1], size, base)[0]))
     return best
+
+
+def itemset_supports(tx: Transactions, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, supports) of the itemsets of ``size`` items of ``tx``'s records as sets (keys in base len(items),
+    ascending): counted once per size and kept on ``tx``, since the measures, the k^m figure and the report each
+    need them."""
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = tx.__dict__.setdefault("_supports", {})
+    if size not in cache:
+        if "_sorted" not in tx.__dict__:
+            tx.__dict__["_sorted"] = sorted_sets(tx.offsets, tx.codes)
+        offsets, codes = tx.__dict__["_sorted"]
+        cache[size] = supports(offsets, codes, size, max(len(tx.items), 1))
+    return cache[size]

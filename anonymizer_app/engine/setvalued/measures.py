@@ -42,7 +42,7 @@ def top_itemsets(tx: Transactions, size: int, top: int = TOP_ITEMSETS) -> list[t
     """The input's ``top`` most frequent itemsets of 1..``size`` items: (support, item texts), by support
     descending, then smaller itemsets first, then the items' codes."""
     base = max(len(tx.items), 1)
-    counted = [(tx.itemset_supports(s), s) for s in range(1, size + 1)]
+    counted = [(itemsets.itemset_supports(tx, s), s) for s in range(1, size + 1)]
     keys = np.concatenate([k for (k, _), _ in counted])
     sup = np.concatenate([v for (_, v), _ in counted])
     sizes = np.concatenate([np.full(len(k), s, dtype=np.int64) for (k, _), s in counted])
@@ -120,7 +120,7 @@ def frequent_itemsets(tx: Transactions, size: int, top: int = TOP_CHART) -> list
     base = max(len(tx.items), 1)
     found: list[tuple[int, int, list[str]]] = []
     for s in range(1, size + 1):
-        keys, sup = tx.itemset_supports(s)
+        keys, sup = itemsets.itemset_supports(tx, s)
         if not len(keys):
             continue
         best = np.argsort(-sup, kind="stable")[:top]

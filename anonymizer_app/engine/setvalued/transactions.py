@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from ..model.table import sorted_unique
 
 DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|", "space": " "}
 
@@ -68,19 +69,6 @@ class Transactions:
         if len(codes) == len(self.codes):
             sets.__dict__["_sets"] = sets  # already sets: its own distinct()
         return sets
-
-    def itemset_supports(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """(keys, supports) of the itemsets of ``size`` items (records as sets; keys in base len(items),
-        ascending): counted once per size, since the measures, the k^m figure and the report each need them."""
-        from . import itemsets  # itemsets imports this module
-
-        cache: dict[int, tuple[np.ndarray, np.ndarray]] = self.__dict__.setdefault("_supports", {})
-        if size not in cache:
-            if "_sorted" not in self.__dict__:
-                self.__dict__["_sorted"] = itemsets.sorted_sets(self.offsets, self.codes)
-            offsets, codes = self.__dict__["_sorted"]
-            cache[size] = itemsets.supports(offsets, codes, size, max(len(self.items), 1))
-        return cache[size]
 
     def item_frequencies(self) -> dict[str, int]:
         """Item -> number of records holding it, most frequent first."""
@@ -149,15 +137,6 @@ class Transactions:
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         return cls(items.astype(object), offsets, codes.astype(np.int64).reshape(-1),
                    None if ids is None else np.array(list(ids), dtype=object))
-
-
-def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """np.unique(values) for integers by one sort: numpy 2.3's np.unique hashes first, ~50x slower on
-    millions of keys."""
-    ordered = np.sort(values)
-    if len(ordered) < 2:
-        return ordered
-    return ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
 
 
 def dedupe_records(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
