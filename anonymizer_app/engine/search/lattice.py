@@ -383,7 +383,10 @@ class NodeEvaluator:
         if self.judge is not None and node.failing is None:  # persons counted (search/persons.py)
             judged = self.judge(node.sizes, self.tuple_class(node))
             node.failing, node.cost, node.kept = judged.failing, judged.cost, judged.kept
-            node.outliers = int(np.add.reduce(node.sizes)) - int(np.add.reduce(judged.kept))
+            # the records of the persons suppressed; without kept counts (none suppressed, or a node over a 0 budget,
+            # whose metric and bounds are not read) those of the classes failing
+            node.outliers = int(np.add.reduce(node.sizes[judged.failing])) if judged.kept is None else \
+                int(np.add.reduce(node.sizes)) - int(np.add.reduce(judged.kept))
         elif self.failing_fn is not None and node.failing is None:
             if self.class_level and self.histograms and self.freq_inverse is not None:
                 if not self._over_on_sizes(node):

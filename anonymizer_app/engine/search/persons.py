@@ -31,7 +31,7 @@ class Judgement:
     removed: np.ndarray
     cost: int
     persons: np.ndarray
-    kept: np.ndarray
+    kept: np.ndarray | None
 
 
 @dataclass
@@ -115,13 +115,19 @@ class PersonCounter:
             if budget is not None:
                 cost = int(singles[failed].sum()) + int(np.count_nonzero(removed))
                 if cost > budget:
-                    return self._judged(tuple_class, move_class, failed | ~present, removed, cost, sizes)
+                    # over the budget: its kept records serve only the outlier bound, kept with a budget
+                    return self._judged(tuple_class, move_class, failed | ~present, removed, cost, sizes,
+                                        records=budget > 0)
         cost = int(singles[failed].sum()) + int(np.count_nonzero(removed))
-        return self._judged(tuple_class, move_class, failed | ~present, removed, cost, sizes)
+        return self._judged(tuple_class, move_class, failed | ~present, removed, cost, sizes,
+                            records=bool(cost))
 
     def _judged(self, tuple_class: np.ndarray, move_class: np.ndarray, failing: np.ndarray, removed: np.ndarray,
-                cost: int, sizes: np.ndarray) -> Judgement:
-        """The Judgement, with the records each class publishes (those of its persons left)."""
+                cost: int, sizes: np.ndarray, records: bool = True) -> Judgement:
+        """The Judgement, with the records each class publishes (those of its persons left); without ``records``
+        (nothing suppressed, or not needed) ``kept`` is None: every class's records, as far as the metrics go."""
+        if not records:
+            return Judgement(failing, removed, cost, sizes, None)
         n = len(failing)
         kept = np.where(failing, 0.0, np.bincount(tuple_class, weights=self.single_records, minlength=n))
         stays = ~removed[self.move_person] & ~failing[move_class]
