@@ -12,7 +12,7 @@ from ..measure.metrics import RISK_THRESHOLD
 from ..measure.risk.persons import person_risks
 from ..model.table import Table
 from .person_check import class_persons, person_verdicts, persons_of
-from .report_model import ModelCheck
+from .report_model import model_check
 
 
 def person_section(result_persons: dict, table: Table, models: list, sizes: np.ndarray, row_class: np.ndarray,
@@ -35,7 +35,7 @@ def person_section(result_persons: dict, table: Table, models: list, sizes: np.n
         # the records of that smallest class: "5 persons (12 records)"
         "min_class_records": int(sizes[smallest]) if smallest is not None else 0,
         "class_size_histogram": _histogram(counted[published]),
-        "model_checks": _checks(verdicts),
+        "model_checks": [model_check(v) for v in verdicts],
         "risk": person_risks(row_class, persons.codes, RISK_THRESHOLD),
     })
     return section
@@ -44,19 +44,3 @@ def person_section(result_persons: dict, table: Table, models: list, sizes: np.n
 def _histogram(sizes: np.ndarray) -> dict[str, int]:
     values, counts = np.unique(sizes, return_counts=True)
     return {str(int(v)): int(c) for v, c in zip(values, counts)}
-
-
-def _checks(verdicts: list) -> list[ModelCheck]:
-    """Each privacy model on the published classes counting persons, in the shape of report.checks_on_classes."""
-    out: list[ModelCheck] = []
-    for v in verdicts:
-        m = v.model
-        card = m.card(v.sizes, v.counts, v.domain) if v.domain is not None else m.card(v.sizes)
-        bad = int(v.failing.sum())
-        out.append(ModelCheck(model=m.name, label=m.label, describe=m.describe(), column=m.column,
-                              parameters=m.to_dict(), value=card["value"], value_label=card["value_label"],
-                              failing_classes=bad, holds=bad == 0))
-    return out
-
-
-__all__ = ["person_section"]

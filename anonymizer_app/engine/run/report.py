@@ -25,7 +25,7 @@ from ..setvalued.transactions import Transactions
 from .gate import ITEMS, Publication
 from .merged import counted_figures
 from .person_report import person_section
-from .report_model import ModelCheck, Report, ReportKeys
+from .report_model import ModelCheck, Report, ReportKeys, model_check
 from .research import published_classes, research_domain, research_flags, verdicts
 from .result import class_size_histogram, encoded_input, factorize_cells, plain, report_head
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
@@ -202,15 +202,7 @@ def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
     """model_checks with the sensitive domain of each model given by ``domain_of(model)`` (rows aligned with
     ``row_class``): a table's rows here, the cluster's weighted merged classes in distributed.backend. With a
     research subset (``flags``), each model on the classes it counts (research.verdicts)."""
-    out: list[ModelCheck] = []
-    for v in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of):
-        m = v.model
-        card = m.card(v.sizes, v.counts, v.domain) if v.domain is not None else m.card(v.sizes)
-        bad = int(v.failing.sum())
-        out.append(ModelCheck(model=m.name, label=m.label, describe=m.describe(), column=m.column,
-                              parameters=m.to_dict(), value=card["value"], value_label=card["value_label"],
-                              failing_classes=bad, holds=bad == 0))
-    return out
+    return [model_check(v) for v in verdicts(models, sizes, row_class, domain_of, flags, research_domain_of)]
 
 
 def build_report(publication: Publication, spec: RunSpec, table: Table, hierarchies: dict,

@@ -24,6 +24,16 @@ class ModelCheck(TypedDict):
     holds: bool
 
 
+def model_check(verdict: Any) -> ModelCheck:
+    """A model's entry in model_checks from its verdict on the classes it counts (research.Verdict: the model, its
+    failing classes, the class sizes, the sensitive counts and domain)."""
+    m = verdict.model
+    card = m.card(verdict.sizes, verdict.counts, verdict.domain) if verdict.domain is not None else m.card(verdict.sizes)
+    bad = int(verdict.failing.sum())
+    return ModelCheck(model=m.name, label=m.label, describe=m.describe(), column=m.column, parameters=m.to_dict(),
+                      value=card["value"], value_label=card["value_label"], failing_classes=bad, holds=bad == 0)
+
+
 class ReportKeys(TypedDict, total=False):
     """The keys of a run's report (JSON), as stored with a result and written by the CLI."""
 
