@@ -1,0 +1,11 @@
+"""Statistical disclosure control methods: the registry (sdc/base.py) and, imported below, every method module.
+
+A method module imports base, never this package."""
+
+from __future__ import annotations
+
+from .base import METHODS, SdcContext, SdcMethod, SdcOutcome, get_method, register
+
+__all__ = ["METHODS", "SdcContext", "SdcMethod", "SdcOutcome", "get_method", "register"]
+
+# Registration happens on import of each method module (one line per module, added with the module).
