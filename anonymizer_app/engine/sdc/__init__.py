@@ -9,5 +9,7 @@ from .base import METHODS, SdcContext, SdcMethod, SdcOutcome, get_method, regist
 __all__ = ["METHODS", "SdcContext", "SdcMethod", "SdcOutcome", "get_method", "register"]
 
 # Registration happens on import of each method module (one line per module, added with the module).
+from . import microaggregation  # noqa: E402,F401  (registers microaggregation)
 from . import noise  # noqa: E402,F401  (registers noise addition)
 from . import pram  # noqa: E402,F401  (registers PRAM)
+from . import local_suppression  # noqa: E402,F401  (registers local_suppression)
