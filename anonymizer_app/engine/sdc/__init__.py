@@ -12,3 +12,4 @@ __all__ = ["METHODS", "SdcContext", "SdcMethod", "SdcOutcome", "get_method", "re
 from . import microaggregation  # noqa: E402,F401  (registers microaggregation)
 from . import noise  # noqa: E402,F401  (registers noise addition)
 from . import pram  # noqa: E402,F401  (registers PRAM)
+from . import local_suppression  # noqa: E402,F401  (registers local_suppression)

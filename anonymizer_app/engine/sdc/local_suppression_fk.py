@@ -1,0 +1,74 @@
+"""Sample frequencies fk with a missing cell matching any value (sdcMicro's freqCalc with alpha = 1).
+
+A record's fk is the number of records (itself included) that agree with it on every key variable where both
+are non-missing. Local suppression works towards fk >= k under this count, and the gate recounts it from the
+published rows, so both read this one module.
+
+Key values are integer codes per column with -1 for a missing cell (``encode_keys``). Records are grouped by
+their pattern of missing cells; for two patterns only the columns observed in both are compared, so the work is
+a sort per pair of patterns present, not a comparison of every pair of records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MISSING = -1
+
+
+def encode_keys(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """The key columns as an int64 code matrix (rows × keys), -1 where a cell is missing.
+
+    Codes compare values by equality only (sdcMicro compares factor codes or numbers the same way)."""
+    codes = np.empty((len(frame), len(keys)), dtype=np.int64)
+    for j, key in enumerate(keys):
+        codes[:, j], _ = pd.factorize(frame[key], use_na_sentinel=True)
+    return codes
+
+
+def _row_ids(values: np.ndarray) -> np.ndarray:
+    """One int64 id per row of a code matrix (equal rows, equal ids); codes are >= 0 here."""
+    if values.shape[1] == 0:
+        return np.zeros(len(values), dtype=np.int64)
+    radices = values.max(axis=0) + 1
+    if float(np.prod(radices.astype(float))) < 2.0 ** 62:
+        ids = np.zeros(len(values), dtype=np.int64)
+        for j in range(values.shape[1]):
+            ids = ids * radices[j] + values[:, j]
+        return ids
+    _, inverse = np.unique(values, axis=0, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
+def wildcard_fk(codes: np.ndarray) -> np.ndarray:
+    """fk of every record with missing cells (-1) matching any value: the count of compatible records."""
+    n, m = codes.shape
+    fk = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return fk
+    observed = codes >= 0
+    pattern_ids = _row_ids(observed.astype(np.int64))
+    patterns, pattern_of = np.unique(pattern_ids, return_inverse=True)
+    members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
+    masks = [observed[rows[0]] for rows in members]
+    for p, rows_p in enumerate(members):
+        for q, rows_q in enumerate(members):
+            shared = np.flatnonzero(masks[p] & masks[q])
+            if shared.size == 0:
+                fk[rows_p] += len(rows_q)
+                continue
+            ids = _row_ids(np.concatenate([codes[rows_p][:, shared], codes[rows_q][:, shared]]))
+            ids_p, ids_q = ids[:len(rows_p)], ids[len(rows_p):]
+            values, counts = np.unique(ids_q, return_counts=True)
+            at = np.searchsorted(values, ids_p)
+            at_clipped = np.minimum(at, len(values) - 1)
+            found = values[at_clipped] == ids_p
+            fk[rows_p] += np.where(found, counts[at_clipped], 0)
+    return fk
+
+
+def violations(frame: pd.DataFrame, keys: list[str], k: int) -> int:
+    """How many published records have fk < k (missing as wildcard): 0 when the frame is k-anonymous so."""
+    if not keys or frame.empty:
+        return 0
+    return int((wildcard_fk(encode_keys(frame, keys)) < k).sum())
