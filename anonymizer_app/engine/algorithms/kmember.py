@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..search.attribute_weights import WEIGHTS, problem_factors
 from ..search.clustering import SEED, finish, identical_clusters, k_of, place_leftovers, space_of, units_of
 from ..search.distance import Encoded
 from .base import AlgorithmInfo, CellRecoding, Problem, register
@@ -28,7 +29,7 @@ def kmember(problem: Problem) -> CellRecoding:
     units = units_of(problem)  # records, or persons with a person id: the clusters hold k of them
     group, n_ident = identical_clusters(units.item, units.counts, k)
     rest = np.flatnonzero(group < 0)
-    enc = Encoded(space_of(problem), freq.codes)
+    enc = Encoded(space_of(problem), freq.codes, problem_factors(problem))  # weighted distances
     tuples, remaining = np.unique(units.item[rest], return_counts=True)
     remaining = remaining.astype(np.int64)
     total = int(remaining.sum())
@@ -144,7 +145,8 @@ def _use_kernel(enc: Encoded, n_tuples: int, total: int, k: int) -> bool:
     # the kernel reads the LCA tables (hierarchies up to 2,048 leaves) and sums the numeric terms one after
     # the other, as numpy does below 8 columns (its pairwise summation starts at 8); numba is loaded last, only
     # when the work repays it
-    return (n_tuples * (total // max(k, 1)) >= KERNEL_MIN_WORK and len(enc.num) < 8
+    # (not with attribute weights: the kernel's bounds take each QI's term as at most 1)
+    return (enc.factors is None and n_tuples * (total // max(k, 1)) >= KERNEL_MIN_WORK and len(enc.num) < 8
             and all(t is not None for t in enc.lca_table) and _load_kernel() is not None)
 
 
@@ -191,7 +193,7 @@ register(
         "(Byun et al. 2007).",
         run=kmember,
         recoding="local",
-        options=(SEED,),
+        options=(SEED, WEIGHTS),
         person_level=True,
         reference="J.-W. Byun, A. Kamra, E. Bertino, N. Li, Efficient k-anonymization using clustering "
         "techniques, DASFAA 2007",

@@ -13,6 +13,11 @@ again until no partition has an allowable cut (strict multidimensional partition
 - relaxed variant (option ``variant=relaxed``): numeric cuts put exactly half the records on each
   side, records with the median value going to both sides (their ranges may then overlap).
 
+Attribute weights (option ``weights``, as the lattice searches take them; search/attribute_weights.py): the QI
+to cut is the one with the largest factor x normalized width, a QI of weight 0 after every weighted one, so it
+is cut only when no other QI has an allowable cut (:func:`cut_order`). ARX has no weighted Mondrian: this is
+our rule. Equal weights, or none, keep the unweighted order.
+
 A cut is allowable when the ``allowable`` predicate accepts both sides; the default checks the
 privacy models on the two side sizes, and another predicate (l-diversity, t-closeness on the
 sensitive values of each side) can be passed to :func:`partition`.
@@ -38,6 +43,7 @@ import numpy as np
 from ..errors import InputError, UnsatisfiableError
 from ..model.hierarchy import ROOT
 from ..privacy import Parameter
+from ..search.attribute_weights import WEIGHTS, problem_factors
 from ..search.persons import PersonCounter, persons_below_k
 from ..search.recoding import QISpace, cells_from_groups, group_labels
 from .base import AlgorithmInfo, CellRecoding, Problem, register
@@ -294,6 +300,17 @@ class Space:
         return width, lca
 
 
+def cut_order(width: np.ndarray, factors: np.ndarray | None) -> np.ndarray:
+    """The QIs to try cutting a partition along, in order: those of positive normalized ``width``, the widest
+    first (the first on a tie); with weight ``factors``, the largest factor x width first, then the wider, then
+    the first, so that QIs of weight 0 come last."""
+    if factors is None:
+        order = np.argsort(-width, kind="stable")
+    else:
+        order = np.lexsort((-width, -(width * factors)))
+    return order[width[order] > 0]
+
+
 def _phase_text(final: int, to_split: int) -> str:
     return f"Mondrian: {final} partition(s) final, {to_split} to split"
 
@@ -304,8 +321,9 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
     sp = Space(space, freq.codes)
     k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
+    factors = problem_factors(problem)
     if allowable is None and not relaxed and not problem.needs_classes:
-        return _partition_levels(problem, sp, k_min)
+        return _partition_levels(problem, sp, k_min, factors)
     allowable = allowable or default_allowable(problem)
     q = space.q
     cuts = np.zeros(q, dtype=np.int64)
@@ -321,9 +339,7 @@ def partition(problem: Problem, relaxed: bool = False, allowable: Allowable | No
         split = None
         if total >= 2 * k_min and (len(idx) > 1 or relaxed):
             width, lca = sp.widths(idx)
-            for j in np.argsort(-width, kind="stable"):
-                if width[j] <= 0:
-                    break
+            for j in cut_order(width, factors):
                 split = cut(sp, int(j), idx, w, lca, relaxed, allowable)
                 if split is not None:
                     cuts[j] += 1
@@ -374,7 +390,7 @@ def _first_per_segment(positions: np.ndarray, segment: np.ndarray) -> np.ndarray
     return positions[head]
 
 
-def _partition_levels(problem: Problem, sp: Space, k_min: int):
+def _partition_levels(problem: Problem, sp: Space, k_min: int, factors: np.ndarray | None = None):
     """partition() for the strict variant with models on class sizes alone, all the regions of one depth
     of the recursion at a time (segmented numpy operations instead of one Python step per region).
 
@@ -459,7 +475,10 @@ def _partition_levels(problem: Problem, sp: Space, k_min: int):
                     lca[:, j] = lv
                     code = lo[rows, p + sp.seg[t] + np.minimum(lv, block_len[j] - 1)].astype(np.int64)
                     width[:, j] = np.where(lv > 0, share[j][lv, code], 0.0)
-            order = np.argsort(-width, axis=1, kind="stable")
+            if factors is None:
+                order = np.argsort(-width, axis=1, kind="stable")
+            else:  # cut_order's weighted order, row by row
+                order = np.lexsort((-width, -(width * factors)), axis=1)
             trying = np.arange(len(pending))  # rows of `pending` still without a cut
             for t in range(q):
                 dims = order[trying, t]
@@ -732,8 +751,11 @@ def mondrian(problem: Problem) -> CellRecoding:
     else:
         cells = _tuple_cells(space, freq, tuple_group, failing)
     names = problem.table.qi
-    info = {"partitions": int(n_parts), "variant": "relaxed" if relaxed else "strict",
+    info: dict[str, object] = {"partitions": int(n_parts), "variant": "relaxed" if relaxed else "strict",
             "cuts": {names[j]: int(c) for j, c in enumerate(cuts)}}
+    factors = problem_factors(problem)
+    if factors is not None:  # (an unweighted run's info is as before)
+        info["weight_factors"] = {names[j]: float(f) for j, f in enumerate(factors)}
     problem.report(1.0, f"Mondrian done: {n_parts} partition(s)")
     return CellRecoding(cells, suppressed, "multidimensional", group, [], [], info)
 
@@ -749,7 +771,7 @@ register(
         recoding="multidimensional",
         options=(Parameter("variant", str, "strict", "strict: a value never goes to both sides of a cut; "
                            "relaxed: records with the median value may be split between the two sides",
-                           choices=("strict", "relaxed")),),
+                           choices=("strict", "relaxed")), WEIGHTS),
         reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Mondrian multidimensional k-anonymity, ICDE 2006",
         cluster=True,
         person_level=True,  # in memory (PersonCuts); a cluster run with a person id is refused (run/pipeline.py)

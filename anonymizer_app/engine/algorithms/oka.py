@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..search.attribute_weights import WEIGHTS, problem_factors
 from ..search.clustering import (
     SEED,
     finish,
@@ -38,7 +39,7 @@ def oka(problem: Problem) -> CellRecoding:
     units = units_of(problem)  # records, or persons with a person id: the clusters hold k..2k-1 of them
     group, n_ident = identical_clusters(units.item, units.counts, k)
     rest = np.flatnonzero(group < 0)
-    enc = Encoded(space_of(problem), freq.codes)
+    enc = Encoded(space_of(problem), freq.codes, problem_factors(problem))  # weighted distances
     items = units.item[rest]
     problem.report(0.05, f"OKA: {n_ident} cluster(s) of identical records, {len(rest)} {units.word}(s) to cluster")
     if len(rest) >= k:
@@ -61,7 +62,7 @@ register(
         "records to clusters below k; each cluster is generalized locally (Lin & Wei 2008).",
         run=oka,
         recoding="local",
-        options=(SEED,),
+        options=(SEED, WEIGHTS),
         person_level=True,
         reference="J.-L. Lin, M.-C. Wei, An efficient clustering method for k-anonymization, PAIS 2008",
     )

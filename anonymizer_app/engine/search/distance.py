@@ -7,6 +7,11 @@
 
 A centroid's categorical value is kept as (level of the LCA, one leaf under it): the LCA of a leaf v
 and that node is at level max(level, LCA level of v and the leaf).
+
+With attribute weights (search/attribute_weights.py) each QI's term is multiplied by its factor
+w_j * q / sum(w): the numeric columns are stored scaled by it and the tree heights divided by it (a factor 0:
+an infinite height, a term 0), so every distance computed from ``X`` and ``H`` is the weighted sum. The
+embedding for the centroid index stays in [0, 1] (the scaling undone). Without weights nothing is scaled.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from .recoding import QISpace
 class Encoded:
     """Items (records or distinct tuples) given by their leaf codes, ready for distances."""
 
-    def __init__(self, space: QISpace, codes: np.ndarray):
+    def __init__(self, space: QISpace, codes: np.ndarray, factors: np.ndarray | None = None):
         self.space = space
+        self.factors = factors  # per QI, None: unweighted
         self.num = [j for j in range(space.q) if space.numeric[j]]
         self.cat = [j for j in range(space.q) if not space.numeric[j]]
         self.n = len(codes)
@@ -34,6 +40,14 @@ class Encoded:
         self.X = np.stack(cols, axis=1) if cols else np.zeros((self.n, 0))
         self.L = codes[:, self.cat].astype(np.int64) if self.cat else np.zeros((self.n, 0), dtype=np.int64)
         self.H = np.array([max(space.heights[j], 1) for j in self.cat], dtype=float)
+        # the numeric columns' factors, to undo the scaling in the embedding (a factor 0 leaves a column of 0s)
+        self.x_scale: np.ndarray | None = None
+        if factors is not None:
+            f_num = np.array([factors[j] for j in self.num], dtype=float)
+            self.X = self.X * f_num
+            self.x_scale = np.where(f_num > 0, f_num, 1.0)
+            with np.errstate(divide="ignore"):
+                self.H = self.H / np.array([factors[j] for j in self.cat], dtype=float)
         self.anc = [space.anc[j] for j in self.cat]
         # LCA level of every pair of leaves, when the hierarchy is small enough for a table
         self.lca_table = []
@@ -59,8 +73,12 @@ class Encoded:
         anc = self.anc[t]
         return np.argmax(anc[a] == anc[b], axis=-1)
 
+    def unscaled(self, x: np.ndarray) -> np.ndarray:
+        """Numeric values back in [0, 1] (the weights' scaling undone), for the embedding."""
+        return x if self.x_scale is None else x / self.x_scale
+
     def embed_items(self, items: np.ndarray) -> np.ndarray:
-        parts = [self.X[items]] + [self.pos[t][self.L[items, t]][:, None] for t in range(len(self.cat))]
+        parts = [self.unscaled(self.X[items])] + [self.pos[t][self.L[items, t]][:, None] for t in range(len(self.cat))]
         return np.concatenate(parts, axis=1)
 
     def distance_pairs(self, items: np.ndarray, cent: "Centroids", cl: np.ndarray) -> np.ndarray:
@@ -133,7 +151,7 @@ class Centroids:
 
     def embed(self, which: np.ndarray) -> np.ndarray:
         enc = self.enc
-        parts = [self.mean()[which]] + [enc.pos[t][self.rep[which, t]][:, None] for t in range(len(enc.cat))]
+        parts = [enc.unscaled(self.mean()[which])] + [enc.pos[t][self.rep[which, t]][:, None] for t in range(len(enc.cat))]
         return np.concatenate(parts, axis=1)
 
 

@@ -25,6 +25,7 @@ from ...algorithms.base import CellRecoding, Problem
 from ...errors import InputError, UnsatisfiableError
 from ...model.table import FrequencySet, Role
 from ...run.weighted import FrequencyTable, WeightedDomain
+from ...search.attribute_weights import problem_factors
 from ...search.recoding import QISpace, cells_from_groups
 from . import partitions
 
@@ -82,6 +83,7 @@ def top_cuts(problem: Problem, regions: int) -> tuple[list, list, np.ndarray]:
     freq = problem.freq
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
     sp = mondrian_code.Space(space, freq.codes)
+    factors = problem_factors(problem)  # attribute weights: the same cut order as mondrian.partition
     allowable = mondrian_code.default_allowable(problem)
     k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
     cuts = np.zeros(space.q, dtype=np.int64)
@@ -93,9 +95,7 @@ def top_cuts(problem: Problem, regions: int) -> tuple[list, list, np.ndarray]:
         split = None
         if int(w.sum()) >= 2 * k_min and len(idx) > 1:
             width, lca = sp.widths(idx)
-            for j in np.argsort(-width, kind="stable"):
-                if width[j] <= 0:
-                    break
+            for j in mondrian_code.cut_order(width, factors):
                 split = mondrian_code.cut(sp, int(j), idx, w, lca, False, allowable)
                 if split is not None:
                     cuts[j] += 1
@@ -160,6 +160,7 @@ def top_cuts_by_histograms(problem: Problem, regions: int, histograms: Histogram
     share = {j: [h.leaf_counts(lv) / len(h.leaves) for lv in range(h.level_count)]
              for j, h in enumerate(hierarchies) if not numeric[j]}
     span = {j: space.span[j] or 1.0 for j in vals}
+    factors = problem_factors(problem)
     allowable = mondrian_code.default_allowable(problem)
     k_min = max((getattr(m, "k", 1) for m in problem.models), default=1)
     cuts = np.zeros(space.q, dtype=np.int64)
@@ -192,9 +193,7 @@ def top_cuts_by_histograms(problem: Problem, regions: int, histograms: Histogram
                         lca[j] = lv
                         if lv:
                             width[j] = share[j][lv][int(lo[lv])]
-                for j in np.argsort(-width, kind="stable"):
-                    if width[j] <= 0:
-                        break
+                for j in mondrian_code.cut_order(width, factors):
                     split = _box_cut(space, int(j), int(lca[j]), box, hist[j], rank, allowable)
                     if split is not None:
                         cuts[j] += 1
@@ -331,6 +330,9 @@ def _recoding(problem: Problem, weights: np.ndarray, part_of_tuple: np.ndarray, 
     space = QISpace(problem.hierarchies, [problem.table.is_numeric(c) for c in problem.table.qi], problem.codes)
     cells = cells_from_groups(space, problem.codes, group, freq.inverse)
     names = problem.table.qi
-    info = {"partitions": int(n_parts), "variant": "strict", "cuts": {names[j]: int(c) for j, c in enumerate(cuts)}}
+    info: dict[str, object] = {"partitions": int(n_parts), "variant": "strict", "cuts": {names[j]: int(c) for j, c in enumerate(cuts)}}
+    factors = problem_factors(problem)
+    if factors is not None:  # as mondrian.mondrian's info
+        info["weight_factors"] = {names[j]: float(f) for j, f in enumerate(factors)}
     problem.report(1.0, f"Mondrian done: {n_parts} partition(s)")
     return CellRecoding(cells, suppressed, "multidimensional", group, [], [], info)
