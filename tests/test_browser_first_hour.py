@@ -359,9 +359,9 @@ def test_first_hour(browser, live_server, tmp_path, monkeypatch, settings):
     _open(browser, wait, f"{base}/datasets/{survey.pk}/run/", "#run-form button[type=submit]")
     wage_defaults = {name: browser.find_element(By.NAME, name).get_attribute("value")
                      for name in ("suppression_percent", "sensitive")}
-    # a fresh form: logwage and wage tie on 508 distinct values, so the first (logwage) is the reports' column and
-    # every sensitive model's; l and c read as whole numbers
-    assert wage_defaults["sensitive"] == "logwage" and wage["logwage"].nunique() == wage["wage"].nunique()
+    # a fresh form: logwage and wage tie on 508 distinct values; logwage's name holds wage's (derived from it), so
+    # wage, on the original scale, is the reports' column and every sensitive model's; l and c read as whole numbers
+    assert wage_defaults["sensitive"] == "wage" and wage["logwage"].nunique() == wage["wage"].nunique()
     assert [browser.find_element(By.NAME, f"model:l:{p}").get_attribute("value") for p in ("l", "c")] == ["2", "3"]
     sensitive_models = ("l", "t", "beta", "alphak", "ddisclosure")
 
@@ -369,9 +369,11 @@ def test_first_hour(browser, live_server, tmp_path, monkeypatch, settings):
         return [Select(browser.find_element(By.NAME, f"model:{m}:column")).first_selected_option.get_attribute("value")
                 for m in sensitive_models]
 
+    assert model_columns() == ["wage"] * len(sensitive_models)
+    # the models on a sensitive column follow the reports' column, there and back
+    Select(browser.find_element(By.NAME, "sensitive")).select_by_value("logwage")
     assert model_columns() == ["logwage"] * len(sensitive_models)
     Select(browser.find_element(By.NAME, "sensitive")).select_by_value("wage")
-    # the models on a sensitive column follow the reports' column
     assert model_columns() == ["wage"] * len(sensitive_models)
     distinct = wage["wage"].nunique()
     assert distinct == 508
