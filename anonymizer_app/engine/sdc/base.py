@@ -69,6 +69,10 @@ class SdcMethod:
     # (the columns named in its parameters)
     acts_on: str = "key"
     reference: str = ""  # the paper or sdcMicro function it follows
+    # the method's own recount of its guarantee from the published rows (published frame, its outcome, the run's
+    # context) -> {"holds": bool, ...figures}; None: the gate recounts the guarantee itself (engine/run/sdc.py:
+    # k-anonymity with a missing cell matching any value; group size = identical published value vectors)
+    check_published: Callable[[pd.DataFrame, SdcOutcome, SdcContext], dict[str, Any]] | None = None
 
 
 METHODS: dict[str, SdcMethod] = {}

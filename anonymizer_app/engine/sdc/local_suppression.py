@@ -155,7 +155,8 @@ def parse_combs(spec: str | Sequence[int] | None) -> list[int] | None:
     """Subset sizes ("3,2"): every subset of that many key variables, in that order."""
     if spec is None or spec == "":
         return None
-    items: list[Any] = spec.split(",") if isinstance(spec, str) else list(spec)
+    items: list[Any] = []
+    items.extend(spec.split(",") if isinstance(spec, str) else spec)
     try:
         return [int(str(s).strip()) for s in items]
     except ValueError:
