@@ -12,6 +12,7 @@ from django.conf import settings
 from .engine import ALGORITHMS, COLUMN_TYPES, InputError, Role
 from .engine.algorithms import supporting
 from .engine.io.reader import DELIMITER_NAMES, DELIMITERS, ENCODINGS
+from .engine.measure.risk.sdc_weights import weight_problem
 from .engine.model.persons import ADVERSARIES
 from .engine.privacy import model_groups as registry_groups
 from .engine.run.spec import REMOVE, SUPPRESSED_ROWS
@@ -32,6 +33,10 @@ ROLE_HELP = {
     Role.INSENSITIVE.value: "anything else: kept as is",
     Role.PERSON.value: "several records of one person (patient id, panel member): removed from the output; every "
                        "privacy model counts persons",
+    Role.WEIGHT.value: "the survey's sampling weight (how many people each record stands for; numbers above 0): "
+                       "kept as is; the risk page's sdcMicro figures estimate population frequencies from it",
+    Role.HOUSEHOLD.value: "a household or cluster id: kept as is; the risk page's household risk combines its "
+                          "members' risks",
 }
 ROLE_CHOICES = [(r.value, r.value) for r in Role]
 TYPE_CHOICES = [(t, t) for t in COLUMN_TYPES]
@@ -127,9 +132,12 @@ def type_mismatch(values: pd.Series, column_type: str) -> str | None:
 class ColumnsForm(forms.Form):
     """One type and one role select per column, named ``type:<column>`` and ``role:<column>``."""
 
-    def __init__(self, *args, columns, frame: pd.DataFrame | None = None, values=None, **kwargs):
+    def __init__(self, *args, columns, frame: pd.DataFrame | None = None, values=None, rows=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.columns = list(columns)
+        # rows(name) -> the whole column, read only to name the row of a bad sampling weight
+        self.rows = rows if rows is not None or frame is None else (
+            lambda name: frame[name] if name in frame.columns else None)
         # values(name) -> the column's values (its distinct values in order of appearance are enough),
         # or None when the stored table has no such column; ``frame`` is the in-memory equivalent.
         if values is None and frame is not None:
@@ -173,6 +181,7 @@ class ColumnsForm(forms.Form):
                         self.add_error(f"role:{c.name}", f"column {c.name!r} has no values (every cell is empty): "
                                                          "it cannot be a quasi-identifier")
         roles = [cleaned.get(f"role:{c.name}") for c in self.columns]
+        self._check_weight_household(roles)
         persons = [c.name for c, r in zip(self.columns, roles) if r == Role.PERSON.value]
         if len(persons) > 1:  # the engine counts persons by one column (Table.person)
             raise forms.ValidationError(
@@ -184,6 +193,22 @@ class ColumnsForm(forms.Form):
                                         "least one as quasi-identifying, sensitive or insensitive")
         return cleaned
 
+    def _check_weight_household(self, roles: list) -> None:
+        """One sampling-weight and one household column at most; a weight column holds numbers above 0."""
+        for role in (Role.WEIGHT.value, Role.HOUSEHOLD.value):
+            marked = [c.name for c, r in zip(self.columns, roles) if r == role]
+            if len(marked) > 1:
+                raise forms.ValidationError(f"only one column can be the {role}; {', '.join(map(repr, marked))} are")
+        for c, r in zip(self.columns, roles):
+            if r != Role.WEIGHT.value or self.values is None:
+                continue
+            values = self.values(c.name)
+            if values is None:
+                continue
+            if weight_problem(values, c.name) is not None:  # the whole column read only to name the row
+                self.add_error(f"role:{c.name}", weight_problem(values, c.name,
+                                                                self.rows(c.name) if self.rows else None))
+
     def changes(self) -> dict[str, tuple[str, str]]:
         """column name -> (type, role) as submitted."""
         return {c.name: (self.cleaned_data[f"type:{c.name}"], self.cleaned_data[f"role:{c.name}"])
@@ -193,27 +218,14 @@ class ColumnsForm(forms.Form):
 # ---- run ---------------------------------------------------------------------------------------
 def default_sensitive(columns) -> str:
     """The sensitive column a fresh run form starts on (the reports' column and every model's column): the one
-    with the most distinct values; '' with none. An adversary who learns a value of the column with the most
-    values learns the most (up to log2 of their number in bits), so its attribute-disclosure figures are the ones
-    to read first. A tie is broken by tied_sensitive_choice. ``columns``: the dataset's Column rows.
+    with the most distinct values, the first in the dataset's order on a tie; '' with none. An adversary who
+    learns a value of the column with the most values learns the most (up to log2 of their number in bits), so
+    its attribute-disclosure figures are the ones to read first. ``columns``: the dataset's Column rows.
     A submitted form with no column for the reports takes the one its models name (RunForm.clean);
     docs/definitions.md "Defaults of the run form"."""
     sensitive = [c for c in columns if c.role == Role.SENSITIVE.value]
-    if not sensitive:
-        return ""
-    most = max(c.distinct_count or 0 for c in sensitive)
-    return tied_sensitive_choice([c.name for c in sensitive if (c.distinct_count or 0) == most])
-
-
-def tied_sensitive_choice(names: list[str]) -> str:
-    """Of sensitive columns with equally many distinct values (in the dataset's order), the one on the original
-    scale: a column whose name holds another tied column's name is taken as derived from it (logwage from wage,
-    age_squared from age) and passed over; the first of those left. Equal counts disclose equally many bits, so
-    the reports are best read on the values people know; derived columns are named after their source."""
-    lowered = [n.lower() for n in names]
-    original = [n for n, low in zip(names, lowered)
-                if not any(other != low and other in low for other in lowered)]
-    return (original or names)[0]
+    # max keeps the first of equal counts: the dataset's order breaks ties
+    return max(sensitive, key=lambda c: c.distinct_count or 0).name if sensitive else ""
 
 
 def _plain_default(value):

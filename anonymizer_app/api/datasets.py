@@ -283,7 +283,8 @@ class DatasetColumns(APIView):
                 bindings[name] = change["hierarchy"]
         stored = set(dataset_service.dataset_columns(ds))
         form = ColumnsForm(data, columns=cols,
-                           values=lambda n: dataset_service.distinct_values(ds, n) if n in stored else None)
+                           values=lambda n: dataset_service.distinct_values(ds, n) if n in stored else None,
+                           rows=lambda n: dataset_service.load_frame(ds, [n])[n] if n in stored else None)
         if not form.is_valid():
             errors = {("columns" if k == "__all__" else k): [str(m) for m in v] for k, v in form.errors.items()}
             return refused("; ".join(m for v in errors.values() for m in v), errors=errors)

@@ -143,7 +143,8 @@ def columns(request, dataset_id: int):
     if request.method == "POST":
         # a type change is checked on the column's distinct values, read alone
         form = ColumnsForm(request.POST, columns=cols,
-                           values=lambda name: dataset_service.distinct_values(ds, name) if name in stored else None)
+                           values=lambda name: dataset_service.distinct_values(ds, name) if name in stored else None,
+                           rows=lambda name: dataset_service.load_frame(ds, [name])[name] if name in stored else None)
         if form.is_valid():
             changes = form.changes()
             with transaction.atomic():

@@ -24,11 +24,17 @@ class Role(str, Enum):
     # several records of one person (definitions.md, "The unit counted: the person"): an identifier, so never
     # published as is, and every privacy model then counts persons, not records
     PERSON = "person id"
+    # sdcMicro's roles for risk with sampling weights (definitions.md, "Risk with sampling weights"): neither QIs
+    # nor identifiers, published as they are; the weight gives each record's estimated population frequency
+    WEIGHT = "sampling weight"
+    HOUSEHOLD = "household id"  # a household or cluster: household risk combines its members' risks
 
     @classmethod
     def parse(cls, value: str) -> "Role":
         aliases = {"qi": cls.QUASI_IDENTIFYING, "quasi": cls.QUASI_IDENTIFYING, "id": cls.IDENTIFYING,
-                   "person": cls.PERSON, "person-id": cls.PERSON, "person_id": cls.PERSON}
+                   "person": cls.PERSON, "person-id": cls.PERSON, "person_id": cls.PERSON,
+                   "weight": cls.WEIGHT, "sampling_weight": cls.WEIGHT, "household": cls.HOUSEHOLD,
+                   "household_id": cls.HOUSEHOLD, "cluster": cls.HOUSEHOLD}
         try:
             return aliases.get(value) or cls(value)
         except ValueError:
@@ -137,6 +143,22 @@ class Table:
         found = self.columns_with(Role.PERSON)
         if len(found) > 1:
             raise InputError(f"only one column can be the person id; {', '.join(map(repr, found))} are")
+        return found[0] if found else None
+
+    @property
+    def weight(self) -> str | None:
+        """The sampling-weight column (one at most), None without one."""
+        return self._one_of(Role.WEIGHT)
+
+    @property
+    def household(self) -> str | None:
+        """The household/cluster column (one at most), None without one."""
+        return self._one_of(Role.HOUSEHOLD)
+
+    def _one_of(self, role: Role) -> str | None:
+        found = self.columns_with(role)
+        if len(found) > 1:
+            raise InputError(f"only one column can be the {role.value}; {', '.join(map(repr, found))} are")
         return found[0] if found else None
 
     @property
