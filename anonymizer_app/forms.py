@@ -218,14 +218,27 @@ class ColumnsForm(forms.Form):
 # ---- run ---------------------------------------------------------------------------------------
 def default_sensitive(columns) -> str:
     """The sensitive column a fresh run form starts on (the reports' column and every model's column): the one
-    with the most distinct values, the first in the dataset's order on a tie; '' with none. An adversary who
-    learns a value of the column with the most values learns the most (up to log2 of their number in bits), so
-    its attribute-disclosure figures are the ones to read first. ``columns``: the dataset's Column rows.
+    with the most distinct values; '' with none. An adversary who learns a value of the column with the most
+    values learns the most (up to log2 of their number in bits), so its attribute-disclosure figures are the ones
+    to read first. A tie is broken by tied_sensitive_choice. ``columns``: the dataset's Column rows.
     A submitted form with no column for the reports takes the one its models name (RunForm.clean);
     docs/definitions.md "Defaults of the run form"."""
     sensitive = [c for c in columns if c.role == Role.SENSITIVE.value]
-    # max keeps the first of equal counts: the dataset's order breaks ties
-    return max(sensitive, key=lambda c: c.distinct_count or 0).name if sensitive else ""
+    if not sensitive:
+        return ""
+    most = max(c.distinct_count or 0 for c in sensitive)
+    return tied_sensitive_choice([c.name for c in sensitive if (c.distinct_count or 0) == most])
+
+
+def tied_sensitive_choice(names: list[str]) -> str:
+    """Of sensitive columns with equally many distinct values (in the dataset's order), the one on the original
+    scale: a column whose name holds another tied column's name is taken as derived from it (logwage from wage,
+    age_squared from age) and passed over; the first of those left. Equal counts disclose equally many bits, so
+    the reports are best read on the values people know; derived columns are named after their source."""
+    lowered = [n.lower() for n in names]
+    original = [n for n, low in zip(names, lowered)
+                if not any(other != low and other in low for other in lowered)]
+    return (original or names)[0]
 
 
 def _plain_default(value):
