@@ -284,8 +284,10 @@ class RunReport(APIView):
         j = owned_job(request, job_id)
         report = job_result(j).report
         # the report as stored (raw figures), and beside it "figures": each figure's label and text as every page
-        # words and formats it (engine.measure.figure_catalogue), the models' checks included
-        return Response({**report, "figures": figure_catalogue.run_figures(report)})
+        # words and formats it (engine.measure.figure_catalogue), the models' checks included; "attribute_figures":
+        # the per-quasi-identifier figures the same way (a full-domain transformation's; empty otherwise)
+        return Response({**report, "figures": figure_catalogue.run_figures(report),
+                         "attribute_figures": figure_catalogue.attribute_figures(report)})
 
 
 class RunRows(APIView):

@@ -21,7 +21,7 @@ from django.utils.http import content_disposition_header
 from hierarchy_editor.models import Hierarchy
 
 from ..engine import ALGORITHMS, Role
-from ..engine.measure.figure_catalogue import format_check, format_figure
+from ..engine.measure.figure_catalogue import attribute_figures, format_check, format_figure
 from ..engine.privacy import PRIVACY_MODELS, model_groups
 from ..engine.run.spec import KEEP, SUPPRESSED_ROWS
 from ..models import Job, Result
@@ -302,6 +302,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "verified": bool(report.get("verified")),
         "model_checks": [dict(c, value_text=format_check(c)) for c in report.get("model_checks") or []],
         "utility": figure_rows(report, UTILITY_KEYS, job.k, labels, fmt),
+        "attributes": attribute_figures(report),  # per quasi-identifier (the figure catalogue's texts)
         "risk": figure_rows(report, RISK_KEYS, job.k, labels, fmt),
         "charts": charts(report),
         "records": n,

@@ -37,13 +37,13 @@ def factors_of(weights: dict[str, float]) -> np.ndarray:
     return w * len(w) / w.sum()
 
 
-def reference_mondrian(X: np.ndarray, s: np.ndarray, k: int, l: int | None, f: np.ndarray):
+def reference_mondrian(X: np.ndarray, s: np.ndarray, k: int, ell: int | None, f: np.ndarray):
     """Published cells (list of tuples of strings per row) and cuts per QI, by plain recursion."""
     span = np.where(X.max(0) > X.min(0), X.max(0) - X.min(0), 1).astype(float)
     cuts = [0, 0, 0]
 
     def allowable(rows: list[int]) -> bool:
-        return len(rows) >= k and (l is None or len({s[r] for r in rows}) >= l)
+        return len(rows) >= k and (ell is None or len({s[r] for r in rows}) >= ell)
 
     def split(rows: list[int]) -> list[list[int]]:
         if len(rows) >= 2 * k:

@@ -169,6 +169,16 @@ _ALL = [
        "true support (a group of u items counts 1/u per record): 0 = exact, 1 = the itemsets vanish, can exceed 1"),
     _f("generalized_items", "Generalized items", "count", "distinct items published inside a group"),
     _f("suppressed_items", "Suppressed items", "count", "distinct items left out of every record"),
+    # per quasi-identifier (report["attributes"], a full-domain transformation): ATTRIBUTE_FIGURES
+    _f("qi_level", "Level", "count", "the hierarchy level the quasi-identifier is published at (0: as it is)"),
+    _f("qi_loss", "Loss (ARX)", "ratio", "ARX's Loss of the column: the share of its hierarchy's leaves under each "
+       "published cell, normalized (0: nothing generalized, 1: every cell at the root or suppressed)"),
+    _f("qi_ncp", "NCP", "ratio", "the column's mean normalized certainty penalty per cell, suppressed cells 1"),
+    _f("qi_height", "Height", "ratio", "the column's mean level / hierarchy height per cell, suppressed cells 1"),
+    _f("qi_star_share", "Published as '*'", "share", "records whose value is published as '*' by generalization "
+       "(not suppression) / records read"),
+    _f("qi_suppressed_share", "Suppressed", "share", "records suppressed / records read (every quasi-identifier "
+       "of a suppressed record is lost)"),
 ]
 
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
@@ -199,6 +209,13 @@ RISK_ANALYSIS = [
     ("journalist_risk_highest", "journalist_risk_highest"), ("journalist_risk_average", "journalist_risk_average"),
     ("journalist_records_at_risk", "journalist_records_at_risk"),
 ]
+
+
+# report["attributes"] rows: (figure, the row's key that holds its value), in the order the result page, the API
+# and the release report list them
+ATTRIBUTE_FIGURES = [("qi_level", "level"), ("qi_loss", "loss"), ("qi_ncp", "ncp"),
+                     ("qi_height", "generalization_height"), ("qi_star_share", "star_share"),
+                     ("qi_suppressed_share", "suppressed_share")]
 
 
 def figure(key: str) -> Figure:
@@ -289,3 +306,18 @@ def risk_figures(analysis: dict) -> list[dict]:
             rows.append({"key": key, "label": f.label, "unit": f.unit, "help": f.help, "value": analysis[source],
                          "text": f.format(analysis[source])})
     return rows
+
+def attribute_figures(report: dict) -> list[dict]:
+    """A run's per-quasi-identifier figures (report["attributes"]; none for local or multidimensional recodings):
+    per QI its name and its figures (key, label, unit, help, the raw value and its text), in ATTRIBUTE_FIGURES'
+    order."""
+    out = []
+    for row in report.get("attributes") or []:
+        figures = []
+        for key, source in ATTRIBUTE_FIGURES:
+            if source in row:
+                f = FIGURES[key]
+                figures.append({"key": key, "label": f.label, "unit": f.unit, "help": f.help, "value": row[source],
+                                "text": f.format(row[source])})
+        out.append({"qi": row.get("qi"), "figures": figures})
+    return out
