@@ -3,7 +3,7 @@ chosen metric among all anonymous nodes. The reference the optimal searches are 
 
 from __future__ import annotations
 
-from ..search.lattice_search import KEEP_LATTICE, METRIC, WEIGHTS, LatticeSearch
+from ..search.lattice_search import KEEP_LATTICE, METRIC, TARGET, WEIGHTS, LatticeSearch
 from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
@@ -25,7 +25,7 @@ register(
         recoding="full-domain",
         person_level=True,
         optimal=True,
-        options=(METRIC, WEIGHTS, KEEP_LATTICE),
+        options=(METRIC, WEIGHTS, TARGET, KEEP_LATTICE),
         reference="",
         lattice=True,
     )

@@ -19,7 +19,7 @@ import heapq
 import numpy as np
 
 from ..search.lattice import ANONYMOUS, LARGE_FREQUENCY_SET, NOT_ANONYMOUS, PRUNED, UNKNOWN
-from ..search.lattice_search import KEEP_LATTICE, METRIC, WEIGHTS, LatticeSearch
+from ..search.lattice_search import KEEP_LATTICE, METRIC, TARGET, WEIGHTS, LatticeSearch
 from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
@@ -205,7 +205,7 @@ register(
         recoding="full-domain",
         person_level=True,
         optimal=True,
-        options=(METRIC, WEIGHTS, KEEP_LATTICE),
+        options=(METRIC, WEIGHTS, TARGET, KEEP_LATTICE),
         reference="F. Kohlmayer, F. Prasser, C. Eckert, A. Kemper, K. A. Kuhn, Flash: efficient, stable and "
         "optimal k-anonymity, PASSAT/SocialCom 2012",
         lattice=True,

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import UnsatisfiableError
 from ..search.lattice import ANONYMOUS, NOT_ANONYMOUS
-from ..search.lattice_search import KEEP_LATTICE, METRIC, WEIGHTS, LatticeSearch
+from ..search.lattice_search import KEEP_LATTICE, METRIC, TARGET, WEIGHTS, LatticeSearch
 from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
@@ -99,7 +99,7 @@ register(
         recoding="full-domain",
         person_level=True,
         optimal=True,
-        options=(METRIC, WEIGHTS, KEEP_LATTICE),
+        options=(METRIC, WEIGHTS, TARGET, KEEP_LATTICE),
         reference="K. LeFevre, D. J. DeWitt, R. Ramakrishnan, Incognito: efficient full-domain k-anonymity, "
         "SIGMOD 2005",
         lattice=True,

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import UnsatisfiableError
 from ..search.lattice import ANONYMOUS, UNKNOWN
-from ..search.lattice_search import KEEP_LATTICE, METRIC, WEIGHTS, LatticeSearch
+from ..search.lattice_search import KEEP_LATTICE, METRIC, TARGET, WEIGHTS, LatticeSearch
 from .base import AlgorithmInfo, FullDomainRecoding, Problem, register
 
 
@@ -80,7 +80,7 @@ register(
         recoding="full-domain",
         person_level=True,
         optimal=False,
-        options=(METRIC, WEIGHTS, KEEP_LATTICE),
+        options=(METRIC, WEIGHTS, TARGET, KEEP_LATTICE),
         reference="P. Samarati, Protecting respondents' identities in microdata release, IEEE TKDE 13(6), 2001",
         lattice=True,
     )

@@ -1,6 +1,7 @@
 """Utility metrics of lattice nodes, computed on the frequency set exactly as metrics.py computes them
 for the final result (definitions.md): discernibility, generalization height, NCP, non-uniform entropy and
-ARX's Loss (MetricMDNMLoss with its defaults: gs-factor 0.5, geometric mean over the QIs).
+ARX's Loss (MetricMDNMLoss with its defaults: gs-factor 0.5, geometric mean over the QIs) and ARX's
+classification metric (MetricSDClassification, a utility-aware target: see ``Classification``).
 
 Attribute weights (``weights``, 0..1 per QI): the cell losses (height, NCP, entropy) sum each QI's loss times
 its weight, scaled so that equal weights give the unweighted figure; Loss takes the weighted geometric mean
@@ -31,13 +32,18 @@ from ..measure.metrics import arx_loss_aggregate, arx_loss_per_qi, ncp_by_label
 from ..model.hierarchy import Hierarchy
 from .lattice import Lattice, NodeClasses, NodeEvaluator
 
-METRIC_NAMES = ("discernibility", "height", "ncp", "entropy", "loss")
+METRIC_NAMES = ("discernibility", "height", "ncp", "entropy", "loss", "classification")
 # the key of each metric in Result.metrics (engine/measure/metrics.py)
 REPORT_KEYS = {"discernibility": "discernibility", "height": "generalization_height", "ncp": "ncp",
-               "entropy": "non_uniform_entropy", "loss": "loss"}
+               "entropy": "non_uniform_entropy", "loss": "loss", "classification": "classification"}
 METRIC_HELP = ("utility metric to minimise: discernibility (sum of |EC|^2 + suppressed x N), height "
                "(mean level/height per cell), ncp (normalized certainty penalty), entropy (non-uniform) or "
-               "loss (ARX's Loss: geometric mean over the QIs of the share of the domain each cell covers)")
+               "loss (ARX's Loss: geometric mean over the QIs of the share of the domain each cell covers) or "
+               "classification (ARX's classification metric: the share of records whose class's majority value of "
+               "the target column is not their own, suppressed records counting 1; needs --target)")
+TARGET_HELP = ("the column the classification metric keeps predictable (not a quasi-identifier): a record costs 1 "
+               "when its class's most frequent value of it is another one (or there is no single most frequent "
+               "value), and when it is suppressed")
 WEIGHTED = ("height", "ncp", "entropy", "loss")  # the metrics that take attribute weights
 WEIGHTS_HELP = ("attribute weights, 'qi=w,qi=w' with w from 0 to 1 (QIs not named weigh 0.5, ARX's default); "
                 "the metric (height, ncp, entropy or loss) counts each QI's loss by its weight, Mondrian cuts "
@@ -86,6 +92,9 @@ def parse_weights(text: object, qi: list[str], metric: str | None) -> np.ndarray
 class NodeMetric:
     name: str
     exact_int = False
+    # grows (never falls) with generalization when nothing is suppressed: the optimum without suppression is then
+    # a minimal anonymous node (LatticeSearch.optimum)
+    monotone = True
 
     def value(self, node: NodeClasses) -> float:
         raise NotImplementedError
@@ -263,3 +272,104 @@ def make_metric(name: str, evaluator: NodeEvaluator, hierarchies: list[Hierarchy
         return CellLoss(name, evaluator, per_label, totals, math.log2(n) if n else 0.0, 1.0, weights)
     cells = n * q
     return CellLoss(name, evaluator, per_label, totals, 1.0, 1.0 / cells if cells else 0.0, weights)
+
+
+class Classification(NodeMetric):
+    """ARX's classification metric (MetricSDClassification) with one target column outside the QIs: a record
+    costs 1 when its class is suppressed, or when the most frequent target value of its class is not its own;
+    a class with no single most frequent value (a tie at the top) costs 1 for every record, as in ARX. The
+    value is the share of the N records so penalized (0..1). ARX weighs the suppressed records by its
+    gs-factor; here each costs 1, the cost of a record whose target cannot be told from its class.
+
+    Not monotonic even without suppression: merging a tied class into one with a clear majority can lower the
+    penalty. So every anonymous node is a candidate (LatticeSearch.optimum) and the bound is the majority
+    penalty without the tie rule, sum over the classes of (size - count of the most frequent value): it only
+    grows when classes merge (the top of a sum is at most the sum of the tops) and a suppressed record costs 1,
+    at least its share; a node's bound is the largest over its QIs of that penalty at the node generalizing that
+    QI alone (a specialization of the node, so of all its generalizations)."""
+
+    name = "classification"
+    monotone = False
+
+    def __init__(self, evaluator: NodeEvaluator, inverse: np.ndarray, target_codes: np.ndarray, n: int):
+        self.evaluator = evaluator
+        self.n = int(n)
+        values = int(target_codes.max()) + 1 if len(target_codes) else 1
+        self.values = values
+        # (frequency-set tuple, target value) pairs with their record counts: a node's class x target counts
+        # come from the node's tuple -> class map alone
+        pair, count = np.unique(inverse.astype(np.int64) * values + target_codes, return_counts=True)
+        self.pair_tuple = pair // values
+        self.pair_value = pair % values
+        self.pair_count = count.astype(np.float64)
+
+    def counts(self, node: NodeClasses) -> np.ndarray:
+        """Per class of the node, the records of each target value (classes x values)."""
+        classes = len(node.sizes)
+        cls = self.evaluator.tuple_class(node)[self.pair_tuple]
+        flat = np.bincount(cls * self.values + self.pair_value, weights=self.pair_count,
+                           minlength=classes * self.values)
+        return flat.reshape(classes, self.values)
+
+    def penalty(self, node: NodeClasses, ties: bool = True) -> float:
+        """The records penalized (``ties``: a class without a single most frequent value costs all its records;
+        without, the bound's majority penalty)."""
+        table = self.counts(node)
+        sizes = table.sum(axis=1)
+        ordered = np.sort(table, axis=1)
+        top1 = ordered[:, -1]
+        kept = np.ones(len(sizes), dtype=bool) if node.failing is None else ~node.failing
+        cost = sizes - top1
+        if ties and self.values > 1:
+            tied = (ordered[:, -2] == top1) & (sizes > 0)
+            cost = np.where(tied, sizes, cost)
+        return float(cost[kept].sum() + sizes[~kept].sum())
+
+    def value(self, node: NodeClasses) -> float:
+        return self.penalty(node) / self.n if self.n else 0.0
+
+    def level_bound(self, lattice: Lattice) -> np.ndarray:
+        bound = np.zeros(lattice.shape)
+        for j, height in enumerate(lattice.heights):
+            per_level = np.zeros(int(height) + 1)
+            for lv in range(int(height) + 1):
+                levels = [0] * lattice.q
+                levels[j] = lv
+                node = self.evaluator.classes(tuple(levels))
+                unsuppressed = NodeClasses(node.levels, node.reps, node.sizes, node.key)
+                per_level[lv] = self.penalty(unsuppressed, ties=False) / self.n if self.n else 0.0
+            shape = [1] * lattice.q
+            shape[j] = len(per_level)
+            bound = np.maximum(bound, per_level.reshape(shape))
+        return bound
+
+
+def target_codes(values, name: str, qi: list[str]) -> np.ndarray:
+    """The target column's values as codes 0..v-1 (missing values are one value of their own). Raises
+    InputError when there is no target or it is a QI."""
+    if not name:
+        raise InputError("the classification metric needs a target column (--target / the Target column field)")
+    if name in qi:
+        raise InputError(f"target: {name!r} is a quasi-identifier; the classification metric keeps a column "
+                         f"outside the QIs predictable from them")
+    if values is None:
+        raise InputError(f"target: unknown column {name!r}")
+    import pandas as pd
+
+    codes, _ = pd.factorize(pd.Series(values).astype(str), use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.int64)
+
+
+def classification_metric(problem, evaluator: NodeEvaluator) -> Classification:
+    """The classification metric of a search (``problem``: algorithms.base.Problem) on its ``target`` option.
+    Runs with a person id or a research subset count persons or research records, not the records the metric
+    penalizes: refused there."""
+    if problem.persons is not None:
+        raise InputError("the classification metric counts records; with a person id choose another metric")
+    if problem.research is not None:
+        raise InputError("the classification metric counts every record; with a population table choose another "
+                         "metric")
+    name = str(problem.options.get("target") or "").strip()
+    frame = problem.table.frame
+    codes = target_codes(frame[name] if name in frame.columns else None, name, list(problem.table.qi))
+    return Classification(evaluator, np.asarray(problem.freq.inverse), codes, problem.records)

@@ -31,10 +31,21 @@ from ..algorithms.base import FullDomainRecoding, Problem
 from ..errors import UnsatisfiableError
 from ..privacy import KAnonymity, Parameter
 from .lattice import ANONYMOUS, NOT_ANONYMOUS, PRUNED, UNKNOWN, Lattice, NodeEvaluator, equivalence_classes
-from .lattice_metrics import METRIC_HELP, METRIC_NAMES, REPORT_KEYS, WEIGHTS_HELP, make_metric, parse_weights
+from .lattice_metrics import (
+    METRIC_HELP,
+    METRIC_NAMES,
+    REPORT_KEYS,
+    TARGET_HELP,
+    WEIGHTS_HELP,
+    NodeMetric,
+    classification_metric,
+    make_metric,
+    parse_weights,
+)
 
 METRIC = Parameter("metric", str, "ncp", METRIC_HELP, choices=METRIC_NAMES)
 WEIGHTS = Parameter("weights", str, "", WEIGHTS_HELP, label="Attribute weights")
+TARGET = Parameter("target", str, "", TARGET_HELP, label="Target column (classification metric)")
 KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the lattice (levels, tag, metric) in "
                          "the report's search section, for the lattice view", choices=("no", "yes"),
                          label="Keep every lattice node (for the lattice view)")
@@ -69,8 +80,12 @@ class LatticeSearch:
         numeric = [problem.table.is_numeric(c) for c in problem.table.qi]
         # attribute weights (None: unweighted), refused with a message naming the QI or value at fault
         self.weights = parse_weights(problem.options.get("weights"), list(problem.table.qi), self.metric_name)
-        self.metric = make_metric(self.metric_name, self.evaluator, problem.hierarchies, numeric,
-                                  problem.records, self.k_min, self.weights)
+        self.metric: NodeMetric
+        if self.metric_name == "classification":  # a target column's values, not the hierarchies, drive it
+            self.metric = classification_metric(problem, self.evaluator)
+        else:
+            self.metric = make_metric(self.metric_name, self.evaluator, problem.hierarchies, numeric,
+                                      problem.records, self.k_min, self.weights)
         self.budget = problem.budget
         self.monotonic = problem.monotonic  # see privacy.py: some models only without suppression
         self.tagging = tagging and self.monotonic
@@ -213,8 +228,9 @@ class LatticeSearch:
             raise UnsatisfiableError(
                 f"no generalization of the lattice meets the privacy model with at most {self.budget} "
                 f"suppressed record(s); {self.problem.unsatisfiable_advice()}")
-        if self.budget == 0 or not self.monotonic:
-            # no suppression: the metric grows with generalization, the optimum is a minimal node
+        if (self.budget == 0 and getattr(self.metric, "monotone", True)) or not self.monotonic:
+            # no suppression: the metric grows with generalization, the optimum is a minimal node (a metric that
+            # does not grow so, the classification metric, searches every anonymous node by its bound below)
             cand = np.flatnonzero((self.minimal_anonymous() if self.monotonic else anon).reshape(-1))
             for idx in cand:
                 if np.isnan(self.values.flat[idx]):

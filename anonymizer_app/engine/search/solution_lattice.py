@@ -23,7 +23,8 @@ from .lattice_search import METRIC
 MAX_NODES = 250_000  # larger lattices are not evaluated on demand
 SHOWN_LABELS = 3
 METRIC_LABELS = {"discernibility": "Discernibility", "height": "Generalization height", "ncp": "NCP",
-                 "entropy": "Non-uniform entropy", "loss": "Loss (ARX)"}
+                 "entropy": "Non-uniform entropy", "loss": "Loss (ARX)",
+                 "classification": "Classification (ARX)"}
 
 
 def metric_of(options: dict | None) -> str:
@@ -55,6 +56,8 @@ def evaluate(spec: RunSpec, metric: str | None = None, progress: ProgressCallbac
     weights = str((spec.options or {}).get("weights") or "").strip()
     if weights and metric in WEIGHTED:  # the run's attribute weights, for the metrics that take them
         options["weights"] = weights
+    if metric == "classification":  # the run's target column, which the metric reads
+        options["target"] = str((spec.options or {}).get("target") or "")
     result = compute(spec.with_algorithm("exhaustive", options), progress)
     hs = result.hierarchies
     data = build_lattice(result.search["lattice"], [hs[c] for c in table.qi], metric)
