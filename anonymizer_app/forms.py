@@ -19,7 +19,8 @@ from .engine.run.spec import REMOVE, SUPPRESSED_ROWS
 from .services.comparison import parse_k_list
 from .services.experiment import parse_size_list
 
-UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx")
+UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".dta", ".sav", ".zsav", ".sas7bdat")
+UPLOAD_TYPES = "a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file"
 # Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).
 DELIMITER_BY_NAME = {DELIMITER_NAMES[d]: d for d in DELIMITERS}
 DELIMITER_CHOICES = [(DELIMITER_NAMES[d], f"{DELIMITER_NAMES[d]}  ( {d if d != chr(9) else '⇥'} )") for d in DELIMITERS]
@@ -73,7 +74,7 @@ class UploadForm(forms.Form):
         if ext not in UPLOAD_EXTENSIONS:
             raise forms.ValidationError(
                 f"{f.name}: unsupported file type {ext or '(no extension)'}; "
-                f"upload a .csv, .tsv, .txt or .xlsx file")
+                f"upload {UPLOAD_TYPES}")
         # Checked on the declared size before a single byte is read into memory.
         limit_mb = settings.ANONYMIZER_MAX_UPLOAD_MB
         if f.size > limit_mb * 1024 * 1024:
@@ -99,7 +100,7 @@ class FormatForm(forms.Form):
     def __init__(self, *args, kind: str = "csv", **kwargs):
         super().__init__(*args, **kwargs)
         self.kind = kind
-        if kind == "xlsx":  # a workbook has no delimiter or text encoding
+        if kind != "csv":  # a workbook or a Stata/SPSS/SAS file has no delimiter or text encoding
             del self.fields["delimiter"]
             del self.fields["encoding"]
 

@@ -169,16 +169,16 @@ class TransactionSink:
 
 
 def write_publication(spec, progress, out: Path, delimiter: str, report_path: Path | None, run_pipeline,
-                      parquet_sink=None) -> dict:
+                      parquet_sink=None, labels=None) -> dict:
     """Run ``spec`` with its published rows streamed into a temporary file beside OUT (CSV, or through
     ``parquet_sink(path)`` when given), write the report, then rename: OUT appears whole or not at all."""
     target = exports.format_for_path(str(out))
     destination = sql_flags.DESTINATION.get()
     if target is not None and target.name == "tsv":
         delimiter = "\t"
-    # Parquet, Excel, JSON lines and a --out-sql table are written from the whole publication (exports)
+    # Parquet, Excel, JSON lines, Stata, SPSS and a --out-sql table are written from the whole publication (exports)
     whole = parquet_sink is None and (destination is not None or (target is not None and target.name in
-                                                                  ("parquet", "xlsx", "jsonl")))
+                                                                  ("parquet", "xlsx", "jsonl", "dta", "sav")))
     tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -189,7 +189,7 @@ def write_publication(spec, progress, out: Path, delimiter: str, report_path: Pa
             types = dict(getattr(spec.table, "types", None) or {}) or None
             fmt = target.name if target is not None and target.name != "tsv" else "csv"
             with os.fdopen(fd, "wb") as fh:
-                fh.write(exports.export_frame(frame, fmt, types, delimiter=delimiter))
+                fh.write(exports.export_frame(frame, fmt, types, delimiter=delimiter, labels=labels))
                 fh.flush()
                 os.fsync(fh.fileno())
             if destination is not None:

@@ -80,7 +80,8 @@ def sources(command, opts: dict, progress) -> Iterator[dict]:
         raise error("--out-sql URL and --out-table NAME go together")
     if opts["out_replace"] and opts["out_sql"] is None:
         raise error("--out-replace applies to --out-sql")
-    whole = opts["out_sql"] is not None or Path(opts["out"] or "").suffix.lower() in (".parquet", ".xlsx", ".jsonl")
+    whole = opts["out_sql"] is not None or Path(opts["out"] or "").suffix.lower() in (".parquet", ".xlsx", ".jsonl",
+                                                                                  ".dta", ".sav")
     if whole and opts.get("transactions"):
         raise error("--transactions writes a transaction file: --out FILE.txt/.csv, not a table or workbook")
     if whole and opts.get("cluster") is not None:

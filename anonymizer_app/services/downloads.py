@@ -77,13 +77,15 @@ def table_download(j: Job, res: Result, delimiter: str, query) -> HttpResponseBa
 
 
 def _download_other(j: Job, res: Result, fmt: str, drop: bool, shuffle: bool) -> HttpResponse:
-    """The published rows as Parquet, Excel or JSON lines (exports.export_frame), built whole in memory."""
+    """The published rows as Parquet, Excel, JSON lines, Stata or SPSS (exports.export_frame), built whole in
+    memory."""
     frame = exports.result_frame(res, drop)
     if shuffle:
         frame = frame.sample(frac=1.0, random_state=int(np.random.default_rng().integers(2**31))).reset_index(drop=True)
     spec = exports.EXPORT_FORMATS[fmt]
     try:
-        body = exports.export_frame(frame, fmt, exports.job_column_types(j))
+        body = exports.export_frame(frame, fmt, exports.job_column_types(j),
+                                    labels=exports.dataset_labels(j.dataset) if fmt in ("dta", "sav") else None)
     except exports.ExportError as exc:
         return bad_request(str(exc))
     filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-anonymized{spec.extension}"

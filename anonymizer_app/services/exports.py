@@ -1,6 +1,6 @@
 """What leaves the app as a file: the anonymized CSV (formulas neutralized, optionally shuffled, streamed
-a row group at a time), the same rows as Parquet, Excel (.xlsx) or JSON lines, and the run configuration
-as JSON."""
+a row group at a time), the same rows as Parquet, Excel (.xlsx), JSON lines, Stata (.dta) or SPSS (.sav, value
+labels of a labelled upload re-attached), and the run configuration as JSON."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
+from ..engine.io.statfiles import STAT_KINDS, WRITABLE, StatMetadata, read_metadata, write_statfile
 from ..engine.model.cells import factorize_cells
 from ..engine.run.gate import ITEMS, RECORD_ID
 from ..models import Job, Result
@@ -212,6 +213,8 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {f.name: f for f in (
     ExportFormat("xlsx", ".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
                  "Excel (.xlsx)"),
     ExportFormat("jsonl", ".jsonl", "application/jsonl; charset=utf-8", "JSON lines"),
+    ExportFormat("dta", ".dta", "application/x-stata-dta", "Stata (.dta)"),
+    ExportFormat("sav", ".sav", "application/x-spss-sav", "SPSS (.sav)"),
 )}
 
 
@@ -316,9 +319,15 @@ def export_xlsx(frame: pd.DataFrame, types: dict[str, str] | None = None) -> byt
 
 
 def export_frame(frame: pd.DataFrame, fmt: str, types: dict[str, str] | None = None,
-                 delimiter: str | None = None) -> bytes:
+                 delimiter: str | None = None, labels: StatMetadata | None = None) -> bytes:
     """The published rows in format ``fmt`` (a key of EXPORT_FORMATS) as bytes: the one entry point the web
-    downloads, the CLI, the API and the repository deposits share."""
+    downloads, the CLI, the API and the repository deposits share. ``labels``: a Stata/SPSS/SAS upload's value
+    and variable labels, re-attached in a .dta or .sav where the published values are still its labels."""
+    if fmt in WRITABLE:
+        try:
+            return write_statfile(frame, fmt, column_kinds(frame, types), labels)
+        except InputError as exc:
+            raise ExportError(str(exc)) from None
     if fmt in ("csv", "tsv"):
         return export_csv_bytes(frame, delimiter or ("\t" if fmt == "tsv" else ","))
     if fmt == "parquet":
@@ -345,4 +354,16 @@ def result_frame(result: Result, drop_suppressed: bool = False) -> pd.DataFrame:
 def export_result(result: Result, fmt: str, drop_suppressed: bool = False) -> bytes:
     """A result's published rows in format ``fmt``, the run's column types deciding numbers."""
     return export_frame(result_frame(result, drop_suppressed), fmt, job_column_types(result.job),
-                        delimiter=result.job.dataset.delimiter if fmt == "csv" else None)
+                        delimiter=result.job.dataset.delimiter if fmt == "csv" else None,
+                        labels=dataset_labels(result.job.dataset) if fmt in WRITABLE else None)
+
+
+def dataset_labels(dataset) -> StatMetadata | None:
+    """The value and variable labels of a Stata, SPSS or SAS upload, read from the stored original's header
+    (engine.io.statfiles); None for other uploads or when the original is gone."""
+    if dataset.kind not in STAT_KINDS or not dataset.original:
+        return None
+    try:
+        return read_metadata(storage.original_path(dataset), dataset.original_name, dataset.kind)
+    except (InputError, OSError):
+        return None

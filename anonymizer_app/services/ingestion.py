@@ -77,7 +77,7 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
     fmt = fmt or sniff_file(path, filename)
     if sniffed and header is not None:
         fmt = replace(fmt, header=header)
-    if fmt.kind == "xlsx" or size <= STREAM_THRESHOLD:
+    if fmt.kind != "csv" or size <= STREAM_THRESHOLD:  # workbooks and Stata/SPSS/SAS files: one piece
         # a sniffed UTF-8 may turn out single-byte past the first 64 KiB: the engine then reads it so
         frame, fmt = engine.read_table(path.read_bytes(), filename, fmt, limits=caps, encoding_sniffed=sniffed,
                                        dictionary=dictionary)

@@ -1,4 +1,5 @@
-"""Reading user tables: CSV/TSV/TXT with sniffed delimiter, encoding and header; Excel (.xlsx).
+"""Reading user tables: CSV/TSV/TXT with sniffed delimiter, encoding and header; Excel (.xlsx); Stata, SPSS and
+SAS files (statfiles.py: value labels shown as the values).
 
 Every cell is read as text without missing-value parsing: a town called ``None`` stays ``None``.
 Hostile files are refused before they cost memory or time (Limits): every cell and column name is
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .statfiles import STAT_KINDS, read_statfile, stat_kind
 from .table_format import (  # noqa: F401  (re-exported: reader.Limits, reader.TEXT_HINT, ...)
     MAX_CELL_CHARS,
     MAX_HEADER_CHARS,
@@ -49,6 +51,9 @@ def sniff(raw: bytes, filename: str = "upload") -> Format:
         raise InputError(f"{filename}: the file is empty")
     if raw.startswith(XLSX_MAGIC):
         return Format(kind="xlsx")  # read_table checks that the zip is a workbook
+    stat = stat_kind(raw[:64])
+    if stat is not None:
+        return Format(kind=stat)  # a Stata, SPSS or SAS file (statfiles.py)
     if raw.startswith(XLS_MAGIC):
         raise InputError(f"{filename}: an old Excel .xls workbook; save it as .xlsx or CSV and upload that")
     head = raw[:65536]
@@ -197,6 +202,8 @@ def read_table(
     fmt = fmt or sniff(raw, filename)
     if fmt.kind == "xlsx":
         frame = read_xlsx(raw, filename, fmt, nrows, limits)
+    elif fmt.kind in STAT_KINDS:
+        frame = read_statfile(raw, filename, fmt.kind, nrows, limits)[0]
     else:
         try:
             frame = read_csv(raw, filename, fmt, nrows, limits, dictionary=dictionary)

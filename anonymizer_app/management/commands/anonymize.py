@@ -47,6 +47,7 @@ from anonymizer_app import engine
 from anonymizer_app.engine import Role
 from anonymizer_app.engine.backends import out_of_core
 from anonymizer_app.engine.io.reader import join_pieces, text_column
+from anonymizer_app.engine.io.statfiles import file_labels
 from anonymizer_app.engine.measure import figure_catalogue
 from anonymizer_app.engine.model.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.run.pipeline import run
@@ -350,7 +351,9 @@ class Command(OneLineCommand):
         spec = replace(spec, person_adversary=adversary)
 
         capture = identifier_flags.Capture(run)
-        report = write_publication(spec, progress, out, delimiter, report_path, capture)
+        # a Stata/SPSS input's value and variable labels go back into a .dta/.sav output
+        report = write_publication(spec, progress, out, delimiter, report_path, capture,
+                                   labels=file_labels(source) if out.suffix.lower() in (".dta", ".sav") else None)
         table_note = identifier_flags.write_table(opts["reidentification_table"], opts["reidentification_key_file"],
                                                   capture.publication, self.stderr.write)
         publishing = report.get("publishing", {})
