@@ -82,9 +82,10 @@ def test_a_table_with_a_set_column_is_k_anonymous_and_km_in_every_class(tmp_path
                                          "--out", tmp_path / "out.csv", "--report", tmp_path / "r.json")),
                  stdout=out, stderr=io.StringIO())
     summary = out.getvalue().splitlines()[0]  # the figures follow on their own lines
+    # Mondrian's k^m inside its classes uses dynamic hierarchies: the catalogue's NCP of the groups built
     assert (f"; set-valued column basket: 3^2 within every class (smallest support "
-            f"{sc['km_smallest_support_in_classes']}), NCP {sc['ncp']:.4f}, itemset-support error "
-            f"{sc['support_error']:.4f}; ") in summary
+            f"{sc['km_smallest_support_in_classes']}), NCP of the groups built (dynamic hierarchies) {sc['ncp']:.3f}, "
+            f"itemset-support error {sc['support_error']:.3f}; ") in summary
     assert summary.endswith(f"; report {tmp_path / 'r.json'}")
 
 

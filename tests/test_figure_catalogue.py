@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import html as html_lib
 import io
+import itertools
 import json
+import math
 import re
 
 import pytest
@@ -207,3 +209,100 @@ def test_safepub_parameters_read_the_same_on_the_result_page_and_the_command_lin
     assert f'<dd id="safepub-epsilon">{epsilon}</dd>' in card and f'<dd id="safepub-delta">{delta}</dd>' in card
     assert f'<dd id="safepub-beta">{beta}</dd>' in card
     assert epsilon == "3" and delta == "0.01" and beta == format_kind("parameter", s["beta"])
+
+
+# ---- set-valued (k^m) figures: the itemset-support error and the NCP on every surface that shows them --------
+MILK = "chocolate milk,graviera,feta\nwhole milk,graviera\nwhole milk,graviera,feta\nchocolate milk,whole milk,feta\n"
+FOOD = "chocolate milk;milk;*\nwhole milk;milk;*\ngraviera;cheese;*\nfeta;cheese;*\n"
+MILK_TABLE = ("id,age,sex,basket\n1,30,M,chocolate milk|graviera|feta\n2,30,M,whole milk|graviera\n"
+              "3,30,M,whole milk|graviera|feta\n4,30,M,chocolate milk|whole milk|feta\n5,40,F,feta|graviera\n"
+              "6,40,F,graviera|feta\n")
+
+
+def support_error(original: list[set[str]], published: list[set[str]], groups: dict[str, set[str]]) -> float:
+    """Recounted by brute force: over every itemset of 1 or 2 items of the original, |estimate - true| / true, where
+    a published record holding an item's group counts 1/|group| for that item (as the figure's help says)."""
+    def weight(item: str, record: set[str]) -> float:
+        if item in record:
+            return 1.0
+        return next((1 / len(members) for g, members in groups.items() if item in members and g in record), 0.0)
+
+    items = sorted(set().union(*original))
+    itemsets = [frozenset([a]) for a in items] + [frozenset(p) for p in itertools.combinations(items, 2)]
+    errors = []
+    for itemset in itemsets:
+        true = sum(itemset <= r for r in original)
+        if true:
+            estimate = sum(math.prod(weight(i, r) for i in itemset) for r in published)
+            errors.append(abs(estimate - true) / true)
+    return sum(errors) / len(errors)
+
+
+def cli_summary(*args) -> str:
+    out = io.StringIO()
+    call_command("anonymize", *map(str, args), stdout=out, stderr=io.StringIO())
+    return out.getvalue().splitlines()[0]
+
+
+def test_set_valued_figures_read_the_same_on_every_surface(client_alice, user, tmp_path, monkeypatch):
+    from anonymizer_helpers import make_dataset, run_jobs_synchronously
+    from setvalued_helpers import item_hierarchy, transaction_dataset
+
+    from anonymizer_app.models import Job
+    from anonymizer_app.services import setvalued
+
+    milk = [set(line.split(",")) for line in MILK.splitlines()]
+    groups = {"milk": {"chocolate milk", "whole milk"}}
+    published = [{"milk" if i in groups["milk"] else i for i in r} for r in milk]  # Apriori at k=2, m=2
+    error = support_error(milk, published, groups)
+    # the milk occurrences (5 of 11) cost 2/4 each against the 4-leaf hierarchy
+    surfaces_expected = {"support_error": format_figure("support_error", error),
+                         "ncp": format_figure("ncp_item_hierarchy", 5 * 0.5 / 11)}
+    assert surfaces_expected == {"support_error": f"{error:.3f}", "ncp": "0.227"}
+
+    # a transaction file: the result page's card, its release report, the command line's summary
+    food = item_hierarchy(user)
+    job = jobs.run_job(setvalued.create_set_job(transaction_dataset(user), "apriori", 2, 2, True, food))
+    assert job.result.report["metrics"]["support_error"] == pytest.approx(error, abs=1e-12)
+    page = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
+    card = element(page, "card-support-error", "stat-reading")
+    assert text(card).startswith(f"{FIGURES['support_error'].label} (")
+    assert re.search(r'class="stat-value">\s*' + re.escape(surfaces_expected["support_error"]) + r"\s*<", card)
+    ncp_card = element(page, "card-ncp", "stat-reading")
+    assert re.search(r'class="stat-value">\s*' + re.escape(surfaces_expected["ncp"]) + r"\s*<", ncp_card)
+    report = client_alice.get(f"/jobs/{job.pk}/result/items-release-report/").content.decode()
+    assert text(element(report, "report-figure-support-error", "</tr>")).startswith(
+        f"{FIGURES['support_error'].label} {surfaces_expected['support_error']}")
+    (tmp_path / "milk.txt").write_text(MILK)
+    (tmp_path / "food.csv").write_text(FOOD)
+    summary = cli_summary(tmp_path / "milk.txt", "--transactions", "--k", 2, "--m", 2, "--item-hierarchy",
+                          tmp_path / "food.csv", "--out", tmp_path / "out.txt")
+    assert (f"NCP against the item hierarchy {surfaces_expected['ncp']}, "
+            f"itemset-support error {surfaces_expected['support_error']}, ") in summary
+
+    # a table's set-valued column (mixed mode, Datafly k=2 with Apriori k^2): its section on the result page
+    # and the command line's summary; the classes (30, M) and (40, F) keep 2.5 of 15 occurrences' cost and
+    # (1/3 + 1/2 + 3 x 1/4) / 10 of support error (tests/test_items_run.py)
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user, MILK_TABLE, "milk-table.csv", roles={"id": "identifying", "age": "quasi-identifying",
+                                                                  "sex": "quasi-identifying"})
+    setvalued.mark_set_column(ds, "basket", "|")
+    client_alice.post(f"/datasets/{ds.pk}/run/", {"algorithm": "datafly", "k": 2, "suppression_percent": 0,
+                                                  "set-m": 2, "set-set_algorithm": "apriori",
+                                                  "set-item_hierarchy": food.pk})
+    mixed = Job.objects.get(dataset=ds)
+    mixed_error = format_figure("support_error", (1 / 3 + 0.5 + 3 * 0.25) / 10)
+    mixed_ncp = format_figure("ncp_item_hierarchy", 2.5 / 15)
+    assert (mixed_error, mixed_ncp) == ("0.158", "0.167")
+    page = client_alice.get(f"/jobs/{mixed.pk}/result/").content.decode()
+    section = element(page, "set-column-result", "</dl>")
+    assert re.search(r'<dd id="set-support-error"[^>]*>' + re.escape(mixed_error) + "</dd>", section)
+    assert re.search(r'<dd id="set-ncp"[^>]*>' + re.escape(mixed_ncp) + "</dd>", section)
+    assert f"{FIGURES['support_error'].label} (10 top itemsets) {mixed_error}" in text(section)
+    assert f"{FIGURES['ncp_item_hierarchy'].label} {mixed_ncp}" in text(section)
+    (tmp_path / "table.csv").write_text(MILK_TABLE)
+    summary = cli_summary(tmp_path / "table.csv", "--identifier", "id", "--qi", "age", "--qi", "sex", "--set-column",
+                          "basket", "--m", 2, "--k", 2, "--algorithm", "datafly", "--item-hierarchy", tmp_path / "food.csv", "--set-algorithm", "apriori",
+                          "--out", tmp_path / "table-out.csv")
+    assert (f"(smallest support 2), NCP against the item hierarchy {mixed_ncp}, "
+            f"itemset-support error {mixed_error}") in summary

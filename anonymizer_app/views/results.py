@@ -18,6 +18,7 @@ from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import advice, datasets, explain, exports, results, sensitive_bins, storage
 from ..services.labels import METRICS  # noqa: F401  (re-exported)
+from ..services.setvalued_explain import ncp_key
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
 from .common import (
     RESULT_PAGES,
@@ -513,6 +514,8 @@ def result(request, job_id):
         "report": report,
         "algorithm": job_label(j),
         "set_algorithm": algorithm_label(report["set_column"]["algorithm"]) if report.get("set_column") else "",
+        # the set-valued column's NCP is the catalogue's figure for its algorithm (Apriori's or the groups built)
+        "set_ncp_key": ncp_key(report["set_column"]["algorithm"]) if report.get("set_column") else "",
         "duration": format_duration(j.duration),
         "k_achieved": k_achieved,
         "k_ok": k_achieved >= j.k,

@@ -89,6 +89,7 @@ from anonymizer_app.management.common import (  # noqa: F401  (AnonymizeError, w
 from anonymizer_app.services import ingestion
 from anonymizer_app.services.ingestion import iter_table_file
 from anonymizer_app.services.population import match_research
+from anonymizer_app.services.setvalued_explain import ncp_key
 from policies import cli as policy_cli
 
 PROG = "anonymize"
@@ -114,6 +115,16 @@ def option_dest(param) -> str:
 MODEL_FLAGS = (*model_flags.flag_names(), "--population", "--research-column",
                "--record-id")  # m-invariance's record-id option is the --record-id COL of the set-valued group
 RESEARCH_MARKER = "__research_subset__"
+
+
+def set_figures(algorithm: str, ncp: float, support_error: float) -> str:
+    """A k^m run's NCP and itemset-support error as the result pages word and format them (figure catalogue; the
+    NCP's figure depends on the algorithm: services.setvalued_explain.ncp_key), e.g. 'NCP against the item
+    hierarchy 0.167, itemset-support error 0.158'."""
+    key = ncp_key(algorithm)
+    error = figure_catalogue.label("support_error")
+    return (f"{figure_catalogue.label(key)} {figure_catalogue.format_figure(key, ncp)}, "
+            f"{error[0].lower()}{error[1:]} {figure_catalogue.format_figure('support_error', support_error)}")
 
 
 class Command(OneLineCommand):
@@ -403,8 +414,8 @@ class Command(OneLineCommand):
         if not sc:
             return ""
         return (f"; set-valued column {sc['column']}: {k}^{sc['m']} within every class (smallest support "
-                f"{sc['km_smallest_support_in_classes']}), NCP {sc['ncp']:.4f}, itemset-support error "
-                f"{sc['support_error']:.4f}")
+                f"{sc['km_smallest_support_in_classes']}), "
+                f"{set_figures(sc['algorithm'], sc['ncp'], sc['support_error'])}")
 
     @staticmethod
     def _m(opts: dict) -> int:
@@ -465,7 +476,8 @@ class Command(OneLineCommand):
         metrics = report["metrics"]
         return (f"{out}: {tx.n:,} records, {k}^{m}-anonymous ({algorithm}), "
                 f"{metrics['generalized_items']:,} items generalized by {len(report['generalization_rules']):,} "
-                f"rule(s), {len(report['suppressed_items']):,} suppressed, NCP {metrics['ncp']:.4f}, "
+                f"rule(s), {len(report['suppressed_items']):,} suppressed, "
+                f"{set_figures(algorithm, metrics['ncp'], metrics['support_error'])}, "
                 f"{report['seconds']:.2f} s" + (f"; report {report_path}" if report_path else ""))
 
     @staticmethod
