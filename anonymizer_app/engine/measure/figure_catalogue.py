@@ -181,6 +181,42 @@ _ALL = [
        "of a suppressed record is lost)"),
 ]
 
+# risk with sampling weights, as sdcMicro computes it (engine.measure.risk.sdc_risk's report: SDC_RISK)
+_ALL += [
+    _f("fk_uniques", "Sample uniques (fk = 1, sdcMicro)", "count",
+       "records whose key combination occurs once in the sample, a missing key value matching any value"),
+    _f("fk_two", "Records with fk = 2", "count", "records whose key combination occurs twice in the sample"),
+    _f("Fk_min", "Smallest estimated population frequency Fk", "amount",
+       "the least sum of sampling weights over a record's key combination (the records fk counts)"),
+    _f("Fk_median", "Median estimated population frequency Fk", "amount",
+       "the median over the records of Fk, the sum of the sampling weights of the records counted in fk"),
+    _f("individual_risk_highest", "Highest individual risk (Benedetti-Franconi)", "risk",
+       "the largest per-record re-identification risk estimated from fk and Fk (sdcMicro's indivRisk; 1/fk without "
+       "weights)"),
+    _f("individual_risk_median", "Median individual risk", "risk", "the median over the records of the individual risk"),
+    _f("global_risk", "Global risk (sdcMicro)", "risk", "the expected re-identifications / records: the mean "
+       "individual risk"),
+    _f("expected_reidentifications", "Expected re-identifications", "amount", "the sum of the individual risks"),
+    _f("risk_threshold", "Individual-risk threshold for the maximum global risk", "risk",
+       "sdcMicro's measure_threshold: protecting the records above it keeps the global risk below the maximum; "
+       "'—' when the file is below the maximum already"),
+    _f("households", "Households", "count", "distinct values of the household column"),
+    _f("household_global_risk", "Household risk (global)", "risk",
+       "the mean over the records of their household's risk 1 - Π(1 - r_i) over its members"),
+    _f("household_expected_reidentifications", "Expected re-identifications (household risk)", "amount",
+       "the sum over the records of their household's risk"),
+    _f("suda_msus", "Minimal sample uniques (SUDA2)", "count", "the minimal sample uniques found, over all records"),
+    _f("suda_records_with_msu", "Records with a minimal sample unique", "count",
+       "records unique on some set of key variables (SUDA score above 0)"),
+    _f("suda_score_highest", "Highest SUDA score", "amount",
+       "the largest sum over a record's MSUs of (M - size)! with M key variables"),
+    _f("dis_suda_highest", "Highest DIS-SUDA score", "risk",
+       "the largest estimated probability that a sample unique is a population unique matched correctly"),
+    _f("dis_suda_mean", "Mean DIS-SUDA score", "risk", "the mean over the records of the DIS-SUDA score"),
+    _f("drisk", "dRisk (interval disclosure)", "share",
+       "records whose original numeric values all lie within k standard deviations of the published ones / records"),
+]
+
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
 
 # a run's report["metrics"] (and "metrics_before"), in the order the result page's "All metrics", the release
@@ -216,6 +252,36 @@ RISK_ANALYSIS = [
 ATTRIBUTE_FIGURES = [("qi_level", "level"), ("qi_loss", "loss"), ("qi_ncp", "ncp"),
                      ("qi_height", "generalization_height"), ("qi_star_share", "star_share"),
                      ("qi_suppressed_share", "suppressed_share")]
+
+
+# engine.measure.risk.sdc_risk's report: (figure, the report's key that holds its value; "a.b" one level down), in
+# the order of the risk pages' sdcMicro section, the API and the command line
+SDC_RISK = [
+    ("records", "records"), ("fk_uniques", "fk_uniques"), ("fk_two", "fk_two"), ("Fk_min", "Fk_min"),
+    ("Fk_median", "Fk_median"), ("individual_risk_highest", "individual_risk_highest"),
+    ("individual_risk_median", "individual_risk_median"), ("global_risk", "global_risk"),
+    ("expected_reidentifications", "expected_reidentifications"), ("risk_threshold", "risk_threshold"),
+    ("households", "household_risk.households"), ("household_global_risk", "household_risk.global_risk"),
+    ("household_expected_reidentifications", "household_risk.expected_reidentifications"),
+    ("suda_msus", "suda2.msus"), ("suda_records_with_msu", "suda2.records_with_msu"),
+    ("suda_score_highest", "suda2.score_highest"), ("dis_suda_highest", "suda2.dis_highest"),
+    ("dis_suda_mean", "suda2.dis_mean"),
+]
+
+
+def sdc_risk_figures(report: dict) -> list[dict]:
+    """engine.measure.risk.sdc_risk's figures (SDC_RISK, those the report holds): key, label, unit, help, the raw
+    value and its text."""
+    rows = []
+    for key, source in SDC_RISK:
+        holder, _, name = source.rpartition(".")
+        part = report.get(holder) if holder else report
+        if not isinstance(part, dict) or name not in part:
+            continue
+        f = FIGURES[key]
+        rows.append({"key": key, "label": f.label, "unit": f.unit, "help": f.help, "value": part[name],
+                     "text": f.format(part[name])})
+    return rows
 
 
 def figure(key: str) -> Figure:

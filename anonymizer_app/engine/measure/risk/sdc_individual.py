@@ -64,7 +64,8 @@ def individual_risk(fk: np.ndarray, Fk: np.ndarray, method: Method = "approx", q
         else:
             # the series depends on (fk, pk) only: computed once per distinct pair
             pairs, inverse = np.unique(np.column_stack([fk[more], pk[more]]), axis=0, return_inverse=True)
-            values = np.array([_exact_series(f, p) if p != 1 else np.nan for f, p in pairs])
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # large fk overflows, as in R
+                values = np.array([_exact_series(f, p) if p != 1 else np.nan for f, p in pairs])
             rk[more] = values[inverse.reshape(-1)] if len(pairs) else rk[more]
     census = fk == Fk
     rk[census] = 1.0 / fk[census]
