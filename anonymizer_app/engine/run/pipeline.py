@@ -24,6 +24,7 @@ from ..model.table import Role, Table
 from ..setvalued import anonymize_transactions
 from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
+from .sdc import refuse_unsupported, run_sdc
 from .sinks import SINK_ROWS, Sink, write_to
 from .spec import REMOVE, RunSpec, StreamedTable, TransactionSet
 from .stages import compute
@@ -41,6 +42,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     core (only the disk hybrid with k-anonymity alone), and its Publication's table is empty: the rows
     went to the sink, verified chunk by chunk. A :class:`~.spec.TransactionSet` runs the set-valued
     algorithms (k^m-anonymity) and publishes through the gate's :func:`~.gate.publish_transactions`."""
+    refuse_unsupported(spec.table, spec.sdc)
     if any(r.treatment != "remove" for r in spec.identifiers) and (
             spec.cluster is not None or not isinstance(spec.table, Table)):
         # the treatments and their gate check run on the in-memory publication
@@ -64,6 +66,11 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     result = compute(spec, progress)
     stage(0.96, "publishing: checking every model on the rows that leave")
     publication = publish(result, spec, table, result.hierarchies)
+    sdc_report = None
+    if spec.sdc:
+        stage(0.961, "SDC methods on the published rows")
+        sdc_report = run_sdc(publication, table, spec.sdc, spec.sdc_seed,
+                             lambda fraction, phase: stage(0.961 + 0.003 * fraction, phase))
     set_report = None
     if spec.set_column is not None:
         stage(0.965, f"k^m-anonymity of the set-valued column {spec.set_column.column!r} in every class")
@@ -73,7 +80,8 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
         stage(0.97, "publishing: pseudonyms, masks and surrogates of the identifying columns")
         entries = publish_identifiers(publication, spec, table)
     # the report, built once from everything published (nothing is added to it afterwards)
-    publication.built_report = build_report(publication, spec, table, result.hierarchies, set_report, entries)
+    publication.built_report = build_report(publication, spec, table, result.hierarchies, set_report, entries,
+                                            sdc=sdc_report)
     if sink is not None:
         stage(0.98, "writing the published table")
         write_to(sink, publication.table, publication.suppressed, publication.rows)

@@ -206,7 +206,8 @@ def checks_on_classes(models: list, sizes: np.ndarray, row_class: np.ndarray,
 
 
 def build_report(publication: Publication, spec: RunSpec, table: Table, hierarchies: dict,
-                 set_column: dict | None = None, identifiers: list[dict] | None = None) -> Report:
+                 set_column: dict | None = None, identifiers: list[dict] | None = None,
+                 sdc: dict | None = None) -> Report:
     """The report of a published result, built once: ``set_column`` the k^m report of the spec's set-valued
     column (gate.publish_set_column), ``identifiers`` the identifying columns' entries (gate.publish_identifiers),
     ``spec.population`` the population dataset's name (its research section)."""
@@ -271,6 +272,8 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
                 check["value_label"] = "smallest group"
     if set_column is not None:
         report["set_column"] = set_column
+    if sdc is not None:  # the SDC steps after the recoding and the gate's recount of their guarantees (run/sdc.py)
+        report["sdc"] = sdc
     if identifiers is not None:
         report["identifiers"] = identifiers
         published = {e["column"] for e in identifiers if e["treatment"] != "remove"}

@@ -90,6 +90,9 @@ class ReportKeys(TypedDict, total=False):
     persons: dict
     # a full-domain run's figures per QI (measure.metrics.attribute_figures): level, loss, NCP, height, shares
     attributes: list[dict]
+    # SDC methods after the recoding (engine/run/sdc.py): each step's parameters, figures, changed cells and the
+    # gate's recount of its guarantee, or the sentence that a perturbation gives no k guarantee
+    sdc: dict
 
 
 @dataclass(frozen=True)

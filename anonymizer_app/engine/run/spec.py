@@ -19,6 +19,7 @@ from ..model.persons import check_adversary
 from ..model.table import Role, Table
 from ..privacy import KAnonymity, Parameter, PrivacyModel
 from ..republication import Republication
+from ..sdc.steps import SdcStep
 from ..setvalued.anonymize import SET_ALGORITHMS
 from ..setvalued.transactions import Transactions
 from .identifiers import IdentifierRule
@@ -145,6 +146,11 @@ class RunSpec:
     population: str | None = None
     # with a person id (a column of role "person id"): what the adversary knows of a person (model.persons)
     person_adversary: str = "class"
+    # SDC methods applied to the published rows after the recoding, in order (engine/run/sdc.py): local suppression,
+    # microaggregation, PRAM, noise, ...; the gate recounts every recoding-kind step's guarantee; sdc_seed seeds
+    # the random ones
+    sdc: tuple[SdcStep, ...] = ()
+    sdc_seed: int = 0
 
     def __post_init__(self) -> None:
         check_adversary(self.person_adversary)

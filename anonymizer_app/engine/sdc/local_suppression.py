@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputError
 from ..parameters import Parameter
 from .base import SdcContext, SdcMethod, SdcOutcome, register
-from .local_suppression_fk import MISSING, encode_keys, wildcard_fk
+from .local_suppression_fk import MISSING, MISSING_CELL, encode_keys, wildcard_fk
 
 
 def default_importance(codes: np.ndarray) -> list[int]:
@@ -203,6 +203,9 @@ def suppress_locally(frame: pd.DataFrame, keys: list[str], k: int = 2, importanc
         suppressed[key] = int(newly.sum())
         if newly.any():
             column = out[key]
+            if column.dtype == object:  # a text table writes a missing cell as the empty string
+                out[key] = column.mask(newly, MISSING_CELL)
+                continue
             if pd.api.types.is_integer_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
                 column = column.astype(object)
             out[key] = column.mask(newly)

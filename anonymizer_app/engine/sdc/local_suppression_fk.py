@@ -14,15 +14,20 @@ import numpy as np
 import pandas as pd
 
 MISSING = -1
+MISSING_CELL = ""  # engine.model.missing.MISSING: how a text table writes a missing cell
 
 
 def encode_keys(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
     """The key columns as an int64 code matrix (rows × keys), -1 where a cell is missing.
 
-    Codes compare values by equality only (sdcMicro compares factor codes or numbers the same way)."""
+    Codes compare values by equality only (sdcMicro compares factor codes or numbers the same way). A missing
+    cell is NaN/None or the product's MISSING marker, the empty string (engine/model/missing.py)."""
     codes = np.empty((len(frame), len(keys)), dtype=np.int64)
     for j, key in enumerate(keys):
-        codes[:, j], _ = pd.factorize(frame[key], use_na_sentinel=True)
+        column = frame[key]
+        codes[:, j], _ = pd.factorize(column, use_na_sentinel=True)
+        if column.dtype == object:
+            codes[(column == MISSING_CELL).to_numpy(), j] = MISSING
     return codes
 
 
