@@ -12,7 +12,8 @@ export (the dataset model has no field for them). SAS value labels live in a sep
 
 Writing: a column whose published values are all labels (or unlabelled codes) of its original label set is
 written as its codes with the labels re-attached; any other column (generalized ``[20, 30[``, ``*``, a
-suppressed cell) as numbers where every value is a number, else as text. Names must be valid for the
+suppressed cell) as numbers where every value is a number of a numeric column (typed so by the run, or stored
+as numbers in the original file), else as text. Names must be valid for the
 target: Stata 32 characters of letters, digits and ``_`` not starting with a digit; SPSS 64 bytes starting
 with a letter. The file is written in a temporary folder and returned as bytes: nothing is half-written.
 
@@ -57,6 +58,7 @@ class StatMetadata:
     value_labels: dict[str, dict[Any, str]] = field(default_factory=dict)  # column -> {code: label}
     variable_labels: dict[str, str] = field(default_factory=dict)  # column -> its description
     file_label: str = ""
+    numeric: frozenset[str] = frozenset()  # the columns the file stores as numbers
 
 
 def stat_kind(head: bytes) -> str | None:
@@ -99,7 +101,8 @@ def _metadata(kind: str, meta: Any) -> StatMetadata:
     labels = {str(c): {k: str(v) for k, v in (labels or {}).items()}
               for c, labels in (meta.variable_value_labels or {}).items() if labels}
     described = {str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v}
-    return StatMetadata(kind, labels, described, str(meta.file_label or ""))
+    numeric = frozenset(str(c) for c, t in (meta.readstat_variable_types or {}).items() if t != "string")
+    return StatMetadata(kind, labels, described, str(meta.file_label or ""), numeric)
 
 
 def read_statfile(source: bytes | str | Path, filename: str, kind: str, nrows: int | None = None,
@@ -192,6 +195,20 @@ def _missing(values: np.ndarray) -> np.ndarray:
                      for v in values], dtype=bool)
 
 
+def _all_numbers(values: np.ndarray) -> bool:
+    """Every non-missing value is the text of a finite number (a column the file stored as numbers and the
+    run left as numbers is written as numbers again)."""
+    for v, m in zip(values, _missing(values)):
+        if m:
+            continue
+        try:
+            if not math.isfinite(float(str(v))):
+                return False
+        except ValueError:
+            return False
+    return True
+
+
 def _as_codes(values: np.ndarray, labels: Mapping[Any, str], kind: str) -> np.ndarray | None:
     """The column as its original codes when every value is a label (or an unlabelled numeric code) of the
     set; None otherwise. Stata labels only whole-number codes."""
@@ -244,7 +261,8 @@ def write_statfile(frame: pd.DataFrame, kind: str, kinds: Mapping[str, str] | No
             columns[name] = codes
             value_labels[name] = {(int(k) if kind == "dta" else float(k)): v[:STATA_LABEL_CHARS]
                                   for k, v in labels.items()}
-        elif (kinds or {}).get(name) in ("integer", "decimal"):
+        elif (kinds or {}).get(name) in ("integer", "decimal") or (
+                metadata is not None and name in metadata.numeric and _all_numbers(values)):
             missing = _missing(values)
             columns[name] = np.array([np.nan if m else float(v) for v, m in zip(values, missing)])
         else:
