@@ -69,6 +69,7 @@ from anonymizer_app.management import (
     person_flags,
     remote_flags,
     republication_flags,
+    sdc_flags,
     sql_flags,
 )
 from anonymizer_app.management.base import RUN_FAILED, USAGE_ERROR, OneLineCommand
@@ -195,6 +196,7 @@ class Command(OneLineCommand):
         identifier_flags.add_arguments(parser)  # --pseudonymize/--mask/--surrogate COL, --reidentification-table
         identifier_check.add_arguments(parser)  # --allow-identifier COL
         person_flags.add_arguments(parser)  # --person-id COL, --person-adversary class|all-records
+        sdc_flags.add_arguments(parser)  # --sdc METHOD:NAME=VALUE,... (repeatable), --sdc-seed N
         sql_flags.add_arguments(parser)  # --sql-url/--sql-table/--sql-query, --out-sql/--out-table/--out-replace
         remote_flags.add_anonymize_arguments(parser)  # --from-zenodo/--from-dataverse ID, --deposit zenodo|dataverse
         sets = parser.add_argument_group("set-valued data (k^m-anonymity: every set of at most m items that "
@@ -288,7 +290,8 @@ class Command(OneLineCommand):
         # pseudonymized, masked, surrogate columns: identifying, published by their rule (identifier_flags.py)
         identifier_rules, pseudonym_keys = identifier_flags.prepare(opts)
         models = self._models(opts)
-        k = self._k(opts, models)
+        sdc_steps = sdc_flags.steps(opts, AnonymizeError)
+        k = 1 if sdc_steps and opts["k"] is None else self._k(opts, models)  # the SDC steps carry their own k
         suppression = float(engine.run.stages.SUPPRESSION.validate(opts["suppression"]))
         sensitive = opts["sensitive"][0] if opts["sensitive"] else None
         options = self._algorithm_options(opts)
@@ -301,7 +304,7 @@ class Command(OneLineCommand):
 
         # persons are counted by the in-memory run only (the disk hybrid counts records)
         if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None \
-                and not identifier_rules and not opts["person_id"]:
+                and not identifier_rules and not opts["person_id"] and not sdc_steps:
             fmt = self._input_format(source, opts["delimiter"])
             # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
             memory_mb = float(options.get("memory_mb") or 256)
@@ -359,7 +362,7 @@ class Command(OneLineCommand):
         elif any(opts[f] for f in ("item_hierarchy", "set_algorithm", "m")):
             raise AnonymizeError("--m, --set-algorithm and --item-hierarchy apply to --set-column or --transactions")
         spec = identifier_flags.with_rules(RunSpec.build(table, hierarchies, **build), identifier_rules, pseudonym_keys)
-        spec = replace(spec, person_adversary=adversary)
+        spec = replace(spec, person_adversary=adversary, sdc=sdc_steps, sdc_seed=opts["sdc_seed"])
 
         capture = identifier_flags.Capture(run)
         # a Stata/SPSS input's value and variable labels go back into a .dta/.sav output
@@ -378,6 +381,7 @@ class Command(OneLineCommand):
                 + table_note
                 + identifier_check.summary(detection, self._treated(roles, identifier_rules))
                 + person_flags.summary(report)
+                + sdc_flags.summary(report)
                 + (f"; report {report_path}" if report_path else "")
                 # the figures, worded and formatted as on the pages (engine.measure.figure_catalogue)
                 + "".join(f"\n{line}" for line in figure_catalogue.text_lines(report)))
