@@ -175,6 +175,28 @@ def test_mdav_groups_and_values_equal_sdcmicro_replay(case):
     assert np.array_equal(values[~np.isnan(values)], expected_values[~np.isnan(expected_values)])  # bit for bit
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_compiled_mdav_loop_makes_the_same_groups(case):
+    pytest.importorskip("numba")
+    make, k = CASES[case]
+    x = make()
+    compiled, plain = mdav_groups(x, k, compiled=True), mdav_groups(x, k, compiled=False)
+    assert np.array_equal(compiled.group_of_row, plain.group_of_row)
+    assert len(compiled.members) == len(plain.members)
+    assert all(np.array_equal(a, b) for a, b in zip(compiled.members, plain.members, strict=True))
+    assert np.array_equal(group_means(x, compiled), group_means(x, plain), equal_nan=True)
+
+
+def test_compiled_mdav_loop_on_a_larger_table():
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(9)
+    x = np.round(rng.lognormal(size=(4000, 3)), 1)  # rounded: many equal distances
+    x[rng.random(x.shape) < 0.01] = np.nan
+    compiled, plain = mdav_groups(x, 5, compiled=True), mdav_groups(x, 5, compiled=False)
+    assert np.array_equal(compiled.group_of_row, plain.group_of_row)
+    assert all(np.array_equal(a, b) for a, b in zip(compiled.members, plain.members, strict=True))
+
+
 @pytest.mark.parametrize("case", ["microData k=3", "testdata[1:100] k=4", "Tarragona[1:150] k=3", "ties k=3"])
 def test_mdav_readme_invariants(case):
     # README: all groups have exactly k records except the last one (k..2k-1); each column's mean is unchanged;

@@ -9,9 +9,11 @@ from .base import METHODS, SdcContext, SdcMethod, SdcOutcome, get_method, regist
 __all__ = ["METHODS", "SdcContext", "SdcMethod", "SdcOutcome", "get_method", "register"]
 
 # Registration happens on import of each method module (one line per module, added with the module).
-from . import microaggregation  # noqa: E402,F401  (registers microaggregation)
-from . import noise  # noqa: E402,F401  (registers noise addition)
-from . import pram  # noqa: E402,F401  (registers PRAM)
-from . import local_suppression  # noqa: E402,F401  (registers local_suppression)
-from . import top_bottom_coding  # noqa: E402,F401  (registers top/bottom coding)
-from . import rank_swapping  # noqa: E402,F401  (registers rank swapping)
+from . import (
+    local_suppression,  # noqa: E402,F401  (registers local_suppression)
+    microaggregation,  # noqa: E402,F401  (registers microaggregation)
+    noise,  # noqa: E402,F401  (registers noise addition)
+    pram,  # noqa: E402,F401  (registers PRAM)
+    rank_swapping,  # noqa: E402,F401  (registers rank swapping)
+    top_bottom_coding,  # noqa: E402,F401  (registers top/bottom coding)
+)

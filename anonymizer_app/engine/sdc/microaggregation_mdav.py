@@ -22,7 +22,8 @@ Differences from sdcMicro, on purpose: a cell holding exactly -999 is a value he
 values as -999 inside its C++ code, so a real -999 counts as missing there).
 
 Every distance pass is one vectorized numpy operation over the remaining records, so the work is the O(n^2/k)
-of the algorithm itself; ``blocked_mdav_groups`` is the faster variant for very large tables (MDAV inside
+of the algorithm itself; from KERNEL_FROM_ROWS rows a compiled loop (microaggregation_mdav_kernel, numba, the
+optional ``fast`` extra) makes the same choices with fewer passes per round; ``blocked_mdav_groups`` is the faster variant for very large tables (MDAV inside
 consecutive blocks of a sort order; not sdcMicro's grouping, and labelled so wherever it is used).
 """
 
@@ -113,14 +114,42 @@ def _nearest(distance: np.ndarray, k: int) -> np.ndarray:
     return chosen[np.lexsort((-chosen, distance[chosen]))]
 
 
-def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = _no_progress) -> Grouping:
-    """Group the rows of ``x`` (n × p, NaN = missing) as sdcMicro's MDAV does; see the module's docstring."""
+# from this many rows the compiled loop (microaggregation_mdav_kernel) repays numba's import and code load
+KERNEL_FROM_ROWS = 3000
+
+
+def _kernel() -> Callable[..., int] | None:
+    """The compiled loop, or None where numba (the optional ``fast`` extra) cannot be imported or set up."""
+    try:
+        from .microaggregation_mdav_kernel import mdav_loop
+    except Exception:  # numba missing, or no writable place for its cache: the numpy loop does the same
+        return None
+    return mdav_loop
+
+
+def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = _no_progress,
+                compiled: bool | None = None) -> Grouping:
+    """Group the rows of ``x`` (n × p, NaN = missing) as sdcMicro's MDAV does; see the module's docstring.
+    ``compiled``: None = the compiled loop from KERNEL_FROM_ROWS rows when numba is there; True/False to choose
+    (the tests compare both)."""
     n, p = x.shape
     if k < 1:
         raise InputError(f"the group size k must be at least 1, got {k}")
     if n == 0:
         return Grouping(np.zeros(0, dtype=np.int64), [])
     weights, missing_cost = variable_weights(x)
+    loop = _kernel() if (compiled or (compiled is None and n >= KERNEL_FROM_ROWS)) else None
+    if compiled and loop is None:
+        raise InputError("the compiled MDAV loop needs numba (the optional 'fast' extra)")
+    if loop is not None:
+        progress(0.0, "grouping records (MDAV, compiled)")
+        group_of_row = np.full(n, -1, dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
+        groups = loop(np.ascontiguousarray(x, dtype=np.float64), weights, missing_cost, k, group_of_row, order)
+        full = (groups - 1) * k if n >= 2 * k else 0
+        in_order = [order[g * k:(g + 1) * k] for g in range(full // k)] + [order[full:]]
+        progress(1.0, "grouping records (MDAV, compiled)")
+        return Grouping(group_of_row, in_order, last_divides_by_size=True)
     alive = np.arange(n)  # original row positions still to group, ascending (sdcMicro's linked list order)
     columns = [np.ascontiguousarray(x[:, j]) for j in range(p)]
     has_missing = [bool(np.isnan(c).any()) for c in columns]
