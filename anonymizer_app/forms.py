@@ -530,6 +530,10 @@ class CompareForm(PrivacyModelFields, forms.Form):
     sensitive = forms.ChoiceField(label="Sensitive column for the reports", required=False)
     # the run form's field: with a person id every run of the comparison counts persons against this adversary
     person_adversary = RunForm.base_fields["person_adversary"]
+    weights = forms.CharField(label="Attribute weights", required=False, max_length=2000,
+                              help_text="Optional: qi=w, qi=w with w from 0 to 1 (others 0.5), for every algorithm "
+                                        "that takes them (the lattice searches, Mondrian, k-member, OKA); the "
+                                        "others run unweighted.")
 
     def __init__(self, *args, sensitive_columns=(), subset_columns=(), person_column: str | None = None,
                  sensitive_default: str = "", **kwargs):

@@ -30,6 +30,10 @@ class ComparisonSerializer(serializers.Serializer):
     sensitive = serializers.CharField(required=False, allow_blank=True, default="")
     person_adversary = serializers.ChoiceField(choices=list(ADVERSARIES), required=False, default="class",
                                                help_text="with a person-id column: as POST /runs/")
+    weights = serializers.CharField(required=False, allow_blank=True, default="",
+                                    help_text="attribute weights 'qi=w,qi=w' (w from 0 to 1, others 0.5) for every "
+                                              "algorithm that takes them (the lattice searches, Mondrian, k-member, "
+                                              "OKA); the others run unweighted")
 
 
 class Comparisons(APIView):
@@ -58,7 +62,7 @@ class Comparisons(APIView):
         try:
             job = comparison_service.create_comparison(ds, c["algorithms"], c["k_values"],
                                                        c["suppression_percent"] / 100.0, c["sensitive"] or "",
-                                                       person_adversary=d["person_adversary"])
+                                                       person_adversary=d["person_adversary"], weights=d["weights"])
         except InputError as exc:
             return refused(str(exc))
         return Response(JobSerializer(queue(job)).data, status=status.HTTP_201_CREATED)

@@ -20,7 +20,7 @@ from ..engine.model.persons import check_adversary
 from ..engine.run import stages
 from ..engine.run.spec import RunSpec
 from ..models import Dataset, Job
-from . import datasets, results, storage
+from . import attribute_weights, datasets, results, storage
 from .job_support import Progress, build_models, register, validate_models
 
 COMPARE = "compare"  # Job.algorithm of a comparison (kept for older rows); its options hold the algorithms and ks
@@ -96,6 +96,9 @@ def compare(table: Table, hierarchies: dict, algorithms: list[str], ks: list[int
                 return progress((step + min(max(fraction, 0.0), 1.0)) / total, f"{label}, k={k}: {phase}")
 
             row = {"algorithm": name, "label": info.label, "recoding": info.recoding, "k": k}
+            weights = str((options.get(name) or {}).get("weights") or "")
+            if weights:  # the attribute weights this run was made with (the algorithms that take them)
+                row["weights"] = weights
             try:
                 # engine.anonymize's own spec, with the adversary of a person-level run
                 spec = replace(RunSpec.build(table, hierarchies, name, k=k, models=build_models(models),
@@ -221,16 +224,19 @@ def comparison_html(rows: list[dict], title: str) -> str:
 
 # ---- the comparison job -----------------------------------------------------------------------------------
 def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float = 0.0, sensitive: str = "",
-                      models: list[dict] | None = None, person_adversary: str = "class") -> Job:
+                      models: list[dict] | None = None, person_adversary: str = "class", weights: str = "") -> Job:
     """A comparison is a Job of kind "comparison"; its options hold the algorithms and the k list, its models
     the privacy models beside k every run applies (checked against the columns as a run's are; refused only
-    when no chosen algorithm can honour them, the others becoming rows with the engine's refusal)."""
+    when no chosen algorithm can honour them, the others becoming rows with the engine's refusal). ``weights``:
+    attribute weights ('qi=w,...') for every chosen algorithm that takes them (run_comparison), the others
+    running unweighted; checked against the dataset's QIs now."""
     algorithms = parse_algorithm_list(algorithms)
     check_adversary(person_adversary)
     ks = parse_k_list(",".join(map(str, ks)) if not isinstance(ks, str) else ks)
     stages.SUPPRESSION.validate(suppression_limit)
     if not dataset.qi_columns.exists():
         raise InputError("no quasi-identifier: mark at least one column as quasi-identifying")
+    weights = attribute_weights.check(weights, list(dataset.qi_columns.values_list("name", flat=True)))
     if sensitive and not dataset.columns.filter(name=sensitive).exists():
         raise InputError(f"unknown sensitive column {sensitive!r}")
     too_big = [k for k in ks if k > dataset.n_rows]
@@ -253,7 +259,8 @@ def create_comparison(dataset: Dataset, algorithms, ks, suppression_limit: float
             raise InputError(refusals[0])
     return Job.objects.create(owner=dataset.owner, dataset=dataset, kind=Job.COMPARISON, algorithm=COMPARE,
                               k=min(ks), suppression_limit=suppression_limit, sensitive=sensitive, models=stored,
-                              options={"algorithms": algorithms, "k": ks}, config=datasets.dataset_config(dataset),
+                              options={"algorithms": algorithms, "k": ks, **({"weights": weights} if weights else {})},
+                              config=datasets.dataset_config(dataset),
                               person_adversary=person_adversary)
 
 
@@ -261,9 +268,12 @@ def run_comparison(job: Job) -> None:
     frame = datasets.load_frame(job.dataset)
     table = datasets.table_from_config(frame, job.config, job.dataset.name)
     hierarchies = datasets.hierarchies_from_config(job.owner, job.config, job.models)
+    weights = str(job.options.get("weights") or "")
+    options = {name: {"weights": weights} for name in job.options["algorithms"]
+               if weights and attribute_weights.takes_weights(name)}
     rows = compare(table, hierarchies, job.options["algorithms"], job.options["k"], job.suppression_limit,
-                   job.sensitive or None, progress=Progress(job), scratch=storage.scratch_of(job), models=job.models,
-                   person_adversary=job.person_adversary or "class")
+                   job.sensitive or None, options=options, progress=Progress(job), scratch=storage.scratch_of(job),
+                   models=job.models, person_adversary=job.person_adversary or "class")
     results.store(job, {"comparison": rows, "records": table.n, "quasi_identifiers": list(table.qi),
                         "sensitive": job.sensitive or None, "risk_before": input_risk(table)})
 

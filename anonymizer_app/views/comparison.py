@@ -23,6 +23,7 @@ from ..risk_forms import PopulationForm
 from ..services import comparison as comparison_service
 from ..services import comparison_risk
 from ..services import risk as risk_service
+from ..services.attribute_weights import weights_text
 from ..services.rerun import models_text, run_form_initial
 from .common import QI, algorithm_label, format_duration, job_result, owned_dataset, owned_job, queue_job
 from .risk import ESTIMATOR_LABELS
@@ -47,7 +48,8 @@ def compare(request, dataset_id: int):
                 job = comparison_service.create_comparison(ds, d["algorithms"], d["k_values"],
                                                            d["suppression_percent"] / 100.0, d["sensitive"] or "",
                                                            models=form.privacy_models(),
-                                                           person_adversary=d["person_adversary"])
+                                                           person_adversary=d["person_adversary"],
+                                                           weights=d.get("weights") or "")
             except InputError as exc:
                 form.add_error(None, str(exc))
             else:
@@ -60,7 +62,7 @@ def compare(request, dataset_id: int):
     return render(request, "anonymizer/compare.html", {
         "dataset": ds, "tab": "compare", "form": form,
         "main_fields": [form[name] for name in ("algorithms", "k_values", "suppression_percent", "sensitive",
-                                                *(("person_adversary",) if person else ()))],
+                                                *(("person_adversary",) if person else ()), "weights")],
         "qi_columns": [c for c in cols if c.role == QI],
         "past": [{"job": j, **comparison_settings(j)} for j in past],
     })
@@ -70,7 +72,9 @@ def comparison_settings(job: Job) -> dict:
     """What a comparison was asked for, as its pages and lists show it: algorithms, ks, suppression limit,
     models beside k (registry labels) and sensitive column."""
     options = job.options or {}
-    return {"algorithms": ", ".join(algorithm_label(a) for a in options.get("algorithms", [])),
+    qi = [c["name"] for c in (job.config or {}).get("columns", []) if c.get("role") == QI]
+    return {"weights": weights_text(options.get("weights"), qi),
+            "algorithms": ", ".join(algorithm_label(a) for a in options.get("algorithms", [])),
             "ks": ", ".join(map(str, options.get("k", []))),
             "suppression_percent": f"{job.suppression_limit * 100:g}",
             "models": models_text(job.models), "sensitive": job.sensitive or ""}
@@ -89,12 +93,15 @@ def _run_url(job: Job | None, algorithm: str, k: int) -> str:
 
 
 def comparison_rows(rows: list[dict], job: Job | None = None) -> list[dict]:
-    """The comparison table as shown: figures formatted, failed runs with their reason, and (given the
-    comparison ``job``) a link running each row on its own."""
+    """The comparison table as shown: figures formatted, failed runs with their reason, the attribute weights each
+    run was made with (the algorithms that take them; '' for the others), and (given the comparison ``job``) a
+    link running each row on its own."""
+    qi = [c["name"] for c in (job.config or {}).get("columns", []) if c.get("role") == QI] if job else []
     out = []
     for r in rows:
         failed = bool(r.get("error"))
         out.append({
+            "weights": weights_text(r.get("weights"), qi) if qi else str(r.get("weights") or ""),
             "run_url": _run_url(job, r["algorithm"], r["k"]),
             "algorithm": algorithm_label(r["algorithm"]), "name": r["algorithm"], "k": r["k"], "error": r.get("error", ""),
             "k_achieved": "—" if failed else fig("k_achieved", r["k_achieved"]),

@@ -32,6 +32,7 @@ from ..engine.search.solution_lattice import METRIC_LABELS
 from ..models import Job, Result
 from ..services import jobs as job_service
 from ..services import lattice as lattice_service
+from ..services.attribute_weights import weight_rows
 from ..services.lattice_pages import (  # noqa: F401  (comparison, is_lattice_job: re-exported)
     PREVIEW_ROWS,
     checked_levels,
@@ -74,6 +75,9 @@ def lattice(request, job_id):
     if refusal is not None:
         return refusal
     job = _lattice_job(request, job_id)
+    qi = Result.objects.get(job=job).report.get("quasi_identifiers") or []
+    # the run's attribute weights (the metric's values were computed with them), in the header and the node table
+    weights = weight_rows((job.options or {}).get("weights"), list(qi))
     return render(request, "anonymizer/lattice.html", {
         "job": job,
         "dataset": job.dataset,
@@ -86,6 +90,8 @@ def lattice(request, job_id):
             "keep": reverse("anonymizer:lattice_keep", kwargs={"job_id": job.pk}),
         },
         "preview_rows": PREVIEW_ROWS,
+        "weights": weights,
+        "weight_of": {w["qi"]: w["text"] for w in weights},
     })
 
 

@@ -8,6 +8,10 @@
   var chart = document.getElementById("lattice-chart");
   if (!urlsEl || !chart) return;
   var urls = JSON.parse(urlsEl.textContent);
+  // the run's attribute weights per QI (text), {} for an unweighted run: a column of the node table
+  var weightsEl = document.getElementById("lattice-weights-data");
+  var weightOf = weightsEl ? JSON.parse(weightsEl.textContent) : {};
+  var weighted = Object.keys(weightOf).length > 0;
   var statusEl = document.getElementById("lattice-status");
   var data = null;
   var selected = null; // index of the clicked node
@@ -161,6 +165,7 @@
     data.qi.forEach(function (q, j) {
       var tr = make("tr");
       tr.appendChild(make("td", "", q));
+      if (weighted) tr.appendChild(make("td", "num", weightOf[q] !== undefined ? weightOf[q] : "\u2014"));
       tr.appendChild(make("td", "num", lv[j]));
       tr.appendChild(make("td", "", data.labels[j][+lv[j]]));
       tbody.appendChild(tr);
