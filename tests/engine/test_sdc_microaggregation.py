@@ -375,3 +375,15 @@ def test_registry_entry_and_recount_catches_a_broken_group():
         method.apply(data, SdcContext(key_variables=[], numeric_variables=["expend"]), {"k": 1})
     with pytest.raises(InputError):
         microaggregate(data.assign(t="x"), ["t"], k=3)
+
+
+def test_figures_read_through_the_catalogue():
+    from anonymizer_app.engine.measure.figure_catalogue import sdc_method_figures
+
+    data = _testdata().iloc[:40]
+    outcome = microaggregate(data, ["expend", "income"], k=4)
+    rows = {r["key"]: r for r in sdc_method_figures(outcome.figures)}
+    assert list(rows) == ["il1s", "il1", "eigen_loss", "microaggregation_groups", "smallest_group", "largest_group"]
+    assert rows["microaggregation_groups"]["text"] == "10" and rows["smallest_group"]["text"] == "4"
+    assert rows["il1s"]["value"] == outcome.figures["IL1s"]
+    assert rows["il1s"]["label"] == "IL1s (information loss, sdcMicro)"

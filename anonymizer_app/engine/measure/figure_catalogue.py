@@ -217,6 +217,24 @@ _ALL += [
        "records whose original numeric values all lie within k standard deviations of the published ones / records"),
 ]
 
+# microaggregation, top/bottom coding and rank swapping (engine.sdc; SDC_METHOD_FIGURES maps their outcome's keys)
+_ALL += [
+    _f("il1s", "IL1s (information loss, sdcMicro)", "amount",
+       "sdcMicro's dUtility IL1s: the sum over the numeric cells of |x - x'| / (√2 · the variable's standard "
+       "deviation); 0 when nothing changed"),
+    _f("il1", "IL1 (relative change, %)", "amount",
+       "the sum over the numeric cells of 100 · |x - x'| / |x| (cells with x = 0 left out)"),
+    _f("eigen_loss", "Eigenvalue loss", "amount",
+       "sdcMicro's dUtility eigen: the sum of the relative changes of the eigenvalues of the standardized "
+       "variables' covariance matrix; '—' when a released variable is constant"),
+    _f("microaggregation_groups", "Microaggregation groups", "count",
+       "groups of records sharing one value per variable (counted per variable when each is grouped alone)"),
+    _f("smallest_group", "Smallest group (k reached)", "count", "records in the smallest microaggregation group"),
+    _f("largest_group", "Largest group", "count", "records in the largest microaggregation group"),
+    _f("coded_cells", "Top/bottom-coded cells", "count", "values beyond the limit replaced by the replacement value"),
+    _f("swapped_pairs", "Swapped pairs", "count", "pairs of records whose values were swapped (rank swapping)"),
+]
+
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
 
 # a run's report["metrics"] (and "metrics_before"), in the order the result page's "All metrics", the release
@@ -387,3 +405,23 @@ def attribute_figures(report: dict) -> list[dict]:
                                 "text": f.format(row[source])})
         out.append({"qi": row.get("qi"), "figures": figures})
     return out
+
+
+# engine.sdc's microaggregation, top/bottom coding and rank swapping: (figure, the key in SdcOutcome.figures)
+SDC_METHOD_FIGURES = [
+    ("il1s", "IL1s"), ("il1", "IL1"), ("eigen_loss", "eigenvalue loss"), ("microaggregation_groups", "groups"),
+    ("smallest_group", "smallest group"), ("largest_group", "largest group"), ("coded_cells", "coded cells"),
+    ("swapped_pairs", "swapped pairs"),
+]
+
+
+def sdc_method_figures(figures: dict) -> list[dict]:
+    """A method's SdcOutcome.figures as catalogue rows (those of SDC_METHOD_FIGURES it holds): key, label, unit,
+    help, the raw value and its text."""
+    rows = []
+    for key, source in SDC_METHOD_FIGURES:
+        if source in figures:
+            f = FIGURES[key]
+            rows.append({"key": key, "label": f.label, "unit": f.unit, "help": f.help, "value": figures[source],
+                         "text": f.format(figures[source])})
+    return rows
