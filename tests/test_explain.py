@@ -74,3 +74,15 @@ def test_one_is_singular_everywhere():
         "A record is on average indistinguishable from 1 record (1 = every record distinct")
     assert (explain.count(1, "record"), explain.count(2, "record"), explain.count(1.5, "record"),
             explain.count(1204, "group")) == ("1 record", "2 records", "1.5 records", "1,204 groups")
+
+
+def test_discernibility_says_it_averages_over_records():
+    # issue 29, item 8: "indistinguishable from 479 records" beside "about 16.1 per group". Two groups of 1 and 9
+    # records: C_DM = 1 x 1 + 9 x 9 = 82, 8.2 per record, while the groups hold 10 / 2 = 5 records on average
+    ctx = {**CTX, "n": 10, "kept": 10}
+    assert explain.reading("equivalence_classes", 2, ctx).text.startswith(
+        "The published records fall into 2 groups that share every quasi-identifier value (about 5 records per group)")
+    text = explain.reading("discernibility", 1 * 1 + 9 * 9, ctx).text
+    assert text.startswith("A record is on average indistinguishable from 8.2 records (1 = every record distinct, "
+                           "10 = one single group")
+    assert "An average over records, not over groups: a group of s records counts s times" in text

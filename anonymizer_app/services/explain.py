@@ -108,8 +108,11 @@ def _discernibility(v: float, ctx: dict) -> Reading:
     if not n:
         return Reading("The sum over records of the size of their group.")
     per_record = v / n
+    # beside "about N per group" (equivalence classes) this reads as a contradiction unless it says which average
     return Reading(f"A record is on average indistinguishable from {count(per_record, 'record')} (1 = every record "
-                   f"distinct, {n:,} = one single group; a suppressed record counts the whole table).",
+                   f"distinct, {n:,} = one single group; a suppressed record counts the whole table). An average "
+                   f"over records, not over groups: a group of s records counts s times, so this exceeds the "
+                   f"records per group whenever the groups differ in size or records are suppressed.",
                    _band(per_record / n, 0.01, 0.1))
 
 
