@@ -62,7 +62,8 @@ def test_web_upload_shows_labels(client_alice, tmp_path):
     stored = storage.read_frame(storage.table_path(ds))
     assert stored.astype(str).equals(shown(read_testdata()))
     page = client_alice.get(r["Location"]).content.decode()
-    assert "female" in page
+    assert "female" in page and "SPSS .sav file" in page and "Value labels" in page
+    assert 'id="format-form"' not in page  # no delimiter, encoding or header to choose
 
 
 @pytest.mark.parametrize("cut", [0.5, 0.1])

@@ -105,7 +105,7 @@ class DatasetDetailSerializer(DatasetSerializer):
 
 
 class DatasetUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text=".csv, .tsv, .txt or .xlsx")
+    file = serializers.FileField(help_text=".csv, .tsv, .txt or .xlsx; Stata .dta, SPSS .sav or SAS .sas7bdat")
     name = serializers.CharField(required=False, help_text="default: the file name")
     header = serializers.ChoiceField(choices=["auto", "yes", "no"], required=False, default="auto")
 
