@@ -143,7 +143,8 @@ class Command(OneLineCommand):
     def add_arguments(self, parser):
         algorithms = sorted(engine.ALGORITHMS)
         parser.add_argument("input", metavar="INPUT", nargs="?", default=None,
-                            help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx (or --sql-url URL)")
+                            help="the table: .csv/.tsv/.txt (delimiter sniffed), .xlsx, or a Stata .dta, SPSS .sav or "
+                                 "SAS .sas7bdat file (value labels read as the values) (or --sql-url URL)")
         parser.add_argument("--qi", action="append", default=[], metavar="COL",
                             help="a quasi-identifying column (repeat for each; required but with --transactions)")
         parser.add_argument("--hierarchy", action="append", default=[], type=hierarchy_binding,
@@ -176,8 +177,8 @@ class Command(OneLineCommand):
                                  "semicolon, tab, pipe (default: sniffed)")
         parser.add_argument("--out", default=None, metavar="OUT.csv",
                             help="the anonymized table: .csv/.txt (the input's delimiter), .tsv, .parquet, .xlsx "
-                                 "(formulas neutralized as in CSV) or .jsonl, by its extension (required unless "
-                                 "--out-sql)")
+                                 "(formulas neutralized as in CSV), .jsonl, .dta or .sav (a Stata/SPSS input's value "
+                                 "labels re-attached), by its extension (required unless --out-sql)")
         parser.add_argument("--report", default=None, metavar="REPORT.json",
                             help="the report: k achieved, equivalence classes, suppressed records, "
                                  "transformation, metrics, seconds ...")
