@@ -387,3 +387,36 @@ def test_figures_read_through_the_catalogue():
     assert rows["microaggregation_groups"]["text"] == "10" and rows["smallest_group"]["text"] == "4"
     assert rows["il1s"]["value"] == outcome.figures["IL1s"]
     assert rows["il1s"]["label"] == "IL1s (information loss, sdcMicro)"
+
+
+def test_text_columns_with_missing_marker_and_the_gate_recount():
+    # the pipeline hands text columns with '' for a missing cell: read as missing, written back as text
+    data = _testdata().iloc[:45][["expend", "income", "savings"]].astype(str).astype(object)
+    data.loc[data.index[[2, 17]], "income"] = ""
+    method = METHODS["microaggregation"]
+    context = SdcContext(key_variables=[], numeric_variables=["expend", "income", "savings"])
+    outcome = method.apply(data, context, {"k": 3})
+    assert outcome.frame["income"].iloc[2] == "" and outcome.frame["income"].iloc[17] == ""
+    x = data.replace("", np.nan).astype(float).to_numpy()
+    released = outcome.frame.replace("", np.nan).astype(float).to_numpy()
+    grouping = mdav_groups(x, 3)
+    assert np.array_equal(released, group_means(x, grouping), equal_nan=True)  # text round-trips exactly
+    assert method.check_published is not None
+    check = method.check_published(outcome.frame, outcome, context)
+    assert check["holds"] and check["smallest group"] >= 3 and check["records below k"] == 0
+    tampered = outcome.frame.copy()
+    tampered.loc[tampered.index[5], "expend"] = "123.5"
+    failed = method.check_published(tampered, outcome, context)
+    assert not failed["holds"] and failed["records below k"] >= 1
+
+
+def test_gate_recount_univariate():
+    data = _testdata().iloc[:50]
+    method = METHODS["microaggregation"]
+    context = SdcContext(key_variables=[], numeric_variables=["expend", "income"])
+    outcome = method.apply(data, context, {"k": 4, "mode": "univariate"})
+    check = method.check_published(outcome.frame, outcome, context)
+    assert check["holds"] and check["smallest group"] >= 4
+    tampered = outcome.frame.copy()
+    tampered.loc[tampered.index[0], "income"] = -1.0
+    assert not method.check_published(tampered, outcome, context)["holds"]

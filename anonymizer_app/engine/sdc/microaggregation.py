@@ -21,8 +21,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..model.missing import missing_mask
 from ..parameters import Parameter
 from .base import SdcContext, SdcMethod, SdcOutcome, register
+from .local_suppression_fk import wildcard_fk
 from .microaggregation_loss import utility_figures
 from .microaggregation_mdav import Grouping, blocked_mdav_groups, group_means, mdav_groups
 from .microaggregation_univariate import univariate_groups, univariate_values
@@ -34,19 +36,33 @@ MEASURES = ("mean", "median")
 
 
 def numeric_values(frame: pd.DataFrame, variables: Sequence[str]) -> np.ndarray:
-    """The chosen columns as an n × p float matrix (NaN = missing); text that is not a number is refused."""
+    """The chosen columns as an n × p float matrix; a missing cell (NaN, None or the product's missing marker,
+    engine/model/missing.py) is NaN; a value that is not a number is refused by name."""
     if not variables:
-        raise InputError("microaggregation needs at least one numeric variable")
+        raise InputError("this method needs at least one numeric variable")
     unknown = [v for v in variables if v not in frame.columns]
     if unknown:
-        raise InputError(f"unknown column(s) for microaggregation: {', '.join(unknown)}")
+        raise InputError(f"unknown column(s): {', '.join(unknown)}")
     columns = []
     for v in variables:
-        try:
-            columns.append(pd.to_numeric(frame[v], errors="raise").to_numpy(dtype=float))
-        except (ValueError, TypeError):
-            raise InputError(f"column {v!r} is not numeric: microaggregation needs numbers") from None
+        column = frame[v]
+        missing = missing_mask(column)
+        numbers = pd.to_numeric(column.where(~missing), errors="coerce")
+        bad = numbers.isna() & ~missing & column.notna()
+        if bad.any():
+            at = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"column {v!r} is not numeric (row {at + 1} holds {column.iloc[at]!r})")
+        columns.append(numbers.to_numpy(dtype=float))
     return np.column_stack(columns)
+
+
+def write_back(original: pd.Series, values: np.ndarray) -> pd.Series:
+    """A numeric column stays numeric; a text column gets the numbers as shortest round-trip text and its missing
+    cells back as they were."""
+    if pd.api.types.is_numeric_dtype(original.dtype):
+        return pd.Series(values, index=original.index)
+    text = [original.iloc[i] if np.isnan(v) else repr(float(v)) for i, v in enumerate(values)]
+    return pd.Series(text, index=original.index, dtype=object)
 
 
 def _medians(x: np.ndarray, grouping: Grouping) -> np.ndarray:
@@ -101,7 +117,7 @@ def microaggregate(frame: pd.DataFrame, variables: Sequence[str], *, k: int = 3,
     out = frame.copy()
     changed: dict[str, int] = {}
     for j, v in enumerate(variables):
-        out[v] = pd.Series(xm[:, j], index=frame.index)
+        out[v] = write_back(frame[v], xm[:, j])
         differs = ~((x[:, j] == xm[:, j]) | (np.isnan(x[:, j]) & np.isnan(xm[:, j])))
         changed[v] = int(differs.sum())
     figures: dict[str, Any] = dict(utility_figures(x, xm))
@@ -150,6 +166,40 @@ def recount_groups(published: pd.DataFrame, variables: Sequence[str], group_of_r
             "holds": below == 0 and mismatched == 0}
 
 
+def check_published(published: pd.DataFrame, outcome: SdcOutcome, context: SdcContext) -> dict[str, Any]:
+    """The gate's recount of "group size" from the published rows alone: together (multivariate), every record's
+    vector of the variables matches at least k records' vectors, a missing cell matching any value (a record whose
+    cell was missing before microaggregation stays missing in a group of k); each variable alone (univariate),
+    every present value occurs at least k times. The group ids the method recorded are rechecked too (their rows
+    carry one value per variable)."""
+    parameters = outcome.parameters
+    variables = list(parameters.get("variables") or context.numeric_variables)
+    k = int(parameters.get("k", 3))
+    x = numeric_values(published, variables)
+    if parameters.get("mode") == "univariate":
+        counts = []
+        for j in range(x.shape[1]):
+            present = x[:, j][~np.isnan(x[:, j])]
+            if present.size:
+                counts.append(np.unique(present, return_counts=True)[1])
+        sizes = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
+        smallest = int(sizes.min()) if sizes.size else None
+        below = int((sizes < k).sum())
+    else:
+        codes = np.column_stack([pd.factorize(x[:, j], use_na_sentinel=True)[0] for j in range(x.shape[1])])
+        fk = wildcard_fk(codes.astype(np.int64))
+        smallest = int(fk.min()) if fk.size else None
+        below = int((fk < k).sum())
+    ids = outcome.details.get("group of row") or {}
+    by_ids = recount_groups(published, variables, ids, k) if ids else None
+    holds = below == 0 and (by_ids is None or bool(by_ids["holds"]))
+    result: dict[str, Any] = {"guarantee": "group size", "k": k, "variables": variables, "smallest group": smallest,
+                              "records below k": below, "holds": holds}
+    if by_ids is not None:
+        result["rows off their group's value"] = by_ids["rows off their group's value"]
+    return result
+
+
 PARAMETERS = (
     Parameter("variables", str, None, "the numeric variables, comma-separated (default: the numeric key "
               "variables)"),
@@ -187,6 +237,7 @@ register(SdcMethod(
     parameters=PARAMETERS,
     guarantee="group size",
     acts_on="numeric",
+    check_published=check_published,
     reference="Domingo-Ferrer & Mateo-Sanz (2002); Solanas & Martínez-Ballesté (2006) V-MDAV; sdcMicro "
               "microaggregation(), mafast(), dUtility()",
 ))

@@ -35,7 +35,7 @@ import pandas as pd
 from ..errors import InputError
 from ..parameters import Parameter
 from .base import SdcContext, SdcMethod, SdcOutcome, register
-from .microaggregation import numeric_values
+from .microaggregation import numeric_values, write_back
 from .microaggregation_loss import utility_figures
 
 F32 = np.float32
@@ -170,7 +170,7 @@ def rank_swap(frame: pd.DataFrame, variables: Sequence[str], *, top_percent: flo
         swap_plan = plan(x[:, j], top_percent=top_percent, bottom_percent=bottom_percent, p=p, r0=r0, k0=k0)
         swapped, swaps = swap(swap_plan.values, swap_plan.to_swap, swap_plan.p, rng)
         xm[swap_plan.order, j] = swapped
-        out[v] = pd.Series(xm[:, j], index=frame.index)
+        out[v] = write_back(frame[v], xm[:, j])
         differs = ~((x[:, j] == xm[:, j]) | (np.isnan(x[:, j]) & np.isnan(xm[:, j])))
         changed[v] = int(differs.sum())
         per_variable[v] = {"P": swap_plan.p, "top coded": swap_plan.top, "bottom coded": swap_plan.bottom,

@@ -16,7 +16,7 @@ import pandas as pd
 from ..errors import InputError
 from ..parameters import Parameter
 from .base import SdcContext, SdcMethod, SdcOutcome, register
-from .microaggregation import numeric_values
+from .microaggregation import numeric_values, write_back
 from .microaggregation_loss import utility_figures
 
 KINDS = ("top", "bottom")
@@ -41,7 +41,7 @@ def top_bottom_coding(frame: pd.DataFrame, variables: Sequence[str], *, limit: f
     changed: dict[str, int] = {}
     coded: dict[str, int] = {}
     for j, v in enumerate(variables):
-        out[v] = pd.Series(xm[:, j], index=frame.index)
+        out[v] = write_back(frame[v], xm[:, j])
         with np.errstate(invalid="ignore"):
             hit = x[:, j] > limit if kind == "top" else x[:, j] < limit
         coded[v] = int(hit.sum())
