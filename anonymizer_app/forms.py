@@ -16,6 +16,7 @@ from .engine.measure.risk.sdc_weights import weight_problem
 from .engine.model.persons import ADVERSARIES
 from .engine.privacy import model_groups as registry_groups
 from .engine.run.spec import REMOVE, SUPPRESSED_ROWS
+from .sdc_forms import SdcFields
 from .services.comparison import parse_k_list
 from .services.experiment import parse_size_list
 
@@ -417,7 +418,7 @@ class ColumnListField(forms.Field):
         return [str(v).strip() for v in items if str(v).strip()]
 
 
-class RunForm(PrivacyModelFields, forms.Form):
+class RunForm(SdcFields, PrivacyModelFields, forms.Form):
     algorithm = forms.ChoiceField(label="Algorithm")
     # No min_value here: the engine's own message ("k must be at least 1, got 0") is shown.
     k = forms.IntegerField(label="k", initial=2, widget=forms.NumberInput(attrs={"min": 1, "step": 1}),
@@ -482,6 +483,7 @@ class RunForm(PrivacyModelFields, forms.Form):
                 self.fields[option_field_name(info.name, param)] = parameter_field(param)
         # Privacy models beside k, each on its own column, from the registry.
         self.add_model_fields(sensitive_columns, subset_columns, populations, sensitive_default=sensitive_default)
+        self.add_sdc_fields()  # SDC methods after the recoding, from engine.sdc.METHODS (sdc_forms.py)
 
     def algorithm_options(self) -> dict:
         info = ALGORITHMS[self.cleaned_data["algorithm"]]
@@ -490,6 +492,7 @@ class RunForm(PrivacyModelFields, forms.Form):
             value = self.cleaned_data.get(option_field_name(info.name, param))
             if value is not None and value != "":
                 out[param.name] = param.validate(value)  # InputError names the option
+        out.update(self.sdc_options())  # the SDC steps travel with the job's options (services/sdc_runs.py)
         return out
 
     def clean(self):

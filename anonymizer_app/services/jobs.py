@@ -35,6 +35,7 @@ from . import (  # noqa: F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOS
     privacy_ledger,
     remote_jobs,
     runs,
+    sdc_runs,
     source_imports,
     sql_jobs,
     storage,
@@ -136,10 +137,12 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
     ``person_adversary``: with a person-id column, what the adversary knows of a person
     (engine/model/persons.ADVERSARIES), passed into the job's RunSpec."""
     check_adversary(person_adversary)
-    check_weights(dataset, algorithm, options or {})
+    # SDC steps after the recoding (services/sdc_runs.py): validated and normalized with the options
+    options = sdc_runs.checked_options(dataset, options or {})
+    check_weights(dataset, algorithm, sdc_runs.algorithm_options(options))
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
-        check_levels(dataset, algorithm, options or {})
+        check_levels(dataset, algorithm, sdc_runs.algorithm_options(options))
         config = datasets.dataset_config(dataset)
         rules = dataset_rules(dataset)  # the identifying columns' treatments, snapshotted with the roles
         if rules:

@@ -20,7 +20,7 @@ from ..engine.backends.dask import backend as cluster_backend
 from ..engine.run.pipeline import run
 from ..engine.run.spec import RunSpec, StreamedTable
 from ..models import Job, Result
-from . import datasets, population, pseudonyms, republication, results, setvalued, storage
+from . import datasets, population, pseudonyms, republication, results, sdc_runs, setvalued, storage
 from .job_support import Progress, build_models, register
 
 
@@ -29,8 +29,9 @@ def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None
     """The RunSpec of a job (or of the same setup with another algorithm, e.g. a lattice node); with
     ``cluster`` (a Dask cluster's address) the stored Parquet table is read by the cluster's workers. With a
     person-id column the job's adversary (Job.person_adversary) goes with it, on every path."""
-    return replace(_job_spec(job, algorithm, options, streamed, cluster),
+    spec = replace(_job_spec(job, algorithm, options, streamed, cluster),
                    person_adversary=job.person_adversary or "class")
+    return sdc_runs.with_sdc(spec, job.options if options is None else options)  # SDC steps after the recoding
 
 
 def has_person_id(job: Job) -> bool:
@@ -49,7 +50,8 @@ def _job_spec(job: Job, algorithm: str | None, options: dict | None, streamed: b
                  sensitive=job.sensitive or None,
                  suppressed_rows=(job.options or {}).get("suppressed_rows", "remove") if options is None
                  else options.get("suppressed_rows", "remove"))
-    build["options"] = {k: v for k, v in build["options"].items() if k != "suppressed_rows"}
+    build["options"] = {k: v for k, v in sdc_runs.algorithm_options(build["options"]).items()
+                        if k != "suppressed_rows"}
     build["set_column"] = setvalued.set_column_spec(job.owner, config)  # mixed mode: k^m within every class
     if config.get("population"):
         source, marked, _ = population.marked_population(job)
