@@ -1,6 +1,7 @@
 """GET /api/v1/registry/: the algorithms (with what each supports: lattice, cluster, out of core, person level)
 and privacy models with their parameters, read from the engine's registries, and the sources datasets come from
-(services/sources); a model, algorithm or source registered later appears without a change here. Each parameter
+(services/sources), and the SDC methods applied after the recoding (engine.sdc.METHODS); a model, algorithm, source
+or SDC method registered later appears without a change here. Each parameter
 names the run field that carries it (POST /api/v1/runs/ takes the run form's fields)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..engine import ALGORITHMS, COLUMN_TYPES, PRIVACY_MODELS, Role
 from ..engine.algorithms import SUPPORT_FLAGS
 from ..engine.model.persons import ADVERSARIES
 from ..forms import model_field_name, option_field_name
+from ..sdc_forms import SEED_FIELD, ordered_methods, sdc_field_name
 from ..services import sources
 from .serializers import RegistrySerializer
 
@@ -53,7 +55,17 @@ def registry() -> dict:
                        for p in m.parameters],
     } for m in PRIVACY_MODELS.values()]
     return {"algorithms": algorithms, "privacy_models": models, "column_types": list(COLUMN_TYPES),
-            "roles": [r.value for r in Role], "person_adversaries": dict(ADVERSARIES), "sources": source_entries()}
+            "roles": [r.value for r in Role], "person_adversaries": dict(ADVERSARIES), "sources": source_entries(),
+            "sdc_methods": sdc_entries(), "sdc_seed_field": SEED_FIELD}
+
+
+def sdc_entries() -> list[dict]:
+    """Every registered SDC method in the order a run applies them, with the run fields that carry it."""
+    return [{
+        "name": m.name, "label": m.label, "kind": m.kind, "summary": m.summary, "guarantee": m.guarantee,
+        "acts_on": m.acts_on, "reference": m.reference, "enabled_field": sdc_field_name(m.name, "enabled"),
+        "parameters": [_parameter(p, sdc_field_name(m.name, p.name)) for p in m.parameters],
+    } for m in ordered_methods()]
 
 
 def source_entries() -> list[dict]:

@@ -65,6 +65,19 @@ class SourceSerializer(serializers.Serializer):
     parameters = ParameterSerializer(many=True)
 
 
+class SdcMethodSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF's metaclass takes declared fields off the class
+    kind = serializers.CharField(help_text="recoding (its guarantee rechecked by the gate) or perturbation (none)")
+    summary = serializers.CharField()
+    guarantee = serializers.CharField(allow_blank=True,
+                                      help_text="k-anonymity, group size, or empty: a perturbation gives no k guarantee")
+    acts_on = serializers.CharField(help_text="key (the quasi-identifiers), numeric or chosen columns")
+    reference = serializers.CharField(allow_blank=True)
+    enabled_field = serializers.CharField(help_text="the run's field that applies the method (POST /runs/ fields)")
+    parameters = ParameterSerializer(many=True)
+
+
 class RegistrySerializer(serializers.Serializer):
     algorithms = AlgorithmSerializer(many=True)
     privacy_models = PrivacyModelSerializer(many=True)
@@ -74,3 +87,6 @@ class RegistrySerializer(serializers.Serializer):
         child=serializers.CharField(),
         help_text="with a column of role 'person id': the run's person_adversary choices and what each means")
     sources = SourceSerializer(many=True)
+    sdc_methods = SdcMethodSerializer(many=True, help_text="statistical disclosure control methods applied after "
+                                                          "the recoding, in this order (engine.sdc.METHODS)")
+    sdc_seed_field = serializers.CharField(help_text="the run's field with the seed of the random SDC methods")
