@@ -134,3 +134,27 @@ def test_registry_entry_reads_the_options():
     assert out.frame.equals(direct.frame) and out.parameters["noise"] == 30.0
     with pytest.raises(InputError, match="method must be one of"):
         method.apply(data, context, {"method": "restr"})
+
+
+def test_reported_risk_and_loss_recomputed():
+    data = tarragona()[["SALES", "LABOR.COSTS", "NET.PROFIT"]]
+    out = add_noise(data, list(data.columns), noise=10, seed=6)
+    x, xm = data.to_numpy(dtype=float), out.frame.to_numpy(dtype=float)
+    # dRisk (sdcMicro R/dRisk.R, k = 0.05): every original value within 0.05 sd(published) of the published one
+    safe = (np.abs(x - xm) <= 0.05 * xm.std(axis=0, ddof=1)).all(axis=1)
+    assert out.figures["dRisk"] == pytest.approx(safe.mean(), abs=1e-15)
+    # IL1s (dUtility): sum |x - x'| / (sd(x) sqrt 2)
+    assert out.figures["IL1s"] == pytest.approx((np.abs(x - xm) / (x.std(axis=0, ddof=1) * np.sqrt(2))).sum(),
+                                                rel=1e-12)
+    unchanged = add_noise(data, list(data.columns), noise=0, seed=6)
+    assert unchanged.figures["dRisk"] == 1.0 and unchanged.figures["IL1s"] == 0.0
+    assert unchanged.figures["IL_correl"] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_figures_read_through_the_catalogue():
+    from anonymizer_app.engine.measure.figure_catalogue import sdc_method_figures
+
+    data = tarragona()[["SALES", "LABOR.COSTS"]]
+    rows = sdc_method_figures(add_noise(data, list(data.columns), noise=0, seed=1).figures)
+    assert {r["key"]: r["text"] for r in rows} == {"il1s": "0", "il1": "0", "eigen_loss": "0", "drisk": "100%",
+                                                   "il_correl": "0.000"}

@@ -233,6 +233,13 @@ _ALL += [
     _f("largest_group", "Largest group", "count", "records in the largest microaggregation group"),
     _f("coded_cells", "Top/bottom-coded cells", "count", "values beyond the limit replaced by the replacement value"),
     _f("swapped_pairs", "Swapped pairs", "count", "pairs of records whose values were swapped (rank swapping)"),
+    _f("pram_changed_cells", "Cells changed by PRAM", "count",
+       "cells of the PRAM variables whose published category differs from the original (missing cells are kept)"),
+    _f("pram_changed_share", "Cells changed by PRAM, share", "share",
+       "changed cells / (records x PRAM variables)"),
+    _f("il_correl", "IL_correl (correlation loss, sdcMicro)", "ratio",
+       "sdcMicro's IL_correl: the distance between the normalized diagonals of the inverse correlation matrices of "
+       "the original and the published numeric variables, / √2; 0 when the correlations are kept"),
 ]
 
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
@@ -407,11 +414,13 @@ def attribute_figures(report: dict) -> list[dict]:
     return out
 
 
-# engine.sdc's microaggregation, top/bottom coding and rank swapping: (figure, the key in SdcOutcome.figures)
+# engine.sdc's microaggregation, top/bottom coding, rank swapping, PRAM and noise addition: (figure, the key in
+# SdcOutcome.figures)
 SDC_METHOD_FIGURES = [
     ("il1s", "IL1s"), ("il1", "IL1"), ("eigen_loss", "eigenvalue loss"), ("microaggregation_groups", "groups"),
     ("smallest_group", "smallest group"), ("largest_group", "largest group"), ("coded_cells", "coded cells"),
-    ("swapped_pairs", "swapped pairs"),
+    ("swapped_pairs", "swapped pairs"), ("pram_changed_cells", "changed cells"),
+    ("pram_changed_share", "changed share"), ("drisk", "dRisk"), ("il_correl", "IL_correl"),
 ]
 
 

@@ -11,7 +11,8 @@
   in expectation.
 
 A missing cell stays missing (sdcMicro adds noise to NA and keeps NA). Noise gives no k guarantee: its
-parameters and the disclosure-risk figures are reported instead.
+parameters, the interval-disclosure risk left (sdcMicro's dRisk) and the information lost (IL1s, IL1, eigenvalue
+loss, IL_correl) are reported instead.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..measure.risk.sdc_numeric import d_risk
 from ..model.missing import missing_mask
 from ..parameters import Parameter
 from .base import SdcContext, SdcMethod, SdcOutcome, register
+from .microaggregation_loss import utility_figures
 
 NOISE_METHODS = ("additive", "correlated", "correlated2")
 # a covariance eigenvalue below this share of the largest counts as 0 (MASS::mvrnorm's tolerance)
@@ -120,7 +123,10 @@ def add_noise(frame: pd.DataFrame, variables: Sequence[str], *, method: str = "a
     else:
         parameters["noise"] = noise
     parameters.update(reported)
-    figures = {"IL_correl": il_correl(x, xm)} if x.shape[1] >= 2 else {}
+    # the disclosure risk left (sdcMicro's dRisk) and the information lost (dUtility; IL_correl from 2 variables)
+    figures: dict[str, Any] = {"dRisk": d_risk(x, xm), **utility_figures(x, xm)}
+    if x.shape[1] >= 2:
+        figures["IL_correl"] = il_correl(x, xm)
     return SdcOutcome(out, figures=figures, changed_cells=changed, parameters=parameters)
 
 

@@ -176,8 +176,11 @@ def pram(frame: pd.DataFrame, variables: Sequence[str], *, pd_min: float = 0.8, 
                                             pd_min, alpha)
     if progress is not None:
         progress(1.0, "PRAM done")
-    figures = {f"changed {v} (%)": round(100.0 * changed[v] / len(frame), 2) if len(frame) else 0.0
-               for v in variables}
+    for v in variables:  # sdcMicro's summary: 100 * changed / records, 2 decimals
+        report[v]["changed (%)"] = round(100.0 * changed[v] / len(frame), 2) if len(frame) else 0.0
+    cells = len(frame) * len(variables)
+    figures = {"changed cells": sum(changed.values()),
+               "changed share": sum(changed.values()) / cells if cells else 0.0}
     parameters = {"variables": list(variables), "strata": list(strata), "pd": pd_min, "alpha": alpha,
                   "user matrices": sorted(matrices), "seed": seed}
     return SdcOutcome(out, figures=figures, changed_cells=changed, parameters=parameters,
