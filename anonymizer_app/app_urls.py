@@ -20,6 +20,7 @@ from .views import (
     risk,
     safepub,
     setvalued,
+    solutions,
     sources,
     sources_sql,
 )
@@ -95,4 +96,8 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/lattice/data.json", lattice.lattice_data_view, name="lattice_data"),
     path("jobs/<uuid:job_id>/lattice/node.json", lattice.lattice_node, name="lattice_node"),
     path("jobs/<uuid:job_id>/lattice/keep/", lattice.lattice_keep, name="lattice_keep"),
+    # two solutions side by side (two runs of one dataset, two nodes of one lattice)
+    path("jobs/<uuid:job_id>/compare/", solutions.solutions_pick, name="solutions_pick"),
+    path("jobs/<uuid:job_id>/compare/<uuid:other_id>/", solutions.solutions_runs, name="solutions_runs"),
+    path("jobs/<uuid:job_id>/lattice/compare/", solutions.solutions_nodes, name="solutions_nodes"),
 ]

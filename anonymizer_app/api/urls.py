@@ -12,6 +12,7 @@ CONCERNS = [
     ("datasets/", "anonymizer_app.api.datasets"),
     ("hierarchies/", "anonymizer_app.api.hierarchies"),
     ("runs/", "anonymizer_app.api.runs"),
+    ("runs/", "anonymizer_app.api.solutions"),  # GET runs/<a>/compare/<b>/, runs/<id>/lattice-compare/
     ("lattice/", "anonymizer_app.api.lattice"),
     ("dp/", "anonymizer_app.api.dp"),
     ("safepub/", "anonymizer_app.api.safepub"),

@@ -43,6 +43,7 @@ from ..services.lattice_pages import (  # noqa: F401  (comparison, is_lattice_jo
     node_detail,
 )
 from ..services.lattice_pages import job_table as _job_table  # noqa: F401  (re-exported)
+from ..services.results import transformation_key
 from . import safepub as safepub_views
 
 
@@ -75,7 +76,8 @@ def lattice(request, job_id):
     if refusal is not None:
         return refusal
     job = _lattice_job(request, job_id)
-    qi = Result.objects.get(job=job).report.get("quasi_identifiers") or []
+    report = Result.objects.get(job=job).report
+    qi = report.get("quasi_identifiers") or []
     # the run's attribute weights (the metric's values were computed with them), in the header and the node table
     weights = weight_rows((job.options or {}).get("weights"), list(qi))
     return render(request, "anonymizer/lattice.html", {
@@ -91,6 +93,7 @@ def lattice(request, job_id):
         },
         "preview_rows": PREVIEW_ROWS,
         "weights": weights,
+        "result_levels": transformation_key(report),  # solution A of "compare two nodes"
         "weight_of": {w["qi"]: w["text"] for w in weights},
     })
 

@@ -142,6 +142,8 @@
     box.hidden = false;
     text($("node-levels"), levels);
     $("keep-levels").value = levels;
+    var compareB = $("compare-b");  // the clicked node becomes solution B of "compare two nodes"
+    if (compareB) compareB.value = levels;
     var msg = $("node-message");
     msg.hidden = false;
     msg.className = "message";

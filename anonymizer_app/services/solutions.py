@@ -1,0 +1,173 @@
+"""Two solutions side by side (issue 30): two runs of one dataset, or two nodes of one run's solution lattice, with
+every figure of each (the run's metrics and risk figures, the privacy models' checks, the per-quasi-identifier
+figures, the settings and attribute weights) in two columns and the difference B - A, each worded and formatted
+by the figure catalogue (engine.measure.figure_catalogue) as on the result page.
+
+A run's side is its stored report. A lattice node's side is the run's full specification with the node's
+transformation through the pipeline and its publishing gate (engine.run.pipeline.publish_levels, as the lattice
+page's node table), its report kept beside the lattice's cache (``solution-<levels>.json``)."""
+
+from __future__ import annotations
+
+from .. import engine
+from ..engine.measure.figure_catalogue import (
+    ATTRIBUTE_FIGURES,
+    CHECK_KINDS,
+    FIGURES,
+    MISSING,
+    RUN_METRICS,
+    format_check,
+    format_kind,
+)
+from ..engine.run import pipeline
+from ..models import Job, Result
+from . import lattice as lattice_service
+from . import results
+from .attribute_weights import weights_text
+
+CACHE_VERSION = 1
+# the parts of a report the comparison reads (a node's cached report keeps only these)
+REPORT_PARTS = ("metrics", "metrics_before", "attributes", "model_checks", "k_achieved", "suppressed", "records",
+                "input_records", "transformation", "quasi_identifiers", "recoding")
+FIGURE_KEYS = ["k_achieved", *RUN_METRICS]
+
+
+def algorithm_label(name: str) -> str:
+    info = engine.ALGORITHMS.get(name)
+    return info.label if info is not None else name
+
+
+def _qi_of(job: Job) -> list[str]:
+    return [c["name"] for c in (job.config or {}).get("columns", []) if c.get("role") == engine.Role.QUASI_IDENTIFYING.value]
+
+
+def run_side(job: Job) -> dict:
+    """A finished run as one side: its settings and its report's figures."""
+    report = Result.objects.get(job=job).report
+    key = results.transformation_key(report)
+    return {"kind": "run", "job": str(job.pk), "levels": key or None,
+            "title": f"{algorithm_label(job.algorithm)}, k={job.k}",
+            "settings": _settings(job, job.algorithm, key, (job.options or {}).get("weights")),
+            "anonymous": True, "message": "", "report": {p: report[p] for p in REPORT_PARTS if p in report}}
+
+
+def node_side(job: Job, levels: list[int]) -> dict:
+    """The node ``levels`` of a lattice run as one side (computed once, then read from the lattice's cache). A
+    node that is not anonymous within the run's suppression limit is a side with its reason and no figures."""
+    key = ",".join(map(str, levels))
+    name = f"solution-{key.replace(',', '-')}.json"
+    cached = lattice_service.read_cache(job, name)
+    if cached is None:
+        cached = {"version": CACHE_VERSION}
+        try:
+            publication = pipeline.publish_levels(lattice_service.run_spec(job), key)
+        except engine.UnsatisfiableError as exc:
+            cached.update(anonymous=False, message=str(exc), report={})
+        else:
+            report = publication.report
+            cached.update(anonymous=True, message="", report={p: report[p] for p in REPORT_PARTS if p in report})
+        lattice_service.write_cache(job, name, cached)
+    # the node was evaluated with the run's metric and weights; its own settings are the full-domain transformation
+    return {"kind": "node", "job": str(job.pk), "levels": key, "title": f"Transformation {key}",
+            "settings": _settings(job, "full-domain", key, (job.options or {}).get("weights")),
+            "anonymous": cached["anonymous"], "message": cached["message"], "report": cached["report"]}
+
+
+def _settings(job: Job, algorithm: str, levels: str, weights) -> dict:
+    return {"algorithm": algorithm_label(algorithm), "k": job.k,
+            "suppression_limit": format_kind("share", job.suppression_limit), "transformation": levels or MISSING,
+            "weights": weights_text(weights, _qi_of(job)) or "none (every quasi-identifier counts the same)"}
+
+
+def difference(kind: str, a, b) -> tuple[float | None, str]:
+    """B - A as a number and as text: the figure's own format with a sign ('+0.120', '−3', '+4%': percentage
+    points for shares and risks); MISSING when either side lacks the figure."""
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or isinstance(a, bool) or isinstance(b, bool):
+        return None, MISSING
+    d = b - a
+    if d == 0:
+        return 0, format_kind(kind, 0)
+    return d, ("+" if d > 0 else "−") + format_kind(kind, abs(d))
+
+
+def _row(key: str, label: str, help: str, kind: str, a, b) -> dict:
+    diff, diff_text = difference(kind, a, b)
+    return {"key": key, "label": label, "help": help, "a": a, "b": b, "difference": diff,
+            "a_text": format_kind(kind, a), "b_text": format_kind(kind, b), "difference_text": diff_text}
+
+
+def figure_rows(a: dict, b: dict) -> list[dict]:
+    """The run figures (k reached, then the catalogue's RUN_METRICS) either side has, A and B and B - A."""
+    def values(report: dict) -> dict:
+        out = dict(report.get("metrics") or {})
+        if report.get("k_achieved") is not None:
+            out["k_achieved"] = report["k_achieved"]
+        return out
+
+    va, vb = values(a), values(b)
+    return [_row(key, FIGURES[key].label, FIGURES[key].help, FIGURES[key].kind, va.get(key), vb.get(key))
+            for key in FIGURE_KEYS if key in va or key in vb]
+
+
+def attribute_rows(a: dict, b: dict) -> list[dict]:
+    """Per quasi-identifier (A's order, then B's others) its per-attribute figures, A and B and B - A. A side
+    without them (a local or multidimensional recoding) shows MISSING."""
+    rows_a = {r["qi"]: r for r in a.get("attributes") or []}
+    rows_b = {r["qi"]: r for r in b.get("attributes") or []}
+    out = []
+    for qi in list(rows_a) + [q for q in rows_b if q not in rows_a]:
+        ra, rb = rows_a.get(qi, {}), rows_b.get(qi, {})
+        out.append({"qi": qi, "figures": [_row(key, FIGURES[key].label, FIGURES[key].help, FIGURES[key].kind,
+                                               ra.get(source), rb.get(source)) for key, source in ATTRIBUTE_FIGURES]})
+    return out
+
+
+def check_rows(a: dict, b: dict) -> list[dict]:
+    """Each privacy model checked on either side (by its description): holds or not, and its reached value."""
+    def by_model(report: dict) -> dict:
+        return {str(c.get("describe") or c.get("model")): c for c in report.get("model_checks") or []}
+
+    ca, cb = by_model(a), by_model(b)
+    out = []
+    for name in list(ca) + [n for n in cb if n not in ca]:
+        x, y = ca.get(name), cb.get(name)
+        first = x or y or {}
+        kind = CHECK_KINDS.get(str(first.get("model", "")), "parameter")
+        row = _row(f"check:{name}", f"{name}: {first.get('value_label', '')}".rstrip(": "), "", kind,
+                   (x or {}).get("value"), (y or {}).get("value"))
+        row.update(a_text=format_check(x) if x else MISSING, b_text=format_check(y) if y else MISSING,
+                   a_holds=None if x is None else x.get("holds"), b_holds=None if y is None else y.get("holds"))
+        if isinstance(row["a"], list) or isinstance(row["b"], list):
+            row.update(difference=None, difference_text=MISSING)
+        out.append(row)
+    return out
+
+
+SETTING_LABELS = [("algorithm", "Algorithm"), ("k", "k"), ("suppression_limit", "Suppression limit"),
+                  ("transformation", "Transformation (levels)"), ("weights", "Attribute weights")]
+
+
+def side_by_side(a: dict, b: dict) -> dict:
+    """Everything the page and the API show for sides ``a`` and ``b`` (run_side / node_side)."""
+    ra, rb = a["report"], b["report"]
+    return {
+        "a": {k: a[k] for k in ("kind", "job", "levels", "title", "anonymous", "message")},
+        "b": {k: b[k] for k in ("kind", "job", "levels", "title", "anonymous", "message")},
+        "settings": [{"key": key, "label": label, "a_text": str(a["settings"][key]), "b_text": str(b["settings"][key])}
+                     for key, label in SETTING_LABELS],
+        "figures": figure_rows(ra, rb),
+        "attributes": attribute_rows(ra, rb),
+        "checks": check_rows(ra, rb),
+    }
+
+
+def is_comparable_run(job: Job) -> bool:
+    """A finished run with a table result (not a transaction dataset's, whose figures are of another kind)."""
+    return (job.kind == Job.RUN and job.status == Job.SUCCEEDED and not job.dataset.is_transactions
+            and Result.objects.filter(job=job).exists())
+
+
+def comparable_runs(job: Job) -> list[Job]:
+    """The owner's other finished runs of the same dataset with a result (a comparison's B), newest first."""
+    return list(Job.objects.filter(owner=job.owner, dataset=job.dataset, kind=Job.RUN, status=Job.SUCCEEDED,
+                                   result__isnull=False).exclude(pk=job.pk).order_by("-created"))
