@@ -16,9 +16,11 @@ from ..engine import InputError
 from ..engine.measure.figure_catalogue import risk_figures
 from ..models import Job
 from ..risk_forms import POPULATION_CHOICES, REGION_CHOICES, RiskForm
+from ..sdc_risk_forms import SdcRiskForm
 from ..services import datasets as dataset_service
 from ..services import results
 from ..services import risk as risk_service
+from ..services import sdc_risk as sdc_risk_service
 from ..services.results import job_result
 from .common import owned_dataset, owned_job, refused
 from .parsers import BoundedJSONParser as JSONParser
@@ -38,12 +40,29 @@ class RiskRequestSerializer(serializers.Serializer):
                                                   max_value=2**31 - 1)
     threshold = serializers.FloatField(required=False, default=0.2)
     combinations = serializers.IntegerField(required=False, default=1, min_value=1, max_value=2**31 - 1)
+    # risk with sampling weights (sdcMicro), on the same quasi-identifiers as key variables, with the dataset's
+    # sampling-weight and household columns: the answer's "sdc" (a result: "before" and "after")
+    sdc = serializers.BooleanField(required=False, default=False,
+                                   help_text="add sdcMicro's figures: fk/Fk, individual and global risk, household "
+                                             "risk, SUDA2 (and dRisk of a result's changed numeric columns)")
+    sdc_method = serializers.ChoiceField(choices=["approx", "exact"], required=False, default="approx")
+    sdc_max_global_risk = serializers.FloatField(required=False, default=0.01)
+    sdc_suda = serializers.BooleanField(required=False, default=True)
 
 
 def _form_data(d: dict, qi: list[str]) -> dict:
-    data = {k: v for k, v in d.items() if v is not None and k != "qi"}
+    data = {k: v for k, v in d.items() if v is not None and k != "qi" and not k.startswith("sdc")}
     data["qi"] = qi
     return data
+
+
+def _sdc_options(d: dict):
+    """SdcRiskForm's options from the request, or the refusal naming the bad one."""
+    form = SdcRiskForm({"method": d["sdc_method"], "max_global_risk": d["sdc_max_global_risk"],
+                        "suda": "yes" if d["sdc_suda"] else "no"})
+    if not form.is_valid():
+        return None, refused("; ".join(f"sdc_{k}: {' '.join(str(m) for m in v)}" for k, v in form.errors.items()))
+    return form.options(), None
 
 
 def _invalid(form) -> object:
@@ -77,7 +96,16 @@ class DatasetRisk(APIView):
             return refused(str(exc))
         # each figure's label and text as the risk page shows them (engine.measure.figure_catalogue)
         stored = results.report_json(report)
-        return Response({**stored, "figures": risk_figures(stored)})
+        answer = {**stored, "figures": risk_figures(stored)}
+        if d["sdc"]:
+            options, problem = _sdc_options(d)
+            if problem is not None:
+                return problem
+            try:
+                answer["sdc"] = results.report_json(sdc_risk_service.dataset_sdc_risk(ds, c["qi"], options))
+            except InputError as exc:
+                return refused(f"sdc: {exc}")
+        return Response(answer)
 
 
 class ResultRisk(APIView):
@@ -105,7 +133,16 @@ class ResultRisk(APIView):
         except InputError as exc:
             return refused(str(exc))
         stored = results.report_json(figures)
-        return Response({**stored, "figures": {side: risk_figures(stored[side]) for side in ("before", "after")}})
+        answer = {**stored, "figures": {side: risk_figures(stored[side]) for side in ("before", "after")}}
+        if s.validated_data["sdc"]:
+            options, problem = _sdc_options(s.validated_data)
+            if problem is not None:
+                return problem
+            try:
+                answer["sdc"] = sdc_risk_service.result_sdc_risk(result, options)
+            except InputError as exc:
+                return refused(f"sdc: {exc}")
+        return Response(answer)
 
 
 dataset_urlpatterns = [path("<int:dataset_id>/risk/", DatasetRisk.as_view(), name="api-dataset-risk")]

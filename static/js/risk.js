@@ -6,8 +6,8 @@
   if (!dataEl || typeof window.Plotly === "undefined") return;
   var charts = JSON.parse(dataEl.textContent);
   var config = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"] };
-  ["bands", "journalist"].forEach(function (key) {
-    var el = document.getElementById("chart-" + key);
+  ["bands", "journalist", "sdc_contributions"].forEach(function (key) {
+    var el = document.getElementById("chart-" + key.replace("_", "-"));
     var fig = charts[key];
     if (el && fig) window.Plotly.react(el, fig.data, fig.layout, config);
   });

@@ -2,12 +2,17 @@
 
     python manage.py risk adult.csv --qi sex,age,race,marital-status,education,native-country,workclass,salary-class \\
         [--sampling-fraction 0.01 | --population-region usa | --population-size N | --population-table FILE] \\
-        [--threshold 0.2] [--combinations 3] [--json report.json] [--person-id COL]
+        [--threshold 0.2] [--combinations 3] [--json report.json] [--person-id COL] \\
+        [--sdc [--weight COL] [--household COL] [--sdc-method approx|exact] [--max-global-risk 0.01] [--no-suda]
+         [--suda-max-size S]]
 
 The figures are engine.measure.risk.analyze's, the same as the web app's risk page (without its cap on QI
 combinations). With --person-id COL (one person, several records) the figures per person follow those per record,
 labelled, as on the risk page (engine.measure.risk.persons; definitions.md "Risk per person"), the population
-counted in people. The table (and a population table) is read the way uploads are. Exit status: 0 done, 2 bad
+counted in people. With --sdc the figures sdcMicro gives follow, the QIs as key variables (fk/Fk with a missing
+key value matching any value, Benedetti-Franconi individual risk with the --weight column's sampling weights,
+global risk, expected re-identifications, household risk of --household, SUDA2 with DIS-SUDA and attribute
+contributions; engine.measure.risk.sdc_risk, definitions.md "Risk with sampling weights"). The table (and a population table) is read the way uploads are. Exit status: 0 done, 2 bad
 flags or files (one line on stderr, `risk: error: ...`), 1 internal error, 130 when interrupted.
 """
 
@@ -17,9 +22,15 @@ import json
 from pathlib import Path
 
 from anonymizer_app import engine
-from anonymizer_app.engine.measure.figure_catalogue import FIGURES, format_figure, format_kind
+from anonymizer_app.engine.measure.figure_catalogue import (
+    FIGURES,
+    format_figure,
+    format_kind,
+    sdc_risk_figures,
+)
 from anonymizer_app.engine.measure.risk import REGIONS, Classes, analyze, column_codes, population_model
 from anonymizer_app.engine.measure.risk.persons import person_risks
+from anonymizer_app.engine.measure.risk.sdc_risk import sdc_risk_report
 from anonymizer_app.engine.model.identifier_detection import detect_identifiers
 from anonymizer_app.engine.model.persons import Persons
 from anonymizer_app.management import person_flags
@@ -62,6 +73,17 @@ class Command(OneLineCommand):
                                                  "QIs (default 1: single QIs)")
         parser.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
         person_flags.add_arguments(parser, adversary=False)  # --person-id COL: the figures per person too
+        sdc = parser.add_argument_group("risk with sampling weights (sdcMicro)")
+        sdc.add_argument("--sdc", action="store_true", help="add sdcMicro's figures on the QIs as key variables")
+        sdc.add_argument("--weight", metavar="COL", help="the sampling-weight column (numbers above 0)")
+        sdc.add_argument("--household", metavar="COL", help="the household/cluster column: household risk")
+        sdc.add_argument("--sdc-method", choices=["approx", "exact"], default="approx",
+                         help="individual risk of key combinations occurring 3 or more times (default approx)")
+        sdc.add_argument("--max-global-risk", type=bounded_number(float, 0, 1, "a number between 0 and 1"),
+                         default=0.01, metavar="F", help="the individual-risk threshold is computed for it (0.01)")
+        sdc.add_argument("--no-suda", action="store_true", help="leave SUDA2 out")
+        sdc.add_argument("--suda-max-size", type=bounded_number(int, 0, None, "a whole number above 0"), metavar="S",
+                         help="the largest minimal sample unique searched (default: all the key variables)")
 
     def handle(self, *args, **opts):
         try:
@@ -102,12 +124,35 @@ class Command(OneLineCommand):
         report["input"] = source.name
         if opts["person_id"]:  # one person, several records: the figures per person beside those per record
             report["per_person"] = self._per_person(frame, qi, opts, population)
+        if opts["sdc"]:
+            report["sdc"] = self._sdc(frame, qi, opts)
+        elif opts["weight"] or opts["household"]:
+            raise RiskError("--weight and --household go with --sdc")
         # the columns that look like direct identifiers (names, patient ids, e-mails), whatever the QIs
         report["identifier_detection"] = detect_identifiers(frame.head(DETECTION_ROWS)).to_dict()
         if opts["json"]:
             write_all([(Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False) + "\n")])
         return report
 
+
+    @staticmethod
+    def _sdc(frame, qi: list[str], opts: dict) -> dict:
+        for flag in ("weight", "household"):
+            column = opts[flag]
+            if column is not None and column not in frame.columns:
+                raise RiskError(f"--{flag} {column}: unknown column; the table has: "
+                                f"{', '.join(map(str, frame.columns))}")
+            if column is not None and column in qi:
+                raise RiskError(f"--{flag} {column}: it cannot also be a quasi-identifier")
+        if opts["max_global_risk"] >= 1:
+            raise RiskError("--max-global-risk: a number above 0 and below 1")
+        if opts["suda_max_size"] is not None and opts["suda_max_size"] > len(qi):
+            raise RiskError(f"--suda-max-size: at most {len(qi)} (the key variables)")
+        report = sdc_risk_report(frame, qi, weight=opts["weight"], household=opts["household"],
+                                 method=opts["sdc_method"], max_global_risk=opts["max_global_risk"],
+                                 suda=not opts["no_suda"], suda_max_size=opts["suda_max_size"])
+        report["figures"] = sdc_risk_figures(report)
+        return report
 
     @staticmethod
     def _per_person(frame, qi: list[str], opts: dict, population) -> dict:
@@ -156,6 +201,24 @@ def format_persons(p: dict) -> list[str]:
     return lines
 
 
+def format_sdc(s: dict) -> list[str]:
+    """sdcMicro's figures under the others, worded and formatted as on the risk page."""
+    weight = f"sampling weight {s['weight']}" if s["weight"] else "no sampling weight: risk 1/fk"
+    lines = [f"risk with sampling weights (sdcMicro; {weight}; individual risk {s['method']}):"]
+    width = max(len(r['label']) for r in s['figures']) + 2
+    lines += [f"  {r['label']:<{width}}{r['text']}" for r in s["figures"]]
+    lines.append("  records above individual-risk levels: " + ", ".join(
+        f"> {format_kind('risk', a['level'])}: {a['records']:,}" for a in s["above_levels"]))
+    suda = s.get("suda2") or {}
+    if suda.get("unavailable"):
+        lines.append(f"  SUDA2: {suda['unavailable']}")
+    elif suda:
+        lines.append("  SUDA2 attribute contributions: " + ", ".join(
+            f"{c['variable']} {format_kind('amount', c['contribution'])}%" for c in suda["attribute_contributions"]))
+        lines.append("  DIS-SUDA scores: " + ", ".join(f"{b['label']}: {b['records']:,}" for b in suda["dis_bands"]))
+    return lines
+
+
 def _line(key: str, value, note: str = "") -> str:
     """One figure: its label and its text as the pages show them (engine.measure.figure_catalogue)."""
     return f"{FIGURES[key].label:<{WIDTH}}{FIGURES[key].format(value)}{note}"
@@ -201,6 +264,8 @@ def format_report(r: dict) -> str:
         lines.append(f"  Dankar's rule: {pu['dankar']['why']}")
     if r.get("per_person"):
         lines += format_persons(r["per_person"])
+    if r.get("sdc"):
+        lines += format_sdc(r["sdc"])
     lines.append("risk bands (prosecutor risk: records):")
     lines += [f"  {b['label']:>12}  {b['records']:,}" for b in r["risk_bands"]]
     att = r["attributes"]
