@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from ..engine.run.report import TOP_VALUES
 from ..plotly_text import plotly_escape
+from ..services.sensitive_bins import value_order
 from ..templatetags.cells import MISSING_TEXT
 
 MISSING_COLOR = "#a0aec0"  # the bar of missing cells: grey, apart from the values' colours
@@ -79,10 +80,34 @@ def short_label(label: str, width: int = 24) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
+def _numbers_only(side: dict) -> bool:
+    shown = [v for v in side.get("values", [])[:TOP_VALUES] if str(v).strip()]
+    return bool(shown) and all(natural(v)[0] == 0 for v in shown)
+
+
+def _in_value_order(side: dict) -> dict:
+    """The shown values of a side sorted by value (a range by its first number, text and blanks last)."""
+    values, counts = list(side["values"][:TOP_VALUES]), list(side["counts"][:TOP_VALUES])
+    order = sorted(range(len(values)), key=lambda i: value_order(str(values[i])) if str(values[i]).strip()
+                   else (2, 0.0, ""))
+    return {**side, "values": [values[i] for i in order], "counts": [counts[i] for i in order]}
+
+
+def _value_order_titles(before: dict, after: dict) -> tuple[str, str]:
+    def title(name: str, side: dict) -> str:
+        many = side.get("distinct", 0) > TOP_VALUES
+        return f"{name} (top {TOP_VALUES}, in value order)" if many else f"{name} (in value order)"
+    return title("Original", before), title("Anonymized", after)
+
+
 def distribution_figure(before: dict, after: dict, titles: tuple[str, str] | None = None) -> dict:
     """Top values of one QI in the original (left) and the anonymized table (right); each side is
     services.results.value_counts() output: {"values": [...], "counts": [...], ...}, or a numeric QI's ranges
-    in value order (``titles`` then say so)."""
+    in value order (``titles`` then say so). A numeric QI's values are drawn in value order, not by frequency
+    (issue 30), and both sides on one count scale."""
+    if titles is None and _numbers_only(before):
+        titles = _value_order_titles(before, after)
+        before, after = _in_value_order(before), _in_value_order(after)
     bars, axes, longest = [], [], 1
     for i, (side, color) in enumerate(((before, "#8aa4bf"), (after, "#2f855a"))):
         # a missing cell (blank: a run reads every NA marker as one) is named, and drawn in grey
@@ -100,11 +125,14 @@ def distribution_figure(before: dict, after: dict, titles: tuple[str, str] | Non
                          tickvals=labels, ticktext=[plotly_escape(short_label(v)) for v in values], **AXIS_STYLE))
     title = dict(xref="paper", yref="paper", y=1.0, yanchor="bottom", showarrow=False, font=dict(size=13))
     bottom = 30 + int(longest * 5.5)
+    # one count scale for both sides (issue 30: the original was drawn on a linear axis and the anonymized on a
+    # log one when only the latter spanned two decades): the axis of both sides' counts, the right one matching
+    shared = count_axis(list(before["counts"][:TOP_VALUES]) + list(after["counts"][:TOP_VALUES]), "records")
     layout = dict(
         **LAYOUT_STYLE, margin=dict(l=60, r=20, t=40, b=bottom), height=300 + bottom,
         xaxis=axes[0], xaxis2=axes[1],
-        yaxis=count_axis(list(before["counts"][:TOP_VALUES]), "records"),
-        yaxis2=dict(_untitled(count_axis(list(after["counts"][:TOP_VALUES]), "records")), anchor="x2"),
+        yaxis=shared,
+        yaxis2=dict(_untitled(shared), anchor="x2", matches="y"),
         annotations=[dict(text=(titles or (f"Original (top {TOP_VALUES})",))[0], x=0.235, **title),
                      dict(text=titles[1] if titles else f"Anonymized (top {TOP_VALUES})", x=0.765, **title)],
     )
