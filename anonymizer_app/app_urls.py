@@ -23,6 +23,7 @@ from .views import (
     solutions,
     sources,
     sources_sql,
+    statistics,
 )
 
 app_name = "anonymizer"
@@ -74,6 +75,7 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/dp/", dp.dataset_dp, name="dp"),
     path("safepub/parameters.json", safepub.parameters, name="safepub_parameters"),
     path("jobs/<uuid:job_id>/result/risk/", risk.result_risk, name="result_risk"),
+    path("jobs/<uuid:job_id>/result/statistics/", statistics.result_statistics, name="result_statistics"),
     path("jobs/<uuid:job_id>/comparison/", comparison.comparison, name="comparison"),
     path("datasets/<int:dataset_id>/experiment/", experiment.experiment, name="experiment"),
     path("jobs/<uuid:job_id>/experiment/", experiment.experiment_result, name="experiment_result"),

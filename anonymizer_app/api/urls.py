@@ -13,6 +13,7 @@ CONCERNS = [
     ("hierarchies/", "anonymizer_app.api.hierarchies"),
     ("runs/", "anonymizer_app.api.runs"),
     ("runs/", "anonymizer_app.api.solutions"),  # GET runs/<a>/compare/<b>/, runs/<id>/lattice-compare/
+    ("runs/", "anonymizer_app.api.statistics"),  # GET runs/<id>/statistics/
     ("lattice/", "anonymizer_app.api.lattice"),
     ("dp/", "anonymizer_app.api.dp"),
     ("safepub/", "anonymizer_app.api.safepub"),
