@@ -420,3 +420,22 @@ def test_gate_recount_univariate():
     tampered = outcome.frame.copy()
     tampered.loc[tampered.index[0], "income"] = -1.0
     assert not method.check_published(tampered, outcome, context)["holds"]
+
+
+def test_input_left_untouched_by_either_loop():
+    # a column-major input: its transpose is row-major, and the compiled loop must still work on a copy
+    x = np.asfortranarray(micro_data().to_numpy(dtype=float))
+    before = x.copy()
+    for compiled in (True, False):
+        if compiled and _numba_missing():
+            continue
+        mdav_groups(x, 3, compiled=compiled)
+        assert np.array_equal(x, before)
+
+
+def _numba_missing() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return True
+    return False

@@ -118,7 +118,7 @@ def _nearest(distance: np.ndarray, k: int) -> np.ndarray:
 KERNEL_FROM_ROWS = 3000
 
 
-def _kernel() -> Callable[..., int] | None:
+def _kernel() -> Callable[..., bool] | None:
     """The compiled loop, or None where numba (the optional ``fast`` extra) cannot be imported or set up."""
     try:
         from .microaggregation_mdav_kernel import mdav_loop
@@ -142,11 +142,15 @@ def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = 
     if compiled and loop is None:
         raise InputError("the compiled MDAV loop needs numba (the optional 'fast' extra)")
     if loop is not None:
-        progress(0.0, "grouping records (MDAV, compiled)")
         group_of_row = np.full(n, -1, dtype=np.int64)
         order = np.empty(n, dtype=np.int64)
-        groups = loop(np.ascontiguousarray(x, dtype=np.float64), weights, missing_cost, k, group_of_row, order)
-        full = (groups - 1) * k if n >= 2 * k else 0
+        columns = np.array(x.T, dtype=np.float64, order="C", copy=True)  # compacted in place: never x itself
+        positions = np.arange(n)
+        state = np.array([n, 0, 0], dtype=np.int64)
+        budget = max(1, n // (200 * k))  # about 1 % of the rounds per call: progress between calls
+        while not loop(columns, positions, state, weights, missing_cost, k, group_of_row, order, budget):
+            progress(1.0 - state[0] / n, "grouping records (MDAV, compiled)")
+        full = (int(state[1]) - 1) * k if n >= 2 * k else 0
         in_order = [order[g * k:(g + 1) * k] for g in range(full // k)] + [order[full:]]
         progress(1.0, "grouping records (MDAV, compiled)")
         return Grouping(group_of_row, in_order, last_divides_by_size=True)

@@ -63,14 +63,17 @@ def _take_nearest(C, m, taken, point, point_missing, weights, missing_cost, k, b
 
 
 @numba.njit(cache=True, nogil=True)
-def mdav_loop(X, weights, missing_cost, k, group_of_row, members):  # pragma: no cover - compiled
-    """Fill group_of_row and members (row positions, groups one after another in summing order); returns the
-    number of groups. The remaining rows' columns are kept contiguous and compacted after every round."""
-    n, p = X.shape
-    C = np.ascontiguousarray(X.T)
-    pos = np.arange(n)
-    m = n
-    taken = np.zeros(n, dtype=np.bool_)
+def mdav_loop(C, pos, state, weights, missing_cost, k, group_of_row, members, budget):  # pragma: no cover
+    """Run at most ``budget`` rounds. ``C`` (variables × rows, the remaining rows' columns, contiguous and
+    compacted after every round) and ``pos`` (their row positions, ascending) are updated in place, as is
+    ``state`` (int64: rows remaining m, groups made, members written). group_of_row and members (row positions,
+    groups one after another in summing order) are filled; the last group is written once fewer than 2k rows
+    remain. Returns True when every row has its group."""
+    p = C.shape[0]
+    m = state[0]
+    groups = state[1]
+    written = state[2]
+    taken = np.zeros(m, dtype=np.bool_)
     centroid = np.empty(p)
     centroid_missing = np.zeros(p, dtype=np.bool_)
     point = np.empty(p)
@@ -78,9 +81,9 @@ def mdav_loop(X, weights, missing_cost, k, group_of_row, members):  # pragma: no
     next_point = np.empty(p)
     best_d = np.empty(k, dtype=np.float32)
     best_i = np.empty(k, dtype=np.int64)
-    groups = 0
-    written = 0
-    while m >= 2 * k:
+    rounds = 0
+    while m >= 2 * k and rounds < budget:
+        rounds += 1
         for j in range(p):
             total = 0.0
             present = 0
@@ -101,8 +104,8 @@ def mdav_loop(X, weights, missing_cost, k, group_of_row, members):  # pragma: no
         for j in range(p):
             point[j] = C[j, r]
             point_missing[j] = np.isnan(point[j])
-        rounds = 2 if m >= 3 * k else 1
-        for g in range(rounds):
+        two = 2 if m >= 3 * k else 1
+        for g in range(two):
             far = _take_nearest(C, m, taken, point, point_missing, weights, missing_cost, k, best_d, best_i,
                                 g == 0)
             if g == 0:
@@ -127,10 +130,15 @@ def mdav_loop(X, weights, missing_cost, k, group_of_row, members):  # pragma: no
                 kept += 1
             taken[a] = False
         m = kept
-    if m > 0:
+    done = m < 2 * k
+    if done and m > 0:
         for a in range(m):
             group_of_row[pos[a]] = groups
             members[written] = pos[a]
             written += 1
         groups += 1
-    return groups
+        m = 0
+    state[0] = m
+    state[1] = groups
+    state[2] = written
+    return done
