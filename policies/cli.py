@@ -24,7 +24,7 @@ from . import policy_file
 # the run-shaping flags a policy replaces: given together with --policy they are refused, not ignored
 POLICY_REPLACES = ("qi", "sensitive", "identifier", "hierarchy", "k", "transactions", "set_column", "population",
                    "research_column", "cluster", "pseudonymize", "mask", "surrogate", "pseudonym_fold_case",
-                   "person_id", "person_adversary")
+                   "person_id", "person_adversary", "sdc", "sdc_seed")
 NOT_WITH_POLICY = ("reidentification_table",)  # not offered for policy runs: refused rather than ignored
 
 
@@ -131,7 +131,8 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
                                   {c: frame[c] for c in frame.columns}, build["suppression_limit"])
     spec = RunSpec.build(table, policy_file.hierarchies(policy), **build)
     # a policy with a person id counts persons against the adversary it remembers
-    spec = replace(_identifiers(spec, policy, opts), person_adversary=policy_file.person_adversary(policy))
+    spec = replace(_identifiers(spec, policy, opts), person_adversary=policy_file.person_adversary(policy),
+                   sdc=policy_file.sdc_steps(policy), sdc_seed=int(policy.get("sdc_seed", 0)))
     info = engine.ALGORITHMS[policy["algorithm"]]
     if info.republishes:  # a release of a sequence: against --history, which is rewritten with it
         return _release(spec, opts, progress, out, fmt.delimiter, report_path, policy)

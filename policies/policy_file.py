@@ -20,6 +20,7 @@ from anonymizer_app.engine.model.persons import ADVERSARIES
 from anonymizer_app.engine.model.table import COLUMN_TYPES
 from anonymizer_app.engine.run.identifiers import IdentifierRule
 from anonymizer_app.engine.run.spec import SUPPRESSED_ROWS
+from anonymizer_app.engine.sdc.steps import SdcStep, steps_from_json
 
 FORMAT = "anonymizer-policy"
 VERSION = 1
@@ -29,7 +30,8 @@ ON_NEW_VALUES = (EXTEND, STOP)
 MAX_LISTED = 10
 
 TOP_FIELDS = {"format", "version", "name", "description", "columns", "algorithm", "options", "k",
-              "suppression_limit", "sensitive", "person_adversary", "models", "publishing", "identifiers"}
+              "suppression_limit", "sensitive", "person_adversary", "models", "publishing", "identifiers", "sdc",
+              "sdc_seed"}
 COLUMN_FIELDS = {"name", "role", "type", "hierarchy"}
 HIERARCHY_FIELDS = {"name", "on_conflict", "rows"}
 ROLES = tuple(r.value for r in Role)
@@ -162,7 +164,42 @@ def validate(data, where: str = "policy file") -> dict:
         raise _fail(where, "publishing.suppressed_rows", f"expected one of {', '.join(SUPPRESSED_ROWS)}, got {rows!r}")
     policy["publishing"] = {"suppressed_rows": rows}
     policy["identifiers"] = _identifiers(data.get("identifiers", []), policy["columns"], where)
+    _sdc(policy, data, where)
     return policy
+
+
+def _sdc(policy: dict, data: dict, where: str) -> None:
+    """SDC steps after the recoding (engine/sdc/steps.py): ``sdc`` a list of {"method", "parameters"} and ``sdc_seed``
+    the seed of the random ones; written only when the policy has steps, so other policies read and write as before."""
+    if not data.get("sdc"):
+        if data.get("sdc_seed") not in (None, 0):
+            raise _fail(where, "sdc_seed", "a seed without SDC steps (sdc)")
+        return
+    try:
+        steps = steps_from_json(data["sdc"])
+    except InputError as exc:
+        raise _fail(where, "sdc", str(exc)) from None
+    names = [c["name"] for c in policy["columns"]]
+    keys = [c["name"] for c in policy["columns"] if c["role"] == Role.QUASI_IDENTIFYING.value]
+    if any(c["role"] == Role.PERSON.value for c in policy["columns"]):
+        raise _fail(where, "sdc", "SDC methods count records, not persons: a policy with a person id cannot hold them")
+    for i, step in enumerate(steps):
+        for name in ("variables", "strata", "importance"):
+            allowed = keys if name == "importance" else names
+            for item in (v.strip() for v in str(step.parameters.get(name) or "").split(",")):
+                if item and item not in allowed:
+                    raise _fail(where, f"sdc[{i}].parameters.{name}", f"{item!r} is not one of the policy's "
+                                f"{'quasi-identifiers' if name == 'importance' else 'columns'}")
+    seed = data.get("sdc_seed", 0)
+    if not _is_int(seed) or not 0 <= seed < 2**32:
+        raise _fail(where, "sdc_seed", f"expected a whole number from 0 to {2**32 - 1}, got {seed!r}")
+    policy["sdc"] = [s.to_json() for s in steps]
+    policy["sdc_seed"] = int(seed)
+
+
+def sdc_steps(policy: dict) -> tuple[SdcStep, ...]:
+    """The policy's SDC steps for its RunSpec (none for a policy without them)."""
+    return steps_from_json(policy.get("sdc"))
 
 
 def _persons(policy: dict, data: dict, where: str) -> None:

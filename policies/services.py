@@ -46,6 +46,7 @@ def policy_from_job(job: Job, name: str = "", description: str = "") -> dict:
         columns.append({"name": c["name"], "role": c["role"], "type": c["type"], "hierarchy": hierarchy})
     options = dict(job.options or {})
     suppressed_rows = options.pop("suppressed_rows", "remove")
+    sdc, sdc_seed = options.pop("sdc", None), options.pop("sdc_seed", 0)  # SDC steps: the policy's own fields
     data = {
         "format": policy_file.FORMAT, "version": policy_file.VERSION, "name": name, "description": description,
         "columns": columns, "algorithm": job.algorithm, "options": options, "k": job.k,
@@ -55,6 +56,8 @@ def policy_from_job(job: Job, name: str = "", description: str = "") -> dict:
     }
     if any(c["role"] == Role.PERSON.value for c in columns):  # the person id's run: its adversary too
         data["person_adversary"] = job.person_adversary
+    if sdc:
+        data.update(sdc=sdc, sdc_seed=sdc_seed)
     return policy_file.validate(data, f"job {job.pk}")
 
 
@@ -224,6 +227,8 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
     options = dict(config["options"])
     if config["publishing"]["suppressed_rows"] != "remove":  # kept with the job's options, as the run form does
         options["suppressed_rows"] = config["publishing"]["suppressed_rows"]
+    if config.get("sdc"):  # SDC steps after the recoding travel with the job's options, as the run form's
+        options.update(sdc=config["sdc"], sdc_seed=config.get("sdc_seed", 0))
     # the run form's pre-flight checks (k above the records, uncovered values, infeasible models, DICOM roles)
     problems = preflight.check_run(dataset, config["algorithm"], config["k"], config["suppression_limit"],
                                    config["models"])

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sdc", action="append", default=[], metavar="METHOD[:NAME=VALUE,...]",
                        help="apply a method to the published rows, in the order given (repeatable): "
                             + methods_help())
-    group.add_argument("--sdc-seed", type=int, default=0, metavar="N",
+    group.add_argument("--sdc-seed", type=int, default=None, metavar="N",
                        help="the seed of the random SDC methods (default 0)")
 
 

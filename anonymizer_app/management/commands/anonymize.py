@@ -363,7 +363,7 @@ class Command(OneLineCommand):
         elif any(opts[f] for f in ("item_hierarchy", "set_algorithm", "m")):
             raise AnonymizeError("--m, --set-algorithm and --item-hierarchy apply to --set-column or --transactions")
         spec = identifier_flags.with_rules(RunSpec.build(table, hierarchies, **build), identifier_rules, pseudonym_keys)
-        spec = replace(spec, person_adversary=adversary, sdc=sdc_steps, sdc_seed=opts["sdc_seed"])
+        spec = replace(spec, person_adversary=adversary, sdc=sdc_steps, sdc_seed=opts["sdc_seed"] or 0)
 
         capture = identifier_flags.Capture(run)
         # a Stata/SPSS input's value and variable labels go back into a .dta/.sav output
