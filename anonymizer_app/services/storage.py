@@ -384,6 +384,12 @@ def stored_columns(path: Path) -> list[str]:
     return list(pq.ParquetFile(path).schema_arrow.names)
 
 
+def read_integers(path: Path, column: str) -> np.ndarray:
+    """One integer column of a stored table as an int64 array, without read_frame's str/object cells (a Python
+    object per cell: 0.3 s instead of 0.07 s for the dataset rows of a 1,000,000-row result)."""
+    return pq.read_table(path, columns=[column]).column(0).to_numpy().astype(np.int64, copy=False)
+
+
 # ---- JSON caches ----------------------------------------------------------------------------------------
 # numpy scalars as JSON: the engine's one report encoder
 json_default = engine_json_default

@@ -133,7 +133,7 @@ def _dataset_paged(res: Result, report: dict, expected_rows: int, page_number) -
     path = storage.output_path(res)
     if results.ROW_COLUMN not in storage.stored_columns(path):
         return None
-    rows = storage.read_frame(path, columns=[results.ROW_COLUMN])[results.ROW_COLUMN].to_numpy(dtype=np.int64)
+    rows = storage.read_integers(path, results.ROW_COLUMN)  # read on every page of the view: no object cells
     if len(rows) and (rows[0] < 0 or rows[-1] >= expected_rows or (np.diff(rows) <= 0).any()):
         return None
     page = Paginator(range(expected_rows), RESULT_PAGE_SIZE).get_page(page_number)
