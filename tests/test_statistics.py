@@ -170,3 +170,16 @@ def test_the_result_pages_value_charts_by_value_on_one_scale():
     assert y["type"] == y2["type"] == "log" and y2["matches"] == "y"
     titles = [a["text"] for a in fig["layout"]["annotations"]]
     assert titles == ["Original (in value order)", "Anonymized (in value order)"]
+
+
+def test_the_release_report_has_a_statistics_section(client_alice, job):
+    html = client_alice.get(f"/jobs/{job.pk}/result/release-report/").content.decode()
+    table = html[html.index('id="report-statistics"'):]
+    table = table[:table.index("</table>")]
+    ages = pd.read_csv(io.StringIO(CSV))["age"]
+    row = re.search(r'<th scope="row">age</th>(.*?)</tr>', table).group(1)
+    cells = re.findall(r'<td class="num">([^<]+)</td>', row)
+    assert cells[0] == f"{ages.nunique()} → " + cells[0].split(" → ")[1]
+    assert cells[2].startswith(format_kind("amount", ages.mean()) + " → ")
+    assert " / " in cells[2]  # the published ages are ranges: midpoint / interval-aware
+    assert '<th scope="row">sex</th>' in table

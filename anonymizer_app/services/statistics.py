@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..engine import InputError
 from ..engine.measure import statistics
+from ..engine.measure.figure_catalogue import format_kind
 from ..models import Job, Result
 from . import datasets, results, storage
 
@@ -100,3 +101,29 @@ def pair_statistics(result: Result, first: str, second: str) -> dict:
                                       (after[first], after[second]), flags)
 
     return _cached(result, f"statistics-pair-{key}.json", compute)
+
+
+def report_rows(result: Result) -> list[dict] | None:
+    """The release report's short table: per column the distinct values and missing cells, and for numbers the
+    mean, median and standard deviation before and after ("midpoint / interval-aware" when the published column
+    holds ranges); None when the result has no statistics (services.statistics._check)."""
+    try:
+        figures = result_statistics(result)
+    except InputError:
+        return None
+    rows = []
+    for column in figures["columns"]:
+        before, after = column["before"], column["after"]
+        row = {"column": column["column"], "kind": column["kind"],
+               "distinct": [format_kind("count", before["distinct"]), format_kind("count", after["distinct"])],
+               "missing": [format_kind("count", before["missing"]), format_kind("count", after["missing"])],
+               "numbers": []}
+        aware = after.get("interval_aware")
+        for key in ("mean", "median", "sd"):
+            shown = format_kind("amount", after.get("numbers", {}).get(key))
+            if aware is not None:
+                shown += " / " + format_kind("amount", aware.get(key))
+            if column["kind"] == "numeric":
+                row["numbers"].append([format_kind("amount", before.get("numbers", {}).get(key)), shown])
+        rows.append(row)
+    return rows
