@@ -6,9 +6,9 @@ table is large enough to repay numba's import; without it the numpy loop groups 
 Same operations in the same order: the centroid's sums added left to right over the remaining rows in row
 order; each distance term computed in double, rounded to single precision and added in single precision in
 column order; r and s the first farthest rows; the k nearest in ascending distance with the later row first on
-a tie. What differs is the work per round: one pass for the centroid, one for the distance to it, and one per
-group that computes the distances, the farthest row and the k nearest (a sorted buffer of k) together, then
-one pass that closes the gaps of the taken rows.
+a tie. What differs is the work per round: one pass for the distance to the centroid, one per group that computes
+the distances, the farthest row and the k nearest (a sorted buffer of k) together, and one that closes the gaps
+of the taken rows while adding up the next round's centroid sums (in the same left-to-right row order).
 """
 
 from __future__ import annotations
@@ -81,19 +81,21 @@ def mdav_loop(C, pos, state, weights, missing_cost, k, group_of_row, members, bu
     next_point = np.empty(p)
     best_d = np.empty(k, dtype=np.float32)
     best_i = np.empty(k, dtype=np.int64)
+    sums = np.zeros(p)
+    present = np.zeros(p, dtype=np.int64)
+    # the first round's centroid sums; later rounds get theirs from the pass that closes the gaps
+    for a in range(m):
+        for j in range(p):
+            value = C[j, a]
+            if not np.isnan(value):
+                sums[j] += value
+                present[j] += 1
     rounds = 0
     while m >= 2 * k and rounds < budget:
         rounds += 1
         for j in range(p):
-            total = 0.0
-            present = 0
-            for a in range(m):
-                value = C[j, a]
-                if not np.isnan(value):
-                    total += value
-                    present += 1
-            centroid_missing[j] = present == 0
-            centroid[j] = total / present if present else 0.0
+            centroid_missing[j] = present[j] == 0
+            centroid[j] = sums[j] / present[j] if present[j] else 0.0
         r = 0
         r_d = np.float32(-1.0)
         for a in range(m):
@@ -121,12 +123,20 @@ def mdav_loop(C, pos, state, weights, missing_cost, k, group_of_row, members, bu
             for j in range(p):
                 point[j] = next_point[j]
                 point_missing[j] = np.isnan(point[j])
+        # close the gaps and add up the next round's centroid sums in the same pass, left to right in row order
+        for j in range(p):
+            sums[j] = 0.0
+            present[j] = 0
         kept = 0
         for a in range(m):
             if not taken[a]:
                 pos[kept] = pos[a]
                 for j in range(p):
-                    C[j, kept] = C[j, a]
+                    value = C[j, a]
+                    C[j, kept] = value
+                    if not np.isnan(value):
+                        sums[j] += value
+                        present[j] += 1
                 kept += 1
             taken[a] = False
         m = kept
