@@ -206,3 +206,9 @@ def test_figures_read_through_the_catalogue():
     swap = {"a": {"a": 0.0, "b": 1.0}, "b": {"a": 1.0, "b": 0.0}}  # every value swapped
     rows = sdc_method_figures(pram(frame, ["x"], matrices={"x": swap}).figures)
     assert [(r["key"], r["text"]) for r in rows] == [("pram_changed_cells", "200"), ("pram_changed_share", "100%")]
+
+
+def test_too_many_categories_are_refused():
+    frame = pd.DataFrame({"id": [str(i) for i in range(2_001)]})
+    with pytest.raises(InputError, match="'id' has 2,001 distinct values, more than 2,000"):
+        pram(frame, ["id"])

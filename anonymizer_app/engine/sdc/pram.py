@@ -35,6 +35,11 @@ from .base import SdcContext, SdcMethod, SdcOutcome, register
 
 # a row sum within this of 1 is 1 (a matrix typed with 3-4 decimals, e.g. 0.333/0.333/0.334, is exact)
 ROW_SUM_TOLERANCE = 1e-9
+# a transition matrix is categories x categories: 2,000 categories is a 32 MB matrix per stratum; a column with more
+# is an identifier or a number, not a categorical key variable
+MAX_CATEGORIES = 2_000
+# the matrices shown in the report: the first strata's (a run with thousands of strata would fill the report)
+MAX_REPORTED_MATRICES = 200
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,9 @@ def pram(frame: pd.DataFrame, variables: Sequence[str], *, pd_min: float = 0.8, 
         column = frame[variable]
         missing = missing_mask(column).to_numpy()
         categories = categories_of(column, pd.Series(missing, index=column.index))
+        if len(categories) > MAX_CATEGORIES:
+            raise InputError(f"PRAM: {variable!r} has {len(categories):,} distinct values, more than "
+                             f"{MAX_CATEGORIES:,}; PRAM is for categorical variables (recode it first)")
         code_of = {c: i for i, c in enumerate(categories)}
         codes = np.full(len(column), -1, dtype=np.int64)
         codes[~missing] = [code_of[v] for v in column.to_numpy(dtype=object)[~missing]]
@@ -235,7 +243,8 @@ def _variable_report(categories: list[Any], codes: np.ndarray, new_codes: np.nda
         "matrix source": "user" if user else "invariant",
         "pd": None if user else pd_min,
         "alpha": None if user else alpha,
-        "matrices": [{"stratum": s.values, "matrix": s.matrix.tolist()} for s in used],
+        "matrices": [{"stratum": s.values, "matrix": s.matrix.tolist()} for s in used[:MAX_REPORTED_MATRICES]],
+        "strata": len(used),  # strata with a present value (each has its matrix; the first ones are shown)
         "transitions": transitions.tolist(),  # [from][to] record counts
         "missing": int(missing.sum()),
         "changed": int(((new_codes != codes) & ~missing).sum()),
