@@ -2,13 +2,14 @@
 and the load average, so the scaling can be read off.
 
     .venv/bin/python benchmarks/bench_sdc_methods.py [--rows 10000,30000,100000] [--k 3] [--vars 3]
-        [--methods mdav,mdav_blocked,univariate,local_suppression] [--exact-up-to 300000] [--seed 1]
+        [--methods mdav,mdav_blocked,vmdav,univariate,local_suppression] [--exact-up-to 300000] [--seed 1]
 
 The table: ``--vars`` log-normal numeric variables (income-like, rounded to cents: ties happen) and, for local
 suppression, 4 key variables with 2..12 skewed categories. ``mdav`` is the exact sdcMicro grouping (the compiled
 loop when numba is installed, else numpy); its work is O(n²/k), so above ``--exact-up-to`` rows it is skipped and
 its time extrapolated from the largest measured size as (n/n0)² (printed as such). ``mdav_blocked`` is MDAV within
-sorted blocks of 5,000 rows (not sdcMicro's grouping); ``univariate`` groups each variable on its own (sort).
+sorted blocks of 5,000 rows (not sdcMicro's grouping); ``vmdav`` is V-MDAV (numpy, O(n²), run up to
+``--vmdav-up-to`` rows); ``univariate`` groups each variable on its own (sort).
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ def main() -> None:
     ap.add_argument("--rows", default="10000,30000,100000,300000,1000000")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--vars", type=int, default=3)
-    ap.add_argument("--methods", default="mdav,mdav_blocked,univariate,local_suppression")
+    ap.add_argument("--methods", default="mdav,mdav_blocked,vmdav,univariate,local_suppression")
     ap.add_argument("--exact-up-to", type=int, default=300_000)
+    ap.add_argument("--vmdav-up-to", type=int, default=30_000, help="V-MDAV (numpy, O(n²)) up to this many rows")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     methods = args.methods.split(",")
@@ -85,6 +87,9 @@ def main() -> None:
         if "mdav_blocked" in methods:
             timed(f"MDAV within sorted blocks of 5,000 {rows:>9,}",
                   lambda f=frame, v=variables: microaggregate(f, v, k=args.k, grouping="mdav_blocked"))
+        if "vmdav" in methods and rows <= args.vmdav_up_to:
+            timed(f"V-MDAV (variable sizes, gamma 0.2) {rows:>9,}",
+                  lambda f=frame, v=variables: microaggregate(f, v, k=args.k, grouping="vmdav"))
         if "univariate" in methods:
             timed(f"univariate (each variable sorted) {rows:>9,}",
                   lambda f=frame, v=variables: microaggregate(f, v, k=args.k, mode="univariate"))
