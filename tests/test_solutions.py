@@ -17,6 +17,7 @@ from anonymizer_app.engine.measure.figure_catalogue import (
     FIGURES,
     RUN_METRICS,
     format_figure,
+    format_kind,
 )
 from anonymizer_app.models import Job
 from anonymizer_app.services import datasets, jobs, results
@@ -35,6 +36,11 @@ def run(ds, algorithm, k, options=None):
 def signed(key: str, a, b) -> str:
     d = b - a
     return format_figure(key, 0) if d == 0 else ("+" if d > 0 else "−") + format_figure(key, abs(d))
+
+
+def signed_kind(kind: str, a, b) -> str:
+    d = b - a
+    return format_kind(kind, 0) if d == 0 else ("+" if d > 0 else "−") + format_kind(kind, abs(d))
 
 
 def text(fragment: str) -> str:
@@ -80,6 +86,23 @@ def test_two_runs_side_by_side(client_alice, ds):
         for key, source in ATTRIBUTE_FIGURES:
             cells = row_cells(html, f"attribute-{i}-{key}")
             assert cells[-4:] == [FIGURES[key].label, format_figure(key, row[source]), "—", "—"]
+    # statistics of the published columns: age's mean on the published, non-suppressed records, ranges at their
+    # midpoints, recomputed here from the stored output
+    cells = {}
+    for i in range(1, html.count('<tr id="statistic-') + 1):
+        row = row_cells(html, f"statistic-{i}")
+        cells[(row[0], row[1])] = row[2:]
+    means = []
+    for job in (a, b):
+        frame, _ = results.load_output(job.result)
+        mids = [sum(map(float, nums)) / 2 if len(nums) == 2 else float(nums[0])
+                for nums in (re.findall(r"\d+(?:\.\d+)?", str(v)) for v in frame["age"]) if nums]
+        means.append(sum(mids) / len(mids))
+    before = [float(v) for v in datasets.load_frame(ds)["age"]]
+    assert cells[("age", "Mean")] == [format_kind("amount", sum(before) / len(before)),
+                                      format_kind("amount", means[0]), format_kind("amount", means[1]),
+                                      signed_kind("amount", means[0], means[1])]
+    assert ("sex", "Distinct values") in cells and ("sex", "Mean") not in cells
     # the result page links to the choice of B, which lists B
     assert f'href="/jobs/{a.pk}/compare/"' in client_alice.get(f"/jobs/{a.pk}/result/").content.decode()
     pick = client_alice.get(f"/jobs/{a.pk}/compare/").content.decode()

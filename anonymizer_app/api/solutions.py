@@ -34,7 +34,9 @@ class RunsSideBySide(APIView):
         a, b = _run(request, job_id), _run(request, other_id)
         if a.dataset_id != b.dataset_id:
             raise Http404("these runs are not of one dataset")
-        return Response(solution_service.side_by_side(solution_service.run_side(a), solution_service.run_side(b)))
+        data = solution_service.side_by_side(solution_service.run_side(a), solution_service.run_side(b))
+        data["statistics"] = solution_service.statistics_rows(a, b)
+        return Response(data)
 
 
 class NodesSideBySide(APIView):

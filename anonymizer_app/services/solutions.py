@@ -23,6 +23,7 @@ from ..engine.run import pipeline
 from ..models import Job, Result
 from . import lattice as lattice_service
 from . import results
+from . import statistics as statistics_service
 from .attribute_weights import weights_text
 
 CACHE_VERSION = 1
@@ -141,6 +142,40 @@ def check_rows(a: dict, b: dict) -> list[dict]:
             row.update(difference=None, difference_text=MISSING)
         out.append(row)
     return out
+
+
+# the statistics before and after compared per column (services/statistics.py, computed and cached per result):
+# (key, label, kind, numeric columns only); numbers published as ranges are taken at their midpoints
+STATISTICS = [("distinct", "Distinct values", "count", False), ("missing", "Missing or '*' cells", "count", False),
+              ("mean", "Mean", "amount", True), ("median", "Median", "amount", True),
+              ("sd", "Standard deviation", "amount", True)]
+
+
+def statistics_rows(a: Job, b: Job) -> list[dict] | None:
+    """Per column both results publish, the summary statistics of the input, of A and of B and B - A (midpoints for
+    ranges); None when either result has no statistics (an Anatomy result, a research subset)."""
+    try:
+        fa = statistics_service.result_statistics(Result.objects.get(job=a))
+        fb = statistics_service.result_statistics(Result.objects.get(job=b))
+    except engine.InputError:
+        return None
+    by_b = {c["column"]: c for c in fb["columns"]}
+    rows = []
+    for ca in fa["columns"]:
+        cb = by_b.get(ca["column"])
+        if cb is None:
+            continue
+        for key, label, kind, numeric in STATISTICS:
+            if numeric and ca["kind"] != "numeric":
+                continue
+
+            def value(side: dict, key: str = key, numeric: bool = numeric):
+                return (side.get("numbers") or {}).get(key) if numeric else side.get(key)
+
+            row = _row(f"{ca['column']}:{key}", label, "", kind, value(ca["after"]), value(cb["after"]))
+            row.update(column=ca["column"], input_text=format_kind(kind, value(ca["before"])))
+            rows.append(row)
+    return rows
 
 
 SETTING_LABELS = [("algorithm", "Algorithm"), ("k", "k"), ("suppression_limit", "Suppression limit"),

@@ -53,6 +53,7 @@ def solutions_runs(request, job_id, other_id):
     if a.dataset_id != b.dataset_id:  # two runs of one dataset only: the figures count the same records
         raise Http404("these runs are not of one dataset")
     data = solution_service.side_by_side(solution_service.run_side(a), solution_service.run_side(b))
+    data["statistics"] = solution_service.statistics_rows(a, b)  # computed once per result, then cached
     return render(request, "anonymizer/solutions.html", {"job": a, "dataset": a.dataset, "data": data,
                                                           "kind": "runs", "b_job": b})
 
