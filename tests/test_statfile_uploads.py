@@ -25,7 +25,7 @@ from tests.api_helpers import upload as api_upload
 
 pytestmark = pytest.mark.django_db
 
-SDCMICRO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "sdcmicro"
+SDCMICRO = Path(__file__).resolve().parent / "sdcmicro_reference"  # copies of ../shared/datasets/sdcmicro
 VALUE_LABELS = {"urbrur": {1: "urban", 2: "rural"}, "sex": {1: "male", 2: "female"}}
 VARIABLE_LABELS = {"sex": "Sex of the person", "urbrur": "Urban or rural area"}
 

@@ -16,7 +16,7 @@ from anonymizer_app.engine.sdc import METHODS, SdcContext
 from anonymizer_app.engine.sdc.noise import add_noise, il_correl
 from tests.engine._r_random import RRandom
 
-SDCMICRO = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "sdcmicro"
+SDCMICRO = Path(__file__).resolve().parents[1] / "sdcmicro_reference"  # copies of ../shared/datasets/sdcmicro
 # two-sided false-alarm rate of each distribution check, Bonferroni-divided over the entries checked
 ALPHA = 1e-4
 

@@ -16,7 +16,7 @@ from anonymizer_app.engine.errors import InputError
 from anonymizer_app.engine.sdc import METHODS, SdcContext
 from anonymizer_app.engine.sdc.pram import invariant_from_diagonal, parse_matrix, pram
 
-SDCMICRO = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "sdcmicro"
+SDCMICRO = Path(__file__).resolve().parents[1] / "sdcmicro_reference"  # copies of ../shared/datasets/sdcmicro
 FALSE_ALARM = 1e-3  # the chi-square test's level, fixed before looking at any draw
 
 
@@ -133,7 +133,7 @@ def test_identity_matrix_or_pd_1_changes_nothing():
 
 def test_parameters_change_the_result():
     # test_pram.R:46-61: default vs alpha=0.1 vs pd=0.1 on the fixture, stratified by Var5
-    data = pd.read_csv(SDCMICRO / "fixtures" / "seed3_pram_100.csv", dtype=str)
+    data = pd.read_csv(SDCMICRO / "seed3_pram_100.csv", dtype=str)
     a = pram(data, ["Var3"], strata=["Var5"], seed=123).frame["Var3"]
     b = pram(data, ["Var3"], strata=["Var5"], alpha=0.1, seed=123).frame["Var3"]
     c = pram(data, ["Var3"], strata=["Var5"], pd_min=0.1, seed=123).frame["Var3"]

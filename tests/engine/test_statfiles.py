@@ -26,7 +26,7 @@ from anonymizer_app.engine.io.statfiles import (
     write_statfile,
 )
 
-SDCMICRO = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "sdcmicro"
+SDCMICRO = Path(__file__).resolve().parents[1] / "sdcmicro_reference"  # copies of ../shared/datasets/sdcmicro
 VALUE_LABELS = {"urbrur": {1: "urban", 2: "rural"}, "sex": {1: "male", 2: "female"},
                 "roof": {2: "tiles", 4: "metal sheets"}}  # roof codes 1, 3, 5, 9 have no label
 VARIABLE_LABELS = {"urbrur": "Urban or rural area", "sex": "Sex of the person", "income": "Income (local currency)"}
