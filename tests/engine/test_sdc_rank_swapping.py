@@ -42,6 +42,8 @@ def test_readme_cases_leave_a_unchanged(options):
 def test_only_one_of_p_r0_k0():
     with pytest.raises(InputError, match="only one of p, r0 and k0"):
         plan(np.arange(10.0), p=0.1, r0=0.9)
+    with pytest.raises(InputError, match="exceed 100"):
+        plan(np.arange(10.0), top_percent=60, bottom_percent=50)
 
 
 def _testdata_income() -> np.ndarray:

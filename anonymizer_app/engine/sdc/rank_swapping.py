@@ -66,6 +66,8 @@ def plan(values: np.ndarray, *, top_percent: float = 5.0, bottom_percent: float 
         raise InputError("give only one of p, r0 and k0")
     if not any(given):
         r0 = 0.95
+    if top_percent + bottom_percent > 100:
+        raise InputError(f"top and bottom percent together exceed 100 ({top_percent:g} + {bottom_percent:g})")
     present = np.flatnonzero(~np.isnan(values))
     order = present[np.lexsort((present, -values[present]))]  # largest first, equal values in row order
     sorted_values = values[order].astype(float)
