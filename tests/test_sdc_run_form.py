@@ -3,6 +3,7 @@ the pipeline and the gate, and shown as result cards; a toy method registered in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,16 @@ def test_refusals_name_the_method(client_alice, user, monkeypatch):
     assert Job.objects.count() == 0
     assert escape("Local suppression: importance: 'age' is not a quasi-identifier of this dataset") in \
         r.content.decode()
+
+
+def test_run_again_fills_the_sdc_fields(client_alice, user, monkeypatch):
+    run_jobs_synchronously(monkeypatch)
+    ds = _dataset(user)
+    _post(client_alice, ds, **{"sdc:local_suppression:enabled": "on", "sdc:local_suppression:k": 3,
+                               "sdc:local_suppression:importance": "sex,urbrur", "sdc_seed": 9})
+    job = Job.objects.get()
+    html = client_alice.get(f"/datasets/{ds.pk}/run/", {"from": str(job.pk)}).content.decode()
+    box = re.search(r'<input type="checkbox" name="sdc:local_suppression:enabled"[^>]*>', html).group(0)
+    assert "checked" in box
+    assert 'name="sdc:local_suppression:k" value="3"' in html
+    assert 'value="sex,urbrur"' in html and 'name="sdc_seed" value="9"' in html

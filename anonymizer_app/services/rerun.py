@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..engine import ALGORITHMS
 from ..engine.privacy import PRIVACY_MODELS, model_groups
+from ..engine.sdc import METHODS
 from ..models import Job
 from .population import RESEARCH_MARKER
 
@@ -37,6 +38,13 @@ def run_form_initial(job: Job, changes: dict[str, str] | None = None) -> dict:
         for name, value in options.items():
             if name in known:
                 initial[f"option:{info.name}:{name}"] = value
+    for step in options.get("sdc") or []:  # SDC steps: sdc_forms.sdc_field_name's names
+        if step.get("method") in METHODS:
+            initial[f"sdc:{step['method']}:enabled"] = True
+            for name, value in (step.get("parameters") or {}).items():
+                initial[f"sdc:{step['method']}:{name}"] = value
+    if options.get("sdc"):
+        initial["sdc_seed"] = options.get("sdc_seed", 0)
     groups = {cls.name: group for group in model_groups() for cls in group.models}
     population = (job.config or {}).get("population")
     for spec in job.models or []:
