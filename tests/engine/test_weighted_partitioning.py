@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine import InputError, Table, anonymize, parse_hierarchy
+from anonymizer_app.engine.algorithms.mondrian import partition
 from anonymizer_app.engine.privacy import DistinctLDiversity
 from anonymizer_app.engine.search.distance import Centroids, Encoded
 from anonymizer_app.engine.search.recoding import QISpace
@@ -199,3 +200,33 @@ def test_oka_weighted_runs_keep_k():
     for text in ("age=1,zone=0,w=0.2", "age=0,zone=1,w=0"):
         result = anonymize(table, given, algorithm="oka", k=4, options={"weights": text})
         assert result.verified and result.metrics["min_class_size"] >= 4
+
+
+@pytest.mark.parametrize("weights", ["age=1,zone=0", "age=0,zone=1,sex=0.1"])
+def test_the_cluster_cuts_follow_the_weights(weights):
+    """The Dask backend's top-level cuts (from the box histograms, and on the frequency set) take the weighted
+    order too: cut to the end they are mondrian.partition's partitions and cuts per QI with the same weights."""
+    dmondrian = pytest.importorskip("anonymizer_app.engine.backends.dask.mondrian")
+    partitions = pytest.importorskip("anonymizer_app.engine.backends.dask.partitions")
+    from ._dask_table import ROLES, hierarchies, people
+
+    frame = people(2_000, seed=4).drop(columns=["income"])
+    table = Table(frame, dict(ROLES))
+    problem = problem_of(table, hierarchies(), 4, {"weights": weights})
+    qi, raw = list(table.qi), frame.astype(str)
+    columns = [str(c) for c in raw.columns]
+
+    def histograms(boxes):
+        return partitions.region_histograms(raw, columns, qi, problem.hierarchies, (), boxes, 0)
+
+    tup, part, _, cuts, _ = partition(problem)
+    expected = {frozenset(tup[part == p].tolist()) for p in np.unique(part)}
+    unweighted = problem_of(table, hierarchies(), 4)
+    plain = partition(unweighted)[3]
+    assert cuts.tolist() != plain.tolist()  # the weights change the cuts
+    final, waiting, box_cuts = dmondrian.top_cuts_by_histograms(problem, 10**9, histograms)
+    assert waiting == [] and box_cuts.tolist() == cuts.tolist()
+    assert {frozenset(dmondrian.box_tuples(problem.freq.codes, box).tolist()) for box in final} == expected
+    final, waiting, top = dmondrian.top_cuts(problem, 10**9)
+    assert waiting == [] and top.tolist() == cuts.tolist()
+    assert {frozenset(idx.tolist()) for idx in final} == expected
