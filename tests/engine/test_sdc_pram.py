@@ -74,10 +74,10 @@ def test_reported_matrix_is_the_invariant_one_for_the_drawn_diagonal():
     out = pram(data, ["roof"], pd_min=0.8, alpha=0.5, seed=42)
     report = out.details["pram"]["roof"]
     pds = np.random.default_rng(42).uniform(0.8, 1.0, len(report["categories"]))  # the first draws
-    counts = np.array(report["frequencies before"], dtype=float)
+    counts = np.array(report["frequencies_before"], dtype=float)
     assert np.array(report["matrices"][0]["matrix"]) == pytest.approx(
         r_invariant(list(counts / counts.sum()), list(pds), 0.5), abs=1e-15)
-    assert report["frequencies expected"] == pytest.approx(report["frequencies before"], abs=1e-8)
+    assert report["frequencies_expected"] == pytest.approx(report["frequencies_before"], abs=1e-8)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -91,7 +91,7 @@ def test_draws_follow_the_matrix(seed):
         assert statistic <= chi2.ppf(1 - FALSE_ALARM, df), (variable, statistic, df)
         assert report["changed"] == int((data[variable] != out.frame[variable]).sum())
         assert out.changed_cells[variable] == report["changed"]
-        assert report["changed (%)"] == round(100 * report["changed"] / len(data), 2)
+        assert report["changed_percent"] == round(100 * report["changed"] / len(data), 2)
         assert report["changed"] > 0
     assert out.figures["changed cells"] == sum(out.changed_cells.values())
     assert out.figures["changed share"] == sum(out.changed_cells.values()) / (2 * len(data))
@@ -128,7 +128,7 @@ def test_identity_matrix_or_pd_1_changes_nothing():
     # test_pram.R:77-81: roof with the identity, walls with the invariant matrix
     both = pram(data, ["roof", "walls"], matrices={"roof": identity}, alpha=0.5, seed=1)
     assert both.frame["roof"].equals(data["roof"]) and not both.frame["walls"].equals(data["walls"])
-    assert both.details["pram"]["roof"]["matrix source"] == "user"
+    assert both.details["pram"]["roof"]["matrix_source"] == "user"
 
 
 def test_parameters_change_the_result():
@@ -148,8 +148,8 @@ def test_user_matrix_is_used_and_reported():
     assert report["matrices"][0]["matrix"] == [[0.5, 0.5], [0.25, 0.75]]
     statistic, df = chi_square(data["urbrur"], out.frame["urbrur"], ["1", "2"], np.array([[.5, .5], [.25, .75]]))
     assert df == 2 and statistic <= chi2.ppf(1 - FALSE_ALARM, df)
-    before = np.array(report["frequencies before"])
-    assert report["frequencies expected"] == pytest.approx((before @ np.array([[.5, .5], [.25, .75]])).tolist())
+    before = np.array(report["frequencies_before"])
+    assert report["frequencies_expected"] == pytest.approx((before @ np.array([[.5, .5], [.25, .75]])).tolist())
 
 
 def test_missing_values_are_kept_and_not_counted():
@@ -159,7 +159,7 @@ def test_missing_values_are_kept_and_not_counted():
     assert out.frame["x"][missing].equals(frame["x"][missing])
     assert set(out.frame["x"][~missing]) <= {"a", "b", "c"}
     report = out.details["pram"]["x"]
-    assert report["missing"] == 100 and report["frequencies before"] == [100, 100, 50]
+    assert report["missing"] == 100 and report["frequencies_before"] == [100, 100, 50]
 
 
 @pytest.mark.parametrize("matrix, message", [

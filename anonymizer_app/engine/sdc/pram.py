@@ -185,7 +185,7 @@ def pram(frame: pd.DataFrame, variables: Sequence[str], *, pd_min: float = 0.8, 
     if progress is not None:
         progress(1.0, "PRAM done")
     for v in variables:  # sdcMicro's summary: 100 * changed / records, 2 decimals
-        report[v]["changed (%)"] = round(100.0 * changed[v] / len(frame), 2) if len(frame) else 0.0
+        report[v]["changed_percent"] = round(100.0 * changed[v] / len(frame), 2) if len(frame) else 0.0
     cells = len(frame) * len(variables)
     figures = {"changed cells": sum(changed.values()),
                "changed share": sum(changed.values()) / cells if cells else 0.0}
@@ -240,7 +240,7 @@ def _variable_report(categories: list[Any], codes: np.ndarray, new_codes: np.nda
     np.add.at(transitions, (codes[~missing], new_codes[~missing]), 1)
     return {
         "categories": names,
-        "matrix source": "user" if user else "invariant",
+        "matrix_source": "user" if user else "invariant",
         "pd": None if user else pd_min,
         "alpha": None if user else alpha,
         "matrices": [{"stratum": s.values, "matrix": s.matrix.tolist()} for s in used[:MAX_REPORTED_MATRICES]],
@@ -248,9 +248,9 @@ def _variable_report(categories: list[Any], codes: np.ndarray, new_codes: np.nda
         "transitions": transitions.tolist(),  # [from][to] record counts
         "missing": int(missing.sum()),
         "changed": int(((new_codes != codes) & ~missing).sum()),
-        "frequencies before": before.tolist(),
-        "frequencies expected": expected.tolist(),
-        "frequencies after": after.tolist(),
+        "frequencies_before": before.tolist(),
+        "frequencies_expected": expected.tolist(),
+        "frequencies_after": after.tolist(),
     }
 
 
