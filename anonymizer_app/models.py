@@ -94,8 +94,11 @@ class Job(models.Model):
     # REPOSITORY_DEPOSIT makes a new draft on Zenodo or Dataverse of a finished run's published rows
     # (services/remote_jobs.py); options["draft"] names the draft once made.
     REPOSITORY_DEPOSIT = "repository-deposit"
+    # MODEL_UTILITY trains models on a finished run's release and on its input (services/model_utility.py);
+    # options["source_job"] is the run, its Result's report the figures.
+    MODEL_UTILITY = "model-utility"
     KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE, SQL_EXPORT,
-                                     REPOSITORY_DEPOSIT)]
+                                     REPOSITORY_DEPOSIT, MODEL_UTILITY)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")

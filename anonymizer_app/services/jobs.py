@@ -26,11 +26,12 @@ from ..models import Dataset, Job, Result
 
 # Each kind's module registers its handler in job_support.JOB_HANDLERS when imported: all are imported here, so
 # that the registry is complete whichever module is imported first (they import job_support, not this module).
-from . import (  # noqa: F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOSITORY_DEPOSIT)
+from . import (  # noqa: F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOSITORY_DEPOSIT; model_utility)
     comparison,
     datasets,
     experiment,
     lattice,
+    model_utility,
     population,
     privacy_ledger,
     remote_jobs,

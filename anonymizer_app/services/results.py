@@ -17,7 +17,8 @@ from ..models import Job, Result
 from . import storage
 
 # the kinds of job whose outcome is a page of figures (its URL name), not a table of published rows
-RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result"}
+RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result",
+                Job.MODEL_UTILITY: "anonymizer:model_utility_result"}
 
 
 def job_result(job: Job) -> Result:

@@ -1,0 +1,161 @@
+"""Models trained on a finished run's release (engine.measure.model_utility) as a job of kind "model-utility":
+created from the run (options["source_job"]) with the target, features, models, encoding, split and seed, run on
+a worker with progress and cancel (never in a request), its figures kept as the job's Result report
+("model_utility"). The web page, the API and `manage.py utility` all go through create_utility_job.
+
+The release's rows are read back as stored (one row per input row, the suppressed ones flagged); the input is the
+dataset's rows the run read. A run that does not publish one row per input row (Anatomy's separate table, a
+research subset) is refused by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import InputError, Role
+from ..engine.measure.model_utility import MODELS, UtilitySpec, evaluate
+from ..models import Job, Result
+from . import datasets, results, storage
+from .job_support import Progress, register
+
+UTILITY = "model-utility"  # Job.algorithm of a utility job (its kind decides)
+NUMERIC_TYPES = ("integer", "decimal")
+
+
+def _config_columns(job: Job) -> list[dict]:
+    return list((job.config or {}).get("columns", []))
+
+
+def utility_columns(result: Result) -> dict:
+    """The run's columns a model can use: those of both tables, identifiers left out; the QIs; the numeric ones."""
+    job = result.job
+    hidden = {e.get("column") for e in result.report.get("identifiers", [])}
+    published = set(results.output_columns(result))
+    config = _config_columns(job)
+    columns = [c["name"] for c in config if c["name"] in published and c["name"] not in hidden
+               and c["role"] not in (Role.IDENTIFYING.value, Role.PERSON.value)]
+    qi = [c["name"] for c in config if c["role"] == Role.QUASI_IDENTIFYING.value]
+    numeric = {c["name"] for c in config if c.get("type") in NUMERIC_TYPES}
+    return {"columns": columns, "qi": qi, "numeric": numeric,
+            "targets": [c for c in columns if c not in qi]}
+
+
+def check_source(job: Job) -> Result:
+    """The run's result, or InputError naming why no model can be trained on it."""
+    if job.kind not in (Job.RUN, Job.LATTICE_KEEP) or job.status != Job.SUCCEEDED:
+        raise InputError("models are trained on the release of a finished run")
+    result = Result.objects.filter(job=job).first()
+    if result is None:
+        raise InputError("models are trained on the release of a finished run")
+    report = result.report
+    if report.get("recoding") == "anatomy":
+        raise InputError("an Anatomy result publishes its sensitive values in a table of their own: no model is "
+                         "trained on it")
+    if report.get("research_subset"):
+        raise InputError("this result publishes a research subset of the input: its rows are not the input's")
+    if job.dataset.is_transactions:
+        raise InputError("a transaction dataset's release has no columns to train a model on")
+    return result
+
+
+def build_spec(result: Result, data: dict) -> UtilitySpec:
+    """A UtilitySpec from form, API or CLI values (lists or comma-separated text), checked against the run's
+    columns: InputError names the field and the value at fault."""
+    info = utility_columns(result)
+
+    def listed(value, default: list[str]) -> list[str]:
+        if value is None or value == "" or value == []:
+            return default
+        items = value.split(",") if isinstance(value, str) else list(value)
+        return [str(v).strip() for v in items if str(v).strip()]
+
+    target = str(data.get("target") or "").strip()
+    if not target:
+        raise InputError(f"target: choose a column (one of {', '.join(info['targets'])})")
+    if target not in info["columns"]:
+        raise InputError(f"target: {target!r} is not a published column of this run (choose from "
+                         f"{', '.join(info['targets'])})")
+    features = listed(data.get("features"), [c for c in info["columns"] if c != target])
+    for name in features:
+        if name not in info["columns"]:
+            raise InputError(f"features: {name!r} is not a published column of this run")
+
+    def number(key: str, kind, default):
+        value = data.get(key)
+        if value is None or value == "":
+            return default
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{key.replace('_', ' ')}: must be a number, got {value!r}") from None
+
+    spec = UtilitySpec(target=target, features=features, models=listed(data.get("models"), list(MODELS)),
+                       encoding=str(data.get("encoding") or "one-hot"), split=str(data.get("split") or "holdout"),
+                       test_share=number("test_share", float, 0.3), folds=number("folds", int, 5),
+                       seed=number("seed", int, 0), task=str(data.get("task") or "auto"))
+    spec.validate(info["columns"], info["qi"])
+    return spec
+
+
+def create_utility_job(source: Job, data: dict) -> Job:
+    """A queued (not yet submitted) utility job of ``source``'s release; InputError when the run or a value is
+    refused."""
+    result = check_source(source)
+    spec = build_spec(result, data)
+    return Job.objects.create(owner=source.owner, dataset=source.dataset, kind=Job.MODEL_UTILITY,
+                              algorithm=UTILITY, k=source.k, suppression_limit=source.suppression_limit,
+                              options={"source_job": str(source.pk), "utility": spec.describe()},
+                              config=source.config)
+
+
+def source_of(job: Job) -> Job:
+    source_id = str((job.options or {}).get("source_job") or "")
+    source = Job.objects.filter(pk=source_id, owner=job.owner).first() if source_id else None
+    if source is None:
+        raise InputError("the run whose release this job trains models on no longer exists")
+    return source
+
+
+def run_utility_job(job: Job) -> None:
+    """Train and score every model with progress; the figures become the job's Result report."""
+    progress = Progress(job)
+    source = source_of(job)
+    result = check_source(source)
+    spec = UtilitySpec(**(job.options or {})["utility"])
+    info = utility_columns(result)
+    columns = list(dict.fromkeys([*spec.features, spec.target]))
+    progress(0.0, "reading the input and the release")
+    before = datasets.load_frame(source.dataset, columns=columns)
+    path = storage.output_path(result)
+    after = storage.read_frame(path, columns=columns + [results.SUPPRESSED_COLUMN])
+    after, suppressed = results.split_suppressed(after)
+    rows = after.attrs.get("rows")
+    if rows is not None:  # the rows stored in another order, or some left out: put each back on its input row
+        placed = before.copy().astype(str)
+        flags = np.ones(len(before), dtype=bool)
+        placed.iloc[rows] = after.astype(str).to_numpy()
+        flags[rows] = suppressed
+        after, suppressed = placed, flags
+    if len(after) != len(before):
+        raise InputError("this release does not hold one row per input row: no model is trained on it")
+    figures = evaluate(before, after, suppressed, spec, info["numeric"], info["qi"],
+                       progress=lambda f, p: progress(0.02 + 0.96 * f, p))
+    figures["source_job"] = str(source.pk)
+    results.store(job, {"model_utility": figures})
+
+
+def figures_of(job: Job) -> dict | None:
+    """The figures of a finished utility job (None: not finished or failed)."""
+    result = Result.objects.filter(job=job).first()
+    if job.status != Job.SUCCEEDED or result is None:
+        return None
+    return result.report.get("model_utility")
+
+
+def utility_jobs(source: Job):
+    """The utility jobs of a run, newest first."""
+    return Job.objects.filter(owner=source.owner, kind=Job.MODEL_UTILITY,
+                              options__source_job=str(source.pk)).order_by("-created")
+
+
+register(Job.MODEL_UTILITY, run_utility_job)
