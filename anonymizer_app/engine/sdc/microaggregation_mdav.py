@@ -144,11 +144,11 @@ def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = 
     if loop is not None:
         group_of_row = np.full(n, -1, dtype=np.int64)
         order = np.empty(n, dtype=np.int64)
-        columns = np.array(x.T, dtype=np.float64, order="C", copy=True)  # compacted in place: never x itself
+        transposed = np.array(x.T, dtype=np.float64, order="C", copy=True)  # compacted in place: never x itself
         positions = np.arange(n)
         state = np.array([n, 0, 0], dtype=np.int64)
         budget = max(1, n // (200 * k))  # about 1 % of the rounds per call: progress between calls
-        while not loop(columns, positions, state, weights, missing_cost, k, group_of_row, order, budget):
+        while not loop(transposed, positions, state, weights, missing_cost, k, group_of_row, order, budget):
             progress(1.0 - state[0] / n, "grouping records (MDAV, compiled)")
         full = (int(state[1]) - 1) * k if n >= 2 * k else 0
         in_order = [order[g * k:(g + 1) * k] for g in range(full // k)] + [order[full:]]

@@ -24,6 +24,19 @@ from ..errors import InputError
 from .microaggregation_mdav import Grouping, _distances, _no_progress, variable_weights
 
 
+def _nearest_earlier_first(distance: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k smallest distances, ascending, the earlier position first on a tie."""
+    m = distance.shape[0]
+    if m <= k:
+        chosen = np.arange(m)
+    else:
+        threshold = np.partition(distance, k - 1)[k - 1]
+        below = np.flatnonzero(distance < threshold)
+        equal = np.flatnonzero(distance == threshold)
+        chosen = np.concatenate([below, equal[:k - len(below)]])
+    return chosen[np.lexsort((chosen, distance[chosen]))]
+
+
 def vmdav_groups(x: np.ndarray, k: int, gamma: float = 0.2,
                  progress: Callable[[float, str], None] = _no_progress) -> Grouping:
     n, p = x.shape
@@ -32,65 +45,63 @@ def vmdav_groups(x: np.ndarray, k: int, gamma: float = 0.2,
     if n < k:
         raise InputError(f"{n} records are fewer than the group size k = {k}")
     weights, missing_cost = variable_weights(x)
+    # the remaining records only: their row positions (ascending) and columns, compacted after every group
+    rows = np.arange(n)
     columns = [np.ascontiguousarray(x[:, j]) for j in range(p)]
-    missing_all = [np.isnan(c) if np.isnan(c).any() else None for c in columns]
-    alive = np.ones(n, dtype=bool)
+    has_missing = [bool(np.isnan(c).any()) for c in columns]
+    missing = [np.isnan(c) if h else None for c, h in zip(columns, has_missing, strict=True)]
     group_of_row = np.full(n, -1, dtype=np.int64)
     members: list[np.ndarray] = []
     inf = np.float32(np.inf)
 
-    def distances_to(row: int) -> np.ndarray:
-        point = np.array([c[row] for c in columns])
-        return _distances(columns, missing_all, point, weights, missing_cost)
+    def distances_to(a: int) -> np.ndarray:
+        point = np.array([c[a] for c in columns])
+        return _distances(columns, missing, point, weights, missing_cost)
 
     report_every = max(1, n // (200 * k))
-    while alive.sum() >= k:
-        rows = np.flatnonzero(alive)
-        centroid = np.array([np.nanmean(c[rows]) if np.any(~np.isnan(c[rows])) else np.nan for c in columns])
-        to_centroid = _distances(columns, missing_all, centroid, weights, missing_cost)
-        to_centroid[~alive] = -inf
-        e = int(np.argmax(to_centroid))
-        from_e = distances_to(e)
-        from_e[~alive] = inf
-        chosen = np.argsort(from_e, kind="stable")[:k]
-        in_group = np.zeros(n, dtype=bool)
+    while rows.shape[0] >= k:
+        m = rows.shape[0]
+        centroid = np.array([np.nanmean(c) if not np.isnan(c).all() else np.nan for c in columns])
+        e = int(np.argmax(_distances(columns, missing, centroid, weights, missing_cost)))
+        chosen = _nearest_earlier_first(distances_to(e), k)
+        in_group = np.zeros(m, dtype=bool)
         in_group[chosen] = True
+        size = k
         # d_in: each remaining record's distance to its nearest group member
-        d_in = np.full(n, inf, dtype=np.float32)
+        d_in = np.full(m, inf, dtype=np.float32)
         for member in chosen:
             np.minimum(d_in, distances_to(int(member)), out=d_in)
-        while in_group.sum() < 2 * k - 1:
-            outside = alive & ~in_group
-            if not outside.any():
-                break
-            candidate_in = np.where(outside, d_in, inf)
+        while size < 2 * k - 1 and size < m:
+            candidate_in = np.where(in_group, inf, d_in)
             u = int(np.argmin(candidate_in))
             from_u = distances_to(u)
-            others = outside.copy()
-            others[u] = False
-            d_out = float(from_u[others].min()) if others.any() else float("inf")
+            from_u[in_group] = inf
+            from_u[u] = inf
+            d_out = float(from_u.min()) if size + 1 < m else float("inf")
             if not float(candidate_in[u]) < gamma * d_out:
                 break
             in_group[u] = True
-            np.minimum(d_in, from_u, out=d_in)
-        group = np.flatnonzero(in_group)
+            size += 1
+            np.minimum(d_in, distances_to(u), out=d_in)
+        group = rows[in_group]
         group_of_row[group] = len(members)
         members.append(group)
-        alive &= ~in_group
+        keep = ~in_group
+        rows = rows[keep]
+        columns = [c[keep] for c in columns]
+        missing = [mm[keep] if mm is not None else None for mm in missing]
         if len(members) % report_every == 0:
-            progress(1.0 - alive.sum() / n, "grouping records (V-MDAV)")
-    left = np.flatnonzero(alive)
-    if left.size:
+            progress(1.0 - rows.shape[0] / n, "grouping records (V-MDAV)")
+    if rows.size:
         if not members:
             raise InputError(f"{n} records are fewer than the group size k = {k}")
-        centroids = np.array([[np.nanmean(c[g]) if np.any(~np.isnan(c[g])) else np.nan for c in columns]
+        centroids = np.array([[np.nanmean(x[g, j]) if not np.isnan(x[g, j]).all() else np.nan for j in range(p)]
                               for g in members])
+        centroid_columns = [centroids[:, j] for j in range(p)]
+        centroid_missing = [np.isnan(c) if np.isnan(c).any() else None for c in centroid_columns]
         extra: dict[int, list[int]] = {}
-        for row in left:
-            nearest = _distances([centroids[:, j] for j in range(p)],
-                                 [np.isnan(centroids[:, j]) if np.isnan(centroids[:, j]).any() else None
-                                  for j in range(p)],
-                                 x[row], weights, missing_cost)
+        for row in rows:
+            nearest = _distances(centroid_columns, centroid_missing, x[row], weights, missing_cost)
             extra.setdefault(int(np.argmin(nearest)), []).append(int(row))
         for g, rows_added in extra.items():
             members[g] = np.sort(np.concatenate([members[g], np.array(rows_added, dtype=np.int64)]))
