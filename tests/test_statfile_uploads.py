@@ -17,8 +17,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from anonymizer_app.engine import Role
-from anonymizer_app.models import Dataset
-from anonymizer_app.services import storage
+from anonymizer_app.models import Dataset, SourceImport
+from anonymizer_app.services import source_imports, storage
+from tests import remote_helpers
 from tests.anonymizer_helpers import finished_job, set_roles
 from tests.api_helpers import api_for
 from tests.api_helpers import upload as api_upload
@@ -148,3 +149,18 @@ def test_cli_reads_sav_and_writes_dta(tmp_path):
     published = pd.read_csv(csv_out, dtype=str, keep_default_na=False)
     assert [VALUE_LABELS["sex"][int(c)] for c in back["sex"]] == published["sex"].tolist()
     assert back["age"].tolist() == published["age"].tolist()
+
+
+repo_server = remote_helpers.repo_server  # the local Zenodo/Dataverse stand-in (a fixture)
+
+
+def test_a_sav_in_a_zenodo_record_is_imported(client_alice, user, tmp_path, repo_server):
+    base, repo = repo_server
+    repo.zenodo_records["106"] = {"survey.sav": labelled_sav(tmp_path), "codebook.pdf": b"%PDF-1.4"}
+    r = client_alice.post("/datasets/import-remote/", {"service": "zenodo", "base_url": base, "identifier": "106"})
+    assert r.status_code == 302, r.content.decode()[:2000]
+    imp = source_imports.run(SourceImport.objects.get(owner=user))
+    assert imp.status == "succeeded", imp.message
+    ds = Dataset.objects.get(owner=user)
+    assert (ds.kind, ds.n_rows, ds.original_name) == ("sav", 120, "survey.sav")
+    assert storage.read_frame(storage.table_path(ds)).astype(str).equals(shown(read_testdata()))

@@ -55,7 +55,7 @@ class RemoteImportSerializer(RemoteSourceSerializer):
 class RemoteFileSerializer(serializers.Serializer):
     name = serializers.CharField()
     size = serializers.IntegerField(allow_null=True)
-    is_table = serializers.BooleanField(help_text="CSV, TSV, tab, txt or xlsx: importable")
+    is_table = serializers.BooleanField(help_text="CSV, TSV, tab, txt, xlsx, dta, sav or sas7bdat: importable")
 
 
 class RemoteDepositSerializer(serializers.Serializer):

@@ -58,7 +58,7 @@ def choose_file(files: list[RemoteFile], name: str | None, where: str) -> Remote
                               f"{where} has no CSV, TSV or Excel file; its files: {names}")
         chosen = tables[0]
     if not chosen.is_table:
-        raise RemoteError(f"{chosen.name}: not a table file this app reads (CSV, TSV, tab, txt or xlsx)")
+        raise RemoteError(f"{chosen.name}: not a table file this app reads (CSV, TSV, tab, txt, xlsx, Stata .dta, SPSS .sav or SAS .sas7bdat)")
     return chosen
 
 
@@ -66,7 +66,7 @@ def check_importable(remote: RemoteFile) -> None:
     """Refuse, before any download, a file that is not a table or whose declared size is over the upload
     limit."""
     if not remote.is_table:
-        raise RemoteError(f"{remote.name}: not a table file this app reads (CSV, TSV, tab, txt or xlsx)")
+        raise RemoteError(f"{remote.name}: not a table file this app reads (CSV, TSV, tab, txt, xlsx, Stata .dta, SPSS .sav or SAS .sas7bdat)")
     limit = settings.ANONYMIZER_MAX_UPLOAD_MB * 1024 * 1024
     if remote.size is not None and remote.size > limit:
         raise RemoteError(f"{remote.name}: {remote.size / 1048576:.1f} MB, more than the limit of "

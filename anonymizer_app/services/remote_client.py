@@ -17,7 +17,7 @@ from ..engine import InputError
 
 SERVICES = {"zenodo": "Zenodo", "dataverse": "Dataverse"}
 DEFAULT_BASE_URLS = {"zenodo": "https://zenodo.org", "dataverse": "https://demo.dataverse.org"}
-TABLE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".xlsx")
+TABLE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".xlsx", ".dta", ".sav", ".zsav", ".sas7bdat")
 MAX_REDIRECTS = 3
 CHUNK_BYTES = 1 << 16
 
