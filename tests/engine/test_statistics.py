@@ -230,3 +230,16 @@ def test_table_statistics_columns_in_input_order():
     out = st.table_statistics(before, after.drop(columns=["hours"]), suppressed)
     assert [c["column"] for c in out["columns"]] == ["age", "job"]
     assert out["records_before"] == 400 and out["suppressed"] == int(suppressed.sum())
+
+
+def test_a_column_generalized_to_star_everywhere():
+    """Every published age '*': no numbers after, the cells counted as missing and '*', no association."""
+    stars = pd.Series(["*"] * len(AGES))
+    s = st.column_statistics("age", pd.Series(AGES), stars, SUPPRESSED)
+    assert s["after"]["numbers"] == {} and "interval_aware" not in s["after"]
+    assert s["after"]["missing"] == 11 and s["after"]["generalized_to_root"] == 11 and s["after"]["distinct"] == 0
+    assert sum(s["histogram"]["after"]) == 0
+    pair = st.association("age", "sex", (pd.Series(AGES), pd.Series(SEX)), (stars, pd.Series(SEX_AFTER)),
+                          SUPPRESSED)
+    assert pair["after"]["records"] == 0 and pair["after"]["cramers_v"] is None
+    assert pair["change"]["cramers_v"] is None and pair["after"]["table"]["counts"] == []
