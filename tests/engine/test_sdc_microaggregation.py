@@ -439,3 +439,25 @@ def _numba_missing() -> bool:
     except ImportError:
         return True
     return False
+
+
+@pytest.mark.parametrize("grouping", ["mdav", "vmdav"])
+def test_univariate_with_missing_cells(grouping):
+    data = _testdata().iloc[:60][["expend", "income"]].astype(float)
+    data.iloc[[1, 7, 30], 0] = np.nan
+    method = METHODS["microaggregation"]
+    context = SdcContext(key_variables=[], numeric_variables=["expend", "income"])
+    outcome = method.apply(data, context, {"k": 3, "mode": "univariate", "grouping": grouping})
+    assert outcome.frame["expend"].isna().tolist() == data["expend"].isna().tolist()
+    ids = np.array(outcome.details["group of row"]["expend"])
+    assert (ids[[1, 7, 30]] == -1).all() and (np.delete(ids, [1, 7, 30]) >= 0).all()
+    present = data["expend"].dropna()
+    sizes = np.bincount(ids[ids >= 0])
+    assert sizes.min() >= 3 and sizes.sum() == present.size == 57
+    released = outcome.frame["expend"].to_numpy()
+    for g in range(sizes.size):
+        rows = np.flatnonzero(ids == g)
+        assert np.allclose(released[rows], data["expend"].to_numpy()[rows].mean(), rtol=1e-13, atol=0)
+    check = method.check_published(outcome.frame, outcome, context)
+    assert check["holds"], check
+    assert outcome.figures["smallest group"] >= 3

@@ -104,7 +104,12 @@ def microaggregate(frame: pd.DataFrame, variables: Sequence[str], *, k: int = 3,
             progress(j / len(variables), f"grouping {v}")
             column = x[:, j]
             if grouping == "vmdav":
-                groups = vmdav_groups(column[:, None], k, gamma)
+                # the present values only: a missing cell stays missing and counts in no group
+                present_rows = np.flatnonzero(~np.isnan(column))
+                inner = vmdav_groups(column[present_rows, None], k, gamma)
+                group_of_row = np.full(n, -1, dtype=np.int64)
+                group_of_row[present_rows] = inner.group_of_row
+                groups = Grouping(group_of_row, [present_rows[g] for g in inner.members])
                 one = group_means(column[:, None], groups)[:, 0] if measure == "mean" else \
                     _medians(column[:, None], groups)[:, 0]
             else:
@@ -130,7 +135,8 @@ def microaggregate(frame: pd.DataFrame, variables: Sequence[str], *, k: int = 3,
     if grouping == "mdav_blocked":
         parameters["block"] = block
     details = {"group of row": group_ids,
-               "exact sdcMicro grouping": grouping == "mdav" and measure == "mean"}
+               # sdcMicro's MDAV always takes the mean; its univariate mafast takes the mean or the median
+               "exact sdcMicro grouping": grouping == "mdav" and (mode == "univariate" or measure == "mean")}
     return SdcOutcome(out, figures=figures, changed_cells=changed, parameters=parameters, details=details)
 
 

@@ -52,7 +52,8 @@ class Grouping:
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.bincount(self.group_of_row, minlength=len(self.members))
+        grouped = self.group_of_row[self.group_of_row >= 0]  # -1: a row in no group (its cell missing)
+        return np.bincount(grouped, minlength=len(self.members))
 
 
 def _sequential_sum(values: np.ndarray) -> float:
