@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from ..engine import InputError
 from ..models import Job, RemoteAccount
 from ..remote_forms import ConnectionForm, DepositForm, ImportRemoteForm
-from ..services import remote, remote_jobs, source_imports
+from ..services import exports, remote, remote_jobs, source_imports
 from .common import object_key, owned_job, queue, refused
 from .runs import JobSerializer
 from .serializers import ApiErrorSerializer
@@ -65,7 +65,7 @@ class RemoteDepositSerializer(serializers.Serializer):
     description = serializers.CharField()
     creators = serializers.ListField(child=serializers.CharField(), help_text="'Family, Given', at least one")
     contact_email = serializers.EmailField(required=False, help_text="Dataverse: required")
-    format = serializers.ChoiceField(choices=["csv", "tsv", "parquet", "xlsx", "jsonl"], required=False, default="csv")
+    format = serializers.ChoiceField(choices=list(exports.EXPORT_FORMATS), required=False, default="csv")
     drop_suppressed = serializers.BooleanField(required=False, default=False)
     with_report = serializers.BooleanField(required=False, default=False, help_text="add the release report (HTML)")
 
