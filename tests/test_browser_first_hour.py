@@ -409,6 +409,8 @@ def test_first_hour(browser, live_server, tmp_path, monkeypatch, settings):
     shown = attack.find_elements(By.CSS_SELECTOR, "table.attack-posterior:not(.attack-posterior-ranges) tbody tr")
     assert shown[-1].text.startswith(f"{distinct - (len(shown) - 1)} more values, covering ")
     assert len(shown) - 1 <= 50
+    browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", attack)
+    _shot(browser, "first-hour-attack.png")
     # the page's size stays bounded whatever the data (issue 29: under 300 KB of HTML)
     html = _fetch_text(browser, browser.current_url)
     assert len(html.encode()) < 300_000
