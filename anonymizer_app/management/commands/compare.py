@@ -36,7 +36,7 @@ from anonymizer_app.management.common import (
     read_table_file,
     write_all,
 )
-from anonymizer_app.services import comparison
+from anonymizer_app.services import attribute_weights, comparison
 from anonymizer_app.services.comparison_risk import population_risk
 
 PROG = "compare"
@@ -77,6 +77,9 @@ class Command(OneLineCommand):
         parser.add_argument("--out", default=None, metavar="RESULTS.csv", help="the table of runs as CSV")
         parser.add_argument("--html", default=None, metavar="CHART.html",
                             help="a standalone page with the charts and the table")
+        parser.add_argument("--weights", default="", metavar="QI=W,...",
+                            help="attribute weights 'qi=w,qi=w' (w from 0 to 1, others 0.5) for every algorithm that "
+                                 "takes them (the lattice searches, Mondrian, k-member, OKA); the others run unweighted")
         parser.add_argument("--quiet", action="store_true", help="no progress, errors only")
         person_flags.add_arguments(parser)  # --person-id COL, --person-adversary: every run counts persons
         population = parser.add_mutually_exclusive_group()  # the comparison page's population model
@@ -151,8 +154,13 @@ class Command(OneLineCommand):
 
         if population is not None:  # the population figures are counted on records
             person_flags.refuse(opts, AnonymizeError, "the population figures of a comparison (counted on records)")
-        rows = comparison.compare(table, hierarchies, algorithms, ks, suppression, sensitive, progress=progress,
-                                  person_adversary=person_flags.adversary(opts, AnonymizeError))
+        try:
+            weights = attribute_weights.check(opts["weights"], list(table.qi))
+        except engine.InputError as exc:
+            raise AnonymizeError(f"--weights: {exc}") from None
+        options = {name: {"weights": weights} for name in algorithms if weights and attribute_weights.takes_weights(name)}
+        rows = comparison.compare(table, hierarchies, algorithms, ks, suppression, sensitive, options=options,
+                                  progress=progress, person_adversary=person_flags.adversary(opts, AnonymizeError))
         progress.close()
         files = []
         if opts["out"]:
@@ -161,10 +169,15 @@ class Command(OneLineCommand):
             title = f"{source.name}: {table.n:,} records, {len(table.qi)} QIs, suppression {suppression:g}"
             files.append((Path(opts["html"]), comparison.comparison_html(rows, title)))
         write_all(files)
+        head = ""
+        if weights:  # which runs took them (the table's rows say nothing of it)
+            unweighted = [a for a in algorithms if a not in options]
+            head = (f"attribute weights {attribute_weights.weights_text(weights, list(table.qi))}: "
+                    f"{', '.join(options)}" + (f"; unweighted: {', '.join(unweighted)}" if unweighted else "") + "\n\n")
         if population is None:
-            return format_table(rows)
+            return head + format_table(rows)
         figures = population_risk(frame, list(table.qi), rows, population, opts["threshold"])
-        return format_table(rows) + "\n\n" + format_population(figures)
+        return head + format_table(rows) + "\n\n" + format_population(figures)
 
 
 def format_table(rows: list[dict]) -> str:
