@@ -147,11 +147,12 @@ def test_suppressed_records_are_left_out_and_counted(user):
 
     job = finished_job(make_dataset(user, CSV, "stats.csv", roles=ROLES), k=4, suppression_limit=0.34)
     figures = statistics.result_statistics(job.result)
-    _, flags = results.load_output(job.result)
-    assert figures["suppressed"] == int(np.asarray(flags).sum())
+    frame, flags = results.load_output(job.result)
+    assert figures["suppressed"] == job.result.report["suppressed"] > 0
+    assert figures["records_after"] == 12 - figures["suppressed"] == len(frame) - int(np.asarray(flags).sum())
     for column in figures["columns"]:
         after = column["after"]
-        assert after["records"] == len(flags) - figures["suppressed"]
+        assert after["records"] == figures["records_after"] and after["suppressed"] == figures["suppressed"]
         assert after["non_missing"] + after["missing"] == after["records"]
 
 
@@ -183,3 +184,17 @@ def test_the_release_report_has_a_statistics_section(client_alice, job):
     assert cells[2].startswith(format_kind("amount", ages.mean()) + " → ")
     assert " / " in cells[2]  # the published ages are ranges: midpoint / interval-aware
     assert '<th scope="row">sex</th>' in table
+
+
+def test_the_page_says_how_suppressed_records_are_counted(client_alice, user):
+    job = finished_job(make_dataset(user, CSV, "stats.csv", roles=ROLES), k=4, suppression_limit=0.34)
+    frame, flags = results.load_output(job.result)
+    html = client_alice.get(url(job)).content.decode()
+    text = re.sub(r"\s+", " ", html[html.index('id="statistics-records"'):html.index("</p>", html.index(
+        'id="statistics-records"'))])
+    # the run removed its suppressed records: the stored table does not hold them, the report counts them
+    suppressed = job.result.report["suppressed"]
+    assert suppressed > 0 and len(frame) - int(np.asarray(flags).sum()) == 12 - suppressed
+    assert f"the {12 - suppressed} rows this result publishes that are not suppressed; the {suppressed} suppressed" \
+        in text
+    assert "left out of every figure after and counted apart" in text

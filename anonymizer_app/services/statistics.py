@@ -23,7 +23,7 @@ from ..engine.measure.figure_catalogue import format_kind
 from ..models import Job, Result
 from . import datasets, results, storage
 
-STATISTICS_CACHE_VERSION = 1  # raise when the figures' content changes
+STATISTICS_CACHE_VERSION = 3  # raise when the figures' content changes (3: records_after, removed records)
 
 
 def statistics_columns(result: Result) -> list[str]:
@@ -79,7 +79,9 @@ def result_statistics(result: Result) -> dict:
     def compute() -> dict:
         columns = statistics_columns(result)
         before, after, flags = _tables(result, columns)
-        return statistics.table_statistics(before, after, flags)
+        # suppressed records the stored output does not hold (removed by the run): counted from the report
+        removed = max(int(result.report.get("suppressed", 0) or 0) - int(flags.sum()), 0)
+        return statistics.table_statistics(before, after, flags, removed=removed)
 
     return _cached(result, "statistics.json", compute)
 

@@ -125,4 +125,5 @@ def result_statistics(request, job_id):
         "second": second or (columns[1] if len(columns) > 1 else ""),
         "suppressed": format_kind("count", (figures or {}).get("suppressed")),
         "records_before": format_kind("count", (figures or {}).get("records_before")),
+        "records_after": format_kind("count", (figures or {}).get("records_after")),
     }, status=status)

@@ -230,6 +230,7 @@ def test_table_statistics_columns_in_input_order():
     out = st.table_statistics(before, after.drop(columns=["hours"]), suppressed)
     assert [c["column"] for c in out["columns"]] == ["age", "job"]
     assert out["records_before"] == 400 and out["suppressed"] == int(suppressed.sum())
+    assert out["records_after"] == 400 - int(suppressed.sum())
 
 
 def test_a_column_generalized_to_star_everywhere():
@@ -243,3 +244,13 @@ def test_a_column_generalized_to_star_everywhere():
                           SUPPRESSED)
     assert pair["after"]["records"] == 0 and pair["after"]["cramers_v"] is None
     assert pair["change"]["cramers_v"] is None and pair["after"]["table"]["counts"] == []
+
+
+def test_suppressed_records_the_published_table_does_not_hold():
+    """A run that removed its suppressed records: they are counted (``removed``), not looked for."""
+    kept = ~SUPPRESSED
+    s = st.column_statistics("age", pd.Series(AGES), pd.Series(PUBLISHED)[kept].reset_index(drop=True), removed=1)
+    assert s["after"]["suppressed"] == 1 and s["after"]["records"] == 11
+    out = st.table_statistics(pd.DataFrame({"age": AGES}),
+                              pd.DataFrame({"age": PUBLISHED}).loc[kept].reset_index(drop=True), removed=1)
+    assert (out["suppressed"], out["records_after"]) == (1, 11)

@@ -206,12 +206,13 @@ def sides(before: pd.Series, after: pd.Series, keep: np.ndarray | None,
 
 
 def column_statistics(name: str, before: pd.Series, after: pd.Series, suppressed: np.ndarray | None = None,
-                      markers: tuple[str, ...] = NA_MARKERS) -> dict:
+                      markers: tuple[str, ...] = NA_MARKERS, removed: int = 0) -> dict:
     """Counts, numbers and frequencies of one column before (every input row) and after (the published rows
-    that are not suppressed; ``suppressed``: the flag of each published row)."""
+    that are not suppressed; ``suppressed``: the flag of each published row; ``removed``: suppressed records
+    the published table does not hold at all)."""
     keep = None if suppressed is None else ~np.asarray(suppressed, dtype=bool)
     b, a, kind = sides(before, after, keep, markers)
-    n_suppressed = 0 if suppressed is None else int(np.asarray(suppressed, dtype=bool).sum())
+    n_suppressed = removed + (0 if suppressed is None else int(np.asarray(suppressed, dtype=bool).sum()))
     out: dict = {"column": name, "kind": kind, "before": _counts(b), "after": _counts(a)}
     out["after"]["suppressed"] = n_suppressed
     star = a.missing.copy()  # '*' is among the missing texts: only those are looked at
@@ -421,10 +422,13 @@ def association(a_name: str, b_name: str, before: tuple[pd.Series, pd.Series], a
 
 
 def table_statistics(before: pd.DataFrame, after: pd.DataFrame, suppressed: np.ndarray | None = None,
-                     markers: tuple[str, ...] = NA_MARKERS) -> dict:
-    """column_statistics of every column both tables hold (in the input's order)."""
+                     markers: tuple[str, ...] = NA_MARKERS, removed: int = 0) -> dict:
+    """column_statistics of every column both tables hold (in the input's order). ``suppressed``: the flag of
+    each published row; ``removed``: suppressed records the published table does not hold."""
     columns = [c for c in before.columns if c in after.columns]
     flags = None if suppressed is None else np.asarray(suppressed, dtype=bool)
-    return {"records_before": int(len(before)), "records_published": int(len(after)),
-            "suppressed": 0 if flags is None else int(flags.sum()),
-            "columns": [column_statistics(c, before[c], after[c], flags, markers) for c in columns]}
+    flagged = 0 if flags is None else int(flags.sum())
+    # records_after: the published table's rows that count after (suppressed records left out)
+    return {"records_before": int(len(before)), "records_after": int(len(after)) - flagged,
+            "suppressed": flagged + removed,
+            "columns": [column_statistics(c, before[c], after[c], flags, markers, removed) for c in columns]}
