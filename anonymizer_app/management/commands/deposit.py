@@ -1,7 +1,7 @@
 """manage.py deposit: a finished run's published rows as a NEW DRAFT on Zenodo or Dataverse (never published).
 
     python manage.py deposit JOB_ID --to zenodo --creator "Doe, Jane" [--title T] [--description D] \\
-        [--format csv|tsv|parquet|xlsx|jsonl] [--drop-suppressed] [--with-report] [--token-file F | --account NAME]
+        [--format csv|tsv|parquet|xlsx|jsonl|dta|sav] [--drop-suppressed] [--with-report] [--token-file F | --account NAME]
     python manage.py deposit JOB_ID --to dataverse --dataverse ALIAS --contact-email jane@example.org ...
 
 The file holds the same bytes as the web download in that format; --with-report adds the release report
@@ -17,7 +17,7 @@ from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import OneLineCommand, UserError
 from anonymizer_app.management.remote_flags import add_connection_flags, connection
 from anonymizer_app.models import Job
-from anonymizer_app.services import remote
+from anonymizer_app.services import exports, remote
 from anonymizer_app.services.release_report import standalone_html
 
 
@@ -35,7 +35,7 @@ class Command(OneLineCommand):
                             help="a creator (repeat for several); at least one")
         parser.add_argument("--contact-email", default="", help="Dataverse: the dataset's contact (required)")
         parser.add_argument("--dataverse", default="", metavar="ALIAS", help="Dataverse: the collection's alias")
-        parser.add_argument("--format", default="csv", choices=["csv", "tsv", "parquet", "xlsx", "jsonl"])
+        parser.add_argument("--format", default="csv", choices=list(exports.EXPORT_FORMATS))
         parser.add_argument("--drop-suppressed", action="store_true", help="leave out suppressed records")
         parser.add_argument("--with-report", action="store_true", help="add the release report (HTML)")
         add_connection_flags(parser)
