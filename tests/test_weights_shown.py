@@ -98,3 +98,26 @@ def test_the_api_comparison_takes_weights(user, monkeypatch):
     r = api.post("/api/v1/comparisons/", {"dataset": ds.pk, "algorithms": ["mondrian"], "k_values": [2],
                                           "weights": "age=2"})
     assert r.status_code == 400 and "the weight of 'age' must be from 0 to 1, got 2" in r.content.decode()
+
+
+@pytest.mark.parametrize("algorithm", ["mondrian", "kmember", "oka"])
+def test_the_run_form_takes_weights_for_mondrian_and_the_clustering(client_alice, user, monkeypatch, algorithm):
+    run_jobs_synchronously(monkeypatch)
+    ds = make_dataset(user)
+    data = {"algorithm": algorithm, "k": 2, "suppression_percent": 0, "sensitive": "disease"}
+    page = client_alice.get(f"/datasets/{ds.pk}/run/").content.decode()
+    assert f'name="option:{algorithm}:weights"' in page
+    bad = client_alice.post(f"/datasets/{ds.pk}/run/", {**data, f"option:{algorithm}:weights": "age=1.5"})
+    assert bad.status_code == 200 and not Job.objects.exists()
+    assert "weights: the weight of &#x27;age&#x27; must be from 0 to 1, got 1.5" in bad.content.decode()
+    r = client_alice.post(f"/datasets/{ds.pk}/run/", {**data, f"option:{algorithm}:weights": "age=1,zip=0"})
+    job = Job.objects.get()
+    assert r.status_code == 302 and job.status == Job.SUCCEEDED, job.message
+    assert job.options["weights"] == "age=1,zip=0"
+    table, hierarchies = datasets.dataset_table(ds)
+    direct = engine.anonymize(table, hierarchies, algorithm, k=2, sensitive="disease",
+                              options={"weights": "age=1,zip=0"})
+    assert job.result.report["metrics"]["ncp"] == pytest.approx(direct.metrics["ncp"])
+    assert job.result.report["metrics"]["discernibility"] == direct.metrics["discernibility"]
+    if algorithm == "mondrian":  # the run's info reports the factors w_j q / sum w (sex 0.5: 1 / 1.5 * 3)
+        assert job.result.report["search"]["weight_factors"] == pytest.approx({"age": 2.0, "zip": 0.0, "sex": 1.0})
