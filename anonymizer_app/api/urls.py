@@ -14,6 +14,7 @@ CONCERNS = [
     ("runs/", "anonymizer_app.api.runs"),
     ("runs/", "anonymizer_app.api.solutions"),  # GET runs/<a>/compare/<b>/, runs/<id>/lattice-compare/
     ("runs/", "anonymizer_app.api.statistics"),  # GET runs/<id>/statistics/
+    ("runs/", "anonymizer_app.api.model_utility"),  # POST/GET runs/<id>/utility/
     ("lattice/", "anonymizer_app.api.lattice"),
     ("dp/", "anonymizer_app.api.dp"),
     ("safepub/", "anonymizer_app.api.safepub"),

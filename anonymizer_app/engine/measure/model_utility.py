@@ -28,6 +28,8 @@ one), so two runs with the same seed give the same figures.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,6 +42,7 @@ from sklearn.ensemble import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import accuracy_score, f1_score, mean_squared_error, r2_score, roc_auc_score
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
@@ -169,17 +172,24 @@ def class_scores(y_true: np.ndarray, predicted: np.ndarray, proba: np.ndarray | 
     if proba is None or len(present) < 2 or not set(present) <= set(classes):
         return out
     try:
-        if len(classes) == 2:
-            out["auc"] = float(roc_auc_score(y_true == classes[1], proba[:, 1]))
-        else:
-            out["auc"] = float(roc_auc_score(y_true, proba, multi_class="ovr", average="macro", labels=classes))
+        with warnings.catch_warnings():  # an undefined AUC is reported as None, not as a warning
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            if len(classes) == 2:
+                auc = float(roc_auc_score(y_true == classes[1], proba[:, 1]))
+            else:
+                auc = float(roc_auc_score(y_true, proba, multi_class="ovr", average="macro", labels=classes))
     except ValueError:  # a class of the training rows absent from the test rows: no macro one-vs-rest AUC
-        out["auc"] = None
+        auc = math.nan
+    out["auc"] = auc if math.isfinite(auc) else None
     return out
 
 
 def number_scores(y_true: np.ndarray, predicted: np.ndarray) -> dict:
-    return {"rmse": float(np.sqrt(mean_squared_error(y_true, predicted))), "r2": float(r2_score(y_true, predicted))}
+    """RMSE and R² (None when undefined: R² of a single test row, or of test rows all of one value)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        r2 = float(r2_score(y_true, predicted)) if len(y_true) > 1 else math.nan
+    return {"rmse": float(np.sqrt(mean_squared_error(y_true, predicted))), "r2": r2 if math.isfinite(r2) else None}
 
 
 def evaluate(original: pd.DataFrame, published: pd.DataFrame, suppressed: np.ndarray, spec: UtilitySpec,
