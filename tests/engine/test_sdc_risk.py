@@ -340,3 +340,27 @@ def test_report_with_weights_and_households():
     assert report["household_risk"]["expected_reidentifications"] == pytest.approx(2 * sum(hh_risk), abs=1e-12)
     assert report["household_risk"]["households"] == 4
     assert report["suda2"]["records_with_msu"] == 3  # the 3 sample uniques (rows 2, 4, 7)
+
+
+def test_exact_risk_against_the_plain_series():
+    """The exact method (vectorized per fk) against indivRisk's loops written out record by record."""
+    rng = np.random.default_rng(11)
+    fk = rng.integers(1, 12, 60).astype(float)
+    Fk = fk * rng.uniform(1.5, 40, 60)
+    got = individual_risk(fk, Fk, "exact")
+    for f, F, r in zip(fk, Fk, got):
+        p = f / F
+        if f == 1:
+            want = p / (1 - p) * math.log(1 / p)
+        elif f == 2:
+            want = p / (1 - p) - (p / (1 - p)) ** 2 * math.log(1 / p)
+        else:
+            a = (p ** (1 - f) - 1) / (f - 1)
+            bb = 0.0
+            for m in range(int(f) - 2):
+                b = 1.0
+                for i in range(m + 1):
+                    b *= (f - 1 - i) ** 2 / ((i + 1) * (f - 2 - i)) * (p ** (i + 2 - f) - 1) / (p ** (i + 1 - f) - 1)
+                bb += (-1) ** (m + 1) * b
+            want = (p / (1 - p)) ** f * (a * (1 + bb) + (-1) ** int(f) * math.log(p))
+        assert r == pytest.approx(want, rel=1e-9)

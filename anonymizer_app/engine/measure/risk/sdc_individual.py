@@ -25,20 +25,21 @@ Method = Literal["approx", "exact"]
 METHODS: tuple[str, ...] = ("approx", "exact")
 
 
-def _exact_series(fk: float, pk: float) -> float:
-    """The exact negative-binomial risk of one record with fk > 2 (the alternating series of sdcMicro's
-    ``indivRisk(method="exact")``)."""
+def _exact_series(fk: float, pk: np.ndarray) -> np.ndarray:
+    """The exact negative-binomial risk of records sharing one fk > 2 (vector ``pk``): the alternating series of
+    sdcMicro's ``indivRisk(method="exact")``, its terms multiplied up as R does, all pk at once."""
     a = (pk ** (1 - fk) - 1) / (fk - 1)
-    bb = 0.0
-    product = 1.0
+    bb = np.zeros(len(pk))
+    product = np.ones(len(pk))
     for m in range(int(np.floor(fk - 3)) + 1):
         # B_m = (fk-1-m)^2 / ((m+1)(fk-2-m)) * (pk^(m+2-fk) - 1) / (pk^(m+1-fk) - 1), multiplied up
-        product *= ((fk - 1 - m) ** 2 / ((m + 1) * (fk - 2 - m))
-                    * (pk ** (m + 2 - fk) - 1) / (pk ** (m + 1 - fk) - 1))
-        bb += (-1) ** (m + 1) * product
-    with np.errstate(invalid="ignore"):
-        sign = float(np.power(-1.0, fk))  # NaN for a fractional fk, as R's (-1)^fk
-    return float((pk / (1 - pk)) ** fk * (a * (1 + bb) + sign * np.log(pk)))
+        product = product * ((fk - 1 - m) ** 2 / ((m + 1) * (fk - 2 - m))
+                             * (pk ** (m + 2 - fk) - 1) / (pk ** (m + 1 - fk) - 1))
+        bb = bb + (-1) ** (m + 1) * product
+        if np.isnan(bb).all():  # NaN stays NaN whatever follows (large fk overflow, as in R)
+            break
+    sign = np.power(-1.0, fk)  # NaN for a fractional fk, as R's (-1)^fk
+    return (pk / (1 - pk)) ** fk * (a * (1 + bb) + sign * np.log(pk))
 
 
 def individual_risk(fk: np.ndarray, Fk: np.ndarray, method: Method = "approx", qual: float = 1.0,
@@ -62,11 +63,13 @@ def individual_risk(fk: np.ndarray, Fk: np.ndarray, method: Method = "approx", q
         if method == "approx":
             rk[more] = pk[more] / (fk[more] - (1 - pk[more]))
         else:
-            # the series depends on (fk, pk) only: computed once per distinct pair
-            pairs, inverse = np.unique(np.column_stack([fk[more], pk[more]]), axis=0, return_inverse=True)
+            # the series is computed once per distinct fk, vectorized over the records' pk
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # large fk overflows, as in R
-                values = np.array([_exact_series(f, p) if p != 1 else np.nan for f, p in pairs])
-            rk[more] = values[inverse.reshape(-1)] if len(pairs) else rk[more]
+                rows = np.flatnonzero(more)
+                rows = rows[np.argsort(fk[rows], kind="stable")]
+                values, starts = np.unique(fk[rows], return_index=True)
+                for f, at in zip(values, np.split(rows, starts[1:])):
+                    rk[at] = _exact_series(float(f), pk[at])
     census = fk == Fk
     rk[census] = 1.0 / fk[census]
     return rk * qual

@@ -10,7 +10,7 @@ The search is level by level over the subsets of key variables, vectorized over 
 subset are its parent's groups split by one more variable (integer keys re-densified, no sort), a record is unique
 where its group has one record, and an MSU where it is unique on the subset but on none of the subsets one
 variable smaller (uniqueness only grows with the subset, so those are enough). Work and memory are the number of
-subsets times the rows; ``max_size`` bounds the subsets (sdcMicro searches all sizes).
+subsets times the distinct patterns; ``max_size`` bounds the subsets (sdcMicro searches all sizes).
 
 DIS-SUDA (Elliot 2000; Skinner and Elliot 2002) as src/Suda2.h computes it, in its single-precision arithmetic:
 ``Dis = nU·f / (nU·f + nP·(1-f))`` with f the DIS fraction (0.01), nP twice the number of key patterns occurring
@@ -71,17 +71,19 @@ def suda_values(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, list[
     for j, c in enumerate(keys):
         text = normalize_missing(frame[c].where(frame[c].notna(), MISSING).astype(str)).to_numpy(dtype=object)
         texts.append(text)
-        present = text != MISSING
-        numbers = pd.to_numeric(pd.Series(text[present]), errors="coerce").to_numpy(dtype=float)
+        # the distinct values decide and are converted, then taken back to the rows
+        codes, distinct = pd.factorize(text, use_na_sentinel=False)
+        distinct = np.asarray(distinct, dtype=object)
+        present = distinct != MISSING
+        numbers = pd.to_numeric(pd.Series(distinct[present]), errors="coerce").to_numpy(dtype=float)
+        converted = np.full(len(distinct), SUDA_MISSING, dtype=np.int64)
         if len(numbers) and not np.isnan(numbers).any() and np.all(numbers == np.trunc(numbers)) \
                 and np.all(np.abs(numbers) < 2**31):
-            column = np.full(len(text), SUDA_MISSING, dtype=np.int64)
-            column[present] = numbers.astype(np.int64)
+            converted[present] = numbers.astype(np.int64)
         else:
-            levels = np.array(sorted(set(text[present])), dtype=object)
-            column = np.full(len(text), SUDA_MISSING, dtype=np.int64)
-            column[present] = np.searchsorted(levels, text[present]) + 1
-        out[:, j] = column
+            levels = np.array(sorted(distinct[present]), dtype=object)
+            converted[present] = np.searchsorted(levels, distinct[present]) + 1
+        out[:, j] = converted[codes]
     return out, texts
 
 
@@ -110,7 +112,10 @@ def dis_constants(values: np.ndarray) -> tuple[int, int]:
     buckets = _bucket_hash(values)
     per_bucket = np.bincount(buckets, minlength=1 << 16)
     unique_total = int((per_bucket[buckets] == 1).sum())
-    ids = np.unique(values, axis=0, return_inverse=True)[1].reshape(-1)
+    ids = np.zeros(n, dtype=np.int64)
+    for j in range(values.shape[1]):
+        column = dense_ids(values[:, j])
+        ids = dense_ids(ids * (int(column.max()) + 1) + column)
     pattern_sizes = np.bincount(ids)
     return unique_total, 2 * int((pattern_sizes == 2).sum())
 
@@ -154,34 +159,46 @@ def suda2(frame: pd.DataFrame, keys: list[str], *, max_size: int | None = None, 
     missing = values == SUDA_MISSING
     codes = np.column_stack([dense_ids(values[:, j]) for j in range(m_keys)]) if n else values
     cards = codes.max(axis=0) + 1 if n else np.ones(m_keys, dtype=np.int64)
-    score = np.zeros(n)
-    contribution = np.zeros((n, m_keys))
-    msu_counts = np.zeros((n, top), dtype=np.int64)
-    prev_ids: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n, dtype=np.int64)}
-    prev_unique: dict[tuple[int, ...], np.ndarray] = {(): np.full(n, n == 1)}
-    prev_complete: dict[tuple[int, ...], np.ndarray] = {(): np.ones(n, dtype=bool)}
+    # the search runs on the distinct key patterns, each counted with its records: a record whose pattern repeats
+    # is unique on no subset, and the rest share nothing with another record
+    pattern = np.zeros(n, dtype=np.int64)
+    for j in range(m_keys):
+        pattern = dense_ids(pattern * int(cards[j]) + codes[:, j]) if n else pattern
+    n_patterns = int(pattern.max()) + 1 if n else 0
+    first = np.zeros(n_patterns, dtype=np.int64)
+    first[pattern[::-1]] = np.arange(n - 1, -1, -1)
+    multiplicity = np.bincount(pattern, minlength=n_patterns).astype(float)
+    p_codes, p_missing = codes[first], missing[first]
+    p_score = np.zeros(n_patterns)
+    p_contribution = np.zeros((n_patterns, m_keys))
+    p_msu_counts = np.zeros((n_patterns, top), dtype=np.int64)
+    prev_ids: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n_patterns, dtype=np.int64)}
+    prev_unique: dict[tuple[int, ...], np.ndarray] = {(): np.full(n_patterns, n == 1)}
+    prev_complete: dict[tuple[int, ...], np.ndarray] = {(): np.ones(n_patterns, dtype=bool)}
     for size in range(1, top + 1):
         ids_now, unique_now, complete_now = {}, {}, {}
         for subset in combinations(range(m_keys), size):
             parent, last = subset[:-1], subset[-1]
-            ids = dense_ids(prev_ids[parent] * int(cards[last]) + codes[:, last]) if n else prev_ids[parent]
-            complete = prev_complete[parent] & ~missing[:, last]
-            unique = (np.bincount(ids)[ids] == 1) & complete if n else complete
+            ids = dense_ids(prev_ids[parent] * int(cards[last]) + p_codes[:, last]) if n else prev_ids[parent]
+            complete = prev_complete[parent] & ~p_missing[:, last]
+            records = np.bincount(ids, weights=multiplicity)[ids] if n else multiplicity
+            unique = (records == 1) & complete
             # minimal: unique on no subset one variable smaller
-            below = np.zeros(n, dtype=bool)
+            below = np.zeros(n_patterns, dtype=bool)
             for drop in range(size):
                 below |= prev_unique[subset[:drop] + subset[drop + 1:]]
             msu = unique & ~below
             if msu.any():
                 where = np.flatnonzero(msu)
-                score[where] += weights[size - 1]
-                msu_counts[where, size - 1] += 1
+                p_score[where] += weights[size - 1]
+                p_msu_counts[where, size - 1] += 1
                 for v in subset:
-                    contribution[where, v] += weights[size - 1]
+                    p_contribution[where, v] += weights[size - 1]
             ids_now[subset], unique_now[subset], complete_now[subset] = ids, unique, complete
         prev_ids, prev_unique, prev_complete = ids_now, unique_now, complete_now
         if progress is not None:
             progress(size / top, f"SUDA2: minimal sample uniques of size {size}")
+    score, contribution, msu_counts = p_score[pattern], p_contribution[pattern], p_msu_counts[pattern]
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(score[:, None] > 0, contribution / np.where(score > 0, score, 1)[:, None], 0.0)
     total = float(score.sum())
