@@ -12,11 +12,12 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from ..engine.measure.figure_catalogue import FIGURES, format_check, format_figure
+from ..engine.measure.figure_catalogue import FIGURES, attribute_figures, format_check, format_figure
 from ..engine.run.report import TOP_VALUES, value_counts
 from ..forms import DELIMITER_CHOICES, delimiter_name
 from ..models import Dataset, Job, Result
 from ..services import advice, datasets, explain, exports, results, sensitive_bins, storage
+from ..services.attribute_weights import weight_rows
 from ..services.labels import METRICS  # noqa: F401  (re-exported)
 from ..services.setvalued_explain import ncp_key
 from .charts import attack_figure, class_size_figure, distribution_figure, natural
@@ -260,6 +261,14 @@ def _plain_rows(d: dict) -> list[dict]:
 def _model_value(check: dict) -> str:
     """The reached value of a model check as the catalogue reads it (engine.measure.figure_catalogue)."""
     return format_check(check)
+
+
+def attribute_context(report: dict, job) -> dict:
+    """The result page's per-quasi-identifier rows (figure_catalogue.attribute_figures), each with the run's
+    attribute weight when it was weighted (services.attribute_weights: the unnamed at 0.5)."""
+    rows = attribute_figures(report)
+    weights = {w["qi"]: w["text"] for w in weight_rows((job.options or {}).get("weights"), [r["qi"] for r in rows])}
+    return {"attribute_figures": [dict(r, weight=weights.get(r["qi"], "")) for r in rows], "weighted": bool(weights)}
 
 
 def model_cards(report: dict) -> list[dict]:
@@ -512,6 +521,8 @@ def result(request, job_id):
         "job": j,
         "dataset": ds,
         "report": report,
+        # per quasi-identifier: the catalogue's figures (as the API and the release report), the run's weights beside
+        **attribute_context(report, j),
         "algorithm": job_label(j),
         "set_algorithm": algorithm_label(report["set_column"]["algorithm"]) if report.get("set_column") else "",
         # the set-valued column's NCP is the catalogue's figure for its algorithm (Apriori's or the groups built)
