@@ -9,8 +9,9 @@ when both have missing values in different positions. A record whose keys are al
 R/freqCalc.r (Templ, Kowarik, Meindl 2015, "Statistical Disclosure Control for Micro-Data Using the R Package
 sdcMicro", J. Stat. Softw. 67(4)); docs/definitions.md, "Risk with sampling weights".
 
-Counting is per pair of missing-value patterns (a join on the keys both observe), so the work is the number
-of patterns times the rows, not the rows squared.
+Counting is per pair of missing-value patterns (a join on the keys both observe) over the distinct key
+combinations, each carrying its records and their weights: the work is the number of patterns times the distinct
+combinations, not the rows squared.
 """
 
 from __future__ import annotations
@@ -84,15 +85,26 @@ def sample_frequencies(codes: np.ndarray, weights: np.ndarray | None = None, alp
         raise InputError(f"{len(w)} weights for {n} records")
     if not 0 <= alpha <= 1:
         raise InputError(f"alpha must lie between 0 and 1, got {alpha}")
-    missing = codes == MISSING_CODE
     fk = np.zeros(n)
     Fk = np.zeros(n)
     if n == 0:
         return Frequencies(fk, Fk, weights is not None)
-    # the missing-value patterns: rows grouped by which keys they miss
-    pattern_of_row = _group_ids(missing.astype(np.int64))
-    patterns = [np.flatnonzero(pattern_of_row == p) for p in range(int(pattern_of_row.max()) + 1)]
-    masks = [missing[rows[0]] for rows in patterns]
+    # the rule depends on a record's values and missing positions only: counted once per distinct combination,
+    # each with its records (count) and their weights, then taken back to the rows
+    combination = _group_ids(codes)
+    n_comb = int(combination.max()) + 1
+    first = np.zeros(n_comb, dtype=np.int64)
+    first[combination[::-1]] = np.arange(n - 1, -1, -1)
+    count = np.bincount(combination, minlength=n_comb).astype(float)
+    weight = np.bincount(combination, weights=w, minlength=n_comb)
+    c_codes = codes[first]
+    c_missing = c_codes == MISSING_CODE
+    c_fk = np.zeros(n_comb)
+    c_Fk = np.zeros(n_comb)
+    # the missing-value patterns: combinations grouped by which keys they miss
+    pattern_of = _group_ids(c_missing.astype(np.int64))
+    patterns = [np.flatnonzero(pattern_of == p) for p in range(int(pattern_of.max()) + 1)]
+    masks = [c_missing[rows[0]] for rows in patterns]
     for p, rows_p in enumerate(patterns):
         p_has_missing = bool(masks[p].any())
         for r, rows_r in enumerate(patterns):
@@ -107,12 +119,14 @@ def sample_frequencies(codes: np.ndarray, weights: np.ndarray | None = None, alp
             if factor == 0:
                 continue
             both = ~masks[p] & ~masks[r]  # the keys both patterns observe: they must agree there
-            sub = np.concatenate([codes[rows_p][:, both], codes[rows_r][:, both]])
+            sub = np.concatenate([c_codes[rows_p][:, both], c_codes[rows_r][:, both]])
             ids = _group_ids(sub)
             ids_p, ids_r = ids[:len(rows_p)], ids[len(rows_p):]
             size = int(ids.max()) + 1
-            fk[rows_p] += factor * np.bincount(ids_r, minlength=size)[ids_p]
-            Fk[rows_p] += factor * np.bincount(ids_r, weights=w[rows_r], minlength=size)[ids_p]
+            c_fk[rows_p] += factor * np.bincount(ids_r, weights=count[rows_r], minlength=size)[ids_p]
+            c_Fk[rows_p] += factor * np.bincount(ids_r, weights=weight[rows_r], minlength=size)[ids_p]
+    fk, Fk = c_fk[combination], c_Fk[combination]
+    missing = codes == MISSING_CODE
     all_missing = missing.all(axis=1)
     if all_missing.any():  # sdcMicro: a record without any key value belongs to every combination
         fk[all_missing] = n
