@@ -1,0 +1,66 @@
+"""Models trained on the release in headless Chromium: from a result page the "Models trained on the release"
+link opens the form; submitting it starts the job (run at once here, as a worker would), and its page draws the
+plotly bar chart of original, release and baseline per model and metric, with the table beside it. axe-core
+finds no serious or critical violation on the form and the figures page."""
+
+from pathlib import Path
+
+import pytest
+from anonymizer_helpers import finished_job, people_dataset, run_jobs_synchronously
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from anonymizer_app.models import Job
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = (Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
+RUN_AXE = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']}).then(
+  (r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': '
+    + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | '))),
+  (e) => done(['axe-error: ' + String(e)]));
+"""
+
+
+def _axe(browser) -> list[str]:
+    browser.execute_script(AXE)
+    browser.set_script_timeout(60)
+    return browser.execute_async_script(RUN_AXE)
+
+
+def test_start_the_job_and_see_the_chart(browser, live_server, client, user, monkeypatch):
+    run = finished_job(people_dataset(user), k=3)
+    submitted = run_jobs_synchronously(monkeypatch)
+    client.force_login(user)
+    browser.get(f"{live_server.url}/accounts/login/")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    wait = WebDriverWait(browser, 120)
+
+    browser.get(f"{live_server.url}/jobs/{run.pk}/result/")
+    browser.find_element(By.ID, "model-utility-link").click()
+    wait.until(lambda b: b.find_elements(By.ID, "utility-form"))
+    assert _axe(browser) == []
+    Select(browser.find_element(By.ID, "id_target")).select_by_value("disease")
+    for box in browser.find_elements(By.CSS_SELECTOR, "input[name=models]"):
+        if box.get_attribute("value") == "random_forest" and box.is_selected():
+            box.click()  # two models keep the test short
+    browser.find_element(By.ID, "utility-start").click()
+    wait.until(lambda b: submitted)
+    job = Job.objects.get(pk=submitted[0])
+    assert job.kind == Job.MODEL_UTILITY and job.status == Job.SUCCEEDED, job.message
+
+    browser.get(f"{live_server.url}/jobs/{job.pk}/models/")
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-utility .main-svg"))
+    legend = browser.execute_script(
+        "return document.getElementById('chart-utility').data.map(t => t.name)")
+    assert legend == ["original", "release", "baseline"]
+    bars = browser.find_elements(By.CSS_SELECTOR, "#chart-utility .bars .point")
+    assert len(bars) == 2 * 3 * 2 + 2 * 3  # 2 models x 3 metrics (original, release) + baseline per model x 3
+    rows = browser.find_elements(By.CSS_SELECTOR, "#utility-table tbody tr")
+    assert [r.get_attribute("data-way") for r in rows] == ["original", "release", "original", "release", "baseline"]
+    figures = job.result.report["model_utility"]
+    first = rows[0].find_elements(By.TAG_NAME, "td")
+    assert first[0].text == figures["rows"][0]["model_label"]
+    assert _axe(browser) == []
