@@ -162,3 +162,12 @@ def test_old_stata_versions_are_recognized(tmp_path):
         pyreadstat.write_dta(frame, path, version=version)
         assert stat_kind(path.read_bytes()[:64]) == "dta"
         assert read_table(path)[0]["a"].tolist() == ["1", "2"]
+
+
+def test_a_cell_over_the_cap_is_refused_naming_row_and_column(tmp_path):
+    path = tmp_path / "notes.dta"
+    pyreadstat.write_dta(pd.DataFrame({"id": [1.0, 2.0, 3.0], "note": ["short", "x" * 50, "y"]}), path)
+    with pytest.raises(InputError, match=r"notes\.dta, row 2, column 'note': a cell of 50 characters, more than "
+                                         r"the limit of 10"):
+        read_table(path, limits=Limits(max_cell_chars=10))
+    assert read_table(path, limits=Limits(max_cell_chars=50))[0]["note"].tolist() == ["short", "x" * 50, "y"]
