@@ -198,3 +198,18 @@ def test_the_page_says_how_suppressed_records_are_counted(client_alice, user):
     assert f"the {12 - suppressed} rows this result publishes that are not suppressed; the {suppressed} suppressed" \
         in text
     assert "left out of every figure after and counted apart" in text
+
+
+def test_a_kept_lattice_node_has_statistics_and_a_comparison_none(client_alice, user):
+    from anonymizer_app.models import Job
+    from anonymizer_app.services import comparison
+
+    dataset = make_dataset(user, CSV, "stats.csv", roles=ROLES)
+    base = jobs.run_job(jobs.create_job(dataset, "flash", 2, 0.0, "disease"))
+    kept = jobs.run_job(Job.objects.create(
+        owner=user, dataset=dataset, kind=Job.LATTICE_KEEP, algorithm="full-domain", k=2, suppression_limit=0.0,
+        sensitive="disease", config=base.config, options={"levels": results.transformation_key(base.result.report)}))
+    assert kept.status == Job.SUCCEEDED, kept.message
+    assert client_alice.get(url(kept)).status_code == 200
+    compared = jobs.run_job(comparison.create_comparison(dataset, ["datafly"], [2]))
+    assert client_alice.get(url(compared)).status_code == 404  # a comparison publishes no table

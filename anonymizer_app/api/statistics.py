@@ -12,7 +12,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..engine import InputError
-from ..models import Job
 from ..services import statistics as statistics_service
 from ..services.results import job_result
 from .common import owned_job, refused
@@ -34,7 +33,7 @@ class RunStatistics(APIView):
                    tags=["statistics"])
     def get(self, request, job_id):
         job = owned_job(request, job_id)
-        if job.kind != Job.RUN:
+        if job.kind not in statistics_service.PUBLISHING_KINDS:
             raise Http404("this job has no published table")
         result = job_result(job)
         first, second = request.query_params.get("a", ""), request.query_params.get("b", "")

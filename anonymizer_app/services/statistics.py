@@ -23,6 +23,8 @@ from ..engine.measure.figure_catalogue import format_kind
 from ..models import Job, Result
 from . import datasets, results, storage
 
+# the kinds of job that publish a table of records (a run, and a lattice node kept as a run)
+PUBLISHING_KINDS = (Job.RUN, Job.LATTICE_KEEP)
 STATISTICS_CACHE_VERSION = 3  # raise when the figures' content changes (3: records_after, removed records)
 
 
@@ -34,7 +36,7 @@ def statistics_columns(result: Result) -> list[str]:
 
 
 def _check(result: Result) -> None:
-    if result.job.kind != Job.RUN:
+    if result.job.kind not in PUBLISHING_KINDS:
         raise InputError("this job publishes no table")
     report = result.report
     if report.get("recoding") == "anatomy":

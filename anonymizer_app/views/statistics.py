@@ -15,7 +15,6 @@ from django.views.decorators.http import require_GET
 from ..engine import InputError
 from ..engine.measure.figure_catalogue import format_kind
 from ..engine.measure.statistics import QUANTILES
-from ..models import Job
 from ..services import statistics as statistics_service
 from ..templatetags.cells import MISSING_TEXT
 from .common import job_result, owned_job
@@ -88,7 +87,7 @@ def pair_context(pair: dict) -> dict:
 @require_GET
 def result_statistics(request, job_id):
     job = owned_job(request, job_id)
-    if job.kind != Job.RUN:
+    if job.kind not in statistics_service.PUBLISHING_KINDS:
         raise Http404("this job has no published table")
     result = job_result(job)
     status, error, pair, figures = 200, "", None, None
