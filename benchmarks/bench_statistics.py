@@ -7,8 +7,8 @@ answers within 2 s".
 The ROWS-row Adult resample (benchmarks/out/adult_ROWS.csv, make_large_adult.py seed 0, as bench_web_path.py
 makes it) is uploaded through services.datasets into a throw-away SQLite database and media folder; sex, age,
 race, marital-status and education are quasi-identifying (their default hierarchies: age in ranges such as
-[20-30), so the published ages are intervals), salary-class sensitive; Datafly k=5 with a 4% suppression
-limit runs in this process. Then, each step printing its wall and CPU seconds (process_time):
+[20-30), so the published ages are intervals), salary-class sensitive; Datafly k=10 with a 1% suppression
+limit runs in this process (age comes out generalized to ranges, some records suppressed). Then, each step printing its wall and CPU seconds (process_time):
 
 1. the statistics computed (services.statistics.result_statistics with no cache: both tables' 9 columns read
    as Parquet dictionary columns, every figure);
@@ -88,8 +88,8 @@ def main() -> int:
         column.role = (Role.QUASI_IDENTIFYING if column.name in QI else
                        Role.SENSITIVE if column.name == SENSITIVE else Role.INSENSITIVE).value
         column.save()
-    job = timed("Datafly k=5 run (setup)", lambda: jobs.run_job(jobs.create_job(ds, "datafly", 5, 0.04, SENSITIVE)),
-                steps)
+    job = timed("Datafly k=10 run (setup)",
+                lambda: jobs.run_job(jobs.create_job(ds, "datafly", 10, 0.01, SENSITIVE)), steps)
     if job.status != job.SUCCEEDED:
         raise SystemExit(f"the run failed: {job.message}")
     result = job.result
@@ -143,6 +143,9 @@ def main() -> int:
         (f"statistics page answers within {GOAL_SECONDS:g} s, later visits (cached)", again, again <= GOAL_SECONDS),
         (f"page with a new pair answers within {GOAL_SECONDS:g} s", pair_first, pair_first <= GOAL_SECONDS),
     ]
+    # the machine is shared: the CPU seconds of the request say what the page costs whatever the load
+    cpu_first = steps["page, first visit (no cache)"]["cpu"]
+    goals.append((f"first visit's CPU seconds within {GOAL_SECONDS:g} s", cpu_first, cpu_first <= GOAL_SECONDS))
     for text, value, met in goals:
         print(f"  goal: {text}: {value:.2f} s, met? {'yes' if met else 'NO'}")
     if args.json:
