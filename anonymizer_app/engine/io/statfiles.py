@@ -210,27 +210,45 @@ def check_names(columns: list[str], kind: str) -> None:
                                  f"another format")
 
 
-def _missing(values: np.ndarray) -> np.ndarray:
-    return np.array([v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == ""
-                     for v in values], dtype=bool)
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == ""
 
 
-def _all_numbers(values: np.ndarray) -> bool:
-    """Every non-missing value is the text of a finite number (a column the file stored as numbers and the
-    run left as numbers is written as numbers again)."""
-    for v, m in zip(values, _missing(values)):
-        if m:
-            continue
-        try:
-            if not math.isfinite(float(str(v))):
-                return False
-        except ValueError:
-            return False
-    return True
+def _number(value: Any) -> float | None:
+    """The finite number a cell's text is, None when it is none."""
+    try:
+        number = float(str(value))
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
-def _as_codes(values: np.ndarray, labels: Mapping[Any, str], kind: str) -> np.ndarray | None:
-    """The column as its original codes when every value is a label (or an unlabelled numeric code) of the
+class _Distinct:
+    """A column as its distinct values and each row's index into them (the last entry stands for missing):
+    what a cell becomes is decided once per distinct value, then spread to the rows."""
+
+    def __init__(self, values: np.ndarray):
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)  # None/NaN: -1, the last entry below
+        self.codes = codes
+        self.values = list(uniques) + [None]
+        self.missing = np.array([_is_missing(v) for v in self.values], dtype=bool)
+
+    def spread(self, per_value: list[Any], dtype: Any) -> np.ndarray:
+        return np.array(per_value, dtype=dtype)[self.codes]
+
+    def numbers(self) -> list[float] | None:
+        """Every present value as a number (NaN for missing), None when one is not a number."""
+        out = []
+        for value, missing in zip(self.values, self.missing):
+            number = np.nan if missing else _number(value)
+            if number is None:
+                return None
+            out.append(number)
+        return out
+
+
+def _as_codes(column: _Distinct, labels: Mapping[Any, str], kind: str) -> list[float] | None:
+    """Per distinct value its original code when every value is a label (or an unlabelled numeric code) of the
     set; None otherwise. Stata labels only whole-number codes."""
     numeric = [c for c in labels if not isinstance(c, str)]
     if len(numeric) != len(labels):
@@ -242,22 +260,16 @@ def _as_codes(values: np.ndarray, labels: Mapping[Any, str], kind: str) -> np.nd
         inverse[label] = float(code)
     if kind == "dta" and any(not float(c).is_integer() for c in numeric):
         return None
-    missing = _missing(values)
-    out = np.full(len(values), np.nan)
-    for i, v in enumerate(values):
-        if missing[i]:
+    out = []
+    for value, missing in zip(column.values, column.missing):
+        if missing:
+            out.append(np.nan)
             continue
-        text = str(v)
-        if text in inverse:
-            out[i] = inverse[text]
-            continue
-        try:
-            number = float(text)
-        except ValueError:
+        text = str(value)
+        number = inverse[text] if text in inverse else _number(text)
+        if number is None or (kind == "dta" and not number.is_integer()):
             return None
-        if not math.isfinite(number) or (kind == "dta" and not number.is_integer()):
-            return None
-        out[i] = number
+        out.append(number)
     return out
 
 
@@ -274,19 +286,20 @@ def write_statfile(frame: pd.DataFrame, kind: str, kinds: Mapping[str, str] | No
     columns: dict[str, Any] = {}
     value_labels: dict[str, dict[int | float, str]] = {}
     for c, name in zip(frame.columns, names):
-        values = frame[c].to_numpy(dtype=object)
+        column = _Distinct(frame[c].to_numpy(dtype=object))
         labels = (metadata.value_labels.get(name) if metadata else None) or {}
-        codes = _as_codes(values, labels, kind) if labels else None
+        codes = _as_codes(column, labels, kind) if labels else None
+        numbers = column.numbers() if codes is None else None
+        typed = (kinds or {}).get(name) in ("integer", "decimal") or (metadata is not None and name in metadata.numeric)
         if codes is not None:
-            columns[name] = codes
+            columns[name] = column.spread(codes, float)
             value_labels[name] = {(int(k) if kind == "dta" else float(k)): v[:STATA_LABEL_CHARS]
                                   for k, v in labels.items()}
-        elif (kinds or {}).get(name) in ("integer", "decimal") or (
-                metadata is not None and name in metadata.numeric and _all_numbers(values)):
-            missing = _missing(values)
-            columns[name] = np.array([np.nan if m else float(v) for v, m in zip(values, missing)])
+        elif typed and numbers is not None:
+            columns[name] = column.spread(numbers, float)
         else:
-            columns[name] = np.array(["" if m else str(v) for v, m in zip(values, _missing(values))], dtype=object)
+            columns[name] = column.spread(["" if m else str(v) for v, m in zip(column.values, column.missing)],
+                                          object)
     out = pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
     described = {n: (metadata.variable_labels.get(n) if metadata else None) for n in names}
     if kind == "dta":
