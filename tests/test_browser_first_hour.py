@@ -32,9 +32,11 @@ import pytest
 from browser_flow import fill
 from django.core.handlers.base import BaseHandler
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from anonymizer_app.engine.measure.figure_catalogue import FIGURES
 from anonymizer_app.models import Column, Dataset, Job
 from anonymizer_app.services import jobs
 
@@ -402,6 +404,19 @@ def test_first_hour(browser, live_server, tmp_path, monkeypatch, settings):
     _shot(browser, "first-hour-advice.png")
     # wide side-by-side tables scroll inside their frame, never the page (their cells' screen-reader text did)
     assert browser.execute_script("return document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    # a card's "?" opens its help by keyboard (Enter on the focused "?") and by a click, not on hover only
+    ncp_help = browser.find_element(By.CSS_SELECTOR, "#stat-ncp .stat-help-text")
+    assert not ncp_help.is_displayed()
+    question = browser.find_element(By.CSS_SELECTOR, "#stat-ncp details.stat-help summary")
+    browser.execute_script("arguments[0].focus()", question)
+    assert browser.switch_to.active_element == question
+    question.send_keys(Keys.ENTER)
+    wait.until(lambda b: ncp_help.is_displayed())
+    assert ncp_help.text == f"How it is computed: {FIGURES['ncp'].help}"
+    classes_help = browser.find_element(By.CSS_SELECTOR, "#stat-equivalence_classes .stat-help-text")
+    browser.find_element(By.CSS_SELECTOR, "#stat-equivalence_classes details.stat-help summary").click()
+    wait.until(lambda b: classes_help.is_displayed())
+    assert classes_help.text == f"How it is computed: {FIGURES['equivalence_classes'].help}"
 
     # The attack report on wage: homogeneity and l on ranges, the per-value table capped and the rest summed up.
     attack = browser.find_element(By.CSS_SELECTOR, "#attack .attack-column[data-column='wage']")
