@@ -68,6 +68,10 @@ def test_compare_two_nodes_and_two_runs(browser, live_server, client, user):
         });
         """, top, browser.execute_script("return JSON.parse(document.getElementById('lattice-urls').textContent).data"))
     wait.until(lambda b: b.find_element(By.ID, "compare-b").get_attribute("value") == top)
+    # the node card's "Compare two nodes" link: the run's result beside the clicked node
+    link = browser.find_element(By.ID, "node-compare-link").get_attribute("href")
+    assert link.endswith(f"/jobs/{flash.pk}/lattice/compare/?a={result_levels.replace(',', '%2C')}"
+                         f"&b={top.replace(',', '%2C')}")
     # the node table has the run's weights as a column
     wait.until(lambda b: b.find_element(By.ID, "node-transformation").text.startswith("Quasi-identifier Weight"))
     browser.find_element(By.ID, "compare-nodes-button").click()

@@ -94,6 +94,7 @@ def lattice(request, job_id):
         "preview_rows": PREVIEW_ROWS,
         "weights": weights,
         "result_levels": transformation_key(report),  # solution A of "compare two nodes"
+        "compare_url": reverse("anonymizer:solutions_nodes", kwargs={"job_id": job.pk}),
         "weight_of": {w["qi"]: w["text"] for w in weights},
     })
 

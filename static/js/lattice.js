@@ -144,6 +144,11 @@
     $("keep-levels").value = levels;
     var compareB = $("compare-b");  // the clicked node becomes solution B of "compare two nodes"
     if (compareB) compareB.value = levels;
+    var compareLink = $("node-compare-link");  // and the node card's link: the run's result (A) beside it (B)
+    if (compareLink && compareB) {
+      compareLink.href = compareLink.getAttribute("href").split("?")[0] + "?a=" +
+        encodeURIComponent($("compare-a").value) + "&b=" + encodeURIComponent(levels);
+    }
     var msg = $("node-message");
     msg.hidden = false;
     msg.className = "message";
