@@ -75,6 +75,11 @@ def test_the_figures_equal_a_direct_evaluation(client_alice, run, monkeypatch):
     names = [t["name"] for t in chart["data"]]
     assert names == ["original", "release", "baseline"]
     assert escape("People <b>x</b>") in html and "People <b>x</b>" not in html
+    # the release report of the run shows the newest figures
+    report = client_alice.get(f"/jobs/{run.pk}/result/release-report/").content.decode()
+    assert 'id="report-model-utility"' in report
+    expected = model_utility.figure_rows(stored)
+    assert report.count("<td>release</td>") == 2 and expected[0]["values"][0] in report
     # the run's form lists it
     form = client_alice.get(f"/jobs/{run.pk}/result/models/").content.decode()
     assert f'href="/jobs/{job.pk}/models/"' in form

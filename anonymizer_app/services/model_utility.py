@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import InputError, Role
+from ..engine.measure.figure_catalogue import format_kind
 from ..engine.measure.model_utility import MODELS, UtilitySpec, evaluate
 from ..models import Job, Result
 from . import datasets, results, storage
@@ -156,6 +157,29 @@ def utility_jobs(source: Job):
     """The utility jobs of a run, newest first."""
     return Job.objects.filter(owner=source.owner, kind=Job.MODEL_UTILITY,
                               options__source_job=str(source.pk)).order_by("-created")
+
+
+def figure_rows(figures: dict) -> list[dict]:
+    """One row per model and training table, its scores as text (the figure catalogue's amounts; — undefined)."""
+    return [{"model": r["model_label"], "trained_on": r["trained_on_label"], "way": r["trained_on"],
+             "values": [format_kind("amount", r.get(m)) if r.get(m) is not None else "—"
+                        for m in figures["metrics"]]} for r in figures["rows"]]
+
+
+def report_section(source: Job) -> dict | None:
+    """The release report's section: the newest succeeded utility job of the run (None: there is none)."""
+    for job in utility_jobs(source).filter(status=Job.SUCCEEDED)[:1]:
+        figures = figures_of(job)
+        if figures:
+            split = figures["split"]
+            where = (f"{split['test_rows']} held-out rows ({split['test_share'] * 100:g}%)"
+                     if split["kind"] == "holdout" else f"{split['folds']} folds, the mean over them")
+            return {"target": figures["spec"]["target"], "task": figures["task"], "encoding": figures["spec"]["encoding"],
+                    "features": ", ".join(figures["spec"]["features"]), "where": where, "seed": split["seed"],
+                    "left_out": figures["suppressed_training_rows_left_out"],
+                    "metric_labels": [figures["metric_labels"][m] for m in figures["metrics"]],
+                    "rows": figure_rows(figures)}
+    return None
 
 
 register(Job.MODEL_UTILITY, run_utility_job)

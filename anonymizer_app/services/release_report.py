@@ -25,7 +25,7 @@ from ..engine.measure.figure_catalogue import attribute_figures, format_check, f
 from ..engine.privacy import PRIVACY_MODELS, model_groups
 from ..engine.run.spec import KEEP, SUPPRESSED_ROWS
 from ..models import Job, Result
-from . import explain, exports, rerun, statistics
+from . import explain, exports, model_utility, rerun, statistics
 from .labels import METRICS, format_value, job_label
 from .results import RESULT_PAGES, job_result
 from .svg_charts import Series, bar_chart
@@ -304,6 +304,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "utility": figure_rows(report, UTILITY_KEYS, job.k, labels, fmt),
         "attributes": attribute_figures(report),  # per quasi-identifier (the figure catalogue's texts)
         "statistics": statistics.report_rows(result),  # statistics before and after (services.statistics)
+        "model_utility": model_utility.report_section(job),  # models trained on the release (newest job)
         "risk": figure_rows(report, RISK_KEYS, job.k, labels, fmt),
         "charts": charts(report),
         "records": n,

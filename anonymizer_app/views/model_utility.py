@@ -17,7 +17,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.throttling import throttle
 
 from ..engine import InputError
-from ..engine.measure.figure_catalogue import format_kind
 from ..model_utility_forms import ModelUtilityForm
 from ..models import Job
 from ..plotly_text import plotly_escape
@@ -82,12 +81,6 @@ def figure(figures: dict) -> dict:
     return json.loads(go.Figure(data=traces, layout=layout).to_json())
 
 
-def table_rows(figures: dict) -> list[dict]:
-    return [{"model": r["model_label"], "trained_on": r["trained_on_label"], "way": r["trained_on"],
-             "values": [format_kind("amount", r.get(m)) if r.get(m) is not None else "—"
-                        for m in figures["metrics"]]} for r in figures["rows"]]
-
-
 @login_required
 @require_GET
 def utility_result(request, job_id):
@@ -101,7 +94,7 @@ def utility_result(request, job_id):
     split = figures.get("split", {})
     return render(request, "anonymizer/model_utility_result.html", {
         "job": j, "dataset": j.dataset, "source_id": (j.options or {}).get("source_job"), "figures": figures,
-        "spec": spec, "split": split, "rows": table_rows(figures),
+        "spec": spec, "split": split, "rows": utility_service.figure_rows(figures),
         "metric_labels": [figures["metric_labels"][m] for m in figures["metrics"]],
         "test_percent": f"{spec.get('test_share', 0) * 100:g}", "duration": format_duration(j.duration),
         "chart": figure(figures)})
