@@ -37,7 +37,8 @@ def test_registry_mirrors_the_engine(user):
             assert p["form_field"] in run_fields, (m["name"], p)
     distinct = next(m for m in body["privacy_models"] if m["name"] == "distinct-l-diversity")
     assert distinct["parameters"][0]["name"] == "l" and distinct["needs_sensitive"] is True
-    assert body["roles"] == ["identifying", "quasi-identifying", "sensitive", "insensitive", "person id"]
+    assert body["roles"] == ["identifying", "quasi-identifying", "sensitive", "insensitive", "person id",
+                             "sampling weight", "household id"]
     assert list(body["person_adversaries"]) == ["class", "all-records"]
 
 
