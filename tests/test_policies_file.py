@@ -26,6 +26,13 @@ def minimal() -> dict:
     }
 
 
+def test_weight_and_household_roles_are_kept():  # issue 31: the columns page's roles travel with a policy
+    policy = dict(minimal(), columns=[*minimal()["columns"], {"name": "w", "role": "sampling weight"},
+                                      {"name": "hh", "role": "household id"}])
+    p = pf.loads(json.dumps(policy))
+    assert [(c["name"], c["role"]) for c in p["columns"][-2:]] == [("w", "sampling weight"), ("hh", "household id")]
+
+
 def test_the_normal_form_fills_every_field_in_the_documented_order():
     p = pf.validate(minimal())
     assert list(p) == ["format", "version", "name", "description", "columns", "algorithm", "options", "k",
@@ -85,7 +92,8 @@ def test_strict_import_names_the_field_and_the_value(change, message):
 
 @pytest.mark.parametrize("column, message", [
     ({"name": "zip", "role": "quasi"}, "columns[1] (zip).role: expected one of identifying, quasi-identifying, "
-                                       "sensitive, insensitive, person id, got 'quasi'"),
+                                       "sensitive, insensitive, person id, sampling weight, household id, got "
+                                       "'quasi'"),
     ({"name": "zip", "role": "sensitive", "type": "float"},
      "columns[1] (zip).type: expected one of integer, decimal, date, string, got 'float'"),
     ({"name": "name", "role": "sensitive"}, "columns[1].name: column 'name' is given twice"),
