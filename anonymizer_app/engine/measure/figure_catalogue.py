@@ -240,6 +240,9 @@ _ALL += [
     _f("il_correl", "IL_correl (correlation loss, sdcMicro)", "ratio",
        "sdcMicro's IL_correl: the distance between the normalized diagonals of the inverse correlation matrices of "
        "the original and the published numeric variables, / √2; 0 when the correlations are kept"),
+    _f("suppressed_cells", "Suppressed key cells (local suppression)", "count",
+       "key cells set to missing so that every record's fk, a missing cell matching any value, reaches k "
+       "(sdcMicro's newSupps)"),
 ]
 
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
@@ -421,6 +424,7 @@ SDC_METHOD_FIGURES = [
     ("smallest_group", "smallest group"), ("largest_group", "largest group"), ("coded_cells", "coded cells"),
     ("swapped_pairs", "swapped pairs"), ("pram_changed_cells", "changed cells"),
     ("pram_changed_share", "changed share"), ("drisk", "dRisk"), ("il_correl", "IL_correl"),
+    ("suppressed_cells", "suppressed cells"),
 ]
 
 
