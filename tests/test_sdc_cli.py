@@ -39,6 +39,14 @@ def test_local_suppression_from_the_command_line(tmp_path):
     assert len(written) == 93
 
 
+def test_the_summary_reads_the_catalogue(tmp_path):
+    args = [a for a in _args(tmp_path, "local_suppression:k=2") if a != "--quiet"]
+    status, out, _ = run_command("anonymize", *args)
+    assert status == 0, out
+    assert ("SDC: Local suppression: 97 cells changed, Suppressed key cells (local suppression) 97, k-anonymity "
+            "rechecked on the published rows") in out
+
+
 def test_bad_flags_are_named(tmp_path):
     status, out, _ = run_command("anonymize", *_args(tmp_path, "local_suppression:k=one"))
     assert status != 0 and "--sdc local_suppression:k=one: Local suppression: k must be an integer, got 'one'" in out

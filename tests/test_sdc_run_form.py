@@ -59,7 +59,8 @@ def test_local_suppression_runs_from_the_form_to_its_card(client_alice, user, mo
     assert step["figures"]["suppressed cells"] == 97 and step["check"]["holds"]
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     assert 'id="sdc-result"' in html and 'data-sdc-method="local_suppression"' in html
-    assert "k-anonymity holds" in html and "<dd>97</dd>" in html
+    assert "k-anonymity holds" in html and "<dt>water</dt><dd>56</dd>" in html  # changed cells per column
+    assert '<dd data-figure="suppressed_cells">97</dd>' in html and "Suppressed key cells (local suppression)" in html
 
 
 def test_a_perturbation_card_says_no_k_guarantee(client_alice, user, monkeypatch):

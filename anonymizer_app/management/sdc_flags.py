@@ -57,5 +57,7 @@ def summary(report: dict) -> str:
         changed = sum(int(v) for v in step["changed_cells"].values())
         check = step.get("check")
         said = (f"{step['guarantee']} rechecked on the published rows" if check else "no k guarantee")
-        parts.append(f"{step['label']}: {changed:,} cells changed, {said}")
+        # the catalogue's figures in its words (engine.measure.figure_catalogue), as the result card shows them
+        figures = "".join(f", {row['label']} {row['text']}" for row in step.get("figure_rows", []))
+        parts.append(f"{step['label']}: {changed:,} cells changed{figures}, {said}")
     return "; SDC: " + "; ".join(parts)

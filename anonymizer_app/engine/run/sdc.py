@@ -27,12 +27,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, VerificationError
+from ..measure.figure_catalogue import SDC_METHOD_FIGURES, sdc_method_figures
 from ..model.table import Table
 from ..sdc import SdcContext, SdcOutcome
 from ..sdc.local_suppression_fk import encode_keys, wildcard_fk
 from ..sdc.steps import SdcStep
 from .gate import Publication
 
+CATALOGUED = {source for _, source in SDC_METHOD_FIGURES}
 NO_GUARANTEE = "{label} is a perturbation: it gives no k guarantee; its parameters and figures are reported instead."
 
 
@@ -62,8 +64,7 @@ def context_for(table: Table, frame: pd.DataFrame, seed: int,
                 progress: Callable[[float, str], None] | None = None) -> SdcContext:
     """The columns' roles as the methods read them: the QIs are the key variables; numeric variables are the
     other published numeric columns (sdcMicro's numVars), weight and household from their roles."""
-    weight = getattr(table, "weight", None)
-    household = getattr(table, "household", None)
+    weight, household = table.weight, table.household
     others = [c for c in frame.columns if c not in table.qi and c not in (weight, household)]
     numeric = [c for c in others if c in table.types and table.is_numeric(c)]
     context = SdcContext(key_variables=list(table.qi), numeric_variables=numeric, weight=weight,
@@ -172,6 +173,10 @@ def check_published(published: pd.DataFrame, applied: Sequence[AppliedStep]) -> 
             "method": method.name, "label": method.label, "kind": method.kind, "guarantee": method.guarantee,
             "parameters": _plain(dict(item.outcome.parameters) or dict(item.step.parameters)),
             "figures": _plain(dict(item.outcome.figures)),
+            # the figures the catalogue names (label, text, help: the same words on the card, the CLI and the API)
+            # and the method's other figures as they are
+            "figure_rows": _plain(sdc_method_figures(dict(item.outcome.figures))),
+            "other_figures": _plain({k: v for k, v in item.outcome.figures.items() if k not in CATALOGUED}),
             "changed_cells": _plain(dict(item.outcome.changed_cells)),
             "details": _plain(dict(item.outcome.details)),
             "check": _plain(check),
