@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from anonymizer_app.engine import InputError, Role
+from anonymizer_app.engine.measure.risk.sdc_weights import weight_problem
 from anonymizer_app.models import Dataset, Job, max_length
 from anonymizer_app.services import datasets, preflight
 from anonymizer_app.services import jobs as job_service
@@ -211,6 +212,12 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
     extended = {nv["column"] for nv in report.new_values}
     label = f"{version.policy.name} v{version.number}"
     by_name = {c["name"]: c for c in config["columns"]}
+    for c in config["columns"]:  # a sampling weight is checked as the columns page checks it
+        if c["role"] == Role.WEIGHT.value and c["name"] in datasets.dataset_columns(dataset):
+            problem = weight_problem(datasets.distinct_values(dataset, c["name"]), c["name"],
+                                     datasets.load_frame(dataset, [c["name"]])[c["name"]])
+            if problem is not None:
+                raise PolicyError(f"{label} on {dataset.name}: {problem}")
     rules = {r["column"]: {k: v for k, v in r.items() if k != "column"} for r in config["identifiers"]}
     for column in dataset.columns.all():
         spec = by_name[column.name]

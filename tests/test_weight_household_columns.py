@@ -96,3 +96,26 @@ def test_api_sets_and_checks_the_roles(user, survey, other_user):
 def test_role_parse_aliases():
     assert Role.parse("weight") is Role.WEIGHT and Role.parse("household") is Role.HOUSEHOLD
     assert Role.parse("cluster") is Role.HOUSEHOLD
+
+
+def test_a_policy_keeps_the_roles_and_checks_the_weight(user):
+    from anonymizer_helpers import set_roles
+
+    from anonymizer_app.services import jobs
+    from policies import services as policies
+    from policies.policy_file import PolicyError
+
+    first = datasets.create_dataset(user, CSV.encode(), "q1.csv", name="q1")
+    set_roles(first, {"age": Role.QUASI_IDENTIFYING, "sex": Role.QUASI_IDENTIFYING, "w": Role.WEIGHT,
+                      "hh": Role.HOUSEHOLD, "v": Role.INSENSITIVE})
+    job = jobs.run_job(jobs.create_job(first, "datafly", 2, 0.5, ""))
+    assert job.status == "succeeded", job.message
+    version = policies.save_from_job(job, "survey policy")
+    second = datasets.create_dataset(user, CSV.encode(), "q2.csv", name="q2")
+    policies.apply_policy(second, version)
+    roles = {c.name: c.role for c in second.columns.all()}
+    assert (roles["w"], roles["hh"]) == ("sampling weight", "household id")
+    third = datasets.create_dataset(user, CSV.replace("20,x", "-3,x").encode(), "q3.csv", name="q3")
+    with pytest.raises(PolicyError, match=r"survey policy v1 on q3: column 'w' cannot be the sampling weight: "
+                                          r"'-3' \(row 2\) is not a number above 0"):
+        policies.apply_policy(third, version)
