@@ -158,3 +158,9 @@ def test_figures_read_through_the_catalogue():
     rows = sdc_method_figures(add_noise(data, list(data.columns), noise=0, seed=1).figures)
     assert {r["key"]: r["text"] for r in rows} == {"il1s": "0", "il1": "0", "eigen_loss": "0", "drisk": "100%",
                                                    "il_correl": "0.000"}
+
+
+def test_categorical_text_columns_as_the_reader_gives_them():
+    frame = pd.DataFrame({"a": pd.Categorical(["1", "2", "", "4.5"])})
+    out = add_noise(frame, ["a"], seed=1).frame["a"]
+    assert out.iloc[2] == "" and all(float(v) != float(o) for v, o in zip(out.iloc[[0, 1, 3]], ["1", "2", "4.5"]))

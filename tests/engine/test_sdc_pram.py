@@ -212,3 +212,10 @@ def test_too_many_categories_are_refused():
     frame = pd.DataFrame({"id": [str(i) for i in range(2_001)]})
     with pytest.raises(InputError, match="'id' has 2,001 distinct values, more than 2,000"):
         pram(frame, ["id"])
+
+
+def test_categorical_columns_as_the_reader_gives_them():
+    frame = pd.DataFrame({"b": pd.Categorical(["x", "y", "x", ""] * 25)})
+    out = pram(frame, ["b"], pd_min=0.0, alpha=1.0, seed=2).frame["b"]
+    assert isinstance(out.dtype, pd.CategoricalDtype)
+    assert (out[frame["b"] == ""] == "").all() and set(out[frame["b"] != ""]) <= {"x", "y"}
