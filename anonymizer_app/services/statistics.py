@@ -25,7 +25,7 @@ from . import datasets, results, storage
 
 # the kinds of job that publish a table of records (a run, and a lattice node kept as a run)
 PUBLISHING_KINDS = (Job.RUN, Job.LATTICE_KEEP)
-STATISTICS_CACHE_VERSION = 3  # raise when the figures' content changes (3: records_after, removed records)
+STATISTICS_CACHE_VERSION = 4  # raise when the figures' content changes (4: whole-number histogram widths)
 
 
 def statistics_columns(result: Result) -> list[str]:

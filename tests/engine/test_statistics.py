@@ -254,3 +254,10 @@ def test_suppressed_records_the_published_table_does_not_hold():
     out = st.table_statistics(pd.DataFrame({"age": AGES}),
                               pd.DataFrame({"age": PUBLISHED}).loc[kept].reset_index(drop=True), removed=1)
     assert (out["suppressed"], out["records_after"]) == (1, 11)
+
+
+def test_round_edges_whole_for_whole_numbers():
+    # (71 - 22) / 20 = 2.45: a width of 2.5, made whole (3) for whole numbers; the last bin holds 71
+    assert st.nice_edges(22, 71, integers=True).tolist() == list(range(21, 73, 3))
+    assert st.nice_edges(22, 71).tolist() == [20 + 2.5 * i for i in range(22)]
+    assert st.nice_edges(0.1, 0.9).tolist() == pytest.approx(np.arange(0.1, 0.96, 0.05).tolist())

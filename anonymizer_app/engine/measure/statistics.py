@@ -282,13 +282,16 @@ def frequencies(side: Side, top: int = FREQUENCY_TOP) -> dict:
 
 
 # ---- histograms on one scale --------------------------------------------------------------------------
-def nice_edges(low: float, high: float, bins: int = HISTOGRAM_BINS) -> np.ndarray:
-    """Equal-width edges over [low, high] with a round width (1, 2, 2.5 or 5 x 10^n)."""
+def nice_edges(low: float, high: float, bins: int = HISTOGRAM_BINS, integers: bool = False) -> np.ndarray:
+    """Equal-width edges over [low, high] with a round width (1, 2, 2.5 or 5 x 10^n; a whole width for a
+    column of whole numbers: no bin '22.5 – <25' of ages)."""
     if high <= low:
         return np.array([low, low + 1.0])
     raw = (high - low) / bins
     power = 10 ** math.floor(math.log10(raw))
     step = next(s * power for s in (1, 2, 2.5, 5, 10) if s * power >= raw)
+    if integers:
+        step = max(1, math.ceil(step))
     start = math.floor(low / step) * step
     count = math.floor((high - start) / step) + 1  # the last bin holds the highest value
     return start + step * np.arange(count + 1)
@@ -319,7 +322,7 @@ def histogram(before: Side, after: Side) -> dict:
     low, high = float(values.min()), float(values.max())
     if a_ok.any():
         low, high = min(low, float(after.bounds.low[a_ok].min())), max(high, float(after.bounds.high[a_ok].max()))
-    edges = nice_edges(low, high)
+    edges = nice_edges(low, high, integers=bool(np.all(np.mod(values, 1) == 0)))
     b_bounds = Bounds(before.bounds.low[b_ok], before.bounds.high[b_ok])
     a_bounds = Bounds(after.bounds.low[a_ok], after.bounds.high[a_ok])
     return {"edges": edges.tolist(),
