@@ -121,3 +121,31 @@ def test_result_page_before_and_after(client_alice, toy, other_user, client):
     assert 'id="sdc-contributions"' in html
     client.force_login(other_user)
     assert client.get(f"/jobs/{job.pk}/result/risk/").status_code == 404
+
+
+def test_result_drisk_of_changed_numeric_columns(client_alice, user, monkeypatch):
+    """dRisk on a result's page: the numeric columns whose published values differ from the dataset's rows (here
+    perturbed by hand in the published table), recomputed with sdcMicro's rule (k = 0.05 sd of the published)."""
+    from anonymizer_app.services import risk as risk_service
+    from anonymizer_app.services import sdc_risk as sdc_service
+
+    csv = "A,B,income\n" + "".join(f"{a},{b},{100 + 10 * i}\n" for i, (a, b) in enumerate(
+        [(1, 1), (1, 1), (1, 2), (1, 2), (2, 1), (2, 1), (2, 2), (2, 2)]))
+    ds = make_dataset(user, csv, "inc.csv", roles={"A": Role.QUASI_IDENTIFYING, "B": Role.QUASI_IDENTIFYING,
+                                                   "income": Role.INSENSITIVE})
+    job = finished_job(ds, k=2)
+    real = risk_service.published_rows(job.result)
+    assert len(real) == 8
+    moved = real.copy()
+    moved["income"] = [str(v) for v in [100, 130, 120, 130, 140, 150, 160, 170]]  # record 2 moved by 20
+    monkeypatch.setattr(sdc_service, "published_rows", lambda result: moved)
+    figures = sdc_service.result_sdc_risk(job.result, {"method": "approx", "max_global_risk": 0.01, "suda": True})
+    published = np.array([100, 130, 120, 130, 140, 150, 160, 170], dtype=float)
+    half_width = 0.05 * published.std(ddof=1)
+    original = np.arange(100, 180, 10, dtype=float)
+    assert figures["numeric"]["columns"] == ["income"]
+    assert figures["numeric"]["drisk"] == np.mean(np.abs(original - published) <= half_width) == 7 / 8
+    html = client_alice.get(f"/jobs/{job.pk}/result/risk/?qi=A&qi=B&population=none&threshold=0.2&sdc-method=approx&sdc-suda=no").content.decode()
+    section = html[html.index('id="sdc-risk"'):]
+    assert 'id="sdc-drisk"' in section, section[:3000]
+    assert "87.5%" in section[section.index('id="sdc-drisk"'):]
