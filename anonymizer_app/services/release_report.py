@@ -202,6 +202,11 @@ def command_line(job: Job) -> tuple[str, str]:
         note = "a population, a set-valued column or a model the command line lacks: see the JSON"
     if _seed_withheld(job):
         note = (note + "; " if note else "") + SEED_WITHHELD
+    for step in (job.options or {}).get("sdc") or []:  # SDC steps after the recoding (management/sdc_flags.py)
+        shown = ",".join(f"{name}={value}" for name, value in (step.get("parameters") or {}).items())
+        parts += ["--sdc", quote(f"{step['method']}:{shown}" if shown else step["method"])]
+    if (job.options or {}).get("sdc") and (job.options or {}).get("sdc_seed"):
+        parts += ["--sdc-seed", str(job.options["sdc_seed"])]
     parts += ["--out", "anonymized.csv", "--report", "report.json"]
     return " ".join(parts), note
 
@@ -237,7 +242,8 @@ def _identifier_flags(rule: dict | None, name: str) -> list[str]:
 
 
 def _shown_options(job: Job) -> dict:
-    options = dict(job.options or {})
+    """The algorithm's options as the report lists them (SDC steps have their own row and section)."""
+    options = {k: v for k, v in (job.options or {}).items() if k not in ("sdc", "sdc_seed")}
     if _seed_withheld(job):
         options["seed"] = "withheld"
     return options
@@ -268,6 +274,11 @@ def configuration_rows(job: Job) -> list[dict]:
     rows += [(f"Option: {name.replace('_', ' ')}", str(value)) for name, value in options.items()]
     if config.get("population"):
         rows.append(("Population dataset", str(config["population"].get("name", ""))))
+    steps = (job.options or {}).get("sdc") or []
+    if steps:
+        text = "; ".join(s["method"] + "".join(f", {k}={v}" for k, v in (s.get("parameters") or {}).items())
+                         for s in steps)
+        rows.append(("SDC methods after the recoding", f"{text} (seed {(job.options or {}).get('sdc_seed', 0)})"))
     return [{"name": name, "value": value} for name, value in rows]
 
 
@@ -317,6 +328,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "command": command_line(job),
         "k_achieved": report.get("k_achieved"),
         "notes": report.get("notes") or [],
+        "sdc": report.get("sdc"),  # the SDC steps after the recoding and the gate's recount (engine/run/sdc.py)
     }
 
 
