@@ -57,7 +57,7 @@ class Command(OneLineCommand):
             "1 internal error.")
 
     def add_arguments(self, parser):
-        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed), .xlsx, .dta, .sav or .sas7bdat")
         parser.add_argument("--qi", action="append", required=True, metavar="COL",
                             help="a quasi-identifying column (repeat, or separate with commas)")
         parser.add_argument("--hierarchy", action="append", default=[], type=hierarchy_binding, metavar="COL=FILE",

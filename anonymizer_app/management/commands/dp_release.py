@@ -89,7 +89,7 @@ class Command(OneLineCommand):
             "files, 1 internal error.")
 
     def add_arguments(self, parser):
-        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed), .xlsx, .dta, .sav or .sas7bdat")
         what = parser.add_mutually_exclusive_group(required=True)
         what.add_argument("--counts", metavar="COL[,COL]", help="release the histogram of these columns")
         what.add_argument("--randomized-response", metavar="COL", help="randomize this categorical column")

@@ -54,7 +54,7 @@ class Command(OneLineCommand):
             "2 bad arguments or files, 1 internal error.")
 
     def add_arguments(self, parser):
-        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed), .xlsx, .dta, .sav or .sas7bdat")
         parser.add_argument("--qi", action="append", required=True, metavar="COL",
                             help="a quasi-identifying column (repeat, or separate with commas)")
         group = parser.add_mutually_exclusive_group()

@@ -73,7 +73,7 @@ class Command(OneLineCommand):
             "Exit status: 0 done, 2 bad arguments, files or values.")
 
     def add_arguments(self, parser):
-        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed) or .xlsx")
+        parser.add_argument("input", metavar="INPUT", help="the table: .csv/.tsv/.txt (delimiter sniffed), .xlsx, .dta, .sav or .sas7bdat")
         parser.add_argument("--column", default=None, metavar="COL",
                             help="the column to build the hierarchy for (required unless --transactions or --set-column)")
         items = parser.add_argument_group("items of set-valued data")
