@@ -255,3 +255,15 @@ def test_count_axes_have_whole_ticks_and_go_log_over_two_decades(client_alice, p
     assert count_axis([3, 40, 120], "records")["tickformat"] == ",d" and "dtick" not in count_axis([3, 40], "r")
     log = count_axis([1, 5, 250], "records")
     assert (log["type"], log["title"]["text"]) == ("log", "records (log scale)")
+
+
+def test_the_k_card_states_the_k_reached(client_alice, user):
+    # issue 29, item 8: "k reached 10" beside "at least 4 others" (the k asked) read as one figure with two values
+    job = finished_job(make_dataset(user), k=3, suppression_limit=0.0, sensitive="disease")
+    frame, suppressed = results.load_output(job.result)
+    assert not suppressed.any()
+    smallest = int(frame.groupby(["age", "zip", "sex"]).size().min())  # recounted from the published rows
+    assert smallest > 3 and job.result.report["k_achieved"] == smallest
+    html = client_alice.get(url(job)).content.decode()
+    assert (f"requested k = 3: every published record shares its quasi-identifiers with at least {smallest - 1} "
+            f"others</div>") in html
