@@ -364,3 +364,20 @@ def test_exact_risk_against_the_plain_series():
                 bb += (-1) ** (m + 1) * b
             want = (p / (1 - p)) ** f * (a * (1 + bb) + (-1) ** int(f) * math.log(p))
         assert r == pytest.approx(want, rel=1e-9)
+
+
+def test_level_contributions_as_sdcmicro_sums_them():
+    """attribute_level_contributions (suda2.R:140-159): per variable and value, 100 · Σ over its records of
+    contributionPercent · score / Σ over all records of the same; recomputed here from the per-record figures."""
+    frame = pd.read_csv(REFERENCE / "seed3_runif_10x6_b.csv", dtype=str)
+    keys = ["Var4", "Var5", "Var6"]
+    result = suda2(frame, keys)
+    got = {(c["variable"], c["value"]): c["contribution"] for c in result.level_contributions}
+    for j, k in enumerate(keys):
+        weighted = result.contribution[:, j] * result.score
+        for value in frame[k].unique():
+            want = 100 * weighted[(frame[k] == value).to_numpy()].sum() / weighted.sum()
+            assert got[(k, value)] == pytest.approx(want, abs=1e-12)
+    report = sdc_risk_report(frame, keys)
+    shown = report["suda2"]["level_contributions"]
+    assert [c["contribution"] for c in shown] == sorted(got.values(), reverse=True)[:len(shown)]

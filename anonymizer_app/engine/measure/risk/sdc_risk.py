@@ -96,6 +96,9 @@ def sdc_risk_report(frame: pd.DataFrame, keys: list[str], *, weight: str | None 
             "attribute_contributions": [{"variable": k, "contribution": v}
                                         for k, v in result.attribute_contributions.items()],
             "dis_bands": _dis_bands(result.dis_score),
+            # sdcMicro's attribute_level_contributions: per variable and value, in % of the variable's
+            # contribution; the largest first
+            "level_contributions": sorted(result.level_contributions, key=lambda c: -c["contribution"])[:top * 2],
             "top_records": [{"row": int(i) + 1, "score": float(result.score[i]),
                              "dis_score": _finite(float(result.dis_score[i])),
                              "values": {k: str(frame[k].iloc[i]) for k in keys}}
