@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputError
 from ..parameters import Parameter
 from .base import SdcContext, SdcMethod, SdcOutcome, register
-from .local_suppression_fk import MISSING, MISSING_CELL, encode_keys, wildcard_fk
+from .local_suppression_fk import MISSING, MISSING_CELL, encode_keys, row_ids, wildcard_fk
 
 
 def default_importance(codes: np.ndarray) -> list[int]:
@@ -55,15 +55,9 @@ def _set_aside(codes: np.ndarray, k: int) -> np.ndarray:
     for j in range(codes.shape[1]):
         # sdcMicro fills a missing cell with unique(column)[1], i.e. the first row's value (missing stays missing)
         filled[filled[:, j] == MISSING, j] = codes[0, j]
-    shifted = filled - MISSING  # codes >= 0 for the row ids
-    _, group = np.unique(shifted, axis=0, return_inverse=True)
-    group = group.reshape(-1)
-    order = np.argsort(group, kind="stable")
-    sorted_groups = group[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_groups)) + 1]
-    rank_sorted = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = rank_sorted
+    # one id per key combination (hashing, no sort of the rows), then each row's place within its combination
+    group, _ = pd.factorize(row_ids(filled - MISSING))  # codes >= 0 for the row ids
+    rank = pd.Series(group).groupby(group, sort=False).cumcount().to_numpy()
     return rank < k
 
 

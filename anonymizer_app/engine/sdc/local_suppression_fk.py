@@ -31,7 +31,7 @@ def encode_keys(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
     return codes
 
 
-def _row_ids(values: np.ndarray) -> np.ndarray:
+def row_ids(values: np.ndarray) -> np.ndarray:
     """One int64 id per row of a code matrix (equal rows, equal ids); codes are >= 0 here."""
     if values.shape[1] == 0:
         return np.zeros(len(values), dtype=np.int64)
@@ -52,7 +52,7 @@ def wildcard_fk(codes: np.ndarray) -> np.ndarray:
     if n == 0:
         return fk
     observed = codes >= 0
-    pattern_ids = _row_ids(observed.astype(np.int64))
+    pattern_ids = row_ids(observed.astype(np.int64))
     patterns, pattern_of = np.unique(pattern_ids, return_inverse=True)
     members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
     masks = [observed[rows[0]] for rows in members]
@@ -62,13 +62,10 @@ def wildcard_fk(codes: np.ndarray) -> np.ndarray:
             if shared.size == 0:
                 fk[rows_p] += len(rows_q)
                 continue
-            ids = _row_ids(np.concatenate([codes[rows_p][:, shared], codes[rows_q][:, shared]]))
-            ids_p, ids_q = ids[:len(rows_p)], ids[len(rows_p):]
-            values, counts = np.unique(ids_q, return_counts=True)
-            at = np.searchsorted(values, ids_p)
-            at_clipped = np.minimum(at, len(values) - 1)
-            found = values[at_clipped] == ids_p
-            fk[rows_p] += np.where(found, counts[at_clipped], 0)
+            # hashed, not sorted: one code per combination of the shared columns over both patterns' rows
+            combined, _ = pd.factorize(row_ids(np.concatenate([codes[rows_p][:, shared], codes[rows_q][:, shared]])))
+            counts = np.bincount(combined[len(rows_p):], minlength=int(combined.max()) + 1)
+            fk[rows_p] += counts[combined[:len(rows_p)]]
     return fk
 
 
