@@ -17,6 +17,8 @@ from ..engine import InputError, Role
 from ..engine.measure.figure_catalogue import sdc_risk_figures
 from ..engine.measure.risk.sdc_risk import numeric_risk, sdc_risk_report
 from ..engine.model.column_types import NUMERIC_TYPES
+from ..engine.model.hierarchy import ROOT
+from ..engine.model.missing import MISSING
 from ..models import Dataset, Result
 from . import datasets, storage
 from .risk import _published_dataset_rows, published_rows
@@ -66,7 +68,7 @@ def dataset_sdc_risk(dataset: Dataset, keys: list[str], options: dict, web: bool
 
 def result_sdc_risk(result: Result, options: dict, web: bool = True) -> dict:
     """The figures before (the dataset's rows the run read) and after (the published rows) on the run's
-    quasi-identifiers; the weights and households of the published rows are their dataset rows' (a run publishes
+    quasi-identifiers (a published '*' read as missing, which matches any value); the weights and households of the published rows are their dataset rows' (a run publishes
     those columns as they are, or leaves them out); dRisk of the numeric columns the run changed."""
     keys = list(result.report.get("quasi_identifiers") or [])
     if not keys:
@@ -89,6 +91,8 @@ def result_sdc_risk(result: Result, options: dict, web: bool = True) -> dict:
     if absent:
         raise InputError(f"the published table has no column {', '.join(map(repr, absent))} "
                          f"(this kind of result is not analysed per record)")
+    for k in keys:  # a published '*' (a suppressed or fully generalized cell) could be any value: sdcMicro's NA
+        after_frame[k] = after_frame[k].where(after_frame[k].astype(str) != ROOT, MISSING)
     rows = _published_dataset_rows(result)
     aligned = rows is not None and len(rows) == len(after_frame) and (
         len(rows) == 0 or (rows.min() >= 0 and rows.max() < len(before_frame)))
