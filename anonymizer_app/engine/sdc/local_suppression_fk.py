@@ -5,8 +5,9 @@ are non-missing. Local suppression works towards fk >= k under this count, and t
 published rows, so both read this one module.
 
 Key values are integer codes per column with -1 for a missing cell (``encode_keys``). Records are grouped by
-their pattern of missing cells; for two patterns only the columns observed in both are compared, so the work is
-a sort per pair of patterns present, not a comparison of every pair of records."""
+their pattern of missing cells and, within a pattern, by their key values; for two patterns only the columns
+observed in both are compared, so the work is a hash of the distinct key rows per pair of patterns present, not a
+comparison of every pair of records."""
 
 from __future__ import annotations
 
@@ -52,20 +53,28 @@ def wildcard_fk(codes: np.ndarray) -> np.ndarray:
     if n == 0:
         return fk
     observed = codes >= 0
-    pattern_ids = row_ids(observed.astype(np.int64))
-    patterns, pattern_of = np.unique(pattern_ids, return_inverse=True)
-    members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
-    masks = [observed[rows[0]] for rows in members]
-    for p, rows_p in enumerate(members):
-        for q, rows_q in enumerate(members):
-            shared = np.flatnonzero(masks[p] & masks[q])
+    _, pattern_of = np.unique(row_ids(observed.astype(np.int64)), return_inverse=True)
+    pattern_of = pattern_of.reshape(-1)
+    groups = []  # per pattern: its rows, its observed columns, its distinct key rows, their sizes, row -> distinct
+    for p in range(int(pattern_of.max()) + 1):
+        rows = np.flatnonzero(pattern_of == p)
+        distinct_of, firsts = pd.factorize(row_ids(codes[rows] - MISSING))
+        one_row = np.zeros(len(firsts), dtype=np.int64)
+        one_row[distinct_of] = np.arange(len(rows))  # a row of each distinct key row (its rows are all equal)
+        groups.append((rows, observed[rows[0]], codes[rows[one_row]],
+                       np.bincount(distinct_of, minlength=len(firsts)), distinct_of))
+    for rows_p, mask_p, distinct_p, _, of_p in groups:
+        fk_p = np.zeros(len(distinct_p), dtype=np.int64)  # per distinct key row of pattern p
+        for _, mask_q, distinct_q, sizes_q, _ in groups:
+            shared = np.flatnonzero(mask_p & mask_q)
             if shared.size == 0:
-                fk[rows_p] += len(rows_q)
+                fk_p += int(sizes_q.sum())
                 continue
-            # hashed, not sorted: one code per combination of the shared columns over both patterns' rows
-            combined, _ = pd.factorize(row_ids(np.concatenate([codes[rows_p][:, shared], codes[rows_q][:, shared]])))
-            counts = np.bincount(combined[len(rows_p):], minlength=int(combined.max()) + 1)
-            fk[rows_p] += counts[combined[:len(rows_p)]]
+            # hashed, not sorted: one code per combination of the shared columns over both patterns' distinct rows
+            combined, _ = pd.factorize(row_ids(np.concatenate([distinct_p[:, shared], distinct_q[:, shared]])))
+            counts = np.bincount(combined[len(distinct_p):], weights=sizes_q, minlength=int(combined.max()) + 1)
+            fk_p += counts[combined[:len(distinct_p)]].astype(np.int64)
+        fk[rows_p] = fk_p[of_p]
     return fk
 
 
