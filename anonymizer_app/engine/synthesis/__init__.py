@@ -1,0 +1,16 @@
+"""Synthetic data: the synthesizers' registry (base.py) and the modules that register into it."""
+
+from . import cart, mst  # noqa: F401  (each registers its synthesizer)
+from .base import (
+    NO_GUARANTEE,
+    SYNTHESIZERS,
+    NumericBins,
+    SynthesisCancelled,
+    SynthesisContext,
+    SynthesisOutcome,
+    Synthesizer,
+    get_synthesizer,
+)
+
+__all__ = ["NO_GUARANTEE", "SYNTHESIZERS", "NumericBins", "SynthesisCancelled", "SynthesisContext",
+           "SynthesisOutcome", "Synthesizer", "get_synthesizer"]

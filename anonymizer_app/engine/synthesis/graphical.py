@@ -1,0 +1,95 @@
+"""The graphical-model estimation of the marginal-based synthesizers, on mbi (Private-PGM, McKenna et al.).
+
+mbi runs on jax. Before mbi is imported, jax is set to 64-bit floats (mbi warns that float32 can stall or diverge
+on large tables) and its persistent compilation cache is switched off (mbi compiles many small programs, for
+which the cache only costs disk): set explicitly here, so mbi's import-time warnings never reach the user.
+Everything else the synthesizers do (counting marginals, noise, selection) is numpy/OpenDP; this module is the
+only one that touches jax or mbi."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@functools.cache
+def _mbi() -> Any:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_compilation_cache", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import mbi
+    return mbi
+
+
+Clique = tuple[str, ...]
+
+
+@dataclass
+class Measurement:
+    clique: Clique
+    noisy: np.ndarray  # the noisy counts, flattened in the clique's C order
+    sigma: float
+
+
+def marginal(codes: dict[str, np.ndarray], sizes: dict[str, int], clique: Sequence[str]) -> np.ndarray:
+    """The exact counts of a clique's cells (C order over the clique's columns), from the integer codes."""
+    shape = tuple(sizes[c] for c in clique)
+    flat = np.ravel_multi_index(tuple(codes[c] for c in clique), shape)
+    return np.bincount(flat, minlength=int(np.prod(shape))).astype(float)
+
+
+class Model:
+    """A fitted graphical model: its marginals and sampling."""
+
+    def __init__(self, fitted: Any):
+        self.fitted = fitted
+
+    def marginal(self, clique: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.fitted.project(tuple(clique)).datavector(flatten=True), dtype=float)
+
+    @property
+    def total(self) -> float:
+        return float(self.fitted.total)
+
+    def sample(self, rows: int, seed: int) -> dict[str, np.ndarray]:
+        """Synthetic codes. mbi draws from numpy's global generator: seeded here and restored after, so a run
+        with the same measurements and seed gives the same rows and nothing else's draws are disturbed."""
+        state = np.random.get_state()
+        np.random.seed(seed % 2**32)
+        try:
+            data = self.fitted.synthetic_data(rows=rows)
+        finally:
+            np.random.set_state(state)
+        return {c: np.asarray(v, dtype=np.int64) for c, v in data.to_dict().items()}
+
+
+def estimate(sizes: dict[str, int], measurements: list[Measurement], iters: int,
+             warm_start: Model | None = None, callback: Callable[[], None] | None = None) -> Model:
+    """Fit the graphical model to the noisy marginals (mbi's mirror descent, weighted by 1/σ)."""
+    mbi = _mbi()
+    domain = mbi.Domain(list(sizes), [sizes[c] for c in sizes])
+    linear = [mbi.LinearMeasurement(np.asarray(m.noisy, dtype=float), tuple(m.clique), stddev=float(m.sigma))
+              for m in measurements]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = mbi.estimation.MirrorDescent().estimate(
+            domain, linear, iters=iters, warm_start=warm_start.fitted if warm_start is not None else None,
+            callback_fn=(lambda _: callback()) if callback is not None else None)
+    return Model(fitted)
+
+
+def model_size_mb(sizes: dict[str, int], cliques: list[Clique]) -> float:
+    """The memory of the junction tree of a model on these cliques (8 bytes a cell), as AIM bounds it."""
+    mbi = _mbi()
+    domain = mbi.Domain(list(sizes), [sizes[c] for c in sizes])
+    tree, _ = mbi.junction_tree.make_junction_tree(domain, [tuple(c) for c in cliques])
+    cells = sum(int(np.prod([sizes[a] for a in node])) for node in tree.nodes)
+    return cells * 8 / 2**20
