@@ -125,3 +125,22 @@ def test_microaggregation_group_sizes_rechecked():
 def test_heuristic_equals_engine_call_on_the_same_rows():
     frame = pd.read_csv(REFERENCE / "testdata2.csv", dtype=str)
     assert suppress_locally(frame, KEYS, 2).total == 97
+
+
+def test_a_later_perturbation_that_breaks_k_is_refused_by_the_gate():
+    """A perturbation after local suppression that makes a record rare again: the gate refuses the publication."""
+    from anonymizer_app.engine.sdc import SdcMethod, SdcOutcome
+
+    def apply(frame, context, params):
+        out = frame.copy()
+        out.iloc[0, out.columns.get_loc("roof")] = "a value no other record has"
+        return SdcOutcome(out, {}, {"roof": 1}, {})
+    METHODS["toy_breaker"] = SdcMethod(name="toy_breaker", label="Toy breaker", kind="perturbation",
+                                       summary="changes one key cell", apply=apply)
+    try:
+        spec = sdc_only([SdcStep("local_suppression", {"k": 2}), SdcStep("toy_breaker")])
+        with pytest.raises(VerificationError, match=r"Local suppression's guarantee \(k-anonymity\) does not hold "
+                                                    r"on the published rows \(Toy breaker changed its columns"):
+            pipeline.run(spec)
+    finally:
+        del METHODS["toy_breaker"]
