@@ -15,7 +15,7 @@ class ModelUtilityForm(forms.Form):
     target = forms.ChoiceField(label="Target column", help_text="the column the models predict; it must be "
                                "published as it is (not a quasi-identifier)")
     features = forms.MultipleChoiceField(label="Features", widget=forms.CheckboxSelectMultiple,
-                                         help_text="the columns the models read")
+                                         help_text="the columns the models read (the target is never one of them)")
     models = forms.MultipleChoiceField(label="Models", widget=forms.CheckboxSelectMultiple,
                                        choices=[(m.name, m.label) for m in MODELS.values()], initial=list(MODELS))
     encoding = forms.ChoiceField(label="Encoding of generalized values", choices=[(e, e) for e in ENCODINGS],
@@ -38,7 +38,15 @@ class ModelUtilityForm(forms.Form):
         assert isinstance(feature_field, forms.MultipleChoiceField)
         feature_field.choices = [(c, c) for c in columns]
         if not self.is_bound:
-            self.initial.setdefault("features", [c for c in columns if c not in targets[:1]])
+            self.initial.setdefault("features", list(columns))
+
+    def clean(self):
+        data = super().clean()
+        if data.get("target") and data.get("features") is not None:
+            data["features"] = [f for f in data["features"] if f != data["target"]]
+            if not data["features"]:
+                raise forms.ValidationError("features: choose at least one column besides the target")
+        return data
 
     def spec_data(self) -> dict:
         d = self.cleaned_data

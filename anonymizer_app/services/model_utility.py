@@ -11,6 +11,7 @@ research subset) is refused by name.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..engine import InputError, Role
 from ..engine.measure.figure_catalogue import format_kind
@@ -128,11 +129,13 @@ def run_utility_job(job: Job) -> None:
     progress(0.0, "reading the input and the release")
     before = datasets.load_frame(source.dataset, columns=columns)
     path = storage.output_path(result)
-    after = storage.read_frame(path, columns=columns + [results.SUPPRESSED_COLUMN])
+    # the dataset row of each stored row, when stored: a run that removed its suppressed records holds fewer rows
+    extra = [results.ROW_COLUMN] if results.ROW_COLUMN in storage.stored_columns(path) else []
+    after = storage.read_frame(path, columns=columns + [results.SUPPRESSED_COLUMN] + extra)
     after, suppressed = results.split_suppressed(after)
     rows = after.attrs.get("rows")
-    if rows is not None:  # the rows stored in another order, or some left out: put each back on its input row
-        placed = before.copy().astype(str)
+    if rows is not None:  # put each stored row back on its input row; a record not stored was suppressed ('*')
+        placed = pd.DataFrame("*", index=before.index, columns=after.columns)
         flags = np.ones(len(before), dtype=bool)
         placed.iloc[rows] = after.astype(str).to_numpy()
         flags[rows] = suppressed
