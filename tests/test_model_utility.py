@@ -104,3 +104,19 @@ def test_another_users_run_and_figures_are_404(client, other_user, run, monkeypa
     assert client.get(f"/jobs/{run.pk}/result/models/").status_code == 404
     assert client.post(f"/jobs/{run.pk}/result/models/", form_data()).status_code == 404
     assert client.get(f"/jobs/{submitted[0]}/models/").status_code == 404
+
+
+def test_a_cancel_stops_the_training(run, monkeypatch):
+    """A cancel requested while the models train ends the job cancelled at the next progress call, with no figures."""
+    from anonymizer_app.services import jobs
+
+    real = model_utility.evaluate
+
+    def cancelled_midway(*args, progress=None, **kw):
+        Job.objects.filter(kind=Job.MODEL_UTILITY).update(cancel_requested=True)
+        return real(*args, progress=progress, **kw)
+
+    monkeypatch.setattr(model_utility, "evaluate", cancelled_midway)
+    job = jobs.run_job(model_utility.create_utility_job(run, {"target": "disease"}))
+    assert job.status == Job.CANCELLED and job.message == "cancelled by the user"
+    assert not Result.objects.filter(job=job).exists()
