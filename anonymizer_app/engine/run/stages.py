@@ -125,6 +125,8 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     # the bar leaves "encoding" as the search starts (the search reports from here on)
     report(0.05, f"{info.label}: searching ({table.n:,} records, {len(table.qi)} quasi-identifiers)")
     recoding = info.run(problem)
+    problem.release_row_codes(leaf_codes.codes)
+    del codes
     built = Built(table, info, problem, models, suppression_limit, sensitive, all_hs, hs, ordered, leaf_codes, freq,
                   research, domains, report)
     result = assemble(recoding, built)
@@ -290,15 +292,13 @@ def _domain_maker(model: PrivacyModel, hierarchies: dict, numeric: bool) -> Call
 
 
 def _encode(table: Table, hs: dict[str, Hierarchy], ordered: list[Hierarchy]) -> tuple[np.ndarray, LeafCodes]:
-    """The QIs' leaf codes, read-only from here (the checks compare cells with them): N x q in C order for the
-    algorithms, and as the run's LeafCodes the same codes one contiguous column per QI (an N x q view of the
-    q x N array encode_columns writes), which the frequency set, the output, the figures and the checks read
-    column by column (a column of the C-order matrix is a strided pass over all of it)."""
+    """The QIs' leaf codes, read-only from here (the checks compare cells with them): N x q for the algorithms
+    (Problem.codes copies them into C order for the algorithms that read rows, on first use), and as the run's
+    LeafCodes the same codes one contiguous column per QI (an N x q view of the q x N array encode_columns
+    writes), which the frequency set, the output, the figures and the checks read column by column."""
     columns = table.encode_columns(hs)
     columns.flags.writeable = False
-    codes = np.ascontiguousarray(columns.T)
-    codes.flags.writeable = False
-    return codes, LeafCodes.freeze(columns.T, ordered)
+    return columns.T, LeafCodes.freeze(columns.T, ordered)
 
 
 def check_supported(info, models: list[PrivacyModel]) -> None:
