@@ -135,6 +135,17 @@ def populate(client: Client, alice) -> dict[str, list]:
                                       options={"source_job": str(flash.pk)}))
     assert client.get(f"/jobs/{flash.pk}/lattice/node.json?levels=0,0,0,0").status_code in (200, 400)
     queued = jobs.create_job(ds, "datafly", 2, 0.5, "disease")  # never run: a queued job's routes too
+    # issue 30/31 surfaces: a run with SDC steps (local suppression after recoding, PRAM on the sensitive
+    # column), its statistics cached, models trained on a release (a model-utility job and its figures)
+    from anonymizer_app.services import model_utility, statistics
+
+    sdc_run = _run(jobs.create_job(ds, "datafly", 2, 0.5, "disease", {
+        "sdc": [{"method": "local_suppression", "parameters": {"k": 2}}], "sdc_seed": 3}))
+    statistics.result_statistics(sdc_run.result)
+    statistics.pair_statistics(sdc_run.result, "age", "sex")
+    utility = model_utility.create_utility_job(flash, {"target": "disease", "models": "logistic"})
+    model_utility.run_utility_job(utility)
+    utility.refresh_from_db()
 
     tx = setvalued.create_transaction_dataset(alice, MILK.encode(), f"{MARK}-milk.txt", ",", False)
     km = _run(setvalued.create_set_job(Dataset.objects.get(pk=tx.pk), "dynamic", 2, 2))
@@ -145,6 +156,7 @@ def populate(client: Client, alice) -> dict[str, list]:
     dcm_job = _run(jobs.create_job(Dataset.objects.get(pk=dcm.pk), "datafly", 2, 0.5))
 
     version = policy_services.save_from_job(flash, f"{MARK} policy")
+    sdc_version = policy_services.save_from_job(sdc_run, f"{MARK} sdc policy")  # a policy with SDC steps
     account = RemoteAccount(owner=alice, service="zenodo", base_url="http://127.0.0.1:9", name=f"{MARK} repo")
     account.set_token(SECRET_TOKEN)
     account.save()
@@ -162,10 +174,11 @@ def populate(client: Client, alice) -> dict[str, list]:
         "source_import": imports,
         "dataset": [ds.pk, tx.pk, dcm.pk],
         "column": list(Column.objects.filter(dataset__owner=alice).values_list("pk", flat=True)),
-        "job": [str(j.pk) for j in (flash, lattice, anatomy, compared, tried, queued, km, dcm_job)],
+        "job": [str(j.pk) for j in (flash, lattice, anatomy, compared, tried, queued, km, dcm_job, sdc_run,
+                                      utility)],
         "hierarchy": list(Hierarchy.objects.filter(owner=alice).values_list("pk", flat=True)),
         "session": [session],
-        "policy": [version.policy_id],
+        "policy": [version.policy_id, sdc_version.policy_id],
         "version": [version.number],
         "account": [account.pk],
         "pseudonym_key": [key.pk],
@@ -219,6 +232,8 @@ def _kind(route: str, name: str) -> str:
     """Which of A's objects fills the parameter ``name`` of ``route`` (KeyError: a parameter never seen)."""
     if name == "key_id":  # /keys/<id>/ on the web and /api/v1/keys/<id>/ are both pseudonymization keys
         return "pseudonym_key"
+    if name == "other_id":  # B of two runs side by side (/jobs/<a>/compare/<b>/, /api/v1/runs/<a>/compare/<b>/)
+        return "job"
     return {"dataset_id": "dataset", "column_id": "column", "job_id": "job", "pk": "hierarchy",
             "hierarchy_id": "hierarchy", "token": "session", "policy_id": "policy", "number": "version",
             "account_id": "account", "token_id": "api_key", "import_id": "source_import", "object_id": "user", "id": "user",
@@ -230,7 +245,11 @@ GHOST = {"source_import": "00000000-0000-4000-8000-000000000000", "dataset": 987
          "pseudonym_key": 987654321, "api_key": 987654321, "user": 987654321}
 # query strings some routes validate before they look the object up: given, so that the lookup is reached
 QUERY = {"api/v1/lattice/<uuid:job_id>/node/": "?levels=0,0,0,0", "jobs/<uuid:job_id>/lattice/node.json":
-         "?levels=0,0,0,0"}
+         "?levels=0,0,0,0",
+         # a pair of columns (contingency table), two lattice nodes: valid, so the lookup of the run is reached
+         "jobs/<uuid:job_id>/result/statistics/": "?a=age&b=sex", "api/v1/runs/<uuid:job_id>/statistics/":
+         "?a=age&b=sex", "jobs/<uuid:job_id>/lattice/compare/": "?a=0,0,0,0&b=1,1,1,0",
+         "api/v1/runs/<uuid:job_id>/lattice-compare/": "?a=0,0,0,0&b=1,1,1,0"}
 
 
 def fill(route: str, regex: str, names: list[str], ids: dict) -> list[tuple[str, str]]:
@@ -276,6 +295,11 @@ def _answer_ok(response, route: str, interface: str) -> bool:
     if interface == "cross":  # a key on a web page or a session on the API: not signed in there
         return status in (401, 403, 404, 405) or (status == 302 and response["Location"].startswith("/accounts/login/"))
     return status in REFUSED
+
+
+# routes of a job kind populate() does not make yet (synthetic releases, issue 33, in progress): B's 404s on them
+# are swept with A's other jobs, but A's own answer cannot be checked until A owns such a job
+OWNER_CHECK_WITHOUT_A_OBJECT = {"jobs/<uuid:job_id>/synthesis/", "jobs/<uuid:job_id>/synthesis/download/<str:fmt>"}
 
 
 BODY_REFERENCES = [
@@ -338,8 +362,11 @@ def test_no_object_of_a_reaches_b(client, django_user_model, capsys):
     b_ds.columns.filter(name__in=["age", "zip"]).update(role=Role.QUASI_IDENTIFYING.value)
     b_job = _run(jobs.create_job(b_ds, "datafly", 2, 0.5))
     b_tx = setvalued.create_transaction_dataset(bob, b"milk,feta\nmilk\nfeta,milk\n", "bob.txt", ",", False)
+    from policies import services as policy_services
+
     b = {"tx": b_tx.pk, "dataset": b_ds.pk, "column": b_ds.columns.get(name="zip").pk, "job": str(b_job.pk),
-         "name_position": b_ds.columns.get(name="name").position}
+         "name_position": b_ds.columns.get(name="name").position,
+         "policy": policy_services.save_from_job(b_job, "bob policy").policy_id}
 
     before = snapshot(alice)
     routes = object_routes()
@@ -400,6 +427,39 @@ def test_no_object_of_a_reaches_b(client, django_user_model, capsys):
         if not refused:
             wrong.append(("post", url, "web body", response.status_code, body[:300]))
 
+    # mixed pairs: one of A's objects and one of B's in the same request (A's run beside B's run, either order;
+    # B's policy applied to A's dataset and A's SDC policy to B's; models on A's run from B's side)
+    mixed = [(b_web, "get", f"/jobs/{a_run}/compare/{b['job']}/", None) for a_run in ids["job"]]
+    mixed += [(b_web, "get", f"/jobs/{b['job']}/compare/{a_run}/", None) for a_run in ids["job"]]
+    mixed += [(b_api, "get", f"/api/v1/runs/{a_run}/compare/{b['job']}/", None) for a_run in ids["job"]]
+    mixed += [(b_api, "get", f"/api/v1/runs/{b['job']}/compare/{a_run}/", None) for a_run in ids["job"]]
+    mixed += [(b_web, "post", f"/jobs/{a_run}/result/models/", {"target": "disease", "models": "logistic"})
+              for a_run in ids["job"]]
+    mixed += [(b_api, "post", f"/api/v1/runs/{a_run}/utility/", {"target": "disease", "models": ["logistic"]})
+              for a_run in ids["job"]]
+    mixed += [(b_web, "get", f"/jobs/{a_run}/result/statistics/?a=age&b=sex", None) for a_run in ids["job"]]
+    mixed += [(b_web, "post", f"/policies/apply/{a_ds}/", {"policy": b["policy"]}) for a_ds in ids["dataset"]]
+    mixed += [(b_api, "post", f"/api/v1/policies/{b['policy']}/apply/", {"dataset": a_ds})
+              for a_ds in ids["dataset"]]
+    mixed += [(b_web, "post", f"/policies/apply/{b['dataset']}/", {"policy": p}) for p in ids["policy"]]
+    mixed += [(b_api, "post", f"/api/v1/policies/{p}/apply/", {"dataset": b["dataset"]}) for p in ids["policy"]]
+    for client, method, url, data in mixed:
+        api = client is b_api
+        if method == "get":
+            response = client.get(url)
+        elif api:
+            response = client.post(url, json.dumps(data), content_type="application/json")
+        else:
+            response = client.post(url, data)
+        requests += 1
+        body = _content(response)
+        if MARK.encode() in body or SECRET_TOKEN.encode() in body:
+            leaks.append((method, url, "mixed", response.status_code))
+        # a form naming A's object as a choice on B's own page refuses it as an invalid choice (400)
+        if response.status_code not in REFUSED and not (data is not None and response.status_code == 400):
+            wrong.append((method, url, "mixed", response.status_code, body[:300]))
+    assert not Job.objects.filter(owner=bob).exclude(pk=b_job.pk).exists()  # nothing queued for B either
+
     after = snapshot(alice)
     with capsys.disabled():
         print(f"\ncross-user sweep: {swept_routes} object routes, {requests} requests by B, {len(leaks)} leaks, "
@@ -412,7 +472,7 @@ def test_no_object_of_a_reaches_b(client, django_user_model, capsys):
     a_api = Client(HTTP_AUTHORIZATION=f"Bearer {ApiToken.issue(alice, 'owner')[1]}")
     missing = []
     for route, regex, names in routes:
-        if route.startswith("admin/"):
+        if route.startswith("admin/") or route in OWNER_CHECK_WITHOUT_A_OBJECT:
             continue
         answers = [(a_api if route.startswith("api/") else a_client).get(url).status_code
                    for url, _ in fill(route, regex, names, ids)]
@@ -428,7 +488,7 @@ def test_every_parameter_of_every_route_is_filled():
     unknown = [(route, name) for route, _, names in routes for name in names
                if name not in {"dataset_id", "column_id", "job_id", "pk", "hierarchy_id", "token", "policy_id",
                                "number", "account_id", "token_id", "object_id", "id", "content_type_id", "fmt",
-                               "app_label", "url", "key_id", "import_id"}]
+                               "app_label", "url", "key_id", "import_id", "other_id"}]
     assert not unknown, unknown
 
 
