@@ -22,6 +22,7 @@ from ..backends.dask.source import ParquetTable
 from ..errors import Cancelled, InputError
 from ..model.table import Role, Table
 from ..setvalued import anonymize_transactions
+from .blas import one_blas_thread
 from .gate import Publication, publish, publish_identifiers, publish_set_column, publish_transactions
 from .report import build_report, build_set_report
 from .sdc import refuse_unsupported, run_sdc
@@ -35,6 +36,7 @@ def runs_out_of_core(spec: RunSpec) -> bool:
     return out_of_core.supports(spec.algorithm, list(spec.models))
 
 
+@one_blas_thread()
 def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | None = None) -> Publication:
     """Execute ``spec``; the published rows go to ``sink`` (if given) and the returned Publication.
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..algorithms.base import ProgressCallback
 from ..errors import InputError
 from ..model.table import Table
+from ..run.blas import one_blas_thread
 from ..run.spec import RunSpec
 from ..run.stages import compute
 from .lattice_metrics import METRIC_HELP as LATTICE_METRIC_HELP
@@ -43,6 +44,7 @@ def lattice_size(spec: RunSpec) -> int:
     return size
 
 
+@one_blas_thread()
 def evaluate(spec: RunSpec, metric: str | None = None, progress: ProgressCallback | None = None) -> dict:
     """Every node of the run's lattice under the run's full specification (exhaustive evaluation)."""
     table = spec.table
