@@ -51,4 +51,9 @@ def test_a_wide_table_adds_no_page_of_json(client_alice, user):
     # the 60 insensitive columns are one row of the roles table
     flat = " ".join(pdf_text.split())
     assert "60 other columns" in flat and "kept as is: extra_0, extra_1," in flat
-    assert pages <= 5, pages
+    # the same table without its 60 extra columns: the wide one is longer only by the lines of their names (which
+    # may carry the last section over one page break), never by a page per column
+    narrow = "\n".join(",".join(r) for r in [header[:5]] + rows)
+    narrow_job = jobs.run_job(jobs.create_job(make_dataset(user, narrow, "narrow.csv"), "datafly", 2, 0.25, "disease"))
+    narrow_pages, _ = _pdf(client_alice, narrow_job)
+    assert pages <= narrow_pages + 1, (pages, narrow_pages)

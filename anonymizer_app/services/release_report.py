@@ -314,7 +314,7 @@ def context(job: Job, result: Result, labels: dict[str, tuple[str, str]], fmt) -
         "model_checks": [dict(c, value_text=format_check(c)) for c in report.get("model_checks") or []],
         "utility": figure_rows(report, UTILITY_KEYS, job.k, labels, fmt),
         "attributes": attribute_figures(report),  # per quasi-identifier (the figure catalogue's texts)
-        "statistics": statistics.report_rows(result),  # statistics before and after (services.statistics)
+        "statistics": statistics.report_rows(result, leave_out=kept_columns),  # before and after (services.statistics)
         "model_utility": model_utility.report_section(job),  # models trained on the release (newest job)
         "risk": figure_rows(report, RISK_KEYS, job.k, labels, fmt),
         "charts": charts(report),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
@@ -107,16 +108,19 @@ def pair_statistics(result: Result, first: str, second: str) -> dict:
     return _cached(result, f"statistics-pair-{key}.json", compute)
 
 
-def report_rows(result: Result) -> list[dict] | None:
+def report_rows(result: Result, leave_out: Collection[str] = ()) -> list[dict] | None:
     """The release report's short table: per column the distinct values and missing cells, and for numbers the
     mean, median and standard deviation before and after ("midpoint / interval-aware" when the published column
-    holds ranges); None when the result has no statistics (services.statistics._check)."""
+    holds ranges); None when the result has no statistics (services.statistics._check). ``leave_out``: columns the
+    report shows as one row (a wide table's insensitive columns kept as they are), so the PDF stays short."""
     try:
         figures = result_statistics(result)
     except InputError:
         return None
     rows = []
     for column in figures["columns"]:
+        if column["column"] in leave_out:
+            continue
         before, after = column["before"], column["after"]
         row = {"column": column["column"], "kind": column["kind"],
                "distinct": [format_kind("count", before["distinct"]), format_kind("count", after["distinct"])],
