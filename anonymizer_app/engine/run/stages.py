@@ -55,6 +55,19 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     """The computing stages of the pipeline for an in-memory table: encode, search, recode, build the
     output, measure, verify."""
     started = time.perf_counter()
+    recoding, built, persons = search(spec, progress)
+    result = assemble(recoding, built)
+    if persons is not None:
+        result.persons = person_figures(result, persons)
+    result.seconds = time.perf_counter() - started
+    built.report(0.95, "verified")
+    return result
+
+
+def search(spec: RunSpec, progress: ProgressCallback | None = None) -> tuple[object, Built, Persons | None]:
+    """The stages up to the search: encode, build the problem, run the algorithm. The recoding it found, what
+    :func:`assemble` needs to build, measure and verify the output, and the persons (with a person id). The
+    solution lattice stops here: it shows the search's own figures, not a recoded table."""
     table = spec.table
     if not isinstance(table, Table):
         raise InputError("a streamed table runs out of core (pipeline.run), not in memory")
@@ -129,12 +142,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     del codes
     built = Built(table, info, problem, models, suppression_limit, sensitive, all_hs, hs, ordered, leaf_codes, freq,
                   research, domains, report)
-    result = assemble(recoding, built)
-    if persons is not None:
-        result.persons = person_figures(result, persons)
-    result.seconds = time.perf_counter() - started
-    report(0.95, "verified")
-    return result
+    return recoding, built, persons
 
 
 def person_run(table: Table, info: AlgorithmInfo, models: list[PrivacyModel]) -> Persons | None:

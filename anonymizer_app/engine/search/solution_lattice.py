@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..model.table import Table
 from ..run.blas import one_blas_thread
 from ..run.spec import RunSpec
-from ..run.stages import compute
+from ..run.stages import search
 from .lattice_metrics import METRIC_HELP as LATTICE_METRIC_HELP
 from .lattice_metrics import REPORT_KEYS, WEIGHTED
 from .lattice_search import METRIC
@@ -60,12 +60,14 @@ def evaluate(spec: RunSpec, metric: str | None = None, progress: ProgressCallbac
         options["weights"] = weights
     if metric == "classification":  # the run's target column, which the metric reads
         options["target"] = str((spec.options or {}).get("target") or "")
-    result = compute(spec.with_algorithm("exhaustive", options), progress)
-    hs = result.hierarchies
-    data = build_lattice(result.search["lattice"], [hs[c] for c in table.qi], metric)
-    data["models"] = [m.describe() for m in result.models]
-    if result.search.get("weights"):  # the weights the values were computed with (unequal ones only)
-        data["weights"] = result.search["weights"]
+    # the search's own export is the lattice: no rows are recoded, measured or verified for it
+    recoding, built, _ = search(spec.with_algorithm("exhaustive", options), progress)
+    info = recoding.info  # type: ignore[attr-defined]  # exhaustive: a FullDomainRecoding
+    hs = built.all_hs
+    data = build_lattice(info["lattice"], [hs[c] for c in table.qi], metric)
+    data["models"] = [m.describe() for m in built.models]
+    if info.get("weights"):  # the weights the values were computed with (unequal ones only)
+        data["weights"] = info["weights"]
     return data
 
 
