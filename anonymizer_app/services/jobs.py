@@ -20,7 +20,7 @@ from ..engine import InputError
 from ..engine.algorithms import check_person_level
 from ..engine.algorithms.fixed import parse_levels
 from ..engine.model.persons import check_adversary
-from ..engine.search.lattice_metrics import parse_weights
+from ..engine.search.lattice_metrics import check_target, parse_weights
 from ..engine.search.lattice_search import METRIC
 from ..models import Dataset, Job, Result
 
@@ -117,6 +117,17 @@ def check_weights(dataset: Dataset, algorithm: str, options: dict) -> None:
     parse_weights(options["weights"], qi, str(options.get("metric") or METRIC.default))
 
 
+def check_classification_target(dataset: Dataset, algorithm: str, options: dict) -> None:
+    """The classification metric's target checked before the job is queued: missing, not a column or a QI is
+    named at once (lattice_metrics.check_target's message), not by the worker."""
+    if str(options.get("metric") or "") != "classification":
+        return
+    if not any(p.name == "target" for p in engine.get_algorithm(algorithm).options):
+        return
+    qi = list(dataset.qi_columns.values_list("name", flat=True))
+    check_target(str(options.get("target") or "").strip(), list(dataset.columns.values_list("name", flat=True)), qi)
+
+
 def check_feasible(dataset: Dataset, k: int, models: list[dict], suppression_limit: float,
                    marker: str | None = None) -> None:
     """Each model's own feasibility check on the dataset's values (engine.privacy.check_feasible): l above
@@ -141,6 +152,7 @@ def create_job(dataset: Dataset, algorithm: str, k: int, suppression_limit: floa
     # SDC steps after the recoding (services/sdc_runs.py): validated and normalized with the options
     options = sdc_runs.checked_options(dataset, options or {})
     check_weights(dataset, algorithm, sdc_runs.algorithm_options(options))
+    check_classification_target(dataset, algorithm, sdc_runs.algorithm_options(options))
     if population is None:
         models = validate_job(dataset, algorithm, k, suppression_limit, sensitive, models)
         check_levels(dataset, algorithm, sdc_runs.algorithm_options(options))

@@ -344,16 +344,21 @@ class Classification(NodeMetric):
         return bound
 
 
-def target_codes(values, name: str, qi: list[str]) -> np.ndarray:
-    """The target column's values as codes 0..v-1 (missing values are one value of their own). Raises
-    InputError when there is no target or it is a QI."""
+def check_target(name: str, columns: list[str], qi: list[str]) -> None:
+    """The classification metric's target: named, a column of the table, not a QI (InputError naming it)."""
     if not name:
         raise InputError("the classification metric needs a target column (--target / the Target column field)")
     if name in qi:
         raise InputError(f"target: {name!r} is a quasi-identifier; the classification metric keeps a column "
                          f"outside the QIs predictable from them")
-    if values is None:
+    if name not in columns:
         raise InputError(f"target: unknown column {name!r}")
+
+
+def target_codes(values, name: str, qi: list[str], columns: list[str]) -> np.ndarray:
+    """The target column's values as codes 0..v-1 (missing values are one value of their own), after
+    check_target."""
+    check_target(name, columns, qi)
     import pandas as pd
 
     codes, _ = pd.factorize(pd.Series(values).astype(str), use_na_sentinel=False)
@@ -371,5 +376,6 @@ def classification_metric(problem, evaluator: NodeEvaluator) -> Classification:
                          "metric")
     name = str(problem.options.get("target") or "").strip()
     frame = problem.table.frame
-    codes = target_codes(frame[name] if name in frame.columns else None, name, list(problem.table.qi))
+    codes = target_codes(frame[name] if name in frame.columns else None, name, list(problem.table.qi),
+                         list(frame.columns))
     return Classification(evaluator, np.asarray(problem.freq.inverse), codes, problem.records)
