@@ -207,9 +207,10 @@ class ColumnsForm(forms.Form):
             values = self.values(c.name)
             if values is None:
                 continue
-            if weight_problem(values, c.name) is not None:  # the whole column read only to name the row
-                self.add_error(f"role:{c.name}", weight_problem(values, c.name,
-                                                                self.rows(c.name) if self.rows else None))
+            problem = weight_problem(values, c.name)
+            if problem is not None:  # the whole column read only to name the row
+                rows = self.rows(c.name) if self.rows else None
+                self.add_error(f"role:{c.name}", weight_problem(values, c.name, rows) or problem)
 
     def changes(self) -> dict[str, tuple[str, str]]:
         """column name -> (type, role) as submitted."""
