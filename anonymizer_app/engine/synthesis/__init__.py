@@ -1,6 +1,6 @@
 """Synthetic data: the synthesizers' registry (base.py) and the modules that register into it."""
 
-from . import cart, mst  # noqa: F401  (each registers its synthesizer)
+from . import aim, cart, mst  # noqa: F401  (each registers its synthesizer)
 from .base import (
     NO_GUARANTEE,
     SYNTHESIZERS,
