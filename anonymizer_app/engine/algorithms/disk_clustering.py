@@ -17,6 +17,10 @@
      by row range;
 3. generalization per cluster (local recoding): ranges [lo-hi] for numbers, LCAs for categories.
 
+Attribute weights (the run's ``weights`` option, issue 30) weigh the record/centroid distance of steps
+fillClusters, removeSmallClusters and the splits as in k-member and OKA (search/attribute_weights.py); the
+Z-order key that forms the buckets is a locality index, not a loss, and stays unweighted (as OKA's index).
+
 ``memory_mb`` bounds the working set of steps 1-2 (batches, one bucket, its centroids) whatever N
 is. Through ``engine.anonymize`` the caller still holds the table and its output cells; the product's
 jobs and the CLI use ``out_of_core.anonymize_out_of_core`` instead, which streams the table in
@@ -37,6 +41,7 @@ import pandas as pd
 
 from ..model.table import group_rows
 from ..privacy import Parameter
+from ..search.attribute_weights import WEIGHTS, problem_factors
 from ..search.clustering import (
     SEED,
     finish,
@@ -67,7 +72,8 @@ def disk_clustering(problem: Problem) -> CellRecoding:
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
     codes = problem.codes
     group = np.full(n, -1, dtype=np.int64)
-    with ClusterStore(space_of(problem), k, memory_mb, rng, directory=problem.scratch) as store:
+    factors = problem_factors(problem)  # None: unweighted (no weights, or all equal)
+    with ClusterStore(space_of(problem), k, memory_mb, rng, directory=problem.scratch, factors=factors) as store:
         for s in range(0, n, store.io_batch):
             store.add(codes[s:s + store.io_batch])
             problem.report(0.2 * min(s + store.io_batch, n) / n,
@@ -97,8 +103,9 @@ class ClusterStore:
     SAMPLE = 64  # every 64th record's key is kept to choose the splitters
 
     def __init__(self, space, k: int, memory_mb: float, rng: np.random.Generator, keep_labels: bool = False,
-                 directory: str | None = None):
+                 directory: str | None = None, factors: np.ndarray | None = None):
         self.space, self.k, self.rng, self.keep_labels = space, k, rng, keep_labels
+        self.factors = factors  # per QI weight factors of the clustering distance (None: unweighted)
         self.q = space.q
         self.B = bucket_size(memory_mb, self.q, k)
         self.io_batch = max(1000, min(self.B, 200_000))
@@ -187,7 +194,7 @@ class ClusterStore:
             pending = [arr[size:].copy()] if len(arr) > size else []
             held = len(arr) - size
             del arr
-            local = _cluster_bucket(self.space, block, self.k, self.rng, tick)
+            local = _cluster_bucket(self.space, block, self.k, self.rng, tick, self.factors)
             n_local = int(local.max()) + 1 if len(local) else 0
             out = [ids, local + next_cluster]
             if self.keep_labels:
@@ -320,12 +327,12 @@ def _global_embedding(space, enc: Encoded, block: np.ndarray) -> np.ndarray:
 
 
 def _cluster_bucket(space, block: np.ndarray, k: int, rng: np.random.Generator,
-                    tick: Callable[[], None] | None = None) -> np.ndarray:
+                    tick: Callable[[], None] | None = None, factors: np.ndarray | None = None) -> np.ndarray:
     """Algorithm 3 steps 3-5 on one bucket: cluster ids 0.. for its records; ``tick()`` (if given) at every
-    batch of records placed and every cluster split."""
+    batch of records placed and every cluster split; ``factors``: the attribute weights' per-QI factors."""
     first, inverse, counts = group_rows(block)
     tuples = block[first]
-    enc = Encoded(space, tuples)
+    enc = Encoded(space, tuples, factors)
     group, n_ident = identical_clusters(inverse, counts, k)
     rest = np.flatnonzero(group < 0)
     if len(rest) >= k:
@@ -358,6 +365,7 @@ register(
             Parameter("memory_mb", int, 256, "memory for the clustering working set, in MB (the table itself "
                       "stays on disk and is read one bucket at a time)", minimum=1, label="Memory (MB)"),
             SEED,
+            WEIGHTS,
         ),
         reference="Big Data Anonymization (NTUA master's thesis 2022, seed 003) chapter 3; J.-L. Lin et al. 2010",
         out_of_core=True,

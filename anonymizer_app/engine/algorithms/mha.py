@@ -40,7 +40,10 @@ Algorithm
          the Hilbert keys, the records nearest to it in every bucket, as many as the leaf asks.
     3. Refinement: each record moves to the nearest class of its cluster (seed-003 record/centroid
        distance) when that is nearer than its own class and neither k nor β-likeness breaks in the
-       two classes; passes repeat until nothing moves (at most ``REFINE_PASSES``).
+       two classes; passes repeat until nothing moves (at most ``REFINE_PASSES``). With attribute weights
+       (the ``weights`` option, issue 30) this distance is the weighted one of k-member and OKA
+       (search/attribute_weights.py); the grouping of steps 1-2 uses no per-QI loss (JS divergence of
+       the sensitive distributions, β-likeness, the Hilbert order as a locality index) and takes none.
     4. Published classes: every class's QIs are generalized to its range / lowest common ancestor
        (local recoding). Classes whose labels coincide are ONE class in the output (rows with identical
        published QI tuples), and classes of different BK clusters can coincide, so the bound is
@@ -82,6 +85,7 @@ from ..errors import InputError, UnsatisfiableError, VerificationError
 from ..measure.metrics import cell_loss_figures
 from ..model.hierarchy import ROOT
 from ..privacy import BetaLikeness, Parameter
+from ..search.attribute_weights import WEIGHTS, problem_factors
 from ..search.clustering import SEED, k_of, space_of
 from ..search.distance import Centroids, Encoded, nearest
 from ..search.recoding import cells_from_groups
@@ -596,6 +600,7 @@ def _beta_model(problem: Problem):
 
 def mha(problem: Problem) -> CellRecoding:
     k = k_of(problem)
+    factors = problem_factors(problem)  # checked first: bad weights are refused before any work
     beta, column, notes = _beta_model(problem)
     l_js = float(problem.options.get("js l", JS_L.default))
     rng = np.random.default_rng(int(problem.options.get("seed", 0)))
@@ -668,7 +673,10 @@ def mha(problem: Problem) -> CellRecoding:
     problem.report(0.75, "MHA: refinement")
     moves = 0
     if cluster_of_class:
-        group, moves = refine(enc, freq.inverse, group, np.array(cluster_of_class), values, f, k, m,
+        # the refinement's record/centroid distance takes the attribute weights (the record-linkage figure
+        # below stays an unweighted attacker's distance)
+        enc_w = enc if factors is None else Encoded(space_of(problem), freq.codes, factors)
+        group, moves = refine(enc_w, freq.inverse, group, np.array(cluster_of_class), values, f, k, m,
                               tick=lambda: problem.heartbeat(0.8, "MHA: refinement"))
     suppressed = group < 0
     if int(suppressed.sum()) > problem.budget:
@@ -724,7 +732,7 @@ register(
         run=mha,
         honours=("k-anonymity", "beta-likeness"),
         recoding="local",
-        options=(JS_L, MHA_BETA, SEED),
+        options=(JS_L, MHA_BETA, SEED, WEIGHTS),
         reference="Amiri 2020 (seed 004); β-partition after Cao & Karras, Publishing microdata with a robust "
         "privacy guarantee, VLDB 2012",
         check_published=check_published,

@@ -52,6 +52,8 @@ from ..run.result import check_cells
 from ..run.spec import REMOVE, RunSpec, StreamedTable
 from ..run.stages import validate_options
 from ..run.weighted import ColumnFigures, ColumnPlan, CountedClasses, LabelCounter
+from ..search.attribute_weights import weight_factors
+from ..search.lattice_metrics import parse_weights
 from ..search.recoding import QISpace
 
 ALGORITHM = "disk-clustering"
@@ -112,9 +114,11 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
     source = spec.table
     assert isinstance(source, StreamedTable)
     run = _scan_stage(source, spec, progress)
+    # attribute weights weigh the clustering distance as in memory (None: no weights, or all equal)
+    factors = weight_factors(parse_weights(run.options.get("weights"), list(run.qi), None))
     with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=spec.scratch) as tmp, \
             ClusterStore(run.space, run.k, run.memory_mb, np.random.default_rng(int(run.options["seed"])),
-                         keep_labels=True, directory=tmp) as store:
+                         keep_labels=True, directory=tmp, factors=factors) as store:
         parts = _partitions(run.n, 8 * (len(run.qi) + len(run.attacked) + 1), run.memory_mb)
         before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts)
         after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts)

@@ -47,7 +47,8 @@ TARGET_HELP = ("the column the classification metric keeps predictable (not a qu
 WEIGHTED = ("height", "ncp", "entropy", "loss")  # the metrics that take attribute weights
 WEIGHTS_HELP = ("attribute weights, 'qi=w,qi=w' with w from 0 to 1 (QIs not named weigh 0.5, ARX's default); "
                 "the metric (height, ncp, entropy or loss) counts each QI's loss by its weight, Mondrian cuts "
-                "the QI of largest weight x width, k-member and OKA weigh each QI's distance")
+                "the QI of largest weight x width, k-member, OKA, the disk-based hybrid and MHA's refinement "
+                "weigh each QI's distance")
 DEFAULT_WEIGHT = 0.5
 
 
