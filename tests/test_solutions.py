@@ -170,3 +170,33 @@ def test_two_lattice_nodes_side_by_side(client_alice, ds, user, monkeypatch):
     bad = client_alice.get(f"/jobs/{job.pk}/lattice/compare/", {"a": a_levels, "b": "9,9"})
     assert bad.status_code == 400 and 'id="solutions-error"' in bad.content.decode()
     assert api_for(user).get(f"/api/v1/runs/{job.pk}/lattice-compare/", {"a": "x", "b": b_levels}).status_code == 400
+
+
+def test_two_lattice_nodes_have_the_statistics_of_the_nodes_kept_as_runs(client_alice, ds, user, monkeypatch):
+    """A node's statistics before and after are computed from its publication (no stored output): the rows equal
+    those of the same two nodes kept as results of their own (services.statistics on their stored outputs)."""
+    from anonymizer_app.services import lattice as lattice_service
+    from anonymizer_app.services import solutions as solution_service
+
+    run_jobs_synchronously(monkeypatch)
+    job = run(ds, "flash", 2)
+    report = job.result.report
+    a_levels = results.transformation_key(report)
+    table, hierarchies = datasets.dataset_table(ds)
+    hs = table.hierarchies(hierarchies)
+    b_levels = ",".join(str(hs[q].height) for q in report["quasi_identifiers"])
+    html = client_alice.get(f"/jobs/{job.pk}/lattice/compare/", {"a": a_levels, "b": b_levels}).content.decode()
+    assert 'id="statistics-note"' not in html
+    kept = []
+    for levels in (a_levels, b_levels):
+        node = lattice_service.keep_node(job, levels)
+        node = jobs.run_job(node)
+        assert node.status == Job.SUCCEEDED, node.message
+        kept.append(node)
+    expected = solution_service.statistics_rows(kept[0], kept[1])
+    assert expected  # the kept runs have statistics
+    body = api_for(user).get(f"/api/v1/runs/{job.pk}/lattice-compare/", {"a": a_levels, "b": b_levels}).json()
+    assert body["statistics"] == expected
+    shown = [row_cells(html, f"statistic-{i}") for i in range(1, html.count('<tr id="statistic-') + 1)]
+    assert shown == [[r["column"], r["label"], r["input_text"], r["a_text"], r["b_text"], r["difference_text"]]
+                     for r in expected]

@@ -52,7 +52,9 @@ class NodesSideBySide(APIView):
         try:
             a = lattice_pages.checked_levels(job, request.query_params.get("a", ""))
             b = lattice_pages.checked_levels(job, request.query_params.get("b", ""))
-            data = solution_service.side_by_side(solution_service.node_side(job, a), solution_service.node_side(job, b))
+            side_a, side_b = solution_service.node_side(job, a), solution_service.node_side(job, b)
+            data = solution_service.side_by_side(side_a, side_b)
+            data["statistics"] = solution_service.node_statistics_rows(side_a, side_b)
         except engine.InputError as exc:
             return refused(str(exc))
         except engine.EngineError as exc:

@@ -5,11 +5,18 @@ by the figure catalogue (engine.measure.figure_catalogue) as on the result page.
 
 A run's side is its stored report. A lattice node's side is the run's full specification with the node's
 transformation through the pipeline and its publishing gate (engine.run.pipeline.publish_levels, as the lattice
-page's node table), its report kept beside the lattice's cache (``solution-<levels>.json``)."""
+page's node table), its report kept beside the lattice's cache (``solution-<levels>.json``), with the node's
+statistics before and after (engine.measure.statistics over the published rows the pipeline gave, against the
+dataset's: the figures a kept node's statistics page shows), computed with the node's report and cached with it."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+
 from .. import engine
+from ..engine.measure import statistics as statistics_engine
 from ..engine.measure.figure_catalogue import (
     ATTRIBUTE_FIGURES,
     CHECK_KINDS,
@@ -21,12 +28,12 @@ from ..engine.measure.figure_catalogue import (
 )
 from ..engine.run import pipeline
 from ..models import Job, Result
+from . import datasets, results, storage
 from . import lattice as lattice_service
-from . import results
 from . import statistics as statistics_service
 from .attribute_weights import weights_text
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a node's statistics before and after
 # the parts of a report the comparison reads (a node's cached report keeps only these)
 REPORT_PARTS = ("metrics", "metrics_before", "attributes", "model_checks", "k_achieved", "suppressed", "records",
                 "input_records", "transformation", "quasi_identifiers", "recoding")
@@ -58,20 +65,37 @@ def node_side(job: Job, levels: list[int]) -> dict:
     key = ",".join(map(str, levels))
     name = f"solution-{key.replace(',', '-')}.json"
     cached = lattice_service.read_cache(job, name)
-    if cached is None:
+    if cached is None or cached.get("version") != CACHE_VERSION:
         cached = {"version": CACHE_VERSION}
         try:
             publication = pipeline.publish_levels(lattice_service.run_spec(job), key)
         except engine.UnsatisfiableError as exc:
-            cached.update(anonymous=False, message=str(exc), report={})
+            cached.update(anonymous=False, message=str(exc), report={}, statistics=None)
         else:
             report = publication.report
-            cached.update(anonymous=True, message="", report={p: report[p] for p in REPORT_PARTS if p in report})
+            cached.update(anonymous=True, message="", report={p: report[p] for p in REPORT_PARTS if p in report},
+                          statistics=_publication_statistics(job, publication))
         lattice_service.write_cache(job, name, cached)
     # the node was evaluated with the run's metric and weights; its own settings are the full-domain transformation
     return {"kind": "node", "job": str(job.pk), "levels": key, "title": f"Transformation {key}",
             "settings": _settings(job, "full-domain", key, (job.options or {}).get("weights")),
-            "anonymous": cached["anonymous"], "message": cached["message"], "report": cached["report"]}
+            "anonymous": cached["anonymous"], "message": cached["message"], "report": cached["report"],
+            "statistics": cached.get("statistics")}
+
+
+def _publication_statistics(job: Job, publication) -> dict:
+    """The statistics before and after of a node's publication, as services.statistics computes them for a stored
+    result: the columns both tables hold in the dataset's order (identifiers' columns left out), the published
+    rows against the dataset's, suppressed records left out after (kept as '*' rows or removed)."""
+    report = publication.report
+    hidden = {e.get("column") for e in report.get("identifiers", [])}
+    published = set(publication.table.columns)
+    columns = [c for c in datasets.dataset_columns(job.dataset) if c in published and c not in hidden]
+    before = datasets.load_frame(job.dataset, columns=columns, dictionary=True)
+    flags = np.asarray(publication.suppressed, dtype=bool)
+    removed = max(int(report.get("suppressed", 0) or 0) - int(flags.sum()), 0)
+    figures = statistics_engine.table_statistics(before, publication.table[columns], flags, removed=removed)
+    return json.loads(json.dumps(figures, default=storage.json_default))  # what a cached read gives
 
 
 def _settings(job: Job, algorithm: str, levels: str, weights) -> dict:
@@ -159,6 +183,18 @@ def statistics_rows(a: Job, b: Job) -> list[dict] | None:
         fb = statistics_service.result_statistics(Result.objects.get(job=b))
     except engine.InputError:
         return None
+    return statistics_rows_of(fa, fb)
+
+
+def node_statistics_rows(a: dict, b: dict) -> list[dict] | None:
+    """statistics_rows for two lattice nodes (node_side); None when either is not anonymous (no publication)."""
+    if not a.get("statistics") or not b.get("statistics"):
+        return None
+    return statistics_rows_of(a["statistics"], b["statistics"])
+
+
+def statistics_rows_of(fa: dict, fb: dict) -> list[dict]:
+    """The rows of statistics_rows from the two sides' figures (engine.measure.statistics.table_statistics)."""
     by_b = {c["column"]: c for c in fb["columns"]}
     rows = []
     for ca in fa["columns"]:

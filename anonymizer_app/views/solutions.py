@@ -70,7 +70,9 @@ def solutions_nodes(request, job_id):
     try:
         a = checked_levels(job, context["a_levels"])
         b = checked_levels(job, context["b_levels"])
-        data = solution_service.side_by_side(solution_service.node_side(job, a), solution_service.node_side(job, b))
+        side_a, side_b = solution_service.node_side(job, a), solution_service.node_side(job, b)
+        data = solution_service.side_by_side(side_a, side_b)
+        data["statistics"] = solution_service.node_statistics_rows(side_a, side_b)  # cached with each node
     except engine.InputError as exc:
         return render(request, "anonymizer/solutions.html", {**context, "error": str(exc)}, status=400)
     except engine.EngineError as exc:
