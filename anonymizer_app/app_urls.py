@@ -25,6 +25,7 @@ from .views import (
     sources,
     sources_sql,
     statistics,
+    synthesis,
 )
 
 app_name = "anonymizer"
@@ -74,6 +75,9 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/compare/", comparison.compare, name="compare"),
     path("datasets/<int:dataset_id>/risk/", risk.dataset_risk, name="risk"),
     path("datasets/<int:dataset_id>/dp/", dp.dataset_dp, name="dp"),
+    path("datasets/<int:dataset_id>/synthesis/", synthesis.synthesis_form, name="synthesis"),
+    path("jobs/<uuid:job_id>/synthesis/", synthesis.synthesis_result, name="synthesis_result"),
+    path("jobs/<uuid:job_id>/synthesis/download/<str:fmt>", synthesis.synthesis_download, name="synthesis_download"),
     path("safepub/parameters.json", safepub.parameters, name="safepub_parameters"),
     path("jobs/<uuid:job_id>/result/risk/", risk.result_risk, name="result_risk"),
     path("jobs/<uuid:job_id>/result/statistics/", statistics.result_statistics, name="result_statistics"),

@@ -97,8 +97,11 @@ class Job(models.Model):
     # MODEL_UTILITY trains models on a finished run's release and on its input (services/model_utility.py);
     # options["source_job"] is the run, its Result's report the figures.
     MODEL_UTILITY = "model-utility"
+    # SYNTHESIS draws a synthetic table of the dataset (services/synthesis.py, engine.synthesis): its Result
+    # holds the synthetic rows like a run's published rows, and its report ("synthesis") the figures.
+    SYNTHESIS = "synthesis"
     KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE, SQL_EXPORT,
-                                     REPOSITORY_DEPOSIT, MODEL_UTILITY)]
+                                     REPOSITORY_DEPOSIT, MODEL_UTILITY, SYNTHESIS)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")

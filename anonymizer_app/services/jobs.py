@@ -40,6 +40,7 @@ from . import (  # noqa: F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOS
     source_imports,
     sql_jobs,
     storage,
+    synthesis,
 )
 from .job_support import (  # noqa: F401  (re-exported: jobs.Progress, jobs.register, ... for the callers)
     JOB_HANDLERS,

@@ -18,7 +18,7 @@ from . import storage
 
 # the kinds of job whose outcome is a page of figures (its URL name), not a table of published rows
 RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result",
-                Job.MODEL_UTILITY: "anonymizer:model_utility_result"}
+                Job.MODEL_UTILITY: "anonymizer:model_utility_result", Job.SYNTHESIS: "anonymizer:synthesis_result"}
 
 
 def job_result(job: Job) -> Result:

@@ -243,6 +243,23 @@ _ALL += [
     _f("suppressed_cells", "Suppressed key cells (local suppression)", "count",
        "key cells set to missing so that every record's fk, a missing cell matching any value, reaches k "
        "(sdcMicro's newSupps)"),
+    # synthetic data (services/synthesis.py): the synthetic table against the original
+    _f("tvd_1way_mean", "1-way marginal TVD, mean", "ratio",
+       "total-variation distance ½ Σ |p − q| between a column's distribution in the original and in the synthetic "
+       "table, averaged over the columns; 0: the same distribution, 1: disjoint"),
+    _f("tvd_1way_max", "1-way marginal TVD, worst column", "ratio", "the largest 1-way total-variation distance"),
+    _f("tvd_2way_mean", "2-way marginal TVD, mean", "ratio",
+       "total-variation distance of the joint distribution of each pair of columns, averaged over the pairs"),
+    _f("tvd_2way_max", "2-way marginal TVD, worst pair", "ratio", "the largest 2-way total-variation distance"),
+    _f("exact_copies", "Exact copies of original records", "count",
+       "synthetic rows equal to some original record on every synthesized column"),
+    _f("exact_copy_share", "Exact copies, share", "share", "exact copies / synthetic rows"),
+    _f("rare_exact_copies", "Exact copies of rare records", "count",
+       "exact copies whose quasi-identifier combination is shared by fewer than 5 original records: such a copy "
+       "may point at a real, findable person"),
+    _f("membership_auc", "Membership inference AUC", "ratio",
+       "how well the distance to the closest synthetic row tells training records from held-out ones; 0.5: no "
+       "better than chance"),
 ]
 
 FIGURES: dict[str, Figure] = {f.key: f for f in _ALL}
@@ -400,6 +417,7 @@ def risk_figures(analysis: dict) -> list[dict]:
             rows.append({"key": key, "label": f.label, "unit": f.unit, "help": f.help, "value": analysis[source],
                          "text": f.format(analysis[source])})
     return rows
+
 
 def attribute_figures(report: dict) -> list[dict]:
     """A run's per-quasi-identifier figures (report["attributes"]; none for local or multidimensional recodings):

@@ -1,0 +1,246 @@
+"""Synthetic data (engine.synthesis) as a job of kind "synthesis": a table of made-up rows with the dataset's
+chosen columns, drawn by a synthesizer of the registry, on a worker with progress and cancel (never in a
+request), stored like a run's published rows (so the downloads and the export formats read it) with its report
+("synthesis": the method, the guarantee in words, ε, δ and the budget split, the synthetic figures).
+
+The ε ledger: a differentially private synthesizer (Synthesizer.dp) spends its ε (and δ, recorded) from the
+dataset's ledger (services/privacy_ledger.py, shared with the DP page and SafePub) when the job is created, in
+the same transaction, and is refused before anything is queued when the budget would be exceeded. As for a
+SafePub run, a synthesis that then fails or is cancelled keeps its entry (the worker may already have read the
+data: the safe side). The CART baseline gives no formal guarantee and spends nothing.
+
+The figures computed here (until the engine offers them): total-variation distance of every 1-way and 2-way
+marginal (original vs synthetic, over the values as text), and exact copies: synthetic rows equal to an original
+row over all synthesized columns, and among them copies of an original row whose quasi-identifier combination is
+rare in the original (fewer than RARE_BELOW original rows share it), flagged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+
+from ..engine import Cancelled, InputError, Role
+from ..engine.synthesis import (
+    SYNTHESIZERS,
+    NumericBins,
+    SynthesisCancelled,
+    SynthesisContext,
+    get_synthesizer,
+)
+from ..engine.synthesis.base import ColumnKind
+from ..models import Dataset, Job, Result
+from . import datasets, privacy_ledger, results, storage
+from .job_support import Progress, register
+
+SYNTHESIS = "synthesis"  # Job.algorithm prefix: "synthesis:<method>"
+NUMERIC_TYPES = ("integer", "decimal")
+RARE_BELOW = 5  # an original QI combination shared by fewer rows than this is rare
+MAX_PREVIEW = 20
+DEFAULT_DELTA = 1e-9
+
+
+def synthesizable_columns(dataset: Dataset) -> list[dict]:
+    """The dataset's columns a synthesizer may draw: all but the direct identifiers and person ids, with their
+    type and whether a hierarchy is bound."""
+    return [{"name": c.name, "type": c.type, "numeric": c.type in NUMERIC_TYPES, "hierarchy": bool(c.hierarchy_id),
+             "role": c.role}
+            for c in dataset.columns.all() if c.role not in (Role.IDENTIFYING.value, Role.PERSON.value)]
+
+
+def _number(data: dict, key: str, kind, default):
+    value = data.get(key)
+    if value is None or value == "":
+        return default
+    try:
+        out = kind(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{key}: must be a number, got {value!r}") from None
+    if isinstance(out, float) and not math.isfinite(out):
+        raise InputError(f"{key}: must be a finite number, got {value!r}")
+    return out
+
+
+def build_spec(dataset: Dataset, data: dict) -> dict:
+    """The job's synthesis spec from form, API or policy values, checked: InputError names the field at fault.
+    ``bounds``: {column: [lower, upper]} or {column: [lower, upper, bins]} for numeric columns without a
+    hierarchy."""
+    method = str(data.get("method") or "").strip()
+    synthesizer = get_synthesizer(method)
+    allowed = synthesizable_columns(dataset)
+    names = [c["name"] for c in allowed]
+    chosen = data.get("columns") or names
+    if isinstance(chosen, str):
+        chosen = [c.strip() for c in chosen.split(",") if c.strip()]
+    chosen = [str(c) for c in chosen]
+    for name in chosen:
+        if name not in names:
+            raise InputError(f"columns: {name!r} is not a column that can be synthesized (identifiers are left "
+                             f"out); choose from {', '.join(names)}")
+    if not chosen:
+        raise InputError("columns: choose at least one column")
+    epsilon = _number(data, "epsilon", float, 1.0)
+    delta = _number(data, "delta", float, DEFAULT_DELTA)
+    if synthesizer.dp:
+        if not epsilon > 0:
+            raise InputError(f"epsilon: must be above 0, got {epsilon:g}")
+        if not 0 < delta < 1:
+            raise InputError(f"delta: must be above 0 and below 1, got {delta:g}")
+    seed = _number(data, "seed", int, 0)
+    info = {c["name"]: c for c in allowed}
+    bounds: dict[str, list[float]] = {}
+    for name, given in dict(data.get("bounds") or {}).items():
+        if name not in chosen or not info[name]["numeric"]:
+            raise InputError(f"bounds: {name!r} is not a chosen numeric column")
+        values = list(given)
+        if len(values) not in (2, 3):
+            raise InputError(f"bounds of {name!r}: give lower, upper (and the number of bins)")
+        lower, upper = float(values[0]), float(values[1])
+        count = int(values[2]) if len(values) == 3 else 20
+        NumericBins(lower, upper, count)  # checks them, with the engine's message
+        bounds[name] = [lower, upper, count]
+    for name in chosen:  # a DP method's domain must be public: a numeric column's bins never from the data
+        if synthesizer.dp and info[name]["numeric"] and not info[name]["hierarchy"] and name not in bounds:
+            raise InputError(f"bounds: the numeric column {name!r} needs a hierarchy or bounds (lower, upper) "
+                             f"chosen without looking at the data")
+    options = dict(data.get("options") or {})
+    return {"method": synthesizer.name, "dp": synthesizer.dp, "columns": chosen, "epsilon": epsilon,
+            "delta": delta, "seed": seed, "bounds": bounds, "options": options}
+
+
+def create_synthesis_job(dataset: Dataset, user, data: dict) -> Job:
+    """A queued (not yet submitted) synthesis job; a DP method's ε and δ are charged to the dataset's ledger
+    in the same transaction. InputError: a value refused or the budget would be exceeded (nothing created)."""
+    spec = build_spec(dataset, data)
+    synthesizer = SYNTHESIZERS[spec["method"]]
+    config = datasets.dataset_config(dataset)
+    with transaction.atomic():
+        job = Job.objects.create(owner=user, dataset=dataset, kind=Job.SYNTHESIS,
+                                 algorithm=f"{SYNTHESIS}:{spec['method']}", k=0, options={"synthesis": spec},
+                                 config=config)
+        if synthesizer.dp:
+            with privacy_ledger.charge(dataset, user, f"Synthetic data ({synthesizer.label})", spec["epsilon"],
+                                       spec["delta"], f"Synthetic data by {synthesizer.label}, "
+                                       f"({spec['epsilon']:g}, {spec['delta']:g})-differential privacy", job=job):
+                pass
+    return job
+
+
+def context_of(job: Job, progress, cancelled) -> SynthesisContext:
+    spec = job.options["synthesis"]
+    types = {c["name"]: c.get("type") for c in job.config.get("columns", [])}
+    hierarchies = datasets.hierarchies_from_config(
+        job.owner, {"columns": [dict(c, role=Role.QUASI_IDENTIFYING.value) for c in job.config.get("columns", [])
+                                if c["name"] in spec["columns"]]})
+    kinds: dict[str, ColumnKind] = {c: ("numeric" if types.get(c) in NUMERIC_TYPES else "categorical")
+                                    for c in spec["columns"]}
+    bins = {c: NumericBins(b[0], b[1], int(b[2])) for c, b in spec["bounds"].items()}
+    return SynthesisContext(columns=list(spec["columns"]), kinds=kinds, hierarchies=hierarchies, bins=bins,
+                            epsilon=spec["epsilon"], delta=spec["delta"], seed=spec["seed"], progress=progress,
+                            cancelled=cancelled)
+
+
+# ---- the synthetic figures --------------------------------------------------------------------------------
+def _text(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.astype(object).where(frame.notna(), "").astype(str)
+
+
+def tvd(original: pd.DataFrame, synthetic: pd.DataFrame, columns: list[str]) -> float:
+    """Total-variation distance between the two tables' distributions over ``columns``: ½ Σ |p − q|."""
+    p = original.groupby(columns, sort=False).size() / len(original)
+    q = synthetic.groupby(columns, sort=False).size() / max(len(synthetic), 1)
+    both = pd.concat([p, q], axis=1).fillna(0.0)
+    return float(0.5 * np.abs(both.iloc[:, 0] - both.iloc[:, 1]).sum())
+
+
+def synthetic_figures(original: pd.DataFrame, synthetic: pd.DataFrame, qi: list[str]) -> dict:
+    """TVD of every 1-way and 2-way marginal (mean and max), exact copies and rare exact copies."""
+    original, synthetic = _text(original), _text(synthetic)
+    columns = list(synthetic.columns)
+    one = {c: tvd(original, synthetic, [c]) for c in columns}
+    two = {f"{a} × {b}": tvd(original, synthetic, [a, b]) for a, b in itertools.combinations(columns, 2)}
+    keys = set(map(tuple, original[columns].to_numpy()))
+    copied = np.array([tuple(r) in keys for r in synthetic[columns].to_numpy()], dtype=bool)
+    key_qi = [c for c in qi if c in columns]
+    rare = 0
+    if key_qi and copied.any():
+        sizes = original.groupby(key_qi, sort=False).size()
+        rare_keys = set(sizes[sizes < RARE_BELOW].index.map(lambda k: k if isinstance(k, tuple) else (k,)))
+        rare = int(sum(tuple(r) in rare_keys for r in synthetic.loc[copied, key_qi].to_numpy()))
+    return {"tvd_1way_mean": float(np.mean(list(one.values()))), "tvd_1way_max": max(one.values()),
+            "tvd_2way_mean": float(np.mean(list(two.values()))) if two else None,
+            "tvd_2way_max": max(two.values()) if two else None,
+            "exact_copies": int(copied.sum()), "exact_copy_share": float(copied.mean()) if len(copied) else 0.0,
+            "rare_exact_copies": rare, "rare_below": RARE_BELOW, "rare_qi": key_qi,
+            "tvd_1way": one, "rows": len(synthetic), "original_rows": len(original)}
+
+
+# ---- the job ----------------------------------------------------------------------------------------------
+def run_synthesis_job(job: Job) -> None:
+    progress = Progress(job)
+    spec = job.options["synthesis"]
+    synthesizer = get_synthesizer(spec["method"])
+    alive = {"on": True}
+
+    def report(fraction: float, phase: str) -> None:
+        alive["on"] = progress(0.02 + 0.9 * fraction, phase)
+
+    progress(0.0, "reading the table")
+    frame = datasets.load_frame(job.dataset, columns=spec["columns"])
+    def cancelled() -> bool:  # read at each step the synthesizer checks (Progress reads it only unthrottled)
+        return not alive["on"] or Job.objects.filter(pk=job.pk).values_list(
+            "cancel_requested", flat=True).first() is not False
+
+    context = context_of(job, report, cancelled)
+    try:
+        outcome = synthesizer.run(frame, context, spec.get("options") or {})
+    except SynthesisCancelled:
+        raise Cancelled("synthesis cancelled") from None
+    if not progress(0.93, "measuring the synthetic table"):
+        raise Cancelled("synthesis cancelled")
+    qi = [c["name"] for c in job.config.get("columns", []) if c["role"] == Role.QUASI_IDENTIFYING.value]
+    figures = synthetic_figures(frame, outcome.frame[spec["columns"]], qi)
+    progress(0.97, "writing the synthetic rows")
+    path = storage.result_path(job)
+    with storage.AtomicParquet(path) as out:
+        out.write(results.output_table(outcome.frame[spec["columns"]].astype(str),
+                                       np.zeros(len(outcome.frame), dtype=bool)))
+        out.commit()
+    name = storage.result_name(job)
+    results.store(job, results.report_json({"synthesis": {
+        "method": synthesizer.name, "label": synthesizer.label, "dp": synthesizer.dp,
+        "guarantee": guarantee_text(synthesizer.dp, spec["epsilon"], spec["delta"]),
+        "epsilon": spec["epsilon"] if synthesizer.dp else None, "delta": spec["delta"] if synthesizer.dp else None,
+        "budget": outcome.budget, "parameters": outcome.parameters, "method_figures": outcome.figures,
+        "figures": figures, "columns": spec["columns"], "seed": spec["seed"]}}), output_name=name, files=[name])
+
+
+def guarantee_text(dp: bool, epsilon: float, delta: float) -> str:
+    if not dp:
+        return "No formal privacy guarantee: the rows are drawn from models fitted to the original records."
+    return f"({epsilon:g}, {delta:g})-differential privacy for each person's record."
+
+
+def report_of(job: Job) -> dict | None:
+    result = Result.objects.filter(job=job).first()
+    if job.kind != Job.SYNTHESIS or job.status != Job.SUCCEEDED or result is None:
+        return None
+    return result.report.get("synthesis")
+
+
+def preview(result: Result, count: int = MAX_PREVIEW) -> tuple[list[str], list[list[str]]]:
+    frame, _ = results.load_output(result)
+    frame.attrs.pop("rows", None)
+    head = frame.head(count)
+    return [str(c) for c in head.columns], head.astype(str).to_numpy().tolist()
+
+
+def synthesis_jobs(dataset: Dataset):
+    return Job.objects.filter(dataset=dataset, kind=Job.SYNTHESIS).order_by("-created")
+
+
+register(Job.SYNTHESIS, run_synthesis_job)
