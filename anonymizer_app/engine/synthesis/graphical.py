@@ -59,6 +59,13 @@ class Model:
     def total(self) -> float:
         return float(self.fitted.total)
 
+    def sampled_marginals(self, cliques: Sequence[Clique], rows: int, seed: int) -> dict[Clique, np.ndarray]:
+        """Each clique's marginal counted on ``rows`` rows drawn from the model, scaled to the model's total."""
+        codes = self.sample(rows, seed)
+        sizes = {c: int(self.fitted.domain[c]) for c in codes}
+        scale = self.total / rows
+        return {tuple(cl): marginal(codes, sizes, cl) * scale for cl in cliques}
+
     def sample(self, rows: int, seed: int) -> dict[str, np.ndarray]:
         """Synthetic codes. mbi draws from numpy's global generator: seeded here and restored after, so a run
         with the same measurements and seed gives the same rows and nothing else's draws are disturbed."""
