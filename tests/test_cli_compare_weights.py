@@ -31,6 +31,18 @@ def test_compare_with_weights(tmp_path):
                                   options={"weights": WEIGHTS} if weighted else None)
         assert int(r["discernibility"]) == direct.metrics["discernibility"], r["algorithm"]
         assert float(r["ncp"]) == round(direct.metrics["ncp"], 6)
+        assert r["weights"] == (WEIGHTS if weighted else "")  # the CSV's weights column: what the run took
+
+
+def test_the_csv_weights_column_is_neutralized():
+    from anonymizer_app.services.comparison import COMPARE_CSV_FIELDS, comparison_csv
+
+    rows = [{"algorithm": "flash", "k": 2, "weights": "=cmd=1,b=0.5", "ncp": 0.25, "verified": True, "error": ""},
+            {"algorithm": "datafly", "k": 2, "ncp": -0.5, "verified": False, "error": "-bad"}]
+    got = list(csv.DictReader(comparison_csv(rows).splitlines()))
+    assert COMPARE_CSV_FIELDS[:3] == ["algorithm", "k", "weights"]
+    assert [r["weights"] for r in got] == ["'=cmd=1,b=0.5", ""]
+    assert [r["ncp"] for r in got] == ["0.25", "-0.5"] and got[1]["error"] == "'-bad"
 
 
 def test_bad_weights_exit_2_with_one_line():

@@ -32,7 +32,8 @@ COMPARE_FIGURES = {
 # the risk figures of each run's published classes (engine.measure.risk.sample_risks, docs/definitions.md "Risk analysis")
 RISK_FIELDS = ["sample_uniques", "prosecutor_risk_highest", "prosecutor_risk_average", "records_at_risk",
                "marketer_risk"]
-COMPARE_CSV_FIELDS = ["algorithm", "k", "k_achieved", "equivalence_classes", "suppressed", "ncp", "discernibility",
+# weights: the attribute weights the run was made with ('qi=w,...'; empty: unweighted, or an algorithm without them)
+COMPARE_CSV_FIELDS = ["algorithm", "k", "weights", "k_achieved", "equivalence_classes", "suppressed", "ncp", "discernibility",
                       "seconds", *RISK_FIELDS, "verified", "error"]
 
 
@@ -141,11 +142,15 @@ def _plain_float(v):
 
 
 def comparison_csv(rows: list[dict]) -> str:
+    """The comparison's table as CSV; text a spreadsheet would run as a formula (a weights cell or an error naming
+    a column such as '=x') gets a leading apostrophe (exports.neutralize)."""
+    from .exports import neutralize
+
     buf = io.StringIO()
     writer = csv.DictWriter(buf, COMPARE_CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({f: row.get(f, "") for f in COMPARE_CSV_FIELDS})
+        writer.writerow({f: neutralize(v) if isinstance(v := row.get(f, ""), str) else v for f in COMPARE_CSV_FIELDS})
     return buf.getvalue()
 
 
