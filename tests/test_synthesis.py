@@ -7,8 +7,9 @@ formulas. Owner-only; escaped."""
 from collections import Counter
 from itertools import combinations
 
+import numpy as np
 import pytest
-from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously
+from anonymizer_helpers import make_dataset, queue_without_running, run_jobs_synchronously, set_roles
 from django.utils.html import escape
 
 from anonymizer_app.engine.synthesis import base as synthesis_base
@@ -108,38 +109,58 @@ def _tvd(a: list[tuple], b: list[tuple]) -> float:
     return 0.5 * sum(abs(ca[k] / len(a) - cb[k] / len(b)) for k in set(ca) | set(cb))
 
 
+def _auc(members: list[float], holdout: list[float]) -> float:
+    """P(a member scores above a held-out row), ties counted half (Mann-Whitney)."""
+    pairs = [(m > h) + 0.5 * (m == h) for m in members for h in holdout]
+    return sum(pairs) / len(pairs)
+
+
 def test_the_job_draws_rows_and_the_figures_equal_an_independent_count(client_alice, dataset, monkeypatch):
     submitted = run_jobs_synchronously(monkeypatch)
-    client_alice.post(f"/datasets/{dataset.pk}/synthesis/", form_data(columns=["age", "sex", "note", "disease"]))
+    set_roles(dataset, {**ROLES, "note": "quasi-identifying"})
+    columns = ["sex", "note", "disease"]
+    client_alice.post(f"/datasets/{dataset.pk}/synthesis/", form_data(columns=columns, holdout=0.25))
     job = Job.objects.get(pk=submitted[0])
     assert job.status == Job.SUCCEEDED, job.message
-    report = synthesis.report_of(job)
-    figures = report["figures"]
-    columns = ["age", "sex", "note", "disease"]
-    original = datasets.load_frame(dataset, columns=columns).astype(str)
+    figures = synthesis.report_of(job)["figures"]
+    everything = [tuple(r) for r in datasets.load_frame(dataset, columns=columns).astype(str).to_numpy()]
+    # the held-out rows: 3 of 12 drawn with the seed (numpy's choice without replacement)
+    held = set(np.random.default_rng(3).choice(12, 3, replace=False).tolist())
+    rows_o = [r for i, r in enumerate(everything) if i not in held]
+    rows_h = [r for i, r in enumerate(everything) if i in held]
     synthetic, _ = results.load_output(Result.objects.get(job=job))
-    rows_o = [tuple(r) for r in original[columns].to_numpy()]
     rows_s = [tuple(r) for r in synthetic[columns].to_numpy()]
-    assert len(rows_s) == 12 == figures["rows"]
+    assert len(rows_s) == 9 == figures["rows"] and figures["holdout_rows"] == 3
     copies = [r for r in rows_s if r in rows_o]
     assert figures["exact_copies"] == len(copies)
-    qi_count = Counter((r[0], r[1]) for r in rows_o)
-    assert figures["rare_exact_copies"] == sum(1 for r in copies if qi_count[(r[0], r[1])] < 5)
+    qi_count = Counter(r[:2] for r in rows_o)  # sex and note: the chosen QIs
+    assert figures["rare_exact_copies"] == sum(1 for r in copies if qi_count[r[:2]] < 5)
     for i, c in enumerate(columns):
         assert figures["tvd_1way"][c] == pytest.approx(_tvd([(r[i],) for r in rows_o], [(r[i],) for r in rows_s]))
     pairs = [_tvd([(r[i], r[j]) for r in rows_o], [(r[i], r[j]) for r in rows_s])
-             for i, j in combinations(range(4), 2)]
+             for i, j in combinations(range(3), 2)]
     assert figures["tvd_2way_max"] == pytest.approx(max(pairs))
     assert figures["tvd_2way_mean"] == pytest.approx(sum(pairs) / len(pairs))
+
+    # membership: 3 members drawn (seed 3) against the 3 held-out rows, scored by minus the share of columns in
+    # which the closest synthetic row differs
+    def score(row):
+        return -min(sum(a != b for a, b in zip(row, s)) / 3 for s in rows_s)
+
+    rng = np.random.default_rng(3)
+    members = [rows_o[i] for i in np.sort(rng.choice(9, 3, replace=False))]
+    holdout = [rows_h[i] for i in np.sort(rng.choice(3, 3, replace=False))]
+    assert figures["membership_auc"] == pytest.approx(_auc([score(r) for r in members], [score(r) for r in holdout]))
+
     html = client_alice.get(f"/jobs/{job.pk}/synthesis/").content.decode()
     assert "No formal privacy guarantee" in html and 'id="synthesis-figures"' in html
-    assert 'data-figure="exact_copies"' in html and 'id="synthesis-preview"' in html
+    assert 'data-figure="exact_copies"' in html and 'data-figure="membership_auc"' in html
+    assert 'id="synthesis-preview"' in html
     assert "<b>x</b>" not in html and escape("Small <i>set</i>") in html
     csv = client_alice.get(f"/jobs/{job.pk}/synthesis/download/csv").content.decode()
-    assert csv.splitlines()[0] == "age,sex,note,disease"
+    assert csv.splitlines()[0] == "sex,note,disease"
     for line in csv.splitlines()[1:]:
-        note = line.split(",")[2]
-        assert note[:1] not in "=+-@" or note == ""
+        assert line.split(",")[1][:1] not in "=+-@"
     assert client_alice.get(f"/jobs/{job.pk}/synthesis/download/xlsx").status_code == 200
     # the job page links to the synthetic set's page
     assert f"/jobs/{job.pk}/synthesis/" in client_alice.get(f"/jobs/{job.pk}/").content.decode()

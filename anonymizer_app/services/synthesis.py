@@ -9,15 +9,14 @@ the same transaction, and is refused before anything is queued when the budget w
 SafePub run, a synthesis that then fails or is cancelled keeps its entry (the worker may already have read the
 data: the safe side). The CART baseline gives no formal guarantee and spends nothing.
 
-The figures computed here (until the engine offers them): total-variation distance of every 1-way and 2-way
-marginal (original vs synthetic, over the values as text), and exact copies: synthetic rows equal to an original
-row over all synthesized columns, and among them copies of an original row whose quasi-identifier combination is
-rare in the original (fewer than RARE_BELOW original rows share it), flagged.
+The figures are engine.measure.synthetic_figures' (1-/2-way TVD, exact copies, exact copies of a record with a
+rare QI combination, flagged, and the membership-inference AUC), flattened to the figure catalogue's keys. For
+the membership test a share of the rows (``holdout``, default 20%, drawn with the seed) is held out of the
+synthesis: the synthesizer reads the other rows only, and the figures compare the synthetic rows with those.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -25,6 +24,7 @@ import pandas as pd
 from django.db import transaction
 
 from ..engine import Cancelled, InputError, Role
+from ..engine.measure.synthetic_figures import synthetic_figures
 from ..engine.synthesis import (
     SYNTHESIZERS,
     NumericBins,
@@ -42,6 +42,8 @@ NUMERIC_TYPES = ("integer", "decimal")
 RARE_BELOW = 5  # an original QI combination shared by fewer rows than this is rare
 MAX_PREVIEW = 20
 DEFAULT_DELTA = 1e-9
+# the share of rows held out of the synthesis, unseen by it, for the membership-inference test
+DEFAULT_HOLDOUT = 0.2
 
 
 def synthesizable_columns(dataset: Dataset) -> list[dict]:
@@ -91,6 +93,9 @@ def build_spec(dataset: Dataset, data: dict) -> dict:
         if not 0 < delta < 1:
             raise InputError(f"delta: must be above 0 and below 1, got {delta:g}")
     seed = _number(data, "seed", int, 0)
+    holdout = _number(data, "holdout", float, DEFAULT_HOLDOUT)
+    if not 0 <= holdout < 1:
+        raise InputError(f"holdout: the share of rows held out must be at least 0 and below 1, got {holdout:g}")
     info = {c["name"]: c for c in allowed}
     bounds: dict[str, list[float]] = {}
     for name, given in dict(data.get("bounds") or {}).items():
@@ -109,7 +114,7 @@ def build_spec(dataset: Dataset, data: dict) -> dict:
                              f"chosen without looking at the data")
     options = dict(data.get("options") or {})
     return {"method": synthesizer.name, "dp": synthesizer.dp, "columns": chosen, "epsilon": epsilon,
-            "delta": delta, "seed": seed, "bounds": bounds, "options": options}
+            "delta": delta, "seed": seed, "holdout": holdout, "bounds": bounds, "options": options}
 
 
 def create_synthesis_job(dataset: Dataset, user, data: dict) -> Job:
@@ -145,38 +150,30 @@ def context_of(job: Job, progress, cancelled) -> SynthesisContext:
 
 
 # ---- the synthetic figures --------------------------------------------------------------------------------
-def _text(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.astype(object).where(frame.notna(), "").astype(str)
+def flat_figures(figures: dict) -> dict:
+    """engine.measure.synthetic_figures' figures as the figure catalogue's keys (tvd_1way_mean, exact_copies,
+    membership_auc, ...), the nested ones kept beside them."""
+    tvd, closest = figures.get("tvd", {}), figures.get("closest_record", {})
+    rare = figures.get("rare_exact_copies") or {}
+    membership = figures.get("membership") or {}
+    return {"tvd_1way_mean": tvd.get("one_way_mean"), "tvd_1way_max": tvd.get("one_way_max"),
+            "tvd_2way_mean": tvd.get("two_way_mean"), "tvd_2way_max": tvd.get("two_way_max"),
+            "exact_copies": closest.get("exact_copies"), "exact_copy_share": closest.get("exact_copy_share"),
+            "rare_exact_copies": rare.get("rows"), "membership_auc": membership.get("auc"),
+            "rare_below": rare.get("rare_below", RARE_BELOW), "rare_listed": rare.get("listed", []),
+            "tvd_1way": tvd.get("one_way", {}), "tvd_2way_worst": tvd.get("two_way_worst"),
+            "membership_rows_each": membership.get("rows_each"), "rows": figures.get("rows_synthetic"),
+            "original_rows": figures.get("rows_original"), "engine": figures}
 
 
-def tvd(original: pd.DataFrame, synthetic: pd.DataFrame, columns: list[str]) -> float:
-    """Total-variation distance between the two tables' distributions over ``columns``: ½ Σ |p − q|."""
-    p = original.groupby(columns, sort=False).size() / len(original)
-    q = synthetic.groupby(columns, sort=False).size() / max(len(synthetic), 1)
-    both = pd.concat([p, q], axis=1).fillna(0.0)
-    return float(0.5 * np.abs(both.iloc[:, 0] - both.iloc[:, 1]).sum())
-
-
-def synthetic_figures(original: pd.DataFrame, synthetic: pd.DataFrame, qi: list[str]) -> dict:
-    """TVD of every 1-way and 2-way marginal (mean and max), exact copies and rare exact copies."""
-    original, synthetic = _text(original), _text(synthetic)
-    columns = list(synthetic.columns)
-    one = {c: tvd(original, synthetic, [c]) for c in columns}
-    two = {f"{a} × {b}": tvd(original, synthetic, [a, b]) for a, b in itertools.combinations(columns, 2)}
-    keys = set(map(tuple, original[columns].to_numpy()))
-    copied = np.array([tuple(r) in keys for r in synthetic[columns].to_numpy()], dtype=bool)
-    key_qi = [c for c in qi if c in columns]
-    rare = 0
-    if key_qi and copied.any():
-        sizes = original.groupby(key_qi, sort=False).size()
-        rare_keys = set(sizes[sizes < RARE_BELOW].index.map(lambda k: k if isinstance(k, tuple) else (k,)))
-        rare = int(sum(tuple(r) in rare_keys for r in synthetic.loc[copied, key_qi].to_numpy()))
-    return {"tvd_1way_mean": float(np.mean(list(one.values()))), "tvd_1way_max": max(one.values()),
-            "tvd_2way_mean": float(np.mean(list(two.values()))) if two else None,
-            "tvd_2way_max": max(two.values()) if two else None,
-            "exact_copies": int(copied.sum()), "exact_copy_share": float(copied.mean()) if len(copied) else 0.0,
-            "rare_exact_copies": rare, "rare_below": RARE_BELOW, "rare_qi": key_qi,
-            "tvd_1way": one, "rows": len(synthetic), "original_rows": len(original)}
+def split_holdout(frame: pd.DataFrame, share: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The rows the synthesizer reads and the rows held out of it for the membership test (drawn with ``seed``)."""
+    count = int(round(share * len(frame)))
+    if count == 0 or count >= len(frame):
+        return frame, None
+    held = np.zeros(len(frame), dtype=bool)
+    held[np.random.default_rng(seed).choice(len(frame), count, replace=False)] = True
+    return frame[~held].reset_index(drop=True), frame[held].reset_index(drop=True)
 
 
 # ---- the job ----------------------------------------------------------------------------------------------
@@ -189,21 +186,26 @@ def run_synthesis_job(job: Job) -> None:
     def report(fraction: float, phase: str) -> None:
         alive["on"] = progress(0.02 + 0.9 * fraction, phase)
 
-    progress(0.0, "reading the table")
-    frame = datasets.load_frame(job.dataset, columns=spec["columns"])
     def cancelled() -> bool:  # read at each step the synthesizer checks (Progress reads it only unthrottled)
         return not alive["on"] or Job.objects.filter(pk=job.pk).values_list(
             "cancel_requested", flat=True).first() is not False
 
+    progress(0.0, "reading the table")
+    frame = datasets.load_frame(job.dataset, columns=spec["columns"])
+    train, holdout = split_holdout(frame, float(spec.get("holdout", 0.0)), spec["seed"])
     context = context_of(job, report, cancelled)
     try:
-        outcome = synthesizer.run(frame, context, spec.get("options") or {})
+        outcome = synthesizer.run(train, context, spec.get("options") or {})
     except SynthesisCancelled:
         raise Cancelled("synthesis cancelled") from None
     if not progress(0.93, "measuring the synthetic table"):
         raise Cancelled("synthesis cancelled")
-    qi = [c["name"] for c in job.config.get("columns", []) if c["role"] == Role.QUASI_IDENTIFYING.value]
-    figures = synthetic_figures(frame, outcome.frame[spec["columns"]], qi)
+    qi = [c["name"] for c in job.config.get("columns", [])
+          if c["role"] == Role.QUASI_IDENTIFYING.value and c["name"] in spec["columns"]]
+    figures = flat_figures(synthetic_figures(train, outcome.frame[spec["columns"]], spec["columns"],
+                                             context.kinds, qi, holdout, seed=spec["seed"]))
+    figures["rare_qi"] = qi
+    figures["holdout_rows"] = 0 if holdout is None else len(holdout)
     progress(0.97, "writing the synthetic rows")
     path = storage.result_path(job)
     with storage.AtomicParquet(path) as out:

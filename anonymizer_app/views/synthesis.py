@@ -28,7 +28,7 @@ from .common import format_duration, job_result, owned_dataset, owned_job, queue
 
 # the synthetic figures shown, in order: the report key and the catalogue's figure
 SHOWN_FIGURES = ("tvd_1way_mean", "tvd_1way_max", "tvd_2way_mean", "tvd_2way_max", "exact_copies",
-                 "exact_copy_share", "rare_exact_copies")
+                 "exact_copy_share", "rare_exact_copies", "membership_auc")
 
 
 class SynthesisForm(forms.Form):
@@ -39,6 +39,9 @@ class SynthesisForm(forms.Form):
                              help_text="the chance the ε bound fails; well below 1 / the number of records")
     columns = forms.MultipleChoiceField(label="Columns", widget=forms.CheckboxSelectMultiple)
     seed = forms.IntegerField(label="Seed", initial=0, min_value=0)
+    holdout = forms.FloatField(label="Rows held out for the membership test (share)", required=False,
+                               initial=synthesis_service.DEFAULT_HOLDOUT, min_value=0, max_value=0.9,
+                               help_text="never shown to the synthesizer; 0: no membership figure")
 
     def __init__(self, *args, columns: list[dict], **kwargs):
         super().__init__(*args, **kwargs)
@@ -71,7 +74,8 @@ class SynthesisForm(forms.Form):
             if c["name"] in data["columns"] and lower is not None and upper is not None:
                 bounds[c["name"]] = [lower, upper, data.get(f"bins__{c['name']}") or 20]
         return {"method": data["method"], "epsilon": data.get("epsilon"), "delta": data.get("delta"),
-                "columns": data["columns"], "seed": data.get("seed") or 0, "bounds": bounds}
+                "columns": data["columns"], "seed": data.get("seed") or 0, "bounds": bounds,
+                "holdout": data.get("holdout")}
 
 
 @login_required
