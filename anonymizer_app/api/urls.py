@@ -18,6 +18,7 @@ CONCERNS = [
     ("lattice/", "anonymizer_app.api.lattice"),
     ("dp/", "anonymizer_app.api.dp"),
     ("safepub/", "anonymizer_app.api.safepub"),
+    ("synthesis/", "anonymizer_app.api.synthesis"),  # POST synthesis/datasets/<id>/, GET synthesis/<job>/
     ("items/", "anonymizer_app.api.items"),
     ("comparisons/", "anonymizer_app.api.comparisons"),
     ("sql/", "anonymizer_app.api.sql"),
