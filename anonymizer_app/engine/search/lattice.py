@@ -739,6 +739,11 @@ class NodeEvaluator:
         reps = node.reps if which is None else node.reps[which]
         return self.gcols[j][node.levels[j]][reps]
 
+    def labels_of(self, reps: np.ndarray, j: int, level: int) -> np.ndarray:
+        """Label code at ``level`` of QI j of the frequency-set tuples ``reps`` (classes' representatives taken
+        once for every QI)."""
+        return self.gcols[j][level][reps]
+
     def iterate_all(self, lattice: Lattice, order: list[int] | None = None):
         """Every node once, each rolled up from a neighbour just evaluated (odometer order).
 

@@ -156,36 +156,33 @@ class CellLoss(NodeMetric):
         for j, lv in enumerate(node.levels):
             total += self.totals[j][lv]
         if node.outliers:
-            assert node.failing is not None  # outliers are counted from the failing classes
-            if node.kept is not None:  # persons counted: a class's suppressed records share its labels
-                gone = node.sizes - node.kept
-                which = np.flatnonzero(gone)
-                sizes = gone[which].astype(float)
-            else:
-                which = np.flatnonzero(node.failing)
-                sizes = node.sizes[which].astype(float)
             extra = 0.0
-            for j, lv in enumerate(node.levels):
-                labels = self.evaluator.labels(node, j, which)
-                extra += float(np.dot(sizes, self.suppressed_cell - self.per_label[j][lv][labels]))
+            for term in self._suppressed_terms(node):
+                extra += term
             total += extra
         return total * self.scale
+
+    def _suppressed_terms(self, node: NodeClasses) -> list[float]:
+        """Per QI what suppressing the node's outliers adds: their records' cells cost ``suppressed_cell``
+        instead of their labels' loss."""
+        assert node.failing is not None  # outliers are counted from the failing classes
+        if node.kept is not None:  # persons counted: a class's suppressed records share its labels
+            gone = node.sizes - node.kept
+            which = np.flatnonzero(gone)
+            sizes = gone[which].astype(float)
+        else:
+            which = np.flatnonzero(node.failing)
+            sizes = node.sizes[which].astype(float)
+        reps = node.reps[which]  # each outlier class's tuple, once for every QI
+        return [float(np.dot(sizes, self.suppressed_cell - self.per_label[j][lv][self.evaluator.labels_of(reps, j, lv)]))
+                for j, lv in enumerate(node.levels)]
 
     def per_qi(self, node: NodeClasses) -> np.ndarray:
         """Each QI's sum over the records of its cell loss (a suppressed cell costs ``suppressed_cell``)."""
         sums = np.array([float(self.totals[j][lv]) for j, lv in enumerate(node.levels)])
         if node.outliers:
-            assert node.failing is not None  # outliers are counted from the failing classes
-            if node.kept is not None:  # persons counted: a class's suppressed records share its labels
-                gone = node.sizes - node.kept
-                which = np.flatnonzero(gone)
-                sizes = gone[which].astype(float)
-            else:
-                which = np.flatnonzero(node.failing)
-                sizes = node.sizes[which].astype(float)
-            for j, lv in enumerate(node.levels):
-                labels = self.evaluator.labels(node, j, which)
-                sums[j] += float(np.dot(sizes, self.suppressed_cell - self.per_label[j][lv][labels]))
+            for j, term in enumerate(self._suppressed_terms(node)):
+                sums[j] += term
         return sums
 
     def _grids(self, lattice: Lattice) -> list[np.ndarray]:
