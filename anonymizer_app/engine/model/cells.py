@@ -39,6 +39,33 @@ def factorize_cells(cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
     return codes[by_object], distinct
 
 
+class FactorizedCells:
+    """factorize_cells of some output columns, kept with the arrays they were computed from: a later reader of the
+    same column (verification after the figures) takes them instead of hashing the column again, and only while
+    the column is still that very buffer (same address, length and stride), so never for a changed frame."""
+
+    def __init__(self) -> None:
+        self._by_column: dict[str, tuple[np.ndarray, tuple[np.ndarray, pd.Index]]] = {}
+
+    def factorize(self, column: str, cells: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+        """factorize_cells(cells), remembered for ``column``."""
+        found = self.get(column, cells)
+        if found is None:
+            found = factorize_cells(cells)
+            self._by_column[column] = (cells, found)
+        return found
+
+    def get(self, column: str, cells: np.ndarray) -> tuple[np.ndarray, pd.Index] | None:
+        """The codes of ``column`` when they were computed from this very buffer, else None."""
+        held = self._by_column.get(column)
+        if held is None:
+            return None
+        seen, found = held
+        same = (seen.dtype == cells.dtype and seen.shape == cells.shape and seen.strides == cells.strides
+                and seen.__array_interface__["data"][0] == cells.__array_interface__["data"][0])
+        return found if same else None
+
+
 class ColumnDictionary:
     """A text column as codes into its distinct values (a Categorical the reader made): encoding it maps the
     few categories, then takes one integer per row, instead of hashing a string per row.

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import VerificationError
-from ..model.cells import factorize_cells, pointer_view
+from ..model.cells import FactorizedCells, factorize_cells, pointer_view
 from ..model.hierarchy import ROOT, Hierarchy
 from ..model.table import Table, group_keys, group_rows
 from ..privacy import PrivacyModel
@@ -63,6 +63,9 @@ class Result:
     # with a person id: what the adversary knows (model.persons.ADVERSARIES), and the persons' figures of the run
     person_adversary: str = "class"
     persons: dict = field(default_factory=dict)
+    # the output QI columns as the figures hashed them (codes of the very cells): verification takes them for the
+    # same buffers instead of hashing every column a second time
+    output_codes: FactorizedCells | None = field(default=None, repr=False)
 
     @property
     def k(self) -> int:
@@ -94,7 +97,8 @@ class Result:
         else:
             verify_output(table, hierarchies, self.output, self.suppressed, self.models, self.suppression_limit,
                           self.metrics, self.transformation, leaf_codes=self.leaf_codes,
-                          adversary=self.person_adversary)
+                          adversary=self.person_adversary, output_codes=self.output_codes)
+        self.output_codes = None  # a code per row and QI: not held past the check
         self.verified = True
 
 
@@ -187,11 +191,13 @@ def verify_output(
     transformation: dict[str, int] | None = None,
     leaf_codes: LeafCodes | None = None,
     adversary: str = "class",
+    output_codes: FactorizedCells | None = None,
 ) -> None:
     """Independent check of a result; it uses only the input, the hierarchies and the output rows.
 
     ``leaf_codes``: the input QIs as the run encoded them (used when encoded under ``hierarchies``),
-    so the input strings are not encoded again."""
+    so the input strings are not encoded again; ``output_codes``: output columns already hashed (of these very
+    cells), so they are not hashed again."""
     n = table.n
     expected_cols = [c for c in table.frame.columns if c not in table.identifying]
     if list(output.columns) != expected_cols:
@@ -226,7 +232,8 @@ def verify_output(
     if key is not None:  # every kept cell is its input's label at the level: classes from the labels' codes
         sizes, row_class = _classes_of_key(key, kept)
     else:
-        sizes, row_class = _verify_cells(table, hierarchies, output, suppressed, transformation, encoded)
+        sizes, row_class = _verify_cells(table, hierarchies, output, suppressed, transformation, encoded,
+                                         output_codes)
     check_models(table, hierarchies, models, sizes, row_class, adversary)
     if metrics is not None:
         if metrics.get("equivalence_classes") != len(sizes):
@@ -265,6 +272,9 @@ def unchanged(out: np.ndarray, original: np.ndarray) -> bool:
     return bool(not differ.any() or np.array_equal(out[differ], original[differ]))
 
 
+LEVEL_KEY_BLOCK = 1 << 18  # rows per block in level_key
+
+
 def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierarchy], transformation: dict[str, int],
               encoded: np.ndarray, kept: np.ndarray) -> np.ndarray | None:
     """A full-domain output checked without hashing its cells: when every kept cell of every QI is the very
@@ -286,14 +296,19 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
         cells = np.ascontiguousarray(cells)
         shown = pointer_view(cells) if len(cells) else np.zeros(0, dtype=np.uint64)
         label_of = np.asarray(h.maps[level], dtype=np.int64)  # per leaf: its label's code, and that label's object
-        leaves = encoded[:, j].astype(np.intp)  # contiguous, the index type np.take works in
-        # np.take raises on a code that is no leaf's, as indexing does
-        label_of_leaf = np.take(label_of, leaves)
-        other = shown != np.take(labels[label_of], leaves)
-        if (other.any() if everything else (other & kept).any()):
-            return None
-        key *= radix
-        key += label_of_leaf
+        label_object = labels[label_of]
+        # a block of rows at a time: the per-row temporaries stay a few MB however long the table (at 5M rows
+        # whole columns of them were ~160 MB on top of the output)
+        for start in range(0, len(kept), LEVEL_KEY_BLOCK):
+            rows = slice(start, start + LEVEL_KEY_BLOCK)
+            leaves = encoded[rows, j].astype(np.intp)  # the index type np.take works in
+            # np.take raises on a code that is no leaf's, as indexing does
+            other = shown[rows] != np.take(label_object, leaves)
+            if (other.any() if everything else (other & kept[rows]).any()):
+                return None
+            part = key[rows]
+            part *= radix
+            part += np.take(label_of, leaves)
     return key if everything else key[kept]
 
 
@@ -309,7 +324,8 @@ def _classes_of_key(key: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.n
 
 def _verify_cells(table: Table, hierarchies: dict[str, Hierarchy], output: pd.DataFrame, suppressed: np.ndarray,
                   transformation: dict[str, int] | None,
-                  encoded: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                  encoded: np.ndarray | None,
+                  output_codes: FactorizedCells | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every kept QI cell checked by value (each output column hashed once); the classes of identical kept
     QI cells: (sizes, row -> class)."""
     n, qi = table.n, table.qi
@@ -317,7 +333,7 @@ def _verify_cells(table: Table, hierarchies: dict[str, Hierarchy], output: pd.Da
     for j, col in enumerate(qi):
         cells = output[col].to_numpy()
         # each output column hashed once: its codes serve the cell check and the classes below
-        factorized = factorize_cells(cells)
+        factorized = (output_codes.get(col, cells) if output_codes is not None else None) or factorize_cells(cells)
         check_cells(col, table.frame[col], cells, hierarchies[col], suppressed,
                      None if transformation is None else transformation[col],
                      ranges=transformation is None and table.is_numeric(col),

@@ -18,6 +18,7 @@ from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance
 from ..errors import Cancelled, InputError
 from ..measure.attack import attack_report, merge_parts, report_part
 from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
+from ..model.cells import FactorizedCells
 from ..model.hierarchy import ROOT, Hierarchy
 from ..model.persons import Persons
 from ..model.table import FrequencySet, Table, frequency_set, group_rows
@@ -27,7 +28,7 @@ from ..search.lattice import equivalence_classes, label_columns, radices
 from ..search.persons import PersonCounter
 from .person_check import persons_of
 from .research import on_population, published_figures, research_domain, research_flags
-from .result import LeafCodes, Result, factorize_cells
+from .result import LeafCodes, Result
 from .spec import SUPPRESSION, RunSpec
 
 
@@ -583,8 +584,12 @@ def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppressi
     # each output QI column hashed once (by object, then value: factorize_cells) for the classes, the loss
     # figures and the labels; the kept rows' codes renumbered by first appearance among them (ints, fast),
     # which is the numbering pd.factorize of the kept cells gives, so the classes are numbered as before
-    factorized = [factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi]
-    if kept.any():
+    hashed = FactorizedCells()  # kept on the Result: verification reads the same columns
+    factorized = [hashed.factorize(c, output[c].to_numpy(dtype=object)) for c in table.qi]
+    if len(kept) and kept.all():  # the codes over all rows are already numbered by first appearance among the kept rows
+        _, inverse, sizes = group_rows(np.stack([cells for cells, _ in factorized], axis=1))
+        class_of_row[:] = inverse
+    elif kept.any():
         out_codes = np.stack([_kept_codes(cells, kept, output[c]) for c, (cells, _) in zip(table.qi, factorized)],
                              axis=1)
         _, inverse, sizes = group_rows(out_codes)
@@ -619,6 +624,7 @@ def _assemble_cells(table, hierarchies, codes, freq, recoding, models, suppressi
         metrics_before=before,
         notes=list(recoding.notes) + [n for h in hierarchies for n in h.notes],
         recoding=recoding.recoding,
+        output_codes=hashed,
     )
 
 
