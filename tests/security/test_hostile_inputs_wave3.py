@@ -303,3 +303,55 @@ def test_sampling_weight_column_with_bad_values_is_refused_naming_it(user, weigh
     assert r.status_code == 400, (weights, r.status_code, r.content[:300])
     assert "w" in r.json()["detail"]
     assert Dataset.objects.get(pk=ds).columns.get(name="w").role != "sampling weight"
+
+
+# ---- the command line: --sdc and risk --sdc with hostile values ----------------------------------------------
+SDCMICRO = Path(__file__).resolve().parent.parent / "sdcmicro_reference"
+TD2_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+
+
+@pytest.mark.parametrize("flag,named", [
+    ("local_suppression:k=0", "k"), ("local_suppression:k=nan", "k"), ("local_suppression:strategy=optimal", "60"),
+    ("pram:variables=sex,pd=2", "pd"), ("pram:variables=sex,alpha=-1", "alpha"),
+    ("noise:variables=age,noise=-5", "noise"), ("microaggregation:variables=income,k=0", "k"),
+    ("rank_swapping:variables=income,top_percent=80,bottom_percent=80", "percent"),
+    ("pram:variables=nosuchcolumn", "nosuchcolumn"), (f"local_suppression:importance={SCRIPT}", "importance"),
+])
+def test_cli_sdc_flags_out_of_range_are_named(tmp_path, flag, named):
+    from cli_helpers import run_command
+
+    args = [SDCMICRO / "testdata2.csv"]
+    for key in TD2_KEYS:
+        args += ["--qi", key]
+    out_csv = tmp_path / "out.csv"
+    args += ["--algorithm", "full-domain", "--levels", "0,0,0,0,0,0,0", "--out", out_csv, "--quiet",
+             "--sdc", flag]
+    status, out, _ = run_command("anonymize", *args)
+    assert status != 0, out
+    assert named in out and "Traceback" not in out, out
+    assert not out_csv.exists()
+
+
+@pytest.mark.parametrize("extra,named", [(["--suda-max-size", "1000000000"], "--suda-max-size"),
+                                         (["--suda-max-size", "0"], "--suda-max-size"),
+                                         (["--max-global-risk", "nan"], "--max-global-risk"),
+                                         (["--max-global-risk", "-1"], "--max-global-risk"),
+                                         (["--weight", "income"], "income")])
+def test_cli_risk_sdc_values_are_named(extra, named):
+    from django.core.management import CommandError, call_command
+
+    out, err = io.StringIO(), io.StringIO()
+    args = [str(SDCMICRO / "testdata2.csv"), "--qi", "urbrur,roof,sex", "--sdc", "--weight", "sampling_weight",
+            *extra]
+    try:
+        call_command("risk", *args, stdout=out, stderr=err)
+    except CommandError as exc:
+        message = str(exc)
+    except SystemExit:  # argparse's own refusal (a type check): its message is on stderr
+        message = err.getvalue()
+    else:
+        message = ""
+    if named == "income":  # income is a positive number on every row: a valid weight, the figures are printed
+        assert "Global risk" in out.getvalue()
+        return
+    assert named in message, (message, out.getvalue())
