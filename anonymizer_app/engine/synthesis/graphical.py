@@ -1,7 +1,7 @@
 """The graphical-model estimation of the marginal-based synthesizers, on mbi (Private-PGM, McKenna et al.).
 
 mbi runs on jax. Before mbi is imported, jax is set to 64-bit floats (mbi warns that float32 can stall or diverge
-on large tables) and its persistent compilation cache is switched off (mbi compiles many small programs, for
+on large tables) its persistent compilation cache is switched off and it runs on the CPU without probing other backends (mbi compiles many small programs, for
 which the cache only costs disk): set explicitly here, so mbi's import-time warnings never reach the user.
 Everything else the synthesizers do (counting marginals, noise, selection) is numpy/OpenDP; this module is the
 only one that touches jax or mbi."""
@@ -21,6 +21,7 @@ import numpy as np
 def _mbi() -> Any:
     import jax
 
+    jax.config.update("jax_platforms", "cpu")  # no probing for TPU/GPU backends (it logs to stderr)
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_enable_compilation_cache", False)
     with warnings.catch_warnings():
