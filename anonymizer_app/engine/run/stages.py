@@ -26,6 +26,7 @@ from ..privacy import PrivacyModel, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for, sensitive_domain
 from ..search.lattice import equivalence_classes, label_columns, radices
 from ..search.persons import PersonCounter
+from .blas import one_blas_thread
 from .person_check import persons_of
 from .research import on_population, published_figures, research_domain, research_flags
 from .result import LeafCodes, Result
@@ -52,6 +53,7 @@ def anonymize(
     return compute(spec, progress)
 
 
+@one_blas_thread()
 def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     """The computing stages of the pipeline for an in-memory table: encode, search, recode, build the
     output, measure, verify."""
@@ -65,6 +67,7 @@ def compute(spec: RunSpec, progress: ProgressCallback | None = None) -> Result:
     return result
 
 
+@one_blas_thread()
 def search(spec: RunSpec, progress: ProgressCallback | None = None) -> tuple[object, Built, Persons | None]:
     """The stages up to the search: encode, build the problem, run the algorithm. The recoding it found, what
     :func:`assemble` needs to build, measure and verify the output, and the persons (with a person id). The
