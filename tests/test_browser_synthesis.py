@@ -60,3 +60,9 @@ def test_the_tab_to_a_synthetic_set(browser, live_server, client, user, monkeypa
     assert {"tvd_1way_mean", "exact_copies", "rare_exact_copies", "membership_auc"} <= shown
     assert "Small <b>set</b>" in browser.find_element(By.CSS_SELECTOR, ".breadcrumbs").text
     assert _axe(browser) == []
+
+    browser.find_element(By.ID, "releases-link").click()
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-releases .main-svg"))
+    assert [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#releases-table thead th")][1:] == [
+        "Synthetic (cart)"]
+    assert _axe(browser) == []
