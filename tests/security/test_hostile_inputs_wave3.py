@@ -355,3 +355,33 @@ def test_cli_risk_sdc_values_are_named(extra, named):
         assert "Global risk" in out.getvalue()
         return
     assert named in message, (message, out.getvalue())
+
+
+# ---- a release policy carrying hostile SDC steps ---------------------------------------------------------------
+@pytest.mark.parametrize("sdc,seed,named", [
+    ([{"method": "local_suppression", "parameters": {"k": 0}}], 4, "sdc: Local suppression: k must be at least 2, got 0"),
+    ([{"method": "local_suppression", "parameters": {"k": "NaN"}}], 4,
+     "sdc: Local suppression: k must be an integer, got 'NaN'"),
+    ([{"method": "pram", "parameters": {"variables": "sex", "pd": 2}}], 4, "pd must be at most 1, got 2.0"),
+    ([{"method": "local_suppression", "parameters": [1, 2]}], 4, "parameters must be an object of name: value"),
+    ([{"method": "local_suppression", "parameters": {"k": 2, "colour": "red"}}], 4, "colour"),
+    ({"method": "local_suppression"}, 4, "sdc"),
+    ([{"method": "local_suppression", "parameters": {"k": 2}}], -1, "sdc_seed"),
+    ([{"method": "local_suppression", "parameters": {"k": 2}}], "x", "sdc_seed"),
+    ([{"method": f"{SCRIPT}", "parameters": {}}], 4, "unknown SDC method"),
+])
+def test_policy_with_hostile_sdc_steps_is_refused_by_field(user, sdc, seed, named):
+    from anonymizer_helpers import make_dataset
+
+    from anonymizer_app.engine import Role
+    from anonymizer_app.services import jobs
+    from policies import policy_file, services
+
+    ds = make_dataset(user, (SDCMICRO / "testdata2.csv").read_text(), "testdata2.csv",
+                      roles={k: Role.QUASI_IDENTIFYING for k in TD2_KEYS}, name="batch")
+    job = jobs.run_job(jobs.create_job(ds, "full-domain", 1, 0.0, "", {
+        "levels": "0,0,0,0,0,0,0", "sdc": [{"method": "local_suppression", "parameters": {"k": 2}}], "sdc_seed": 4}))
+    data = policy_file.loads(services.export_text(services.save_from_job(job, "p")))
+    with pytest.raises(policy_file.PolicyError) as refused:
+        policy_file.validate(dict(data, sdc=sdc, sdc_seed=seed))
+    assert named in str(refused.value), str(refused.value)
