@@ -75,7 +75,7 @@ def test_posting_queues_a_job_and_draws_nothing_in_the_request(client_alice, dat
     assert not PrivacyLedgerEntry.objects.filter(dataset=dataset).exists()  # the baseline spends nothing
 
 
-def test_a_dp_synthesis_spends_its_epsilon_and_delta_from_the_ledger(dataset, user):
+def test_a_dp_synthesis_spends_its_epsilon_and_delta_from_the_ledger(client_alice, dataset, user):
     PrivacyBudget.objects.create(dataset=dataset, epsilon=2.0)
     job = synthesis.create_synthesis_job(dataset, user, {"method": "mst", "epsilon": 1.25, "delta": 1e-7,
                                                          "columns": ["sex", "disease"]})
@@ -83,6 +83,10 @@ def test_a_dp_synthesis_spends_its_epsilon_and_delta_from_the_ledger(dataset, us
     assert (entry.epsilon, entry.delta, entry.job_id) == (1.25, 1e-7, job.pk)
     state = privacy_ledger.state(dataset)
     assert (state.spent, state.remaining, state.releases) == (1.25, 0.75, 1)
+    # the ledger on the Differential privacy page lists it, linked to the job
+    ledger = client_alice.get(f"/datasets/{dataset.pk}/dp/").content.decode()
+    assert f'href="/jobs/{job.pk}/"' in ledger
+    assert escape(entry.description) in ledger and entry.description.startswith("Synthetic data by MST")
 
 
 def test_a_dp_synthesis_past_the_budget_is_refused_and_nothing_is_created(client_alice, dataset, monkeypatch):
