@@ -21,7 +21,6 @@ from ..engine.synthesis import SYNTHESIZERS
 from ..models import Job
 from ..services import exports
 from ..services import synthesis as synthesis_service
-from ..views.synthesis import figure_rows
 from .common import owned_dataset, owned_job, queue, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
@@ -78,7 +77,7 @@ class SynthesisFigures(APIView):
     def get(self, request, job_id):
         job = _synthesis_job(request, job_id)
         report = synthesis_service.report_of(job)
-        shown = figure_rows(report["figures"]) if report else []
+        shown = synthesis_service.figure_rows(report["figures"]) if report else []
         return Response({"job": JobSerializer(job).data, "synthesis": report,
                          "figures": [{"key": f["key"], "label": f["label"], "text": f["text"]} for f in shown]})
 

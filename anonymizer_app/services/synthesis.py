@@ -24,6 +24,7 @@ import pandas as pd
 from django.db import transaction
 
 from ..engine import Cancelled, InputError, Role
+from ..engine.measure.figure_catalogue import FIGURES, format_kind
 from ..engine.measure.synthetic_figures import synthetic_figures
 from ..engine.synthesis import (
     SYNTHESIZERS,
@@ -225,6 +226,24 @@ def guarantee_text(dp: bool, epsilon: float, delta: float) -> str:
     if not dp:
         return "No formal privacy guarantee: the rows are drawn from models fitted to the original records."
     return f"({epsilon:g}, {delta:g})-differential privacy for each person's record."
+
+
+# the synthetic figures shown (page, API), in order: the report's keys, each a figure of the catalogue
+SHOWN_FIGURES = ("tvd_1way_mean", "tvd_1way_max", "tvd_2way_mean", "tvd_2way_max", "exact_copies",
+                 "exact_copy_share", "rare_exact_copies", "membership_auc")
+
+
+def figure_rows(figures: dict) -> list[dict]:
+    """The synthetic figures as the figure catalogue words and formats them (— undefined); rare exact copies
+    flagged when there are any."""
+    rows = []
+    for key in SHOWN_FIGURES:
+        figure = FIGURES[key]
+        value = figures.get(key)
+        rows.append({"key": key, "label": figure.label, "help": figure.help,
+                     "text": format_kind(figure.kind, value) if value is not None else "—",
+                     "flag": key == "rare_exact_copies" and bool(value)})
+    return rows
 
 
 def report_of(job: Job) -> dict | None:

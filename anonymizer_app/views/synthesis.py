@@ -19,16 +19,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.throttling import throttle
 
 from ..engine import InputError
-from ..engine.measure.figure_catalogue import FIGURES, format_kind
+from ..engine.measure.figure_catalogue import format_kind
 from ..engine.synthesis import SYNTHESIZERS
 from ..models import Job
 from ..services import exports, privacy_ledger
 from ..services import synthesis as synthesis_service
 from .common import format_duration, job_result, owned_dataset, owned_job, queue_job
-
-# the synthetic figures shown, in order: the report key and the catalogue's figure
-SHOWN_FIGURES = ("tvd_1way_mean", "tvd_1way_max", "tvd_2way_mean", "tvd_2way_max", "exact_copies",
-                 "exact_copy_share", "rare_exact_copies", "membership_auc")
 
 
 class SynthesisForm(forms.Form):
@@ -101,18 +97,6 @@ def synthesis_form(request, dataset_id: int):
         "numeric_with_hierarchy": [c["name"] for c in columns if c["numeric"] and c["hierarchy"]]})
 
 
-def figure_rows(figures: dict) -> list[dict]:
-    """The synthetic figures as the catalogue words and formats them."""
-    rows = []
-    for key in SHOWN_FIGURES:
-        figure = FIGURES[key]
-        value = figures.get(key)
-        rows.append({"key": key, "label": figure.label, "help": figure.help,
-                     "text": format_kind(figure.kind, value) if value is not None else "—",
-                     "flag": key == "rare_exact_copies" and bool(value)})
-    return rows
-
-
 def budget_rows(budget: dict) -> list[dict]:
     return [{"step": str(p.get("step", "")), "amount": format_kind("amount", p.get("rho"))}
             for p in budget.get("parts", [])]
@@ -130,7 +114,7 @@ def synthesis_result(request, job_id):
     report = result.report.get("synthesis") or {}
     header, rows = synthesis_service.preview(result)
     return render(request, "anonymizer/synthesis_result.html", {
-        "job": j, "dataset": j.dataset, "report": report, "figures": figure_rows(report.get("figures", {})),
+        "job": j, "dataset": j.dataset, "report": report, "figures": synthesis_service.figure_rows(report.get("figures", {})),
         "budget": report.get("budget", {}), "budget_rows": budget_rows(report.get("budget", {})),
         "preview_header": header, "preview_rows": rows, "formats": list(exports.EXPORT_FORMATS.values()),
         "duration": format_duration(j.duration), "rare_below": report.get("figures", {}).get("rare_below")})
