@@ -25,7 +25,7 @@ from ..models import Job, Result
 from . import datasets, results, storage
 
 # the kinds of job that publish a table of records (a run, and a lattice node kept as a run)
-PUBLISHING_KINDS = (Job.RUN, Job.LATTICE_KEEP)
+PUBLISHING_KINDS = (Job.RUN, Job.LATTICE_KEEP, Job.SYNTHESIS)  # a synthetic set: a table of the same columns
 STATISTICS_CACHE_VERSION = 4  # raise when the figures' content changes (4: whole-number histogram widths)
 
 
