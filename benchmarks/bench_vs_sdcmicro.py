@@ -2,7 +2,7 @@
 of the engine next to sdcMicro's own output on its shipped data, then both timed on resampled tables.
 
     .venv/bin/python benchmarks/bench_vs_sdcmicro.py --sdc-lib /tmp/sdcpeer/lib [--rows 10000,100000]
-        [--mdav-up-to 100000] [--peer-timeout 900] [--skip-timing]
+        [--mdav-up-to 100000] [--independent] [--peer-timeout 900] [--skip-timing]
 
 The peer is not part of this repository (sdcMicro is GPL-2; nothing of it is vendored here). Build it once from
 its public source, outside the checkout (Debian 12 packages; R 4.2 is enough):
@@ -172,14 +172,18 @@ def equality(peer: Peer) -> None:
           f"within 1e-12 relative {first_difference(rk, theirs['rk'], rel=1e-12)}", flush=True)
 
 
-def speed(peer: Peer, sizes: list[int], workdir: Path, mdav_up_to: int) -> None:
-    print(f"== speed: testdata resampled with replacement (seed 1), cores={os.cpu_count()} ==", flush=True)
+def speed(peer: Peer, sizes: list[int], workdir: Path, mdav_up_to: int, independent: bool) -> None:
+    how = "each column resampled on its own" if independent else "rows resampled with replacement"
+    print(f"== speed: testdata, {how} (seed 1), cores={os.cpu_count()} ==", flush=True)
     base = pd.read_csv(DATA / "testdata.csv")
     rng = np.random.default_rng(1)
+    microaggregate(base.head(200), TESTDATA_NUM, k=3)  # load the compiled MDAV loop outside the timings
     print(f"{'method':<28}{'rows':>9}{'ours cpu':>10}{'ours wall':>10}{'sdc cpu':>10}{'sdc wall':>10}  load  equal",
           flush=True)
     for rows in sizes:
         frame = base.iloc[rng.integers(0, len(base), rows)].reset_index(drop=True)
+        if independent:  # every column drawn on its own: many rare and unique key combinations
+            frame = pd.DataFrame({c: base[c].to_numpy()[rng.integers(0, len(base), rows)] for c in base.columns})
         csv = workdir / f"testdata_{rows}.csv"
         frame.to_csv(csv, index=False)
         cases = [("MDAV k=3 (3 vars)", "mdav", TESTDATA_NUM, "3",
@@ -214,13 +218,17 @@ def main() -> None:
     ap.add_argument("--rows", default="10000,100000")
     ap.add_argument("--peer-timeout", type=float, default=900.0, help="seconds for one sdcMicro call")
     ap.add_argument("--mdav-up-to", type=int, default=100_000, help="time MDAV (O(n²/k)) up to this many rows")
+    ap.add_argument("--independent", action="store_true",
+                    help="resample every column on its own (rare key combinations) instead of whole rows")
+    ap.add_argument("--skip-equality", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         peer = Peer(args.sdc_lib, args.rscript, Path(tmp), args.peer_timeout)
-        equality(peer)
+        if not args.skip_equality:
+            equality(peer)
         if not args.skip_timing:
-            speed(peer, [int(r) for r in args.rows.split(",")], Path(tmp), args.mdav_up_to)
+            speed(peer, [int(r) for r in args.rows.split(",")], Path(tmp), args.mdav_up_to, args.independent)
 
 
 if __name__ == "__main__":
