@@ -54,6 +54,8 @@ def test_bad_flags_are_named(tmp_path):
     assert status != 0 and "--sdc smoothing:k=2: unknown SDC method 'smoothing'" in out
     status, out, _ = run_command("anonymize", *_args(tmp_path, "local_suppression:k"))
     assert status != 0 and "give parameters as name=value" in out
+    status, out, _ = run_command("anonymize", *_args(tmp_path, *["pram:variables=sex"] * 17))
+    assert status != 0 and "--sdc: 17 SDC steps: a run takes at most 16" in out
     assert not (tmp_path / "out.csv").exists()
 
 

@@ -72,3 +72,6 @@ def test_wrong_steps_are_refused_by_field(user, monkeypatch):
         policy_file.validate(bad)
     with pytest.raises(policy_file.PolicyError, match="unknown SDC method 'nope'"):
         policy_file.validate(dict(data, sdc=[{"method": "nope"}]))
+    # thousands of steps (each a pass over the table) are refused, not run (found by the attacker review)
+    with pytest.raises(policy_file.PolicyError, match="5000 SDC steps: a run takes at most 16"):
+        policy_file.validate(dict(data, sdc=STEPS * 5000))

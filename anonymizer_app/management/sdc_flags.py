@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from anonymizer_app.engine.errors import InputError
 from anonymizer_app.engine.sdc import METHODS
-from anonymizer_app.engine.sdc.steps import SdcStep, parse_step
+from anonymizer_app.engine.sdc.steps import SdcStep, check_step_count, parse_step
 
 
 def methods_help() -> str:
@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def steps(opts: dict, error: Callable[[str], Exception]) -> tuple[SdcStep, ...]:
     """The --sdc flags as steps; a bad one is refused naming the flag and its value."""
     parsed = []
+    try:
+        check_step_count(len(opts.get("sdc") or []))
+    except InputError as exc:
+        raise error(f"--sdc: {exc}") from None
     for text in opts.get("sdc") or []:
         try:
             parsed.append(parse_step(text))

@@ -14,6 +14,10 @@ from typing import Any
 from ..errors import InputError
 from .base import METHODS, SdcMethod, get_method
 
+# A run's steps are few (recode, suppress, perturb one or two variables); a policy or API call asking for thousands
+# would multiply a run's cost by as many passes over the table, so their number is bounded on every path.
+MAX_STEPS = 16
+
 # "k=3,importance=sex,age,combs=3,2": a comma starts a new parameter only before "name="
 _NEXT_PARAMETER = re.compile(r",(?=\s*[A-Za-z_][A-Za-z0-9_ ]*=)")
 
@@ -86,4 +90,10 @@ def steps_from_json(values: object) -> tuple[SdcStep, ...]:
         return ()
     if not isinstance(values, (list, tuple)):
         raise InputError("sdc must be a list of steps")
+    check_step_count(len(values))
     return tuple(step_from_json(v) for v in values)
+
+
+def check_step_count(count: int) -> None:
+    if count > MAX_STEPS:
+        raise InputError(f"{count} SDC steps: a run takes at most {MAX_STEPS}")
