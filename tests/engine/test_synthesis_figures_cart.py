@@ -91,3 +91,18 @@ def test_cart_is_reproducible_from_its_seed_and_keeps_the_columns():
     for c in first.frame.columns:
         assert set(first.frame[c]) <= set(original[c])
     assert first.guarantee == "" and first.budget == {}
+
+
+def test_rare_copies_with_one_quasi_identifier():
+    """One QI groups on a plain index: the rare combinations were looked up as tuples and never found (the review
+    of the web page found 0 flagged where three rows copy the rare 'F')."""
+    from anonymizer_app.engine.measure.synthetic_figures import rare_exact_copies
+
+    original = pd.DataFrame({"sex": ["F"] * 3 + ["M"] * 6, "zip": [str(10 + i) for i in range(9)]})
+    rare = rare_exact_copies(original, original.copy(), ["sex", "zip"], ["sex"])
+    counted = Counter(original["sex"])
+    expected = sum(1 for s in original["sex"] if counted[s] < 5)
+    assert rare["rows"] == expected == 3
+    assert rare["combinations"] == 1 and rare["listed"] == [{"qi": {"sex": "F"}, "original_frequency": 3}]
+    two = rare_exact_copies(original, original.copy(), ["sex", "zip"], ["sex", "zip"])
+    assert two["rows"] == 9 and two["combinations"] == 9  # every (sex, zip) occurs once

@@ -131,14 +131,18 @@ def rare_exact_copies(original: pd.DataFrame, synthetic: pd.DataFrame, columns: 
     originals = set(map(tuple, orig.to_numpy().tolist()))
     copy = np.fromiter((tuple(r) in originals for r in syn.to_numpy().tolist()), dtype=bool, count=len(syn))
     qi = list(qi)
-    frequency = orig.groupby(qi, sort=False).size() if qi else pd.Series(dtype=float)
     flagged: dict[tuple, int] = {}
+    rows_flagged = 0
     if qi and copy.any():
-        freq = frequency.reindex(pd.MultiIndex.from_frame(syn.loc[copy, qi])).to_numpy()
-        for key, f in zip(map(tuple, syn.loc[copy, qi].to_numpy().tolist()), freq):
+        counts = orig.groupby(qi, sort=False).size()
+        # keys as tuples whatever the number of QIs (one QI groups on a plain Index, not a MultiIndex)
+        frequency = {k if isinstance(k, tuple) else (k,): int(f) for k, f in zip(counts.index, counts.to_numpy())}
+        copied = list(map(tuple, syn.loc[copy, qi].to_numpy().tolist()))
+        for key in copied:
+            f = frequency.get(key, 0)
             if f < rare_below:
-                flagged[key] = int(f)
-    rows_flagged = int(sum(1 for r in syn.loc[copy, qi].to_numpy().tolist() if tuple(r) in flagged)) if qi else 0
+                flagged[key] = f
+        rows_flagged = sum(1 for key in copied if key in flagged)
     listing = [{"qi": dict(zip(qi, key)), "original_frequency": f}
                for key, f in sorted(flagged.items(), key=lambda kv: (kv[1], kv[0]))[:listed]]
     return {"rare_below": rare_below, "rows": rows_flagged, "combinations": len(flagged), "listed": listing}
