@@ -164,3 +164,23 @@ def test_a_sav_in_a_zenodo_record_is_imported(client_alice, user, tmp_path, repo
     ds = Dataset.objects.get(owner=user)
     assert (ds.kind, ds.n_rows, ds.original_name) == ("sav", 120, "survey.sav")
     assert storage.read_frame(storage.table_path(ds)).astype(str).equals(shown(read_testdata()))
+
+
+# A real SAS file: written once by R 4.2.2's haven::write_sas from
+#   data.frame(sex=c(1,2,1,2,1), age=c(34,51,NA,29,62.5), town=c("Ghent","Liège","Ghent","","Namur"))
+# (pyreadstat cannot write .sas7bdat; the file is our own data, 16 KB)
+SAS_FILE = Path(__file__).resolve().parent / "engine" / "statfiles" / "haven_small.sas7bdat"
+
+
+def test_a_real_sas_file_is_uploaded_with_its_values(client_alice):
+    r = upload_web(client_alice, SAS_FILE.read_bytes(), "clinic.sas7bdat")
+    assert r.status_code == 302, r.content.decode()[:2000]
+    ds = Dataset.objects.get()
+    assert (ds.kind, ds.n_rows, ds.n_columns) == ("sas7bdat", 5, 3)
+    stored = storage.read_frame(storage.table_path(ds)).astype(str)
+    # read independently of the product: the values R wrote, numbers as their shortest text, missing as empty
+    assert stored["sex"].tolist() == ["1", "2", "1", "2", "1"]
+    assert stored["age"].tolist() == ["34", "51", "", "29", "62.5"]
+    assert stored["town"].tolist() == ["Ghent", "Liège", "Ghent", "", "Namur"]
+    page = client_alice.get(r["Location"]).content.decode()
+    assert "SAS .sas7bdat file" in page
