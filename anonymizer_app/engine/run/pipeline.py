@@ -72,7 +72,8 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
     if spec.sdc:
         stage(0.961, "SDC methods on the published rows")
         sdc_report = run_sdc(publication, table, spec.sdc, spec.sdc_seed,
-                             lambda fraction, phase: stage(0.961 + 0.003 * fraction, phase))
+                             lambda fraction, phase: stage(0.961 + 0.003 * fraction, phase), result.hierarchies,
+                             spec.person_adversary)
     set_report = None
     if spec.set_column is not None:
         stage(0.965, f"k^m-anonymity of the set-valued column {spec.set_column.column!r} in every class")

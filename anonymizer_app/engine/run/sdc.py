@@ -14,12 +14,17 @@ QI) are left as they are. What the gate checks:
   are reported and the report says so.
 
 A check that fails refuses the whole publication (VerificationError), e.g. when a later step changed a key
-variable after local suppression and the rows are no longer k-anonymous."""
+variable after local suppression and the rows are no longer k-anonymous.
+
+The run's own models were checked by the gate on the recoded rows; a perturbation that changes a quasi-identifier
+or a model's sensitive column afterwards could undo them (PRAM on a QI splits classes). So when one does, every
+model of the run is checked again on the rows that leave, values as published, and the publication is refused when
+one no longer holds."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -32,7 +37,8 @@ from ..model.table import Table
 from ..sdc import SdcContext, SdcOutcome
 from ..sdc.local_suppression_fk import encode_keys, wildcard_fk
 from ..sdc.steps import SdcStep
-from .gate import Publication
+from .gate import Publication, released_classes
+from .result import check_models
 
 CATALOGUED = {source for _, source in SDC_METHOD_FIGURES}
 NO_GUARANTEE = "{label} is a perturbation: it gives no k guarantee; its parameters and figures are reported instead."
@@ -190,9 +196,67 @@ def check_published(published: pd.DataFrame, applied: Sequence[AppliedStep]) -> 
             "key_variables": list(applied[0].context.key_variables) if applied else []}
 
 
+def model_columns(models: Sequence[Any], table: Table) -> set[str]:
+    """The columns the run's models read: the QIs and each model's sensitive (target) column."""
+    read = set(table.qi)
+    for model in models:  # a sensitive model is bound to its column by the time the gate sees it
+        column = getattr(model, "column", None)
+        if isinstance(column, str):
+            read.add(column)
+    return read
+
+
+def recheck_models(publication: Publication, table: Table, hierarchies: dict, applied: Sequence[AppliedStep],
+                   adversary: str = "class") -> list[str]:
+    """The run's models on the published rows after perturbations that changed a column they read (see the module's
+    docstring); returns those columns (none: nothing to recheck). Raises VerificationError naming the step and the
+    model when one no longer holds."""
+    models = list(publication.result.models) if publication.result is not None else []
+    read = model_columns(models, table)
+    touched: dict[str, list[str]] = {}
+    for item in applied:
+        if item.step.info.kind != "perturbation":
+            continue
+        for column, count in item.outcome.changed_cells.items():
+            if count and column in read:
+                touched.setdefault(column, []).append(item.step.info.label)
+    if not touched or not models:
+        return []
+    rows = np.asarray(publication.rows)
+    flags = np.asarray(publication.suppressed, dtype=bool)
+    n = table.n
+    frame = table.frame.copy()
+    for column in touched:  # the published values where they leave, the input's elsewhere (never counted)
+        values = frame[column].to_numpy(dtype=object).copy()
+        values[rows] = publication.table[column].to_numpy(dtype=object)
+        frame[column] = values
+    released = np.zeros(n, dtype=bool)
+    released[rows[~flags]] = True
+    output = pd.DataFrame({c: np.full(n, "", dtype=object) for c in table.qi})
+    for c in table.qi:
+        cells = output[c].to_numpy(dtype=object)
+        cells[rows] = publication.table[c].to_numpy(dtype=object)
+        output[c] = cells
+    row_class, sizes = released_classes(output, list(table.qi), released)
+    published_table = replace(table, frame=frame)
+    try:
+        check_models(published_table, hierarchies, models, sizes, row_class, adversary)
+    except VerificationError as exc:
+        steps = sorted({label for labels in touched.values() for label in labels})
+        raise VerificationError(f"refusing to publish: {', '.join(steps)} changed {', '.join(sorted(touched))} after "
+                                f"the recoding, and on the published rows {exc}") from None
+    return sorted(touched)
+
+
 def run_sdc(publication: Publication, table: Table, steps: Sequence[SdcStep], seed: int,
-            progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
-    """Apply the steps to the publication and recount their guarantees from its rows: the report's section."""
+            progress: Callable[[float, str], None] | None = None, hierarchies: dict | None = None,
+            adversary: str = "class") -> dict[str, Any]:
+    """Apply the steps to the publication and recount their guarantees from its rows, then the run's models where
+    a perturbation changed what they read: the report's section."""
     applied = apply_steps(publication, table, steps, seed, progress)
     active = ~np.asarray(publication.suppressed, dtype=bool)
-    return check_published(publication.table.loc[active], applied)
+    section = check_published(publication.table.loc[active], applied)
+    rechecked = recheck_models(publication, table, hierarchies or {}, applied, adversary)
+    if rechecked:
+        section["models_rechecked_on"] = rechecked
+    return section
