@@ -13,7 +13,6 @@ from django.conf import settings
 from hierarchy_editor.models import Hierarchy
 
 from .engine.setvalued import SET_ALGORITHMS
-from .forms import UPLOAD_EXTENSIONS
 from .models import Dataset
 from .services.setvalued import ITEM_DELIMITERS, covering_hierarchies
 
@@ -22,7 +21,8 @@ SHOWN = {"\t": "⇥", " ": "␣"}
 ITEM_DELIMITER_CHOICES = [(name, f"{name}  ( {SHOWN.get(d, d)} )") for d, name in ITEM_DELIMITERS.items()]
 LAYOUT_CHOICES = [(Dataset.TRANSACTIONS, "transactions: one record of items per line"),
                   (Dataset.TABLE, "table: a header row, one column may hold sets of items")]
-SET_EXTENSIONS = (*UPLOAD_EXTENSIONS, ".dat")
+# text and workbooks only: a Stata/SPSS/SAS file holds one value per cell, never a set of items
+SET_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".dat")
 M_HELP = "The adversary knows at most m items of a record; every set of at most m items must occur in k records."
 
 

@@ -29,7 +29,9 @@ def test_report_is_the_stored_report(user, job):
     assert r.status_code == 200
     body = r.json()
     figures = body.pop("figures")  # beside the stored report: each figure's label and text, as every page shows it
+    per_qi = body.pop("attribute_figures")  # likewise per quasi-identifier (figure_catalogue.attribute_figures)
     assert body == job.result.report
+    assert [a["qi"] for a in per_qi] == [row["qi"] for row in job.result.report["attributes"]]
     assert {f["key"]: f["after"] for f in figures if f["key"] in body["metrics"]} == body["metrics"]
     assert all(f["label"] and f["after_text"] for f in figures)
     assert r.json()["verified"] is True and r.json()["k_achieved"] >= 2

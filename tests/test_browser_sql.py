@@ -69,7 +69,7 @@ def test_import_run_export(browser, live_server, client, user, pg_url, demo_data
     assert job.status == Job.SUCCEEDED, job.message
     browser.get(f"{live_server.url}/jobs/{job.pk}/result/")
     formats = [o.get_attribute("value") for o in Select(browser.find_element(By.ID, "dl-format")).options]
-    assert formats == ["csv", "tsv", "parquet", "xlsx", "jsonl"]
+    assert formats == ["csv", "tsv", "parquet", "xlsx", "jsonl", "dta", "sav"]  # the export registry's, in order
 
     browser.find_element(By.ID, "export-sql-link").click()
     wait.until(lambda b: "/export-sql/" in b.current_url)

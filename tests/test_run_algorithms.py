@@ -53,11 +53,13 @@ def test_every_algorithm_runs_from_the_form(client_alice, user, monkeypatch, alg
     html = client_alice.get(f"/jobs/{job.pk}/result/").content.decode()
     if info.options:
         shown = _dl(html, "options-used")
-        assert set(shown) == {plain_label(p.name) for p in info.options}  # in words, no raw key
+        # in words, no raw key; an option left unset (no weights, no target) is no setting and not listed
+        assert set(shown) == {plain_label(p.name) for p in info.options if report["options"][p.name] not in (None, "")}
     if report["search"]:
         assert 'id="search-stats"' in html
         shown_once = {"metric"} if "metric" in report["options"] else set()  # under the options already
-        assert len(_dl(html, "search-stats")) == len(set(report["search"]) - HIDDEN_KEYS - shown_once)
+        unset = {key for key, value in report["search"].items() if value is None or value == ""}
+        assert len(_dl(html, "search-stats")) == len(set(report["search"]) - HIDDEN_KEYS - shown_once - unset)
     if report["transformation"] is None:
         assert report["recoding"] in ("local", "multidimensional")
         assert 'id="transformation"' not in html

@@ -238,7 +238,7 @@ def _plain_rows(d: dict) -> list[dict]:
     download (lattice.json), never a value on the page."""
     out = []
     for key, value in (d or {}).items():
-        if key in HIDDEN_KEYS:
+        if key in HIDDEN_KEYS or value is None or value == "":  # an option left unset (no weights) is not a setting
             continue
         if isinstance(value, dict) and all(isinstance(v, (int, float, str)) for v in value.values()):
             out.append({"name": plain_label(key), "key": key,
