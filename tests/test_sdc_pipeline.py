@@ -113,8 +113,7 @@ def test_person_id_and_unknown_parameters_are_refused():
 
 
 def test_microaggregation_group_sizes_rechecked():
-    if "microaggregation" not in METHODS:
-        pytest.skip("microaggregation is not registered")
+    assert "microaggregation" in METHODS  # registered by engine/sdc/__init__.py: the test may not pass by skipping
     publication = pipeline.run(sdc_only([SdcStep("microaggregation", {"variables": "expend,income", "k": 3})]))
     step = publication.report["sdc"]["steps"][0]
     assert step["check"]["holds"]
