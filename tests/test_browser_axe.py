@@ -83,6 +83,11 @@ def pages(user, monkeypatch) -> list[str]:
 def _violations(browser, url: str) -> list[dict]:
     browser.get(url)
     WebDriverWait(browser, 30).until(lambda b: b.execute_script("return document.readyState") == "complete")
+    return violations_here(browser)
+
+
+def violations_here(browser) -> list[dict]:
+    """axe-core's serious and critical violations on the page the browser shows now (after clicks and waits)."""
     browser.execute_script(AXE)
     browser.set_script_timeout(60)
     return browser.execute_async_script(RUN_AXE)

@@ -3,31 +3,15 @@ link opens the form; submitting it starts the job (run at once here, as a worker
 plotly bar chart of original, release and baseline per model and metric, with the table beside it. axe-core
 finds no serious or critical violation on the form and the figures page."""
 
-from pathlib import Path
-
 import pytest
 from anonymizer_helpers import finished_job, people_dataset, run_jobs_synchronously
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from test_browser_axe import violations_here
 
 from anonymizer_app.models import Job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-AXE = (Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
-RUN_AXE = """
-const done = arguments[arguments.length - 1];
-axe.run(document, {resultTypes: ['violations']}).then(
-  (r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': '
-    + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | '))),
-  (e) => done(['axe-error: ' + String(e)]));
-"""
-
-
-def _axe(browser) -> list[str]:
-    browser.execute_script(AXE)
-    browser.set_script_timeout(60)
-    return browser.execute_async_script(RUN_AXE)
 
 
 def test_start_the_job_and_see_the_chart(browser, live_server, client, user, monkeypatch):
@@ -41,7 +25,7 @@ def test_start_the_job_and_see_the_chart(browser, live_server, client, user, mon
     browser.get(f"{live_server.url}/jobs/{run.pk}/result/")
     browser.find_element(By.ID, "model-utility-link").click()
     wait.until(lambda b: b.find_elements(By.ID, "utility-form"))
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
     Select(browser.find_element(By.ID, "id_target")).select_by_value("disease")
     for box in browser.find_elements(By.CSS_SELECTOR, "input[name=models]"):
         if box.get_attribute("value") == "random_forest" and box.is_selected():
@@ -63,7 +47,7 @@ def test_start_the_job_and_see_the_chart(browser, live_server, client, user, mon
     figures = job.result.report["model_utility"]
     first = rows[0].find_elements(By.TAG_NAME, "td")
     assert first[0].text == figures["rows"][0]["model_label"]
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
 
 
 @pytest.mark.slow

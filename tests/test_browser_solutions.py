@@ -4,33 +4,18 @@ page "Compare with…" lists the other runs and opens two runs side by side. axe
 violation on the three pages."""
 
 import re
-from pathlib import Path
 
 import pytest
 from anonymizer_helpers import make_dataset
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from test_browser_axe import violations_here
 
 from anonymizer_app.engine.measure.figure_catalogue import format_figure
 from anonymizer_app.models import Job
 from anonymizer_app.services import jobs, results
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-AXE = (Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
-RUN_AXE = """
-const done = arguments[arguments.length - 1];
-axe.run(document, {resultTypes: ['violations']}).then(
-  (r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': '
-    + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | '))),
-  (e) => done(['axe-error: ' + String(e)]));
-"""
-
-
-def _axe(browser) -> list[str]:
-    browser.execute_script(AXE)
-    browser.set_script_timeout(60)
-    return browser.execute_async_script(RUN_AXE)
 
 
 def _sign_in(browser, live_server, client, user):
@@ -82,13 +67,13 @@ def test_compare_two_nodes_and_two_runs(browser, live_server, client, user):
     assert ncp.startswith("NCP (information loss) " + format_figure("ncp", report["metrics"]["ncp"]))
     assert re.search(r" \+\d\.\d{3}$", ncp)  # the top loses more than the optimum: B - A above 0
     assert browser.find_elements(By.ID, "attributes-table")
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
 
     browser.get(f"{live_server.url}/jobs/{flash.pk}/result/")
     browser.find_element(By.ID, "compare-solutions-link").click()
     wait.until(lambda b: b.find_elements(By.ID, "other-runs-table"))
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
     browser.find_element(By.LINK_TEXT, "Side by side →").click()
     wait.until(lambda b: b.find_elements(By.ID, "figures-table"))
     assert browser.find_element(By.ID, "setting-algorithm").text == "Algorithm Flash Datafly"
-    assert _axe(browser) == []
+    assert violations_here(browser) == []

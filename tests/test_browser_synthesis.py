@@ -3,31 +3,15 @@ baseline and three columns and submitting starts the job (run at once here, as a
 set's page states "No formal privacy guarantee" and shows the figures and the first rows. axe-core finds no
 serious or critical violation on the form and the result page."""
 
-from pathlib import Path
-
 import pytest
 from anonymizer_helpers import make_dataset, run_jobs_synchronously
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from test_browser_axe import violations_here
 
 from anonymizer_app.models import Job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-AXE = (Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js").read_text(encoding="utf-8")
-RUN_AXE = """
-const done = arguments[arguments.length - 1];
-axe.run(document, {resultTypes: ['violations']}).then(
-  (r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': '
-    + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | '))),
-  (e) => done(['axe-error: ' + String(e)]));
-"""
-
-
-def _axe(browser) -> list[str]:
-    browser.execute_script(AXE)
-    browser.set_script_timeout(60)
-    return browser.execute_async_script(RUN_AXE)
 
 
 def test_the_tab_to_a_synthetic_set(browser, live_server, client, user, monkeypatch):
@@ -41,7 +25,7 @@ def test_the_tab_to_a_synthetic_set(browser, live_server, client, user, monkeypa
     browser.get(f"{live_server.url}/datasets/{ds.pk}/")
     browser.find_element(By.ID, "synthesis-tab").click()
     wait.until(lambda b: b.find_elements(By.ID, "synthesis-form"))
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
     Select(browser.find_element(By.ID, "id_method")).select_by_value("cart")
     for box in browser.find_elements(By.CSS_SELECTOR, "input[name=columns]"):
         if box.get_attribute("value") not in ("sex", "note", "disease") and box.is_selected():
@@ -59,10 +43,10 @@ def test_the_tab_to_a_synthetic_set(browser, live_server, client, user, monkeypa
     shown = {r.get_attribute("data-figure") for r in browser.find_elements(By.CSS_SELECTOR, "#synthesis-figures tr[data-figure]")}
     assert {"tvd_1way_mean", "exact_copies", "rare_exact_copies", "membership_auc"} <= shown
     assert "Small <b>set</b>" in browser.find_element(By.CSS_SELECTOR, ".breadcrumbs").text
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
 
     browser.find_element(By.ID, "releases-link").click()
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-releases .main-svg"))
     assert [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#releases-table thead th")][1:] == [
         "Synthetic (cart)"]
-    assert _axe(browser) == []
+    assert violations_here(browser) == []
