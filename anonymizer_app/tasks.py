@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from celery.worker.request import Request
 
-from . import celery  # noqa: F401  (the app, loaded before the task so that @shared_task binds to it)
+from . import celery  # the app, loaded before the task so that @shared_task binds to it
 from .models import Job, SourceImport
 from .services import source_imports
 from .services.jobs import run_job, stop_for_time_limit
@@ -23,12 +23,13 @@ class JobRequest(Request):
             return  # the task's own process stops the job (services.jobs.run_job)
         from django.db import connection
 
-        try:
-            stop_for_time_limit(self.args[0], hard=True)
-        except Exception:  # the worker must survive; the sweep fails the job later (services.jobs._over_time_limit)
-            logging.getLogger(__name__).exception("settling job %s after its hard time limit failed", self.args)
-        finally:
-            connection.close()  # this runs in a thread of the pool's, not in a task: no one else closes it
+        with celery.FORK_GUARD:  # a pool thread of the main process: no fork meanwhile (celery.py)
+            try:
+                stop_for_time_limit(self.args[0], hard=True)
+            except Exception:  # the worker must survive; the sweep fails the job later (services.jobs._over_time_limit)
+                logging.getLogger(__name__).exception("settling job %s after its hard time limit failed", self.args)
+            finally:
+                connection.close()  # this runs in a thread of the pool's, not in a task: no one else closes it
 
 
 @shared_task(name="anonymizer.run_job", Request=JobRequest)
@@ -50,12 +51,13 @@ class SourceImportRequest(Request):
             return  # the task's own process stops the import (services.source_imports.run)
         from django.db import connection
 
-        try:
-            source_imports.stop_for_time_limit(self.args[0], hard=True)
-        except Exception:  # the worker must survive; the sweep ends the import later
-            logging.getLogger(__name__).exception("settling import %s after its hard time limit failed", self.args)
-        finally:
-            connection.close()
+        with celery.FORK_GUARD:  # a pool thread of the main process: no fork meanwhile (celery.py)
+            try:
+                source_imports.stop_for_time_limit(self.args[0], hard=True)
+            except Exception:  # the worker must survive; the sweep ends the import later
+                logging.getLogger(__name__).exception("settling import %s after its hard time limit failed", self.args)
+            finally:
+                connection.close()
 
 
 @shared_task(name="anonymizer.run_source_import", Request=SourceImportRequest)

@@ -79,6 +79,15 @@ def run_jobs_synchronously(monkeypatch) -> list:
     return submitted
 
 
+def finished_submitted_job(wait, submitted: list):
+    """The first job a browser click submitted, once it has ended. With run_jobs_synchronously the job runs
+    inside the request (the live server's thread): ``submitted`` is filled when it starts, not when it ends."""
+    from anonymizer_app.models import Job
+
+    wait.until(lambda b: submitted and Job.objects.get(pk=submitted[0]).status in Job.FINISHED)
+    return Job.objects.get(pk=submitted[0])
+
+
 def queue_without_running(monkeypatch) -> list:
     """Make submit_job a no-op that records the job (it stays queued)."""
     submitted = []

@@ -4,7 +4,7 @@ plotly bar chart of original, release and baseline per model and metric, with th
 finds no serious or critical violation on the form and the figures page."""
 
 import pytest
-from anonymizer_helpers import finished_job, people_dataset, run_jobs_synchronously
+from anonymizer_helpers import finished_job, finished_submitted_job, people_dataset, run_jobs_synchronously
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from test_browser_axe import violations_here
@@ -31,8 +31,7 @@ def test_start_the_job_and_see_the_chart(browser, live_server, client, user, mon
         if box.get_attribute("value") == "random_forest" and box.is_selected():
             box.click()  # two models keep the test short
     browser.find_element(By.ID, "utility-start").click()
-    wait.until(lambda b: submitted)
-    job = Job.objects.get(pk=submitted[0])
+    job = finished_submitted_job(wait, submitted)
     assert job.kind == Job.MODEL_UTILITY and job.status == Job.SUCCEEDED, job.message
 
     browser.get(f"{live_server.url}/jobs/{job.pk}/models/")
@@ -86,8 +85,7 @@ def test_adult_salary_class_as_in_the_docs(browser, live_server, client, user, m
         if box.get_attribute("value") != "logistic" and box.is_selected():
             box.click()
     browser.find_element(By.ID, "utility-start").click()
-    wait.until(lambda b: submitted)
-    job = Job.objects.get(pk=submitted[0])
+    job = finished_submitted_job(wait, submitted)
     assert job.status == Job.SUCCEEDED, job.message
     browser.get(f"{live_server.url}/jobs/{job.pk}/models/")
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-utility .main-svg"))

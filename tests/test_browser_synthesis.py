@@ -4,7 +4,7 @@ set's page states "No formal privacy guarantee" and shows the figures and the fi
 serious or critical violation on the form and the result page."""
 
 import pytest
-from anonymizer_helpers import make_dataset, run_jobs_synchronously
+from anonymizer_helpers import finished_submitted_job, make_dataset, run_jobs_synchronously
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from test_browser_axe import violations_here
@@ -31,8 +31,7 @@ def test_the_tab_to_a_synthetic_set(browser, live_server, client, user, monkeypa
         if box.get_attribute("value") not in ("sex", "note", "disease") and box.is_selected():
             box.click()
     browser.find_element(By.ID, "synthesis-start").click()
-    wait.until(lambda b: submitted)
-    job = Job.objects.get(pk=submitted[0])
+    job = finished_submitted_job(wait, submitted)
     assert job.kind == Job.SYNTHESIS and job.status == Job.SUCCEEDED, job.message
 
     browser.get(f"{live_server.url}/jobs/{job.pk}/synthesis/")
