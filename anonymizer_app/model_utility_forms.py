@@ -29,8 +29,13 @@ class ModelUtilityForm(forms.Form):
                               help_text="the split and every model's random state: the same seed gives the same "
                                         "figures")
 
-    def __init__(self, *args, columns: list[str], targets: list[str], **kwargs):
+    def __init__(self, *args, columns: list[str], targets: list[str], synthetic: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        if synthetic:  # a synthetic set's test rows are those held out of the synthesis: no split to choose
+            for name in ("split", "test_percent", "folds"):
+                del self.fields[name]
+            self.fields["encoding"].help_text = ("a synthetic set holds values, not ranges: numeric columns are "
+                                                 "numbers and text columns one-hot under either encoding")
         target_field = self.fields["target"]
         assert isinstance(target_field, forms.ChoiceField)
         target_field.choices = [(c, c) for c in targets]
@@ -50,6 +55,8 @@ class ModelUtilityForm(forms.Form):
 
     def spec_data(self) -> dict:
         d = self.cleaned_data
-        return {"target": d["target"], "features": list(d["features"]),
-                "models": d["models"], "encoding": d["encoding"], "task": d["task"], "split": d["split"],
-                "test_share": d["test_percent"] / 100.0, "folds": d["folds"], "seed": d["seed"]}
+        data = {"target": d["target"], "features": list(d["features"]),
+                "models": d["models"], "encoding": d["encoding"], "task": d["task"], "seed": d["seed"]}
+        if "split" in self.fields:
+            data.update(split=d["split"], test_share=d["test_percent"] / 100.0, folds=d["folds"])
+        return data

@@ -1,5 +1,7 @@
 """Models trained on the release in the API: POST /runs/<id>/utility/ queues a job of kind "model-utility" on a
-finished run's release (services.model_utility, the web form's path: the same validation and messages); it is
+finished run's release or on a synthetic set (a synthesis job: trained on its rows, tested on the original rows it
+held out; split, test_share and folds are refused for it) (services.model_utility, the web form's path: the same
+validation and messages); it is
 polled and cancelled like any job (GET /runs/<job>/, POST /runs/<job>/cancel/), and its figures are
 GET /runs/<job>/utility/ once it has succeeded. Owner-only: another user's run or job is a 404."""
 
@@ -18,6 +20,7 @@ from ..engine.measure.feature_encoding import ENCODINGS
 from ..engine.measure.model_utility import MODELS, SPLITS, TASKS
 from ..models import Job
 from ..services import model_utility as utility_service
+from ..services import synthetic_utility
 from .common import owned_job, queue, refused
 from .parsers import BoundedJSONParser as JSONParser
 from .runs import JobSerializer
@@ -44,14 +47,17 @@ class RunUtility(APIView):
 
     @extend_schema(request=UtilitySerializer,
                    responses={201: JobSerializer, 400: ApiErrorSerializer, 404: ApiErrorSerializer},
-                   summary="Train models on a run's release and on its input (one job; GET .../utility/ of the "
-                           "job gives the figures)", tags=["runs"])
+                   summary="Train models on a run's release and on its input, or on a synthetic set and on the "
+                           "original rows it read (one job; GET .../utility/ of the job gives the figures)", tags=["runs"])
     def post(self, request, job_id):
         source = owned_job(request, job_id)
         s = UtilitySerializer(data=request.data)
         s.is_valid(raise_exception=True)
+        data = dict(s.validated_data)
+        if source.kind == Job.SYNTHESIS:  # the defaults of a split are not a choice: only what the client sent
+            data = {k: v for k, v in data.items() if k not in synthetic_utility.SPLIT_FIELDS or k in request.data}
         try:
-            job = utility_service.create_utility_job(source, dict(s.validated_data))
+            job = utility_service.create_utility_job(source, data)
         except InputError as exc:
             return refused(str(exc))
         return Response(JobSerializer(queue(job)).data, status=status.HTTP_201_CREATED)

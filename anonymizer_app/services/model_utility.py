@@ -5,7 +5,9 @@ a worker with progress and cancel (never in a request), its figures kept as the 
 
 The release's rows are read back as stored (one row per input row, the suppressed ones flagged); the input is the
 dataset's rows the run read. A run that does not publish one row per input row (Anatomy's separate table, a
-research subset) is refused by name.
+research subset) is refused by name. A synthetic set (a job of kind "synthesis") is a source too: its models are
+trained on the synthetic rows and tested on the original rows the synthesizer never saw
+(services.synthetic_utility); it takes no split of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..engine import InputError, Role
 from ..engine.measure.figure_catalogue import format_kind
 from ..engine.measure.model_utility import MODELS, UtilitySpec, evaluate
 from ..models import Job, Result
-from . import datasets, results, storage
+from . import datasets, results, storage, synthetic_utility
 from .job_support import Progress, register
 
 UTILITY = "model-utility"  # Job.algorithm of a utility job (its kind decides)
@@ -29,8 +31,11 @@ def _config_columns(job: Job) -> list[dict]:
 
 
 def utility_columns(result: Result) -> dict:
-    """The run's columns a model can use: those of both tables, identifiers left out; the QIs; the numeric ones."""
+    """The run's columns a model can use: those of both tables, identifiers left out; the QIs; the numeric ones.
+    A synthetic set's: its synthesized columns, none a QI (services.synthetic_utility)."""
     job = result.job
+    if job.kind == Job.SYNTHESIS:
+        return synthetic_utility.utility_columns(result)
     hidden = {e.get("column") for e in result.report.get("identifiers", [])}
     published = set(results.output_columns(result))
     config = _config_columns(job)
@@ -43,7 +48,9 @@ def utility_columns(result: Result) -> dict:
 
 
 def check_source(job: Job) -> Result:
-    """The run's result, or InputError naming why no model can be trained on it."""
+    """The run's result (or the synthetic set's), or InputError naming why no model can be trained on it."""
+    if job.kind == Job.SYNTHESIS:
+        return synthetic_utility.check_source(job)
     if job.kind not in (Job.RUN, Job.LATTICE_KEEP) or job.status != Job.SUCCEEDED:
         raise InputError("models are trained on the release of a finished run")
     result = Result.objects.filter(job=job).first()
@@ -64,6 +71,10 @@ def build_spec(result: Result, data: dict) -> UtilitySpec:
     """A UtilitySpec from form, API or CLI values (lists or comma-separated text), checked against the run's
     columns: InputError names the field and the value at fault."""
     info = utility_columns(result)
+    synthetic = result.job.kind == Job.SYNTHESIS
+    what = "synthesized column of this synthetic set" if synthetic else "published column of this run"
+    if synthetic:
+        synthetic_utility.refuse_split(data)
 
     def listed(value, default: list[str]) -> list[str]:
         if value is None or value == "" or value == []:
@@ -75,12 +86,12 @@ def build_spec(result: Result, data: dict) -> UtilitySpec:
     if not target:
         raise InputError(f"target: choose a column (one of {', '.join(info['targets'])})")
     if target not in info["columns"]:
-        raise InputError(f"target: {target!r} is not a published column of this run (choose from "
+        raise InputError(f"target: {target!r} is not a {what} (choose from "
                          f"{', '.join(info['targets'])})")
     features = listed(data.get("features"), [c for c in info["columns"] if c != target])
     for name in features:
         if name not in info["columns"]:
-            raise InputError(f"features: {name!r} is not a published column of this run")
+            raise InputError(f"features: {name!r} is not a {what}")
 
     def number(key: str, kind, default):
         value = data.get(key)
@@ -114,7 +125,7 @@ def source_of(job: Job) -> Job:
     source_id = str((job.options or {}).get("source_job") or "")
     source = Job.objects.filter(pk=source_id, owner=job.owner).first() if source_id else None
     if source is None:
-        raise InputError("the run whose release this job trains models on no longer exists")
+        raise InputError("the run or synthetic set this job trains models on no longer exists")
     return source
 
 
@@ -122,8 +133,13 @@ def run_utility_job(job: Job) -> None:
     """Train and score every model with progress; the figures become the job's Result report."""
     progress = Progress(job)
     source = source_of(job)
-    result = check_source(source)
     spec = UtilitySpec(**(job.options or {})["utility"])
+    if source.kind == Job.SYNTHESIS:
+        figures = synthetic_utility.run(source, spec, progress)
+        figures["source_job"] = str(source.pk)
+        results.store(job, {"model_utility": figures})
+        return
+    result = check_source(source)
     info = utility_columns(result)
     columns = list(dict.fromkeys([*spec.features, spec.target]))
     progress(0.0, "reading the input and the release")
@@ -175,8 +191,8 @@ def report_section(source: Job) -> dict | None:
         figures = figures_of(job)
         if figures:
             split = figures["split"]
-            where = (f"{split['test_rows']} held-out rows ({split['test_share'] * 100:g}%)"
-                     if split["kind"] == "holdout" else f"{split['folds']} folds, the mean over them")
+            where = (f"{split['folds']} folds, the mean over them" if split["kind"] == "kfold" else
+                     f"{split['test_rows']} held-out rows ({split['test_share'] * 100:g}%)")
             return {"target": figures["spec"]["target"], "task": figures["task"], "encoding": figures["spec"]["encoding"],
                     "features": ", ".join(figures["spec"]["features"]), "where": where, "seed": split["seed"],
                     "left_out": figures["suppressed_training_rows_left_out"],

@@ -12,7 +12,9 @@ data: the safe side). The CART baseline gives no formal guarantee and spends not
 The figures are engine.measure.synthetic_figures' (1-/2-way TVD, exact copies, exact copies of a record with a
 rare QI combination, flagged, and the membership-inference AUC), flattened to the figure catalogue's keys. For
 the membership test a share of the rows (``holdout``, default 20%, drawn with the seed) is held out of the
-synthesis: the synthesizer reads the other rows only, and the figures compare the synthetic rows with those.
+synthesis: the synthesizer reads the other rows only, and the figures compare the synthetic rows with those. The
+figures keep the draw and a digest of the held-out rows ("holdout"): the models trained on the synthetic set
+(services.synthetic_utility) are tested on those rows, drawn again.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..engine.synthesis import (
     SynthesisContext,
     get_synthesizer,
 )
+from ..engine.synthesis import holdout as held_out
 from ..engine.synthesis.base import ColumnKind
 from ..models import Dataset, Job, Result
 from . import datasets, privacy_ledger, results, storage
@@ -168,12 +171,11 @@ def flat_figures(figures: dict) -> dict:
 
 
 def split_holdout(frame: pd.DataFrame, share: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The rows the synthesizer reads and the rows held out of it for the membership test (drawn with ``seed``)."""
-    count = int(round(share * len(frame)))
-    if count == 0 or count >= len(frame):
+    """The rows the synthesizer reads and the rows held out of it (engine.synthesis.holdout, drawn with ``seed``)
+    for the membership test and the models trained on the synthetic set (services.synthetic_utility)."""
+    held = held_out.holdout_mask(len(frame), share, seed)
+    if held is None:
         return frame, None
-    held = np.zeros(len(frame), dtype=bool)
-    held[np.random.default_rng(seed).choice(len(frame), count, replace=False)] = True
     return frame[~held].reset_index(drop=True), frame[held].reset_index(drop=True)
 
 
@@ -207,6 +209,8 @@ def run_synthesis_job(job: Job) -> None:
                                              context.kinds, qi, holdout, seed=spec["seed"]))
     figures["rare_qi"] = qi
     figures["holdout_rows"] = 0 if holdout is None else len(holdout)
+    # which rows were held out (the draw and a digest): the models trained on this set are tested on them
+    figures["holdout"] = held_out.describe(len(frame), float(spec.get("holdout", 0.0)), spec["seed"], holdout)
     progress(0.97, "writing the synthetic rows")
     path = storage.result_path(job)
     with storage.AtomicParquet(path) as out:

@@ -1,5 +1,5 @@
-"""Models trained on the release: the form of a finished run (/jobs/<id>/result/models/: target, features,
-models, encoding, split, seed) queues a job of kind "model-utility" (services.model_utility; trained on a worker,
+"""Models trained on the release: the form of a finished run or synthetic set (/jobs/<id>/result/models/: target,
+features, models, encoding, split (none for a synthetic set: its test rows are those held out of it), seed) queues a job of kind "model-utility" (services.model_utility; trained on a worker,
 never in the request) and lists the run's earlier ones; the job's page (/jobs/<id>/models/) shows the figures of
 each model trained on the input and on the release and of the baseline, as a table and a plotly bar chart.
 Owner-only: another user's job is a 404. Every value is escaped by the template, and by plotly_escape in the
@@ -12,18 +12,23 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.throttling import throttle
 
 from ..engine import InputError
+from ..engine.measure.synthetic_utility import SPLIT_KIND
 from ..model_utility_forms import ModelUtilityForm
 from ..models import Job
 from ..plotly_text import plotly_escape
 from ..services import model_utility as utility_service
+from ..services import synthetic_utility
 from .common import format_duration, job_result, owned_job, queue_job
 
-COLOURS = {"original": "#2563eb", "release": "#16a34a", "release_on_original": "#d97706", "baseline": "#8a94a6"}
+COLOURS = {"original": "#2563eb", "release": "#16a34a", "release_on_original": "#d97706", "synthetic": "#7c3aed",
+           "baseline": "#8a94a6"}
+WAYS = ("original", "release", "release_on_original", "synthetic", "baseline")
 
 
 @login_required
@@ -38,7 +43,9 @@ def utility_form(request, job_id):
     info = utility_service.utility_columns(result)
     if not info["targets"]:
         raise Http404("this run publishes no column outside its quasi-identifiers to predict")
-    form = ModelUtilityForm(request.POST or None, columns=info["columns"], targets=info["targets"])
+    synthetic = source.kind == Job.SYNTHESIS
+    form = ModelUtilityForm(request.POST or None, columns=info["columns"], targets=info["targets"],
+                            synthetic=synthetic)
     if request.method == "POST" and form.is_valid():
         try:
             job = utility_service.create_utility_job(source, form.spec_data())
@@ -49,7 +56,16 @@ def utility_form(request, job_id):
             return redirect("anonymizer:job", job_id=job.pk)
     past = [{"job": j, "spec": (j.options or {}).get("utility", {})} for j in utility_service.utility_jobs(source)[:10]]
     return render(request, "anonymizer/model_utility.html", {
-        "job": source, "dataset": source.dataset, "form": form, "past": past, "qi": info["qi"]})
+        "job": source, "dataset": source.dataset, "form": form, "past": past, "qi": info["qi"],
+        "synthetic": synthetic, "source_url": source_url(source),
+        "held_out": synthetic_utility.held_out_rows(source) if synthetic else None})
+
+
+def source_url(source: Job) -> str:
+    """The page of the run's result or of the synthetic set."""
+    if source.kind == Job.SYNTHESIS:
+        return reverse("anonymizer:synthesis_result", args=[source.pk])
+    return reverse("anonymizer:result", args=[source.pk])
 
 
 def figure(figures: dict) -> dict:
@@ -64,7 +80,7 @@ def figure(figures: dict) -> dict:
     x = [[plotly_escape(names[m]) for m in models for _ in metrics], [labels[k] for _ in models for k in metrics]]
     baseline = next(r for r in rows if r["model"] == "baseline")
     traces = []
-    for way in ("original", "release", "release_on_original", "baseline"):
+    for way in WAYS:
         mine = {r["model"]: r for r in rows if r["trained_on"] == way}
         if not mine:
             continue
@@ -92,9 +108,13 @@ def utility_result(request, job_id):
     figures = job_result(j).report.get("model_utility") or {}
     spec = figures.get("spec", {})
     split = figures.get("split", {})
+    source_id = (j.options or {}).get("source_job")
+    source = Job.objects.filter(pk=source_id, owner=j.owner).first() if source_id else None
     return render(request, "anonymizer/model_utility_result.html", {
-        "job": j, "dataset": j.dataset, "source_id": (j.options or {}).get("source_job"), "figures": figures,
+        "job": j, "dataset": j.dataset, "source_id": source_id if source else None, "figures": figures,
+        "source_url": source_url(source) if source else "", "synthetic": split.get("kind") == SPLIT_KIND,
         "spec": spec, "split": split, "rows": utility_service.figure_rows(figures),
         "metric_labels": [figures["metric_labels"][m] for m in figures["metrics"]],
-        "test_percent": f"{spec.get('test_share', 0) * 100:g}", "duration": format_duration(j.duration),
+        "test_percent": (f"{split.get('test_share', 0) * 100:.3g}" if split.get("kind") == SPLIT_KIND
+                         else f"{spec.get('test_share', 0) * 100:g}"), "duration": format_duration(j.duration),
         "chart": figure(figures)})
