@@ -159,7 +159,7 @@ class SqlExport(APIView):
                            "options.rows when it succeeded)", tags=["results"])
     def post(self, request, job_id):
         j = owned_job(request, job_id)
-        if j.kind != Job.RUN or j.dataset.is_transactions or j.status != Job.SUCCEEDED or not hasattr(j, "result"):
+        if j.kind not in (Job.RUN, Job.SYNTHESIS) or j.dataset.is_transactions or j.status != Job.SUCCEEDED or not hasattr(j, "result"):
             raise Http404("this job has no table of published rows")
         form = SqlExportForm(_data(request))
         if not form.is_valid():

@@ -124,7 +124,8 @@ def iter_output_csv(result: Result, delimiter: str = ",", drop_suppressed: bool 
     """The CSV download a row group at a time (a million rows never sit in memory as text). A group is read
     as Parquet's dictionary codes: its texts are neutralized and converted once per distinct value of a
     column, not built as a str per cell and hashed again (1M rows: ~3x less CPU); the same text as
-    export_csv of the group's frame."""
+    export_csv of the group's frame. A synthetic set's publication check runs first (checked_for_publication)."""
+    checked_for_publication(result)
     for g, group in enumerate(storage.iter_row_group_tables(storage.output_path(result), dictionary=True)):
         text = _group_csv(group, delimiter, drop_suppressed)
         yield text if g == 0 else text.split("\n", 1)[1]
@@ -344,8 +345,23 @@ def job_column_types(job: Job) -> dict[str, str]:
     return {c["name"]: c.get("type", "string") for c in (job.config or {}).get("columns", [])}
 
 
+def checked_for_publication(result: Result) -> None:
+    """A synthetic set passes its publication check before any of its rows leave (services/synthesis_gate.py);
+    ExportError naming why otherwise. A run's rows passed the run's gate when they were stored."""
+    if result.job.kind != Job.SYNTHESIS:
+        return
+    from . import synthesis_gate  # it reads the dataset and the ledger: only for a synthetic set
+
+    try:
+        synthesis_gate.check_result(result)
+    except synthesis_gate.SyntheticTableRefused as exc:
+        raise ExportError(str(exc)) from None
+
+
 def result_frame(result: Result, drop_suppressed: bool = False) -> pd.DataFrame:
-    """A result's published rows (suppressed ones left out when asked), as text."""
+    """A result's published rows (suppressed ones left out when asked), as text; a synthetic set's only once
+    its publication check passes."""
+    checked_for_publication(result)
     frame, suppressed = results.load_output(result)
     frame.attrs.pop("rows", None)
     return frame[~suppressed].reset_index(drop=True) if drop_suppressed else frame

@@ -108,8 +108,9 @@ def import_file(owner, client: Client, remote: RemoteFile, name: str | None = No
 
 # ---- depositing ---------------------------------------------------------------------------------------
 def check_depositable(job) -> None:
-    """Refuse what has no published table: an unfinished job, a comparison, a set-valued result."""
-    if job.kind != Job.RUN or job.status != Job.SUCCEEDED or not hasattr(job, "result"):
+    """Refuse what has no published table: an unfinished job, a comparison, a set-valued result. A synthetic set
+    is deposited once its publication check passes (exports.result_frame)."""
+    if job.kind not in (Job.RUN, Job.SYNTHESIS) or job.status != Job.SUCCEEDED or not hasattr(job, "result"):
         raise RemoteError("only a finished run's published rows can be deposited")
     if job.dataset.is_transactions or job.result.report.get("kind") == "set-valued":
         raise RemoteError("a set-valued result cannot be deposited as a table")

@@ -18,9 +18,10 @@ from . import exports, job_support, sql, vault
 
 
 def check_source(run: Job) -> None:
-    """A finished run with a table of published rows (not a comparison, a set-valued result or a job
-    without a result)."""
-    if run.kind != Job.RUN or run.status != Job.SUCCEEDED or run.dataset.is_transactions \
+    """A finished run or synthetic set with a table of published rows (not a comparison, a set-valued result or
+    a job without a result); a synthetic set's rows pass its publication check when they are read
+    (exports.result_frame)."""
+    if run.kind not in (Job.RUN, Job.SYNTHESIS) or run.status != Job.SUCCEEDED or run.dataset.is_transactions \
             or not hasattr(run, "result"):
         raise InputError("only a finished run's table of published rows can be written to a database")
 

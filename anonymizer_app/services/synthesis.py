@@ -38,7 +38,7 @@ from ..engine.synthesis import (
 from ..engine.synthesis import holdout as held_out
 from ..engine.synthesis.base import ColumnKind
 from ..models import Dataset, Job, Result
-from . import datasets, privacy_ledger, results, storage
+from . import datasets, privacy_ledger, results, storage, synthesis_gate
 from .job_support import Progress, register
 
 SYNTHESIS = "synthesis"  # Job.algorithm prefix: "synthesis:<method>"
@@ -218,12 +218,18 @@ def run_synthesis_job(job: Job) -> None:
                                        np.zeros(len(outcome.frame), dtype=bool)))
         out.commit()
     name = storage.result_name(job)
-    results.store(job, results.report_json({"synthesis": {
+    stored = {
         "method": synthesizer.name, "label": synthesizer.label, "dp": synthesizer.dp,
         "guarantee": guarantee_text(synthesizer.dp, spec["epsilon"], spec["delta"]),
         "epsilon": spec["epsilon"] if synthesizer.dp else None, "delta": spec["delta"] if synthesizer.dp else None,
         "budget": outcome.budget, "parameters": outcome.parameters, "method_figures": outcome.figures,
-        "figures": figures, "columns": spec["columns"], "seed": spec["seed"]}}), output_name=name, files=[name])
+        "figures": figures, "columns": spec["columns"], "seed": spec["seed"]}
+    try:  # the publication check on the rows as written (services/synthesis_gate.py), before the Result exists
+        stored["publication_check"] = synthesis_gate.check_table(job, path, results.report_json(stored), train).as_dict()
+    except synthesis_gate.SyntheticTableRefused:
+        storage.delete_names([name])
+        raise
+    results.store(job, results.report_json({"synthesis": stored}), output_name=name, files=[name])
 
 
 def guarantee_text(dp: bool, epsilon: float, delta: float) -> str:

@@ -49,7 +49,7 @@ def table_result(request, job_id: int) -> tuple[Job, Result]:
     """The owner's finished job with a table of anonymized rows and its result (what an export to a database
     or a deposit takes); 404 for a comparison, a lattice, a set-valued run or someone else's job."""
     j = owned_job(request, job_id)
-    if j.kind in RESULT_PAGES or j.kind == Job.LATTICE or j.dataset.is_transactions:
+    if (j.kind in RESULT_PAGES and j.kind != Job.SYNTHESIS) or j.kind == Job.LATTICE or j.dataset.is_transactions:
         raise Http404("this job has no table of anonymized rows")
     return j, job_result(j)
 
