@@ -7,6 +7,10 @@ tables once (as Parquet dictionary columns: one string per distinct value) and a
 Suppressed records are left out of the figures after and counted apart, whether the run published them as '*'
 rows or removed them. Columns of direct identifiers (pseudonymized, masked, surrogate) are left out: their
 originals are not shown beside the published tokens on any page.
+
+A synthetic set (Job.SYNTHESIS) is a table of the same columns with made-up rows, usually fewer than the input's
+(a share is held out of the synthesis): every figure here counts each table on its own, so no row is paired with
+another; its stored suppression flags are all false and its report counts no suppressed record.
 """
 
 from __future__ import annotations

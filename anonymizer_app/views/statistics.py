@@ -1,7 +1,9 @@
 """A result's statistics before and after (/jobs/<id>/result/statistics/): per column counts, numbers and
 frequencies of the dataset's rows against the published rows, and for two columns picked on a GET form their
 contingency tables and the change in association (services.statistics; definitions.md, "Statistics before
-and after"). Owner-only: another user's job is a 404. Every figure reads through the figure catalogue's kinds
+and after"). A synthetic set (a job of kind "synthesis") is compared the same way: its rows against the
+dataset's, each table counted on its own (no row is paired, none suppressed). Owner-only: another user's job is
+a 404. Every figure reads through the figure catalogue's kinds
 (engine.measure.figure_catalogue.format_kind), every value is escaped by the template (and by plotly_escape in
 the charts)."""
 
@@ -15,6 +17,7 @@ from django.views.decorators.http import require_GET
 from ..engine import InputError
 from ..engine.measure.figure_catalogue import format_kind
 from ..engine.measure.statistics import QUANTILES
+from ..models import Job
 from ..services import statistics as statistics_service
 from ..templatetags.cells import MISSING_TEXT
 from .common import job_result, owned_job
@@ -41,13 +44,16 @@ def number_rows(column: dict) -> list[dict]:
     return rows
 
 
-def count_row(column: dict) -> dict:
+def count_row(column: dict, synthetic: bool = False) -> dict:
+    """A column's counts before and after; a synthetic set's after leaves out '*' cells and suppressed records:
+    it generalizes and suppresses nothing."""
     b, a = column["before"], column["after"]
+    recoded = [] if synthetic else [format_kind("count", a["generalized_to_root"]),
+                                    format_kind("count", a["suppressed"])]
     return {"column": column["column"], "kind": column["kind"],
             "before": [format_kind("count", b[k]) for k in ("records", "non_missing", "missing", "distinct")],
-            "after": [format_kind("count", a[k]) for k in ("records", "non_missing", "missing")] +
-                     [format_kind("count", a["generalized_to_root"]), format_kind("count", a["suppressed"]),
-                      format_kind("count", a["distinct"])]}
+            "after": [format_kind("count", a[k]) for k in ("records", "non_missing", "missing")] + recoded +
+                     [format_kind("count", a["distinct"])]}
 
 
 def frequency_rows(side: dict) -> list[dict]:
@@ -115,9 +121,11 @@ def result_statistics(request, job_id):
                         "ranges": format_kind("count", column["after"].get("ranges")),
                         "before": frequency_rows(column["before"]["frequencies"]),
                         "after": frequency_rows(column["after"]["frequencies"])})
+    synthetic = job.kind == Job.SYNTHESIS  # made-up rows: none paired with an input row, none suppressed
     return render(request, "anonymizer/result_statistics.html", {
         "job": job, "dataset": job.dataset, "figures": figures, "error": error, "columns": columns,
-        "counts": [count_row(c) for c in (figures or {}).get("columns", [])], "details": details,
+        "synthetic": synthetic, "method": (result.report.get("synthesis") or {}).get("label", "") if synthetic else "",
+        "counts": [count_row(c, synthetic) for c in (figures or {}).get("columns", [])], "details": details,
         "chart_ids": {d["column"]: d["chart"] for d in details}, "charts": {d["chart"]: charts[d["column"]]
                                                                           for d in details},
         "pair": pair, "first": first or (columns[0] if columns else ""),
