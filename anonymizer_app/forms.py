@@ -20,8 +20,10 @@ from .sdc_forms import SdcFields
 from .services.comparison import parse_k_list
 from .services.experiment import parse_size_list
 
-UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".dta", ".sav", ".zsav", ".sas7bdat")
-UPLOAD_TYPES = "a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file"
+UPLOAD_EXTENSIONS = (".csv", ".tsv", ".txt", ".xlsx", ".dta", ".sav", ".zsav", ".sas7bdat", ".zip")
+UPLOAD_TYPES = ("a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file (or a .zip of a "
+                ".sas7bdat and its .sas7bcat format catalog)")
+CATALOG_EXTENSION = ".sas7bcat"
 # Delimiters travel as names in forms and query strings (a literal tab is easy to lose on the way).
 DELIMITER_BY_NAME = {DELIMITER_NAMES[d]: d for d in DELIMITERS}
 DELIMITER_CHOICES = [(DELIMITER_NAMES[d], f"{DELIMITER_NAMES[d]}  ( {d if d != chr(9) else '⇥'} )") for d in DELIMITERS]
@@ -62,6 +64,9 @@ class UploadForm(forms.Form):
     # Empty files get through to the engine, whose message names the file.
     file = forms.FileField(label="Data file", allow_empty_file=True,
                            error_messages={"required": "Choose a file to upload."})
+    # SAS keeps value labels in a separate format catalog: without it a .sas7bdat shows its codes
+    catalog = forms.FileField(label="SAS format catalog (optional)", required=False, allow_empty_file=True,
+                              help_text="A .sas7bdat file's .sas7bcat: its value labels are shown instead of the codes.")
     name = forms.CharField(label="Name (optional)", required=False, max_length=200,
                            help_text="Defaults to the file name.")
     header = forms.ChoiceField(label="Header row", choices=HEADER_CHOICES, required=False, initial="auto",
@@ -82,6 +87,29 @@ class UploadForm(forms.Form):
             raise forms.ValidationError(
                 f"{f.name}: {f.size / 1048576:.1f} MB, more than the limit of {limit_mb} MB")
         return f
+
+    def clean_catalog(self):
+        f = self.cleaned_data.get("catalog")
+        if not f:
+            return None
+        ext = Path(f.name).suffix.lower()
+        if ext != CATALOG_EXTENSION:
+            raise forms.ValidationError(f"{f.name}: a SAS format catalog is a {CATALOG_EXTENSION} file, not "
+                                        f"{ext or '(no extension)'}")
+        limit_mb = settings.ANONYMIZER_MAX_UPLOAD_MB
+        if f.size > limit_mb * 1024 * 1024:
+            raise forms.ValidationError(
+                f"{f.name}: {f.size / 1048576:.1f} MB, more than the limit of {limit_mb} MB")
+        return f
+
+    def clean(self):
+        data = super().clean()
+        f, catalog = data.get("file"), data.get("catalog")
+        if f and catalog and Path(f.name).suffix.lower() != ".sas7bdat":
+            self.add_error("catalog", f"{catalog.name}: a SAS format catalog goes with a SAS .sas7bdat file, not "
+                                      f"{f.name}" + (" (a .zip carries its catalog inside)"
+                                                     if f.name.lower().endswith(".zip") else ""))
+        return data
 
     def clean_header(self) -> bool | None:
         """True or False when chosen, None to detect it."""

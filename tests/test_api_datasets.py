@@ -31,7 +31,7 @@ def test_upload_errors_name_the_file(user, settings):
     assert r.status_code == 400 and r.json()["detail"].startswith("file: empty.csv")
     r = upload(api, b"a,b\n1,2\n", "table.exe")
     assert r.status_code == 400
-    assert r.json()["detail"] == "file: table.exe: unsupported file type .exe; upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file"
+    assert r.json()["detail"] == "file: table.exe: unsupported file type .exe; upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file (or a .zip of a .sas7bdat and its .sas7bcat format catalog)"
     r = api.post("/api/v1/datasets/", {}, json=False)
     assert (r.status_code, r.json()["detail"]) == (400, "file: Choose a file to upload.")
     settings.ANONYMIZER_MAX_UPLOAD_MB = 0

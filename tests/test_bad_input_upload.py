@@ -195,9 +195,9 @@ REFUSED = [
     ("an old .xls renamed .xlsx", "old.xlsx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504, {}, {}, 200,
      "old.xlsx: an old Excel .xls workbook; save it as .xlsx or CSV and upload that"),
     ("wrong extension", "report.pdf", b"%PDF-1.4\n", {}, {}, 200,
-     "report.pdf: unsupported file type .pdf; upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file"),
+     "report.pdf: unsupported file type .pdf; upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file (or a .zip of a .sas7bdat and its .sas7bcat format catalog)"),
     ("no extension", "data", b"a,b\n1,2\n", {}, {}, 200,
-     "data: unsupported file type (no extension); upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file"),
+     "data: unsupported file type (no extension); upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file (or a .zip of a .sas7bdat and its .sas7bcat format catalog)"),
 ]
 
 

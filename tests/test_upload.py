@@ -94,7 +94,7 @@ def test_it_refuses_ragged_csv_with_a_short_row(client_alice):
 
 def test_it_refuses_unsupported_extension(client_alice):
     r = upload(client_alice, "report.pdf", b"%PDF-1.4")
-    assert_refused(r, "report.pdf: unsupported file type .pdf; upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file")
+    assert_refused(r, "report.pdf: unsupported file type .pdf; upload a .csv, .tsv, .txt or .xlsx table, or a Stata .dta, SPSS .sav or SAS .sas7bdat file (or a .zip of a .sas7bdat and its .sas7bcat format catalog)")
 
 
 def test_it_enforces_size_limit(client_alice, settings):

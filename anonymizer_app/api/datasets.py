@@ -24,7 +24,7 @@ from ..engine.io.reader import DELIMITER_NAMES
 from ..forms import DELIMITER_CHOICES, ENCODING_CHOICES, ColumnsForm, FormatForm, UploadForm
 from ..models import Column, Dataset
 from ..services import datasets as dataset_service
-from ..services import erasure, identifier_suggestions
+from ..services import erasure, identifier_suggestions, sas_uploads
 from . import dp, identifiers, risk
 from .common import owned_dataset, owned_hierarchy, refused
 from .parsers import BoundedJSONParser as JSONParser
@@ -105,7 +105,10 @@ class DatasetDetailSerializer(DatasetSerializer):
 
 
 class DatasetUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text=".csv, .tsv, .txt or .xlsx; Stata .dta, SPSS .sav or SAS .sas7bdat")
+    file = serializers.FileField(help_text=".csv, .tsv, .txt or .xlsx; Stata .dta, SPSS .sav or SAS .sas7bdat; a .zip "
+                                           "of a .sas7bdat and its .sas7bcat format catalog")
+    catalog = serializers.FileField(required=False, help_text="with a .sas7bdat: its .sas7bcat format catalog, whose "
+                                                              "value labels are shown instead of the codes")
     name = serializers.CharField(required=False, help_text="default: the file name")
     header = serializers.ChoiceField(choices=["auto", "yes", "no"], required=False, default="auto")
 
@@ -186,7 +189,8 @@ class DatasetList(APIView):
             return refused("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()), errors=errors)
         f = form.cleaned_data["file"]
         try:
-            ds = dataset_service.create_dataset(request.user, f, f.name, name=form.cleaned_data["name"] or None,
+            stored = sas_uploads.prepare(f, f.name, form.cleaned_data["catalog"])  # a SAS file with its catalog
+            ds = dataset_service.create_dataset(request.user, stored, f.name, name=form.cleaned_data["name"] or None,
                                                 header=form.cleaned_data["header"])
         except InputError as exc:
             return refused(f"file: {exc}", errors={"file": [str(exc)]})

@@ -20,7 +20,7 @@ from ..engine.model.missing import is_marker
 from ..forms import ROLE_HELP, ColumnsForm, FormatForm, UploadForm, delimiter_name
 from ..models import Dataset
 from ..services import datasets as dataset_service
-from ..services import identifier_suggestions
+from ..services import identifier_suggestions, sas_uploads
 from ..services.setvalued import delimiter_label
 from ..setvalued_forms import SetColumnForm, SetUploadForm
 from .common import QI, default_hierarchy_label, owned_dataset
@@ -70,13 +70,17 @@ def upload(request):
         f = form.cleaned_data["file"]
         try:
             # the upload is on disk (TemporaryFileUploadHandler above FILE_UPLOAD_MAX_MEMORY_SIZE): moved, not read
-            dataset = dataset_service.create_dataset(request.user, f, f.name, name=form.cleaned_data["name"] or None,
+            stored = sas_uploads.prepare(f, f.name, form.cleaned_data["catalog"])  # a SAS file with its catalog
+            dataset = dataset_service.create_dataset(request.user, stored, f.name, name=form.cleaned_data["name"] or None,
                                                      header=form.cleaned_data["header"])
         except InputError as exc:
             form.add_error("file", str(exc))
         else:
             messages.success(request, f"Uploaded {dataset.name}: {dataset.n_rows:,} rows, "
                                       f"{dataset.n_columns} columns. Check the preview, then set the column roles.")
+            notice = sas_uploads.label_notice(dataset)
+            if notice:
+                messages.info(request, notice)
             return redirect("anonymizer:dataset", dataset_id=dataset.pk)
     return render_index(request, form)
 

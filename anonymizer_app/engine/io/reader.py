@@ -1,5 +1,6 @@
 """Reading user tables: CSV/TSV/TXT with sniffed delimiter, encoding and header; Excel (.xlsx); Stata, SPSS and
-SAS files (statfiles.py: value labels shown as the values).
+SAS files (statfiles.py: value labels shown as the values; a SAS file with its format catalog as a zip,
+sas_bundle.py).
 
 Every cell is read as text without missing-value parsing: a town called ``None`` stays ``None``.
 Hostile files are refused before they cost memory or time (Limits): every cell and column name is
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .sas_bundle import is_bundle
 from .statfiles import STAT_KINDS, read_statfile, stat_kind
 from .table_format import (  # noqa: F401  (re-exported: reader.Limits, reader.TEXT_HINT, ...)
     MAX_CELL_CHARS,
@@ -50,6 +52,8 @@ def sniff(raw: bytes, filename: str = "upload") -> Format:
     if not raw or raw.isspace():  # as ``not raw.strip()``, without copying a whole file
         raise InputError(f"{filename}: the file is empty")
     if raw.startswith(XLSX_MAGIC):
+        if is_bundle(raw, filename):  # a SAS table with its format catalog (sas_bundle.py)
+            return Format(kind="sas7bdat")
         return Format(kind="xlsx")  # read_table checks that the zip is a workbook
     stat = stat_kind(raw[:64])
     if stat is not None:

@@ -8,7 +8,8 @@ shown**: a labelled code reads as its label (``2`` with label ``female`` reads `
 a label stays its number; hierarchies, policies and results then speak the labels people know. The labels
 and the variable labels stay in the stored original upload, and ``read_metadata`` reads them back for the
 export (the dataset model has no field for them). SAS value labels live in a separate format catalog
-(.sas7bcat), which is not uploaded: a .sas7bdat reads as its codes.
+(.sas7bcat): a .sas7bdat alone reads as its codes; a bundle (sas_bundle.py: a zip of the .sas7bdat and its
+.sas7bcat) reads with the catalog's labels, as a .sav with its own. A damaged catalog is refused by its name.
 
 Writing: a column whose published values are all labels (or unlabelled codes) of its original label set is
 written as its codes with the labels re-attached; any other column (generalized ``[20, 30[``, ``*``, a
@@ -35,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from . import sas_bundle
 from .table_format import Limits, column_names
 
 # the first bytes of each format
@@ -59,6 +61,7 @@ class StatMetadata:
     variable_labels: dict[str, str] = field(default_factory=dict)  # column -> its description
     file_label: str = ""
     numeric: frozenset[str] = frozenset()  # the columns the file stores as numbers
+    catalog: str = ""  # a SAS file's format catalog read with it (its name), "" without one
 
 
 def stat_kind(head: bytes) -> str | None:
@@ -91,25 +94,78 @@ def _read(kind: str, source: bytes | str | Path, filename: str, **options: Any) 
                          f"short or damaged: save it again from the statistical package") from None
 
 
+@dataclass(frozen=True)
+class _Opened:
+    """What pyreadstat reads: the data (a path or bytes) and, for a SAS bundle, its catalog."""
+
+    data: bytes | str | Path
+    catalog: bytes | None = None
+    catalog_name: str = ""
+
+
+def _open(kind: str, source: bytes | str | Path, filename: str) -> _Opened:
+    """A SAS bundle unpacked (its catalog checked on its own first, so a damaged one is named); any other file
+    as it is."""
+    if kind != "sas7bdat":
+        return _Opened(source)
+    raw: bytes | None = bytes(source) if isinstance(source, (bytes, bytearray)) else None
+    if raw is None:
+        with open(source, "rb") as fh:
+            if fh.read(len(sas_bundle.ZIP_MAGIC)) == sas_bundle.ZIP_MAGIC:
+                fh.seek(0)
+                raw = fh.read()
+    if raw is None or not raw.startswith(sas_bundle.ZIP_MAGIC):
+        return _Opened(source)
+    pair = sas_bundle.unpack(raw, filename)
+    if pair.catalog is not None:
+        check_catalog(pair.catalog, pair.catalog_name)
+    return _Opened(pair.data, pair.catalog, pair.catalog_name)
+
+
+def check_catalog(catalog: bytes, name: str) -> dict[str, dict[Any, str]]:
+    """The formats a SAS catalog defines (format name -> {value: label}), or InputError naming the file."""
+    import pyreadstat  # the statistical-package path only
+
+    if not catalog:
+        raise InputError(f"{name}: the format catalog is empty")
+    try:
+        _, meta = pyreadstat.read_sas7bcat(io.BytesIO(catalog))
+    except (pyreadstat.ReadstatError, pyreadstat.PyreadstatError, UnicodeDecodeError, ValueError,
+            OverflowError) as exc:
+        raise InputError(f"{name}: not a readable SAS format catalog (.sas7bcat) ({exc}); the file may be cut "
+                         f"short or damaged: save it again from SAS") from None
+    return dict(meta.value_labels or {})
+
+
+def _header(kind: str, opened: _Opened, filename: str) -> tuple[Any, StatMetadata]:
+    """The file's header read (with a SAS catalog, its value labels) and its metadata."""
+    options: dict[str, Any] = {"metadataonly": True}
+    if opened.catalog is not None:
+        options["catalog_file"] = io.BytesIO(opened.catalog)
+    _, meta = _read(kind, opened.data, filename, **options)
+    return meta, _metadata(kind, meta, opened.catalog_name)
+
+
 def read_metadata(source: bytes | str | Path, filename: str, kind: str) -> StatMetadata:
-    """The value labels, variable labels and file label of a file (its header only)."""
-    _, meta = _read(kind, source, filename, metadataonly=True)
-    return _metadata(kind, meta)
+    """The value labels, variable labels and file label of a file (its header only; a SAS bundle's labels
+    from its catalog)."""
+    return _header(kind, _open(kind, source, filename), filename)[1]
 
 
-def _metadata(kind: str, meta: Any) -> StatMetadata:
+def _metadata(kind: str, meta: Any, catalog: str = "") -> StatMetadata:
     labels = {str(c): {k: str(v) for k, v in (labels or {}).items()}
               for c, labels in (meta.variable_value_labels or {}).items() if labels}
     described = {str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v}
     numeric = frozenset(str(c) for c, t in (meta.readstat_variable_types or {}).items() if t != "string")
-    return StatMetadata(kind, labels, described, str(meta.file_label or ""), numeric)
+    return StatMetadata(kind, labels, described, str(meta.file_label or ""), numeric, catalog)
 
 
 def read_statfile(source: bytes | str | Path, filename: str, kind: str, nrows: int | None = None,
                   limits: Limits | None = None) -> tuple[pd.DataFrame, StatMetadata]:
     """The file's rows as text with value labels shown (see the module's docstring), and its metadata."""
     limits = limits or Limits()
-    _, meta = _read(kind, source, filename, metadataonly=True)
+    opened = _open(kind, source, filename)
+    meta, metadata = _header(kind, opened, filename)
     names = column_names(list(meta.column_names or []), filename, limits, where="the variable names")
     if not names:
         raise InputError(f"{filename}: no variables")
@@ -121,12 +177,14 @@ def read_statfile(source: bytes | str | Path, filename: str, kind: str, nrows: i
     row_limit = nrows if nrows is not None else 0
     if limits.max_rows is not None and declared is None:
         row_limit = min(row_limit or limits.max_rows + 1, limits.max_rows + 1)
-    data, meta = _read(kind, source, filename, row_limit=row_limit, user_missing=False)
+    # the codes read (a SAS catalog is not applied here): the labels are looked up as for a .sav
+    data, meta = _read(kind, opened.data, filename, row_limit=row_limit, user_missing=False)
     if limits.max_rows is not None and len(data) > limits.max_rows:
         raise InputError(f"{filename}: more than the limit of {limits.max_rows:,} rows")
     if len(data) == 0 and nrows != 0:
         raise InputError(f"{filename}: no data rows")
-    metadata = _metadata(kind, meta)
+    if opened.catalog is None:
+        metadata = _metadata(kind, meta)
     frame = pd.DataFrame({name: _text(data[name], metadata.value_labels.get(name), filename, name, limits)
                           for name in names}, index=pd.RangeIndex(len(data)))
     return frame, metadata
@@ -321,7 +379,8 @@ def file_labels(path: str | Path) -> StatMetadata | None:
     the file is another format or cannot be read."""
     try:
         with open(path, "rb") as fh:
-            kind = stat_kind(fh.read(64))
+            head = fh.read(64)
+        kind = "sas7bdat" if sas_bundle.is_bundle(head, str(path)) else stat_kind(head)
         return read_metadata(path, Path(path).name, kind) if kind else None
     except (OSError, InputError):
         return None

@@ -24,6 +24,11 @@ subset, its rows are found in the population by their shared columns and the pop
 in/out, ...; other values are refused). With either OUT holds the research subset only (population order, the
 marker column left out), generalized as the population's classes require.
 
+--weight COL and --household COL mark the survey's sampling-weight and household/cluster columns (the roles the
+web's columns page gives): kept as they are, and read by the --sdc methods and figures that use them (a weight is
+a number above 0 in every row). A .sas7bdat INPUT reads as its codes; --sas-catalog FILE.sas7bcat (or a .zip
+INPUT of the two) reads its value labels as the values (management/sas_catalog_flag.py).
+
 OUT's extension chooses its format: .csv/.txt (the input's delimiter), .tsv, .parquet, .xlsx (formulas
 neutralized as in CSV) or .jsonl (services.exports). --sql-url URL with --sql-table T or --sql-query Q reads
 the table from a database instead of INPUT; --out-sql URL --out-table NAME also (or, without --out, only)
@@ -49,6 +54,7 @@ from anonymizer_app.engine.backends import out_of_core
 from anonymizer_app.engine.io.reader import join_pieces, text_column
 from anonymizer_app.engine.io.statfiles import file_labels
 from anonymizer_app.engine.measure import figure_catalogue
+from anonymizer_app.engine.measure.risk.sdc_weights import weight_problem
 from anonymizer_app.engine.model.missing import markers_in_use, parse_markers
 from anonymizer_app.engine.run.pipeline import run
 from anonymizer_app.engine.run.result import json_default
@@ -69,6 +75,7 @@ from anonymizer_app.management import (
     person_flags,
     remote_flags,
     republication_flags,
+    sas_catalog_flag,
     sdc_flags,
     sql_flags,
 )
@@ -144,7 +151,9 @@ class Command(OneLineCommand):
         algorithms = sorted(engine.ALGORITHMS)
         parser.add_argument("input", metavar="INPUT", nargs="?", default=None,
                             help="the table: .csv/.tsv/.txt (delimiter sniffed), .xlsx, or a Stata .dta, SPSS .sav or "
-                                 "SAS .sas7bdat file (value labels read as the values) (or --sql-url URL)")
+                                 "SAS .sas7bdat file (value labels read as the values; a SAS file's labels with "
+                                 "--sas-catalog, or a .zip of the .sas7bdat and its .sas7bcat) (or --sql-url URL)")
+        sas_catalog_flag.add_arguments(parser)  # --sas-catalog FILE.sas7bcat
         parser.add_argument("--qi", action="append", default=[], metavar="COL",
                             help="a quasi-identifying column (repeat for each; required but with --transactions)")
         parser.add_argument("--hierarchy", action="append", default=[], type=hierarchy_binding,
@@ -165,6 +174,13 @@ class Command(OneLineCommand):
                                  "homogeneity figures of the report)")
         parser.add_argument("--identifier", action="append", default=[], metavar="COL",
                             help="an identifying column, removed from the output (repeatable)")
+        parser.add_argument("--weight", default=None, metavar="COL",
+                            help="the survey's sampling-weight column (a number above 0 in every row: how many "
+                                 "people a record stands for): kept as is; the --sdc methods and risk figures "
+                                 "estimate population frequencies from it")
+        parser.add_argument("--household", default=None, metavar="COL",
+                            help="the household/cluster id column: kept as is; the --sdc household risk combines "
+                                 "its members' risks")
         parser.add_argument("--algorithm", choices=algorithms, default="datafly",
                             help=f"one of: {', '.join(algorithms)} (default: datafly)")
         parser.add_argument("--k", type=int, default=None, metavar="K",
@@ -252,6 +268,7 @@ class Command(OneLineCommand):
         try:
             # the NA markers every reading step of this run treats as missing (engine.model.missing)
             with markers_in_use(parse_markers(opts["na_values"])), remote_flags.anonymize_remote(self, opts, progress), \
+                    sas_catalog_flag.input_with_catalog(opts, AnonymizeError, ("out", "report")), \
                     sql_flags.sources(self, opts, progress) as fixes:
                 summary = fixes["summary"](self._run(opts, progress))
         except engine.UnsatisfiableError as exc:
@@ -273,6 +290,7 @@ class Command(OneLineCommand):
         out = Path(opts["out"])
         report_path = Path(opts["report"]) if opts["report"] else None
         self._check_destinations(source, out, report_path)
+        self._refuse_survey_roles(opts)
         if opts["policy"] is not None:  # the run is the policy file's (policies/cli.py)
             return policy_cli.run(self, opts, source, out, report_path, progress)
         policy_cli.refuse_without_policy(opts)  # --policy-key, --extend-hierarchies, ... need --policy
@@ -304,8 +322,10 @@ class Command(OneLineCommand):
             return cluster_flags.run(self, opts, build, source, out, report_path, progress)
 
         # persons are counted by the in-memory run only (the disk hybrid counts records)
+        # a weight is checked in every row, and the SDC methods that read it run in memory: so does the run
         if out_of_core.supports(opts["algorithm"], [engine.KAnonymity(k), *models]) and opts["population"] is None \
-                and not identifier_rules and not opts["person_id"] and not sdc_steps:
+                and not identifier_rules and not opts["person_id"] and not sdc_steps \
+                and not opts["weight"] and not opts["household"]:
             fmt = self._input_format(source, opts["delimiter"])
             # text blocks of a 32nd of the memory setting (1-16 MB): parsed, a block costs several times its size
             memory_mb = float(options.get("memory_mb") or 256)
@@ -339,6 +359,7 @@ class Command(OneLineCommand):
                 models = [replace(m, column=marker) if m.column_source == "research" else m for m in models]
                 build["models"] = models
             roles = self._roles(opts, list(frame.columns))
+            self._check_weight(opts, frame)
             hierarchies = self._hierarchies(opts, roles)
             table = engine.Table(frame, roles, name=source.stem, na_values=parse_markers(opts["na_values"]))
             build["options"] = self._levels_in_table_order(opts, options, table)
@@ -595,8 +616,14 @@ class Command(OneLineCommand):
         roles: dict[str, Role] = {}
         flags: dict[str, str] = {}
         for flag, role in (("qi", Role.QUASI_IDENTIFYING), ("sensitive", Role.SENSITIVE),
-                           ("identifier", Role.IDENTIFYING), ("person_id", Role.PERSON)):
-            named = person_flags.person_column(opts) if flag == "person_id" else opts[flag]
+                           ("identifier", Role.IDENTIFYING), ("person_id", Role.PERSON), ("weight", Role.WEIGHT),
+                           ("household", Role.HOUSEHOLD)):
+            if flag == "person_id":
+                named = person_flags.person_column(opts)
+            elif flag in ("weight", "household"):  # one column each
+                named = [opts[flag]] if opts.get(flag) else []
+            else:
+                named = opts[flag]
             for col in named:
                 if col not in columns:
                     raise AnonymizeError(f"--{flag.replace('_', '-')} {col}: unknown column; the table has: "
@@ -607,6 +634,31 @@ class Command(OneLineCommand):
                 roles[col] = role
                 flags[col] = flag
         return roles
+
+    @staticmethod
+    def _refuse_survey_roles(opts: dict) -> None:
+        """--weight and --household mark columns of an in-memory table run; a policy carries its own roles."""
+        given = [f"--{flag} {opts[flag]}" for flag in ("weight", "household") if opts.get(flag)]
+        if not given:
+            return
+        for option, what in (("policy", "--policy (the policy file's roles decide: give the roles there)"),
+                             ("transactions", "--transactions (records of items have no columns)"),
+                             ("cluster", "--cluster (the SDC methods that read them run in memory)")):
+            if opts.get(option):
+                raise AnonymizeError(f"{', '.join(given)}: not with {what}")
+        if opts.get("algorithm") == republication_flags.ALGORITHM:
+            raise AnonymizeError(f"{', '.join(given)}: not with --algorithm {republication_flags.ALGORITHM}")
+
+    @staticmethod
+    def _check_weight(opts: dict, frame: pd.DataFrame) -> None:
+        """Every row's weight a number above 0, or the first that is not (its row) named with the flag."""
+        column = opts.get("weight")
+        if not column:
+            return
+        values = text_column(frame[column])
+        problem = weight_problem(values, column, rows=values)
+        if problem is not None:
+            raise AnonymizeError(f"--weight {column}: {problem}")
 
     @staticmethod
     def _hierarchies(opts: dict, roles: dict[str, Role]) -> dict[str, engine.Hierarchy]:

@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-
 from anonymizer_app import engine
 from anonymizer_app.engine.measure.synthetic_figures import synthetic_figures
 from anonymizer_app.engine.synthesis import SYNTHESIZERS, NumericBins, SynthesisContext, get_synthesizer
 from anonymizer_app.engine.synthesis.base import ColumnKind
+from anonymizer_app.engine.synthesis.holdout import holdout_mask
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.common import (
     Progress,
@@ -147,10 +146,8 @@ class Command(OneLineCommand):
                 raise SynthesizeError(f"--numeric {lacking[0]}: give its --hierarchy {lacking[0]}=FILE or "
                                       f"--bounds {lacking[0]}=LOW:HIGH (bins are never taken from the data)")
         train, holdout = frame, None
-        if opts["holdout_share"] > 0:
-            rng = np.random.default_rng(opts["seed"])
-            held = np.zeros(len(frame), dtype=bool)
-            held[rng.choice(len(frame), int(round(opts["holdout_share"] * len(frame))), replace=False)] = True
+        held = holdout_mask(len(frame), opts["holdout_share"], opts["seed"])  # as the web job and utility draw it
+        if held is not None:
             train, holdout = frame[~held].reset_index(drop=True), frame[held].reset_index(drop=True)
         kinds: dict[str, ColumnKind] = {c: ("numeric" if c in numeric else "categorical") for c in columns}
         context = SynthesisContext(columns, kinds, hierarchies, bins, epsilon=opts["epsilon"] or 1.0,
