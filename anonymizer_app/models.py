@@ -100,8 +100,11 @@ class Job(models.Model):
     # SYNTHESIS draws a synthetic table of the dataset (services/synthesis.py, engine.synthesis): its Result
     # holds the synthetic rows like a run's published rows, and its report ("synthesis") the figures.
     SYNTHESIS = "synthesis"
+    # SDC_RISK computes the risk with sampling weights with SUDA2 of a dataset or of a run's result above the risk
+    # page's in-request limit (services/sdc_risk_jobs.py): options["sdc_risk"] says what, the Result's report the figures.
+    SDC_RISK = "sdc-risk"
     KIND_CHOICES = [(k, k) for k in (RUN, COMPARISON, EXPERIMENT, LATTICE_KEEP, LATTICE, SQL_EXPORT,
-                                     REPOSITORY_DEPOSIT, MODEL_UTILITY, SYNTHESIS)]
+                                     REPOSITORY_DEPOSIT, MODEL_UTILITY, SYNTHESIS, SDC_RISK)]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs")

@@ -1,6 +1,7 @@
 """Risk analysis in the API: a dataset's re-identification risk before any run, and a result's before and
 after; the risk page's form (RiskForm) and services.risk, computed in the request as on the web (the service
-caps the QI combinations), nothing stored."""
+caps the QI combinations), nothing stored; above the in-request limit of SUDA2 the "sdc" figures take those of an
+sdc-risk job (api.sdc_risk_jobs) once one has run."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..models import Job
 from ..risk_forms import POPULATION_CHOICES, REGION_CHOICES, RiskForm
 from ..sdc_risk_forms import SdcRiskForm
 from ..services import datasets as dataset_service
-from ..services import results
+from ..services import results, sdc_risk_jobs
 from ..services import risk as risk_service
 from ..services import sdc_risk as sdc_risk_service
 from ..services.results import job_result
@@ -102,7 +103,8 @@ class DatasetRisk(APIView):
             if problem is not None:
                 return problem
             try:
-                answer["sdc"] = results.report_json(sdc_risk_service.dataset_sdc_risk(ds, c["qi"], options))
+                answer["sdc"] = results.report_json(sdc_risk_jobs.attach_dataset(
+                    ds, sdc_risk_service.dataset_sdc_risk(ds, c["qi"], options)))
             except InputError as exc:
                 return refused(f"sdc: {exc}")
         return Response(answer)
@@ -139,7 +141,7 @@ class ResultRisk(APIView):
             if problem is not None:
                 return problem
             try:
-                answer["sdc"] = sdc_risk_service.result_sdc_risk(result, options)
+                answer["sdc"] = sdc_risk_jobs.attach_result(job, sdc_risk_service.result_sdc_risk(result, options))
             except InputError as exc:
                 return refused(f"sdc: {exc}")
         return Response(answer)

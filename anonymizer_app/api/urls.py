@@ -19,6 +19,7 @@ CONCERNS = [
     ("dp/", "anonymizer_app.api.dp"),
     ("safepub/", "anonymizer_app.api.safepub"),
     ("synthesis/", "anonymizer_app.api.synthesis"),  # POST synthesis/datasets/<id>/, GET synthesis/<job>/
+    ("sdc-risk/", "anonymizer_app.api.sdc_risk_jobs"),  # POST sdc-risk/datasets/<id>/, sdc-risk/runs/<job>/
     ("items/", "anonymizer_app.api.items"),
     ("comparisons/", "anonymizer_app.api.comparisons"),
     ("sql/", "anonymizer_app.api.sql"),

@@ -36,6 +36,7 @@ from . import (  # noqa: F401  (sql_jobs: Job.SQL_EXPORT; remote_jobs: Job.REPOS
     privacy_ledger,
     remote_jobs,
     runs,
+    sdc_risk_jobs,
     sdc_runs,
     source_imports,
     sql_jobs,

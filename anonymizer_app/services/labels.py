@@ -12,7 +12,8 @@ from ..models import Job
 KIND_LABELS = {Job.COMPARISON: "Comparison", Job.EXPERIMENT: "Homogeneity experiment",
                Job.LATTICE: "Solution lattice evaluation", Job.SQL_EXPORT: "Export to a database table",
                Job.REPOSITORY_DEPOSIT: "Deposit to a repository (draft)",
-               Job.MODEL_UTILITY: "Models trained on the release", Job.SYNTHESIS: "Synthetic data"}
+               Job.MODEL_UTILITY: "Models trained on the release", Job.SYNTHESIS: "Synthetic data",
+               Job.SDC_RISK: "SUDA2 and risk with sampling weights"}
 
 # the figures of a run's report that the result page and the release report show: key -> (label, kind), from
 # the engine's one catalogue of figures (engine.measure.figure_catalogue), in the order of the metrics table

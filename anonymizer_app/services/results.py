@@ -18,7 +18,8 @@ from . import storage
 
 # the kinds of job whose outcome is a page of figures (its URL name), not a table of published rows
 RESULT_PAGES = {Job.COMPARISON: "anonymizer:comparison", Job.EXPERIMENT: "anonymizer:experiment_result",
-                Job.MODEL_UTILITY: "anonymizer:model_utility_result", Job.SYNTHESIS: "anonymizer:synthesis_result"}
+                Job.MODEL_UTILITY: "anonymizer:model_utility_result", Job.SYNTHESIS: "anonymizer:synthesis_result",
+                Job.SDC_RISK: "anonymizer:sdc_risk_job_result"}
 
 
 def job_result(job: Job) -> Result:

@@ -2,8 +2,9 @@
 chosen key variables, and a result's published rows beside its input's (before and after), with the dataset's
 sampling-weight and household columns (the column roles) and dRisk of the numeric columns a result changed.
 
-Computed in the request like the rest of the risk page; SUDA2 is left out above WEB_SUDA_ROWS records there (the
-CLI has no such cap). A result's figures are cached with its job's views, as services.risk does.
+Computed in the request like the rest of the risk page; above WEB_SUDA_ROWS records SUDA2 is left out there and the
+page offers a job that computes it on a worker (services.sdc_risk_jobs, which calls these functions with web=False;
+the CLI has no cap either). A result's figures are cached with its job's views, as services.risk does.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..models import Dataset, Result
 from . import datasets, storage
 from .risk import _published_dataset_rows, published_rows
 
-SDC_CACHE_VERSION = 1
+SDC_CACHE_VERSION = 2  # 2: the cap says a worker can compute SUDA2
 WEB_SUDA_ROWS = 200_000
 # roles whose numeric columns are perturbed and compared by dRisk (neither keys nor the weight or household)
 _NOT_NUMERIC_RISK = (Role.IDENTIFYING.value, Role.PERSON.value, Role.QUASI_IDENTIFYING.value, Role.WEIGHT.value,
@@ -40,35 +41,37 @@ def _suda_allowed(n: int, options: dict, web: bool) -> tuple[bool, str]:
     if not options.get("suda", True):
         return False, ""
     if web and n > WEB_SUDA_ROWS:
-        return False, (f"SUDA2 is not computed on the page above {WEB_SUDA_ROWS:,} records ({n:,} here): run "
-                       f"'manage.py risk --sdc' on the file")
+        return False, (f"SUDA2 is not computed in the page's request above {WEB_SUDA_ROWS:,} records ({n:,} here): "
+                       f"compute it on a worker (or run 'manage.py risk --sdc' on the file)")
     return True, ""
 
 
 def _report(frame: pd.DataFrame, keys: list[str], weight: str | None, household: str | None, options: dict,
-            web: bool) -> dict:
+            web: bool, progress=None) -> dict:
     suda, why = _suda_allowed(len(frame), options, web)
     report = sdc_risk_report(frame, keys, weight=weight, household=household, method=options["method"],
-                             max_global_risk=options["max_global_risk"], suda=suda)
-    if why:
-        report["suda2"] = {"unavailable": why}
+                             max_global_risk=options["max_global_risk"], suda=suda, progress=progress)
+    if why:  # "worker": the page offers the job that computes it (services.sdc_risk_jobs)
+        report["suda2"] = {"unavailable": why, "worker": True}
     report["figures"] = sdc_risk_figures(report)
     return report
 
 
-def dataset_sdc_risk(dataset: Dataset, keys: list[str], options: dict, web: bool = True) -> dict:
-    """sdcMicro's figures of the dataset as uploaded, on the key variables ``keys``."""
+def dataset_sdc_risk(dataset: Dataset, keys: list[str], options: dict, web: bool = True, progress=None) -> dict:
+    """sdcMicro's figures of the dataset as uploaded, on the key variables ``keys``; ``progress(fraction, phase)``
+    is told as SUDA2 goes (a job's)."""
     if not keys:
         raise InputError("choose at least one key variable (quasi-identifier)")
     weight, household = marked_column(dataset, Role.WEIGHT), marked_column(dataset, Role.HOUSEHOLD)
     columns = list(dict.fromkeys([*keys, *(c for c in (weight, household) if c)]))
     frame = datasets.load_frame(dataset, columns=columns)
-    return _report(frame, keys, weight, household, options, web)
+    return _report(frame, keys, weight, household, options, web, progress)
 
 
-def result_sdc_risk(result: Result, options: dict, web: bool = True) -> dict:
+def result_sdc_risk(result: Result, options: dict, web: bool = True, progress=None) -> dict:
     """The figures before (the dataset's rows the run read) and after (the published rows) on the run's
-    quasi-identifiers (a published '*' read as missing, which matches any value); the weights and households of the published rows are their dataset rows' (a run publishes
+    quasi-identifiers (a published '*' read as missing, which matches any value; ``progress`` told as SUDA2 goes
+    on each side); the weights and households of the published rows are their dataset rows' (a run publishes
     those columns as they are, or leaves them out); dRisk of the numeric columns the run changed."""
     keys = list(result.report.get("quasi_identifiers") or [])
     if not keys:
@@ -102,8 +105,12 @@ def result_sdc_risk(result: Result, options: dict, web: bool = True) -> dict:
                 raise InputError(f"the published table has no column {column!r} and does not say which dataset row "
                                  f"each published row is")
             after_frame[column] = before_frame[column].to_numpy()[rows]
-    out: dict = {"key_variables": keys, "before": _report(before_frame, keys, weight, household, options, web),
-                 "after": _report(after_frame, keys, weight, household, options, web)}
+    def half(start: float):
+        return None if progress is None else (lambda f, phase: progress(start + f / 2, phase))
+
+    out: dict = {"key_variables": keys,
+                 "before": _report(before_frame, keys, weight, household, options, web, half(0.0)),
+                 "after": _report(after_frame, keys, weight, household, options, web, half(0.5))}
     changed = [c for c in numeric if c in after_frame.columns and aligned]
     if changed:
         assert rows is not None

@@ -2,7 +2,8 @@
 upload), and a result's figures before and after (the dataset's rows against the published rows).
 
 Both compute in the request (services.risk caps the QI combinations so that none runs long) and store
-nothing; the form is a GET form. Owner-only: another user's dataset or job is a 404.
+nothing; the form is a GET form. Above its in-request limit, SUDA2 comes from a job (services.sdc_risk_jobs,
+views.sdc_risk_jobs) once one has run. Owner-only: another user's dataset or job is a 404.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..plotly_text import plotly_escape
 from ..risk_forms import RiskForm
 from ..sdc_risk_forms import SdcRiskForm
 from ..services import datasets as dataset_service
-from ..services import identifier_suggestions
+from ..services import identifier_suggestions, sdc_risk_jobs
 from ..services import risk as risk_service
 from ..services import sdc_risk as sdc_risk_service
 from .common import job_result, owned_dataset, owned_job
@@ -97,7 +98,8 @@ def dataset_risk(request, dataset_id: int):
     if report:  # sdcMicro's figures on the same key variables, with the dataset's weight and household columns
         if not sdc_form.is_bound or sdc_form.is_valid():
             try:
-                sdc = sdc_risk_service.dataset_sdc_risk(ds, report["quasi_identifiers"], _sdc_options(sdc_form))
+                sdc = sdc_risk_jobs.attach_dataset(ds, sdc_risk_service.dataset_sdc_risk(
+                    ds, report["quasi_identifiers"], _sdc_options(sdc_form)))
             except InputError as exc:
                 sdc_error = str(exc)
         else:
@@ -150,7 +152,8 @@ def result_risk(request, job_id):
     if figures:
         if not sdc_form.is_bound or sdc_form.is_valid():
             try:
-                sdc.update(sdc_context(sdc_risk_service.result_sdc_risk(result, _sdc_options(sdc_form))))
+                sdc.update(sdc_context(sdc_risk_jobs.attach_result(
+                    job, sdc_risk_service.result_sdc_risk(result, _sdc_options(sdc_form)))))
             except InputError as exc:
                 sdc["sdc_error"] = str(exc)
         else:
@@ -209,6 +212,7 @@ def sdc_context(figures: dict) -> dict:
                                for b, a in zip(before["above_levels"], after["above_levels"])]}
     b_suda, a_suda = before.get("suda2") or {}, after.get("suda2") or {}
     out["sdc_suda_unavailable"] = b_suda.get("unavailable") or a_suda.get("unavailable")
+    out["sdc_worker"] = figures.get("suda_worker")
     if b_suda.get("attribute_contributions") is not None and a_suda.get("attribute_contributions") is not None:
         after_by = {c["variable"]: c["contribution"] for c in a_suda["attribute_contributions"]}
         out["sdc_contributions"] = [{"variable": c["variable"], "before": c["contribution"],
