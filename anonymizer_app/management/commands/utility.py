@@ -56,7 +56,9 @@ class Command(OneLineCommand):
     error_class = UtilityError
     help = ("Models trained on a release (logistic regression, random forest, gradient boosting) against the same "
             "models trained on its input and a trivial baseline, tested on the same held-out input rows: accuracy, "
-            "AUC and macro F1 (or RMSE and R²). Exit status: 0 done, 2 bad arguments or files, 1 internal error.")
+            "AUC and macro F1 (or RMSE and R²); or trained on a synthetic set (--synthetic) and on the input rows "
+            "its synthesizer read, tested on the rows it held out. Exit status: 0 done, 2 bad arguments or files, "
+            "1 internal error.")
 
     def add_arguments(self, parser):
         parser.add_argument("input", metavar="INPUT", help="the input table: .csv/.tsv/.txt or .xlsx")
@@ -73,7 +75,7 @@ class Command(OneLineCommand):
         parser.add_argument("--synthesis-seed", type=bounded_number(int, -1, 2**32 - 1, "a whole number from 0"),
                             default=None, metavar="S",
                             help="with --synthetic: the --seed the synthetic set was drawn with (default 0)")
-        parser.add_argument("--target", required=True, metavar="COL", help="the column to predict (not a QI)")
+        parser.add_argument("--target", required=True, metavar="COL", help="the column to predict (with --release: not a QI)")
         parser.add_argument("--features", action="append", metavar="COL",
                             help="the columns the models read (default: every other column)")
         parser.add_argument("--models", default=",".join(MODELS), metavar="NAMES",
