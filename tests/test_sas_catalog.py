@@ -10,6 +10,7 @@ gender Female = "f", Male = "m")."""
 from __future__ import annotations
 
 import csv
+import json
 import io
 import zipfile
 from pathlib import Path
@@ -23,7 +24,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from anonymizer_app.engine import InputError, Role
 from anonymizer_app.engine.io import reader, sas_bundle, statfiles
 from anonymizer_app.models import Dataset
-from anonymizer_app.services import storage
+from anonymizer_app.models import SourceImport
+from anonymizer_app.services import source_imports, storage
+from tests import remote_helpers
 from tests.anonymizer_helpers import finished_job, set_roles
 from tests.api_helpers import api_for
 
@@ -352,3 +355,51 @@ def test_cli_bad_catalogs_are_named(tmp_path):
     status, out, _ = run_command("anonymize", *cli_args(tmp_path, DATA, "out.csv", "--sas-catalog", DATA))
     assert status == 2 and out == f"--sas-catalog {DATA}: a SAS format catalog is a .sas7bcat file"
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_cli_risk_with_the_catalog(tmp_path):
+    status, out, _ = run_command("risk", DATA, "--qi", "workshop", "--json", tmp_path / "risk.json",
+                                 "--sas-catalog", CATALOG)
+    assert status == 0, out
+    report = json.loads((tmp_path / "risk.json").read_text())
+    assert report["records"] == 8
+    status, out, _ = run_command("risk", DATA, "--qi", "workshop", "--sas-catalog", tmp_path / "none.sas7bcat")
+    assert status == 2 and out.startswith(f"--sas-catalog {tmp_path / 'none.sas7bcat'}: cannot read the file")
+
+
+# ---- research repositories ---------------------------------------------------------------------------------
+repo_server = remote_helpers.repo_server  # the local Zenodo/Dataverse stand-in (a fixture)
+
+
+@pytestmark_db
+def test_a_sas_file_in_a_zenodo_record_is_imported_with_its_catalog(client_alice, user, repo_server):
+    base, repo = repo_server
+    repo.zenodo_records["107"] = {"hadley.sas7bdat": DATA.read_bytes(), "formats.sas7bcat": CATALOG.read_bytes(),
+                                  "codebook.pdf": b"%PDF-1.4"}
+    r = client_alice.post("/datasets/import-remote/", {"service": "zenodo", "base_url": base, "identifier": "107"})
+    assert r.status_code == 302, r.content.decode()[:2000]
+    imp = source_imports.run(SourceImport.objects.get(owner=user))
+    assert imp.status == "succeeded", imp.message
+    ds = Dataset.objects.get(owner=user)
+    assert (ds.kind, ds.original_name) == ("sas7bdat", "hadley.sas7bdat")
+    assert stored(ds).equals(expected(True))
+
+
+@pytestmark_db
+def test_a_damaged_catalog_in_a_record_fails_the_import_by_its_name(client_alice, user, repo_server):
+    base, repo = repo_server
+    repo.zenodo_records["108"] = {"hadley.sas7bdat": DATA.read_bytes(), "formats.sas7bcat": b"garbage" * 50}
+    client_alice.post("/datasets/import-remote/", {"service": "zenodo", "base_url": base, "identifier": "108"})
+    imp = source_imports.run(SourceImport.objects.get(owner=user))
+    assert imp.status == "failed" and "formats.sas7bcat: not a readable SAS format catalog" in imp.message
+    assert not Dataset.objects.exists()
+
+
+@pytestmark_db
+def test_import_remote_command_takes_the_catalog(user, repo_server):
+    base, repo = repo_server
+    repo.zenodo_records["109"] = {"hadley.sas7bdat": DATA.read_bytes(), "hadley.sas7bcat": CATALOG.read_bytes(),
+                                  "other.sas7bcat": b"not read"}
+    status, out, _ = run_command("import_remote", "zenodo", "109", "--user", user.username, "--base-url", base)
+    assert status == 0, out
+    assert stored(Dataset.objects.get(owner=user)).equals(expected(True))

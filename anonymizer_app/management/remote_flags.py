@@ -129,8 +129,8 @@ def anonymize_remote(command, opts: dict, progress) -> Iterator[None]:
             identifier = opts["from_zenodo"] or opts["from_dataverse"]
             try:
                 client = _anonymize_client(service, opts)
-                chosen = remote.choose_file(remote.list_files(service, client, identifier), opts["remote_file"],
-                                            f"{remote.SERVICES[service]} {identifier}")
+                files = remote.list_files(service, client, identifier)
+                chosen = remote.choose_file(files, opts["remote_file"], f"{remote.SERVICES[service]} {identifier}")
                 if not chosen.is_table:
                     raise remote.RemoteError(f"{chosen.name}: not a table file")
                 name = Path(chosen.name).name
@@ -141,6 +141,8 @@ def anonymize_remote(command, opts: dict, progress) -> Iterator[None]:
                 with open(path, "wb") as fh:
                     client.download(chosen.url, chosen.name, fh, limit, progress=lambda n: progress(
                         0.0, f"downloading {chosen.name} from {client.label}: {n / 1048576:.1f} MB"))
+                # a SAS file's value labels: the format catalog of the same record, packed with it
+                remote.attach_catalog(client, remote.sas_catalog(files, chosen), path, chosen.name)
                 progress.close()
             except EngineError as exc:
                 raise error(str(exc)) from None

@@ -15,12 +15,14 @@ Depositing: a NEW draft only, never published; a draft left half-made by a failu
 
 from __future__ import annotations
 
+import io
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
 
+from ..engine.io import sas_bundle, statfiles
 from ..models import Job
 from . import datasets, dataverse, exports, zenodo
 from .remote_client import (  # noqa: F401  (the shared part, re-exported: callers use remote.X)
@@ -96,14 +98,53 @@ def store_download(owner, path: Path, remote: RemoteFile, name: str | None = Non
 
 
 def import_file(owner, client: Client, remote: RemoteFile, name: str | None = None,
-                progress: Callable[[int], None] | None = None):
-    """Download ``remote`` and make it a dataset of ``owner`` in this process (the command line's way; the web
-    and the API run services.source_imports jobs); nothing is kept when anything fails."""
+                progress: Callable[[int], None] | None = None, catalog: RemoteFile | None = None):
+    """Download ``remote`` (with ``catalog``, a SAS file's format catalog: sas_catalog) and make it a dataset of
+    ``owner`` in this process (the command line's way; the web and the API run services.source_imports jobs);
+    nothing is kept when anything fails."""
     check_importable(remote)
     with tempfile.TemporaryDirectory(prefix="remote-import-") as folder:
         path = Path(folder) / f"download{Path(dataset_filename(remote)).suffix}"
         download_file(client, remote, path, progress)
+        attach_catalog(client, catalog, path, remote.name)
         return store_download(owner, path, remote, name)
+
+
+# ---- a SAS file's format catalog in the same record ------------------------------------------------------
+def sas_catalog(files: list[RemoteFile], chosen: RemoteFile) -> RemoteFile | None:
+    """The .sas7bcat format catalog (SAS's value labels) that goes with a .sas7bdat ``chosen``, from the files of
+    its record: the one of the same name, else the record's only one; None for another file, or when the record
+    has none (or several, none of the same name)."""
+    if Path(chosen.name).suffix.lower() != sas_bundle.DATA_SUFFIX:
+        return None
+    catalogs = [f for f in files if Path(f.name).suffix.lower() == sas_bundle.CATALOG_SUFFIX]
+    same = [f for f in catalogs if Path(f.name).stem.lower() == Path(chosen.name).stem.lower()]
+    if len(same) == 1:
+        return same[0]
+    return catalogs[0] if len(catalogs) == 1 else None
+
+
+def attach_catalog(client: Client, catalog: RemoteFile | None, path: Path, data_name: str) -> None:
+    """Download ``catalog`` (under the upload limit; refused by name when it is not a readable catalog) and pack
+    it with the SAS data downloaded at ``path`` into one bundle in its place (engine.io.sas_bundle), which the
+    upload's ingestion reads with the labels. Nothing when ``catalog`` is None."""
+    if catalog is None:
+        return
+    limit = settings.ANONYMIZER_MAX_UPLOAD_MB * 1024 * 1024
+    if catalog.size is not None and catalog.size > limit:
+        raise RemoteError(f"{catalog.name}: {catalog.size / 1048576:.1f} MB, more than the limit of "
+                          f"{settings.ANONYMIZER_MAX_UPLOAD_MB} MB")
+    buffer = io.BytesIO()
+    client.download(catalog.url, catalog.name, buffer, limit)
+    statfiles.check_catalog(buffer.getvalue(), catalog.name)
+    data = path.read_bytes()
+    if statfiles.stat_kind(data[:64]) != "sas7bdat":
+        return  # not a SAS file after all: read (and refused) as it is
+    bundle = sas_bundle.pack(sas_bundle.SasPair(data, Path(data_name).name, buffer.getvalue(), catalog.name))
+    if len(bundle) > limit:
+        raise RemoteError(f"{data_name} with {catalog.name}: {len(bundle) / 1048576:.1f} MB together, more than "
+                          f"the limit of {settings.ANONYMIZER_MAX_UPLOAD_MB} MB")
+    path.write_bytes(bundle)
 
 
 # ---- depositing ---------------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ class Command(OneLineCommand):
                 if done % (8 << 20) < remote.CHUNK_BYTES:
                     self.stderr.write(f"downloaded {done / 1048576:.0f} MB of {chosen.name}")
 
-            dataset = remote.import_file(owner, client, chosen, name=opts["name"], progress=progress)
+            dataset = remote.import_file(owner, client, chosen, name=opts["name"], progress=progress,
+                                         catalog=remote.sas_catalog(files, chosen))  # a SAS file's labels
         except EngineError as exc:
             raise UserError(str(exc)) from None
         self.stdout.write(f"dataset {dataset.pk} ({dataset.name}) for {owner.username} from {client.label}: "

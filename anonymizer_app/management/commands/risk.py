@@ -33,7 +33,7 @@ from anonymizer_app.engine.measure.risk.persons import person_risks
 from anonymizer_app.engine.measure.risk.sdc_risk import sdc_risk_report
 from anonymizer_app.engine.model.identifier_detection import detect_identifiers
 from anonymizer_app.engine.model.persons import Persons
-from anonymizer_app.management import person_flags
+from anonymizer_app.management import person_flags, sas_catalog_flag
 from anonymizer_app.management.base import USAGE_ERROR, OneLineCommand, UserError
 from anonymizer_app.management.common import bounded_number, read_table_file, write_all
 from anonymizer_app.management.identifier_check import DETECTION_ROWS
@@ -72,6 +72,7 @@ class Command(OneLineCommand):
                             metavar="SIZE", help="distinction and separation of QI combinations of up to SIZE "
                                                  "QIs (default 1: single QIs)")
         parser.add_argument("--json", default=None, metavar="OUT", help="write every figure as JSON to OUT")
+        sas_catalog_flag.add_arguments(parser)  # --sas-catalog FILE.sas7bcat
         person_flags.add_arguments(parser, adversary=False)  # --person-id COL: the figures per person too
         sdc = parser.add_argument_group("risk with sampling weights (sdcMicro)")
         sdc.add_argument("--sdc", action="store_true", help="add sdcMicro's figures on the QIs as key variables")
@@ -87,7 +88,8 @@ class Command(OneLineCommand):
 
     def handle(self, *args, **opts):
         try:
-            report = self._run(opts)
+            with sas_catalog_flag.input_with_catalog(opts, RiskError, ("json",)):  # a SAS file's value labels
+                report = self._run(opts)
         except (engine.EngineError, OSError) as exc:
             raise RiskError(str(exc), USAGE_ERROR) from None
         self.stdout.write(format_report(report))

@@ -45,6 +45,11 @@ def download_import(imp, steps: ImportSteps):
         done = remote.download_file(client, chosen, path, progress)
         steps.counted(done, imp.total, _bytes_phase(imp, done, imp.total))
         steps.check_cancel()
+        if chosen.name.lower().endswith(".sas7bdat"):  # its value labels: a format catalog of the same record
+            catalog = remote.sas_catalog(remote.list_files(imp.source, client, imp.record), chosen)
+            if catalog is not None:
+                steps.phase(f"downloading {catalog.name}, the format catalog of {imp.table}"[:255])
+                remote.attach_catalog(client, catalog, path, chosen.name)
         steps.phase(f"reading {imp.table} as a table"[:255])
         return remote.store_download(imp.owner, path, chosen, imp.name or None)
     finally:
