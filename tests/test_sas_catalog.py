@@ -10,8 +10,8 @@ gender Female = "f", Male = "m")."""
 from __future__ import annotations
 
 import csv
-import json
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -23,8 +23,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from anonymizer_app.engine import InputError, Role
 from anonymizer_app.engine.io import reader, sas_bundle, statfiles
-from anonymizer_app.models import Dataset
-from anonymizer_app.models import SourceImport
+from anonymizer_app.models import Dataset, SourceImport
 from anonymizer_app.services import source_imports, storage
 from tests import remote_helpers
 from tests.anonymizer_helpers import finished_job, set_roles
