@@ -20,6 +20,7 @@ from ..engine import Format, InputError, Role, Table
 from ..engine.model.missing import NA_MARKERS
 from ..models import Column, Dataset
 from . import identifier_suggestions, ingestion, storage
+from .column_profile import ColumnProfile
 
 DISTINCT_SLICE = 200_000
 
@@ -59,13 +60,14 @@ def create_dataset(owner, source, filename: str, name: str | None = None, fmt: F
                       original_name=shorten(filename, file_limit), size_bytes=size, is_demo=is_demo)
     storage.save_original(dataset, filename, source)
     staging = storage.staging_path()
+    profile = ColumnProfile()
     try:
         fmt, n_rows, columns = ingestion.store_table_file(storage.original_path(dataset), filename, fmt, staging,
-                                                          header=header, **_limits())
+                                                          profile, header=header, **_limits())
         with transaction.atomic():
             apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()
-            describe_columns(dataset, staging)
+            describe_columns(dataset, staging, profile)
         storage.move(staging, storage.table_path(dataset))
     except BaseException:
         storage.delete_original(dataset)
@@ -77,14 +79,15 @@ def create_dataset(owner, source, filename: str, name: str | None = None, fmt: F
 def reformat_dataset(dataset: Dataset, fmt: Format) -> Dataset:
     """Re-read the original with user-chosen delimiter/encoding/header; columns are described anew."""
     staging = storage.staging_path()
+    profile = ColumnProfile()
     try:
         fmt, n_rows, columns = ingestion.store_table_file(storage.original_path(dataset), dataset.original_name, fmt,
-                                                          staging, **_limits())
+                                                          staging, profile, **_limits())
         with transaction.atomic():
             apply_format(dataset, fmt, n_rows, len(columns))
             dataset.save()
             dataset.columns.all().delete()
-            describe_columns(dataset, staging)
+            describe_columns(dataset, staging, profile)
         storage.move(staging, storage.table_path(dataset))
     finally:
         storage.discard(staging)
@@ -113,18 +116,20 @@ def _infer_type(distinct: pa.Array) -> str:
     return found.pop() if len(found) == 1 else "string"
 
 
-def describe_columns(dataset: Dataset, path: Path) -> None:
+def describe_columns(dataset: Dataset, path: Path, profile: ColumnProfile | None = None) -> None:
+    """The Column rows of the stored table at ``path``: type, distinct count, suggested role. ``profile``: the
+    distinct values and counts gathered while the table was written (else read from the stored table)."""
     cols = []
     n = dataset.n_rows
     for i, name in enumerate(storage.stored_columns(path)):
-        distinct = storage.column_distinct(path, name)
+        distinct = profile.distinct(name) if profile is not None else storage.column_distinct(path, name)
         inferred = _infer_type(distinct)
         role = Role.IDENTIFYING if n > 1 and len(distinct) == n else Role.INSENSITIVE
         cols.append(Column(dataset=dataset, position=i, name=name, inferred_type=inferred, type=inferred,
                            role=role.value, distinct_count=len(distinct)))
         del distinct
     # names, patient ids, e-mails, ...: the detection's high-confidence identifiers pre-selected as identifying
-    identifier_suggestions.preselect(identifier_suggestions.detect_file(path), cols)
+    identifier_suggestions.preselect(identifier_suggestions.detect_file(path, profile), cols)
     Column.objects.bulk_create(cols)
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -23,6 +25,7 @@ from django.core.cache import cache
 from ..engine import InputError, Role
 from ..engine.model import identifier_detection as idd
 from . import storage
+from .column_profile import ColumnProfile
 
 DETECTION_ROWS = 200_000  # rows read for the value shapes (uniqueness is counted over every row)
 CACHE_SECONDS = 24 * 3600
@@ -30,14 +33,20 @@ CACHE_SECONDS = 24 * 3600
 CONFIRM_FIELD = "publish_as_is"
 
 
-def detect_file(path: Path) -> idd.Detection:
-    """The detection of a stored table (Parquet), cached by the file's identity."""
+def detect_file(path: Path, profile: ColumnProfile | None = None) -> idd.Detection:
+    """The detection of a stored table (Parquet), cached by the file's identity. ``profile``: the table's distinct
+    values and counts gathered while it was written (an upload), from which the same detection is made without
+    reading the whole table (:func:`detect_profiled`)."""
     stat = path.stat()
     # the file itself (inode, time, size): the staging file of an upload keeps them when moved into place
     key = f"identifier-detection:{stat.st_dev}:{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
     cached = cache.get(key)
     if isinstance(cached, idd.Detection):
         return cached
+    if profile is not None and _profiled(profile, path):
+        detection = detect_profiled(path, profile)
+        cache.set(key, detection, CACHE_SECONDS)
+        return detection
     frame = storage.read_rows(path, 0, DETECTION_ROWS)
     rows = pq.ParquetFile(path).metadata.num_rows
     # a longer table: its uniqueness counted over every row, not over the first rows (a patient id whose first
@@ -46,6 +55,53 @@ def detect_file(path: Path) -> idd.Detection:
     detection = idd.detect_identifiers(frame, counted=counted)
     cache.set(key, detection, CACHE_SECONDS)
     return detection
+
+
+def _profiled(profile: ColumnProfile, path: Path) -> bool:
+    """The profile describes the stored table, and stands for it here: unique column names, no missing cell (a
+    sample of the non-missing values of each column is then one sample of rows for all)."""
+    names = storage.stored_columns(path)
+    return (profile.names == names and len(set(names)) == len(names) and profile.rows == pq.ParquetFile(path)
+            .metadata.num_rows and not any(profile.nulls.values()))
+
+
+def detect_profiled(path: Path, profile: ColumnProfile) -> idd.Detection:
+    """detect_file's detection from an upload's distinct values and counts: the uniqueness from the counts (as
+    whole_table_counts, or as the detection counts the first rows when they are the whole table), the value shapes
+    on the sample the detection draws from the first DETECTION_ROWS rows (its seeded pandas sample of their
+    positions), the sampled rows only read from the stored table."""
+    head = min(profile.rows, DETECTION_ROWS)
+    order = pd.Series(np.arange(head))
+    if head > idd.SAMPLE_SIZE:
+        order = order.sample(idd.SAMPLE_SIZE, random_state=0)
+    positions = order.to_numpy()
+    pf = pq.ParquetFile(path)
+    groups, first = [], 0
+    for g in range(pf.metadata.num_row_groups):
+        if first >= head:
+            break
+        groups.append(g)
+        first += pf.metadata.row_group(g).num_rows
+    table = pf.read_row_groups(groups).take(pa.array(positions, type=pa.int64())) if groups else pf.schema_arrow.empty_table()
+    sample = storage.to_frame(table).set_axis(pd.Index(positions), axis=0)
+    # the detection strips values as Python does when it counts the rows themselves; whole_table_counts as Arrow does
+    counted = {name: _uniqueness(*profile.counted(name), arrow=profile.rows > head) for name in profile.names}
+    return idd.detect_identifiers(sample, counted=counted)
+
+
+def _uniqueness(values: pa.Array, counts: np.ndarray, arrow: bool) -> idd.Uniqueness:
+    """A column's uniqueness from its distinct values and counts: values that strip to the same text are one value,
+    blank ones none."""
+    if arrow:
+        text = pc.utf8_trim_whitespace(values)
+        kept = pc.not_equal(text, "").to_numpy(zero_copy_only=False)
+        encoded = pc.dictionary_encode(text.filter(kept))
+        return idd.uniqueness_of_counts(np.bincount(encoded.indices.to_numpy(zero_copy_only=False),
+                                                    weights=counts[kept], minlength=len(encoded.dictionary)))
+    text = pd.Series(values.to_pylist(), dtype=object).str.strip()
+    kept = (text != "").to_numpy()
+    per_value = pd.Series(counts[kept], index=pd.Index(text[kept].to_numpy(), dtype=object))
+    return idd.uniqueness_of_counts(per_value.groupby(level=0, sort=False).sum().to_numpy())
 
 
 def whole_table_counts(path: Path) -> dict[str, idd.Uniqueness]:

@@ -25,6 +25,7 @@ from ..engine import Format, InputError
 from ..engine.io import reader as reader_mod
 from ..engine.io.reader import Limits
 from . import storage
+from .column_profile import ColumnProfile
 
 STREAM_THRESHOLD = 32 * 1024 * 1024
 STREAM_BLOCK = 16 * 1024 * 1024
@@ -53,7 +54,7 @@ def sniff_file(path: Path, filename: str) -> Format:
 def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format | None = None,
                     max_rows: int | None = None, max_columns: int | None = None,
                     block_bytes: int | None = None, caps: Limits | None = None, header: bool | None = None,
-                    dictionary: bool = False):
+                    dictionary: bool = False, arrow: bool = False):
     """Parse a table file from its path; yields (frame, format) pieces in row order.
 
     Small files and workbooks: one piece from engine.read_table. Larger text files: blocks of
@@ -62,7 +63,9 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
     cell-length and encoding messages, with the line numbers of the whole file). ``caps``: limits()
     unless given; ``max_rows``/``max_columns`` win over its row and column caps. ``header`` overrides
     the sniffed header choice of a sniffed format. ``dictionary``: columns read by pyarrow come as Categoricals of
-    their text (engine.read_table), which a Table encodes without hashing a string per row."""
+    their text (engine.read_table), which a Table encodes without hashing a string per row. ``arrow``: the blocks
+    pyarrow parses come as pyarrow Tables of their text columns (no pandas object per piece; write_parquet writes
+    them as they are), any other piece as a frame."""
     path = Path(path)
     filename = filename or path.name
     caps = caps or limits()
@@ -90,7 +93,7 @@ def iter_table_file(path: str | Path, filename: str | None = None, fmt: Format |
     if quoted or not reader_mod.ascii_compatible(fmt.encoding):
         pieces = _iter_quoted(path, filename, fmt, block_bytes, caps)
     else:
-        pieces = _iter_blocks(path, filename, fmt, block_bytes, caps, dictionary)
+        pieces = _iter_blocks(path, filename, fmt, block_bytes, caps, dictionary, arrow)
     rows = 0
     for frame in pieces:
         if max_columns is not None and frame.shape[1] > max_columns:
@@ -143,8 +146,10 @@ def _renumber(exc: InputError, offset: int) -> InputError:
     return InputError(text)
 
 
-def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits, dictionary: bool = False):
-    """Unquoted text: blocks cut after a newline, parsed by the engine's reader one by one."""
+def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits, dictionary: bool = False,
+                 arrow: bool = False):
+    """Unquoted text: blocks cut after a newline, parsed by the engine's reader one by one (``arrow``: a block
+    pyarrow parses as a pyarrow Table)."""
     names: list | None = None  # the first block's column names
     width, line_offset = 0, 0
     rest = b""
@@ -165,20 +170,26 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                 piece_fmt = fmt if first else replace(fmt, header=False)
                 try:
                     frame = reader_mod.read_csv(block, filename, piece_fmt, None, caps, names=names,
-                                                 dictionary=dictionary)
+                                                 dictionary=dictionary, arrow=arrow)
                 except InputError as exc:
                     raise _renumber(exc, line_offset) from None
                 if names is None:  # the first block
-                    names, width = list(frame.columns), frame.shape[1]
+                    names, width = _column_names(frame), frame.shape[1]
                 elif frame.shape[1] != width:
                     raise InputError(f"{filename}, line {line_offset + 1}: {frame.shape[1]} field(s) where the "
                                      f"first line has {width}")
+                elif isinstance(frame, pa.Table):
+                    frame = frame.rename_columns(names)
                 else:
                     frame.columns = names
                 yield frame
             line_offset += block.count(b"\n")
             if not chunk:
                 break
+
+
+def _column_names(piece: pd.DataFrame | pa.Table) -> list:
+    return list(piece.column_names) if isinstance(piece, pa.Table) else list(piece.columns)
 
 
 def _iter_quoted(path: Path, filename: str, fmt: Format, block_bytes: int, caps: Limits):
@@ -230,8 +241,11 @@ def _schema(columns) -> pa.Schema:
     return pa.schema([(str(c), pa.string()) for c in columns])
 
 
-def _arrow(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_arrays([_arrow_text(frame[c]) for c in frame.columns], schema=schema)
+def _arrow(piece: pd.DataFrame | pa.Table, schema: pa.Schema) -> pa.Table:
+    """A piece as the stored table's strings: a Table (iter_table_file's ``arrow``) as it is, a frame converted."""
+    if isinstance(piece, pa.Table):
+        return pa.Table.from_arrays([c.cast(pa.string()) for c in piece.columns], schema=schema)
+    return pa.Table.from_arrays([_arrow_text(piece[c]) for c in piece.columns], schema=schema)
 
 
 def _arrow_text(values) -> pa.Array:
@@ -246,20 +260,23 @@ def _arrow_text(values) -> pa.Array:
     return pa.array(values.to_numpy(dtype=object), type=pa.string())
 
 
-def store_table_file(path: Path, filename: str, fmt: Format | None, target: Path,
+def store_table_file(path: Path, filename: str, fmt: Format | None, target: Path, profile: ColumnProfile | None = None,
                      **options) -> tuple[Format, int, list[str]]:
-    """iter_table_file(path, filename, fmt, **options) written to ``target`` (write_parquet): the format the
-    file was read in, its rows and its columns. Read with dictionary=True unless told: the reader's
-    Categoricals hold the same texts, and become Arrow strings without a Python str per cell."""
+    """iter_table_file(path, filename, fmt, **options) written to ``target`` (write_parquet, counting into
+    ``profile``): the format the file was read in, its rows and its columns. Read with dictionary=True and
+    arrow=True unless told: the blocks pyarrow parses go to Parquet as Arrow text without a pandas object, and the
+    reader's Categoricals of the other pieces become Arrow strings without a Python str per cell."""
     options.setdefault("dictionary", True)
-    read, rows, columns = write_parquet(iter_table_file(path, filename, fmt, **options), target)
+    options.setdefault("arrow", True)
+    read, rows, columns = write_parquet(iter_table_file(path, filename, fmt, **options), target, profile)
     if read is None:  # iter_table_file yields at least one piece or raises
         raise InputError(f"{filename}: no data rows")
     return read, rows, columns
 
 
-def write_parquet(pieces, target: Path) -> tuple[Format | None, int, list[str]]:
-    """Write (frame, format) pieces to ``target`` atomically; returns the format, rows and columns."""
+def write_parquet(pieces, target: Path, profile: ColumnProfile | None = None) -> tuple[Format | None, int, list[str]]:
+    """Write (frame or Table, format) pieces to ``target`` atomically; returns the format, rows and columns.
+    ``profile``: each column's distinct values and counts gathered from what is written."""
     fmt: Format | None = None
     rows = 0
     columns: list[str] = []
@@ -267,8 +284,11 @@ def write_parquet(pieces, target: Path) -> tuple[Format | None, int, list[str]]:
         for frame, piece_fmt in pieces:
             fmt = piece_fmt
             if not columns:
-                columns = [str(c) for c in frame.columns]
-            out.write(_arrow(frame, _schema(columns)))
+                columns = [str(c) for c in _column_names(frame)]
+            table = _arrow(frame, _schema(columns))
+            out.write(table)
+            if profile is not None:
+                profile.add(table)
             rows += len(frame)
         out.commit(_schema(columns))
     return fmt, rows, columns

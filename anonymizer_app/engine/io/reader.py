@@ -298,9 +298,12 @@ def _first_row(head: str, delimiter: str, filename: str) -> list[str]:
 
 
 def read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
-              limits: Limits | None = None, names: list[str] | None = None, dictionary: bool = False) -> pd.DataFrame:
+              limits: Limits | None = None, names: list[str] | None = None, dictionary: bool = False,
+              arrow: bool = False) -> pd.DataFrame:
     """``names``: the columns of a headerless piece of a file whose header came before (named in messages).
-    ``dictionary``: columns read by pyarrow come back as pandas Categoricals of their text (see read_table)."""
+    ``dictionary``: columns read by pyarrow come back as pandas Categoricals of their text (see read_table).
+    ``arrow``: what pyarrow reads comes back as the pyarrow Table of its text columns, no pandas object made (an
+    upload written straight to Parquet); a file that needs the checked path still comes as a DataFrame."""
     limits = limits or Limits()
     try:
         codecs.lookup(fmt.encoding)
@@ -336,7 +339,11 @@ def read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
         raise InputError(f"{filename}: {width} columns, more than the limit of {limits.max_columns}")
     source: io.IOBase
     if text is None and b'"' not in raw:
-        if nrows is None and width > 1 and _is_utf8(fmt.encoding):
+        if nrows is None and width > 1 and _is_utf8(fmt.encoding) and arrow:
+            table = parse_arrow(raw, fmt, width, limits.max_cell_chars)
+            if table is not None:  # None: as _read_arrow's below
+                return table.rename_columns(names)
+        elif nrows is None and width > 1 and _is_utf8(fmt.encoding):
             frame = _read_arrow(raw, fmt, width, limits)
             if frame is not None:  # None: anything to report, which the checks below name with its line
                 frame.columns = names
@@ -441,12 +448,29 @@ def _check_unquoted(raw: bytes, fmt: Format, names: list[str], filename: str, nr
 
 
 def _read_arrow(raw: bytes, fmt: Format, width: int, limits: Limits) -> pd.DataFrame | None:
+    """parse_arrow's table with each column dictionary-encoded: a Categorical of its text, every distinct string
+    made a Python object once. None as parse_arrow."""
+    import pyarrow.compute as pc  # imported on use: the CLI's start-up does not pay for it
+
+    table = parse_arrow(raw, fmt, width)
+    if table is None:
+        return None
+    columns = {}
+    for i in range(width):
+        column = arrow_categorical(pc.dictionary_encode(table.column(i)), limits.max_cell_chars)
+        if column is None:
+            return None
+        columns[i] = column
+    return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows))
+
+
+def parse_arrow(raw: bytes, fmt: Format, width: int, max_chars: int | None = None):
     """Unquoted UTF-8 text parsed by pyarrow's CSV reader (several times faster than pandas' C parser and
-    the per-line checks), each column dictionary-encoded: a Categorical of its text, every distinct string
-    made a Python object once. The cells are exactly pandas' (no quoting, no NA parsing, nothing stripped).
-    None when the file needs the checked path: a blank first line (pandas would take the next as the
-    header), a CR-LF blank line (pandas skips it where the checks refuse it), a parse error (a line of
-    another width, bytes that are not UTF-8), a cell over the cap; that path then reports it by line."""
+    the per-line checks): a pyarrow Table of string columns named "0", "1", ... The cells are exactly pandas'
+    (no quoting, no NA parsing, nothing stripped). None when the file needs the checked path: a blank first
+    line (pandas would take the next as the header), a CR-LF blank line (pandas skips it where the checks
+    refuse it), a parse error (a line of another width, bytes that are not UTF-8), a cell longer than
+    ``max_chars``; that path then reports it by line."""
     first = raw[:raw.find(b"\n") + 1 or len(raw)]
     if not first.strip() or raw.startswith(b"\r\n") or (b"\r" in raw and _has_bytes(raw, b"\n\r\n")):
         return None
@@ -467,13 +491,13 @@ def _read_arrow(raw: bytes, fmt: Format, width: int, limits: Limits) -> pd.DataF
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    columns = {}
-    for i, key in enumerate(keys):
-        column = arrow_categorical(pc.dictionary_encode(table.column(key)), limits.max_cell_chars)
-        if column is None:
-            return None
-        columns[i] = column
-    return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows))
+    if max_chars is not None:
+        for column in table.columns:
+            # no more characters than bytes: the lengths in bytes (from the offsets) settle nearly every column
+            if len(column) and pc.max(pc.binary_length(column)).as_py() > max_chars and \
+                    pc.max(pc.utf8_length(column)).as_py() > max_chars:
+                return None
+    return table
 
 
 def arrow_categorical(column, max_chars: int | None = None) -> pd.Categorical | None:
