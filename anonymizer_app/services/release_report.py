@@ -355,7 +355,12 @@ def render_pdf(html: str) -> bytes:
 
 
 def report_html(job: Job, owner_name: str, pdf: bool, request=None) -> str:
-    """The release report of a finished run as HTML: the page, the PDF's source, a deposit's file."""
+    """The release report of a finished run as HTML: the page, the PDF's source, a deposit's file. A synthetic
+    set has its own (services/synthesis_report.py)."""
+    if job.kind == Job.SYNTHESIS:
+        from . import synthesis_report  # it reads the synthesis service, which a run's report never needs
+
+        return synthesis_report.report_html(job, owner_name, pdf, request)
     ctx = context(job, job.result, METRICS, format_value)
     ctx.update({"job": job, "dataset": job.dataset, "report": job.result.report, "algorithm": job_label(job),
                 "pdf": pdf, "owner": owner_name})
@@ -371,7 +376,10 @@ def standalone_html(job: Job, owner_name: str) -> str:
 # ---- the page and the PDF as HTTP responses (the web's and the API's: views/release_report.py, api/runs.py) ----
 def reported_job(job: Job) -> Job:
     """The owner's run whose table the report covers (404 for figures, a lattice, a set-valued result or no
-    result)."""
+    result); a synthetic set's once it has succeeded."""
+    if job.kind == Job.SYNTHESIS:
+        job_result(job)  # 404 until the set is drawn
+        return job
     if job.kind in RESULT_PAGES or job.kind == Job.LATTICE:
         raise Http404("this job has no published table")
     if job_result(job).report.get("kind") == "set-valued":
@@ -396,5 +404,7 @@ def pdf_response(job: Job, request) -> HttpResponse:
                             content_type="text/plain; charset=utf-8")
     response = HttpResponse(pdf, content_type="application/pdf")
     filename = f"{Path(j.dataset.original_name).stem}-{j.algorithm}-k{j.k}-release-report.pdf"
+    if j.kind == Job.SYNTHESIS:
+        filename = f"{Path(j.dataset.original_name).stem}-synthetic-{j.algorithm.split(':')[-1]}-release-report.pdf"
     response["Content-Disposition"] = content_disposition_header(True, filename)
     return response
