@@ -15,7 +15,9 @@ run's wall time is the job itself with no queue wait. Steps:
 3. bind ARX's 8 Adult hierarchies (POST hierarchies/ with dataset and column, one file each);
 4. run Flash k=5 with a 4% suppression limit (POST runs/; the job runs at once; GET runs/<id>/);
 5. download the published CSV (GET runs/<id>/download/, streamed content consumed);
-6. open the lattice view (GET lattice/<id>/ until it answers 200: 3 levels of occupation make 6,480 nodes).
+6. open the lattice view (GET lattice/<id>/: 3 levels of occupation make 6,480 nodes): the first view is the first
+   answer holding the nodes (the run's search's nodes in the 202 while a worker evaluates every node, or the 200);
+   then the whole lattice (the 200), with the evaluation job on a thread of this process as on a worker.
 
 Each step prints its wall and CPU time (process_time: every thread of this process). Inside the run the
 Parquet read (datasets.load_frame), the engine Table's construction (datasets.table_from_config) and the
@@ -201,20 +203,60 @@ def web_path(csv: Path, shared: Path, clock: Clock, timers: Timers, lattice: boo
         s["note"] = f"({n / 1e6:.1f} MB, {'streamed' if r.streaming else 'built whole in memory'})"
     if not lattice:
         clock.steps["first lattice view"] = {"wall": float("nan"), "cpu": float("nan"), "nodes": 0}
+        clock.steps["whole lattice"] = {"wall": float("nan"), "cpu": float("nan"), "nodes": 0}
         return {"transformation": report.get("transformation"), "suppressed": report.get("suppressed"),
                 "job": job["id"]}
+    # the first view: the first answer holding the nodes (200, or 202 with the run's search's nodes under
+    # "lattice" while a worker evaluates every node); the whole lattice: the 200. The evaluation job runs in this
+    # process (jobs.submit_job = run_job), so the first GET returns once it is done: here it runs on a thread, as
+    # on a worker, and the page polls
+    import threading
+
+    from anonymizer_app.models import Job
+    from anonymizer_app.services import jobs
+
+    evaluations: list[threading.Thread] = []
+    run_job = jobs.submit_job
+
+    def on_a_thread(job: Job) -> Job:  # the parameter named as submit_job names it
+        t = threading.Thread(target=run_job, args=(job,))
+        t.start()
+        evaluations.append(t)
+        return job
+
+    jobs.submit_job = on_a_thread
+    started = (time.perf_counter(), time.process_time())
     with clock.step("first lattice view") as s:
         polls = 0
         while True:
             r = client.get(f"/api/v1/lattice/{job['id']}/", headers=auth)
             polls += 1
-            if r.status_code == 200:
-                break
-            if r.status_code != 202:
+            if r.status_code not in (200, 202):
                 raise SystemExit(f"lattice: HTTP {r.status_code}: {r.content[:300]!r}")
+            body = r.json()
+            shown = body if r.status_code == 200 else body.get("lattice")
+            if shown is not None:
+                break
             time.sleep(0.2)
-        s["nodes"] = len(r.json()["nodes"]["levels"])  # the nodes' fields as columns
-        s["note"] = f"({s['nodes']} nodes, {polls} request(s))"
+        s["nodes"] = len(shown["nodes"]["levels"])  # the nodes' fields as columns
+        s["valued"] = sum(v is not None for v in shown["nodes"]["value"])
+        s["note"] = (f"({s['nodes']} nodes, {s['valued']} with a metric value, HTTP {r.status_code}, {polls} "
+                     f"request(s))")
+    with clock.step("whole lattice") as s:
+        while r.status_code != 200:
+            time.sleep(1.0)  # as the page polls
+            r = client.get(f"/api/v1/lattice/{job['id']}/", headers=auth)
+            polls += 1
+            if r.status_code not in (200, 202):
+                raise SystemExit(f"lattice: HTTP {r.status_code}: {r.content[:300]!r}")
+        for t in evaluations:
+            t.join()
+        s["nodes"] = len(r.json()["nodes"]["levels"])
+        s["valued"] = sum(v is not None for v in r.json()["nodes"]["value"])
+        s["since_asked"] = time.perf_counter() - started[0]
+        s["note"] = (f"({s['nodes']} nodes, {s['valued']} with a metric value; {s['since_asked']:.2f} s wall since "
+                     f"the first request)")
+    jobs.submit_job = run_job
     return {"transformation": report.get("transformation"), "suppressed": report.get("suppressed"),
             "job": job["id"]}
 
@@ -285,10 +327,12 @@ def main() -> int:
         ("first lattice view (6,480 nodes) <= 10 s",
          f"{steps['first lattice view']['wall']:.2f} s, {steps['first lattice view']['nodes']} nodes",
          steps["first lattice view"]["wall"] <= 10 and steps["first lattice view"]["nodes"] == 6480),
+        ("whole lattice (every node's value), for the record",
+         f"{steps['whole lattice'].get('since_asked', float('nan')):.2f} s since asked", None),
     ]
     print("goals:")
     for name, value, met in goals:
-        print(f"  {name:<58} {value:<28} met? {'yes' if met else 'NO'}")
+        print(f"  {name:<58} {value:<28} met? {'-' if met is None else 'yes' if met else 'NO'}")
     if args.json:
         Path(args.json).write_text(json.dumps({"load": load, "steps": steps, "cli": cli, "web": web,
                                                "goals": [{"goal": g, "value": v, "met": m} for g, v, m in goals]},

@@ -124,14 +124,17 @@ def test_lattice_plot_click_node_and_keep(browser, live_server, client, user, fl
 
 def test_the_first_evaluation_shows_progress_then_the_lattice(browser, live_server, client, user, flash_job,
                                                               monkeypatch):
-    """No stored lattice: the page shows a worker's progress (polling), then draws the lattice once the
-    evaluation job (run here by the test, as a worker would) has written it."""
+    """No stored lattice: the page draws the nodes the run's own search left tagged at once and shows a worker's
+    progress (polling), then draws the whole lattice once the evaluation job (run here by the test, as a worker
+    would) has written it."""
     queued = queue_without_running(monkeypatch)
     wait = WebDriverWait(browser, 60)
     _sign_in(browser, live_server, client, user)
     browser.get(f"{live_server.url}/jobs/{flash_job.pk}/lattice/")
     wait.until(lambda b: b.find_element(By.ID, "lattice-pending").is_displayed())
     assert browser.find_element(By.ID, "lattice-progress-phase").text == "waiting for a worker"
+    wait.until(lambda b: "the run's search" in b.find_element(By.ID, "lattice-summary").text)  # the first view
+    assert "as the run's search left it" in browser.find_element(By.ID, "lattice-status").text
     wait.until(lambda b: queued)
     evaluation = Job.objects.get(pk=queued[0])
     assert evaluation.kind == Job.LATTICE
@@ -139,6 +142,7 @@ def test_the_first_evaluation_shows_progress_then_the_lattice(browser, live_serv
     wait.until(lambda b: b.find_element(By.ID, "lattice-progress-percent").text == "50%")
     Job.objects.filter(pk=evaluation.pk).update(status=Job.QUEUED, progress=0.0)
     assert jobs.run_job(evaluation).status == Job.SUCCEEDED
-    wait.until(lambda b: "nodes, optimum" in b.find_element(By.ID, "lattice-summary").text)
+    wait.until(lambda b: "the run's search" not in b.find_element(By.ID, "lattice-summary").text)
+    assert "nodes, optimum" in browser.find_element(By.ID, "lattice-summary").text
     assert not browser.find_element(By.ID, "lattice-pending").is_displayed()
     assert len(queued) == 1

@@ -301,9 +301,12 @@ def test_the_evaluation_is_a_job_with_progress_and_one_at_a_time(client_alice, j
     r = client_alice.get(urls(job)["data"])
     assert r.status_code == 202
     evaluation = Job.objects.get(kind=Job.LATTICE)
-    assert r.json() == {"pending": True, "job": str(evaluation.pk), "status": "queued", "progress": 0.0,
-                        "phase": "waiting for a worker", "job_url": f"/jobs/{evaluation.pk}/",
-                        "cancel_url": f"/jobs/{evaluation.pk}/cancel/"}
+    first = r.json()
+    known = first.pop("lattice")  # the run's search's nodes, shown while every node is evaluated
+    assert first == {"pending": True, "job": str(evaluation.pk), "status": "queued", "progress": 0.0,
+                     "phase": "waiting for a worker", "job_url": f"/jobs/{evaluation.pk}/",
+                     "cancel_url": f"/jobs/{evaluation.pk}/cancel/"}
+    assert known["partial"] is True and known["optimum"] == results.transformation_key(job.result.report)
     assert evaluation.options == {"source_job": str(job.pk)} and evaluation.models == job.models
     Job.objects.filter(pk=evaluation.pk).update(status=Job.RUNNING, progress=0.4, phase="evaluating node 5 of 12")
     again = client_alice.get(urls(job)["data"]).json()
@@ -316,6 +319,14 @@ def test_the_evaluation_is_a_job_with_progress_and_one_at_a_time(client_alice, j
     assert (storage.lattice_cache_dir(job) / "lattice.json").exists()
     data = client_alice.get(urls(job)["data"])
     assert data.status_code == 200 and data.json()["size"] == len(data.json()["nodes"]["levels"])
+    whole = data.json()
+    assert "partial" not in whole and known["nodes"]["levels"] == whole["nodes"]["levels"]
+    assert (known["qi"], known["labels"], known["models"]) == (whole["qi"], whole["labels"], whole["models"])
+    # every node the search tagged has the evaluation's tag (A/a, N/n), every value it computed the same value
+    for tag, value, full_tag, full_value in zip(known["nodes"]["tag"], known["nodes"]["value"],
+                                                whole["nodes"]["tag"], whole["nodes"]["value"]):
+        assert tag == "?" or (tag in "Aa") == (full_tag == "A")
+        assert value is None or value == full_value
     status = client_alice.get(f"/jobs/{evaluation.pk}/status/").json()
     assert status["result_url"] == urls(job)["page"]
     assert client_alice.get(f"/jobs/{evaluation.pk}/result/")["Location"] == urls(job)["page"]

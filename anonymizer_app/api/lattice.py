@@ -57,6 +57,9 @@ class PendingSerializer(serializers.Serializer):
     phase = serializers.CharField()
     job_url = serializers.CharField()
     cancel_url = serializers.CharField()
+    lattice = serializers.DictField(required=False, help_text="the nodes the run's own search left tagged (the "
+                                    "200 answer's fields, 'partial': true; a metric value only where it checked a "
+                                    "node), shown until the whole lattice is evaluated")
 
 
 class LatticeFailedSerializer(serializers.Serializer):
@@ -72,7 +75,8 @@ class Lattice(APIView):
                                      description="1: start a new evaluation after a failed or cancelled one")],
         responses={200: OpenApiTypes.OBJECT, 202: PendingSerializer, 404: ApiErrorSerializer,
                    409: ApiErrorSerializer, 422: LatticeFailedSerializer},
-        summary="A lattice run's solution lattice (202 with progress while a worker evaluates it; poll again)",
+        summary="A lattice run's solution lattice (202 with progress, and the run's search's nodes under 'lattice', "
+                "while a worker evaluates it; poll again)",
         description="The object has 'qi', 'heights', 'nodes' (per node: levels, tag, metric, rank...), 'optimum', "
                     "'models', 'kept' (levels -> the kept node's web result page), as the web's lattice page "
                     "reads it. 409: a SafePub run has no lattice.",

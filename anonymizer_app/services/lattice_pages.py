@@ -15,7 +15,7 @@ from ..engine.algorithms.fixed import parse_levels
 from ..engine.measure.figure_catalogue import FIGURES
 from ..engine.run import pipeline
 from ..models import Job, Result
-from . import datasets, results
+from . import datasets, lattice_known, results
 from . import jobs as job_service
 from . import lattice as lattice_service
 from .labels import cut
@@ -66,10 +66,18 @@ def kept_nodes(job: Job) -> dict[str, str]:
     return out
 
 
+def with_known(job: Job, answer: dict) -> dict:
+    """A 202 answer with the nodes the run's own search left tagged (services.lattice_known) under "lattice",
+    when the run wrote them: the page draws them at once and replaces them with the whole lattice."""
+    known = lattice_known.read(job)
+    return answer if known is None else dict(answer, lattice=dict(known, kept=kept_nodes(job)))
+
+
 def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
-    """(200, the lattice) when it is known; otherwise a worker evaluates it: (202, its progress) while it runs
-    (one evaluation per run at a time), (422, {"error"}) when it failed or was cancelled (``retry`` starts a
-    new one). The web's data.json and the API's lattice answer this."""
+    """(200, the lattice) when it is known; otherwise a worker evaluates it: (202, its progress and, when the run
+    left them, its search's nodes under "lattice") while it runs (one evaluation per run at a time), (422,
+    {"error"}) when it failed or was cancelled (``retry`` starts a new one). The web's data.json and the API's
+    lattice answer this."""
     try:
         data = lattice_service.stored_lattice(job)
         if data is None:
@@ -85,7 +93,7 @@ def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
                 if evaluation.status in (Job.FAILED, Job.CANCELLED):
                     return 422, {"error": f"The lattice evaluation {evaluation.status}: {evaluation.message}",
                                  "retry": True, "job": str(evaluation.pk)}
-                return 202, pending(evaluation)
+                return 202, with_known(job, pending(evaluation))
     except engine.EngineError as exc:
         return 422, {"error": str(exc)}
     return 200, dict(data, kept=kept_nodes(job))

@@ -20,7 +20,17 @@ from ..engine.backends.dask import backend as cluster_backend
 from ..engine.run.pipeline import run
 from ..engine.run.spec import RunSpec, StreamedTable
 from ..models import Job, Result
-from . import datasets, population, pseudonyms, republication, results, sdc_runs, setvalued, storage
+from . import (
+    datasets,
+    lattice_known,
+    population,
+    pseudonyms,
+    republication,
+    results,
+    sdc_runs,
+    setvalued,
+    storage,
+)
 from .job_support import Progress, build_models, register
 
 
@@ -121,8 +131,10 @@ def run_and_store(job: Job, progress) -> Result:
     st = publication.tables.get("st")
     if st is not None:  # Anatomy: the sensitive table beside the QIT
         storage.write_string_table(st, storage.sensitive_table_path(target))
-    return results.store(job, results.report_json(publication.report), storage.result_name(job),
-                         storage.job_files(job))
+    stored = results.store(job, results.report_json(publication.report), storage.result_name(job),
+                           storage.job_files(job))
+    lattice_known.remember(job, publication)  # the lattice page's first view (a lattice run's search)
+    return stored
 
 
 def run_job_spec(job: Job) -> None:

@@ -234,18 +234,27 @@
     table.appendChild(body);
   }
 
+  // the lattice, drawn once as the run's search left it (d.partial: tags, values where checked) while a worker
+  // evaluates every node, then again whole (the nodes keep their order: a clicked node stays selected)
   function showLattice(d) {
+    var first = data === null;
     data = d;
     data.index = {};
+    hoverText = [];
     d.nodes.levels.forEach(function (l, i) { data.index[l] = i; });
-    text($("lattice-summary"), d.size.toLocaleString("en-US") + " nodes, optimum " + d.optimum);
-    ["lattice-show", "lattice-best", "lattice-min", "lattice-max", "lattice-only-anonymous"].forEach(function (id) {
-      $(id).addEventListener("change", draw);
-    });
+    text($("lattice-summary"), d.size.toLocaleString("en-US") + " nodes, optimum " + d.optimum +
+      (d.partial ? " (the run's search; every node being evaluated)" : ""));
+    if (first) {
+      ["lattice-show", "lattice-best", "lattice-min", "lattice-max", "lattice-only-anonymous"].forEach(function (id) {
+        $(id).addEventListener("change", draw);
+      });
+    }
     draw();
-    chart.on("plotly_click", function (ev) {
-      if (ev && ev.points && ev.points.length) showNode(ev.points[0].customdata);
-    });
+    if (first) {
+      chart.on("plotly_click", function (ev) {
+        if (ev && ev.points && ev.points.length) showNode(ev.points[0].customdata);
+      });
+    }
   }
 
   // While a worker evaluates the lattice (HTTP 202): its progress and phase, polled every second.
@@ -257,7 +266,7 @@
     text($("lattice-progress-percent"), pct + "%");
     text($("lattice-progress-phase"), d.phase || "");
     $("lattice-cancel-form").setAttribute("action", d.cancel_url);
-    text(statusEl, "Evaluating the lattice on a worker…");
+    if (data === null) text(statusEl, "Evaluating the lattice on a worker…");
   }
 
   function load(retry) {
@@ -266,7 +275,12 @@
       .then(function (r) { return r.json().then(function (d) { return { status: r.status, body: d }; }); })
       .then(function (res) {
         var d = res.body;
-        if (res.status === 202 && d.pending) { showPending(d); setTimeout(function () { load(false); }, 1000); return; }
+        if (res.status === 202 && d.pending) {
+          if (d.lattice && data === null) showLattice(d.lattice);
+          showPending(d);
+          setTimeout(function () { load(false); }, 1000);
+          return;
+        }
         $("lattice-pending").classList.add("hidden");
         if (d.error) {
           statusEl.className = "message message-error";

@@ -245,6 +245,9 @@ class FullDomainRecoding:
     # SafePub: which input records were drawn into the sample (bool per row); the publishing gate checks the
     # published rows against it (engine/safepub/publication.py)
     sample: np.ndarray | None = None
+    # a lattice search's nodes as it left them (LatticeSearch.export: tags, the values it computed), when the run
+    # does not keep them in ``info``: the lattice page shows them at once while every node is evaluated
+    known_lattice: dict | None = None
 
 
 @dataclass

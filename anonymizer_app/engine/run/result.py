@@ -55,6 +55,8 @@ class Result:
     # read-only: verification and the gate compare the output cells with them instead of re-encoding
     # the input strings (None: they encode the input themselves)
     leaf_codes: LeafCodes | None = field(default=None, repr=False)
+    # a lattice search's nodes as it left them (FullDomainRecoding.known_lattice); never part of the report
+    known_lattice: dict | None = field(default=None, repr=False)
     # SafePub: the records drawn into the sample (bool per input row); the gate checks the published rows
     sample: np.ndarray | None = field(default=None, repr=False)
     # the recoding kind's own check of what it publishes, set by the kind's stage (m-invariance: its release

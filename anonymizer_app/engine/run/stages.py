@@ -281,6 +281,7 @@ def _recoded_rows(recoding: FullDomainRecoding | CellRecoding, built: Built,
     result.search = dict(recoding.info)
     result.options = built.problem.options
     result.sample = getattr(recoding, "sample", None)
+    result.known_lattice = getattr(recoding, "known_lattice", None)
     result.identifying_removed = list(table.identifying)
     result.leaf_codes = leaf_codes
     built.report(0.94, "verifying the result from the output rows")

@@ -50,6 +50,8 @@ WEIGHTS_HELP = ("attribute weights, 'qi=w,qi=w' with w from 0 to 1 (QIs not name
                 "the QI of largest weight x width, k-member, OKA, the disk-based hybrid and MHA's refinement "
                 "weigh each QI's distance")
 DEFAULT_WEIGHT = 0.5
+# floats of the cell losses' per-tuple suppression costs kept (CellLoss._cost): 64 MB
+COST_ROOM = 8_000_000
 
 
 def parse_weights(text: object, qi: list[str], metric: str | None) -> np.ndarray | None:
@@ -148,6 +150,11 @@ class CellLoss(NodeMetric):
         self.scale = scale
         # each QI's factor: its weight x q / sum of the weights (equal weights: 1 each, the unweighted sum)
         self.factors = None if weights is None else weights * len(weights) / float(np.sum(weights))
+        # per (QI, level): what suppressing each frequency-set tuple's cell adds, made on first use while they
+        # fit COST_ROOM floats together (an exhaustive evaluation reads every level of every QI on millions of
+        # outlier classes: one gather per class and QI instead of two, the same floats)
+        self.costs: dict[tuple[int, int], np.ndarray] = {}
+        self.cost_room = COST_ROOM
 
     def value(self, node: NodeClasses) -> float:
         if self.factors is not None:
@@ -174,8 +181,19 @@ class CellLoss(NodeMetric):
             which = np.flatnonzero(node.failing)
             sizes = node.sizes[which].astype(float)
         reps = node.reps[which]  # each outlier class's tuple, once for every QI
-        return [float(np.dot(sizes, self.suppressed_cell - self.per_label[j][lv][self.evaluator.labels_of(reps, j, lv)]))
-                for j, lv in enumerate(node.levels)]
+        return [float(np.dot(sizes, self._cost(j, lv, reps))) for j, lv in enumerate(node.levels)]
+
+    def _cost(self, j: int, lv: int, reps: np.ndarray) -> np.ndarray:
+        """Per tuple of ``reps``: suppressed_cell minus its cell's loss at level ``lv`` of QI j."""
+        column = self.costs.get((j, lv))
+        if column is None:
+            m = self.evaluator.m
+            if m > self.cost_room:  # past the room: computed on the classes alone, as the column would hold it
+                return self.suppressed_cell - self.per_label[j][lv][self.evaluator.labels_of(reps, j, lv)]
+            column = self.suppressed_cell - self.per_label[j][lv][self.evaluator.gcols[j][lv]]
+            self.costs[(j, lv)] = column
+            self.cost_room -= m
+        return column[reps]
 
     def per_qi(self, node: NodeClasses) -> np.ndarray:
         """Each QI's sum over the records of its cell loss (a suppressed cell costs ``suppressed_cell``)."""

@@ -53,6 +53,9 @@ KEEP_LATTICE = Parameter("keep_lattice", str, "no", "put every node of the latti
 # their cost alone in discernibility exceeds the best value found (LatticeSearch.excluding; downward
 # closed, like the nodes not anonymous, so Flash treats them as failing when choosing paths)
 EXCLUDED = 4
+# lattices up to this many nodes hand the search's own nodes to the run (FullDomainRecoding.known_lattice), for the
+# lattice page's first view; larger ones are evaluated whole first (MAX_NODES of solution_lattice)
+KNOWN_NODES = 50_000
 TAG_LETTERS = {UNKNOWN: "?", ANONYMOUS: "a", NOT_ANONYMOUS: "n", PRUNED: "?", EXCLUDED: "?"}
 
 
@@ -321,9 +324,12 @@ class LatticeSearch:
             "search_seconds": round(time.perf_counter() - self.started, 4),
         }
         base.update(info)
+        known = None
         if p.options.get("keep_lattice") == "yes":
             base["lattice"] = self.export(levels)
-        return FullDomainRecoding(levels, suppressed, steps or [], notes or [], base)
+        elif self.lattice.size <= KNOWN_NODES:
+            known = self.export(levels)
+        return FullDomainRecoding(levels, suppressed, steps or [], notes or [], base, known_lattice=known)
 
     def export(self, optimum) -> dict:
         """Compact lattice for the UI: per node its levels (one digit or number per QI), tag, metric."""
