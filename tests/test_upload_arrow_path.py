@@ -165,3 +165,20 @@ def test_bad_files_fail_with_the_same_message(tmp_path, monkeypatch, block, bad,
         found.append(str(caught.value))
         assert not (tmp_path / "t.parquet").exists()
     assert found[0] == found[1]
+
+
+@pytest.mark.parametrize("tail", ["é", "ü;€", "plain", "\udce9", "x\udce9y€"])
+@pytest.mark.parametrize("at", [0, 1, 2, 3])
+def test_the_scan_finds_utf8_as_decoding_the_whole_file_does(tmp_path, monkeypatch, tail, at):
+    """ASCII blocks are not decoded: a character cut by a block's end, or a single-byte text after ASCII blocks,
+    is still found as decoding the whole file finds it."""
+    monkeypatch.setattr(ingestion, "STREAM_BLOCK", 64)
+    data = ("a;b\n" + "x;1\n" * 40).encode()[: 64 * 3 - at] + tail.encode("utf-8", errors="surrogateescape") + b";2\n"
+    path = tmp_path / "t.csv"
+    path.write_bytes(data)
+    try:
+        data.decode("utf-8")
+        utf8 = True
+    except UnicodeDecodeError:
+        utf8 = False
+    assert ingestion._scan(path, check_utf8=True) == (False, utf8)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -113,6 +114,9 @@ def _scan(path: Path, check_utf8: bool) -> tuple[bool, bool]:
         while chunk := fh.read(STREAM_BLOCK):
             quoted = quoted or b'"' in chunk
             if decoder is not None:
+                # ASCII is UTF-8: decoded only when a byte is not, or a character began in the chunk before
+                if chunk.isascii() and not decoder.getstate()[0]:
+                    continue
                 try:
                     decoder.decode(chunk)
                 except UnicodeDecodeError:
@@ -165,7 +169,7 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                     rest = data
                     continue
                 block, rest = data[:cut + 1], data[cut + 1:]
-            if block.strip():
+            if block and not block.isspace():  # as block.strip(), without copying the block
                 first = names is None
                 piece_fmt = fmt if first else replace(fmt, header=False)
                 try:
@@ -276,19 +280,32 @@ def store_table_file(path: Path, filename: str, fmt: Format | None, target: Path
 
 def write_parquet(pieces, target: Path, profile: ColumnProfile | None = None) -> tuple[Format | None, int, list[str]]:
     """Write (frame or Table, format) pieces to ``target`` atomically; returns the format, rows and columns.
-    ``profile``: each column's distinct values and counts gathered from what is written."""
+    ``profile``: each column's distinct values and counts gathered from what is written.
+
+    A piece is written (and counted) on a thread of its own while the next one is parsed: pyarrow's parsing,
+    Parquet encoding and counting run outside the GIL, so the two overlap. Leaving the ``with`` blocks waits for
+    that thread before the temporary file is closed (or removed, when parsing failed)."""
     fmt: Format | None = None
     rows = 0
     columns: list[str] = []
-    with storage.AtomicParquet(target) as out:
+    with storage.AtomicParquet(target) as out, ThreadPoolExecutor(1, thread_name_prefix="parquet") as writer:
+        pending: Future | None = None
         for frame, piece_fmt in pieces:
             fmt = piece_fmt
             if not columns:
                 columns = [str(c) for c in _column_names(frame)]
             table = _arrow(frame, _schema(columns))
-            out.write(table)
-            if profile is not None:
-                profile.add(table)
+            if pending is not None:
+                pending.result()  # one piece in flight: the pieces are written in order
+            pending = writer.submit(_write_piece, out, table, profile)
             rows += len(frame)
+        if pending is not None:
+            pending.result()
         out.commit(_schema(columns))
     return fmt, rows, columns
+
+
+def _write_piece(out: storage.AtomicParquet, table: pa.Table, profile: ColumnProfile | None) -> None:
+    out.write(table)
+    if profile is not None:
+        profile.add(table)
