@@ -24,20 +24,13 @@ import numpy as np
 import pandas as pd
 
 from ..parameters import Parameter
-from . import graphical, noise
+from . import graphical, noise, tree_inference
 from .accounting import gaussian_rho, rho_for, selection_rho
 from .base import SynthesisContext, SynthesisOutcome, Synthesizer, register
 from .discretize import encode
 from .marginal_common import Ledger, guarantee, measure, synthetic_frame
 
 MEASURE_SHARE = 0.9  # α: each round's share of ρ for measuring, the rest for selecting
-# The model's estimate of each candidate marginal is counted on this many rows drawn from the model (scaled to
-# its total) rather than by exact inference: mbi compiles one inference program per marginal outside the model's
-# cliques, which took minutes a round on Adult; drawing rows is post-processing of the measurements (no budget),
-# and its error (about sqrt(cells × total²/rows)) is far below the noise term sqrt(2/π)·σ·cells the score subtracts.
-ESTIMATE_ROWS = 200_000
-
-
 def initial_scales(rho: float, rounds: int) -> tuple[float, float]:
     """(σ, ε₀) of the first rounds: σ = sqrt(T/(2αρ)), ε₀ = sqrt(8(1 − α)ρ/T)."""
     return (math.sqrt(rounds / (2 * MEASURE_SHARE * rho)),
@@ -72,7 +65,7 @@ def synthesize(frame: pd.DataFrame, context: SynthesisContext, options: Mapping[
     ledger.spend("initialization: 1-way marginals", d * gaussian_rho(sigma), measurements=d, sigma=sigma)
     model = graphical.estimate(sizes, measurements, iters=iters)
     cliques: list[tuple[str, ...]] = [(c,) for c in names]
-    exact = {cl: graphical.marginal(encoded.codes, sizes, cl) for cl in candidates}
+    exact: dict[tuple[str, ...], np.ndarray] = {}  # counted when first allowed (a large pair may never be)
 
     chosen: list[dict[str, Any]] = []
     final = False
@@ -92,7 +85,11 @@ def synthesize(frame: pd.DataFrame, context: SynthesisContext, options: Mapping[
         if not allowed:  # nothing fits yet: measure a 1-way marginal again (always fits)
             allowed = [(c,) for c in names]
         bias = math.sqrt(2 / math.pi) * sigma
-        estimates = model.sampled_marginals(allowed, ESTIMATE_ROWS, context.seed + round_number)
+        for cl in allowed:
+            if cl not in exact:
+                exact[cl] = graphical.marginal(encoded.codes, sizes, cl)
+        tree = tree_inference.calibrate(model.fitted, sizes)
+        estimates = {cl: tree.marginal(cl) for cl in allowed}
         scores = np.array([candidates[cl] * (np.abs(exact[cl] - estimates[cl]).sum() - bias * exact[cl].size)
                            for cl in allowed])
         pick = allowed[noise.exponential_mechanism(scores, selection_rho(epsilon0), sensitivity, rng)]

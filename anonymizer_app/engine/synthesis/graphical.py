@@ -38,6 +38,9 @@ class Measurement:
     clique: Clique
     noisy: np.ndarray  # the noisy counts, flattened in the clique's C order
     sigma: float
+    # each cell's weight in the fit (None: all 1): a cell whose noise is σ·w⁻¹ enters as w·(μ − y) (MST's
+    # merged cells)
+    weights: np.ndarray | None = None
 
 
 def marginal(codes: dict[str, np.ndarray], sizes: dict[str, int], clique: Sequence[str]) -> np.ndarray:
@@ -60,13 +63,6 @@ class Model:
     def total(self) -> float:
         return float(self.fitted.total)
 
-    def sampled_marginals(self, cliques: Sequence[Clique], rows: int, seed: int) -> dict[Clique, np.ndarray]:
-        """Each clique's marginal counted on ``rows`` rows drawn from the model, scaled to the model's total."""
-        codes = self.sample(rows, seed)
-        sizes = {c: int(self.fitted.domain[c]) for c in codes}
-        scale = self.total / rows
-        return {tuple(cl): marginal(codes, sizes, cl) * scale for cl in cliques}
-
     def sample(self, rows: int, seed: int) -> dict[str, np.ndarray]:
         """Synthetic codes. mbi draws from numpy's global generator: seeded here and restored after, so a run
         with the same measurements and seed gives the same rows and nothing else's draws are disturbed."""
@@ -79,13 +75,44 @@ class Model:
         return {c: np.asarray(v, dtype=np.int64) for c, v in data.to_dict().items()}
 
 
+def pooled(measurements: list[Measurement]) -> list[Measurement]:
+    """One measurement per clique, in the order each clique was first measured: the inverse-variance weighted
+    mean of its measurements, with 1/σ² = Σ 1/σᵢ². The fitting loss Σᵢ ‖μ − yᵢ‖²/(2σᵢ²) equals ‖μ − ȳ‖²/(2σ²)
+    plus a constant, so the fit is the same (post-processing: no budget); and jax compiles one program per
+    *set of cliques*, so a round that measures a clique again reuses the compiled program."""
+    groups: dict[Clique, list[Measurement]] = {}
+    for m in measurements:
+        groups.setdefault(tuple(m.clique), []).append(m)
+    out = []
+    for clique, group in groups.items():
+        if len(group) == 1 or any(m.weights is not None for m in group):
+            out.extend(group)
+            continue
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        weights = np.array([1.0 / (m.sigma * m.sigma) for m in group])
+        mean = sum(w * np.asarray(m.noisy, dtype=float) for w, m in zip(weights, group)) / weights.sum()
+        out.append(Measurement(clique, mean, float(1.0 / np.sqrt(weights.sum()))))
+    return out
+
+
 def estimate(sizes: dict[str, int], measurements: list[Measurement], iters: int,
              warm_start: Model | None = None, callback: Callable[[], None] | None = None) -> Model:
-    """Fit the graphical model to the noisy marginals (mbi's mirror descent, weighted by 1/σ)."""
+    """Fit the graphical model to the noisy marginals (mbi's mirror descent, weighted by 1/σ; measurements of
+    the same clique pooled first)."""
     mbi = _mbi()
     domain = mbi.Domain(list(sizes), [sizes[c] for c in sizes])
-    linear = [mbi.LinearMeasurement(np.asarray(m.noisy, dtype=float), tuple(m.clique), stddev=float(m.sigma))
-              for m in measurements]
+    linear = []
+    for m in pooled(measurements):
+        if m.weights is None:
+            linear.append(mbi.LinearMeasurement(np.asarray(m.noisy, dtype=float), tuple(m.clique),
+                                                stddev=float(m.sigma)))
+        else:
+            weights = np.asarray(m.weights, dtype=float)
+            linear.append(mbi.LinearMeasurement(np.asarray(m.noisy, dtype=float) * weights, tuple(m.clique),
+                                                stddev=float(m.sigma),
+                                                query=mbi.marginal_loss.WeightedQuery(weights)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = mbi.estimation.MirrorDescent().estimate(

@@ -12,6 +12,7 @@ import pandas as pd
 from . import graphical, noise
 from .accounting import approx_dp_epsilon
 from .base import SynthesisContext
+from .compression import Compression
 from .discretize import Encoded, decode
 
 
@@ -48,9 +49,12 @@ class Ledger:
 
 
 def synthetic_frame(model: graphical.Model, encoded: Encoded, context: SynthesisContext,
-                    rows: int | None) -> pd.DataFrame:
-    """Rows drawn from the model (as many as the model's noisy total unless asked), decoded to values."""
+                    rows: int | None, compression: Compression | None = None) -> pd.DataFrame:
+    """Rows drawn from the model (as many as the model's noisy total unless asked), decoded to values (MST:
+    its merged cells first expanded to one of their values)."""
     count = int(rows) if rows else max(1, int(round(model.total)))
     codes = model.sample(count, context.seed)
+    if compression is not None:
+        codes = compression.expand(codes, np.random.default_rng([context.seed, 2]))
     rng = np.random.default_rng([context.seed, 1])
     return decode(codes, encoded, rng)

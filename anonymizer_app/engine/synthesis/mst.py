@@ -9,6 +9,10 @@ The budget ρ (from the user's ε, δ: engine/synthesis/accounting.py) is split 
    sensitivity 1), one pair joining two parts of the forest: ρ/(3(d − 1)) each;
 3. the d − 1 chosen 2-way marginals measured with σ₂ = sqrt((d − 1) / (2ρ/3)).
 
+Between 1 and 2, as in the paper, each column's values with a noisy 1-way count below 3σ₁ are merged into one
+cell (engine/synthesis/compression.py: post-processing, no budget); steps 2 and 3 and the model work on the
+merged domains, and a synthetic row in a merged cell gets one of its values uniformly.
+
 With one column the whole ρ goes to its 1-way marginal. A graphical model fitted to all measurements (mbi) gives
 the synthetic rows."""
 
@@ -25,6 +29,7 @@ from ..parameters import Parameter
 from . import graphical, noise
 from .accounting import gaussian_rho, gaussian_sigma, rho_for
 from .base import SynthesisContext, SynthesisOutcome, Synthesizer, register
+from .compression import Compression, compress
 from .discretize import encode
 from .marginal_common import Ledger, guarantee, measure, synthetic_frame
 
@@ -70,15 +75,19 @@ def synthesize(frame: pd.DataFrame, context: SynthesisContext, options: Mapping[
 
     chosen: list[tuple[str, str]] = []
     iters = int(options["iterations"])
+    compression: Compression | None = None
+    domains = encoded  # the codes the pairs are counted on: the merged domains when d ≥ 2
     if d >= 2:
         progress(0.15, "choosing the tree of column pairs")
+        compression = compress(encoded, measurements)
+        domains = compression.encoded
         pairs = list(itertools.combinations(names, 2))
         # the 1-way model is the product of the noisy 1-way shares (a graphical model with no edges needs no
         # fitting: post-processing of step 1's measurements), scaled to their mean noisy total
-        shares = {m.clique[0]: np.clip(m.noisy, 0, None) for m in measurements}
+        shares = {m.clique[0]: np.clip(m.noisy, 0, None) for m in compression.one_way}
         total = max(1.0, float(np.mean([m.noisy.sum() for m in measurements])))
         shares = {c: s / s.sum() if s.sum() > 0 else np.full(s.size, 1 / s.size) for c, s in shares.items()}
-        errors = {p: float(np.abs(graphical.marginal(encoded.codes, encoded.sizes, p)
+        errors = {p: float(np.abs(graphical.marginal(domains.codes, domains.sizes, p)
                                   - total * np.outer(shares[p[0]], shares[p[1]]).ravel()).sum()) for p in pairs}
         forest = _Forest(names)
         for _ in range(d - 1):
@@ -91,7 +100,7 @@ def synthesize(frame: pd.DataFrame, context: SynthesisContext, options: Mapping[
         ledger.spend("tree selection (exponential mechanism)", (d - 1) * split["selection_each"], rounds=d - 1)
         progress(0.35, "measuring the chosen 2-way marginals")
         sigma2 = gaussian_sigma(split["two_way_each"])
-        measurements += [measure(encoded, p, sigma2, context) for p in chosen]
+        measurements = compression.one_way + [measure(domains, p, sigma2, context) for p in chosen]
         ledger.spend("2-way marginals", (d - 1) * gaussian_rho(sigma2), measurements=d - 1, sigma=sigma2)
     context.check_cancelled()
 
@@ -103,16 +112,17 @@ def synthesize(frame: pd.DataFrame, context: SynthesisContext, options: Mapping[
         progress(0.4 + 0.5 * min(1.0, blocks[0] * 50 / max(iters, 1)), "fitting the graphical model")
         context.check_cancelled()
 
-    model = graphical.estimate(encoded.sizes, measurements, iters=iters, callback=tick)
+    model = graphical.estimate(domains.sizes, measurements, iters=iters, callback=tick)
     progress(0.92, "sampling the synthetic rows")
-    out = synthetic_frame(model, encoded, context, int(options["rows"]) or None)
+    out = synthetic_frame(model, encoded, context, int(options["rows"]) or None, compression)
     progress(1.0, "done")
     return SynthesisOutcome(
         frame=out, budget=ledger.record() | {"split": split},
         parameters={"epsilon": context.epsilon, "delta": context.delta, "rho": rho, "seed": context.seed,
                     "iterations": iters, "rows": len(out),
                     "discretization": [c.describe() for c in encoded.columns]},
-        figures={"tree": [list(p) for p in chosen], "estimated_total": model.total},
+        figures={"tree": [list(p) for p in chosen], "estimated_total": model.total,
+                 "compressed_domains": compression.describe() if compression is not None else []},
         guarantee=guarantee(context.epsilon, context.delta))
 
 
