@@ -213,6 +213,9 @@ def test_web_upload_with_the_catalog_shows_labels(client_alice):
     assert stored(ds).equals(expected(True))
     page = r.content.decode()
     assert "Value labels from formats.sas7bcat: 2 variables (gender, workshop)." in page
+    assert "from the format\n          catalog formats.sas7bcat, shown as the values" in page  # the page's facts
+    later = client_alice.get(f"/datasets/{ds.pk}/").content.decode()  # the notice gone, the facts stay
+    assert "Value labels from" not in later and "catalog formats.sas7bcat, shown as the values" in later
 
 
 @pytestmark_db
@@ -222,6 +225,8 @@ def test_web_upload_alone_shows_codes_and_says_why(client_alice):
     assert stored(ds).equals(expected(False))
     assert "SAS keeps value labels in a separate format catalog (.sas7bcat), which did not come with this file" \
         in r.content.decode()
+    later = client_alice.get(f"/datasets/{ds.pk}/").content.decode()
+    assert "none read: SAS keeps them in a separate format catalog (.sas7bcat)" in later
 
 
 @pytestmark_db

@@ -6,6 +6,7 @@ the catalog is a readable catalog (refused by its name) and goes with a SAS data
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from django.conf import settings
@@ -13,6 +14,7 @@ from django.core.files.base import ContentFile
 
 from ..engine import InputError
 from ..engine.io import sas_bundle, statfiles
+from . import storage
 
 
 def _limit() -> int:
@@ -52,6 +54,23 @@ def prepare(upload, filename: str, catalog=None):
         raise InputError(f"{filename} with {catalog.name}: {len(bundle) / 1048576:.1f} MB together, more than the "
                          f"limit of {settings.ANONYMIZER_MAX_UPLOAD_MB} MB")
     return ContentFile(bundle)
+
+
+def catalog_name(dataset) -> str | None:
+    """The name of the format catalog stored with a SAS dataset ("" without one), from the zip's directory alone
+    (no data read); None for other datasets or when the original is gone."""
+    if dataset.kind != "sas7bdat" or not dataset.original:
+        return None
+    try:
+        with open(storage.original_path(dataset), "rb") as fh:
+            if fh.read(len(sas_bundle.ZIP_MAGIC)) != sas_bundle.ZIP_MAGIC:
+                return ""
+            fh.seek(0)
+            with zipfile.ZipFile(fh) as archive:
+                names = [n for n in archive.namelist() if n.lower().endswith(sas_bundle.CATALOG_SUFFIX)]
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return None
+    return names[0] if names else ""
 
 
 def label_notice(dataset) -> str | None:

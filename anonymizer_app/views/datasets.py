@@ -133,6 +133,7 @@ def dataset(request, dataset_id: int):
         "delimiter_label": DELIMITER_NAMES.get(ds.delimiter, ds.delimiter),
         "detected": detected,
         "detected_delimiter": DELIMITER_NAMES.get(detected.delimiter, detected.delimiter) if detected else "",
+        "sas_catalog": sas_uploads.catalog_name(ds),  # None: not SAS; "": a .sas7bdat without its catalog
     })
 
 
