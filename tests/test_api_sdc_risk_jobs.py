@@ -67,7 +67,7 @@ def test_a_runs_job_before_and_after(user, table, monkeypatch):
 
 @pytest.mark.parametrize("data,message", [
     ({"qi": ["A", "nope"]}, "qi: 'nope' is not a column of this dataset"),
-    ({"qi": KEYS, "max_global_risk": 2}, "max_global_risk"),
+    ({"qi": KEYS, "sdc_max_global_risk": 2}, "sdc_max_global_risk"),
 ])
 def test_a_bad_value_is_a_400_naming_it(user, table, data, message):
     r = api_for(user).post(f"/api/v1/sdc-risk/datasets/{table.pk}/", data)

@@ -30,13 +30,14 @@ class SdcRiskJobSerializer(serializers.Serializer):
     qi = serializers.ListField(child=serializers.CharField(), required=False, default=list, max_length=1000,
                                help_text="the key variables (a dataset's; default: its quasi-identifiers). A run: "
                                          "its own")
-    method = serializers.ChoiceField(choices=list(METHODS), required=False, default="approx",
-                                     help_text="individual-risk method of the figures stored beside SUDA2")
-    max_global_risk = serializers.FloatField(required=False, default=0.01, min_value=0.0001, max_value=0.9999)
+    # named as POST /datasets/<id>/risk/ names them
+    sdc_method = serializers.ChoiceField(choices=list(METHODS), required=False, default="approx",
+                                         help_text="individual-risk method of the figures stored beside SUDA2")
+    sdc_max_global_risk = serializers.FloatField(required=False, default=0.01, min_value=0.0001, max_value=0.9999)
 
 
 def _options(d: dict) -> dict:
-    return {"method": d["method"], "max_global_risk": d["max_global_risk"], "suda": True}
+    return {"method": d["sdc_method"], "max_global_risk": d["sdc_max_global_risk"], "suda": True}
 
 
 class DatasetSdcRiskJob(APIView):

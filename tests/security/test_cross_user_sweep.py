@@ -151,6 +151,10 @@ def populate(client: Client, alice) -> dict[str, list]:
 
     synthetic = _run(synthesis.create_synthesis_job(ds, alice, {"method": "cart", "seed": 1,
                                                                 "columns": ["age", "sex", "disease"]}))
+    # issue 31: SUDA2 of the dataset computed on a worker (an sdc-risk job and its stored figures)
+    from anonymizer_app.services import sdc_risk_jobs
+
+    suda = _run(sdc_risk_jobs.create_dataset_job(ds, ["age", "zip", "sex"]))
 
     tx = setvalued.create_transaction_dataset(alice, MILK.encode(), f"{MARK}-milk.txt", ",", False)
     km = _run(setvalued.create_set_job(Dataset.objects.get(pk=tx.pk), "dynamic", 2, 2))
@@ -180,7 +184,7 @@ def populate(client: Client, alice) -> dict[str, list]:
         "dataset": [ds.pk, tx.pk, dcm.pk],
         "column": list(Column.objects.filter(dataset__owner=alice).values_list("pk", flat=True)),
         "job": [str(j.pk) for j in (flash, lattice, anatomy, compared, tried, queued, km, dcm_job, sdc_run,
-                                      utility, synthetic)],
+                                      utility, synthetic, suda)],
         "hierarchy": list(Hierarchy.objects.filter(owner=alice).values_list("pk", flat=True)),
         "session": [session],
         "policy": [version.policy_id, sdc_version.policy_id],
