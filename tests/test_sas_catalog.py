@@ -407,3 +407,12 @@ def test_import_remote_command_takes_the_catalog(user, repo_server):
     status, out, _ = run_command("import_remote", "zenodo", "109", "--user", user.username, "--base-url", base)
     assert status == 0, out
     assert stored(Dataset.objects.get(owner=user)).equals(expected(True))
+
+
+def test_anonymize_from_zenodo_takes_the_records_catalog(repo_server, tmp_path):
+    base, repo = repo_server
+    repo.zenodo_records["110"] = {"hadley.sas7bdat": DATA.read_bytes(), "formats.sas7bcat": CATALOG.read_bytes()}
+    status, out, _ = run_command("anonymize", "--from-zenodo", "110", "--zenodo-url", base, "--qi", "workshop",
+                                 "--k", "2", "--algorithm", "datafly", "--out", tmp_path / "out.csv", "--quiet")
+    assert status == 0, out
+    assert written_csv(tmp_path / "out.csv").equals(expected(True))
