@@ -69,6 +69,9 @@ class CreateSerializer(serializers.Serializer):
     job = serializers.UUIDField(help_text="a finished run of yours")
     name = serializers.CharField(max_length=NAME_MAX, help_text="an existing name adds a version")
     description = serializers.CharField(required=False, allow_blank=True, default="")
+    alongside = serializers.BooleanField(required=False, default=False,
+                                         help_text="a synthetic set only: keep the anonymization of the policy's "
+                                                   "latest version beside this synthesis (applying runs both)")
 
 
 class ImportSerializer(serializers.Serializer):
@@ -122,11 +125,18 @@ class ReportSerializer(serializers.Serializer):
     clean = serializers.BooleanField()
 
 
-class AppliedSerializer(serializers.Serializer):
+class AppliedJobSerializer(serializers.Serializer):
     job = serializers.UUIDField()
+    kind = serializers.CharField(help_text="run, or synthesis")
+    release = serializers.IntegerField()
+
+
+class AppliedSerializer(serializers.Serializer):
+    job = serializers.UUIDField(help_text="the first job: the run, or the synthesis of a policy without one")
     release = serializers.IntegerField()
     version = serializers.IntegerField()
     report = ReportSerializer()
+    jobs = AppliedJobSerializer(many=True, help_text="every job the version queued (a run and a synthesis)")
 
 
 class ErrorSerializer(ApiErrorSerializer):
@@ -183,9 +193,10 @@ class PolicyList(APIView):
         s.is_valid(raise_exception=True)
         job = get_object_or_404(Job, pk=s.validated_data["job"], owner=request.user)
         if job.status != Job.SUCCEEDED:
-            return _refused("a policy is saved from a finished run")
+            return _refused("a policy is saved from a finished run or synthetic set")
         try:
-            version = services.save_from_job(job, s.validated_data["name"], s.validated_data["description"])
+            version = services.save_from_job(job, s.validated_data["name"], s.validated_data["description"],
+                                             alongside=s.validated_data["alongside"])
         except PolicyError as exc:
             return _refused(str(exc))
         return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
@@ -279,15 +290,18 @@ class PolicyApply(APIView):
             return _refused(f"{dataset.name}: a policy applies to a table, not to a transaction file")
         report = services.schema_report(dataset, version.config)
         try:
-            job = services.apply_policy(dataset, version, s.validated_data["on_new_values"])
+            made = services.apply_jobs(dataset, version, s.validated_data["on_new_values"])
         except PolicyError as exc:
             blocked = report.blocking or (report.new_values and s.validated_data["on_new_values"] == policy_file.STOP)
             return _refused(str(exc), report, status.HTTP_409_CONFLICT if blocked else status.HTTP_400_BAD_REQUEST)
-        try:
-            job_service.submit_job(job)
-        except Exception as exc:  # broker unreachable: the job would wait forever, so end it and say why
-            Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
-                status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
-        release = job.policy_releases.get()
-        return Response({"job": job.pk, "release": release.number, "version": version.number,
-                         "report": report.as_dict()}, status=status.HTTP_202_ACCEPTED)
+        for job in made:
+            try:
+                job_service.submit_job(job)
+            except Exception as exc:  # broker unreachable: the job would wait forever, so end it and say why
+                Job.objects.filter(pk=job.pk, status=Job.QUEUED).update(
+                    status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
+        releases = [job.policy_releases.get() for job in made]
+        return Response({"job": made[0].pk, "release": releases[0].number, "version": version.number,
+                         "report": report.as_dict(),
+                         "jobs": [{"job": j.pk, "kind": j.kind, "release": r.number} for j, r in zip(made, releases)]},
+                        status=status.HTTP_202_ACCEPTED)

@@ -113,6 +113,12 @@ def run(command, opts: dict, source: Path, out: Path, report_path: Path | None, 
         policy = policy_file.loads(path.read_bytes(), f"--policy {path}")
     except OSError as exc:
         raise AnonymizeError(f"--policy {path}: cannot read the file ({exc.strerror})") from None
+    if not policy_file.anonymizes(policy):
+        raise AnonymizeError(f"--policy {path}: the policy holds a synthesis only: draw it with manage.py synthesize "
+                             f"INPUT --policy {path} --out OUT")
+    if policy_file.synthesizes(policy) and not opts["quiet"]:
+        command.stderr.write(f"{command.prog}: the policy's synthesis step is not run here: manage.py synthesize "
+                             f"INPUT --policy {path} --out OUT draws it")
     frame, fmt = command._read_input(source, opts["delimiter"])
     na = parse_markers(opts["na_values"])
     columns = [str(c) for c in frame.columns]

@@ -16,6 +16,9 @@ class SaveForm(forms.Form):
     name = forms.CharField(max_length=Policy._meta.get_field("name").max_length,
                            help_text="an existing name adds a new version of that policy")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    alongside = forms.BooleanField(required=False, label="Keep the policy's anonymization beside this synthesis",
+                                   help_text="a synthetic set only: the new version holds the anonymization of the "
+                                             "named policy's latest version and this synthesis; applying it runs both")
 
 
 class ImportForm(forms.Form):

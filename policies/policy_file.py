@@ -22,6 +22,8 @@ from anonymizer_app.engine.run.identifiers import IdentifierRule
 from anonymizer_app.engine.run.spec import SUPPRESSED_ROWS
 from anonymizer_app.engine.sdc.steps import SdcStep, steps_from_json
 
+from . import synthesis_step
+
 FORMAT = "anonymizer-policy"
 VERSION = 1
 OTHER = "(other)"  # the node new values are grouped under when a hierarchy is extended
@@ -31,7 +33,10 @@ MAX_LISTED = 10
 
 TOP_FIELDS = {"format", "version", "name", "description", "columns", "algorithm", "options", "k",
               "suppression_limit", "sensitive", "person_adversary", "models", "publishing", "identifiers", "sdc",
-              "sdc_seed"}
+              "sdc_seed", "synthesis"}
+# what only an anonymization reads: a synthesis-only policy (no algorithm, no k) holds none of them
+RUN_FIELDS = ("algorithm", "options", "k", "suppression_limit", "sensitive", "person_adversary", "models",
+              "publishing", "identifiers", "sdc", "sdc_seed")
 COLUMN_FIELDS = {"name", "role", "type", "hierarchy"}
 HIERARCHY_FIELDS = {"name", "on_conflict", "rows"}
 ROLES = tuple(r.value for r in Role)
@@ -89,9 +94,8 @@ def validate(data, where: str = "policy file") -> dict:
     unknown = sorted(set(data) - TOP_FIELDS)
     if unknown:
         raise _fail(where, unknown[0], f"unknown field; the fields are: {', '.join(sorted(TOP_FIELDS))}")
-    for name in ("columns", "algorithm", "k"):
-        if name not in data:
-            raise _fail(where, name, "missing")
+    if "columns" not in data:
+        raise _fail(where, "columns", "missing")
     policy: dict = {"format": FORMAT, "version": VERSION}
     for name in ("name", "description"):
         value = data.get(name, "")
@@ -99,6 +103,16 @@ def validate(data, where: str = "policy file") -> dict:
             raise _fail(where, name, f"expected text, got {value!r}")
         policy[name] = value
     policy["columns"] = _columns(data["columns"], where)
+    if "synthesis" in data and "algorithm" not in data and "k" not in data:  # a synthesis instead of a run
+        given = [name for name in RUN_FIELDS if name in data]
+        if given:
+            raise _fail(where, given[0], "applies to an anonymization: a policy without algorithm and k holds a "
+                                         "synthesis only")
+        _synthesis(policy, data, where)
+        return policy
+    for name in ("algorithm", "k"):
+        if name not in data:
+            raise _fail(where, name, "missing (or give a synthesis step alone: synthesis)")
     names = [c["name"] for c in policy["columns"]]
     if not any(c["role"] == Role.QUASI_IDENTIFYING.value for c in policy["columns"]):
         raise _fail(where, "columns", "no column has the role 'quasi-identifying'")
@@ -165,7 +179,26 @@ def validate(data, where: str = "policy file") -> dict:
     policy["publishing"] = {"suppressed_rows": rows}
     policy["identifiers"] = _identifiers(data.get("identifiers", []), policy["columns"], where)
     _sdc(policy, data, where)
+    if "synthesis" in data:  # a synthesis beside the anonymization
+        _synthesis(policy, data, where)
     return policy
+
+
+def _synthesis(policy: dict, data: dict, where: str) -> None:
+    """The policy's synthesis step (policies/synthesis_step.py), written only when the policy has one."""
+    try:
+        policy["synthesis"] = synthesis_step.validate(data["synthesis"], policy["columns"])
+    except synthesis_step.StepError as exc:
+        raise _fail(where, exc.path, exc.message) from None
+
+
+def anonymizes(policy: dict) -> bool:
+    """Whether the policy holds an anonymization (a run); without one it holds a synthesis only."""
+    return "algorithm" in policy
+
+
+def synthesizes(policy: dict) -> bool:
+    return "synthesis" in policy
 
 
 def _sdc(policy: dict, data: dict, where: str) -> None:

@@ -15,11 +15,11 @@ from django.db.models import Max
 from anonymizer_app.engine import InputError, Role
 from anonymizer_app.engine.measure.risk.sdc_weights import weight_problem
 from anonymizer_app.models import Dataset, Job, max_length
-from anonymizer_app.services import datasets, preflight
+from anonymizer_app.services import datasets, preflight, synthesis
 from anonymizer_app.services import jobs as job_service
 from hierarchy_editor.models import Hierarchy, fit_name
 
-from . import policy_file
+from . import policy_file, synthesis_step
 from .models import Policy, PolicyVersion, Release
 from .policy_file import PolicyError
 
@@ -32,8 +32,10 @@ def policy_from_job(job: Job, name: str = "", description: str = "") -> dict:
     the run used (their rows), the algorithm and its options, k, the suppression limit, the privacy models and
     the publishing option."""
     config = job.config or {}
+    if job.kind == Job.SYNTHESIS:
+        return _synthesis_policy(job, name, description)
     if job.kind not in (Job.RUN, Job.LATTICE_KEEP):
-        raise PolicyError(f"a policy is saved from a run; this job is a {job.get_kind_display()}")
+        raise PolicyError(f"a policy is saved from a run or a synthetic set; this job is a {job.get_kind_display()}")
     if config.get("population"):
         raise PolicyError("a policy holds runs on one table; this run matched a research subset into a population")
     if config.get("layout") == "transactions" or config.get("set_column"):
@@ -60,6 +62,35 @@ def policy_from_job(job: Job, name: str = "", description: str = "") -> dict:
     if sdc:
         data.update(sdc=sdc, sdc_seed=sdc_seed)
     return policy_file.validate(data, f"job {job.pk}")
+
+
+def _synthesis_policy(job: Job, name: str, description: str) -> dict:
+    """The policy file of a synthetic set: the dataset's columns (roles, types; the hierarchies of the columns
+    drawn, which discretize them) and the synthesis step as the job recorded it (policies/synthesis_step.py)."""
+    spec = (job.options or {}).get("synthesis")
+    if not spec:
+        raise PolicyError(f"job {job.pk} recorded no synthesis settings")
+    drawn = set(spec["columns"])
+    columns = [{"name": c["name"], "role": c["role"], "type": c["type"],
+                "hierarchy": _embedded(job, c) if c["name"] in drawn else None}
+               for c in (job.config or {}).get("columns", [])]
+    data = {"format": policy_file.FORMAT, "version": policy_file.VERSION, "name": name, "description": description,
+            "columns": columns, "synthesis": synthesis_step.from_spec(spec)}
+    return policy_file.validate(data, f"job {job.pk}")
+
+
+def with_latest_run(owner, name: str, config: dict) -> dict:
+    """A synthesis-only policy joined to the anonymization of the owner's policy ``name``'s latest version
+    (the synthesis beside the run: both are applied); PolicyError when there is none to join."""
+    policy = Policy.objects.filter(owner=owner, name=(name or "").strip()).first()
+    latest = policy.latest if policy is not None else None
+    if latest is None or not policy_file.anonymizes(latest.config):
+        raise PolicyError(f"name: the policy {name!r} has no version with an anonymization to keep beside the "
+                          f"synthesis")
+    if [c["name"] for c in latest.config["columns"]] != [c["name"] for c in config["columns"]]:
+        raise PolicyError(f"the policy {name!r} names other columns than this synthetic set's dataset")
+    joined = dict(latest.config, synthesis=config["synthesis"])
+    return policy_file.validate(joined, f"{name} with the synthesis")
 
 
 def _embedded(job: Job, column: dict) -> dict | None:
@@ -101,8 +132,15 @@ def add_version(owner, name: str, config: dict, description: str = "", job: Job 
     return PolicyVersion.objects.create(policy=policy, number=number, config=stored, source_job=job)
 
 
-def save_from_job(job: Job, name: str, description: str = "") -> PolicyVersion:
-    return add_version(job.owner, name, policy_from_job(job, name, description), description, job)
+def save_from_job(job: Job, name: str, description: str = "", alongside: bool = False) -> PolicyVersion:
+    """A new version from a finished run or synthetic set; ``alongside`` (a synthetic set): the version keeps
+    the anonymization of the policy's latest version, and applying it runs both."""
+    config = policy_from_job(job, name, description)
+    if alongside:
+        if job.kind != Job.SYNTHESIS:
+            raise PolicyError("alongside: a synthetic set is saved beside a policy's anonymization, not a run")
+        config = with_latest_run(job.owner, name, config)
+    return add_version(job.owner, name, config, description, job)
 
 
 def import_policy(owner, text: str | bytes, filename: str = "policy file", name: str = "", k: int | None = None,
@@ -160,7 +198,7 @@ def _check_keys(owner, config: dict, label: str) -> None:
     """Every pseudonymization key a rule names is one of the owner's keys (by id), before anything changes."""
     from django.apps import apps
 
-    named = sorted({str(r["key"]) for r in config["identifiers"] if r.get("key")})
+    named = sorted({str(r["key"]) for r in config.get("identifiers", []) if r.get("key")})
     if not named:
         return
     try:
@@ -195,12 +233,19 @@ def _stored_hierarchy(owner, label: str, h: dict, column: str) -> Hierarchy:
     return obj
 
 
-@transaction.atomic
 def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = policy_file.STOP) -> Job:
-    """The job of ``version`` on ``dataset`` (queued by the caller) and its Release. Blocking differences, and
-    new values with ``stop``, raise PolicyError and change nothing; with ``extend`` the hierarchies get the new
-    values (policy_file.extend_rows). The dataset's columns take the policy's roles, types and hierarchies, then
-    the job is created by the run form's service (create_job: the same checks, the same snapshot)."""
+    """The first job of ``version`` on ``dataset`` (apply_jobs: the run, or the synthesis of a policy without one)."""
+    return apply_jobs(dataset, version, on_new_values)[0]
+
+
+@transaction.atomic
+def apply_jobs(dataset: Dataset, version: PolicyVersion, on_new_values: str = policy_file.STOP) -> list[Job]:
+    """The jobs of ``version`` on ``dataset`` (queued by the caller; the run first, then the synthesis) and a
+    Release for each. Blocking differences, and new values with ``stop``, raise PolicyError and change nothing;
+    with ``extend`` the hierarchies get the new values (policy_file.extend_rows). The dataset's columns take the
+    policy's roles, types and hierarchies, then the run is created by the run form's service (create_job: the same
+    checks, the same snapshot) and the synthesis by the synthesis form's (create_synthesis_job: the same checks,
+    a DP method's ε charged to the dataset's ledger, refused past its budget). Any refusal changes nothing."""
     if version.policy.owner_id != dataset.owner_id:
         raise PolicyError("the policy and the dataset belong to different accounts")
     if dataset.layout != Dataset.TABLE:
@@ -218,7 +263,7 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
                                      datasets.load_frame(dataset, [c["name"]])[c["name"]])
             if problem is not None:
                 raise PolicyError(f"{label} on {dataset.name}: {problem}")
-    rules = {r["column"]: {k: v for k, v in r.items() if k != "column"} for r in config["identifiers"]}
+    rules = {r["column"]: {k: v for k, v in r.items() if k != "column"} for r in config.get("identifiers", [])}
     for column in dataset.columns.all():
         spec = by_name[column.name]
         column.role, column.type = spec["role"], spec["type"]
@@ -231,6 +276,27 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
         rule = rules.get(column.name, {})
         column.identifier_rule = rule if rule.get("treatment", "remove") != "remove" else {}
         column.save(update_fields=["role", "type", "hierarchy", "identifier_rule"])
+    made = [_run_job(dataset, config, label)] if policy_file.anonymizes(config) else []
+    if policy_file.synthesizes(config):
+        made.append(_synthesis_job(dataset, config, label))
+    for job in made:
+        number = (version.policy.releases.aggregate(n=Max("number"))["n"] or 0) + 1
+        Release.objects.create(policy=version.policy, version=version, job=job, number=number)
+    return made
+
+
+def _synthesis_job(dataset: Dataset, config: dict, label: str) -> Job:
+    """The policy's synthesis on the dataset, as the synthesis form creates it (services/synthesis.py)."""
+    try:
+        return synthesis.create_synthesis_job(dataset, dataset.owner, synthesis_step.spec_data(config["synthesis"]))
+    except InputError as exc:  # the form's messages name the field; the ledger's refusal names the budget
+        text = str(exc)
+        field = "synthesis.epsilon" if text.startswith("refused:") else "synthesis"
+        raise PolicyError(f"{label} on {dataset.name}: {field}: {text}") from None
+
+
+def _run_job(dataset: Dataset, config: dict, label: str) -> Job:
+    """The policy's anonymization on the dataset, as the run form creates it (services/jobs.create_job)."""
     options = dict(config["options"])
     if config["publishing"]["suppressed_rows"] != "remove":  # kept with the job's options, as the run form does
         options["suppressed_rows"] = config["publishing"]["suppressed_rows"]
@@ -253,6 +319,4 @@ def apply_policy(dataset: Dataset, version: PolicyVersion, on_new_values: str = 
     else:
         job.config.pop("identifiers", None)
     job.save(update_fields=["config"])
-    number = (version.policy.releases.aggregate(n=Max("number"))["n"] or 0) + 1
-    Release.objects.create(policy=version.policy, version=version, job=job, number=number)
     return job

@@ -19,7 +19,7 @@ from anonymizer_app.models import Job
 from anonymizer_app.services import rerun
 from anonymizer_app.views.common import owned_dataset, owned_job, queue_job
 
-from . import services
+from . import policy_file, services, synthesis_step
 from .forms import ApplyForm, ImportForm, SaveForm
 from .models import Policy, PolicyVersion
 from .policy_file import EXTEND, PolicyError
@@ -34,14 +34,19 @@ def summary(config: dict) -> dict:
     by_role: dict[str, list] = {}
     for c in config["columns"]:
         by_role.setdefault(c["role"], []).append(c)
-    return {
+    out = {
         "qi": by_role.get("quasi-identifying", []), "sensitive": by_role.get("sensitive", []),
         "insensitive": by_role.get("insensitive", []), "identifying": by_role.get("identifying", []),
-        "algorithm": config["algorithm"], "k": config["k"], "options": config["options"],
-        "suppression_percent": float(f"{config['suppression_limit'] * 100:.10g}"),
-        "models": rerun.models_text(config["models"]), "suppressed_rows": config["publishing"]["suppressed_rows"],
-        "identifiers": config.get("identifiers", []),
+        "identifiers": config.get("identifiers", []), "algorithm": None,
+        "synthesis": synthesis_step.describe(config["synthesis"]) if "synthesis" in config else "",
     }
+    if policy_file.anonymizes(config):  # a synthesis-only policy has no run settings
+        out.update({
+            "algorithm": config["algorithm"], "k": config["k"], "options": config["options"],
+            "suppression_percent": float(f"{config['suppression_limit'] * 100:.10g}"),
+            "models": rerun.models_text(config["models"]), "suppressed_rows": config["publishing"]["suppressed_rows"],
+        })
+    return out
 
 
 @login_required
@@ -111,6 +116,13 @@ def delete(request, policy_id: int):
     })
 
 
+def _save_form(job: Job, data=None, initial=None) -> SaveForm:
+    form = SaveForm(data, initial=initial)
+    if job.kind != Job.SYNTHESIS:  # only a synthetic set is kept beside a policy's anonymization
+        del form.fields["alongside"]
+    return form
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def save(request, job_id):
@@ -119,17 +131,20 @@ def save(request, job_id):
         messages.error(request, "A policy is saved from a finished run.")
         return redirect("anonymizer:job", job_id=job.pk)
     if request.method == "POST":
-        form = SaveForm(request.POST)
+        form = _save_form(job, request.POST)
         if form.is_valid():
             try:
-                version = services.save_from_job(job, form.cleaned_data["name"], form.cleaned_data["description"])
+                version = services.save_from_job(job, form.cleaned_data["name"], form.cleaned_data["description"],
+                                                 alongside=form.cleaned_data.get("alongside", False))
             except PolicyError as exc:
                 form.add_error(None, str(exc))
             else:
                 messages.success(request, f"Saved as {version.policy.name!r}, version {version.number}.")
                 return redirect("policies:detail", policy_id=version.policy.pk)
+    elif job.kind == Job.SYNTHESIS:
+        form = _save_form(job, initial={"name": f"{job.dataset.name} synthetic {job.algorithm.split(':')[-1]}"})
     else:
-        form = SaveForm(initial={"name": f"{job.dataset.name} {job.algorithm} k={job.k}"})
+        form = _save_form(job, initial={"name": f"{job.dataset.name} {job.algorithm} k={job.k}"})
     return render(request, "policies/save.html", {"job": job, "form": form}, status=400 if form.errors else 200)
 
 
@@ -146,13 +161,14 @@ def apply(request, dataset_id: int):
         version = form.cleaned_data["version"]
         if request.method == "POST":
             try:
-                job = services.apply_policy(dataset, version, form.cleaned_data["on_new_values"])
+                made = services.apply_jobs(dataset, version, form.cleaned_data["on_new_values"])
             except PolicyError as exc:
                 form.add_error(None, str(exc))
                 status = 400
             else:
-                queue_job(request, job)
-                return redirect("anonymizer:job", job_id=job.pk)
+                for job in made:  # the run and, beside it or alone, the synthesis
+                    queue_job(request, job)
+                return redirect("anonymizer:job", job_id=made[0].pk)
         chosen = summary(version.config)
         try:
             report = services.schema_report(dataset, version.config)

@@ -67,8 +67,12 @@ class Command(OneLineCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("input", metavar="INPUT", help="the input table: .csv/.tsv/.txt or .xlsx")
-        parser.add_argument("--method", required=True, choices=sorted(SYNTHESIZERS),
+        parser.add_argument("--method", default=None, choices=sorted(SYNTHESIZERS),
                             help="; ".join(f"{s.name}: {s.label}" for s in SYNTHESIZERS.values()))
+        parser.add_argument("--policy", default=None, metavar="FILE",
+                            help="a policy file's synthesis step (docs/policies.md): method, epsilon, delta, "
+                                 "columns, bins, hierarchies, hold-out share, seed and options, instead of the flags "
+                                 "that set them")
         parser.add_argument("--epsilon", type=bounded_number(float, 0, None, "a number above 0"), default=None,
                             help="the privacy budget epsilon (mst, aim)")
         parser.add_argument("--delta", type=bounded_number(float, 0, 1, "a number above 0 and below 1"),
@@ -111,6 +115,16 @@ class Command(OneLineCommand):
         for flag, path in (("--out", out), ("--json", Path(opts["json"]) if opts["json"] else None)):
             if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
                 raise SynthesizeError(f"{flag} {path}: the folder {path.parent} does not exist")
+        if opts["policy"]:
+            clash = [flag for flag, name in POLICY_SETS if opts.get(name) != PARSER_DEFAULTS[name]]
+            if clash:
+                raise SynthesizeError(f"{clash[0]} cannot be given with --policy: the policy sets it")
+            frame = read_table_file(source)
+            settings = policy_settings(Path(opts["policy"]), frame)
+            synthesizer = get_synthesizer(settings["method"])
+            return self._synthesize(opts, source, out, frame, synthesizer, settings, progress)
+        if opts["method"] is None:
+            raise SynthesizeError("give --method (or --policy FILE)")
         synthesizer = get_synthesizer(opts["method"])
         if synthesizer.dp and opts["epsilon"] is None:
             raise SynthesizeError(f"--epsilon is required with --method {synthesizer.name}")
@@ -145,18 +159,26 @@ class Command(OneLineCommand):
             if lacking:
                 raise SynthesizeError(f"--numeric {lacking[0]}: give its --hierarchy {lacking[0]}=FILE or "
                                       f"--bounds {lacking[0]}=LOW:HIGH (bins are never taken from the data)")
+        settings = {"columns": columns, "numeric": numeric, "qi": qi, "hierarchies": hierarchies, "bins": bins,
+                    "epsilon": opts["epsilon"] or 1.0, "delta": opts["delta"], "seed": opts["seed"],
+                    "holdout": opts["holdout_share"],
+                    "options": {"iterations": opts["iterations"]} if opts["iterations"] is not None else {}}
+        return self._synthesize(opts, source, out, frame, synthesizer, settings, progress)
+
+    def _synthesize(self, opts: dict, source: Path, out: Path, frame, synthesizer, settings: dict,
+                    progress: Progress) -> dict:
+        columns, seed = settings["columns"], settings["seed"]
         train, holdout = frame, None
-        held = holdout_mask(len(frame), opts["holdout_share"], opts["seed"])  # as the web job and utility draw it
+        held = holdout_mask(len(frame), settings["holdout"], seed)  # as the web job and utility draw it
         if held is not None:
             train, holdout = frame[~held].reset_index(drop=True), frame[held].reset_index(drop=True)
-        kinds: dict[str, ColumnKind] = {c: ("numeric" if c in numeric else "categorical") for c in columns}
-        context = SynthesisContext(columns, kinds, hierarchies, bins, epsilon=opts["epsilon"] or 1.0,
-                                   delta=opts["delta"], seed=opts["seed"],
+        kinds: dict[str, ColumnKind] = {c: ("numeric" if c in settings["numeric"] else "categorical") for c in columns}
+        context = SynthesisContext(columns, kinds, settings["hierarchies"], settings["bins"],
+                                   epsilon=settings["epsilon"], delta=settings["delta"], seed=seed,
                                    progress=lambda f, p: progress(0.8 * f, p))
-        options = {"iterations": opts["iterations"]} if opts["iterations"] is not None else {}
-        outcome = synthesizer.run(train, context, options)
+        outcome = synthesizer.run(train, context, settings["options"])
         progress(0.85, "measuring the synthetic table")
-        figures = synthetic_figures(train, outcome.frame, columns, kinds, qi, holdout, seed=opts["seed"])
+        figures = synthetic_figures(train, outcome.frame, columns, kinds, settings["qi"], holdout, seed=seed)
         progress(1.0, "writing the files")
         report = {"method": synthesizer.name, "label": synthesizer.label, "input": source.name,
                   "guarantee": outcome.guarantee or "no formal privacy guarantee", "budget": outcome.budget,
@@ -167,6 +189,44 @@ class Command(OneLineCommand):
             files.append((Path(opts["json"]), json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n"))
         write_all(files)
         return report
+
+
+# the flags a policy's synthesis step sets: given with --policy they are refused, not ignored
+POLICY_SETS = (("--method", "method"), ("--epsilon", "epsilon"), ("--delta", "delta"), ("--seed", "seed"),
+               ("--columns", "columns"), ("--numeric", "numeric"), ("--hierarchy", "hierarchy"),
+               ("--bounds", "bounds"), ("--qi", "qi"), ("--holdout-share", "holdout_share"),
+               ("--iterations", "iterations"))
+# a flag differing from its default was given (an explicit --seed 0 reads as not given: the policy's seed then)
+PARSER_DEFAULTS: dict[str, object] = {"method": None, "epsilon": None, "delta": 1e-9, "seed": 0, "columns": None, "numeric": None,
+                   "hierarchy": [], "bounds": [], "qi": None, "holdout_share": 0.0, "iterations": None}
+
+
+def policy_settings(path: Path, frame) -> dict:
+    """The synthesis settings of a policy file's step, checked against the table: its columns must be the
+    policy's (a missing, extra or retyped column, or a value its hierarchy lacks, stops it, as for a run)."""
+    from policies import policy_file  # the policy reader; the command's other uses never load it
+
+    if not path.is_file():
+        raise SynthesizeError(f"--policy {path}: no such file")
+    policy = policy_file.loads(path.read_bytes(), f"--policy {path}")
+    if not policy_file.synthesizes(policy):
+        raise SynthesizeError(f"--policy {path}: the policy holds no synthesis step (run it with manage.py "
+                              f"anonymize INPUT --policy FILE)")
+    columns = [str(c) for c in frame.columns]
+    types = {c: engine.infer_type(frame[c]) for c in columns}
+    report = policy_file.schema_report(policy, columns, types, lambda name: frame[name])
+    policy = policy_file.resolve(policy, report, policy_file.STOP)
+    step = policy["synthesis"]
+    by_name = {c["name"]: c for c in policy["columns"]}
+    chosen = step["columns"]
+    return {"method": step["method"], "columns": list(chosen),
+            "numeric": [c for c in chosen if by_name[c]["type"] in ("integer", "decimal")],
+            "qi": [c for c in chosen if by_name[c]["role"] == engine.Role.QUASI_IDENTIFYING.value],
+            "hierarchies": {c: policy_file.engine_hierarchy(by_name[c]["hierarchy"], c) for c in chosen
+                            if by_name[c]["hierarchy"]},
+            "bins": {c: NumericBins(b[0], b[1], int(b[2])) for c, b in step["bounds"].items()},
+            "epsilon": step["epsilon"], "delta": step["delta"], "seed": step["seed"], "holdout": step["holdout"],
+            "options": dict(step["options"])}
 
 
 def format_report(report: dict) -> str:
