@@ -156,19 +156,11 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
     pyarrow parses as a pyarrow Table)."""
     names: list | None = None  # the first block's column names
     width, line_offset = 0, 0
-    rest = b""
     with open(path, "rb") as fh:
         while True:
-            chunk = fh.read(block_bytes)
-            data = rest + chunk
-            if not chunk:
-                block, rest = data, b""
-            else:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    rest = data
-                    continue
-                block, rest = data[:cut + 1], data[cut + 1:]
+            block = fh.read(block_bytes)
+            if block and not block.endswith(b"\n"):
+                block += fh.readline()  # to the end of its last line: one copy of the block
             if block and not block.isspace():  # as block.strip(), without copying the block
                 first = names is None
                 piece_fmt = fmt if first else replace(fmt, header=False)
@@ -188,7 +180,7 @@ def _iter_blocks(path: Path, filename: str, fmt: Format, block_bytes: int, caps:
                     frame.columns = names
                 yield frame
             line_offset += block.count(b"\n")
-            if not chunk:
+            if not block:
                 break
 
 
