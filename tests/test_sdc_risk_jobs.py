@@ -10,6 +10,7 @@ import csv
 import io
 import math
 import re
+from datetime import timedelta
 from itertools import combinations
 
 import numpy as np
@@ -21,6 +22,7 @@ from anonymizer_helpers import (
     run_jobs_synchronously,
     set_roles,
 )
+from django.utils import timezone
 
 from anonymizer_app.engine import Role
 from anonymizer_app.engine.measure.figure_catalogue import format_figure, format_kind
@@ -256,3 +258,25 @@ def test_another_users_dataset_job_and_figures_are_404(client, other_user, table
     assert client.get(f"/jobs/{job.pk}/sdc-risk/").status_code == 404
     assert client.get(f"/jobs/{job.pk}/").status_code == 404
     assert submitted == [] and Job.objects.filter(kind=Job.SDC_RISK).count() == 1
+
+
+def test_a_killed_workers_job_is_queued_again_and_finished(client_alice, table, small_limit, monkeypatch):
+    """The generic sweep: running with a stale heartbeat (its worker died) -> queued again -> a worker ends it."""
+    submitted = queue_without_running(monkeypatch)
+    job = sdc_risk_jobs.create_dataset_job(table, KEYS)
+    old = timezone.now() - timedelta(minutes=2)
+    Job.objects.filter(pk=job.pk).update(status=Job.RUNNING, started=old, heartbeat=old, attempts=1, progress=0.4,
+                                         phase="SUDA2: minimal sample uniques of size 2")
+    assert jobs.sweep_stale_jobs()["requeued"] == [str(job.pk)] and submitted == [job.pk]
+    html = client_alice.get(page(table)).content.decode()
+    assert 'id="sdc-suda-active"' in html and 'id="sdc-suda-worker-form"' not in html
+    done = jobs.run_job(Job.objects.get(pk=job.pk))
+    assert (done.status, done.attempts) == (Job.SUCCEEDED, 2)
+    assert 'id="sdc-suda-stored"' in client_alice.get(page(table)).content.decode()
+
+
+def test_the_jobs_page_names_it_and_links_the_figures(client_alice, table):
+    job = jobs.run_job(sdc_risk_jobs.create_dataset_job(table, KEYS))
+    html = client_alice.get(f"/jobs/{job.pk}/").content.decode()
+    assert "SUDA2 and risk with sampling weights" in html and f'href="/jobs/{job.pk}/sdc-risk/"' in html
+    assert "SUDA2 and risk with sampling weights" in client_alice.get("/jobs/").content.decode()
