@@ -216,3 +216,26 @@ def test_another_users_synthetic_set_and_policy_are_404(user, other_user):
     bob_ds = _dataset(other_user, "bob")
     response = bob.post(f"/policies/apply/{bob_ds.pk}/", {"version": version.pk, "on_new_values": "stop"})
     assert response.status_code == 400 and not Job.objects.filter(dataset=bob_ds).exists()
+
+
+def test_the_command_line_applies_a_policy_to_a_dataset_spending_its_ledger(user, tmp_path):
+    version = services.add_version(user, "cli ledger", policy_file.validate(_file()))
+    policy = tmp_path / "policy.json"
+    policy.write_text(services.export_text(version))
+    ds = _dataset(user, "fifth")
+    PrivacyBudget.objects.create(dataset=ds, epsilon=1.0)
+    out = tmp_path / "synthetic.csv"
+    status, text, err = run_command("synthesize", "--policy", policy, "--dataset", ds.pk, "--out", out)
+    assert status == 0, (text, err)
+    job = Job.objects.get(dataset=ds, kind=Job.SYNTHESIS)
+    entry = PrivacyLedgerEntry.objects.get(dataset=ds)
+    assert (entry.epsilon, entry.job_id) == (0.75, job.pk)
+    assert out.read_text().splitlines()[0] == "age,sex,disease"
+    assert "(0.75, 1e-08)-differential privacy for each person's record." in text
+    assert "Ledger of fifth: ε = 0.75 spent in 1 release(s), budget ε = 1, 0.25 remaining" in text
+    again = tmp_path / "again.csv"
+    status, text, err = run_command("synthesize", "--policy", policy, "--dataset", ds.pk, "--out", again)
+    assert status == 2 and "synthesis.epsilon: refused: this release would spend ε = 0.75" in text
+    assert not again.exists() and Job.objects.filter(dataset=ds).count() == 1
+    status, text, _ = run_command("synthesize", "--dataset", ds.pk, "--out", again)
+    assert status == 2 and "--dataset applies to --policy FILE" in text

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..engine import InputError, Role
 from ..engine.synthesis import SYNTHESIZERS
+from ..engine.synthesis.holdout import holdout_mask
 from ..models import Job, PrivacyLedgerEntry, Result
 from . import datasets, results, storage
 
@@ -110,12 +111,10 @@ def _ledger_entry(job: Job) -> int | None:
 
 def _original_rows_read(job: Job) -> pd.DataFrame:
     """The original rows the synthesizer read (the holdout left out as the job drew it)."""
-    from .synthesis import split_holdout  # synthesis calls this module when it stores the rows
-
     spec = job.options["synthesis"]
     frame = datasets.load_frame(job.dataset, columns=list(spec["columns"]))
-    train, _ = split_holdout(frame, float(spec.get("holdout", 0.0)), int(spec["seed"]))
-    return train
+    held = holdout_mask(len(frame), float(spec.get("holdout", 0.0)), int(spec["seed"]))  # as the job drew it
+    return frame if held is None else frame[~held].reset_index(drop=True)
 
 
 def rare_copies(job: Job, synthetic: pd.DataFrame, train: pd.DataFrame | None = None) -> int:

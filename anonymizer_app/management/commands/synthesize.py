@@ -66,7 +66,8 @@ class Command(OneLineCommand):
             "Exit status: 0 done, 2 bad arguments or files, 1 internal error.")
 
     def add_arguments(self, parser):
-        parser.add_argument("input", metavar="INPUT", help="the input table: .csv/.tsv/.txt or .xlsx")
+        parser.add_argument("input", metavar="INPUT", nargs="?", default=None,
+                            help="the input table: .csv/.tsv/.txt or .xlsx (or --dataset ID)")
         parser.add_argument("--method", default=None, choices=sorted(SYNTHESIZERS),
                             help="; ".join(f"{s.name}: {s.label}" for s in SYNTHESIZERS.values()))
         parser.add_argument("--policy", default=None, metavar="FILE",
@@ -96,8 +97,19 @@ class Command(OneLineCommand):
                             default=None, help="graphical-model fitting iterations (mst, aim; default 1000)")
         parser.add_argument("--json", default=None, metavar="OUT", help="write budget and figures as JSON to OUT")
         parser.add_argument("--quiet", action="store_true", help="no progress line")
+        parser.add_argument("--dataset", type=bounded_number(int, 0, None, "a dataset id"), default=None,
+                            metavar="ID", help="with --policy: draw the dataset ID of the database instead of INPUT "
+                                               "(a DP step spends ε from its ledger; OUT's extension picks the format)")
 
     def handle(self, *args, **opts):
+        if opts["dataset"] is not None:  # a dataset of the database, as the web app applies a policy
+            from anonymizer_app.management import synthesis_policy
+
+            try:
+                self.stdout.write(synthesis_policy.run(opts, SynthesizeError))
+            except (engine.EngineError, OSError) as exc:
+                raise SynthesizeError(str(exc), USAGE_ERROR) from None
+            return
         progress = Progress(self.stderr, enabled=not opts["quiet"])
         try:
             report = self._run(opts, progress)
@@ -108,6 +120,8 @@ class Command(OneLineCommand):
         self.stdout.write(format_report(report))
 
     def _run(self, opts: dict, progress: Progress) -> dict:
+        if opts["input"] is None:
+            raise SynthesizeError("give INPUT (a table file), or --dataset ID with --policy FILE")
         source = Path(opts["input"])
         if not source.is_file():
             raise SynthesizeError(f"{source}: no such file")
