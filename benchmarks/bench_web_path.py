@@ -244,8 +244,8 @@ def web_path(csv: Path, shared: Path, clock: Clock, timers: Timers, lattice: boo
                      f"request(s))")
     with clock.step("whole lattice") as s:
         while r.status_code != 200:
-            time.sleep(1.0)  # as the page polls
-            r = client.get(f"/api/v1/lattice/{job['id']}/", headers=auth)
+            time.sleep(1.0)  # as the page polls, without the search's nodes it has drawn
+            r = client.get(f"/api/v1/lattice/{job['id']}/", {"known": "0"}, headers=auth)
             polls += 1
             if r.status_code not in (200, 202):
                 raise SystemExit(f"lattice: HTTP {r.status_code}: {r.content[:300]!r}")

@@ -43,6 +43,16 @@ def test_a_pending_evaluation_answers_202_with_its_progress(user, job, monkeypat
     evaluation = Job.objects.get(kind=Job.LATTICE)
     assert r.status_code == 202
     assert (r.json()["pending"], r.json()["job"], r.json()["status"]) == (True, str(evaluation.pk), "queued")
+    # the run's own search's nodes come with it (Flash checked some; the others' tags predicted), each tag and value
+    # as the brute force counts the node; ?known=0 leaves them out
+    known, truth = r.json()["lattice"], brute_force(job)
+    assert known["partial"] is True and set(known["nodes"]["levels"]) == set(truth)
+    for levels, tag, value in zip(known["nodes"]["levels"], known["nodes"]["tag"], known["nodes"]["value"]):
+        assert tag == "?" or (tag in "Aa") == truth[levels][0], levels
+        assert value is None or value == truth[levels][1], levels
+    assert truth[known["optimum"]][0] and any(v is not None for v in known["nodes"]["value"])
+    again = api_for(user).get(f"/api/v1/lattice/{job.pk}/", {"known": "0"})
+    assert again.status_code == 202 and "lattice" not in again.json() and again.json()["job"] == str(evaluation.pk)
 
 
 def test_a_node_and_its_refusals(user, job):

@@ -307,6 +307,7 @@ def test_the_evaluation_is_a_job_with_progress_and_one_at_a_time(client_alice, j
                      "phase": "waiting for a worker", "job_url": f"/jobs/{evaluation.pk}/",
                      "cancel_url": f"/jobs/{evaluation.pk}/cancel/"}
     assert known["partial"] is True and known["optimum"] == results.transformation_key(job.result.report)
+    assert "lattice" not in client_alice.get(urls(job)["data"], {"known": "0"}).json()  # a poller that has them
     assert evaluation.options == {"source_job": str(job.pk)} and evaluation.models == job.models
     Job.objects.filter(pk=evaluation.pk).update(status=Job.RUNNING, progress=0.4, phase="evaluating node 5 of 12")
     again = client_alice.get(urls(job)["data"]).json()

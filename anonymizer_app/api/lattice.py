@@ -72,7 +72,10 @@ class Lattice(APIView):
     throttle_scope = "lattice"
     @extend_schema(
         parameters=[OpenApiParameter("retry", OpenApiTypes.STR, enum=["0", "1"], required=False,
-                                     description="1: start a new evaluation after a failed or cancelled one")],
+                                     description="1: start a new evaluation after a failed or cancelled one"),
+                    OpenApiParameter("known", OpenApiTypes.STR, enum=["0", "1"], required=False,
+                                     description="0: a 202 without the run's search's nodes (a poller that has "
+                                                 "them already)")],
         responses={200: OpenApiTypes.OBJECT, 202: PendingSerializer, 404: ApiErrorSerializer,
                    409: ApiErrorSerializer, 422: LatticeFailedSerializer},
         summary="A lattice run's solution lattice (202 with progress, and the run's search's nodes under 'lattice', "
@@ -85,7 +88,7 @@ class Lattice(APIView):
         retry = request.query_params.get("retry") == "1"
 
         def handle(job):
-            code, data = lattice_pages.lattice_answer(job, retry)
+            code, data = lattice_pages.lattice_answer(job, retry, request.query_params.get("known") != "0")
             if "error" in data:  # the API's errors say "detail"
                 data = {"detail": data.pop("error"), **data}
             return Response(data, status=code)

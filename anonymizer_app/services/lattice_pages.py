@@ -73,11 +73,11 @@ def with_known(job: Job, answer: dict) -> dict:
     return answer if known is None else dict(answer, lattice=dict(known, kept=kept_nodes(job)))
 
 
-def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
+def lattice_answer(job: Job, retry: bool, known: bool = True) -> tuple[int, dict]:
     """(200, the lattice) when it is known; otherwise a worker evaluates it: (202, its progress and, when the run
-    left them, its search's nodes under "lattice") while it runs (one evaluation per run at a time), (422,
-    {"error"}) when it failed or was cancelled (``retry`` starts a new one). The web's data.json and the API's
-    lattice answer this."""
+    left them and ``known``, its search's nodes under "lattice") while it runs (one evaluation per run at a time),
+    (422, {"error"}) when it failed or was cancelled (``retry`` starts a new one). The web's data.json and the
+    API's lattice answer this; a poller that has drawn the search's nodes asks without them (known=False)."""
     try:
         data = lattice_service.stored_lattice(job)
         if data is None:
@@ -93,7 +93,7 @@ def lattice_answer(job: Job, retry: bool) -> tuple[int, dict]:
                 if evaluation.status in (Job.FAILED, Job.CANCELLED):
                     return 422, {"error": f"The lattice evaluation {evaluation.status}: {evaluation.message}",
                                  "retry": True, "job": str(evaluation.pk)}
-                return 202, with_known(job, pending(evaluation))
+                return 202, with_known(job, pending(evaluation)) if known else pending(evaluation)
     except engine.EngineError as exc:
         return 422, {"error": str(exc)}
     return 200, dict(data, kept=kept_nodes(job))

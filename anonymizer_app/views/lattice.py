@@ -103,8 +103,10 @@ def lattice(request, job_id):
 @require_GET
 @throttle("lattice", methods=("GET",))
 def lattice_data_view(request, job_id):
-    """The lattice (200), the evaluation's progress (202) or why it failed (422, ?retry=1 starts a new one)."""
-    code, data = lattice_answer(_lattice_job(request, job_id), request.GET.get("retry") == "1")
+    """The lattice (200), the evaluation's progress (202, with the run's search's nodes unless ?known=0) or why it
+    failed (422, ?retry=1 starts a new one)."""
+    code, data = lattice_answer(_lattice_job(request, job_id), request.GET.get("retry") == "1",
+                                request.GET.get("known") != "0")
     return JsonResponse(data, status=code)
 
 

@@ -271,7 +271,9 @@
 
   function load(retry) {
     $("lattice-retry").classList.add("hidden");
-    fetch(urls.data + (retry ? "?retry=1" : ""), { credentials: "same-origin" })
+    // once the run's search's nodes are drawn, the polls ask for the progress alone
+    var query = [retry ? "retry=1" : "", data !== null ? "known=0" : ""].filter(Boolean).join("&");
+    fetch(urls.data + (query ? "?" + query : ""), { credentials: "same-origin" })
       .then(function (r) { return r.json().then(function (d) { return { status: r.status, body: d }; }); })
       .then(function (res) {
         var d = res.body;
