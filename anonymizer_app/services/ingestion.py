@@ -274,30 +274,25 @@ def write_parquet(pieces, target: Path, profile: ColumnProfile | None = None) ->
     """Write (frame or Table, format) pieces to ``target`` atomically; returns the format, rows and columns.
     ``profile``: each column's distinct values and counts gathered from what is written.
 
-    A piece is written (and counted) on a thread of its own while the next one is parsed: pyarrow's parsing,
-    Parquet encoding and counting run outside the GIL, so the two overlap. Leaving the ``with`` blocks waits for
-    that thread before the temporary file is closed (or removed, when parsing failed)."""
+    A piece is written, and counted, on threads of their own while the next one is parsed: pyarrow's parsing,
+    Parquet encoding and counting run outside the GIL, so the three overlap. Leaving the ``with`` blocks waits for
+    those threads before the temporary file is closed (or removed, when parsing failed)."""
     fmt: Format | None = None
     rows = 0
     columns: list[str] = []
-    with storage.AtomicParquet(target) as out, ThreadPoolExecutor(1, thread_name_prefix="parquet") as writer:
-        pending: Future | None = None
+    with storage.AtomicParquet(target, statistics=False) as out, \
+            ThreadPoolExecutor(2, thread_name_prefix="parquet") as threads:
+        pending: list[Future] = []
         for frame, piece_fmt in pieces:
             fmt = piece_fmt
             if not columns:
                 columns = [str(c) for c in _column_names(frame)]
             table = _arrow(frame, _schema(columns))
-            if pending is not None:
-                pending.result()  # one piece in flight: the pieces are written in order
-            pending = writer.submit(_write_piece, out, table, profile)
+            for done in pending:  # one piece in flight: the pieces are written and counted in order
+                done.result()
+            pending = [threads.submit(out.write, table)] + ([threads.submit(profile.add, table)] if profile else [])
             rows += len(frame)
-        if pending is not None:
-            pending.result()
+        for done in pending:
+            done.result()
         out.commit(_schema(columns))
     return fmt, rows, columns
-
-
-def _write_piece(out: storage.AtomicParquet, table: pa.Table, profile: ColumnProfile | None) -> None:
-    out.write(table)
-    if profile is not None:
-        profile.add(table)

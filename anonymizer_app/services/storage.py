@@ -189,11 +189,14 @@ def read_original_head(dataset, size: int) -> bytes:
 # ---- Parquet ------------------------------------------------------------------------------------------
 class AtomicParquet:
     """A Parquet file written a table at a time under a temporary name and renamed into place by
-    commit(); leaving the ``with`` block without commit() removes the temporary file."""
+    commit(); leaving the ``with`` block without commit() removes the temporary file. ``statistics``: the
+    column chunks' min/max statistics (nothing here reads them; a dataset's table is written without them,
+    which saves a quarter of the writing time of text columns)."""
 
-    def __init__(self, target: Path):
+    def __init__(self, target: Path, statistics: bool = True):
         make_folder(target.parent)
         self.target = target
+        self.statistics = statistics
         self.tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         self.writer: pq.ParquetWriter | None = None
 
@@ -205,7 +208,7 @@ class AtomicParquet:
         writer.write_table(table, row_group_size=ROW_GROUP)
 
     def _open(self, schema: pa.Schema | None) -> pq.ParquetWriter:
-        self.writer = writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+        self.writer = writer = pq.ParquetWriter(self.tmp, schema, compression="zstd", write_statistics=self.statistics)
         os.chmod(self.tmp, FILE_MODE)
         return writer
 
