@@ -11,7 +11,13 @@ With T = rounds (16·d by default, d columns) and α = 0.9 of each round's budge
   when the refit moved that marginal by no more than sqrt(2/π)·σ·cells, σ is halved and ε₀ doubled;
 * when less than two rounds' worth of ρ is left, the last round spends exactly what is left (α to measuring).
 
-The total spent never exceeds ρ (the ledger records each round; a test checks it)."""
+The total spent never exceeds ρ (the ledger records each round; a test checks it).
+
+Speed (post-processing only, the accounting above is untouched): each round's model estimate of every candidate
+is exact, by numpy belief propagation on the model's junction tree (tree_inference.py), not by a jax program
+compiled per model; the refit starts from the previous round's potentials, and measurements of one clique are
+pooled (graphical.pooled), so jax compiles one program per new set of cliques rather than one per round
+(12 on Adult at ε = 1 over its whole run)."""
 
 from __future__ import annotations
 

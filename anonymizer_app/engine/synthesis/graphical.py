@@ -1,10 +1,11 @@
 """The graphical-model estimation of the marginal-based synthesizers, on mbi (Private-PGM, McKenna et al.).
 
 mbi runs on jax. Before mbi is imported, jax is set to 64-bit floats (mbi warns that float32 can stall or diverge
-on large tables) its persistent compilation cache is switched off and it runs on the CPU without probing other backends (mbi compiles many small programs, for
-which the cache only costs disk): set explicitly here, so mbi's import-time warnings never reach the user.
-Everything else the synthesizers do (counting marginals, noise, selection) is numpy/OpenDP; this module is the
-only one that touches jax or mbi."""
+on large tables), its persistent compilation cache is switched off (nothing written to a shared disk) and it runs
+on the CPU without probing other backends: set explicitly here, so mbi's import-time warnings never reach the
+user. jax compiles one program per set of measured cliques: ``estimate`` pools the measurements of a clique so a
+clique measured again reuses it. Everything else the synthesizers do (counting marginals, noise, selection) is
+numpy/OpenDP; this module runs mbi, and tree_inference only reads a fitted model's potentials and junction tree."""
 
 from __future__ import annotations
 
