@@ -8,6 +8,7 @@ from itertools import combinations
 
 import pytest
 from anonymizer_helpers import make_dataset
+from api_helpers import api_for
 from django.test import Client
 from django.utils.html import escape
 from pypdf import PdfReader
@@ -181,3 +182,12 @@ def test_the_pdf_and_owner_only(client_alice, dataset, user, other_user):
     queued = synthesis.create_synthesis_job(dataset, user, {"method": "cart", "columns": ["sex"]})
     assert client_alice.get(f"/jobs/{queued.pk}/result/release-report/").status_code == 404
     assert f'href="/jobs/{job.pk}/result/release-report/"' in client_alice.get(f"/jobs/{job.pk}/synthesis/").content.decode()
+
+
+def test_the_api_serves_the_report_to_its_owner_only(dataset, user, other_user):
+    job = jobs.run_job(synthesis.create_synthesis_job(dataset, user, {"method": "cart", "seed": 4, "holdout": 0,
+                                                                      "columns": ["sex", "disease"]}))
+    response = api_for(user).get(f"/api/v1/runs/{job.pk}/release-report/")
+    assert response.status_code == 200 and "This synthetic set gives no formal privacy guarantee" in response.content.decode()
+    assert api_for(other_user).get(f"/api/v1/runs/{job.pk}/release-report/").status_code == 404
+    assert api_for(other_user).get(f"/api/v1/runs/{job.pk}/release-report.pdf").status_code == 404

@@ -348,9 +348,8 @@ class RunReleaseReport(APIView):
     @extend_schema(responses={(200, "text/html"): OpenApiResponse(OpenApiTypes.STR, description="the report"),
                               404: ApiErrorSerializer},
                    summary="The release report (HTML; .pdf beside it)", tags=["results"])
-    def get(self, request, job_id):
-        j, _ = _table_result(request, job_id)
-        return release_report.page_response(j, request._request)
+    def get(self, request, job_id):  # a run's or a synthetic set's (release_report.reported_job decides)
+        return release_report.page_response(owned_job(request, job_id), request._request)
 
 
 class RunReleaseReportPdf(APIView):
@@ -358,8 +357,7 @@ class RunReleaseReportPdf(APIView):
     @extend_schema(responses={(200, "application/pdf"): FILE, 404: ApiErrorSerializer, 503: ApiErrorSerializer},
                    summary="The release report as PDF", tags=["results"])
     def get(self, request, job_id):
-        j, _ = _table_result(request, job_id)
-        return release_report.pdf_response(j, request._request)
+        return release_report.pdf_response(owned_job(request, job_id), request._request)
 
 
 urlpatterns = [
