@@ -29,8 +29,10 @@ consecutive blocks of a sort order; not sdcMicro's grouping, and labelled so whe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -49,6 +51,7 @@ class Grouping:
     group_of_row: np.ndarray  # int64, one per row
     members: list[np.ndarray]  # per group, the row positions in summing order
     last_divides_by_size: bool = False  # sdcMicro's last MDAV group divides sums by its size, missing or not
+    rounds_summed: int = 0  # k-d tree search: rounds whose centroid was summed as the loops sum it (see its module)
 
     @property
     def sizes(self) -> np.ndarray:
@@ -128,17 +131,75 @@ def _kernel() -> Callable[..., bool] | None:
     return mdav_loop
 
 
+def _tree_module() -> ModuleType | None:
+    """The k-d tree search (microaggregation_mdav_tree), or None where numba cannot be imported or set up."""
+    try:
+        from . import microaggregation_mdav_tree
+    except Exception:  # numba missing, or no writable place for its cache: the loops group identically
+        return None
+    return microaggregation_mdav_tree
+
+
+def tree_search_applies(x: np.ndarray, weights: np.ndarray) -> bool:
+    """Whether the k-d tree search's bounds hold for this table: no missing cell, finite values, positive finite
+    weights, and distances far from single precision's overflow (the bounds assume finite positive terms)."""
+    if x.shape[0] == 0 or not np.isfinite(x).all() or not (np.isfinite(weights).all() and (weights > 0).all()):
+        return False
+    with np.errstate(over="ignore"):
+        widest = float(((x.max(axis=0) - x.min(axis=0)) ** 2 * weights).sum())
+    return bool(np.isfinite(widest) and widest < 1e36)
+
+
+def _tree_groups(x: np.ndarray, k: int, weights: np.ndarray, module: ModuleType,
+                 progress: Callable[[float, str], None]) -> Grouping:
+    n, p = x.shape
+    values = np.ascontiguousarray(x, dtype=np.float64)
+    tree = module.build_tree(values, weights)
+    alive = np.ones(n, dtype=np.bool_)
+    sums = np.zeros((p, 4))
+    for j in range(p):
+        column = values[:, j].tolist()
+        sums[j, 0] = math.fsum(column)  # the exact sum, correctly rounded; the rest of it below
+        sums[j, 1] = math.fsum(column + [-sums[j, 0]])
+        sums[j, 2] = sums[j, 3] = math.fsum(np.abs(values[:, j]).tolist())
+    state = np.array([n, 0, 0, 0, 0, n], dtype=np.int64)
+    seq = np.arange(n)
+    group_of_row = np.full(n, -1, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    budget = max(1, n // (200 * k))  # about 1 % of the rounds per call: progress between calls
+    while not module.mdav_tree_loop(values, weights, k, *tree, alive, sums, state, seq, group_of_row, order,
+                                    budget):
+        progress(1.0 - state[0] / n, "grouping records (MDAV, k-d tree)")
+    full = (int(state[1]) - 1) * k if n >= 2 * k else 0
+    in_order = [order[g * k:(g + 1) * k] for g in range(full // k)] + [order[full:]]
+    progress(1.0, "grouping records (MDAV, k-d tree)")
+    return Grouping(group_of_row, in_order, last_divides_by_size=True, rounds_summed=int(state[4]))
+
+
 def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = _no_progress,
-                compiled: bool | None = None) -> Grouping:
+                compiled: bool | None = None, search: str = "auto") -> Grouping:
     """Group the rows of ``x`` (n × p, NaN = missing) as sdcMicro's MDAV does; see the module's docstring.
-    ``compiled``: None = the compiled loop from KERNEL_FROM_ROWS rows when numba is there; True/False to choose
-    (the tests compare both)."""
+    ``search``: "tree" = the k-d tree search (microaggregation_mdav_tree; tables without missing cells, numba),
+    "scan" = the loops that pass over every remaining row, "auto" = the tree from KERNEL_FROM_ROWS rows where it
+    applies, else the loops; all make the same groups. ``compiled`` (for the loops): None = the compiled loop from
+    KERNEL_FROM_ROWS rows when numba is there; True/False to choose (the tests compare all of them)."""
     n, p = x.shape
     if k < 1:
         raise InputError(f"the group size k must be at least 1, got {k}")
+    if search not in ("auto", "tree", "scan"):
+        raise InputError(f"unknown MDAV search {search!r}: 'auto', 'tree' or 'scan'")
     if n == 0:
         return Grouping(np.zeros(0, dtype=np.int64), [])
     weights, missing_cost = variable_weights(x)
+    if search == "tree" or (search == "auto" and n >= KERNEL_FROM_ROWS):
+        module = _tree_module()
+        applies = tree_search_applies(x, weights)
+        if module is not None and applies:
+            return _tree_groups(x, k, weights, module, progress)
+        if search == "tree":
+            why = "numba (the optional 'fast' extra)" if module is None else \
+                "a table without missing or infinite cells and with positive variances"
+            raise InputError(f"the k-d tree MDAV search needs {why}")
     loop = _kernel() if (compiled or (compiled is None and n >= KERNEL_FROM_ROWS)) else None
     if compiled and loop is None:
         raise InputError("the compiled MDAV loop needs numba (the optional 'fast' extra)")
