@@ -1,8 +1,10 @@
 """The disk-based hybrid clustering end to end in bounded memory: the table is never held whole.
 
 The caller gives the table as chunks (a function returning a fresh iterator of DataFrames, all
-cells text, input order) and a ``write`` function for the output chunks. The chunks are read three
-times:
+cells text, input order) and a ``write`` function for the output chunks. The caller's chunks are read
+once, by the scan, which keeps them in the run's scratch folder as dictionary codes (:class:`ChunkCache`:
+each text column's distinct values and a small integer per row); the later passes take them from there
+instead of parsing the text again, and encode each column from its distinct values:
 
 0. scan: the row count and the distinct values of the QIs and sensitive columns (the columns planned,
    the default hierarchies and the sensitive domains built by the run core: run.merged);
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -113,21 +116,22 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
     started = time.perf_counter()
     source = spec.table
     assert isinstance(source, StreamedTable)
-    run = _scan_stage(source, spec, progress)
-    # attribute weights weigh the clustering distance as in memory (None: no weights, or all equal)
-    factors = weight_factors(parse_weights(run.options.get("weights"), list(run.qi), None))
-    with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=spec.scratch) as tmp, \
-            ClusterStore(run.space, run.k, run.memory_mb, np.random.default_rng(int(run.options["seed"])),
-                         keep_labels=True, directory=tmp, factors=factors) as store:
-        parts = _partitions(run.n, 8 * (len(run.qi) + len(run.attacked) + 1), run.memory_mb)
-        before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts)
-        after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts)
-        leaf_counts = _search_stage(run, store, before)
-        written = _write_stage(run, store, after, write)
-        store.release()  # nor the store's results through the class checks
-        raw, out_classes = _gate_stage(run, before, after)
-        stats = dict(store.stats, out_of_core=True, partitions=parts,
-                     bucket_records=bucket_size(run.memory_mb, len(run.qi), run.k))
+    # the scratch folder holds the scanned chunks (ChunkCache), the store's files and the class counts
+    with tempfile.TemporaryDirectory(prefix="out-of-core-", dir=spec.scratch) as tmp:
+        run = _scan_stage(source, spec, progress, ChunkCache(os.path.join(tmp, "table")))
+        # attribute weights weigh the clustering distance as in memory (None: no weights, or all equal)
+        factors = weight_factors(parse_weights(run.options.get("weights"), list(run.qi), None))
+        with ClusterStore(run.space, run.k, run.memory_mb, np.random.default_rng(int(run.options["seed"])),
+                          keep_labels=True, directory=tmp, factors=factors) as store:
+            parts = _partitions(run.n, 8 * (len(run.qi) + len(run.attacked) + 1), run.memory_mb)
+            before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts)
+            after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts)
+            leaf_counts = _search_stage(run, store, before)
+            written = _write_stage(run, store, after, write)
+            store.release()  # nor the store's results through the class checks
+            raw, out_classes = _gate_stage(run, before, after)
+            stats = dict(store.stats, out_of_core=True, partitions=parts,
+                         bucket_records=bucket_size(run.memory_mb, len(run.qi), run.k))
     seconds = time.perf_counter() - started
     # measure and report: the run core's, over the chunk summaries
     report = counted_report(_figures(run, spec, raw, out_classes, written, leaf_counts, stats, seconds))
@@ -152,7 +156,7 @@ class _Run:
     """What the scan settles for the later stages: the columns and their roles, the hierarchies and the
     encoding of the QIs, the sensitive domains, the options."""
 
-    chunks: ChunkSource  # the caller's chunks cut to the memory setting
+    table: ChunkCache  # the caller's chunks cut to the memory setting, as the scan read them
     scan: _Scan
     k: int
     options: dict
@@ -172,9 +176,10 @@ class _Run:
         return self.scan.n
 
 
-def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback | None) -> _Run:
+def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback | None, cache: ChunkCache) -> _Run:
     """Scan: the row count and the distinct values (one read of the chunks); the QIs' hierarchies (given or
-    default, with the missing leaf where a cell is missing) and the sensitive domains."""
+    default, with the missing leaf where a cell is missing) and the sensitive domains. The chunks go to
+    ``cache`` as they are read: the later stages read them from there."""
     options = validate_options(get_algorithm(ALGORITHM), dict(spec.options))
     k = spec.k
     if k < 1:
@@ -190,7 +195,7 @@ def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback
     step(0.0, "reading the table: distinct values")
     given = dict(spec.hierarchies)
     # the columns planned as a cluster run plans them (merged.plan_columns), once the first chunk names them
-    scan = _scan(chunks, lambda columns: plan_columns(columns, dict(source.roles), list(given), spec.sensitive,
+    scan = _scan(chunks, cache, lambda columns: plan_columns(columns, dict(source.roles), list(given), spec.sensitive,
                                                       [KAnonymity(k)]))
     plan = scan.plan
     if k > scan.n:
@@ -208,7 +213,7 @@ def _scan_stage(source: StreamedTable, spec: RunSpec, progress: ProgressCallback
     values, numbers = attacked_values(plan.attacked, figures)
     domains = {c: _Domain(c, v, num, np.zeros(len(v), dtype=np.int64))
                for c, v, num in zip(plan.attacked, values, numbers)}
-    return _Run(chunks=chunks, scan=scan, k=k, options=options, memory_mb=memory_mb, qi=plan.qi,
+    return _Run(table=cache, scan=scan, k=k, options=options, memory_mb=memory_mb, qi=plan.qi,
                 attacked=plan.attacked, sensitive=plan.sensitive, numeric=numeric, hierarchies=hs,
                 space=QISpace(hs, numeric, present=present), domains=domains, out_columns=plan.published, step=step)
 
@@ -219,19 +224,19 @@ def _search_stage(run: _Run, store: ClusterStore, before: ClassCounter) -> list[
     hs, n = run.hierarchies, run.n
     leaf_counts = [np.zeros(len(h.leaves), dtype=np.int64) for h in hs]
     start = 0
-    for chunk in run.chunks():
-        chunk = _checked(chunk, run.scan.columns)
-        codes = np.column_stack([h.encode(chunk[c], c) for c, h in zip(run.qi, hs)]).astype(np.int64)
+    for cached in run.table:
+        chunk = cached.frame
+        codes = np.column_stack([cached.leaves(h, c) for c, h in zip(run.qi, hs)]).astype(np.int64)
         store.add(codes)
         for j in range(len(run.qi)):
             leaf_counts[j] += np.bincount(codes[:, j], minlength=len(hs[j].leaves))
-        sens = [run.domains[c].encode(chunk[c]) for c in run.attacked[:1]]
+        sens = [run.domains[c].encode(chunk[c], cached.dictionary(c)) for c in run.attacked[:1]]
         before.add(codes, sens, np.arange(start, start + len(chunk)))
         start += len(chunk)
         run.step(0.05 + 0.2 * start / n, f"storing the table on disk: {start:,} of {n:,} records")
     if start != n:
         raise InputError(f"the table changed while it was read: {start} rows, first read {n}")
-    del chunk, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
+    del cached, chunk, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
     store.cluster(lambda f, phase: run.step(0.25 + 0.5 * f, phase))
     return leaf_counts
 
@@ -244,8 +249,8 @@ def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
     qi, hs, n = run.qi, run.hierarchies, run.n
     out = LabelCounter([len(h.leaves) for h in hs])
     start = 0
-    for chunk in run.chunks():
-        chunk = _checked(chunk, run.scan.columns)
+    for cached in run.table:
+        chunk = cached.frame
         m = len(chunk)
         cells = store.labels(start, start + m)
         frame = chunk[run.out_columns].copy()
@@ -258,7 +263,7 @@ def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
         for j, (c, h) in enumerate(zip(qi, hs)):
             written = frame[c].to_numpy(dtype=object)
             original = chunk[c].reset_index(drop=True)
-            leaf = h.encode(original, c)
+            leaf = cached.leaves(h, c)
             factorized = factorize_cells(written)
             check_cells(c, original, written, h, no_suppression, None, ranges=run.numeric[j], codes=leaf,
                         factorized=factorized)
@@ -266,7 +271,8 @@ def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
         for c in run.out_columns:
             if c not in qi and not np.array_equal(frame[c].to_numpy(), chunk[c].to_numpy()):
                 raise VerificationError(f"column {c!r} is not a QI but was changed")
-        after.add(keys, [run.domains[c].encode(chunk[c]) for c in run.attacked], np.arange(start, start + m))
+        after.add(keys, [run.domains[c].encode(chunk[c], cached.dictionary(c)) for c in run.attacked],
+                  np.arange(start, start + m))
         write(frame)
         start += m
         run.step(0.75 + 0.2 * start / n, f"writing and verifying the anonymized table: {start:,} of {n:,} records")
@@ -316,8 +322,9 @@ class _Scan:
         return self.plan.columns
 
 
-def _scan(chunks: ChunkSource, plan_of: Callable[[list[str]], ColumnPlan]) -> _Scan:
-    """The row count and the distinct values of the columns ``plan_of(the first chunk's columns)`` wants."""
+def _scan(chunks: ChunkSource, cache: ChunkCache, plan_of: Callable[[list[str]], ColumnPlan]) -> _Scan:
+    """The row count and the distinct values of the columns ``plan_of(the first chunk's columns)`` wants;
+    every chunk goes to ``cache``."""
     plan: ColumnPlan | None = None
     n = 0
     seen: dict[str, list[np.ndarray]] = {}
@@ -327,8 +334,9 @@ def _scan(chunks: ChunkSource, plan_of: Callable[[list[str]], ColumnPlan]) -> _S
             seen = {c: [] for c in plan.wanted}
         chunk = _checked(chunk, plan.columns)
         n += len(chunk)
+        factorized = cache.add(chunk)
         for c, parts in seen.items():
-            parts.append(_distinct_text(chunk[c]))
+            parts.append(_distinct_text(chunk[c], factorized.get(c)))
             if len(parts) > 16:  # keep the lists short: distinct values in order of appearance
                 seen[c] = [pd.unique(np.concatenate(parts))]
     if plan is None or n == 0:
@@ -337,9 +345,10 @@ def _scan(chunks: ChunkSource, plan_of: Callable[[list[str]], ColumnPlan]) -> _S
     return _Scan(plan, n, distinct)
 
 
-def _distinct_text(values: pd.Series) -> np.ndarray:
-    """pd.unique(values.astype(str)) (first-seen order), str() applied to the distinct cells only."""
-    codes, distinct = factorize_cells(values.to_numpy(dtype=object))
+def _distinct_text(values: pd.Series, factorized: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """pd.unique(values.astype(str)) (first-seen order), str() applied to the distinct cells only;
+    ``factorized``: factorize_cells of the values, when known."""
+    codes, distinct = factorized if factorized is not None else factorize_cells(values.to_numpy(dtype=object))
     if len(codes) and codes.min() < 0:  # a None/NaN cell: astype(str) spells it, keep its exact text
         return np.asarray(pd.unique(values.astype(str)), dtype=object)
     return np.asarray(pd.unique(np.array([str(v) for v in distinct], dtype=object)), dtype=object)
@@ -349,6 +358,81 @@ def _checked(chunk: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     if [str(c) for c in chunk.columns] != columns:
         raise InputError(f"a chunk of the table has the columns {list(chunk.columns)}, expected {columns}")
     return chunk.reset_index(drop=True)
+
+
+# ---- the chunks as read once ------------------------------------------------------------------------
+class ChunkCache:
+    """The table's chunks, normalized, as the scan read them, kept in a scratch folder so that the later
+    passes neither parse the caller's text again nor hash every cell: a column of str cells as codes
+    (first-seen order, the smallest integer type) of its distinct values, any other column as it is;
+    one pickle file per chunk, read back in order (:class:`CachedChunk`)."""
+
+    def __init__(self, directory: str):
+        os.makedirs(directory, exist_ok=True)
+        self.directory = directory
+        self.paths: list[str] = []
+
+    def add(self, chunk: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Keep the chunk (a RangeIndex from 0); returns the dictionary codes of its str columns by name."""
+        columns: list[tuple[np.ndarray, np.ndarray] | pd.Series] = []
+        factorized: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for i, c in enumerate(chunk.columns):
+            series = chunk.iloc[:, i]
+            kept: tuple[np.ndarray, np.ndarray] | pd.Series = series
+            if series.dtype == object:
+                codes, distinct = factorize_cells(series.to_numpy(dtype=object))
+                values = np.asarray(distinct, dtype=object)
+                # str cells only: codes of equal values are one object, which other types would not allow
+                # (1 and 1.0 factorize together); no missing code (-1)
+                if (not len(codes) or codes.min() >= 0) and all(type(v) is str for v in values):
+                    kept = (codes.astype(np.min_scalar_type(max(len(values) - 1, 0))), values)
+                    factorized[str(c)] = (kept[0], values)
+            columns.append(kept)
+        path = os.path.join(self.directory, f"chunk-{len(self.paths):05d}.pickle")
+        with open(path, "wb") as fh:
+            pickle.dump((list(chunk.columns), len(chunk), columns), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.paths.append(path)
+        return factorized
+
+    def __iter__(self) -> Iterator[CachedChunk]:
+        for path in self.paths:
+            with open(path, "rb") as fh:
+                names, rows, columns = pickle.load(fh)
+            arrays: dict[int, np.ndarray | pd.Series] = {}
+            dictionaries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+            for i, (c, kept) in enumerate(zip(names, columns)):
+                if isinstance(kept, tuple):
+                    codes, values = kept
+                    arrays[i] = values[codes]
+                    dictionaries[str(c)] = kept
+                else:
+                    arrays[i] = kept.reset_index(drop=True)
+            frame = pd.DataFrame(arrays, index=pd.RangeIndex(rows))
+            frame.columns = pd.Index(names)
+            yield CachedChunk(frame, dictionaries)
+
+
+@dataclass
+class CachedChunk:
+    """A chunk read back from the :class:`ChunkCache`, with its str columns' dictionary codes."""
+
+    frame: pd.DataFrame
+    dictionaries: dict[str, tuple[np.ndarray, np.ndarray]]
+
+    def dictionary(self, column: str) -> tuple[np.ndarray, np.ndarray] | None:
+        return self.dictionaries.get(column)
+
+    def leaves(self, hierarchy: Hierarchy, column: str) -> np.ndarray:
+        """hierarchy.encode(the column), each distinct value looked up once; an uncovered value is named by
+        encoding the whole column (the same message)."""
+        found = self.dictionaries.get(column)
+        if found is not None:
+            codes, values = found
+            try:
+                return hierarchy.encode(pd.Series(values, dtype=object), column)[codes]
+            except Exception:
+                pass
+        return hierarchy.encode(self.frame[column], column)
 
 
 # ---- sensitive columns -------------------------------------------------------------------------------
@@ -361,7 +445,12 @@ class _Domain:
     numeric: bool
     counts: np.ndarray
 
-    def encode(self, values: pd.Series) -> np.ndarray:
+    def encode(self, values: pd.Series, dictionary: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """The domain's code of every cell; ``dictionary``: the cells as codes of distinct str values (each
+        looked up once)."""
+        if dictionary is not None:
+            codes, distinct = dictionary
+            return pd.Index(self.values).get_indexer(pd.Index(distinct)).astype(np.int64)[codes]
         return pd.Index(self.values).get_indexer(pd.Index(values.astype(str))).astype(np.int64)
 
     def domain(self, codes: np.ndarray) -> SensitiveDomain:
