@@ -118,7 +118,12 @@ def test_an_untouched_synthetic_set_passes_and_leaves_on_every_path(client_alice
     files = remote.deposit_files(cart, "csv")
     assert files[0][1].decode().splitlines()[0] == "sex,note,disease"
     assert client_alice.get(f"/jobs/{cart.pk}/result/export-sql/").status_code == 200
-    assert client_alice.get(f"/jobs/{cart.pk}/result/deposit/").status_code == 200
+    RemoteAccount.objects.create(owner=cart.owner, service="zenodo", base_url="https://zenodo.invalid", name="z",
+                                 token_encrypted="x")
+    deposit = client_alice.get(f"/jobs/{cart.pk}/result/deposit/").content.decode()
+    assert "Gate, synthetic data" in deposit and "No formal privacy guarantee" in deposit
+    page = client_alice.get(f"/jobs/{cart.pk}/synthesis/").content.decode()
+    assert f'href="/jobs/{cart.pk}/result/export-sql/"' in page and f'href="/jobs/{cart.pk}/result/deposit/"' in page
 
 
 def test_an_original_column_slipped_in_is_refused_on_every_path(client_alice, cart, settings, tmp_path):

@@ -109,6 +109,11 @@ def deposit(request, job_id):
                "description": f"{j.dataset.name} anonymized with {j.algorithm} (k={j.k}); "
                               f"{res.report.get('records', '')} records.",
                "contact_email": request.user.email, "format": "csv", "with_report": True}
+    if j.kind == Job.SYNTHESIS:  # a synthetic set says what it is and its guarantee
+        made = res.report.get("synthesis") or {}
+        initial.update(title=f"{j.dataset.name}, synthetic data",
+                       description=f"Synthetic data drawn from {j.dataset.name} by {made.get('label', j.algorithm)}; "
+                                   f"{(made.get('figures') or {}).get('rows', '')} rows. {made.get('guarantee', '')}")
     form = DepositForm(request.POST or None, owner=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
