@@ -113,6 +113,8 @@ def test_saved_on_the_web_and_applied_to_another_dataset_spending_its_ledger(cli
 
     other = _dataset(user, "second")
     PrivacyBudget.objects.create(dataset=other, epsilon=1.0)
+    checked = client_alice.get(f"/policies/apply/{other.pk}/", {"version": version.pk})
+    assert checked.status_code == 200 and 'class="policy-synthesis"' in checked.content.decode()
     submitted = run_jobs_synchronously(monkeypatch)
     response = client_alice.post(f"/policies/apply/{other.pk}/", {"version": version.pk, "on_new_values": "stop"})
     applied = Job.objects.get(pk=submitted[0])
