@@ -73,6 +73,22 @@ class Encoded:
         anc = self.anc[t]
         return np.argmax(anc[a] == anc[b], axis=-1)
 
+    def lca_rows(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The LCA level of every categorical QI at once: ``a`` (n, c) leaf codes against ``b`` (c,) or
+        (n, c); an (n, c) array (one lookup in the tables laid end to end when every QI has one)."""
+        if not self.cat:
+            return np.zeros((len(a), 0), dtype=np.int64)
+        if all(t is not None for t in self.lca_table):
+            flat = getattr(self, "_lca_flat", None)
+            if flat is None:
+                sizes = np.array([len(t) for t in self.lca_table], dtype=np.int64)
+                offsets = np.concatenate([[0], np.cumsum(sizes * sizes)[:-1]]).astype(np.int64)
+                flat = (np.concatenate([t.reshape(-1) for t in self.lca_table]), sizes, offsets)
+                self._lca_flat = flat
+            table, sizes, offsets = flat
+            return table[a * sizes + (b + offsets)]
+        return np.stack([self.lca(t, a[:, t], b[..., t]) for t in range(len(self.cat))], axis=1)
+
     def unscaled(self, x: np.ndarray) -> np.ndarray:
         """Numeric values back in [0, 1] (the weights' scaling undone), for the embedding."""
         return x if self.x_scale is None else x / self.x_scale
