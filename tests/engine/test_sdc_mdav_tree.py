@@ -14,8 +14,10 @@ import pytest
 pytest.importorskip("numba")
 
 from anonymizer_app.engine.errors import InputError  # noqa: E402
+from anonymizer_app.engine.sdc import microaggregation_mdav_tree  # noqa: E402
 from anonymizer_app.engine.sdc.microaggregation_mdav import (  # noqa: E402
     Grouping,
+    _tree_groups,
     group_means,
     mdav_groups,
     tree_search_applies,
@@ -106,6 +108,16 @@ def test_rows_tied_with_the_farthest_make_the_loops_sum():
     tree = mdav_groups(x, 3, search="tree")
     assert tree.rounds_summed > 0
     assert_same(tree, mdav_groups(x, 3, search="scan", compiled=False), x)
+
+
+@pytest.mark.parametrize("buffer", [1, 2, 5])
+@pytest.mark.parametrize("seed", [0, 2, 4, 7])
+def test_a_small_buffer_for_the_centroids_search(seed, buffer):
+    # the rows possibly farthest from the centroid overflow the buffer: dropped as L grows, or searched again
+    x, k = random_table(seed)
+    weights = variable_weights(x)[0]
+    tree = _tree_groups(x, k, weights, microaggregation_mdav_tree, lambda fraction, phase: None, candidates=buffer)
+    assert_same(tree, mdav_groups(x, k, search="scan", compiled=False), x)
 
 
 def test_one_group_and_fewer_than_2k_rows():

@@ -34,6 +34,7 @@ import numba
 import numpy as np
 
 LEAF = 8
+CANDIDATES = 256  # rows kept as possibly farthest from the centroid during its search (more: a second search)
 _U = 2.0 ** -53
 
 
@@ -296,11 +297,17 @@ def _term(diff, w):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _centroid_farthest(c_lo, c_hi, P, perm, alive, left, right, start, end, count, lo_box, hi_box, weights,
-                       eps, tiny, stack):  # pragma: no cover - compiled
+                       eps, tiny, stack, cand_t, cand_h):  # pragma: no cover - compiled
     """The loops' farthest row from a centroid known only to lie in [c_lo, c_hi], when that interval decides it:
-    its tree position, or -1 when distinct rows stay within rounding of the largest distance."""
+    its tree position, or -1 when distinct rows stay within rounding of the largest distance.
+
+    One search finds L, the largest lowest-possible distance, and keeps every row whose highest-possible distance
+    reached the L found so far (L only grows, so the rows that reach the final L are among them); a second search
+    collects them only when more than the buffer holds."""
     p = P.shape[1]
-    # pass 1: L = the largest lowest-possible distance
+    capacity = cand_t.shape[0]
+    kept = 0
+    overflow = False
     best_lo = np.float32(-1.0)
     top = 0
     stack[top] = 0
@@ -313,15 +320,34 @@ def _centroid_farthest(c_lo, c_hi, P, perm, alive, left, right, start, end, coun
         a = left[node]
         if a < 0:
             for t in range(start[node], end[node]):
-                if alive[t]:
-                    low = np.float32(0.0)
-                    for j in range(p):
-                        d1 = P[t, j] - c_hi[j]
-                        d2 = P[t, j] - c_lo[j]
-                        near = 0.0 if d1 <= 0.0 <= d2 else min(abs(d1), abs(d2))
-                        low = low + _term(near, weights[j])
-                    if low > best_lo:
-                        best_lo = low
+                if not alive[t]:
+                    continue
+                low = np.float32(0.0)
+                high = np.float32(0.0)
+                for j in range(p):
+                    d1 = P[t, j] - c_hi[j]
+                    d2 = P[t, j] - c_lo[j]
+                    near = 0.0 if d1 <= 0.0 <= d2 else min(abs(d1), abs(d2))
+                    low = low + _term(near, weights[j])
+                    high = high + _term(max(abs(d1), abs(d2)), weights[j])
+                if low > best_lo:
+                    best_lo = low
+                if high < best_lo or overflow:
+                    continue
+                if kept == capacity:  # drop the rows the grown L has left behind
+                    fill = 0
+                    for i in range(kept):
+                        if cand_h[i] >= best_lo:
+                            cand_t[fill] = cand_t[i]
+                            cand_h[fill] = cand_h[i]
+                            fill += 1
+                    kept = fill
+                    if kept == capacity:
+                        overflow = True
+                        continue
+                cand_t[kept] = t
+                cand_h[kept] = high
+                kept += 1
             continue
         b = right[node]
         if _upper(a, c_lo, c_hi, weights, lo_box, hi_box, eps, tiny) > _upper(b, c_lo, c_hi, weights, lo_box,
@@ -330,9 +356,24 @@ def _centroid_farthest(c_lo, c_hi, P, perm, alive, left, right, start, end, coun
         stack[top] = a
         stack[top + 1] = b
         top += 2
-    # pass 2: every row whose highest-possible distance reaches L; all equal rows, or undecided
     first_t = -1
     first_row = np.iinfo(np.int64).max
+    if not overflow:  # the rows whose highest-possible distance reaches L: all equal rows, or undecided
+        for i in range(kept):
+            if cand_h[i] < best_lo:
+                continue
+            t = cand_t[i]
+            if first_t < 0:
+                first_t = t
+                first_row = perm[t]
+                continue
+            for j in range(p):
+                if P[t, j] != P[first_t, j]:
+                    return -1
+            if perm[t] < first_row:
+                first_t = t
+                first_row = perm[t]
+        return first_t
     top = 0
     stack[top] = 0
     top += 1
@@ -378,14 +419,15 @@ def _two_sum(a, b):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def mdav_tree_loop(x, weights, k, P, perm, start, end, left, right, parent, leaf_of, lo_box, hi_box, count, alive,
-                   sums, state, seq, group_of_row, members, budget):  # pragma: no cover - compiled
+                   sums, state, seq, group_of_row, members, budget, candidates):  # pragma: no cover - compiled
     """Run at most ``budget`` rounds of MDAV on the tree (arrays of build_tree; ``alive`` per tree position).
     ``sums`` (p × 4): per variable the exact running sum of the remaining values as a double-double (hi, lo),
     the running sum of their absolute values and that of all rows; ``state`` (int64): rows remaining m, groups
     made, members written, rows taken so far, rounds that needed the loops' own centroid sum, live length of
     ``seq``; ``seq``: the remaining rows in row order (compacted when the loops' sum is needed). group_of_row and
-    members (row positions, groups one after another in summing order) are filled. Returns True when every row
-    has its group."""
+    members (row positions, groups one after another in summing order) are filled; ``candidates``: the size of the
+    buffer of the centroid's search (CANDIDATES; the tests make it small). Returns True when every row has its
+    group."""
     n, p = x.shape
     m = state[0]
     groups = state[1]
@@ -398,6 +440,8 @@ def mdav_tree_loop(x, weights, k, P, perm, start, end, left, right, parent, leaf
     stack = np.empty(2 * start.shape[0] + 64, dtype=np.int64)
     best_d = np.empty(k, dtype=np.float32)
     best_t = np.empty(k, dtype=np.int64)
+    cand_t = np.empty(candidates, dtype=np.int64)
+    cand_h = np.empty(candidates, dtype=np.float32)
     c_lo = np.empty(p)
     c_hi = np.empty(p)
     c = np.empty(p)
@@ -419,7 +463,7 @@ def mdav_tree_loop(x, weights, k, P, perm, start, end, left, right, parent, leaf
             c_lo[j] = lo_v - abs(lo_v) * 4 * _U - 1e-300
             c_hi[j] = hi_v + abs(hi_v) * 4 * _U + 1e-300
         r = _centroid_farthest(c_lo, c_hi, P, perm, alive, left, right, start, end, count, lo_box, hi_box,
-                               weights, eps, tiny, stack)
+                               weights, eps, tiny, stack, cand_t, cand_h)
         if r < 0:
             # distinct rows within rounding: the loops' own sum, left to right over the remaining rows
             exact_rounds += 1
