@@ -51,16 +51,20 @@ from ..setvalued import itemsets
 from ..setvalued.mixed import anonymize_set_column
 from ..setvalued.transactions import Transactions
 from . import identifiers as id_rules
+from .coded import cells_of, frame_of, plain_frame, rows_of
 from .report_model import Report
 from .research import research_flags, verdicts
 from .result import (
+    LEVEL_KEY_BLOCK,
     Result,
     check_cells,
     check_models,
+    dense_span,
     encoded_input,
     factorize_cells,
     level_key,
     raise_failures,
+    take_in_place,
     unchanged,
     verify_anatomy,
 )
@@ -71,7 +75,9 @@ from .spec import KEEP, RunSpec, TransactionSet
 class Publication:
     """The rows that leave the product, and the report that goes with them."""
 
-    table: pd.DataFrame  # the published rows (input order), exactly the columns that leave
+    # the published rows (input order), exactly the columns that leave; read as object cells (_table below): the
+    # run core reads ``coded_table``, where a full-domain run's QIs are Categoricals of their level's labels
+    table: pd.DataFrame
     suppressed: np.ndarray  # per published row: a kept suppressed record ('*' in every QI)
     rows: np.ndarray  # input row of each published row
     # the run's report, built once by the report builders (engine/run/report.py) and never changed after
@@ -95,6 +101,11 @@ class Publication:
     _report_json: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
+    def coded_table(self) -> pd.DataFrame:
+        """The published rows as the run holds them (a full-domain run's QIs as codes, coded.py), not converted."""
+        return self.__dict__["table"]
+
+    @property
     def report(self) -> dict:
         """The report as JSON for the callers (Report.to_dict(), taken once: a copy, so whatever a caller does
         with it leaves the built report as it was); empty before it is built."""
@@ -103,6 +114,24 @@ class Publication:
         if self._report_json is None:
             self._report_json = self.built_report.to_dict()
         return self._report_json
+
+
+def _table(self: Publication) -> pd.DataFrame:
+    """Publication.table: the published rows with every QI as object cells (coded.plain_frame), the cells a
+    text output always had; converted once, on the first reading, and kept instead of the codes (so a caller
+    changing a column changes the publication, as before)."""
+    frame = self.__dict__["table"] = plain_frame(self.__dict__["table"],
+                                                 self.result.qi if self.result is not None else ())
+    return frame
+
+
+def _set_table(self: Publication, frame: pd.DataFrame) -> None:
+    self.__dict__["table"] = frame
+
+
+# a property over the dataclass field, which stays in the instance's __dict__ under its name: __init__ and
+# dataclasses.replace set it through _set_table
+Publication.table = property(_table, _set_table)  # type: ignore[assignment]
 
 
 def research_rows(table: Table, models: list[PrivacyModel]) -> np.ndarray | None:
@@ -158,17 +187,43 @@ def released_classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], 
     encoded = encoded_input(table, hierarchies, result.leaf_codes)
     if result.transformation is None or encoded is None or not table.qi or not np.array_equal(released, ~suppressed):
         return None
-    key = level_key(result.output, table.qi, hierarchies, result.transformation, encoded, released)
+    key = level_key(result.coded_output, table.qi, hierarchies, result.transformation, encoded, released)
     if key is None:
         return None
-    row_class = np.full(table.n, -1, dtype=np.int64)
     if not released.any():
-        return row_class, np.zeros(0, dtype=np.int64)
-    seen, uniques = pd.factorize(key)  # classes in first-seen order
-    starts = np.empty(len(seen), dtype=bool)
-    starts[:1] = True
-    np.greater(seen[1:], np.maximum.accumulate(seen)[:-1], out=starts[1:])
-    first_row = np.flatnonzero(released)[np.flatnonzero(starts)]  # of each class, in first-seen order
+        return np.full(table.n, -1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    # the classes (their keys, any order) and each one's first released row; ``assign`` turns ``key`` into each
+    # released row's class, given each class's number
+    span = dense_span(key)
+    if span is not None:  # keys few enough to count: one slot per possible key, no hashing, no per-row array
+        first_of = np.full(span, table.n, dtype=np.int64)
+        for start in range(0, len(key), LEVEL_KEY_BLOCK):
+            part = key[start:start + LEVEL_KEY_BLOCK]
+            np.minimum.at(first_of, part, np.arange(start, start + len(part), dtype=np.int64))
+        uniques = np.flatnonzero(first_of < table.n)
+        first_row = first_of[uniques]
+        del first_of
+
+        def assign(number: np.ndarray) -> np.ndarray:
+            class_of_key = np.zeros(span, dtype=np.int64)
+            class_of_key[uniques] = number
+            take_in_place(class_of_key, key)
+            return key
+    else:
+        seen, uniques = pd.factorize(key)  # classes in first-seen order
+        del key
+        # a class's first released row: where the running maximum of the codes rises
+        starts = np.empty(len(seen), dtype=bool)
+        starts[:1] = True
+        np.greater(seen[1:], np.maximum.accumulate(seen)[:-1], out=starts[1:])
+        first_row = np.flatnonzero(starts)
+        del starts
+
+        def assign(number: np.ndarray) -> np.ndarray:
+            take_in_place(number, seen)
+            return seen
+    if len(released) and not released.all():  # positions among the released rows -> input rows
+        first_row = np.flatnonzero(released)[first_row]
     first_hidden = int(np.argmax(suppressed)) if suppressed.any() else None  # where '*' first shows
     radices = [len(hierarchies[c].labels[result.transformation[c]]) for c in table.qi]
     rest = np.asarray(uniques, dtype=np.int64)
@@ -189,8 +244,13 @@ def released_classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], 
     order = np.lexsort(ranks)  # ranks run from the last QI to the first: the first is the primary key
     number = np.empty(len(order), dtype=np.int64)
     number[order] = np.arange(len(order))
-    row_class[released] = number[seen]
-    return row_class, np.bincount(number[seen], minlength=len(order)).astype(np.int64)
+    classes = assign(number)  # each released row's class
+    sizes = np.bincount(classes, minlength=len(order)).astype(np.int64)
+    if len(classes) == table.n:  # every row released: the classes are the array itself
+        return classes, sizes
+    row_class = np.full(table.n, -1, dtype=np.int64)
+    row_class[released] = classes
+    return row_class, sizes
 
 
 def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, Hierarchy]) -> Publication:
@@ -209,7 +269,7 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     if keep and suppressed.any():
         _check_suppressed_group(result, table, hierarchies, suppressed)
     released = np.ones(n, dtype=bool) if keep else ~suppressed
-    output = result.output
+    output = result.coded_output  # a full-domain run's QIs as codes (coded.py): gathered and checked as such
 
     # the columns that may leave: never an identifying column, never the research marker
     research = research_rows(table, result.models)
@@ -228,7 +288,7 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
         row_class, sizes = by_labels
     else:
         # each QI column of the output hashed once: its codes give the classes and the cell checks below
-        factorized = {c: factorize_cells(output[c].to_numpy(dtype=object)) for c in table.qi}
+        factorized = {c: factorize_cells(cells_of(output[c])) for c in table.qi}
         row_class, sizes = released_classes(output, table.qi, released, factorized)
     if table.person is not None and result.person_adversary != spec.person_adversary:
         raise VerificationError(f"the result was searched against the {result.person_adversary!r} adversary, the run "
@@ -237,10 +297,10 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
 
     published = released if research is None else released & research
     rows = np.flatnonzero(published)
-    if len(rows) == n and output.index.equals(pd.RangeIndex(n)):  # every row: the output's columns, not a copy
-        frame = pd.DataFrame({c: output[c].to_numpy() for c in columns}, columns=columns, copy=False)
-    else:  # one gather per column (output.iloc[rows][columns].reset_index(drop=True) copies three times)
-        frame = pd.DataFrame({c: output[c].to_numpy()[rows] for c in columns}, columns=columns, copy=False)
+    # every row: the output's columns, not a copy; else one gather per column (a coded QI's codes only;
+    # output.iloc[rows][columns].reset_index(drop=True) copies three times)
+    every = len(rows) == n and output.index.equals(pd.RangeIndex(n))
+    frame = frame_of({c: rows_of(output[c], None if every else rows) for c in columns}, pd.RangeIndex(len(rows)))
     flags = suppressed[rows]
     _check_published_cells(table, hierarchies, frame, rows, flags, result, factorized,
                            qi_checked=by_labels is not None)
@@ -301,13 +361,14 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
     whole = len(rows) == table.n
     plain = whole and table.frame.index.equals(pd.RangeIndex(table.n))
     for col in frame.columns:
-        cells = frame[col].to_numpy(dtype=object)
-        source = table.frame[col] if plain else pd.Series(table.frame[col].to_numpy()[rows], name=col, copy=False)
         if col in table.qi:
-            if (cells[flags] != ROOT).any():
+            if (cells_of(frame[col], flags) != ROOT).any():
                 raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
             if qi_checked:
                 continue
+        cells = cells_of(frame[col]) if col in table.qi else frame[col].to_numpy(dtype=object)
+        source = table.frame[col] if plain else pd.Series(table.frame[col].to_numpy()[rows], name=col, copy=False)
+        if col in table.qi:
             level = None if result.transformation is None else result.transformation.get(col)
             j = table.qi.index(col)
             subset = None

@@ -87,7 +87,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None, sink: Sink | No
                                             sdc=sdc_report)
     if sink is not None:
         stage(0.98, "writing the published table")
-        write_to(sink, publication.table, publication.suppressed, publication.rows)
+        write_to(sink, publication.coded_table, publication.suppressed, publication.rows, result.qi)
     stage(1.0, "published")
     return publication
 

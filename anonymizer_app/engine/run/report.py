@@ -22,6 +22,7 @@ from ..privacy import parse_marker, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for
 from ..setvalued.measures import frequent_itemsets
 from ..setvalued.transactions import Transactions
+from .coded import cells_of, is_coded
 from .gate import ITEMS, Publication
 from .merged import counted_figures
 from .person_report import person_section
@@ -155,7 +156,7 @@ def _coded_value_counts(publication: Publication, table: Table, hierarchies: dic
         if before is not None:
             found["before"] = before
         level = (result.transformation or {}).get(col) if result.recoding == "full-domain" else None
-        if level is not None and col in publication.table.columns:
+        if level is not None and col in publication.coded_table.columns:
             after = _published_counts(publication, col, h, int(level), leaf_codes, leaf_counts, leaf_first)
             if after is not None:
                 found["after"] = after
@@ -166,8 +167,8 @@ def _coded_value_counts(publication: Publication, table: Table, hierarchies: dic
 def _published_counts(publication: Publication, col: str, h: Hierarchy, level: int, leaf_codes: np.ndarray,
                       leaf_counts: np.ndarray, leaf_first: np.ndarray) -> pd.Series | None:
     """_coded_value_counts' published column, or None when its cells are not the labels of the rows' leaves."""
-    values = publication.table[col]
-    if values.dtype != object:
+    values = publication.coded_table[col]
+    if values.dtype != object and not is_coded(values):
         return None
     label_of = np.asarray(h.maps[level])
     categories = np.append(np.asarray(h.labels[level], dtype=object), np.array([ROOT], dtype=object))
@@ -177,7 +178,7 @@ def _published_counts(publication: Publication, col: str, h: Hierarchy, level: i
     label_codes = label_of[leaf_codes if every_row else leaf_codes[rows]]
     if suppressed.any():
         label_codes = np.where(suppressed, len(categories) - 1, label_codes)
-    if not ColumnDictionary(label_codes, categories).describes(values.to_numpy(dtype=object)):
+    if not ColumnDictionary(label_codes, categories).describes(cells_of(values)):
         return None
     if every_row:  # the labels' rows and first rows from their leaves' (no pass over the rows)
         counts = np.bincount(label_of, weights=leaf_counts, minlength=len(categories)).astype(np.int64)
@@ -239,15 +240,16 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
             lambda m: research_domain(lambda f: domain_for(m, f, hierarchies, table.is_numeric(m.column)),
                                       table.frame, flags)),
         # Anatomy's classes are groups, not QI classes: no risk figures from them
-        risk=result.recoding != "anatomy", input_records=table.n, published=len(publication.table),
+        risk=result.recoding != "anatomy", input_records=table.n, published=len(publication.coded_table),
         suppressed=suppressed if flags is None else head["suppressed"],
         suppressed_published=int(publication.suppressed.sum()),
-        suppressed_removed=in_scope - len(publication.table),
+        suppressed_removed=in_scope - len(publication.coded_table),
         value_counts={qi: {"before": value_counts(before[qi], dictionary=table.dictionaries.get(qi)
                                                   if before is table.frame else None,
                                                   counts=coded.get(qi, {}).get("before")),
-                           "after": value_counts(publication.table[qi], counts=coded.get(qi, {}).get("after"))}
-                      for qi in result.qi if qi in publication.table.columns})
+                           "after": value_counts(publication.coded_table[qi],
+                                                 counts=coded.get(qi, {}).get("after"))}
+                      for qi in result.qi if qi in publication.coded_table.columns})
     if result.transformation is not None and result.leaf_codes is not None and result.recoding == "full-domain":
         # per QI: level, ARX's Loss, NCP, height, shares published as '*' and suppressed (issue 30)
         report["attributes"] = attribute_figures(
@@ -258,8 +260,8 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     if marker is not None:
         research = int(in_scope)
         report["research_subset"] = {"column": marker, "population_records": int(table.n),
-                                     "research_records": research, "written": int(len(publication.table)),
-                                     "suppressed": int(research - len(publication.table)),
+                                     "research_records": research, "written": int(len(publication.coded_table)),
+                                     "suppressed": int(research - len(publication.coded_table)),
                                      "population_suppressed": suppressed}
         if spec.population is not None:
             report["research_subset"]["population"] = spec.population

@@ -13,10 +13,11 @@ import pandas as pd
 from ..errors import VerificationError
 from ..model.cells import FactorizedCells, factorize_cells, pointer_view
 from ..model.hierarchy import ROOT, Hierarchy
-from ..model.table import Table, group_keys, group_rows
+from ..model.table import DENSE_KEYS_MIN, DENSE_KEYS_PER_ROW, Table, group_keys, group_rows
 from ..privacy import PrivacyModel
 from ..privacy.distributions import domain_for
 from ..search.recoding import parse_range
+from .coded import cells_of, is_coded, plain_frame
 from .person_check import check_person_models, check_person_suppression, persons_of
 from .research import Verdict, research_domain, research_flags, verdicts
 
@@ -27,7 +28,9 @@ class Result:
     qi: list[str]
     models: list[PrivacyModel]
     suppression_limit: float
-    output: pd.DataFrame  # input order, identifying columns removed, QIs generalized
+    # input order, identifying columns removed, QIs generalized; read as object cells (see _output below): the
+    # run core reads ``coded_output``, where a full-domain run's QIs are Categoricals of their level's labels
+    output: pd.DataFrame
     suppressed: np.ndarray  # bool per row
     class_of_row: np.ndarray  # EC index per row, -1 for suppressed rows
     class_sizes: np.ndarray
@@ -70,6 +73,11 @@ class Result:
     output_codes: FactorizedCells | None = field(default=None, repr=False)
 
     @property
+    def coded_output(self) -> pd.DataFrame:
+        """The output as the run holds it (a full-domain run's QIs as codes, coded.py), not converted."""
+        return self.__dict__["output"]
+
+    @property
     def k(self) -> int:
         return max([getattr(m, "k", 1) for m in self.models] or [1])
 
@@ -82,7 +90,7 @@ class Result:
         return report_head(
             algorithm=self.algorithm, models=self.models, suppression_limit=self.suppression_limit, qi=self.qi,
             sensitive=self.sensitive, class_sizes=self.class_sizes, suppressed=int(self.suppressed.sum()),
-            records=int(len(self.output)), recoding=self.recoding, transformation=self.transformation,
+            records=int(len(self.coded_output)), recoding=self.recoding, transformation=self.transformation,
             metrics=self.metrics, metrics_before=self.metrics_before, options=self.options, search=self.search,
             steps=self.steps, notes=self.notes, transformation_labels=self.transformation_labels,
             identifying_removed=self.identifying_removed, verified=self.verified, seconds=self.seconds,
@@ -97,11 +105,27 @@ class Result:
             verify_anatomy(table, self.published["qit"], self.published["st"], self.sensitive, self.models,
                            self.suppression_limit)
         else:
-            verify_output(table, hierarchies, self.output, self.suppressed, self.models, self.suppression_limit,
+            verify_output(table, hierarchies, self.coded_output, self.suppressed, self.models, self.suppression_limit,
                           self.metrics, self.transformation, leaf_codes=self.leaf_codes,
                           adversary=self.person_adversary, output_codes=self.output_codes)
         self.output_codes = None  # a code per row and QI: not held past the check
         self.verified = True
+
+
+def _output(self: Result) -> pd.DataFrame:
+    """Result.output: the output with every QI as object cells (coded.plain_frame), the cells a text output
+    always had; converted once, on the first reading, and kept instead of the codes."""
+    frame = self.__dict__["output"] = plain_frame(self.__dict__["output"], self.qi)
+    return frame
+
+
+def _set_output(self: Result, frame: pd.DataFrame) -> None:
+    self.__dict__["output"] = frame
+
+
+# a property over the dataclass field, which stays in the instance's __dict__ under its name (so
+# Result(**result.__dict__) builds the same result): __init__ and dataclasses.replace set it through _set_output
+Result.output = property(_output, _set_output)  # type: ignore[assignment]
 
 
 def _with_input_loss(metrics: dict, before: dict) -> dict:
@@ -225,7 +249,7 @@ def verify_output(
     qi = table.qi
     encoded = encoded_input(table, hierarchies, leaf_codes)
     for col in qi:
-        if (output[col].to_numpy()[suppressed] != ROOT).any():
+        if (cells_of(output[col], suppressed) != ROOT).any():
             raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
     kept = ~suppressed
     key = None
@@ -267,11 +291,17 @@ def unchanged(out: np.ndarray, original: np.ndarray) -> bool:
     comparing their values (a copied column holds its input's objects: 1 ms per 1M rows, not 7)."""
     if out.shape != original.shape:
         return False
-    a, b = object_addresses(out), object_addresses(original)
-    if a is None or b is None:
+    if (out.dtype != object or original.dtype != object or out.ndim != 1 or len(out) == 0
+            or ctypes.sizeof(ctypes.c_void_p) != 8):
         return bool(np.array_equal(out, original))
-    differ = a != b
-    return bool(not differ.any() or np.array_equal(out[differ], original[differ]))
+    held_out, held_original = np.ascontiguousarray(out), np.ascontiguousarray(original)  # referenced below
+    a, b = pointer_view(held_out), pointer_view(held_original)  # not copied: a block of rows compared at a time
+    for start in range(0, len(a), LEVEL_KEY_BLOCK):
+        rows = slice(start, start + LEVEL_KEY_BLOCK)
+        differ = a[rows] != b[rows]
+        if differ.any() and not np.array_equal(held_out[rows][differ], held_original[rows][differ]):
+            return False
+    return True
 
 
 LEVEL_KEY_BLOCK = 1 << 18  # rows per block in level_key
@@ -291,21 +321,38 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
     key = np.zeros(len(kept), dtype=np.int64)  # over every row, the kept ones taken once at the end
     for j, (col, radix) in enumerate(zip(qi, radices)):
         h, level = hierarchies[col], transformation[col]
-        cells = output[col].to_numpy()  # referenced until this column is checked: ``shown`` views its pointers
+        column = output[col]
+        cells = column.array if is_coded(column) else column.to_numpy()  # referenced until this column is checked
         labels = object_addresses(np.asarray(h.labels[level], dtype=object))
-        if labels is None or cells.dtype != object or cells.ndim != 1:  # (labels None: not a 64-bit build)
+        if labels is None or cells.ndim != 1:  # (labels None: not a 64-bit build)
             return None
-        cells = np.ascontiguousarray(cells)
-        shown = pointer_view(cells) if len(cells) else np.zeros(0, dtype=np.uint64)
         label_of = np.asarray(h.maps[level], dtype=np.int64)  # per leaf: its label's code, and that label's object
-        label_object = labels[label_of]
+        if isinstance(cells, pd.Categorical):
+            # a row's cell is its category's object: the label code that object is (-1: no label's) per category
+            shown = cells.codes
+            if len(shown) and int(shown.min()) < 0:  # a missing cell: no label's
+                return None
+            code_of = {int(a): i for i, a in enumerate(labels)}
+            held = object_addresses(np.asarray(cells.categories, dtype=object))
+            if held is None:
+                return None
+            category_label = np.array([code_of.get(int(a), -1) for a in held], dtype=np.int64)
+            expected = label_of
+        else:
+            if cells.dtype != object:
+                return None
+            cells = np.ascontiguousarray(cells)
+            shown = pointer_view(cells) if len(cells) else np.zeros(0, dtype=np.uint64)
+            category_label = None
+            expected = labels[label_of]  # per leaf: its label's object
         # a block of rows at a time: the per-row temporaries stay a few MB however long the table (at 5M rows
         # whole columns of them were ~160 MB on top of the output)
         for start in range(0, len(kept), LEVEL_KEY_BLOCK):
             rows = slice(start, start + LEVEL_KEY_BLOCK)
             leaves = encoded[rows, j].astype(np.intp)  # the index type np.take works in
             # np.take raises on a code that is no leaf's, as indexing does
-            other = shown[rows] != np.take(label_object, leaves)
+            seen = shown[rows] if category_label is None else np.take(category_label, shown[rows])
+            other = seen != np.take(expected, leaves)
             if (other.any() if everything else (other & kept[rows]).any()):
                 return None
             part = key[rows]
@@ -315,13 +362,43 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
 
 
 def _classes_of_key(key: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Class sizes and row -> class (-1 suppressed) of the kept rows grouped by ``key``."""
-    row_class = np.full(len(kept), -1, dtype=np.int64)
+    """Class sizes and row -> class (-1 suppressed) of the kept rows grouped by ``key`` (the kept rows' keys,
+    overwritten), numbered in key order (group_keys' numbering). Keys few enough per row are counted and
+    renumbered in place (no per-row array beyond ``key``); others go through group_keys."""
     if not kept.any():
-        return np.zeros(0, dtype=np.int64), row_class
-    _, inverse, sizes = group_keys(key)
+        return np.zeros(0, dtype=np.int64), np.full(len(kept), -1, dtype=np.int64)
+    span = dense_span(key)
+    if span is None:
+        _, inverse, sizes = group_keys(key)
+    else:
+        every = np.bincount(key, minlength=span)
+        present = np.flatnonzero(every > 0)
+        rank = np.zeros(span, dtype=np.int64)
+        rank[present] = np.arange(len(present), dtype=np.int64)
+        take_in_place(rank, key)
+        inverse, sizes = key, every[present]
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(inverse) == len(kept):  # every row kept: the classes are the array itself
+        return sizes, inverse
+    row_class = np.full(len(kept), -1, dtype=np.int64)
     row_class[kept] = inverse
-    return np.asarray(sizes, dtype=np.int64), row_class
+    return sizes, row_class
+
+
+def dense_span(key: np.ndarray) -> int | None:
+    """max(key) + 1 when the int64 keys are non-negative and few enough per row to be counted, one slot per
+    possible key (model.table's bound for group_keys), else None."""
+    if key.dtype != np.int64 or not len(key):
+        return None
+    low, high = int(key.min()), int(key.max())
+    return high + 1 if low >= 0 and high < max(DENSE_KEYS_PER_ROW * len(key), DENSE_KEYS_MIN) else None
+
+
+def take_in_place(lookup: np.ndarray, values: np.ndarray) -> None:
+    """values[:] = lookup[values], a block of rows at a time (temporaries of a block, not of the column)."""
+    for start in range(0, len(values), LEVEL_KEY_BLOCK):
+        part = values[start:start + LEVEL_KEY_BLOCK]
+        part[...] = lookup[part]
 
 
 def _verify_cells(table: Table, hierarchies: dict[str, Hierarchy], output: pd.DataFrame, suppressed: np.ndarray,
@@ -333,7 +410,7 @@ def _verify_cells(table: Table, hierarchies: dict[str, Hierarchy], output: pd.Da
     n, qi = table.n, table.qi
     out_codes = np.empty((n, len(qi)), dtype=np.int64)
     for j, col in enumerate(qi):
-        cells = output[col].to_numpy()
+        cells = cells_of(output[col])
         # each output column hashed once: its codes serve the cell check and the classes below
         factorized = (output_codes.get(col, cells) if output_codes is not None else None) or factorize_cells(cells)
         check_cells(col, table.frame[col], cells, hierarchies[col], suppressed,

@@ -3,10 +3,12 @@ time, in publication order. Every backend hands its rows to the sink through :fu
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Sequence
 
 import numpy as np
 import pandas as pd
+
+from .coded import plain_frame
 
 SINK_ROWS = 32_768  # rows per chunk handed to a sink (the stored Parquet's row group)
 
@@ -18,11 +20,14 @@ class Sink(Protocol):
         """``rows``: the input row of each published row (the web app aligns the original beside it)."""
 
 
-def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray) -> None:
-    """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least)."""
+def write_to(sink: Sink, frame: pd.DataFrame, suppressed: np.ndarray, rows: np.ndarray,
+             qi: Sequence[str] = ()) -> None:
+    """Hand ``frame`` to ``sink`` in chunks of SINK_ROWS rows (one chunk, maybe empty, at least). The QIs
+    ``qi`` held as codes (coded.py) reach the sink as object cells, a chunk at a time."""
     if len(frame) == 0:
-        sink.write(frame, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
+        sink.write(plain_frame(frame, qi), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
         return
     for start in range(0, len(frame), SINK_ROWS):
         stop = min(start + SINK_ROWS, len(frame))
-        sink.write(frame.iloc[start:stop].reset_index(drop=True), suppressed[start:stop], rows[start:stop])
+        chunk = plain_frame(frame.iloc[start:stop].reset_index(drop=True), qi)
+        sink.write(chunk, suppressed[start:stop], rows[start:stop])

@@ -1,0 +1,90 @@
+"""A full-domain output's QI columns held as codes into their level's labels (pandas Categoricals).
+
+A QI at one level of its hierarchy shows a few distinct labels, each on many rows: an object per row (8 bytes
+a cell, 40 MB per column at 5M rows) holds nothing the label table and a small code per row do not. The run
+core (verification, the gate, the report, the sinks) reads the codes; a caller reading ``Result.output`` or
+``Publication.table`` gets the columns as the labels' own objects (:func:`plain_frame`), the cells a text
+output always had, so every export and comparison sees the same values.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..model.hierarchy import ROOT, Hierarchy
+
+
+def level_column(h: Hierarchy, level: int, leaves: np.ndarray, suppressed: np.ndarray | None) -> pd.Categorical | None:
+    """The column of a QI at ``level``: each row's label (``labels[level][maps[level][leaf]]``), ROOT on a
+    ``suppressed`` row, as a Categorical whose categories are the level's label objects (ROOT appended when
+    a suppressed row shows it and no label reads it). None when the labels are not distinct values (a
+    Categorical cannot hold them: the caller builds object cells)."""
+    labels = np.asarray(h.labels[level], dtype=object)
+    categories = pd.Index(labels, dtype=object)
+    if not categories.is_unique or categories.hasnans:
+        return None
+    root = None
+    if suppressed is not None:
+        found = np.flatnonzero(labels == ROOT)
+        if len(found):
+            root = int(found[0])
+        else:
+            root = len(labels)
+            categories = pd.Index(np.append(labels, np.array([ROOT], dtype=object)), dtype=object)
+    width = np.int8 if len(categories) < 2**7 else np.int16 if len(categories) < 2**15 else np.int32
+    label_of = np.asarray(h.maps[level]).astype(width)
+    codes = np.take(label_of, leaves, mode="wrap")  # leaves are valid codes (encode checked them)
+    if suppressed is not None:
+        codes[suppressed] = root
+    # validate=False: the codes index the categories by construction (the stubs predate the argument)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories),  # type: ignore[call-arg,arg-type]
+                                     validate=False)
+
+
+def is_coded(column: pd.Series) -> bool:
+    """Does ``column`` hold codes into its categories (a Categorical)?"""
+    return isinstance(column.dtype, pd.CategoricalDtype)
+
+
+def cells_of(column: pd.Series, rows: np.ndarray | None = None) -> np.ndarray:
+    """The cells of ``column`` (of ``rows`` only: a mask or positions) as an object array; a Categorical's
+    cells are its categories' objects, taken for those rows alone."""
+    if is_coded(column):
+        values = column.array if rows is None else column.array[rows]
+        return np.asarray(values, dtype=object)
+    cells = column.to_numpy()
+    return cells if rows is None else cells[rows]
+
+
+def rows_of(column: pd.Series, rows: np.ndarray | None) -> np.ndarray | pd.Categorical:
+    """The column's values (of ``rows`` when given) for a new frame: a Categorical's codes gathered, not its
+    cells; the buffer itself when every row is taken."""
+    values = column.array if is_coded(column) else column.to_numpy()
+    return values if rows is None else values[rows]
+
+
+def plain_frame(frame: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with its coded QI columns as object cells (the categories' own objects); the frame itself
+    when none is coded. The other columns are the frame's own."""
+    coded = [c for c in qi if c in frame.columns and is_coded(frame[c])]
+    if not coded:
+        return frame
+    return frame_of({c: (np.asarray(frame[c].array, dtype=object) if c in coded else rows_of(frame[c], None))
+                     for c in frame.columns}, frame.index)
+
+
+def frame_of(columns: Mapping[str, np.ndarray | pd.api.extensions.ExtensionArray], index: pd.Index) -> pd.DataFrame:
+    """pd.DataFrame(columns, index=index, copy=False), the same frame without pandas' scan of each object column
+    for datetimes to convert it to (several temporaries of 8-16 bytes a row): a column of objects starting with a
+    str is never converted (all its cells would have to be datetime-like), so it goes in as a Series of objects,
+    which skips the scan (a Categorical likewise); any other column as pandas takes it."""
+    scanned = pd.get_option("future.infer_string")  # str cells would become pandas' string dtype
+    frame = {}
+    for c, values in columns.items():
+        text = not scanned and values.dtype == object and len(values) > 0 and type(values[0]) is str
+        frame[c] = pd.Series(values, index=index, dtype=values.dtype, copy=False) \
+            if text or isinstance(values, pd.Categorical) else values
+    return pd.DataFrame(frame, index=index, columns=list(columns), copy=False)
