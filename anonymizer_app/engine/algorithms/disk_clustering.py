@@ -161,6 +161,10 @@ class ClusterStore:
 
         def take(p: int) -> np.ndarray:
             rows = split.take(p, remove=True)
+            ids = rows[:, 1]
+            if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+                # appended in row order (every batch split stably): a stable sort by key alone is (key, id)
+                return rows[np.argsort(rows[:, 0], kind="stable")]
             return rows[np.lexsort((rows[:, 1], rows[:, 0]))]
 
         return split.parts, take
