@@ -65,6 +65,12 @@ def test_another_users_dataset_and_job_are_404(client, other_user, dataset, user
     assert client.get(f"/jobs/{job.pk}/synthesis/download/csv").status_code == 404
 
 
+def job_title_text(job: Job) -> str:
+    from anonymizer_app.views.common import job_title
+
+    return escape(job_title(job))
+
+
 def test_posting_queues_a_job_and_draws_nothing_in_the_request(client_alice, dataset, monkeypatch):
     submitted = queue_without_running(monkeypatch)
     response = client_alice.post(f"/datasets/{dataset.pk}/synthesis/", form_data())
@@ -73,6 +79,8 @@ def test_posting_queues_a_job_and_draws_nothing_in_the_request(client_alice, dat
     assert job.kind == Job.SYNTHESIS and job.status == Job.QUEUED and job.algorithm == "synthesis:cart"
     assert job.options["synthesis"]["seed"] == 3 and not Result.objects.filter(job=job).exists()
     assert not PrivacyLedgerEntry.objects.filter(dataset=dataset).exists()  # the baseline spends nothing
+    page = client_alice.get(response["Location"]).content.decode()
+    assert f"Queued {job_title_text(job)} on" in page and "k=0" not in page  # no k for a synthesis
 
 
 def test_a_dp_synthesis_spends_its_epsilon_and_delta_from_the_ledger(client_alice, dataset, user):

@@ -156,4 +156,6 @@ def queue_job(request, job: Job) -> None:
             status=Job.FAILED, finished=timezone.now(), message=f"could not queue the job: {exc}")
         messages.error(request, "The job could not be queued; is a Celery worker and broker running?")
     else:
-        messages.success(request, f"Queued {job_label(job)} with k={job.k} on {job.dataset.name}.")
+        # k only where the job has one: not "with k=0" for a synthesis, SUDA2 or model job
+        what = f"{job_label(job)} with k={job.k}" if job.kind == Job.RUN else job_title(job)
+        messages.success(request, f"Queued {what} on {job.dataset.name}.")
