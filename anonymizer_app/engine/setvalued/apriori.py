@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import Cancelled, InputError, UnsatisfiableError
-from . import itemsets
+from . import itemsets, triples
 from .transactions import Transactions
 
 Progress = Callable[[float, str], bool]
+LAZY_TRIPLES = True  # 3-itemsets found lazily (.triples); False: the whole table counted (the tests compare both)
 
 
 @dataclass
@@ -70,19 +71,29 @@ def run_apriori(tx: Transactions, k: int, m: int, generalizer, progress: Progres
                 raise Cancelled("cancelled")
             offsets, codes = _generalized(tx, generalizer.node_of_item)
             base = generalizer.node_count
-            keys, support = itemsets.supports(offsets, codes, size, base)
-            bad = support < k
-            if not bad.any():
-                break
-            order = np.argsort(support[bad], kind="stable")
-            violating = itemsets.decode(keys[bad][order], size, base)
             single_keys, single_support = itemsets.supports(offsets, codes, 1, base)
             node_support = np.zeros(base, dtype=np.int64)
             node_support[single_keys] = single_support
-            if not generalizer.fix(violating, support[bad][order], node_support, k):
-                first = ", ".join(generalizer.labels[int(c)] for c in violating[0])
+            if size == 3 and LAZY_TRIPLES:
+                # found lazily while the rules are added: no table of all 3-itemsets (see .triples)
+                lazy = triples.Violations(offsets, codes, base, k)
+                found = lazy.first()
+                if found is None:
+                    break
+                violating: np.ndarray | triples.Violations = lazy
+                first_row, first_support = found
+            else:
+                keys, support = itemsets.supports(offsets, codes, size, base)
+                bad = support < k
+                if not bad.any():
+                    break
+                order = np.argsort(support[bad], kind="stable")
+                violating = itemsets.decode(keys[bad][order], size, base)
+                first_row, first_support = violating[0].tolist(), int(support[bad][order][0])
+            if not generalizer.fix(violating, node_support, k):
+                first = ", ".join(generalizer.labels[int(c)] for c in first_row)
                 raise UnsatisfiableError(
                     f"k^m-anonymity with k={k}, m={m} cannot be reached: the itemset {{{first}}} occurs in "
-                    f"{int(support[bad][order][0])} record(s) and its items cannot be generalized further"
+                    f"{first_support} record(s) and its items cannot be generalized further"
                     + ("" if generalizer.can_suppress else "; allow item suppression or lower k"))
     return generalizer.recoding(rounds)

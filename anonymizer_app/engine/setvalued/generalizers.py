@@ -1,7 +1,7 @@
 """The generalization rules AA may add: a cut of a predefined item hierarchy, or dynamic groups.
 
 Both keep ``node_of_item`` (input item code -> generalized node id, -1 when suppressed) and offer
-``fix(violating, support, node_support, k)``: add rules for the violating itemsets of one round
+``fix(violating, node_support, k)``: add rules for the violating itemsets of one round
 (node-id tuples, lowest support first), skipping an itemset whose items a rule of this round already
 changed; False when no rule could be added. Information loss is the NCP of docs/definitions.md,
 counted over item occurrences (records as sets).
@@ -18,16 +18,21 @@ from ..errors import InputError
 from ..model.hierarchy import Hierarchy
 from .apriori import SetRecoding
 from .transactions import Transactions
+from .triples import Violations
 
 MAX_LISTED = 8
 ROW_BLOCK = 4096  # violating itemsets screened at once against the items already touched in a round
 
 
-def untouched_rows(violating: np.ndarray, touched: set[int]) -> Iterator[list[int]]:
+def untouched_rows(violating: np.ndarray | Violations, touched: set[int]) -> Iterator[list[int]]:
     """The rows of ``violating`` in order as lists of ints, less those holding an item of ``touched``
     when their block of rows is reached. ``touched`` only grows while the caller adds rules, so a row
     left out here would have been skipped by the caller's own check; the caller still checks the rows
-    given. A round can hold millions of violating itemsets, nearly all of them skipped: numpy skips them."""
+    given. A round can hold millions of violating itemsets, nearly all of them skipped: numpy skips them.
+    3-itemsets come lazily, in the same order (:class:`.triples.Violations`)."""
+    if isinstance(violating, Violations):
+        yield from violating.rows(touched)
+        return
     mask = np.zeros(int(violating.max(initial=-1)) + 1, dtype=bool)
     for start in range(0, len(violating), ROW_BLOCK):
         ids = np.fromiter(touched, dtype=np.int64, count=len(touched))
@@ -94,7 +99,7 @@ class HierarchyCut:
         now = self.node_leaves[node_of_leaf[under]]
         return float(np.sum(self.leaf_occurrences[under] * (self.node_leaves[parent] - now)))
 
-    def fix(self, violating: np.ndarray, support: np.ndarray, node_support: np.ndarray, k: int) -> bool:
+    def fix(self, violating: np.ndarray | Violations, node_support: np.ndarray, k: int) -> bool:
         touched: set[int] = set()
         applied = False
         for row in untouched_rows(violating, touched):
@@ -205,7 +210,7 @@ class DynamicGroups:
         # the rarest other group (a merged group of u items costs u/|I| per occurrence: the rarest is cheapest)
         return next((h for h in by_support if h != x and h not in touched), None)
 
-    def fix(self, violating: np.ndarray, support: np.ndarray, node_support: np.ndarray, k: int) -> bool:
+    def fix(self, violating: np.ndarray | Violations, node_support: np.ndarray, k: int) -> bool:
         touched: set[int] = set()
         applied = False
         live = list(self.members)

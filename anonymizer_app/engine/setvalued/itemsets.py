@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.table import sorted_unique
+from . import triples
 from .transactions import Transactions
 
 CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
@@ -130,6 +131,12 @@ def smallest_support(offsets: np.ndarray, codes: np.ndarray, m: int) -> tuple[in
     base = _base(codes)
     best: tuple[int | None, tuple[int, ...] | None] = (None, None)
     for size in range(1, m + 1):
+        if size == 3:  # without a table of every 3-itemset (.triples)
+            found = triples.smallest_triple(offsets, codes, base)
+            if found[0] is None:
+                break
+            best = found if best[0] is None or found[0] < best[0] else best
+            continue
         keys, counts = supports(offsets, codes, size, base)
         if not len(keys):
             break
@@ -145,6 +152,16 @@ def smallest_support_of(tx: Transactions, m: int) -> tuple[int | None, tuple[int
     base = max(len(tx.items), 1)
     best: tuple[int | None, tuple[int, ...] | None] = (None, None)
     for size in range(1, m + 1):
+        if size == 3:  # without a table of every 3-itemset (.triples)
+            if "_smallest_triple" not in tx.__dict__:
+                itemset_supports(tx, 1)  # the sorted sets, cached
+                offsets, codes = tx.__dict__["_sorted"]
+                tx.__dict__["_smallest_triple"] = triples.smallest_triple(offsets, codes, base)
+            found = tx.__dict__["_smallest_triple"]
+            if found[0] is None:
+                break
+            best = found if best[0] is None or found[0] < best[0] else best
+            continue
         keys, counts = itemset_supports(tx, size)
         if not len(keys):
             break
