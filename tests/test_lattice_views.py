@@ -13,7 +13,7 @@ from anonymizer_app import engine
 from anonymizer_app.engine.model.table import frequency_set
 from anonymizer_app.engine.search.lattice import equivalence_classes
 from anonymizer_app.models import Job
-from anonymizer_app.services import jobs, results, storage
+from anonymizer_app.services import jobs, lattice_known, results, storage
 from anonymizer_app.views import lattice as lattice_view
 
 pytestmark = pytest.mark.django_db
@@ -331,6 +331,17 @@ def test_the_evaluation_is_a_job_with_progress_and_one_at_a_time(client_alice, j
     status = client_alice.get(f"/jobs/{evaluation.pk}/status/").json()
     assert status["result_url"] == urls(job)["page"]
     assert client_alice.get(f"/jobs/{evaluation.pk}/result/")["Location"] == urls(job)["page"]
+
+
+def test_a_run_whose_first_view_was_not_written_still_succeeds(client_alice, dataset, monkeypatch):
+    def fail(job, publication):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(lattice_known, "remember", fail)
+    job = run(dataset, options={"metric": "discernibility"})
+    assert job.status == Job.SUCCEEDED and not (storage.lattice_cache_dir(job) / lattice_known.KNOWN_FILE).exists()
+    queue_without_running(monkeypatch)
+    r = client_alice.get(urls(job)["data"])
+    assert r.status_code == 202 and "lattice" not in r.json()  # progress alone, as before the first view
 
 
 def test_a_failed_or_cancelled_evaluation_says_why_and_can_be_retried(client_alice, job, monkeypatch):

@@ -7,6 +7,7 @@ Handles the job kinds "run" and "lattice-keep" (registered in job_support.JOB_HA
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import numpy as np
@@ -32,6 +33,8 @@ from . import (
     storage,
 )
 from .job_support import Progress, build_models, register
+
+log = logging.getLogger(__name__)
 
 
 def job_spec(job: Job, algorithm: str | None = None, options: dict | None = None, streamed: bool = False,
@@ -133,7 +136,10 @@ def run_and_store(job: Job, progress) -> Result:
         storage.write_string_table(st, storage.sensitive_table_path(target))
     stored = results.store(job, results.report_json(publication.report), storage.result_name(job),
                            storage.job_files(job))
-    lattice_known.remember(job, publication)  # the lattice page's first view (a lattice run's search)
+    try:  # the lattice page's first view (a lattice run's search): an extra, whose failure leaves the page as it was
+        lattice_known.remember(job, publication)
+    except Exception:  # noqa: BLE001 - logged; the run and its stored result stand
+        log.exception("the lattice's first view of job %s was not written", job.pk)
     return stored
 
 
