@@ -28,7 +28,15 @@ from .merged import counted_figures
 from .person_report import person_section
 from .report_model import ModelCheck, Report, ReportKeys, model_check
 from .research import published_classes, research_domain, research_flags, verdicts
-from .result import class_size_histogram, encoded_input, factorize_cells, plain, report_head
+from .result import (
+    LEVEL_KEY_BLOCK,
+    class_size_histogram,
+    encoded_input,
+    factorize_cells,
+    object_addresses,
+    plain,
+    report_head,
+)
 from .spec import SUPPRESSED_ROWS, RunSpec, TransactionSet
 from .stages import cell_label, input_figures, level_labels, result_figures, weighted_attack
 from .weighted import (
@@ -178,7 +186,7 @@ def _published_counts(publication: Publication, col: str, h: Hierarchy, level: i
     label_codes = label_of[leaf_codes if every_row else leaf_codes[rows]]
     if suppressed.any():
         label_codes = np.where(suppressed, len(categories) - 1, label_codes)
-    if not ColumnDictionary(label_codes, categories).describes(cells_of(values)):
+    if not _shows_codes(values, label_codes, categories):
         return None
     if every_row:  # the labels' rows and first rows from their leaves' (no pass over the rows)
         counts = np.bincount(label_of, weights=leaf_counts, minlength=len(categories)).astype(np.int64)
@@ -188,6 +196,24 @@ def _published_counts(publication: Publication, col: str, h: Hierarchy, level: i
         counts = np.bincount(label_codes, minlength=len(categories))
         first = _first_rows(label_codes, len(categories))
     return _ordered_counts(categories, counts, first, values.name)
+
+
+def _shows_codes(values: pd.Series, label_codes: np.ndarray, categories: np.ndarray) -> bool:
+    """Is every cell of ``values`` the very object categories[label_codes[row]]? A coded column (coded.py) is
+    compared a block of rows at a time through its categories' addresses, without its cells as objects."""
+    if not is_coded(values):
+        return ColumnDictionary(label_codes, categories).describes(cells_of(values))
+    column = values.array
+    shown = object_addresses(np.asarray(column.categories, dtype=object))
+    wanted = object_addresses(np.asarray(categories, dtype=object))
+    codes = column.codes
+    if shown is None or wanted is None or len(codes) != len(label_codes) or (len(codes) and int(codes.min()) < 0):
+        return False
+    for start in range(0, len(codes), LEVEL_KEY_BLOCK):
+        rows = slice(start, start + LEVEL_KEY_BLOCK)
+        if not np.array_equal(np.take(shown, codes[rows]), np.take(wanted, label_codes[rows])):
+            return False
+    return True
 
 
 def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
