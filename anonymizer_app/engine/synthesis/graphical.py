@@ -123,9 +123,16 @@ def estimate(sizes: dict[str, int], measurements: list[Measurement], iters: int,
 
 
 def model_size_mb(sizes: dict[str, int], cliques: list[Clique]) -> float:
-    """The memory of the junction tree of a model on these cliques (8 bytes a cell), as AIM bounds it."""
+    """The memory of the junction tree of a model on these cliques (8 bytes a cell), as AIM bounds it (cached:
+    AIM asks again every round for each candidate, and the model's cliques change only when it adds one)."""
+    return _model_size_mb(tuple(sizes.items()), tuple(tuple(c) for c in cliques))
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_size_mb(sizes: tuple[tuple[str, int], ...], cliques: tuple[Clique, ...]) -> float:
     mbi = _mbi()
-    domain = mbi.Domain(list(sizes), [sizes[c] for c in sizes])
-    tree, _ = mbi.junction_tree.make_junction_tree(domain, [tuple(c) for c in cliques])
-    cells = sum(int(np.prod([sizes[a] for a in node])) for node in tree.nodes)
+    domain = mbi.Domain([a for a, _ in sizes], [n for _, n in sizes])
+    size = dict(sizes)
+    tree, _ = mbi.junction_tree.make_junction_tree(domain, list(cliques))
+    cells = sum(int(np.prod([size[a] for a in node])) for node in tree.nodes)
     return cells * 8 / 2**20
