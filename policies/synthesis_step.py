@@ -33,9 +33,15 @@ class StepError(InputError):
 
 
 def _number(value, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise StepError(path, f"expected a number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value)  # a JSON integer of hundreds of digits holds no float: OverflowError
+    except OverflowError:
+        raise StepError(path, f"expected a finite number, got a whole number of {len(str(abs(value)))} digits") from None
+    if not math.isfinite(number):
+        raise StepError(path, f"expected a finite number, got {value!r}")
+    return number
 
 
 def validate(step, columns: list[dict]) -> dict:

@@ -109,8 +109,17 @@ def build_spec(dataset: Dataset, data: dict) -> dict:
         if len(values) not in (2, 3):
             raise InputError(f"bounds of {name!r}: give lower, upper (and the number of bins)")
         lower, upper = float(values[0]), float(values[1])
-        count = int(values[2]) if len(values) == 3 else 20
-        NumericBins(lower, upper, count)  # checks them, with the engine's message
+        try:  # a whole number of bins (JSON's 10.0 is 10; 2.5 was cut to 2 without a word)
+            given_count = float(values[2]) if len(values) == 3 else 20.0
+        except (TypeError, ValueError, OverflowError):
+            given_count = math.nan
+        if not given_count.is_integer():
+            raise InputError(f"bounds of {name!r}: the number of bins must be a whole number, got {values[2]!r}")
+        count = int(given_count)
+        try:
+            NumericBins(lower, upper, count)  # checks them, with the engine's message
+        except InputError as exc:
+            raise InputError(f"bounds of {name!r}: {exc}") from None
         bounds[name] = [lower, upper, count]
     for name in chosen:  # a DP method's domain must be public: a numeric column's bins never from the data
         if synthesizer.dp and info[name]["numeric"] and not info[name]["hierarchy"] and name not in bounds:

@@ -9,6 +9,9 @@ import, plus its import line in engine/synthesis/__init__.py. Forms, the CLI, th
 
 from __future__ import annotations
 
+import math
+import numbers
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +37,9 @@ def _never_cancelled() -> bool:
     return False
 
 
+MAX_BINS = 10_000
+
+
 @dataclass(frozen=True)
 class NumericBins:
     """Equal-width bins of a numeric column chosen from public bounds, never from the data: [lower, upper) in
@@ -46,8 +52,13 @@ class NumericBins:
     def __post_init__(self) -> None:
         if not self.upper > self.lower:
             raise InputError(f"bins: the upper bound {self.upper:g} must be above the lower bound {self.lower:g}")
-        if self.count < 1:
-            raise InputError(f"bins: the number of bins must be at least 1, got {self.count}")
+        if not math.isfinite(self.upper - self.lower):  # an infinite bound or width: every bin would be NaN wide
+            raise InputError(f"bins: the bounds must be finite numbers less than {sys.float_info.max:g} apart, "
+                             f"got {self.lower:g} and {self.upper:g}")
+        # each bin gets a label and a cell of every marginal holding the column: a hostile count is a worker's memory
+        if isinstance(self.count, bool) or not isinstance(self.count, numbers.Integral) or not 1 <= self.count <= MAX_BINS:
+            raise InputError(f"bins: the number of bins must be a whole number from 1 to {MAX_BINS:,}, "
+                             f"got {self.count}")
 
 
 @dataclass
