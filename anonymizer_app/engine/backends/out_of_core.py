@@ -45,7 +45,7 @@ from ..errors import Cancelled, InputError, VerificationError
 from ..measure.attack import report_part
 from ..model.cells import factorize_cells
 from ..model.hierarchy import Hierarchy
-from ..model.missing import MISSING, normalize_frame
+from ..model.missing import MISSING, missing_mask, normalize_missing
 from ..model.table import Role, group_rows, infer_type
 from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain
@@ -305,8 +305,7 @@ def _sliced(chunks: ChunkSource, rows: int) -> ChunkSource:
     def sliced():
         for chunk in chunks():
             for s in range(0, len(chunk), rows):
-                # blanks and NA markers (those in use: engine.model.missing) read as the missing value
-                yield normalize_frame(chunk.iloc[s:s + rows])
+                yield chunk.iloc[s:s + rows]  # normalized as the scan keeps it (ChunkCache.add)
     return sliced
 
 
@@ -334,9 +333,10 @@ def _scan(chunks: ChunkSource, cache: ChunkCache, plan_of: Callable[[list[str]],
             seen = {c: [] for c in plan.wanted}
         chunk = _checked(chunk, plan.columns)
         n += len(chunk)
-        factorized = cache.add(chunk)
+        kept = cache.add(chunk)
         for c, parts in seen.items():
-            parts.append(_distinct_text(chunk[c], factorized.get(c)))
+            column = kept[c]
+            parts.append(_distinct_text(column) if isinstance(column, pd.Series) else _distinct_text(None, column))
             if len(parts) > 16:  # keep the lists short: distinct values in order of appearance
                 seen[c] = [pd.unique(np.concatenate(parts))]
     if plan is None or n == 0:
@@ -345,11 +345,17 @@ def _scan(chunks: ChunkSource, cache: ChunkCache, plan_of: Callable[[list[str]],
     return _Scan(plan, n, distinct)
 
 
-def _distinct_text(values: pd.Series, factorized: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def _distinct_text(values: pd.Series | None, factorized: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """pd.unique(values.astype(str)) (first-seen order), str() applied to the distinct cells only;
-    ``factorized``: factorize_cells of the values, when known."""
-    codes, distinct = factorized if factorized is not None else factorize_cells(values.to_numpy(dtype=object))
+    ``factorized``: the values as codes of distinct values, none missing (then ``values`` may be None)."""
+    distinct: np.ndarray | pd.Index
+    if factorized is not None:
+        codes, distinct = factorized
+    else:
+        assert values is not None
+        codes, distinct = factorize_cells(values.to_numpy(dtype=object))
     if len(codes) and codes.min() < 0:  # a None/NaN cell: astype(str) spells it, keep its exact text
+        assert values is not None
         return np.asarray(pd.unique(values.astype(str)), dtype=object)
     return np.asarray(pd.unique(np.array([str(v) for v in distinct], dtype=object)), dtype=object)
 
@@ -362,37 +368,41 @@ def _checked(chunk: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 # ---- the chunks as read once ------------------------------------------------------------------------
 class ChunkCache:
-    """The table's chunks, normalized, as the scan read them, kept in a scratch folder so that the later
-    passes neither parse the caller's text again nor hash every cell: a column of str cells as codes
-    (first-seen order, the smallest integer type) of its distinct values, any other column as it is;
-    one pickle file per chunk, read back in order (:class:`CachedChunk`)."""
+    """The table's chunks as the scan read them, missing cells normalized, kept in a scratch folder so that
+    the later passes neither parse the caller's text again nor hash every cell: a column of str cells as
+    codes (first-seen order, the smallest integer type) of its distinct values, any other column as it
+    is; one pickle file per chunk, read back in order (:class:`CachedChunk`)."""
 
     def __init__(self, directory: str):
         os.makedirs(directory, exist_ok=True)
         self.directory = directory
         self.paths: list[str] = []
 
-    def add(self, chunk: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Keep the chunk (a RangeIndex from 0); returns the dictionary codes of its str columns by name."""
+    def add(self, chunk: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray] | pd.Series]:
+        """Keep the chunk (a RangeIndex from 0) with the blanks and NA markers in use read as the missing
+        value (normalize_frame's cells); returns its columns by name as kept: a str column as (codes,
+        distinct values), any other column normalized."""
         columns: list[tuple[np.ndarray, np.ndarray] | pd.Series] = []
-        factorized: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        by_name: dict[str, tuple[np.ndarray, np.ndarray] | pd.Series] = {}
         for i, c in enumerate(chunk.columns):
             series = chunk.iloc[:, i]
-            kept: tuple[np.ndarray, np.ndarray] | pd.Series = series
+            kept: tuple[np.ndarray, np.ndarray] | pd.Series | None = None
             if series.dtype == object:
                 codes, distinct = factorize_cells(series.to_numpy(dtype=object))
                 values = np.asarray(distinct, dtype=object)
                 # str cells only: codes of equal values are one object, which other types would not allow
                 # (1 and 1.0 factorize together); no missing code (-1)
                 if (not len(codes) or codes.min() >= 0) and all(type(v) is str for v in values):
-                    kept = (codes.astype(np.min_scalar_type(max(len(values) - 1, 0))), values)
-                    factorized[str(c)] = (kept[0], values)
+                    kept = _normalized_codes(codes, values)
+            if kept is None:
+                kept = normalize_missing(series)
             columns.append(kept)
+            by_name[str(c)] = kept
         path = os.path.join(self.directory, f"chunk-{len(self.paths):05d}.pickle")
         with open(path, "wb") as fh:
             pickle.dump((list(chunk.columns), len(chunk), columns), fh, protocol=pickle.HIGHEST_PROTOCOL)
         self.paths.append(path)
-        return factorized
+        return by_name
 
     def __iter__(self) -> Iterator[CachedChunk]:
         for path in self.paths:
@@ -410,6 +420,19 @@ class ChunkCache:
             frame = pd.DataFrame(arrays, index=pd.RangeIndex(rows))
             frame.columns = pd.Index(names)
             yield CachedChunk(frame, dictionaries)
+
+
+def _normalized_codes(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """normalize_missing of the column values[codes] (distinct str values in first-seen order), as codes of
+    its distinct values in first-seen order: the missing ones (blank, an NA marker) become MISSING."""
+    missing = missing_mask(pd.Series(values, dtype=object)).to_numpy(dtype=bool)
+    if missing.any():
+        mapped = values.copy()
+        mapped[missing] = MISSING
+        # the first of the values mapped to one is the first seen in the rows: the order stays first-seen
+        remap, distinct = pd.factorize(pd.Series(mapped, dtype=object))
+        codes, values = remap[codes], np.asarray(distinct, dtype=object)
+    return codes.astype(np.min_scalar_type(max(len(values) - 1, 0))), values
 
 
 @dataclass
