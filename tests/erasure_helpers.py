@@ -71,6 +71,7 @@ def kinds(names) -> set[str]:
                               ("sensitive table", r"^results/job-[0-9a-f-]{36}-st\.parquet$"),
                               ("lattice cache", r"^results/job-[0-9a-f-]{36}-lattice/lattice\.json$"),
                               ("node view", r"^results/job-[0-9a-f-]{36}-lattice/node-.+\.json$"),
+                              ("lattice first view", r"^results/job-[0-9a-f-]{36}-lattice/known\.json$"),
                               ("editor session", r"^hierarchy-drafts/\d+-\d+-[0-9a-f]{32}/state\.json$"),
                               ("pending upload", r"^pending-hierarchies/\d+-[0-9a-f]{32}\.json$")):
             if re.match(pattern, name):
@@ -80,5 +81,5 @@ def kinds(names) -> set[str]:
 
 # the media folders themselves (empty once everything is erased)
 TOP_FOLDERS = {"datasets/", "tables/", "results/", "hierarchy-drafts/", "pending-hierarchies/"}
-ALL_KINDS = {"upload", "table", "result", "sensitive table", "lattice cache", "node view", "editor session",
-             "pending upload"}
+ALL_KINDS = {"upload", "table", "result", "sensitive table", "lattice cache", "node view", "lattice first view",
+             "editor session", "pending upload"}

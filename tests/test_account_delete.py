@@ -29,7 +29,7 @@ def test_get_asks_for_the_password(client_alice, user):
     assert r.status_code == 200
     html = r.content.decode()
     assert "<h1>Delete your account?</h1>" in html
-    assert ('<strong id="delete-summary">1 account, 1 dataset, 4 jobs, 3 results, 1 hierarchy and 10 files</strong>'
+    assert ('<strong id="delete-summary">1 account, 1 dataset, 4 jobs, 3 results, 1 hierarchy and 11 files</strong>'
             in html)
     assert 'type="password" name="password"' in html and "csrfmiddlewaretoken" in html
     assert '<a class="btn" href="/accounts/">Cancel</a>' in html
@@ -61,7 +61,7 @@ def test_the_right_password_deletes_everything_and_logs_out(client_alice, user, 
     assert media() == bobs | TOP_FOLDERS  # nothing of alice's, all of bob's
     html = client_alice.get("/accounts/login/").content.decode()
     assert ("Your account &#x27;alice&#x27; and all its data were deleted: 1 account, 1 dataset, 4 jobs, 3 results, "
-            "1 hierarchy and 10 files.") in html
+            "1 hierarchy and 11 files.") in html
     assert client_alice.get("/").status_code == 302  # logged out
     assert bob.get("/").status_code == 200
 

@@ -70,7 +70,7 @@ def test_erase_a_user_with_everything(client, user, other_user):
     populate(client, user)
     alices = sorted(n for n in media() - bobs if not n.endswith("/"))
     out = erase("user", "alice")
-    assert out == ("Deleted user 'alice': 1 account, 1 dataset, 4 jobs, 3 results, 1 hierarchy and 10 files\n"
+    assert out == ("Deleted user 'alice': 1 account, 1 dataset, 4 jobs, 3 results, 1 hierarchy and 11 files\n"
                    + "".join(f"  removed {name}\n" for name in alices))
     assert not get_user_model().objects.filter(username="alice").exists()
     assert media() == bobs

@@ -52,9 +52,9 @@ NOTHING = {"datasets": 0, "columns": 0, "jobs": 0, "results": 0, "hierarchies": 
 def test_deleting_a_user_in_the_admin_leaves_no_file_of_theirs(client, user, other_user, django_user_model,
                                                                django_capture_on_commit_callbacks):
     before, bob, alice, _ = data_of_alice_and_bob(client, user, other_user)
-    # upload, table, 2 results, a sensitive table, the lattice folder with lattice and node view, the editor
-    # session's folder with 2 files, a pending upload
-    assert len(alice) == 12
+    # upload, table, 2 results, a sensitive table, the lattice folder with lattice, node view and the run's first
+    # view (services.lattice_known), the editor session's folder with 2 files, a pending upload
+    assert len(alice) == 13
     AccessLog.objects.create(username="alice", ip_address="10.0.0.7", user_agent="test")
     admin = django_user_model.objects.create_superuser("root", "root@example.org", "root-Secret-789")
     client.force_login(admin)
@@ -108,7 +108,7 @@ def test_erase_user_reports_what_it_removed(client, user, django_capture_on_comm
     populate(client, user)
     files = media()
     preview = erasure.erase_user(user, dry_run=True)
-    assert preview.summary() == "1 account, 1 dataset, 4 jobs, 3 results, 1 hierarchy and 10 files"
+    assert preview.summary() == "1 account, 1 dataset, 4 jobs, 3 results, 1 hierarchy and 11 files"
     assert media() == files  # a dry run removes nothing
     with django_capture_on_commit_callbacks(execute=True):
         done = erasure.erase_user(user)
