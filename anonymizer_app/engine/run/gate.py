@@ -367,7 +367,11 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
             if qi_checked:
                 continue
         cells = cells_of(frame[col]) if col in table.qi else frame[col].to_numpy(dtype=object)
-        source = table.frame[col] if plain else pd.Series(table.frame[col].to_numpy()[rows], name=col, copy=False)
+        if plain:
+            source = table.frame[col]
+        else:  # the published rows' input cells as they are (dtype given: no scan of the objects for datetimes)
+            gathered = table.frame[col].to_numpy()[rows]
+            source = pd.Series(gathered, name=col, dtype=gathered.dtype, copy=False)
         if col in table.qi:
             level = None if result.transformation is None else result.transformation.get(col)
             j = table.qi.index(col)
