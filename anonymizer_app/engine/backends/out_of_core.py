@@ -481,6 +481,11 @@ class _Domain:
 
 
 # ---- classes counted on disk -------------------------------------------------------------------------
+def _padded(counts: np.ndarray, length: int) -> np.ndarray:
+    """The counts with zeros up to ``length`` entries."""
+    return np.concatenate([counts, np.zeros(max(length - len(counts), 0), dtype=np.int64)])
+
+
 def _partitions(n: int, row_bytes: int, memory_mb: float) -> int:
     """Enough partitions that one of them takes at most a quarter of the memory setting."""
     budget = max(memory_mb, 1) * 2**20 / 4
@@ -498,10 +503,16 @@ class ClassCounter:
         self.paths = [os.path.join(directory, f"part-{p:04d}.bin") for p in range(parts)]
         for path in self.paths:
             open(path, "wb").close()
+        # rows per code of each sensitive column, counted as the rows come (not by a further read of the files)
+        self.counts = [np.zeros(0, dtype=np.int64) for _ in range(n_sensitive)]
 
     def add(self, keys: np.ndarray, sensitive: list[np.ndarray], rows: np.ndarray) -> None:
         block = np.column_stack([keys] + [np.asarray(s, dtype=np.int64) for s in sensitive]
                                 + [rows]).astype(np.int64)
+        for i in range(self.n_sensitive):
+            counted = np.bincount(block[:, self.width + i], minlength=len(self.counts[i]))
+            counted[:len(self.counts[i])] += self.counts[i]
+            self.counts[i] = counted
         part = self._part(keys)
         order = np.argsort(part, kind="stable")
         bounds = np.searchsorted(part[order], np.arange(self.parts + 1))
@@ -530,13 +541,9 @@ class ClassCounter:
         reports: list[list[dict]] = [[] for _ in domains]
         offset = 0
         smallest = 0
-        for d in domains:
+        for i, d in enumerate(domains):  # the table's distribution of each sensitive column first
             d.counts[:] = 0
-        blocks = []
-        for block in self.partitions():  # the table's distribution of each sensitive column first
-            for i, d in enumerate(domains):
-                d.counts += np.bincount(block[:, self.width + i], minlength=len(d.values))
-            blocks.append(len(block))
+            d.counts += _padded(self.counts[i], len(d.values))
         for block in self.partitions():
             if not len(block):
                 continue
