@@ -186,7 +186,8 @@ def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = 
     ``search``: "tree" = the k-d tree search (microaggregation_mdav_tree; tables without missing cells, numba),
     "scan" = the loops that pass over every remaining row, "auto" = the tree from KERNEL_FROM_ROWS rows where it
     applies, else the loops; all make the same groups. ``compiled`` (for the loops): None = the compiled loop from
-    KERNEL_FROM_ROWS rows when numba is there; True/False to choose (the tests compare all of them)."""
+    KERNEL_FROM_ROWS rows when numba is there; True/False to choose one of the loops (then "auto" does not take the
+    tree; the tests compare all of them)."""
     n, p = x.shape
     if k < 1:
         raise InputError(f"the group size k must be at least 1, got {k}")
@@ -195,7 +196,7 @@ def mdav_groups(x: np.ndarray, k: int, progress: Callable[[float, str], None] = 
     if n == 0:
         return Grouping(np.zeros(0, dtype=np.int64), [])
     weights, missing_cost = variable_weights(x)
-    if search == "tree" or (search == "auto" and n >= KERNEL_FROM_ROWS):
+    if search == "tree" or (search == "auto" and compiled is None and n >= KERNEL_FROM_ROWS):
         module = _tree_module()
         applies = tree_search_applies(x, weights)
         if module is not None and applies:
