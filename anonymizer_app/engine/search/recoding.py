@@ -155,10 +155,15 @@ def cells_from_groups(space: QISpace, codes: np.ndarray, group_of_row: np.ndarra
         item_rows = np.flatnonzero(kept)
         item_group = group_of_row[kept].astype(np.int64)
     labels = group_labels(space, codes[item_rows], item_group, n_groups)
+    everyone = bool(kept.all())
+    groups = group_of_row if everyone else group_of_row[kept]  # gathered once for every QI
     cells = []
     for lab in labels:
+        if everyone:  # no suppressed row: each row's label taken straight into a new column
+            cells.append(lab.take(groups))
+            continue
         col = np.full(n, ROOT, dtype=object)
-        col[kept] = lab[group_of_row[kept]]
+        col[kept] = lab.take(groups)
         cells.append(col)
     return cells
 
