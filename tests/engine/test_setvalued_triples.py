@@ -103,3 +103,9 @@ def test_aa_with_lazy_triples_equals_aa_with_the_whole_table(seed, algorithm, mo
         report = {key: value for key, value in result.report.items() if key != "seconds"}
         results.append((result.records, result.recoding.rules, result.recoding.rounds, report))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_combinations_array_matches_itertools(size):
+    for length in range(size, 14):
+        assert itemsets._combinations(length, size).tolist() == [list(c) for c in combinations(range(length), size)]

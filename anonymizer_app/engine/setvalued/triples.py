@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-from scipy import sparse
 
 ROW_BLOCK = 4096  # candidate rows screened at once against the touched items
 
@@ -50,19 +49,21 @@ class Records:
         keep = codes > a
         if left_out is not None:
             keep &= ~left_out[codes]
-        local, codes = local[keep], codes[keep]
         empty = np.zeros(0, dtype=np.int64)
-        if len(codes) < 2:
+        if np.count_nonzero(keep) < 2:
             return empty, empty, empty
-        used, column = np.unique(codes, return_inverse=True)
-        x = sparse.csr_matrix((np.ones(len(codes), dtype=np.int64), (local, column.reshape(-1))),
-                              shape=(len(held), len(used)))
+        from scipy import sparse  # imported here: it takes a second to load and only m >= 3 needs it
+
+        # the kept codes are still grouped by record and ascending within it: a CSR matrix as it stands
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(local[keep], minlength=len(held)))])
+        x = sparse.csr_matrix((np.ones(int(indptr[-1]), dtype=np.int64), codes[keep], indptr),
+                              shape=(len(held), self.base))
         product = (x.T.tocsr() @ x).tocsr()
         product.sort_indices()
-        rows = np.repeat(np.arange(len(used), dtype=np.int64), np.diff(product.indptr))
+        rows = np.repeat(np.arange(self.base, dtype=np.int64), np.diff(product.indptr))
         cols = product.indices.astype(np.int64)
         upper = cols > rows
-        return used[rows[upper]], used[cols[upper]], product.data[upper].astype(np.int64)
+        return rows[upper], cols[upper], product.data[upper].astype(np.int64)
 
 
 class Violations:
