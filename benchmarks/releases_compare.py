@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/releases_compare.py [--shared ../shared] [--tables adult,wage] \
         [--epsilons 0.5,1,5] [--methods mst,aim,cart] [--aim-rounds 0] [--seed 0] \
-        [--out docs/guide/releases-compare] [--table var/releases-compare.md]
+        [--out docs/guide/releases-compare] [--table var/releases-compare.md] [--redraw LOG]
 
 Tables:
 * **Adult** (../shared/datasets/adult, 30,162 rows, 9 columns, ARX's hierarchies); QIs sex, age, race,
@@ -240,12 +240,33 @@ def run_table(t: dict, args) -> list[dict]:
     baseline = by[("baseline", "baseline")]["accuracy"]
     for row in rows:
         row["baseline"] = baseline
+        print(json.dumps(row), flush=True)  # again, with the baseline: what --redraw reads
     return rows
 
 
 def _acc(scores: dict) -> dict:
     return {m: {"accuracy": round(float(s["accuracy"]), 4),
                 "auc": None if s.get("auc") is None else round(float(s["auc"]), 4)} for m, s in scores.items()}
+
+
+def short(release: str) -> str:
+    """A release's name on the chart's axis (the table has the full one)."""
+    if release.startswith("Original"):
+        return "original"
+    if "(no guarantee)" in release:
+        return "CART"
+    return release.replace(", ε = ", " ε").replace(" k=5", "")
+
+
+def chart(rows: list[dict]) -> str:
+    from anonymizer_app.services.svg_charts import Series, bar_chart
+
+    return bar_chart(f"{rows[0]['table']}: accuracy of gradient boosting and exact copies",
+                     [short(r["release"]) for r in rows],
+                     [Series("accuracy", [r["accuracy"]["gradient_boosting"]["accuracy"] for r in rows]),
+                      Series("baseline", [r["baseline"] for r in rows]),
+                      Series("exact copies", [r["exact_copies"] for r in rows])],
+                     "share", "release (Flash and Mondrian at k = 5)", percent=True)
 
 
 def markdown(rows: list[dict]) -> str:
@@ -269,23 +290,21 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(REPO / "docs" / "guide" / "releases-compare"))
     ap.add_argument("--table", default=str(REPO / "var" / "releases-compare.md"))
+    ap.add_argument("--redraw", help="a previous run's printed lines: write its table and charts again")
     args = ap.parse_args()
-    from anonymizer_app.services.svg_charts import Series, bar_chart
-
-    shared = Path(args.shared)
-    loaders = {"adult": adult, "wage": wage}
     everything: list[dict] = []
-    for name in args.tables.split(","):
-        rows = run_table(loaders[name](shared), args)
-        everything += rows
-        svg = bar_chart(f"{rows[0]['table']}: gradient boosting's accuracy and exact copies per release",
-                        [r["release"] for r in rows],
-                        [Series("accuracy (held-out original rows)",
-                                [r["accuracy"]["gradient_boosting"]["accuracy"] for r in rows]),
-                         Series("baseline (majority class)", [r["baseline"] for r in rows]),
-                         Series("exact copies of training rows", [r["exact_copies"] for r in rows])],
-                        "share", "release", percent=True)
-        Path(f"{args.out}-{name}.svg").write_text(svg + "\n")
+    if args.redraw:  # the JSON lines a run printed: the table and the charts again, nothing recomputed
+        printed = [json.loads(line) for line in Path(args.redraw).read_text().splitlines() if line.startswith("{")]
+        last = {(r["table"], r["release"]): r for r in printed if "baseline" in r}  # the line with the baseline
+        everything = list(last.values())
+    else:
+        shared = Path(args.shared)
+        loaders = {"adult": adult, "wage": wage}
+        for name in args.tables.split(","):
+            everything += run_table(loaders[name](shared), args)
+    for label in dict.fromkeys(r["table"] for r in everything):
+        rows = [r for r in everything if r["table"] == label]
+        Path(f"{args.out}-{label.lower()}.svg").write_text(chart(rows) + "\n")
     text = markdown(everything)
     Path(args.table).parent.mkdir(parents=True, exist_ok=True)
     Path(args.table).write_text(text)
