@@ -40,7 +40,8 @@ def _checked_keys(dataset: Dataset, keys: list[str]) -> list[str]:
     columns = set(datasets.dataset_columns(dataset))
     for k in keys:
         if k not in columns:
-            raise InputError(f"qi: {k!r} is not a column of this dataset")
+            shown = repr(k) if len(k) <= 200 else f"{k[:200]!r}... ({len(k):,} characters)"
+            raise InputError(f"qi: {shown} is not a column of this dataset")
     return keys
 
 

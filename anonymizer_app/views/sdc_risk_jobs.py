@@ -19,7 +19,7 @@ from accounts.throttling import throttle
 
 from ..engine import InputError
 from ..models import Job
-from ..services import sdc_risk_jobs
+from ..services import datasets, sdc_risk_jobs
 from .common import owned_dataset, owned_job, queue_job
 
 
@@ -40,7 +40,10 @@ def dataset_suda_job(request, dataset_id: int):
         job = sdc_risk_jobs.create_dataset_job(ds, keys)
     except InputError as exc:
         messages.error(request, str(exc))
-        return redirect(dataset_risk_url(ds.pk, [k for k in keys if isinstance(k, str)][:50]))
+        # the page again on the keys that are columns (an unknown one, maybe megabytes long, is only named in the
+        # message: in the URL it made a redirect Django refuses past 2,048 characters, a bare 400)
+        columns = set(datasets.dataset_columns(ds))
+        return redirect(dataset_risk_url(ds.pk, [k for k in dict.fromkeys(keys) if k in columns][:50]))
     queue_job(request, job)
     return redirect("anonymizer:job", job_id=job.pk)
 
