@@ -9,15 +9,17 @@ the baseline the DP synthesizers are judged against."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ..parameters import Parameter
 from .base import NO_GUARANTEE, SynthesisContext, SynthesisOutcome, Synthesizer, register
 from .discretize import MISSING, _text
+
+if TYPE_CHECKING:
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 
 def _predictor(values: np.ndarray, numeric: bool) -> np.ndarray:
@@ -31,6 +33,9 @@ def _predictor(values: np.ndarray, numeric: bool) -> np.ndarray:
 
 
 def synthesize(frame: pd.DataFrame, context: SynthesisContext, options: Mapping[str, Any]) -> SynthesisOutcome:
+    # scikit-learn (0.8 s to import) only when a set is drawn: the registry is read by every command and policy
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
     rng = np.random.default_rng(context.seed)
     names = list(context.columns)
     n = len(frame)
