@@ -27,3 +27,11 @@ def test_setup_loads_no_celery_and_the_task_binds_to_the_project_app():
                 "from anonymizer_app.tasks import run_job_task; from anonymizer_app.celery import app; "
                 "print(run_job_task.app is app)")
     assert out.split() == ["False", "True"]
+
+
+def test_the_anonymize_command_loads_no_scikit_learn_or_jax():
+    """The command reads policies, which read the synthesizers' registry: the models' and the DP synthesizers'
+    libraries (about a second to import) load only when a set is drawn or a model trained."""
+    out = shell("import sys; import anonymizer_app.management.commands.anonymize; "
+                "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'jax', 'mbi'}))")
+    assert out == "[]"
