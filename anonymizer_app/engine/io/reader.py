@@ -17,6 +17,7 @@ import io
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import AnyStr
 
 import numpy as np
 import pandas as pd
@@ -297,6 +298,13 @@ def _first_row(head: str, delimiter: str, filename: str) -> list[str]:
     raise InputError(f"{filename}: the file is empty")
 
 
+def _head_end(data: AnyStr, newline: AnyStr) -> int:
+    """Where the head that the first row is read from ends: 64 KiB, or the first line's end past it (a header of
+    100,000 names cut at 64 KiB was read as fewer columns, one of them a cut name)."""
+    first = data.find(newline)
+    return len(data) if first < 0 else max(65536, first + 1)
+
+
 def read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
               limits: Limits | None = None, names: list[str] | None = None, dictionary: bool = False,
               arrow: bool = False) -> pd.DataFrame:
@@ -324,11 +332,11 @@ def read_csv(raw: bytes, filename: str, fmt: Format, nrows: int | None,
         if nul >= 0:
             line = raw.count(b"\n", 0, nul) + 1
             raise InputError(f"{filename}: not a text table (a NUL byte on line {line}); {TEXT_HINT}")
-        head = raw[:65536].decode(fmt.encoding, errors="replace")
+        head = raw[:_head_end(raw, b"\n")].decode(fmt.encoding, errors="replace")
     else:
         text = _one_newline_text(_strip_bom(_decode(raw, fmt.encoding, filename)))
         _refuse_binary(text, filename)
-        head = text[:65536]
+        head = text[:_head_end(text, "\n")]
     header_row = _first_row(head, fmt.delimiter, filename)
     width = len(header_row)
     if fmt.header:
