@@ -150,16 +150,16 @@ def anonymize_remote(command, opts: dict, progress) -> Iterator[None]:
         yield
         if deposit_client is not None:
             out = Path(opts["out"])
-            files = [(out.name, out.read_bytes())]
+            deposited = [(out.name, out.read_bytes())]
             if opts.get("report"):
-                files.append((Path(opts["report"]).name, Path(opts["report"]).read_bytes()))
+                deposited.append((Path(opts["report"]).name, Path(opts["report"]).read_bytes()))
             meta = remote.DepositMetadata(
                 title=opts["deposit_title"] or f"{out.stem}, anonymized",
                 description=opts["deposit_description"] or f"{out.name}: anonymized with {opts.get('algorithm')} "
                                                            f"(k={opts.get('k')})",
                 creators=opts["deposit_creator"], contact_email=opts["deposit_contact_email"])
             try:
-                draft = remote.deposit(opts["deposit"], deposit_client, files, meta, opts["deposit_dataverse"])
+                draft = remote.deposit(opts["deposit"], deposit_client, deposited, meta, opts["deposit_dataverse"])
             except EngineError as exc:
                 raise error(f"--deposit: {exc} (OUT was written: {out})") from None
             command.stderr.write(f"draft {draft.identifier} on {deposit_client.label} (not published): {draft.url}")
