@@ -73,7 +73,10 @@ def _hostile_zips() -> dict[str, tuple[bytes, str]]:
         "forged-size.zip": (_forge_sizes(bomb, 100), "a.sas7bdat"),
         "declared-big.zip": (bomb, "more than the limit"),
         "nested.zip": (_zip([("inner.sas7bdat", _zip([("a.sas7bdat", SAS_DATA)]))]), "not a SAS .sas7bdat file"),
-        "many.zip": (many, "and 2995 more"),
+        "many.zip": (many, "a zip directory of"),  # 3,000 members: refused before zipfile lists them
+        "many-catalogs.zip": (_zip([("a.sas7bdat", b"")] + [(f"c{i}.sas7bcat", b"") for i in range(300)],
+                                   zipfile.ZIP_STORED), "and 295 more"),
+        "many-data.zip": (_zip([(f"d{i}.sas7bdat", b"") for i in range(300)], zipfile.ZIP_STORED), "and 295 more"),
         "dotdot.zip": (_zip([("../a.sas7bdat", SAS_DATA)]), "'../a.sas7bdat'"),
         "absolute.zip": (_zip([("/etc/a.sas7bdat", SAS_DATA)]), "'/etc/a.sas7bdat'"),
         "backslash.zip": (_zip([("..\\a.sas7bdat", SAS_DATA)]), "a.sas7bdat"),
@@ -505,3 +508,18 @@ def test_a_header_longer_than_the_sniffed_head_is_read_whole(user, settings):
     r = upload(api_for(user), raw, "wide.csv")
     assert r.status_code == 201, r.content[:300]
     assert [c["name"] for c in r.json()["columns"]] == names
+
+
+def test_a_zip_of_many_members_is_refused_before_its_directory_is_parsed(user, monkeypatch):
+    """200,000 empty members (21 MB): zipfile would build 200,000 ZipInfo objects (150 MB) first."""
+    from anonymizer_app.engine.io import sas_bundle
+    raw = _zip([(f"{i}.sas7bcat", b"") for i in range(200_000)], zipfile.ZIP_STORED)
+    other = _zip([(f"{i}.xml", b"") for i in range(20_000)] + [("a.sas7bdat", b"")], zipfile.ZIP_STORED)
+    parsed = []
+    real = zipfile.ZipFile
+    monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    r = upload(api_for(user), raw, "many.zip")
+    text = _refused(r, "many.zip: a zip directory of")
+    assert len(text) < 2000 and not parsed
+    assert not sas_bundle.is_bundle(other, "many.xlsx") and not parsed  # not looked through for a SAS member
+    assert Dataset.objects.count() == 0

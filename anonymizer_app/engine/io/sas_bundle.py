@@ -21,6 +21,10 @@ DATA_SUFFIX, CATALOG_SUFFIX = ".sas7bdat", ".sas7bcat"
 MAX_UNPACKED_BYTES = 4 << 30  # the default cap on data + catalog unpacked (uploads pass their own)
 MAX_MEMBERS = 2
 CHUNK = 1 << 20
+# zipfile builds an object per member of the central directory before anything can be checked: a 20 MB zip of
+# 200,000 empty members took 150 MB and seconds of CPU. A bundle's directory is two short entries.
+MAX_DIRECTORY_BYTES = 64 << 10
+EOCD, ZIP64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
 
 
 @dataclass(frozen=True)
@@ -48,11 +52,28 @@ def is_bundle(raw: bytes, filename: str = "") -> bool:
         return False
     if filename.lower().endswith(".zip") or _first_member(raw).lower().endswith((DATA_SUFFIX, CATALOG_SUFFIX)):
         return True
+    size = directory_size(raw)
+    if size is None or size > MAX_DIRECTORY_BYTES:
+        return False  # not a bundle's directory: left to the reader of its kind (or refused as unknown)
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             return any(n.lower().endswith((DATA_SUFFIX, CATALOG_SUFFIX)) for n in archive.namelist())
     except (zipfile.BadZipFile, OSError, ValueError):
         return False  # a part of a file (its first bytes): only the first member says
+
+
+def directory_size(raw: bytes) -> int | None:
+    """The size in bytes a zip's end records declare for its central directory, as zipfile reads them (the ZIP64
+    record when its locator comes before the end record); None without an end record."""
+    at = raw.rfind(EOCD, max(0, len(raw) - 22 - 65535))
+    if at < 0 or at + 22 > len(raw):
+        return None
+    size = int.from_bytes(raw[at + 12:at + 16], "little")
+    locator = at - 20
+    if locator >= 56 and raw[locator:locator + 4] == ZIP64_LOCATOR:
+        record = locator - 56
+        size = max(size, int.from_bytes(raw[record + 40:record + 48], "little"))
+    return size
 
 
 def _unsafe(name: str) -> bool:
@@ -63,6 +84,10 @@ def _unsafe(name: str) -> bool:
 
 def unpack(raw: bytes, filename: str, max_bytes: int | None = MAX_UNPACKED_BYTES) -> SasPair:
     """The data file and catalog of a bundle, or InputError naming the zip and the member at fault."""
+    size = directory_size(raw)
+    if size is not None and size > MAX_DIRECTORY_BYTES:
+        raise InputError(f"{filename}: a zip directory of {size:,} bytes; a .zip upload holds one SAS .sas7bdat "
+                         f"file and at most one .sas7bcat format catalog")
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -78,11 +103,13 @@ def unpack(raw: bytes, filename: str, max_bytes: int | None = MAX_UNPACKED_BYTES
         data = [m for m in members if m.filename.lower().endswith(DATA_SUFFIX)]
         catalogs = [m for m in members if m.filename.lower().endswith(CATALOG_SUFFIX)]
         if len(data) != 1:
-            found = ", ".join(repr(m.filename) for m in data) if data else "none"
+            found = (", ".join(repr(m.filename) for m in data[:5]) + (f" and {len(data) - 5} more" if len(data) > 5
+                                                                       else "")) if data else "none"
             raise InputError(f"{filename}: a .zip upload holds exactly one SAS .sas7bdat file; found {found}")
         if len(catalogs) > 1:
             raise InputError(f"{filename}: a .zip upload holds at most one .sas7bcat format catalog; found "
-                             + ", ".join(repr(m.filename) for m in catalogs))
+                             + ", ".join(repr(m.filename) for m in catalogs[:5])
+                             + (f" and {len(catalogs) - 5} more" if len(catalogs) > 5 else ""))
         declared = sum(m.file_size for m in members)
         if max_bytes is not None and declared > max_bytes:
             raise InputError(f"{filename}: {declared / 1048576:.1f} MB unpacked, more than the limit of "
