@@ -523,3 +523,21 @@ def test_a_zip_of_many_members_is_refused_before_its_directory_is_parsed(user, m
     assert len(text) < 2000 and not parsed
     assert not sas_bundle.is_bundle(other, "many.xlsx") and not parsed  # not looked through for a SAS member
     assert Dataset.objects.count() == 0
+
+
+def test_a_policy_version_of_another_user_is_not_applied_on_the_web(owned, other_user, client_alice):
+    """Alice posts Bob's synthesis policy version against her own dataset: refused as an unknown choice, no job,
+    no release, no ε charged."""
+    from anonymizer_app.models import PrivacyLedgerEntry
+    from policies.models import PolicyVersion, Release
+    policy = _policy(columns=["zip", "sex"], bounds={})
+    policy["columns"] = [{"name": "zip", "role": "quasi-identifying", "type": "string"},
+                         {"name": "sex", "role": "quasi-identifying", "type": "string"}]
+    r = owned["bob"].post("/api/v1/policies/import/", json.dumps({"policy": policy}), json=False,
+                          content_type="application/json")
+    assert r.status_code == 201, r.content
+    version = PolicyVersion.objects.get(policy__owner=other_user)
+    ledger, releases, before = PrivacyLedgerEntry.objects.count(), Release.objects.count(), _counts()
+    r = client_alice.post(f"/policies/apply/{owned['ds'].pk}/", {"version": version.pk, "on_new_values": "stop"})
+    assert r.status_code == 400, r.status_code  # the form refuses the choice (the owner's versions only)
+    assert (PrivacyLedgerEntry.objects.count(), Release.objects.count(), _counts()) == (ledger, releases, before)
