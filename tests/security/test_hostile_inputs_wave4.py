@@ -558,3 +558,27 @@ def test_models_on_a_synthetic_set_refuse_a_dataset_whose_held_out_rows_changed(
     pq.write_table(table, path)
     with pytest.raises(InputError, match="no longer those this synthetic set was drawn from"):
         synthetic_utility.tables(owned["synth"], ["zip", "sex"])
+
+
+@pytest.mark.parametrize("kind", ["folder", "missing", "csv", "out-is-catalog"])
+def test_the_sas_catalog_flag_refuses_hostile_paths(tmp_path, kind):
+    """--sas-catalog naming a folder, a missing file, a CSV renamed .sas7bcat, or a catalog OUT would overwrite:
+    an error naming the flag, nothing written."""
+    from cli_helpers import run_command
+    data = tmp_path / "hadley.sas7bdat"
+    data.write_bytes(SAS_DATA)
+    catalog = tmp_path / "formats.sas7bcat"
+    out = tmp_path / "out.csv"
+    if kind == "folder":
+        catalog.mkdir()
+    elif kind == "csv":
+        catalog.write_bytes(b"a,b\n=1+1,2\n")
+    elif kind == "out-is-catalog":
+        catalog.write_bytes(SAS_CATALOG)
+        out = catalog
+    status, message, _ = run_command("anonymize", data, "--qi", "workshop", "--k", "2", "--algorithm", "datafly",
+                                     "--out", out, "--quiet", "--sas-catalog", catalog)
+    assert status != 0 and ("--sas-catalog" in message or "--out" in message), message
+    assert not (tmp_path / "out.csv").exists()
+    if kind == "out-is-catalog":
+        assert catalog.read_bytes() == SAS_CATALOG
