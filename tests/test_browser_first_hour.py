@@ -330,8 +330,12 @@ def test_first_hour(browser, live_server, tmp_path, monkeypatch, settings):
     wait.until(lambda b: b.find_element(By.ID, "lattice-pending").is_displayed()
                and b.find_element(By.ID, "lattice-progress-phase").text == "waiting for a worker")
     assert len(server.queued) == queued + 1  # asked for by the page's first request for the lattice
+    # meanwhile the run's own search's nodes are drawn at once, said to be partial
+    wait.until(lambda b: "(the run's search; every node being evaluated)" in b.find_element(By.ID, "lattice-summary").text)
+    assert f"nodes, optimum {optimum} (the run's search" in _text(browser, "#lattice-summary")
     server.work(server.queued[-1])
-    wait.until(lambda b: "nodes, optimum" in b.find_element(By.ID, "lattice-summary").text)
+    wait.until(lambda b: "nodes, optimum" in b.find_element(By.ID, "lattice-summary").text
+               and "being evaluated" not in b.find_element(By.ID, "lattice-summary").text)
     assert _text(browser, "#lattice-summary").endswith(f"nodes, optimum {optimum}")
     assert not browser.find_element(By.ID, "lattice-pending").is_displayed()
 

@@ -21,17 +21,42 @@ def test_a_verified_result_is_stored(user):
 
 
 def test_a_result_that_fails_verification_is_never_stored(user, monkeypatch):
-    real = stages.build_output
+    real = stages.build_coded_output  # what the run builds: QI columns as codes into the level's labels
 
     def tampered(*args, **kwargs):
         out = real(*args, **kwargs)
+        out["age"] = out["age"].astype(object)
         out.loc[0, "age"] = "99"  # not an ancestor of Ann's 34
         return out
 
-    monkeypatch.setattr(stages, "build_output", tampered)
+    monkeypatch.setattr(stages, "build_coded_output", tampered)
     job = jobs.run_job(jobs.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
     assert job.status == Job.FAILED
     assert "row 1, column 'age': output '99' is not a generalization of '34'" in job.message
+    assert not Result.objects.filter(job=job).exists()
+
+
+def test_a_coded_cell_pointing_at_the_wrong_label_is_never_stored(user, monkeypatch):
+    """The run keeps QI columns as codes into the level's labels: a code moved to another label of the same level
+    (a valid category, the wrong generalization) is caught as a text cell would be."""
+    real = stages.build_coded_output
+
+    def tampered(*args, **kwargs):
+        out = real(*args, **kwargs)
+        column = out["age"]
+        assert hasattr(column, "cat"), "the run's QI columns are coded"
+        others = [c for c in column.cat.categories if c != column.iloc[0]]
+        if not others:  # every row under one label: a second label of the column's own type
+            column = column.cat.add_categories(["99"])
+            others = ["99"]
+        column.iloc[0] = others[0]
+        out["age"] = column
+        return out
+
+    monkeypatch.setattr(stages, "build_coded_output", tampered)
+    job = jobs.run_job(jobs.create_job(make_dataset(user), "datafly", 2, 0.0, "disease"))
+    assert job.status == Job.FAILED
+    assert "row 1, column 'age': output" in job.message and "is not a generalization of '34'" in job.message
     assert not Result.objects.filter(job=job).exists()
 
 
