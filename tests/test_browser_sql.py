@@ -75,9 +75,11 @@ def test_import_run_export(browser, live_server, client, user, pg_url, demo_data
     wait.until(lambda b: "/export-sql/" in b.current_url)
     fill(browser, url=pg_url, table="adult_released")
     browser.find_element(By.ID, "export-sql-submit").click()
-    # a job: its page (here already finished, run in the request) links back to the run's result
+    # a job: its page (here already finished, run in the request) links back to the run's result; the job is read
+    # once its page shows (the click returns before the server has made it)
+    wait.until(lambda b: "/export-sql/" not in b.current_url and b.find_elements(By.ID, "result-link"))
     export = Job.objects.get(owner=user, kind=Job.SQL_EXPORT)
-    wait.until(lambda b: b.current_url.endswith(f"/jobs/{export.pk}/") and b.find_elements(By.ID, "result-link"))
+    assert browser.current_url.endswith(f"/jobs/{export.pk}/")
     assert browser.find_element(By.ID, "job-status").text == "succeeded"
     assert export.options["rows"] == len(exports.result_frame(job.result))
     browser.find_element(By.ID, "result-link").click()
