@@ -13,6 +13,7 @@ import pytest
 from anonymizer_helpers import make_dataset
 from api_helpers import api_for
 from django.test import Client
+from synthesis_helpers import CSV, ROLES
 
 from anonymizer_app.models import Job, PrivacyLedgerEntry, RemoteAccount, Result
 from anonymizer_app.services import datasets, exports, jobs, remote, results, sql_jobs, storage, synthesis
@@ -20,22 +21,6 @@ from anonymizer_app.services.synthesis_gate import SyntheticTableRefused, check_
 
 pytestmark = pytest.mark.django_db
 
-CSV = """name,age,sex,note,disease
-Ann,34,F,ok,flu
-Bob,36,M,ok,cold
-Cid,35,M,ok,flu
-Dee,52,F,ok,asthma
-Eve,55,F,ok,flu
-Fay,58,F,ok,cold
-Gus,71,M,rare,flu
-Hal,23,M,ok,flu
-Ida,34,F,ok,flu
-Jon,36,M,ok,cold
-Kim,52,F,ok,flu
-Lou,23,M,ok,flu
-"""
-ROLES = {"name": "identifying", "age": "quasi-identifying", "sex": "quasi-identifying", "note": "quasi-identifying",
-         "disease": "sensitive"}
 COLUMNS = ["sex", "note", "disease"]
 FORMATS = list(exports.EXPORT_FORMATS)
 

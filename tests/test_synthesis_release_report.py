@@ -12,6 +12,7 @@ from api_helpers import api_for
 from django.test import Client
 from django.utils.html import escape
 from pypdf import PdfReader
+from synthesis_helpers import CSV, ROLES
 
 from anonymizer_app.engine.measure.figure_catalogue import FIGURES, format_kind
 from anonymizer_app.models import Job, PrivacyBudget, PrivacyLedgerEntry, Result
@@ -19,22 +20,6 @@ from anonymizer_app.services import datasets, jobs, model_utility, results, synt
 
 pytestmark = pytest.mark.django_db
 
-CSV = """name,age,sex,note,disease
-Ann,34,F,ok,flu
-Bob,36,M,ok,cold
-Cid,35,M,ok,flu
-Dee,52,F,ok,asthma
-Eve,55,F,ok,flu
-Fay,58,F,ok,cold
-Gus,71,M,rare,flu
-Hal,23,M,ok,flu
-Ida,34,F,ok,flu
-Jon,36,M,ok,cold
-Kim,52,F,ok,flu
-Lou,23,M,ok,flu
-"""
-ROLES = {"name": "identifying", "age": "quasi-identifying", "sex": "quasi-identifying", "note": "quasi-identifying",
-         "disease": "sensitive"}
 
 
 @pytest.fixture
