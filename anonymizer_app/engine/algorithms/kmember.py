@@ -41,7 +41,7 @@ def kmember(problem: Problem) -> CellRecoding:
     dist = np.zeros(len(tuples))  # distance of each tuple to the tuple dist_from (the last seed)
     dist_from = -1
     if _use_kernel(enc, len(tuples), total, k):
-        pieces = _grow_compiled(problem, enc, tuples, remaining, dist, r, total, k, cluster_id)
+        pieces = _grow_compiled(problem, enc, tuples, remaining, r, total, k, cluster_id)
         pieces_t, pieces_c, pieces_n = pieces[:, 0].tolist(), pieces[:, 1].tolist(), pieces[:, 2].tolist()
         left = 0  # the loop below has nothing left to do
     while left >= k:
@@ -150,8 +150,8 @@ def _use_kernel(enc: Encoded, n_tuples: int, total: int, k: int) -> bool:
             and all(t is not None for t in enc.lca_table) and _load_kernel() is not None)
 
 
-def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining: np.ndarray, dist: np.ndarray,
-                   r: int, total: int, k: int, first_cluster: int) -> np.ndarray:
+def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining: np.ndarray, r: int, total: int,
+                   k: int, first_cluster: int) -> np.ndarray:
     """The loop of kmember() compiled, same choices; returns its pieces (tuple position, cluster, records)."""
     grow = _load_kernel()
     assert grow is not None, "k-member: the compiled loop without numba (_use_kernel checks it)"
@@ -160,20 +160,39 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
     off = (np.cumsum([0] + [len(t) for t in tables[:-1]]) if tables else np.zeros(0)).astype(np.int64)
     flat = np.concatenate(tables) if tables else np.zeros(0, dtype=np.int16)
     n = len(tuples)
-    state = np.array([r, -1, total, first_cluster, 0, n, 0], dtype=np.int64)
-    pieces = np.zeros((total + k, 3), dtype=np.int64)
-    # the candidates' values in tuple-position order (the kernel reads them in that order)
     X0 = np.ascontiguousarray(enc.X[tuples], dtype=np.float64)
     L0 = enc.L[tuples]
-    # leaf codes as int16 when they fit: the pass over the candidates reads a quarter of the bytes
+    # leaf codes as int16 when they fit (hierarchies of at most 2,048 leaves: always): fewer bytes to read
     L0 = np.ascontiguousarray(L0, dtype=np.int16 if L0.size == 0 or int(L0.max()) < 2**15 else np.int64)
     H = np.ascontiguousarray(enc.H, dtype=np.float64)
-    # the live candidates, compacted by the kernel: position, values, codes, records left, distance, bucket
-    pos, X, L, rem = np.arange(n, dtype=np.int64), X0.copy(), L0.copy(), remaining.copy()
-    bucket = np.zeros(n, dtype=np.uint8)
+    # the candidates grouped by their categorical codes (the categorical terms of a distance are the group's),
+    # each group's members in ascending tuple position
+    if L0.shape[1]:
+        gL, grp = np.unique(L0, axis=0, return_inverse=True)
+        grp = grp.reshape(-1).astype(np.int64)
+    else:
+        gL, grp = np.zeros((1 if n else 0, 0), dtype=L0.dtype), np.zeros(n, dtype=np.int64)
+    gL = np.ascontiguousarray(gL)
+    order = np.argsort(grp, kind="stable")
+    mgrp = grp[order]
+    G = len(gL)
+    gcnt = np.bincount(mgrp, minlength=G).astype(np.int64)
+    gs = (np.cumsum(gcnt) - gcnt).astype(np.int64)
+    mpos, mX, mrem = order.astype(np.int64), np.ascontiguousarray(X0[order]), remaining[order].astype(np.int64)
+    glive = np.bincount(mgrp, weights=mrem > 0, minlength=G).astype(np.int64)
+    if n and X0.shape[1]:
+        gmin, gmax = np.minimum.reduceat(mX, gs, axis=0), np.maximum.reduceat(mX, gs, axis=0)
+    else:
+        gmin, gmax = np.zeros((G, X0.shape[1])), np.zeros((G, X0.shape[1]))
+    gmin, gmax = np.ascontiguousarray(gmin), np.ascontiguousarray(gmax)  # updated in place by the kernel
+    gdirty = (glive < gcnt).astype(np.uint8)  # members without records leave at the group's next visit
+    gbucket = np.zeros(G, dtype=np.uint8)
+    glist = np.flatnonzero(glive > 0).astype(np.int64)
+    state = np.array([r, -1, total, first_cluster, 0, len(glist), 0], dtype=np.int64)
+    pieces = np.zeros((total + k, 3), dtype=np.int64)
     while state[2] >= k:
-        grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k, state, pieces, KERNEL_BUDGET,
-             KERNEL_FIRST)
+        grow(X0, L0, remaining, mpos, mX, mrem, mgrp, gs, gcnt, glive, gL, gmin, gmax, gdirty, gbucket, glist, H,
+             flat, off, size, k, state, pieces, KERNEL_BUDGET, KERNEL_FIRST)
         problem.heartbeat(1 - int(state[2]) / max(total, 1), f"k-member: {int(state[3])} cluster(s)")
     return pieces[:int(state[4])]
 

@@ -9,10 +9,16 @@ The choices are exactly those of the numpy loop in ``algorithms.kmember``: the s
 operations in the same order (per candidate the numeric |value - mean| summed column by column, then
 each categorical term added QI by QI; the mean as sums / count with the sums grown one record at a
 time), the same first-maximum / first-minimum tie-breaking over the candidates in ascending tuple
-order. What differs is the work: per cluster one pass over the candidates (the distance to the seed,
-which also picks the next seed from the k + 1 farthest), and the nearest-to-centroid search only over
-the candidates whose lower bound (the categorical part of the distance to the seed, bucketed) can
-reach the minimum; the rest provably cannot (strictly greater), so the first minimum is the same.
+order (compared explicitly: the candidates are visited in another order). What differs is the work.
+
+The candidates (distinct tuples) are grouped by their categorical codes: the categorical terms of a
+distance to the seed are the group's, computed once per group. Per cluster one pass over the groups
+gives each group's categorical part (bucketed: a lower bound of the distance to the cluster's
+centroid) and an upper bound of its members' distances to the seed (the numeric part at the group's
+extreme values); only the members of groups whose bound reaches the k + 1 farthest found so far are
+measured exactly (the next seed is among those). The nearest-to-centroid search runs only over the
+members of groups whose lower bound can reach the minimum; the others provably cannot (strictly
+greater), so the first minimum is the same. Bounds hold in floating point: rounding is monotone.
 """
 
 from __future__ import annotations
@@ -26,23 +32,27 @@ NB = 256
 
 
 @numba.njit(cache=True, nogil=True)
-def grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k, state, pieces, budget,
-         first):  # pragma: no cover - compiled
-    """Make at most ``budget`` clusters. ``X0``/``L0``: every candidate's numeric values and leaf codes;
-    ``pos``, ``X``, ``L``, ``rem``, ``dist``, ``bucket``: the live candidates' (ascending tuple position,
-    compacted in place now and then) position, values, codes, records left, distance to the last seed,
-    bucket. ``remaining`` (by tuple position), ``state`` (int64: [r, dist_from, left, cluster_id,
-    n_pieces, n_alive, n_dead], r and dist_from tuple positions) and ``pieces`` (rows: tuple position,
-    cluster, records) are updated in place."""
-    p = X.shape[1]
-    c = L.shape[1]
+def grow(X0, L0, remaining, mpos, mX, mrem, mgrp, gs, gcnt, glive, gL, gmin, gmax, gdirty, gbucket, glist, H,
+         flat, off, size, k, state, pieces, budget, first):  # pragma: no cover - compiled
+    """Make at most ``budget`` clusters.
+
+    ``X0``/``L0``: every candidate's numeric values and leaf codes by tuple position; ``remaining``: its
+    records left (by tuple position, updated in place). Members (candidates by group): ``mpos`` tuple
+    position, ``mX`` values, ``mrem`` records left, ``mgrp`` group. Groups: members ``gs[g]`` ..
+    ``gs[g] + gcnt[g]`` (compacted in place to those with records when ``gdirty[g]``), ``glive`` members
+    with records, ``gL`` codes, ``gmin``/``gmax`` per numeric column the bounds of its members' values,
+    ``gbucket`` the bucket of the last pass; ``glist`` the groups that may have records (compacted now and
+    then). ``state`` (int64: [r, next seed member or -1, left, cluster_id, n_pieces, n_glist, n_gdead], r a
+    tuple position) and ``pieces`` (rows: tuple position, cluster, records) are updated in place."""
+    p = mX.shape[1]
+    c = gL.shape[1]
     r = state[0]
-    dist_from = state[1]
+    s = state[1]
     left = state[2]
     cluster_id = state[3]
     n_pieces = state[4]
-    n_alive = state[5]
-    n_dead = state[6]
+    n_glist = state[5]
+    n_gdead = state[6]
     height = 0
     width = 1
     for t in range(c):
@@ -58,105 +68,150 @@ def grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k,
     sums = np.empty(p, dtype=np.float64)
     xs = np.empty(p, dtype=np.float64)
     ls = np.empty(c, dtype=np.int64)
+    tv = np.empty(c, dtype=np.float64)
     level = np.zeros(c, dtype=np.int64)
     hist = np.zeros(NB, dtype=np.int64)
     inv = NB / max(c, 1)
     n_top = k + 1
     topv = np.empty(n_top, dtype=np.float64)
     topa = np.empty(n_top, dtype=np.int64)
-    sub = np.empty(X.shape[0], dtype=np.int64)
+    topp = np.empty(n_top, dtype=np.int64)
+    sub = np.empty(mX.shape[0], dtype=np.int64)
     made = 0
-    s = -1
-    if left >= k:
-        # the first seed: the candidate farthest from r (first maximum)
+    if left >= k and s < 0:
+        # the first seed: the candidate farthest from r (first maximum: the lowest tuple position)
         best = -np.inf
-        for a in range(n_alive):
-            if rem[a] <= 0:
-                continue
-            if dist_from == r:
-                v = dist[a]
-            else:
+        best_pos = -1
+        for q in range(n_glist):
+            g = glist[q]
+            for i in range(gs[g], gs[g] + gcnt[g]):
+                if mrem[i] <= 0:
+                    continue
                 v = 0.0
                 if p:
-                    v = abs(X[a, 0] - X0[r, 0])
+                    v = abs(mX[i, 0] - X0[r, 0])
                     for j in range(1, p):
-                        v += abs(X[a, j] - X0[r, j])
+                        v += abs(mX[i, j] - X0[r, j])
                 for t in range(c):
-                    v += flat[off[t] + L[a, t] * size[t] + L0[r, t]] / H[t]
-            if v > best:
-                best = v
-                s = a
+                    v += flat[off[t] + gL[g, t] * size[t] + L0[r, t]] / H[t]
+                if v > best or (v == best and mpos[i] < best_pos):
+                    best = v
+                    best_pos = mpos[i]
+                    s = i
     while left >= k and made < budget:
-        seed = pos[s]
-        take = min(rem[s], k)
-        rem[s] -= take
+        if s < 0:  # unreachable: the left records are some candidate's
+            raise RuntimeError("k-member: no seed for the cluster")
+        seed = mpos[s]
+        gseed = mgrp[s]
+        take = min(mrem[s], k)
+        mrem[s] -= take
         remaining[seed] -= take
-        if rem[s] == 0:
-            n_dead += 1
+        if mrem[s] == 0:
+            gdirty[gseed] = 1
+            glive[gseed] -= 1
+            if glive[gseed] == 0:
+                n_gdead += 1
         size_now = take
         pieces[n_pieces, 0] = seed
         pieces[n_pieces, 1] = cluster_id
         pieces[n_pieces, 2] = take
         n_pieces += 1
         for j in range(p):
-            xs[j] = X[s, j]
+            xs[j] = mX[s, j]
         for t in range(c):
-            ls[t] = L[s, t]
+            ls[t] = gL[gseed, t]
         # the seed's row of each LCA table: a candidate's level and term by its leaf
         for t in range(c):
             for b in range(size[t]):
                 lv = flat[off[t] + b * size[t] + ls[t]]
                 rowlv[t, b] = lv
                 rowterm[t, b] = term[t, lv]
-        # drop the candidates without records once they are many (the order stays ascending)
-        if n_dead * 16 > n_alive:
+        # drop the groups without records once they are many
+        if n_gdead * 16 > n_glist:
             n = 0
-            for a in range(n_alive):
-                if rem[a] > 0:
-                    if n != a:
-                        pos[n] = pos[a]
-                        rem[n] = rem[a]
-                        for j in range(p):
-                            X[n, j] = X[a, j]
-                        for t in range(c):
-                            L[n, t] = L[a, t]
+            for q in range(n_glist):
+                g = glist[q]
+                if glive[g] > 0:
+                    glist[n] = g
                     n += 1
-            n_alive = n
-            n_dead = 0
-        # one pass: the distance of every candidate to the seed (as Encoded.distance_to_item computes
-        # it; the next seed is the farthest, first maximum, among those still with records), and the
-        # bucket of its categorical part
+            n_glist = n
+            n_gdead = 0
+        # one pass over the groups: the categorical part of the distance to the seed (its bucket) and a bound
+        # of the members' distances to the seed; the members whose group's bound reaches the k + 1 farthest
+        # so far measured exactly (as Encoded.distance_to_item computes it) and kept among the k + 1 farthest
+        # (largest distance, then lowest tuple position): the next seed is the first of them still with records
         for b in range(NB):
             hist[b] = 0
         m = 0
-        for a in range(n_alive):
-            if rem[a] <= 0:
+        for q in range(n_glist):
+            g = glist[q]
+            if glive[g] <= 0:
                 continue
-            v = 0.0
-            if p:
-                v = abs(X[a, 0] - xs[0])
-                for j in range(1, p):
-                    v += abs(X[a, j] - xs[j])
+            if gdirty[g]:
+                # the members without records leave the group; its bounds from those left
+                a0 = gs[g]
+                n = a0
+                for i in range(a0, a0 + gcnt[g]):
+                    if mrem[i] > 0:
+                        if n != i:
+                            mpos[n] = mpos[i]
+                            mrem[n] = mrem[i]
+                            for j in range(p):
+                                mX[n, j] = mX[i, j]
+                        n += 1
+                gcnt[g] = n - a0
+                for j in range(p):
+                    lo = mX[a0, j]
+                    hi = lo
+                    for i in range(a0 + 1, n):
+                        x = mX[i, j]
+                        if x < lo:
+                            lo = x
+                        if x > hi:
+                            hi = x
+                    gmin[g, j] = lo
+                    gmax[g, j] = hi
+                gdirty[g] = 0
             w = 0.0
             for t in range(c):
-                tv = rowterm[t, L[a, t]]
-                v += tv
-                w += tv
-            dist[a] = v
+                tv[t] = rowterm[t, gL[g, t]]
+                w += tv[t]
             bk = min(int(w * inv), NB - 1)
-            bucket[a] = bk
-            hist[bk] += 1
-            if m < n_top or v > topv[n_top - 1]:
-                q = min(m, n_top - 1)
-                while q > 0 and topv[q - 1] < v:
-                    topv[q] = topv[q - 1]
-                    topa[q] = topa[q - 1]
-                    q -= 1
-                topv[q] = v
-                topa[q] = a
-                if m < n_top:
-                    m += 1
-        dist_from = seed
+            gbucket[g] = bk
+            hist[bk] += glive[g]
+            if m == n_top:
+                # the largest distance a member can have: |value - seed's| is largest at the group's extremes
+                # (each rounded difference is monotone in the value, as is every sum)
+                u = 0.0
+                if p:
+                    u = max(abs(gmin[g, 0] - xs[0]), abs(gmax[g, 0] - xs[0]))
+                    for j in range(1, p):
+                        u += max(abs(gmin[g, j] - xs[j]), abs(gmax[g, j] - xs[j]))
+                for t in range(c):
+                    u += tv[t]
+                if u < topv[n_top - 1]:
+                    continue
+            for i in range(gs[g], gs[g] + gcnt[g]):
+                v = 0.0
+                if p:
+                    v = abs(mX[i, 0] - xs[0])
+                    for j in range(1, p):
+                        v += abs(mX[i, j] - xs[j])
+                for t in range(c):
+                    v += tv[t]
+                pi = mpos[i]
+                if m < n_top or v > topv[n_top - 1] or (v == topv[n_top - 1] and pi < topp[n_top - 1]):
+                    qq = min(m, n_top - 1)
+                    while qq > 0 and (topv[qq - 1] < v or (topv[qq - 1] == v and topp[qq - 1] > pi)):
+                        topv[qq] = topv[qq - 1]
+                        topa[qq] = topa[qq - 1]
+                        topp[qq] = topp[qq - 1]
+                        qq -= 1
+                    topv[qq] = v
+                    topa[qq] = i
+                    topp[qq] = pi
+                    if m < n_top:
+                        m += 1
         if size_now < k:
             acc = 0
             top = NB - 1
@@ -166,10 +221,12 @@ def grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k,
                     top = b
                     break
             n_sub = 0
-            for a in range(n_alive):
-                if rem[a] > 0 and bucket[a] <= top:
-                    sub[n_sub] = a
-                    n_sub += 1
+            for q in range(n_glist):
+                g = glist[q]
+                if glive[g] > 0 and gbucket[g] <= top:
+                    for i in range(gs[g], gs[g] + gcnt[g]):
+                        sub[n_sub] = i
+                        n_sub += 1
             for j in range(p):
                 sums[j] = xs[j] * take
             count = take
@@ -179,60 +236,72 @@ def grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k,
                 for j in range(p):
                     mean[j] = sums[j] / max(count, 1)
                 while True:
-                    # the first minimum among the candidates tried: the distance to the centroid is at
-                    # least the categorical part with the seed (terms >= 0, max(.) >= each, rounding
-                    # monotone), so a candidate of a higher bucket than the minimum's cannot reach it
+                    # the first minimum (lowest tuple position among the smallest) among the candidates tried:
+                    # the distance to the centroid is at least the categorical part with the seed (terms >= 0,
+                    # max(.) >= each, rounding monotone), so a candidate of a higher bucket than the minimum's
+                    # cannot reach it
                     pick = -1
+                    pick_pos = -1
                     low = np.inf
                     for q in range(n_sub):
-                        a = sub[q]
-                        if rem[a] == 0:
+                        i = sub[q]
+                        if mrem[i] == 0:
                             continue
+                        pi = mpos[i]
+                        g = mgrp[i]
                         v = 0.0
                         if p:
-                            v = abs(X[a, 0] - mean[0])
+                            v = abs(mX[i, 0] - mean[0])
                             for j in range(1, p):
-                                v += abs(X[a, j] - mean[j])
-                        # once the partial sum passes the best so far, the full one cannot beat it (a
-                        # later tie never wins: the first minimum stays)
+                                v += abs(mX[i, j] - mean[j])
+                        # once the partial sum passes the best so far (or ties it from a later position), the
+                        # full one cannot beat it
                         t = 0
-                        while t < c and v < low:
-                            lv = rowlv[t, L[a, t]]
+                        while t < c and (v < low or (v == low and pi < pick_pos)):
+                            lv = rowlv[t, gL[g, t]]
                             if level[t]:
                                 v += max(term[t, lv], term[t, level[t]])
                             else:
                                 v += term[t, lv]
                             t += 1
-                        if v < low:
+                        if v < low or (v == low and pi < pick_pos):
                             low = v
-                            pick = a
+                            pick = i
+                            pick_pos = pi
                     lb = NB - 1 if low == np.inf else min(int(low * inv), NB - 1)
                     if lb <= top:
                         break
                     # a candidate of a bucket up to the minimum's might reach it: try them all
                     top = lb
                     n_sub = 0
-                    for a in range(n_alive):
-                        if rem[a] > 0 and bucket[a] <= top:
-                            sub[n_sub] = a
-                            n_sub += 1
+                    for q in range(n_glist):
+                        g = glist[q]
+                        if glive[g] > 0 and gbucket[g] <= top:
+                            for i in range(gs[g], gs[g] + gcnt[g]):
+                                if mrem[i] > 0:
+                                    sub[n_sub] = i
+                                    n_sub += 1
                 if pick < 0:  # unreachable: the candidates hold the left records, at finite distances
                     raise RuntimeError("k-member: no candidate for the cluster")
-                take = min(rem[pick], k - size_now)
+                take = min(mrem[pick], k - size_now)
                 count += take
                 for _ in range(take):
                     for j in range(p):
-                        sums[j] = sums[j] + X[pick, j]
+                        sums[j] = sums[j] + mX[pick, j]
+                g = mgrp[pick]
                 for t in range(c):
-                    lv = rowlv[t, L[pick, t]]
+                    lv = rowlv[t, gL[g, t]]
                     if lv > level[t]:
                         level[t] = lv
-                rem[pick] -= take
-                remaining[pos[pick]] -= take
-                if rem[pick] == 0:
-                    n_dead += 1
+                mrem[pick] -= take
+                remaining[pick_pos] -= take
+                if mrem[pick] == 0:
+                    gdirty[g] = 1
+                    glive[g] -= 1
+                    if glive[g] == 0:
+                        n_gdead += 1
                 size_now += take
-                pieces[n_pieces, 0] = pos[pick]
+                pieces[n_pieces, 0] = pick_pos
                 pieces[n_pieces, 1] = cluster_id
                 pieces[n_pieces, 2] = take
                 n_pieces += 1
@@ -241,17 +310,17 @@ def grow(X0, L0, remaining, pos, X, L, rem, dist, bucket, H, flat, off, size, k,
         r = seed
         made += 1
         # the next seed: the first of the farthest still with records (at most k candidates lost their
-        # last records in this cluster, k + 1 are kept)
+        # last records in this cluster, k + 1 are kept); members move only in the next pass
         s = -1
         for q in range(m):
-            if rem[topa[q]] > 0:
+            if mrem[topa[q]] > 0:
                 s = topa[q]
                 break
     state[0] = r
-    state[1] = dist_from
+    state[1] = s
     state[2] = left
     state[3] = cluster_id
     state[4] = n_pieces
-    state[5] = n_alive
-    state[6] = n_dead
+    state[5] = n_glist
+    state[6] = n_gdead
     return made
