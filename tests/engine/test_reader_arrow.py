@@ -116,22 +116,24 @@ def test_table_from_dictionary_frame_equals_table_from_text(seed, na_values, mon
     raw = random_csv(rng, rows=500, cols=4, delimiter=";")
     kw = {} if na_values is None else {"na_values": parse_markers(na_values)}
     roles = {"c0": Role.QUASI_IDENTIFYING, "c1": Role.QUASI_IDENTIFYING, "c2": Role.SENSITIVE}
-    text = Table(frame_of(raw, False), dict(roles), **kw)
+    text = Table(frame_of(raw, False), dict(roles), encode_objects=False, **kw)  # every row read: the reference
     coded = Table(frame_of(raw, True), dict(roles), **kw)
+    objects = Table(frame_of(raw, False), dict(roles), **kw)  # text objects dictionary-encoded on arrival
     assert set(coded.dictionaries) == {"c0", "c1", "c2"} and not text.dictionaries
-    assert_same_frame(coded.frame, text.frame)
-    assert coded.types == text.types and coded.holding_missing == text.holding_missing
+    for fast in (coded, objects):
+        assert_same_frame(fast.frame, text.frame)
+        assert fast.types == text.types and fast.holding_missing == text.holding_missing
     # hierarchies covering every value but one ("a"), so that both a success and the message are compared
     present = sorted(set(text.frame["c0"]) | set(text.frame["c1"]) | {""})
     for given in ({c: leaves_hierarchy(c, present) for c in ("c0", "c1")},
                   {c: leaves_hierarchy(c, [v for v in present if v != "a"]) for c in ("c0", "c1")}):
         results = []
-        for table in (text, coded):
+        for table in (text, coded, objects):
             try:
                 results.append(table.encode(table.hierarchies(given)).tolist())
             except EngineError as exc:
                 results.append(f"{type(exc).__name__}: {exc}")
-        assert results[0] == results[1]
+        assert results[0] == results[1] == results[2]
 
 
 def test_codes_of_a_changed_frame_are_not_used():

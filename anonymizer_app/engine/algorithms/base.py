@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -247,7 +247,7 @@ class FullDomainRecoding:
     sample: np.ndarray | None = None
     # a lattice search's nodes as it left them (LatticeSearch.export: tags, the values it computed), when the run
     # does not keep them in ``info``: the lattice page shows them at once while every node is evaluated
-    known_lattice: dict | None = None
+    known_lattice: Mapping[str, Any] | None = None
 
 
 @dataclass

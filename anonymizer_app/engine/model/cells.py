@@ -104,3 +104,19 @@ class ColumnDictionary:
         held = np.ascontiguousarray(cells)  # referenced below: the view of its pointers stays valid
         addresses = pointer_view(held)
         return bool(np.array_equal(addresses, self._addresses[self.codes]))
+
+
+def column_dictionary(cells: np.ndarray) -> tuple[ColumnDictionary, bool] | None:
+    """A text column of object cells as a ColumnDictionary (one hashing pass, by address where objects are shared:
+    factorize_cells), and whether every cell already is the object its code names (else the caller writes the
+    column again from the categories, so that ``describes`` holds). None when a cell is not a str (missing
+    objects, numbers): such a column is read row by row as before."""
+    if cells.dtype != object or cells.ndim != 1 or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    held = np.ascontiguousarray(cells)
+    codes, distinct = factorize_cells(held)
+    categories = np.asarray(distinct, dtype=object)
+    if (len(held) and int(codes.min()) < 0) or not all(type(v) is str for v in categories):
+        return None
+    column = ColumnDictionary(codes, categories)
+    return column, column.describes(held)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .cells import ColumnDictionary
+from .cells import ColumnDictionary, column_dictionary
 from .column_types import COLUMN_TYPES, NUMERIC_TYPES, infer_type  # noqa: F401  (re-exported)
 from .defaults import default_hierarchy
 from .hierarchy import Hierarchy, with_missing
@@ -66,10 +66,14 @@ class Table:
     dictionaries: dict[str, ColumnDictionary] = field(default_factory=dict, init=False, repr=False, compare=False)
     # what is read once from the input's cells and kept with it (the persons of the person-id column, ...)
     derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # text object columns of QIs and sensitive columns dictionary-encoded on arrival (_object_columns); False reads
+    # them row by row: the reference the tests hold the fast path against
+    encode_objects: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.holding_missing = set()
         self.dictionaries = self._text_columns()
+        self.dictionaries.update(self._object_columns())
         self.frame = normalize_frame(self.frame, self.na_values, self.holding_missing, skip=set(self.dictionaries))
         columns = set(self.frame.columns)
         for col in list(self.roles) + list(self.types):
@@ -119,6 +123,38 @@ class Table:
                      if isinstance(frame.dtypes.iloc[i], pd.CategoricalDtype) else frame.iloc[:, i].to_numpy()
                      for i, col in enumerate(frame.columns)}
             self.frame = pd.DataFrame(cells, index=frame.index).set_axis(frame.columns, axis=1)
+        return dictionaries
+
+    def _object_columns(self) -> dict[str, ColumnDictionary]:
+        """The QI and sensitive columns of text objects, dictionary-encoded as a Categorical column is (one hashing
+        pass per column: cells.column_dictionary), their missing cells normalized on the categories: the type,
+        the missing values and the leaf codes are then read from the few distinct values instead of every row (a
+        like-for-like call against ARX encodes a fresh table of strings every time). A column whose cells are not
+        the categories' objects is written again from them (the same values), in a shallow copy of the frame."""
+        frame = self.frame
+        if not self.encode_objects or not frame.columns.is_unique:
+            return {}
+        encoded = (Role.QUASI_IDENTIFYING, Role.SENSITIVE)
+        wanted = [c for c, r in self.roles.items() if c in frame.columns and c not in self.dictionaries
+                  and (r if isinstance(r, Role) else Role.parse(r)) in encoded and frame[c].dtype == object]
+        dictionaries: dict[str, ColumnDictionary] = {}
+        rewritten: dict[str, np.ndarray] = {}
+        for col in wanted:
+            found = column_dictionary(frame[col].to_numpy())
+            if found is None:
+                continue  # not text throughout: normalized row by row
+            first, same = found
+            d, holds = normalize_dictionary(first, self.na_values)
+            if holds:
+                self.holding_missing.add(col)
+            if d is not first or not same:
+                rewritten[col] = d.cells()
+            dictionaries[col] = d
+        if rewritten:
+            frame = frame.copy(deep=False)  # the caller's frame keeps its cells
+            for col, cells in rewritten.items():
+                frame[col] = cells
+            self.frame = frame
         return dictionaries
 
     def columns_with(self, role: Role) -> list[str]:

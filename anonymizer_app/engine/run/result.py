@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,7 @@ class Result:
     # the input strings (None: they encode the input themselves)
     leaf_codes: LeafCodes | None = field(default=None, repr=False)
     # a lattice search's nodes as it left them (FullDomainRecoding.known_lattice); never part of the report
-    known_lattice: dict | None = field(default=None, repr=False)
+    known_lattice: Mapping[str, Any] | None = field(default=None, repr=False)
     # SafePub: the records drawn into the sample (bool per input row); the gate checks the published rows
     sample: np.ndarray | None = field(default=None, repr=False)
     # the recoding kind's own check of what it publishes, set by the kind's stage (m-invariance: its release

@@ -24,6 +24,8 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -327,17 +329,21 @@ class LatticeSearch:
         known = None
         if p.options.get("keep_lattice") == "yes":
             base["lattice"] = self.export(levels)
-        elif self.lattice.size <= KNOWN_NODES:
-            known = self.export(levels)
+        elif self.lattice.size <= KNOWN_NODES:  # written out only when read (the web run's first lattice view)
+            tags, checked, values = self.tags.copy(), self.checked.copy(), self.values.copy()
+            known = KnownNodes(lambda: self._export(tags, checked, values, levels))
         return FullDomainRecoding(levels, suppressed, steps or [], notes or [], base, known_lattice=known)
 
     def export(self, optimum) -> dict:
         """Compact lattice for the UI: per node its levels (one digit or number per QI), tag, metric."""
+        return self._export(self.tags, self.checked, self.values, optimum)
+
+    def _export(self, tags: np.ndarray, checked: np.ndarray, values: np.ndarray, optimum) -> dict:
         lat = self.lattice
         allv = lat.all_levels()
-        tags = self.tags.reshape(-1)
-        checked = self.checked.reshape(-1)
-        values = self.values.reshape(-1)
+        tags = tags.reshape(-1)
+        checked = checked.reshape(-1)
+        values = values.reshape(-1)
         sep = "" if max(lat.shape, default=1) <= 10 else "."
         nodes = []
         for i in range(lat.size):
@@ -351,6 +357,29 @@ class LatticeSearch:
                            "N": "not anonymous (checked)", "n": "not anonymous (predicted)",
                            "?": "not known"},
                 "nodes": nodes}
+
+
+class KnownNodes(Mapping):
+    """The search's lattice export (LatticeSearch.export) made on first reading: most runs (the CLI, the API's
+    engine calls) never read it, and writing out every node costs more than a small lattice's whole search."""
+
+    def __init__(self, build: Callable[[], dict]) -> None:
+        self._build: Callable[[], dict] | None = build
+        self._data: dict = {}
+
+    def _dict(self) -> dict:
+        if self._build is not None:
+            self._data, self._build = self._build(), None
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
 
 
 def _plain(v):

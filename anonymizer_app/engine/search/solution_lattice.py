@@ -9,6 +9,8 @@ a node is shown and kept by running the same spec with that node's transformatio
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import numpy as np
 
 from ..algorithms.base import ProgressCallback
@@ -83,7 +85,7 @@ def _split(levels: str, sep: str) -> list[int]:
     return [int(x) for x in (levels.split(sep) if sep else levels)]
 
 
-def build_lattice(stored: dict, hierarchies: list, metric: str) -> dict:
+def build_lattice(stored: Mapping[str, Any], hierarchies: list, metric: str) -> dict:
     """The exported lattice (LatticeSearch.export) as columns for the plot, with ranks, positions and
     the frontier (minimal anonymous and maximal non-anonymous nodes)."""
     heights = [int(h) for h in stored["heights"]]
