@@ -18,6 +18,11 @@ from .base import EPS, Parameter, SensitiveModel, shares
 from .distributions import sensitive_domain
 
 DISTANCES = ("equal", "ordered", "hierarchical")
+# How far from the threshold a class's EMD as equal_failing computes it must lie for its verdict to be the one
+# the figure of ``values`` gives: both are within ~m x 1e-16 of the exact EMD (sums of m terms of magnitude <= 1 in
+# float64), so 1e-10 leaves a wide margin; a class nearer than this is judged by the figure.
+MARGIN = 1e-10
+MAX_VALUES = 100_000  # (a sum of m terms errs by up to ~m x 1.1e-16: more values, and the margin would not hold)
 
 
 def emd_equal(p: np.ndarray, q: np.ndarray, overwrite: bool = False) -> np.ndarray:
@@ -56,6 +61,44 @@ def emd_hierarchical(p: np.ndarray, q: np.ndarray, hierarchy, leaf_of_value: np.
         np.add.at(neg.T, parent_of_child, np.maximum(-extra, 0).T)
         total += (lv / H) * np.minimum(pos, neg).sum(axis=1)
     return total
+
+
+def _reference(domain) -> tuple[np.ndarray, float, np.ndarray]:
+    """The table's distribution q, its float sum and a vector of ones over the values, kept on the domain while
+    its table counts are the same array (lattice searches check thousands of nodes against one domain)."""
+    hit = domain.__dict__.get("_t_closeness_reference")
+    if hit is not None and hit[0] is domain.table_counts:
+        return hit[1]
+    q = np.asarray(domain.table_distribution, dtype=np.float64)
+    ref = (q, float(q.sum()), np.ones(len(q)))
+    domain.__dict__["_t_closeness_reference"] = (domain.table_counts, ref)
+    return ref
+
+
+def equal_failing(counts: np.ndarray, domain, threshold: float) -> np.ndarray:
+    """Per class (a row of ``counts``), whether emd_equal(shares(counts), q) > ``threshold``: the same verdicts
+    in fewer passes over the matrix and no temporary of its size (the search checks every class of thousands
+    of nodes: on Adult, 8 QIs, 4% + 0.2-closeness, a million classes x 14 values).
+
+    With p = c/s (s >= 1 records) and Σ p_i = 1: ½ Σ|p_i - q_i| = ½ (1 + Q) - Σ min(p_i, q_i), Q = Σ q_i (1 up
+    to rounding); row sums as matrix-vector products (BLAS; exact for the counts, integers below 2^53). So
+    computed, the EMD may differ from ``values``' figure in its last bits (both are within ~1e-14 of the exact
+    one): when a class lies within MARGIN of the threshold, or has no records (its p is 0, not a distribution),
+    the whole matrix is judged by that figure instead, as before."""
+    n, m = counts.shape
+    if not n:
+        return np.zeros(0, dtype=bool)
+    q, total, ones = _reference(domain)
+    f = np.array(counts, dtype=np.float64)  # its own copy: the caller may hand the counts to another model
+    s = f @ ones
+    if m > MAX_VALUES or s.min() < 1.0:
+        return emd_equal(shares(counts), q, overwrite=True) > threshold
+    f *= (1.0 / s)[:, None]
+    np.minimum(f, q, out=f)
+    emd = 0.5 * (1.0 + total) - f @ ones
+    if ((emd > threshold - MARGIN) & (emd <= threshold + MARGIN)).any():
+        return emd_equal(shares(counts), q, overwrite=True) > threshold
+    return emd > threshold
 
 
 @dataclass(frozen=True)
@@ -106,6 +149,8 @@ class TCloseness(SensitiveModel):
 
     def classes_failing(self, sizes, counts=None, domain=None):
         self._need(counts, domain)
+        if self.distance == "equal" and counts.ndim == 2 and counts.shape[1] == domain.m:
+            return equal_failing(counts, domain, self.t + EPS)
         return self.values(counts, domain) > self.t + EPS
 
     def card_value(self, values):

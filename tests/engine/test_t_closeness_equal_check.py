@@ -1,0 +1,115 @@
+"""t-closeness with equal distance: the verdicts of the check the searches call (t_closeness.equal_failing) against
+an exact rational brute force, and against the figure the model reports (``values``) at the boundary, where the
+check hands the matrix to that figure."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from anonymizer_app.engine.privacy import TCloseness
+from anonymizer_app.engine.privacy import t_closeness as tc
+from anonymizer_app.engine.privacy.base import EPS
+from anonymizer_app.engine.privacy.distributions import SensitiveDomain
+
+
+def _domain(table_counts) -> SensitiveDomain:
+    table_counts = np.asarray(table_counts, dtype=np.int64)
+    m = len(table_counts)
+    return SensitiveDomain("s", np.array([f"v{i}" for i in range(m)], dtype=object), np.zeros(1, dtype=np.int64),
+                           table_counts)
+
+
+def _exact_emd(row, table_counts) -> Fraction:
+    """½ Σ |c_i/s - T_i/N| in rationals (s = 0: the class's shares are all 0, as the model takes them)."""
+    s, n = sum(int(c) for c in row), sum(int(t) for t in table_counts)
+    return Fraction(1, 2) * sum(abs(Fraction(int(c), max(s, 1)) - Fraction(int(t), n))
+                                for c, t in zip(row, table_counts))
+
+
+def _exact_failing(counts, table_counts, t: float) -> list[bool]:
+    threshold = Fraction(t + EPS)  # the float the model compares with, exactly
+    return [_exact_emd(row, table_counts) > threshold for row in counts]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_verdicts_equal_the_exact_rationals(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 9))
+    table_counts = rng.integers(1, 40, m)
+    n = int(rng.integers(1, 60))
+    counts = rng.integers(0, int(rng.integers(1, 12)), (n, m))
+    counts[rng.random(n) < 0.1] = 0  # classes without records (their shares are all 0)
+    dom = _domain(table_counts)
+    for t in (0.01, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 0.99):
+        model = TCloseness(t, "equal", "s")
+        got = model.classes_failing(counts.sum(axis=1), counts, dom)
+        assert got.dtype == bool
+        assert got.tolist() == _exact_failing(counts, table_counts, t)
+        assert got.tolist() == (model.values(counts, dom) > t + EPS).tolist()
+
+
+def test_a_class_exactly_at_t_holds():
+    # table 1:1:2 (q = 1/4, 1/4, 1/2); the class 2:0:2 has shares 1/2, 0, 1/2: EMD = ½ (1/4 + 1/4) = 1/4
+    dom = _domain([1, 1, 2])
+    counts = np.array([[2, 0, 2], [1, 1, 2], [4, 0, 0], [0, 0, 0]])
+    assert [_exact_emd(r, [1, 1, 2]) for r in counts] == [Fraction(1, 4), 0, Fraction(3, 4), Fraction(1, 2)]
+    assert TCloseness(0.25, "equal", "s").classes_failing(None, counts, dom).tolist() == [False, False, True, True]
+    assert TCloseness(0.2, "equal", "s").classes_failing(None, counts, dom).tolist() == [True, False, True, True]
+    assert TCloseness(0.75, "equal", "s").classes_failing(None, counts, dom).tolist() == [False] * 4
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_classes_at_the_boundary_are_judged_by_the_reported_figure(seed, monkeypatch):
+    """t chosen so that t + EPS is a class's EMD as ``values`` computes it (within rounding): the check defers to
+    that figure for the whole matrix, so the verdicts are the figure's to the last bit."""
+    rng = np.random.default_rng(500 + seed)
+    m = int(rng.integers(2, 16))
+    table_counts = rng.integers(1, 1000, m)
+    counts = rng.integers(0, 50, (int(rng.integers(2, 40)), m))
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    dom = _domain(table_counts)
+    figures = TCloseness(0.5, "equal", "s").values(counts, dom)
+    target = float(figures[int(rng.integers(0, len(counts)))])
+    deferred = []
+    original = tc.emd_equal
+
+    def spy(p, q, overwrite=False):
+        deferred.append(len(p))
+        return original(p, q, overwrite)
+
+    monkeypatch.setattr(tc, "emd_equal", spy)
+    for t in (target - EPS, np.nextafter(target - EPS, 0), np.nextafter(target - EPS, 1)):
+        if not 0 < t <= 1:
+            continue
+        model = TCloseness(float(t), "equal", "s")
+        deferred.clear()
+        got = model.classes_failing(None, counts, dom)
+        assert deferred  # the check deferred to the figure
+        assert got.tolist() == (model.values(counts, dom) > model.t + EPS).tolist()
+
+
+def test_fast_verdicts_do_not_defer_away_from_the_boundary(monkeypatch):
+    """Far from t, the check decides itself (no call to the figure's emd_equal) and agrees with the rationals."""
+    rng = np.random.default_rng(7)
+    table_counts = rng.integers(1, 100, 14)
+    counts = rng.integers(0, 30, (300, 14)) + 1
+    dom = _domain(table_counts)
+    emds = [_exact_emd(r, table_counts) for r in counts]
+    t = 0.2
+    assert all(abs(e - Fraction(t + EPS)) > Fraction(1, 10**6) for e in emds)
+    monkeypatch.setattr(tc, "emd_equal", lambda *a, **k: pytest.fail("deferred"))
+    got = TCloseness(t, "equal", "s").classes_failing(None, counts, dom)
+    assert got.tolist() == [e > Fraction(t + EPS) for e in emds]
+
+
+def test_no_classes_and_counts_left_unchanged():
+    dom = _domain([3, 5])
+    model = TCloseness(0.2, "equal", "s")
+    assert model.classes_failing(np.zeros(0), np.zeros((0, 2), dtype=np.int64), dom).tolist() == []
+    counts = np.array([[1, 0], [3, 5]])
+    kept = counts.copy()
+    assert model.classes_failing(None, counts, dom).tolist() == [True, False]
+    assert (counts == kept).all()  # another model on the column may read the same matrix
