@@ -166,35 +166,77 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
     L0 = np.ascontiguousarray(L0, dtype=np.int16 if L0.size == 0 or int(L0.max()) < 2**15 else np.int64)
     H = np.ascontiguousarray(enc.H, dtype=np.float64)
     # the candidates grouped by their categorical codes (the categorical terms of a distance are the group's),
-    # each group's members in ascending tuple position
-    if L0.shape[1]:
+    # the groups by supergroup (see _supergroups), each group's members in ascending tuple position
+    c = L0.shape[1]
+    if c:
         gL, grp = np.unique(L0, axis=0, return_inverse=True)
         grp = grp.reshape(-1).astype(np.int64)
     else:
         gL, grp = np.zeros((1 if n else 0, 0), dtype=L0.dtype), np.zeros(n, dtype=np.int64)
-    gL = np.ascontiguousarray(gL)
+    usemask = (size <= 64).astype(np.uint8)
+    sg_of = _supergroups(gL, usemask)
+    g_order = np.argsort(sg_of, kind="stable")  # groups renumbered supergroup by supergroup
+    renum = np.empty(len(gL), dtype=np.int64)
+    renum[g_order] = np.arange(len(gL))
+    gL, gsg, grp = np.ascontiguousarray(gL[g_order]), sg_of[g_order].astype(np.int64), renum[grp]
     order = np.argsort(grp, kind="stable")
     mgrp = grp[order]
-    G = len(gL)
+    G, NS = len(gL), int(gsg.max()) + 1 if len(gsg) else 0
     gcnt = np.bincount(mgrp, minlength=G).astype(np.int64)
     gs = (np.cumsum(gcnt) - gcnt).astype(np.int64)
     mpos, mX, mrem = order.astype(np.int64), np.ascontiguousarray(X0[order]), remaining[order].astype(np.int64)
     glive = np.bincount(mgrp, weights=mrem > 0, minlength=G).astype(np.int64)
-    if n and X0.shape[1]:
+    p = X0.shape[1]
+    if n and p:
         gmin, gmax = np.minimum.reduceat(mX, gs, axis=0), np.maximum.reduceat(mX, gs, axis=0)
     else:
-        gmin, gmax = np.zeros((G, X0.shape[1])), np.zeros((G, X0.shape[1]))
+        gmin, gmax = np.zeros((G, p)), np.zeros((G, p))
     gmin, gmax = np.ascontiguousarray(gmin), np.ascontiguousarray(gmax)  # updated in place by the kernel
-    gdirty = (glive < gcnt).astype(np.uint8)  # members without records leave at the group's next visit
-    gbucket = np.zeros(G, dtype=np.uint8)
-    glist = np.flatnonzero(glive > 0).astype(np.int64)
-    state = np.array([r, -1, total, first_cluster, 0, len(glist), 0], dtype=np.int64)
+    gdirty = (glive < gcnt).astype(np.uint8)  # members without records leave when their group is next opened
+    sgn = np.bincount(gsg, minlength=NS).astype(np.int64)
+    sgs = (np.cumsum(sgn) - sgn).astype(np.int64)
+    sglive = np.bincount(gsg, weights=glive, minlength=NS).astype(np.int64)
+    if G and p:
+        sgmin = np.ascontiguousarray(np.minimum.reduceat(gmin, sgs, axis=0))
+        sgmax = np.ascontiguousarray(np.maximum.reduceat(gmax, sgs, axis=0))
+    else:
+        sgmin, sgmax = np.zeros((NS, p)), np.zeros((NS, p))
+    # per QI of at most 64 leaves, the codes of a supergroup's groups as bits
+    bits = np.zeros((G, c), dtype=np.uint64)
+    for t in np.flatnonzero(usemask):
+        bits[:, t] = np.left_shift(np.uint64(1), gL[:, t].astype(np.uint64))
+    sgmask = np.ascontiguousarray(np.bitwise_or.reduceat(bits, sgs, axis=0) if G else np.zeros((0, c), np.uint64))
+    sglist = np.flatnonzero(sglive > 0).astype(np.int64)
+    state = np.array([r, -1, total, first_cluster, 0, len(sglist), 0], dtype=np.int64)
     pieces = np.zeros((total + k, 3), dtype=np.int64)
+    scratch = [np.zeros(G, dtype=np.int64), np.full(G, -1, dtype=np.int64), gsg, sgs, sgn, sglive, sgmask, sgmin,
+               sgmax, np.zeros(NS, dtype=np.int64), np.zeros(NS), sglist, usemask]
     while state[2] >= k:
-        grow(X0, L0, remaining, mpos, mX, mrem, mgrp, gs, gcnt, glive, gL, gmin, gmax, gdirty, gbucket, glist, H,
-             flat, off, size, k, state, pieces, KERNEL_BUDGET, KERNEL_FIRST)
+        grow(X0, L0, remaining, mpos, mX, mrem, mgrp, gs, gcnt, glive, gL, gmin, gmax, gdirty, *scratch, H, flat, off,
+             size, k, state, pieces, KERNEL_BUDGET, KERNEL_FIRST)
         problem.heartbeat(1 - int(state[2]) / max(total, 1), f"k-member: {int(state[3])} cluster(s)")
     return pieces[:int(state[4])]
+
+
+def _supergroups(gL: np.ndarray, usemask: np.ndarray) -> np.ndarray:
+    """The supergroup of each group: groups with the same codes on a few QIs (every QI of more than 64 leaves, then
+    the QIs of fewest leaves while there are at most a sixteenth as many supergroups as groups). The kernel bounds
+    a supergroup's distances by the codes present per other QI (a bit mask): a supergroup visited per cluster
+    stands for about 16 groups, and only those whose bound reaches the farthest or the nearest are opened."""
+    G, c = gL.shape
+    if not G or not c:
+        return np.zeros(G, dtype=np.int64)
+    size = [int(gL[:, t].max()) + 1 for t in range(c)]
+    key = [t for t in range(c) if not usemask[t]]
+    target = max(G // 16, 1)
+    for t in sorted((t for t in range(c) if usemask[t]), key=lambda t: (size[t], t)):
+        if len(np.unique(gL[:, key + [t]], axis=0)) > target:
+            break
+        key.append(t)
+    if not key:
+        return np.zeros(G, dtype=np.int64)
+    _, sg = np.unique(gL[:, key], axis=0, return_inverse=True)
+    return sg.reshape(-1).astype(np.int64)
 
 
 # clusters per kernel call (between two heartbeats), and how many candidates the kernel tries first for
