@@ -113,3 +113,62 @@ def test_no_classes_and_counts_left_unchanged():
     kept = counts.copy()
     assert model.classes_failing(None, counts, dom).tolist() == [True, False]
     assert (counts == kept).all()  # another model on the column may read the same matrix
+
+
+def _compositions(s: int, m: int):
+    """Every way of putting s records into m values."""
+    if m == 1:
+        yield (s,)
+        return
+    for first in range(s + 1):
+        for rest in _compositions(s - first, m - 1):
+            yield (first, *rest)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sizes_sure_to_fail_equal_the_brute_force_over_every_composition(seed):
+    """A size is sure to fail exactly when no class of that many records, whatever its values, is within t: the
+    least EMD over every composition, in rationals."""
+    rng = np.random.default_rng(900 + seed)
+    m = int(rng.integers(1, 5))
+    table_counts = rng.integers(1, 30, m)
+    dom = _domain(table_counts)
+    for t in (0.05, 0.1, 0.2, 0.3, 0.45, 0.6):
+        threshold = Fraction(t + EPS)
+        sure = tc.sure_failing_sizes(dom, t + EPS)
+        model = TCloseness(t, "equal", "s")
+        assert len(sure) >= 2 and not sure[-1]  # sizes above the table: not known
+        for s in range(0, min(len(sure) - 1, 11) + 1):
+            rows = np.array(list(_compositions(s, m)) if s else [(0,) * m], dtype=np.int64)
+            least = min(_exact_emd(r, table_counts) for r in rows)
+            assert bool(sure[s]) == (least > threshold), (s, least)
+            if sure[s]:  # and every such class fails the model's own check
+                assert model.classes_failing(None, rows, dom).all()
+        sizes = np.arange(0, 3 * len(sure))
+        assert model.failing_by_size(sizes, dom).tolist() == [bool(sure[min(s, len(sure) - 1)]) for s in sizes]
+
+
+def test_the_table_of_sizes_reaches_every_size_that_may_be_sure():
+    """From m / threshold records on, some class is within t: the table may stop there (checked on sizes past it)."""
+    table_counts = np.array([5, 1, 13])
+    dom = _domain(table_counts)
+    t = 0.3
+    sure = tc.sure_failing_sizes(dom, t + EPS)
+    assert len(sure) == 3 // (t + EPS) + 1 + 2
+    for s in range(len(sure) - 1, len(sure) + 12):
+        least = min(_exact_emd(r, table_counts) for r in _compositions(s, 3))
+        assert least <= Fraction(t + EPS)
+
+
+def test_adult_occupation_sizes_sure_to_fail_at_0_2():
+    """Adult's occupation (14 values, 30,162 records): classes of 1-6, 10 and 11 records cannot be 0.2-close."""
+    counts = [3721, 9, 4030, 3992, 989, 1350, 1966, 3212, 143, 4038, 644, 3584, 912, 1572]
+    assert sum(counts) == 30162
+    sure = tc.sure_failing_sizes(_domain(counts), 0.2 + EPS)
+    assert np.flatnonzero(sure).tolist() == [0, 1, 2, 3, 4, 5, 6, 10, 11]
+
+
+def test_other_distances_do_not_tell_from_sizes():
+    dom = _domain([3, 5])
+    assert TCloseness(0.2, "ordered", "s").failing_by_size(np.array([1, 2]), dom) is None
+    assert TCloseness(0.2, "hierarchical", "s").failing_by_size(np.array([1, 2]), dom) is None

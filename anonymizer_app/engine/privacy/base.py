@@ -81,6 +81,12 @@ class PrivacyModel:
     def classes_failing(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> np.ndarray:
         raise NotImplementedError
 
+    def failing_by_size(self, sizes: np.ndarray, domain=None) -> np.ndarray | None:
+        """The classes that fail whatever values they hold, from their sizes alone (a subset of what
+        ``classes_failing`` finds): what a search may count before making any class's histogram. None: the model
+        cannot tell from sizes (k-anonymity's ``classes_failing`` needs nothing else already)."""
+        return None
+
     def holds(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> bool:
         return not bool(self.classes_failing(sizes, counts, domain).any())
 

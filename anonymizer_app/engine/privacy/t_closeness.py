@@ -101,6 +101,44 @@ def equal_failing(counts: np.ndarray, domain, threshold: float) -> np.ndarray:
     return emd > threshold
 
 
+SIZE_TABLE_CELLS = 4_000_000  # sizes x values of the table of sizes that always fail (sure_failing_sizes)
+
+
+def sure_failing_sizes(domain, threshold: float) -> np.ndarray:
+    """Per class size s = 0 .. L, whether every class of s records fails equal-distance closeness at
+    ``threshold``, whatever values it holds (kept on the domain per threshold; sizes above L: not known).
+
+    The least EMD of s records, exactly: with a_i = s T_i / N (T the table's counts, N their total), the EMD of
+    counts c is 1 - Σ min(c_i, a_i) / s, and Σ min(c_i, a_i) is largest (each term concave in c_i, so greedily)
+    when every value takes floor(a_i) records and the r = s - Σ floor(a_i) left go to the r largest fractional
+    parts: in integers, s·N·least = s·N - N Σ floor(a_i) - (the r largest remainders of s T_i mod N). A size
+    is sure to fail when that least EMD exceeds the threshold by MARGIN (the figure ``values`` computes errs by far
+    less); an empty class (its shares all 0) has EMD ½. Every unfilled value leaves less than 1/s, so from
+    s = m / threshold on the least EMD is below the threshold: the table stops there."""
+    key = ("_t_closeness_sure_sizes", threshold)
+    hit = domain.__dict__.get(key)
+    if hit is not None and hit[0] is domain.table_counts:
+        return hit[1]
+    table_counts = np.asarray(domain.table_counts, dtype=np.int64)
+    n_total, m = int(table_counts.sum()), len(table_counts)
+    last = 0
+    if n_total > 0 and m:
+        last = min(int(m / threshold) + 1, n_total, SIZE_TABLE_CELLS // m, (1 << 62) // n_total)
+    sure = np.zeros(last + 2, dtype=bool)  # the last entry: every size above L (not known)
+    sure[0] = 0.5 > threshold + MARGIN
+    if last:
+        s = np.arange(1, last + 1, dtype=np.int64)
+        floors, remainders = np.divmod(s[:, None] * table_counts[None, :], n_total)
+        left = s - floors.sum(axis=1)  # 0 <= left <= the values with a remainder (their fractions sum to left)
+        remainders = -np.sort(-remainders, axis=1)
+        top = np.zeros((last, m + 1), dtype=np.int64)
+        np.cumsum(remainders, axis=1, out=top[:, 1:])
+        gap = s * n_total - n_total * floors.sum(axis=1) - top[np.arange(last), left]
+        sure[1:last + 1] = gap / (s * n_total) > threshold + MARGIN
+    domain.__dict__[key] = (domain.table_counts, sure)
+    return sure
+
+
 @dataclass(frozen=True)
 class TCloseness(SensitiveModel):
     """The EMD between every class's sensitive distribution and the table's is at most t."""
@@ -152,6 +190,14 @@ class TCloseness(SensitiveModel):
         if self.distance == "equal" and counts.ndim == 2 and counts.shape[1] == domain.m:
             return equal_failing(counts, domain, self.t + EPS)
         return self.values(counts, domain) > self.t + EPS
+
+    def failing_by_size(self, sizes, domain=None):
+        """Equal distance: the classes too small for any distribution of their values to be within t of the
+        table's (sure_failing_sizes; 1 to 6 and 10, 11 records for occupation on Adult at t = 0.2)."""
+        if self.distance != "equal" or domain is None:
+            return None
+        sure = sure_failing_sizes(domain, self.t + EPS)
+        return sure[np.minimum(np.asarray(sizes, dtype=np.int64), len(sure) - 1)]
 
     def card_value(self, values):
         return float(values.max())
