@@ -22,8 +22,6 @@ from anonymizer_app.engine.run.identifiers import IdentifierRule
 from anonymizer_app.engine.run.spec import SUPPRESSED_ROWS
 from anonymizer_app.engine.sdc.steps import SdcStep, steps_from_json
 
-from . import synthesis_step
-
 FORMAT = "anonymizer-policy"
 VERSION = 1
 OTHER = "(other)"  # the node new values are grouped under when a hierarchy is extended
@@ -186,6 +184,9 @@ def validate(data, where: str = "policy file") -> dict:
 
 def _synthesis(policy: dict, data: dict, where: str) -> None:
     """The policy's synthesis step (policies/synthesis_step.py), written only when the policy has one."""
+    # imported here: it reads the synthesizers' registry (their modules), which a policy without a step never needs
+    from . import synthesis_step
+
     try:
         policy["synthesis"] = synthesis_step.validate(data["synthesis"], policy["columns"])
     except synthesis_step.StepError as exc:

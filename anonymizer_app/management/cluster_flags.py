@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 from anonymizer_app.engine import KAnonymity
 from anonymizer_app.engine.algorithms import get_algorithm, supporting, supports
 from anonymizer_app.engine.backends.dask import ParquetTable
-from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_address
 from anonymizer_app.engine.model.missing import parse_markers
 from anonymizer_app.engine.run.pipeline import run as run_pipeline
 from anonymizer_app.engine.run.spec import RunSpec
@@ -33,6 +32,9 @@ PARTITION_ROWS = 1_000_000
 
 
 def _address(text: str) -> str:
+    # the Dask backend's modules are imported by the runs that name a cluster only
+    from anonymizer_app.engine.backends.dask.cluster import ClusterError, check_address
+
     try:
         return check_address(text)
     except ClusterError as exc:

@@ -14,7 +14,6 @@ from django.conf import settings
 from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import UserError
 from anonymizer_app.models import RemoteAccount
-from anonymizer_app.services.vault import VaultError
 
 TOKEN_ENV = {"zenodo": "ZENODO_TOKEN", "dataverse": "DATAVERSE_TOKEN"}
 
@@ -32,6 +31,7 @@ def add_connection_flags(parser) -> None:
 def connection(service: str, opts: dict, owner):
     """The client for ``service`` from --account, or --base-url and --token-file / the environment."""
     from anonymizer_app.services import remote  # requests (0.2 s) is imported by the runs that use it only
+    from anonymizer_app.services.vault import VaultError  # and the vault's cryptography (20 ms)
 
     if opts.get("account"):
         account = RemoteAccount.objects.filter(owner=owner, name=opts["account"]).first()

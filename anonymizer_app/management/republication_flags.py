@@ -24,7 +24,6 @@ from anonymizer_app.engine.run.pipeline import run as run_pipeline
 from anonymizer_app.engine.run.spec import RunSpec
 from anonymizer_app.management import identifier_check
 from anonymizer_app.management.common import AnonymizeError, write_all, write_publication
-from anonymizer_app.services import republication as state
 
 if TYPE_CHECKING:
     from anonymizer_app.engine.republication import History
@@ -43,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_state(path: Path):
     """(history, secret) kept in the state file ``path``; a missing file starts a sequence: (None, a new secret).
     Shared by --algorithm m-invariance and a policy's m-invariance run (policies/cli.py)."""
+    # the sequence's state module (and the vault's cryptography under it) is loaded by m-invariance runs only
+    from anonymizer_app.services import republication as state
+
     if not path.exists():
         if not path.parent.is_dir():
             raise AnonymizeError(f"--history {path}: the folder {path.parent} does not exist")
@@ -71,6 +73,8 @@ def publish_release(spec, republication, path: Path, progress, out: Path, delimi
 
     report = write_publication(spec, progress, out, delimiter, report_path, run_and_keep)
     after = kept["history"]
+    from anonymizer_app.services import republication as state
+
     write_all([(path, json.dumps(state.state_dict(after, republication.secret), indent=1, sort_keys=True)
                  + "\n")])
     return report, after

@@ -19,10 +19,20 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from anonymizer_app.services import exports
 
-from anonymizer_app.services import exports, sql
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _sql():
+    """services.sql, imported by the runs that read or write a database only: it loads the vault's cryptography
+    and the database drivers' helpers (20 ms and more), which every other `manage.py anonymize` would pay."""
+    from anonymizer_app.services import sql
+
+    return sql
 
 
 @dataclass
@@ -33,13 +43,14 @@ class Destination:
 
     def write(self, frame: pd.DataFrame, types: dict | None, progress) -> int:
         total = max(1, len(frame))
+        sql = _sql()
         return sql.write_table(frame, self.url, self.table, exports.column_kinds(frame, types), replace=self.replace,
                                web=False, progress=lambda n: progress(n / total, f"writing the table {self.table}: "
                                                                               f"{n:,} of {len(frame):,} rows"))
 
     @property
     def label(self) -> str:
-        return f"table {self.table} at {sql.public_url(self.url)}"
+        return f"table {self.table} at {_sql().public_url(self.url)}"
 
 
 DESTINATION: ContextVar[Destination | None] = ContextVar("sql_destination", default=None)
@@ -91,6 +102,8 @@ def sources(command, opts: dict, progress) -> Iterator[dict]:
     folder = Path(tempfile.mkdtemp(prefix="anonymize-sql-"))  # 0700: the rows are personal data
     token = None
     try:
+        if opts["out_sql"] is not None or url is not None:
+            sql = _sql()
         if opts["out_sql"] is not None:
             sql.parse_url(opts["out_sql"])
             sql.check_table_name(opts["out_table"])

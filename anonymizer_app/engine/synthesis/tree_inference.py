@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 Clique = tuple[str, ...]
 Table = tuple[tuple[str, ...], np.ndarray]  # (the axes' column names, the array)
@@ -64,6 +66,8 @@ class CalibratedTree:
         messages: dict[tuple[Clique, Clique], Table] = {}
         order: list[Clique] = []  # children before parents, component by component (the tree may be a forest)
         parent: dict[Clique, Clique] = {}
+        import networkx as nx  # here: importing the package (0.2 s) is paid by a model fit, not by every importer
+
         for component in nx.connected_components(tree):
             root = min(component)
             order += list(nx.dfs_postorder_nodes(tree, root))
@@ -110,6 +114,8 @@ class CalibratedTree:
         a, b = clique
         holders_a = [n for n in self.tree.nodes if a in n]
         holders_b = [n for n in self.tree.nodes if b in n]
+        import networkx as nx
+
         if not nx.has_path(self.tree, holders_a[0], holders_b[0]):  # separate components: independent
             return np.outer(self._project(holders_a[0], (a,)), self._project(holders_b[0], (b,))).ravel() / self.total
         path = min((nx.shortest_path(self.tree, u, v) for u in holders_a for v in holders_b), key=len)

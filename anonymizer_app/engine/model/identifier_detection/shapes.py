@@ -9,12 +9,13 @@ patterns let through.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
-import phonenumbers
 
 from .check_digits import (
     DNI_PATTERN,
@@ -63,6 +64,8 @@ def phone_valid(value: str) -> bool:
         regions = ("US",)
     else:
         return False
+    import phonenumbers  # only here: its import (40 ms) is paid by the columns with phone-shaped values alone
+
     for region in regions:
         try:
             if phonenumbers.is_valid_number(phonenumbers.parse(v, region)):
@@ -96,6 +99,16 @@ def mask_phone(value: str) -> str:
     return "".join("*" if ch.isdigit() and i not in keep else ch for i, ch in enumerate(value))
 
 
+@functools.lru_cache(maxsize=4)
+def _sample_positions(count: int, size: int, seed: int) -> np.ndarray:
+    """pandas' ``sample(size, random_state=seed)`` positions among ``count`` rows (numpy's RandomState(seed).choice
+    without replacement, as pandas draws them): the same for every column without missing values, so drawn once
+    per table (the draw shuffles all ``count`` positions: 20 ms a million)."""
+    rows = np.random.RandomState(seed).choice(count, size=size, replace=False).astype(np.intp, copy=False)
+    rows.flags.writeable = False
+    return rows
+
+
 @dataclass(frozen=True)
 class Shape:
     """The value shapes found on a column's sample: kind -> share of the sampled values of that kind."""
@@ -113,9 +126,14 @@ class Shape:
 
 def sample_values(values: pd.Series, size: int, seed: int) -> pd.Series:
     """Up to ``size`` non-missing values as stripped text (a random sample, fixed seed)."""
-    s = values[values.notna()]
-    if len(s) > size:
-        s = s.sample(size, random_state=seed)
+    present = values.notna().to_numpy()
+    count = int(present.sum())
+    if count > size:
+        # the rows ``values[present].sample(size, random_state=seed)`` takes, without copying the column first
+        rows = _sample_positions(count, size, seed)
+        s = values.iloc[rows if count == len(values) else np.flatnonzero(present)[rows]]
+    else:
+        s = values if count == len(values) else values[present]
     s = s.astype(str).str.strip()
     return s[(s != "") & ~s.str.lower().isin(("nan", "na", "n/a", "none", "null", "?", "-"))]
 
