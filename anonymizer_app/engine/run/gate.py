@@ -487,7 +487,7 @@ def publish_set_column(publication: Publication, spec: RunSpec, table: Table, pr
 RECORD_ID, ITEMS = "record id", "items"  # the columns of a published transaction dataset
 
 
-def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[str, list[str]],
+def publish_transactions(spec: RunSpec, records: list[list[str]] | Transactions, rules: dict[str, list[str]],
                          suppressed_items: list[str]) -> Publication:
     """The publication of a transaction dataset: one row per input record (its id, if the file has ids,
     and its published items joined by the file's item delimiter), rechecked from those published cells:
@@ -495,17 +495,24 @@ def publish_transactions(spec: RunSpec, records: list[list[str]], rules: dict[st
     input record under the rules (each published item is an input item of the record or a rule's label
     covering one, each input item is published, covered or suppressed); and k^m-anonymity recounted on
     the published records (every itemset of at most m items that occurs is held by k records or more).
-    Returns the Publication; ``report["km"]`` holds the recount."""
+    ``records``: lists of item texts, or the same records as codes (the engine's ``SetResult.published``),
+    joined into the cells in Arrow's buffers. Returns the Publication; ``report["km"]`` holds the recount."""
     source = spec.table
     assert isinstance(source, TransactionSet)
     tx, delimiter, k, m = source.transactions, source.delimiter, spec.k, source.m
-    if len(records) != tx.n:
-        raise VerificationError(f"{len(records)} published records for {tx.n} input records")
-    clash = sorted(item for item in set().union(*records) if delimiter in item or not item.strip())
+    count = records.n if isinstance(records, Transactions) else len(records)
+    if count != tx.n:
+        raise VerificationError(f"{count} published records for {tx.n} input records")
+    used = ([str(records.items[c]) for c in np.flatnonzero(np.bincount(records.codes, minlength=len(records.items)))]
+            if isinstance(records, Transactions) else set().union(*records))
+    clash = sorted(item for item in used if delimiter in item or not item.strip())
     if clash:
         raise InputError(f"the published item {clash[0]!r} contains the item delimiter {delimiter!r} (or is empty); "
                          f"choose another delimiter or hierarchy labels without it")
-    frame = pd.DataFrame({ITEMS: [delimiter.join(record) for record in records]})
+    from ..setvalued.transactions import joined_cells  # the cells of coded records, joined in Arrow's buffers
+
+    frame = pd.DataFrame({ITEMS: joined_cells(records, delimiter) if isinstance(records, Transactions)
+                          else [delimiter.join(record) for record in records]})
     if tx.ids is not None:
         frame.insert(0, RECORD_ID, [str(i) for i in tx.ids])
 
@@ -543,11 +550,37 @@ def _images_match(tx, recount, rules: dict[str, list[str]], suppressed_items: li
         return False
     base = max(len(recount.items), 1)
     keep = mapped >= 0
+    if _images_in_order(sets.offsets, mapped, keep, image, base, recount):
+        return True
     # sort-based distinct keys: numpy's hashing np.unique is far slower on millions of integers
-    expected = np.sort(sets.record_of[keep] * base + mapped[keep])
-    expected = expected[np.concatenate([[True], expected[1:] != expected[:-1]])] if len(expected) else expected
-    shown = np.sort(recount.record_of * base + recount.codes)
+    expected = itemsets.sort_nearly_sorted(itemsets.record_keys(sets.offsets, mapped, base, None if keep.all() else keep),
+                                           distinct=True)
+    shown = itemsets.sort_nearly_sorted(itemsets.record_keys(recount.offsets, recount.codes, base))
     return not (shown[1:] == shown[:-1]).any() and np.array_equal(expected, shown)
+
+
+def _images_in_order(offsets: np.ndarray, mapped: np.ndarray, keep: np.ndarray, image: np.ndarray, base: int,
+                     recount) -> bool:
+    """_images_match without its sorts, when every published record lists its images as they first appear
+    in its input record (as the engine publishes them): the images, each record's repeats dropped, are
+    then the published codes one for one (so the same sets, none published twice). False: not so, and
+    _images_match compares the sorted sets."""
+    if not keep.all():
+        offsets = np.concatenate([[0], np.cumsum(keep)])[offsets]
+        mapped = mapped[keep]
+    # an image repeats in a record only where two input items have it: those occurrences alone are sorted
+    twice = np.flatnonzero((np.bincount(image[image >= 0], minlength=base) >= 2)[mapped])
+    if len(twice):
+        keys = (np.searchsorted(offsets, twice, side="right") - 1) * base + mapped[twice]
+        order = np.argsort(keys, kind="stable")  # of equal keys the first appearance comes first, and is kept
+        ordered = keys[order]
+        later = twice[order[1:][ordered[1:] == ordered[:-1]]]
+        if len(later):
+            kept = np.ones(len(mapped), dtype=bool)
+            kept[later] = False
+            offsets = np.concatenate([[0], np.cumsum(kept)])[offsets]
+            mapped = mapped[kept]
+    return np.array_equal(offsets, recount.offsets) and np.array_equal(mapped, recount.codes)
 
 
 def _explain_mismatch(tx, published: list[list[str]], rules: dict[str, list[str]],

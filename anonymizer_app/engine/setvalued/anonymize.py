@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from ..errors import InputError, VerificationError
 from ..model.hierarchy import Hierarchy
-from ..model.table import sorted_unique
 from . import itemsets, measures
 from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut
-from .transactions import Transactions, dedupe_records
+from .transactions import Transactions
 
 
 @dataclass(frozen=True)
@@ -45,22 +45,31 @@ SET_ALGORITHMS = {a.name: a for a in (
 class SetResult:
     """A verified k^m-anonymous release of set-valued records."""
 
-    records: list[list[str]]  # published records (sets, input order of first appearance)
     recoding: SetRecoding
     k: int
     m: int
     algorithm: str
+    published: Transactions  # the published records as integer codes (CSR), items = the labels
     report: dict = field(default_factory=dict)
-    published: Transactions | None = None  # the same records as integer codes (CSR), items = the labels
+
+    @cached_property
+    def records(self) -> list[list[str]]:
+        """The published records (sets, input order of first appearance) as lists of item texts: built when
+        first asked for (a million records as Python lists take a second and hundreds of MB; the pipeline's
+        gate reads ``published``)."""
+        return published_records(self.published)
 
 
 def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str = "apriori",
                            hierarchy: Hierarchy | None = None, suppress_at_root: bool = False,
                            numeric: bool | None = False, progress: Progress | None = None,
-                           label_joiner: str = ", ", measure: bool = True) -> SetResult:
+                           label_joiner: str = ", ", measure: bool = True, gated: bool = False) -> SetResult:
     """The k^m-anonymous release of ``tx`` by ``algorithm`` ("apriori": a cut of ``hierarchy``;
     "dynamic": hierarchies built from the data, items declared ``numeric`` as ranges, others as sets). ``measure=False`` leaves the
-    report out (the mixed mode measures the whole column, not each class)."""
+    report out (the mixed mode measures the whole column, not each class). ``gated=True``: the caller
+    publishes ``result.published`` through the gate (engine.run.gate.publish_transactions), which makes
+    :func:`verify`'s checks on the published cells themselves (each record the image of its input record,
+    k^m recounted), so they are not made twice here; the report then reads the gate's recount."""
     started = time.perf_counter()
     if algorithm not in SET_ALGORITHMS:
         raise InputError(f"unknown set-valued algorithm {algorithm!r}; available: {', '.join(SET_ALGORITHMS)}")
@@ -75,11 +84,11 @@ def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str =
     if progress is not None:
         progress(0.9, "publishing and verifying")
     published = publish_sets(tx, recoding)
-    records = published_records(published)
-    verify(tx, records, recoding, k, m, published=published)
-    result = SetResult(records, recoding, k, m, algorithm, published=published)
+    if not gated:
+        verify(tx, None, recoding, k, m, published=published)
+    result = SetResult(recoding, k, m, algorithm, published)
     if measure:
-        result.report = build_report(tx, result, generalizer, time.perf_counter() - started)
+        result.report = build_report(tx, result, generalizer, time.perf_counter() - started, gated)
     return result
 
 
@@ -87,15 +96,44 @@ def publish_sets(tx: Transactions, recoding: SetRecoding) -> Transactions:
     """Every record as the set of its published items (suppressed items left out), as codes: each record's
     nodes in the order of their first appearance, coded by the nodes' labels in sorted text order (the
     codes :meth:`Transactions.from_records` gives the same records)."""
-    nodes = recoding.node_of_item[tx.codes] if len(tx.codes) else np.zeros(0, dtype=np.int64)
+    # from the records as sets (cached): a node can then repeat in a record only where two of its items
+    # meet, so only the occurrences of nodes covering two items or more are sorted to find the repeats
+    sets = tx.distinct()
+    nodes = recoding.node_of_item[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
+    offsets = sets.offsets
     keep = nodes >= 0
-    lengths = np.bincount(tx.record_of[keep], minlength=tx.n)
-    offsets, nodes = dedupe_records(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), nodes[keep])
-    used, inverse = np.unique(nodes, return_inverse=True)
+    if not keep.all():
+        offsets = _offsets_of(offsets, keep)
+        nodes = nodes[keep]
+    present = recoding.node_of_item[recoding.node_of_item >= 0]
+    shared = np.bincount(present, minlength=max(len(recoding.labels), 1)) >= 2
+    at = np.flatnonzero(shared[nodes]) if len(nodes) else np.zeros(0, dtype=np.int64)
+    if len(at):
+        base = max(len(recoding.labels), 1)
+        keys = (np.searchsorted(offsets, at, side="right") - 1) * base + nodes[at]
+        order = np.argsort(keys, kind="stable")  # stable: of equal keys the first is the first appearance
+        ordered = keys[order]
+        repeat = order[1:][ordered[1:] == ordered[:-1]]
+        if len(repeat):
+            keep = np.ones(len(nodes), dtype=bool)
+            keep[at[repeat]] = False
+            offsets = _offsets_of(offsets, keep)
+            nodes = nodes[keep]
+    # the nodes in use and each occurrence's rank among them (np.unique's return_inverse, without its sort of
+    # every occurrence: node ids are small)
+    used = np.flatnonzero(np.bincount(nodes, minlength=len(recoding.labels))) if len(nodes) else \
+        np.zeros(0, dtype=np.int64)
     texts = np.array([recoding.labels[int(n)] for n in used], dtype=object)
     items, text_code = np.unique(texts, return_inverse=True) if len(texts) else (texts, np.zeros(0, dtype=np.int64))
-    codes = np.asarray(text_code, dtype=np.int64).reshape(-1)[np.asarray(inverse).reshape(-1)]
-    return Transactions(np.asarray(items, dtype=object), offsets, codes.astype(np.int64))
+    code_of_node = np.zeros(max(len(recoding.labels), 1), dtype=np.int64)
+    code_of_node[used] = np.asarray(text_code, dtype=np.int64).reshape(-1)
+    return Transactions(np.asarray(items, dtype=object), offsets, code_of_node[nodes].astype(np.int64))
+
+
+def _offsets_of(offsets: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The offsets of the CSR records ``offsets`` once the occurrences not in ``keep`` are dropped."""
+    kept = np.concatenate([[0], np.cumsum(keep)])
+    return kept[offsets].astype(np.int64)
 
 
 def published_records(published: Transactions) -> list[list[str]]:
@@ -130,22 +168,27 @@ def images_match(tx: Transactions, published: Transactions, rules: dict[str, lis
         return False
     base = max(len(published.items), 1)
     keep = mapped >= 0
-    expected = sorted_unique(sets.record_of[keep] * base + mapped[keep])
-    shown = np.sort(published.record_of * base + published.codes)
+    expected = itemsets.sort_nearly_sorted(itemsets.record_keys(sets.offsets, mapped, base, None if keep.all() else keep),
+                                           distinct=True)
+    shown = itemsets.sort_nearly_sorted(itemsets.record_keys(published.offsets, published.codes, base))
     return not (shown[1:] == shown[:-1]).any() and np.array_equal(expected, shown)
 
 
-def verify(tx: Transactions, records: list[list[str]], recoding: SetRecoding, k: int, m: int, *,
+def verify(tx: Transactions, records: list[list[str]] | None, recoding: SetRecoding, k: int, m: int, *,
            published: Transactions | None = None) -> None:
     """From the published records' texts: every record is the image of its input record under the
     rules (each published item covers an input item of that record, each input item is covered or
     suppressed), and every itemset of at most m items that occurs has support >= k. ``published``: the
     same records as codes (:func:`publish_sets`), to save coding their texts again. The vectorized
     check of :func:`images_match` passes a release at once; anything else goes through the per-record
-    checks, which name the first record at fault."""
-    pub = Transactions.from_records(records) if published is None else published
+    checks, which name the first record at fault. ``records`` None: the texts of ``published``."""
+    if published is None:
+        assert records is not None
+        pub = Transactions.from_records(records)
+    else:
+        pub = published
     if not images_match(tx, pub, recoding.rules, recoding.suppressed_items):
-        verify_records(tx, records, recoding)
+        verify_records(tx, published_records(pub) if records is None else records, recoding)
     smallest, where = itemsets.smallest_support_of(pub, m)
     if smallest is not None and smallest < k:
         shown = ", ".join(str(pub.items[c]) for c in where or ())
@@ -168,11 +211,13 @@ def verify_records(tx: Transactions, records: list[list[str]], recoding: SetReco
             raise VerificationError(f"record {r + 1}: item {item!r} is neither published nor suppressed")
 
 
-def build_report(tx: Transactions, result: SetResult, generalizer, seconds: float) -> dict:
-    pub = Transactions.from_records(result.records) if result.published is None else result.published
-    smallest, where = itemsets.smallest_support_of(pub, result.m)
+def build_report(tx: Transactions, result: SetResult, generalizer, seconds: float, gated: bool = False) -> dict:
+    """``gated``: the k^m figures are the gate's recount (engine.run.report.build_set_report sets them)."""
+    pub = result.published
+    smallest, where = itemsets.smallest_support_of(pub, result.m) if not gated else (None, None)
     ncp = measures.item_ncp(tx, result.recoding.node_of_item, generalizer.loss)
-    error = measures.support_error(tx, result.recoding.node_of_item, min(result.m, 2))
+    error = measures.support_error(tx, result.recoding.node_of_item, min(result.m, 2),
+                                   counted=result.recoding.counted)
     distinct = tx.distinct()
     return {
         "kind": "set-valued",

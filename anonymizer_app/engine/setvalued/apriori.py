@@ -40,15 +40,79 @@ class SetRecoding:
     suppressed_items: list[str]
     rounds: int
     hierarchy_rows: list[list[str]] = field(default_factory=list)  # dynamic: item, group, '*'
+    # (base, size -> (keys, supports)): the generalized records' itemsets under ``node_of_item`` as AA counted
+    # them last; the report's release supports reuse them instead of counting again
+    counted: tuple[int, dict[int, tuple[np.ndarray, np.ndarray]]] | None = field(default=None, repr=False,
+                                                                                 compare=False)
 
 
 def _generalized(tx: Transactions, node_of_item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The records as sorted sets of node ids (suppressed items dropped)."""
     nodes = node_of_item[tx.codes]
     keep = nodes >= 0
+    if keep.all():
+        return itemsets.sorted_sets(tx.offsets, nodes)
     lengths = np.bincount(tx.record_of[keep], minlength=tx.n)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     return itemsets.sorted_sets(offsets, nodes[keep])
+
+
+class _Counts:
+    """The generalized records and their itemset supports under the rules found so far, kept between
+    rounds: after a round's rules only the itemsets holding a node the rules touched change support (a node
+    no rule touched covers the same items, so its itemsets lie in the same records), so 2-itemsets are
+    recounted only for those (:func:`.itemsets.pairs_touching`), and the rest keep their counts."""
+
+    def __init__(self, tx: Transactions, base: int):
+        self.tx, self.base = tx, base
+        self.node_of_item: np.ndarray | None = None
+        self.sets: tuple[np.ndarray, np.ndarray] = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.counted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def update(self, node_of_item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The generalized records (sorted sets) under ``node_of_item``; counts kept for 2-itemsets only
+        where the change allows."""
+        if self.node_of_item is not None and np.array_equal(node_of_item, self.node_of_item):
+            return self.sets
+        before, self.node_of_item = self.node_of_item, node_of_item.copy()
+        self.sets = _generalized(self.tx, node_of_item)
+        pairs = self.counted.get(2)
+        self.counted = {}
+        if pairs is not None and before is not None:
+            moved = before != node_of_item
+            touched = np.zeros(self.base, dtype=bool)
+            touched[before[moved][before[moved] >= 0]] = True
+            touched[node_of_item[moved][node_of_item[moved] >= 0]] = True
+            keys, support = pairs
+            untouched = ~(touched[keys // self.base] | touched[keys % self.base])
+            new_keys, new_support = itemsets.pairs_touching(*self.sets, touched, self.base)
+            self.counted[2] = itemsets.merge_disjoint(keys[untouched], support[untouched], new_keys, new_support)
+        return self.sets
+
+    def supports(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        if size not in self.counted:
+            self.counted[size] = itemsets.supports(*self.sets, size, self.base)
+            self._seed_input(size)
+        return self.counted[size]
+
+    def _seed_input(self, size: int) -> None:
+        """While no rule has merged or suppressed an item (each item its own node), the counts are the
+        input's own itemset supports with the items renamed: kept on the input as
+        :func:`.itemsets.itemset_supports` keeps them, so the report does not count the input again."""
+        nodes = self.node_of_item
+        cache = self.tx.__dict__.setdefault("_supports", {})
+        if nodes is None or size in cache or not len(nodes) or (nodes < 0).any():
+            return
+        item_of_node = np.full(self.base, -1, dtype=np.int64)
+        item_of_node[nodes] = np.arange(len(nodes), dtype=np.int64)
+        if np.count_nonzero(item_of_node >= 0) != len(nodes):
+            return  # two items share a node
+        keys, support = self.counted[size]
+        items = np.sort(item_of_node[itemsets.decode(keys, size, self.base)], axis=1)
+        weights = max(len(self.tx.items), 1) ** np.arange(size - 1, -1, -1, dtype=np.int64)
+        item_keys = items @ weights
+        order = np.argsort(item_keys, kind="stable")
+        cache[size] = (item_keys[order], support[order])
 
 
 def run_apriori(tx: Transactions, k: int, m: int, generalizer, progress: Progress | None = None) -> SetRecoding:
@@ -64,14 +128,15 @@ def run_apriori(tx: Transactions, k: int, m: int, generalizer, progress: Progres
     if tx.n < k:
         raise UnsatisfiableError(f"k={k} is larger than the {tx.n} records")
     rounds = 0
+    counts = _Counts(tx, generalizer.node_count)
     for size in range(1, m + 1):
         while True:
             rounds += 1
             if progress is not None and progress((size - 1) / m, f"counting {size}-itemsets (round {rounds})") is False:
                 raise Cancelled("cancelled")
-            offsets, codes = _generalized(tx, generalizer.node_of_item)
+            offsets, codes = counts.update(generalizer.node_of_item)
             base = generalizer.node_count
-            single_keys, single_support = itemsets.supports(offsets, codes, 1, base)
+            single_keys, single_support = counts.supports(1)
             node_support = np.zeros(base, dtype=np.int64)
             node_support[single_keys] = single_support
             if size == 3 and LAZY_TRIPLES:
@@ -83,7 +148,7 @@ def run_apriori(tx: Transactions, k: int, m: int, generalizer, progress: Progres
                 violating: np.ndarray | triples.Violations = lazy
                 first_row, first_support = found
             else:
-                keys, support = itemsets.supports(offsets, codes, size, base)
+                keys, support = counts.supports(size)
                 bad = support < k
                 if not bad.any():
                     break
@@ -96,4 +161,7 @@ def run_apriori(tx: Transactions, k: int, m: int, generalizer, progress: Progres
                     f"k^m-anonymity with k={k}, m={m} cannot be reached: the itemset {{{first}}} occurs in "
                     f"{first_support} record(s) and its items cannot be generalized further"
                     + ("" if generalizer.can_suppress else "; allow item suppression or lower k"))
-    return generalizer.recoding(rounds)
+    recoding = generalizer.recoding(rounds)
+    if counts.node_of_item is not None and np.array_equal(counts.node_of_item, recoding.node_of_item):
+        recoding.counted = (counts.base, dict(counts.counted))
+    return recoding

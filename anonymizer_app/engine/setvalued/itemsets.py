@@ -28,11 +28,30 @@ def sorted_sets(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.
     base = _base(codes)
     # one integer key per occurrence, sorted once: the records stay in order, each record's codes ascend,
     # and a repeat sits beside its twin
-    keys = np.sort(np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets)) * base + codes)
-    if len(keys) > 1:
-        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    keys = sort_nearly_sorted(record_keys(offsets, codes, base), distinct=True)
     lengths = np.bincount(keys // base, minlength=n)
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), (keys % base).astype(np.int64)
+
+
+def record_keys(offsets: np.ndarray, codes: np.ndarray, base: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """record * base + code of every occurrence (only those in ``keep``, if given), in int32 when the keys fit:
+    half the memory and a faster sort than int64."""
+    n = len(offsets) - 1
+    keys = np.repeat(np.arange(n, dtype=np.int32 if n * base < 2 ** 31 else np.int64), np.diff(offsets))
+    if keep is not None:
+        keys, codes = keys[keep], codes[keep]
+    keys *= base
+    keys += codes.astype(keys.dtype, copy=False)
+    return keys
+
+
+def sort_nearly_sorted(keys: np.ndarray, distinct: bool = False) -> np.ndarray:
+    """``keys`` sorted (``distinct``: each once), for keys already sorted but within records (record * base +
+    code): a stable sort runs through them about 5x faster than the default quicksort."""
+    keys = keys[np.argsort(keys, kind="stable")]
+    if distinct and len(keys) > 1:
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    return keys
 
 
 def _base(codes: np.ndarray) -> int:
@@ -111,6 +130,52 @@ def supports(offsets: np.ndarray, codes: np.ndarray, size: int, base: int | None
     return _merge([merged, *tables]) if tables else merged
 
 
+def pairs_touching(offsets: np.ndarray, codes: np.ndarray, touched: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, supports) of every 2-itemset holding an item of ``touched`` (a mask over the codes) that occurs
+    in the records (sets, sorted), keys ascending: each occurrence of a touched item paired with the other
+    items of its record, a pair of two touched items taken from its smaller item only. Counted a chunk of
+    occurrences at a time, as :func:`supports` counts."""
+    _check_width(base, 2)
+    lengths = np.diff(offsets)
+    at = np.flatnonzero(touched[codes]) if len(codes) else np.zeros(0, dtype=np.int64)
+    record = np.searchsorted(offsets, at, side="right") - 1
+    spans = lengths[record]
+    ends = np.cumsum(spans)
+    dense = base * base <= DENSE_KEYS
+    table = np.zeros(base * base if dense else 0, dtype=np.int64)
+    merged = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    start = 0
+    while start < len(at):
+        stop = max(int(np.searchsorted(ends, (ends[start - 1] if start else 0) + CHUNK_KEYS, side="right")), start + 1)
+        span = spans[start:stop]
+        first = offsets[record[start:stop]]
+        total = int(span.sum())
+        within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(span) - span, span)
+        partner = codes[np.repeat(first, span) + within]
+        own = np.repeat(codes[at[start:stop]], span)
+        keep = (partner != own) & (~touched[partner] | (partner > own))
+        own, partner = own[keep], partner[keep]
+        keys = np.minimum(own, partner) * base + np.maximum(own, partner)
+        if dense:
+            table += np.bincount(keys, minlength=len(table))
+        else:
+            distinct, counts = np.unique(keys, return_counts=True)
+            merged = _merge([merged, (distinct, counts.astype(np.int64))])
+        start = stop
+    if dense:
+        found = np.flatnonzero(table)
+        return found.astype(np.int64), table[found]
+    return merged[0].astype(np.int64), merged[1].astype(np.int64)
+
+
+def merge_disjoint(keys: np.ndarray, counts: np.ndarray, more_keys: np.ndarray,
+                   more_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two (sorted keys, counts) tables with no key in common as one, keys ascending."""
+    all_keys = np.concatenate([keys, more_keys])
+    order = np.argsort(all_keys, kind="stable")
+    return all_keys[order], np.concatenate([counts, more_counts])[order]
+
+
 def _merge(tables: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct keys, counts) tables as one."""
     keys = np.concatenate([k for k, _ in tables])
@@ -163,8 +228,7 @@ def smallest_support_of(tx: Transactions, m: int) -> tuple[int | None, tuple[int
     for size in range(1, m + 1):
         if size == 3:  # without a table of every 3-itemset (.triples)
             if "_smallest_triple" not in tx.__dict__:
-                itemset_supports(tx, 1)  # the sorted sets, cached
-                offsets, codes = tx.__dict__["_sorted"]
+                offsets, codes = _sorted_of(tx)
                 tx.__dict__["_smallest_triple"] = triples.smallest_triple(offsets, codes, base)
             found = tx.__dict__["_smallest_triple"]
             if found[0] is None:
@@ -186,8 +250,12 @@ def itemset_supports(tx: Transactions, size: int) -> tuple[np.ndarray, np.ndarra
     need them."""
     cache: dict[int, tuple[np.ndarray, np.ndarray]] = tx.__dict__.setdefault("_supports", {})
     if size not in cache:
-        if "_sorted" not in tx.__dict__:
-            tx.__dict__["_sorted"] = sorted_sets(tx.offsets, tx.codes)
-        offsets, codes = tx.__dict__["_sorted"]
-        cache[size] = supports(offsets, codes, size, max(len(tx.items), 1))
+        cache[size] = supports(*_sorted_of(tx), size, max(len(tx.items), 1))
     return cache[size]
+
+
+def _sorted_of(tx: Transactions) -> tuple[np.ndarray, np.ndarray]:
+    """``tx``'s records as sorted sets (:func:`sorted_sets`), kept on ``tx``."""
+    if "_sorted" not in tx.__dict__:
+        tx.__dict__["_sorted"] = sorted_sets(tx.offsets, tx.codes)
+    return tx.__dict__["_sorted"]

@@ -51,21 +51,38 @@ def top_itemsets(tx: Transactions, size: int, top: int = TOP_ITEMSETS) -> list[t
             for i in best]
 
 
-def estimated_supports(tx: Transactions, node_of_item: np.ndarray, wanted: list[tuple[str, ...]]) -> np.ndarray:
+def estimated_supports(tx: Transactions, node_of_item: np.ndarray, wanted: list[tuple[str, ...]],
+                       counted: tuple[int, dict[int, tuple[np.ndarray, np.ndarray]]] | None = None) -> np.ndarray:
     """The supports of the ``wanted`` itemsets (item texts) as estimated from the release of ``tx`` under
     ``node_of_item``: the support of the generalized itemset times 1/u for each generalized item covering
-    u items of ``tx`` (as if uniform); 0 for an itemset with an item suppressed or absent from ``tx``."""
+    u items of ``tx`` (as if uniform); 0 for an itemset with an item suppressed or absent from ``tx``.
+    ``counted``: (base, size -> (keys, supports)) of the generalized records' itemsets under this
+    ``node_of_item`` (AA's last count, :attr:`.apriori.SetRecoding.counted`), read instead of counting again."""
     out = np.zeros(len(wanted))
     if not len(tx.items) or not wanted:
         return out
     code_of = {str(x): i for i, x in enumerate(tx.items)}
-    nodes = node_of_item[tx.codes]
-    keep = nodes >= 0
-    lengths = np.bincount(tx.record_of[keep], minlength=tx.n)
-    pub_off, pub_codes = itemsets.sorted_sets(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), nodes[keep])
-    nbase = int(max(node_of_item.max(initial=0), pub_codes.max(initial=0))) + 1
+    nbase = int(node_of_item.max(initial=0)) + 1
     covered = np.bincount(node_of_item[node_of_item >= 0], minlength=nbase)
     released: dict[int, dict[int, int]] = {}
+    generalized: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def release_supports(size: int) -> dict[int, int]:
+        if counted is not None and size in counted[1]:
+            # AA's counts, keys in its base: re-keyed to nbase (every node of the release is below nbase)
+            base, (rk, rs) = counted[0], counted[1][size]
+            parts = itemsets.decode(rk, size, base)
+            weights = nbase ** np.arange(size - 1, -1, -1, dtype=np.int64)
+            return dict(zip((parts @ weights).tolist(), rs.tolist()))
+        if not generalized:
+            nodes = node_of_item[tx.codes]
+            keep = nodes >= 0
+            lengths = np.bincount(tx.record_of[keep], minlength=tx.n)
+            generalized.append(itemsets.sorted_sets(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                                                    nodes[keep]))
+        rk, rs = itemsets.supports(*generalized[0], size, nbase)
+        return dict(zip(rk.tolist(), rs.tolist()))
+
     for i, names in enumerate(wanted):
         if any(name not in code_of for name in names):
             continue  # not in these records
@@ -74,8 +91,7 @@ def estimated_supports(tx: Transactions, node_of_item: np.ndarray, wanted: list[
             continue  # a suppressed item: the itemset is gone from the release
         distinct = np.unique(mapped)
         if len(distinct) not in released:
-            rk, rs = itemsets.supports(pub_off, pub_codes, len(distinct), nbase)
-            released[len(distinct)] = dict(zip(rk.tolist(), rs.tolist()))
+            released[len(distinct)] = release_supports(len(distinct))
         weights = nbase ** np.arange(len(distinct) - 1, -1, -1, dtype=np.int64)
         support = released[len(distinct)].get(int(distinct @ weights), 0)
         out[i] = support * float(np.prod(1.0 / covered[mapped]))
@@ -107,10 +123,12 @@ def changed_occurrences(tx: Transactions, node_of_item: np.ndarray, labels: list
     return float(np.mean(changed[d.codes]))
 
 
-def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS) -> dict:
-    """Relative error of the estimated supports of the input's ``top`` most frequent itemsets."""
+def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS,
+                  counted: tuple[int, dict[int, tuple[np.ndarray, np.ndarray]]] | None = None) -> dict:
+    """Relative error of the estimated supports of the input's ``top`` most frequent itemsets (``counted``:
+    see :func:`estimated_supports`)."""
     chosen = top_itemsets(tx, size, top)
-    return relative_error(chosen, estimated_supports(tx, node_of_item, [names for _, names in chosen]))
+    return relative_error(chosen, estimated_supports(tx, node_of_item, [names for _, names in chosen], counted))
 
 
 
