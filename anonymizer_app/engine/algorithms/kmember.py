@@ -173,8 +173,8 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
         grp = grp.reshape(-1).astype(np.int64)
     else:
         gL, grp = np.zeros((1 if n else 0, 0), dtype=L0.dtype), np.zeros(n, dtype=np.int64)
-    usemask = (size <= 64).astype(np.uint8)
-    sg_of = _supergroups(gL, usemask)
+    usemask = (size <= MASK_LEAVES).astype(np.uint8)
+    sg_of = _supergroups(gL, size)
     g_order = np.argsort(sg_of, kind="stable")  # groups renumbered supergroup by supergroup
     renum = np.empty(len(gL), dtype=np.int64)
     renum[g_order] = np.arange(len(gL))
@@ -218,18 +218,24 @@ def _grow_compiled(problem: Problem, enc: Encoded, tuples: np.ndarray, remaining
     return pieces[:int(state[4])]
 
 
-def _supergroups(gL: np.ndarray, usemask: np.ndarray) -> np.ndarray:
-    """The supergroup of each group: groups with the same codes on a few QIs (every QI of more than 64 leaves, then
-    the QIs of fewest leaves while there are at most a sixteenth as many supergroups as groups). The kernel bounds
-    a supergroup's distances by the codes present per other QI (a bit mask): a supergroup visited per cluster
-    stands for about 16 groups, and only those whose bound reaches the farthest or the nearest are opened."""
+# groups per supergroup aimed at: per cluster the kernel visits every supergroup and opens the few whose bounds
+# reach the farthest or the nearest (1M Adult resample: 755 supergroups of 18,833 groups)
+SUPERGROUP_SHARE = 16
+# a QI of at most this many leaves may be bounded by the bit mask of its codes present (one uint64)
+MASK_LEAVES = 64
+
+
+def _supergroups(gL: np.ndarray, leaves: np.ndarray) -> np.ndarray:
+    """The supergroup of each group (``gL``: its codes per categorical QI; ``leaves``: per QI the hierarchy's
+    leaves): groups with the same codes on a few QIs, every QI of more than MASK_LEAVES leaves, then the QIs of
+    fewest leaves while there are at most G / SUPERGROUP_SHARE supergroups. The kernel bounds a supergroup's
+    distances by the codes present per other QI (a bit mask)."""
     G, c = gL.shape
     if not G or not c:
         return np.zeros(G, dtype=np.int64)
-    size = [int(gL[:, t].max()) + 1 for t in range(c)]
-    key = [t for t in range(c) if not usemask[t]]
-    target = max(G // 16, 1)
-    for t in sorted((t for t in range(c) if usemask[t]), key=lambda t: (size[t], t)):
+    key = [t for t in range(c) if leaves[t] > MASK_LEAVES]
+    target = max(G // SUPERGROUP_SHARE, 1)
+    for t in sorted((t for t in range(c) if leaves[t] <= MASK_LEAVES), key=lambda t: (int(leaves[t]), t)):
         if len(np.unique(gL[:, key + [t]], axis=0)) > target:
             break
         key.append(t)
