@@ -107,16 +107,27 @@ class ColumnDictionary:
 
 
 def column_dictionary(cells: np.ndarray) -> tuple[ColumnDictionary, bool] | None:
-    """A text column of object cells as a ColumnDictionary (one hashing pass, by address where objects are shared:
-    factorize_cells), and whether every cell already is the object its code names (else the caller writes the
-    column again from the categories, so that ``describes`` holds). None when a cell is not a str (missing
-    objects, numbers): such a column is read row by row as before."""
+    """A text column of object cells as a ColumnDictionary (one hashing pass, by address where objects are shared,
+    as factorize_cells hashes), and whether every cell already is the object its code names (else the caller
+    writes the column again from the categories, so that ``describes`` holds). None when a cell is not a str
+    (missing objects, numbers): such a column is read row by row as before."""
     if cells.dtype != object or cells.ndim != 1 or ctypes.sizeof(ctypes.c_void_p) != 8:
         return None
     held = np.ascontiguousarray(cells)
-    codes, distinct = factorize_cells(held)
+    # (pd.factorize of the arrays themselves: the codes and values of a Series', without building one)
+    if len(held) < SMALL:
+        codes, distinct = pd.factorize(held)
+        objects = -1  # not counted: describes() below decides
+    else:
+        by_object, addresses = pd.factorize(pointer_view(held).copy())
+        objects = len(addresses)
+        row_of = np.empty(objects, dtype=np.int64)
+        row_of[by_object] = np.arange(len(held), dtype=np.int64)  # any row of an address holds its object
+        object_codes, distinct = pd.factorize(held[row_of])
+        codes = object_codes[by_object]
     categories = np.asarray(distinct, dtype=object)
     if (len(held) and int(codes.min()) < 0) or not all(type(v) is str for v in categories):
         return None
     column = ColumnDictionary(codes, categories)
-    return column, column.describes(held)
+    # as many objects as values: each value's one object is its category (the first object seen of it)
+    return column, objects == len(categories) or column.describes(held)

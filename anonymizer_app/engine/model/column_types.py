@@ -4,6 +4,7 @@ default hierarchies and the hierarchy formats, which all read it."""
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 import pandas as pd
 
@@ -22,10 +23,15 @@ DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}")
 def infer_type(values: pd.Series, na_values: tuple[str, ...] | list[str] | None = None) -> str:
     """integer, decimal, date or string, from the present text values of a column (blanks and NA
     markers are missing values of any type: engine.model.missing)."""
-    # the distinct values decide: far fewer than the rows, and every one of them is checked (in plain Python:
-    # pandas' string methods cost ~0.1 ms a call, more than a column's few distinct values take)
+    # the distinct values decide: far fewer than the rows, and every one of them is checked
+    return infer_text_type(pd.unique(values.astype(str)), na_values)
+
+
+def infer_text_type(texts: Iterable[str], na_values: tuple[str, ...] | list[str] | None = None) -> str:
+    """infer_type of distinct str values (a dictionary's categories), in plain Python: pandas' string methods
+    cost ~0.1 ms a call, more than a column's few distinct values take."""
     folded = marker_set(na_values)  # the markers folded once, every value compared against the set
-    present = [v for v in (str(x).strip() for x in pd.unique(values.astype(str))) if v.casefold() not in folded]
+    present = [v for v in (x.strip() for x in texts) if v.casefold() not in folded]
     if not present:
         return "string"
     if _all_match(present, INTEGER):

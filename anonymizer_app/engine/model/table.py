@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .cells import ColumnDictionary, column_dictionary
-from .column_types import COLUMN_TYPES, NUMERIC_TYPES, infer_type  # noqa: F401  (re-exported)
+from .column_types import COLUMN_TYPES, NUMERIC_TYPES, infer_text_type, infer_type  # noqa: F401  (re-exported)
 from .defaults import default_hierarchy
 from .hierarchy import Hierarchy, with_missing
 from .missing import MISSING, NA_MARKERS, markers_in_use, normalize_dictionary, normalize_frame
@@ -84,9 +84,9 @@ class Table:
             self.roles.setdefault(col, Role.INSENSITIVE)
             if col not in self.types:
                 d = self.dictionaries.get(col)
-                # the distinct values decide the type: a dictionary has them without a look at every row
-                values = pd.Series(d.present(), dtype=object) if d is not None else self.frame[col]
-                self.types[col] = infer_type(values, self.na_values)
+                # the distinct values decide the type: a dictionary has them (distinct str) without a look at every row
+                self.types[col] = (infer_text_type(d.present(), self.na_values) if d is not None
+                                   else infer_type(self.frame[col], self.na_values))
             elif self.types[col] not in COLUMN_TYPES:
                 raise InputError(f"column {col!r}: unknown type {self.types[col]!r}; allowed: {', '.join(COLUMN_TYPES)}")
         # the codes are kept for the columns the engine encodes (QIs, sensitive columns) only
