@@ -172,3 +172,43 @@ def test_other_distances_do_not_tell_from_sizes():
     dom = _domain([3, 5])
     assert TCloseness(0.2, "ordered", "s").failing_by_size(np.array([1, 2]), dom) is None
     assert TCloseness(0.2, "hierarchical", "s").failing_by_size(np.array([1, 2]), dom) is None
+
+
+def _hierarchical_with_add_at(p, q, hierarchy, leaf_of_value):
+    """emd_hierarchical as it was written with np.add.at (the figure reports and golden outputs were made with)."""
+    H = hierarchy.height
+    if H == 0:
+        return np.zeros(len(p))
+    d = p - q[None, :]
+    total = np.zeros(len(p))
+    for lv in range(1, H + 1):
+        child = hierarchy.maps[lv - 1][leaf_of_value]
+        parent_of_child = np.zeros(len(hierarchy.labels[lv - 1]), dtype=np.int64)
+        parent_of_child[child] = hierarchy.maps[lv][leaf_of_value]
+        n_child, n_parent = len(hierarchy.labels[lv - 1]), len(hierarchy.labels[lv])
+        extra = np.zeros((len(p), n_child))
+        np.add.at(extra.T, child, d.T)
+        pos = np.zeros((len(p), n_parent))
+        neg = np.zeros((len(p), n_parent))
+        np.add.at(pos.T, parent_of_child, np.maximum(extra, 0).T)
+        np.add.at(neg.T, parent_of_child, np.maximum(-extra, 0).T)
+        total += (lv / H) * np.minimum(pos, neg).sum(axis=1)
+    return total
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hierarchical_figures_equal_the_add_at_ones_to_the_last_bit(seed):
+    from ._lattice_helpers import make_hierarchy
+
+    rng = np.random.default_rng(1300 + seed)
+    n_leaves = int(rng.integers(2, 90))
+    h = make_hierarchy("s", [f"x{i:03d}" for i in range(n_leaves)], int(rng.integers(1, 4)), int(rng.integers(2, 14)))
+    present = np.sort(rng.choice(n_leaves, int(rng.integers(1, n_leaves + 1)), replace=False))  # the table's values
+    leaf_of_value = np.array([h.leaf_index[f"x{i:03d}"] for i in present], dtype=np.int64)
+    table_counts = rng.integers(1, 50, len(present))
+    q = table_counts / table_counts.sum()
+    counts = rng.integers(0, 9, (int(rng.integers(1, 300)), len(present)))
+    counts[rng.random(len(counts)) < 0.5] *= 0  # many empty and sparse rows
+    p = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    got = tc.emd_hierarchical(p, q, h, leaf_of_value)
+    assert got.tobytes() == _hierarchical_with_add_at(p, q, h, leaf_of_value).tobytes()
