@@ -68,31 +68,37 @@ class _Counts:
         self.node_of_item: np.ndarray | None = None
         self.sets: tuple[np.ndarray, np.ndarray] = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self.counted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # 2-itemset counts of an earlier mapping, and the nodes touched since: recounted when next asked for
+        # (size-3 rounds never ask)
+        self.stale: tuple[np.ndarray, np.ndarray] | None = None
+        self.touched = np.zeros(base, dtype=bool)
 
     def update(self, node_of_item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The generalized records (sorted sets) under ``node_of_item``; counts kept for 2-itemsets only
-        where the change allows."""
+        """The generalized records (sorted sets) under ``node_of_item``."""
         if self.node_of_item is not None and np.array_equal(node_of_item, self.node_of_item):
             return self.sets
         before, self.node_of_item = self.node_of_item, node_of_item.copy()
         self.sets = _generalized(self.tx, node_of_item)
-        pairs = self.counted.get(2)
+        if 2 in self.counted:
+            self.stale = self.counted[2]
+            self.touched = np.zeros(self.base, dtype=bool)
         self.counted = {}
-        if pairs is not None and before is not None:
+        if self.stale is not None and before is not None:
             moved = before != node_of_item
-            touched = np.zeros(self.base, dtype=bool)
-            touched[before[moved][before[moved] >= 0]] = True
-            touched[node_of_item[moved][node_of_item[moved] >= 0]] = True
-            keys, support = pairs
-            untouched = ~(touched[keys // self.base] | touched[keys % self.base])
-            new_keys, new_support = itemsets.pairs_touching(*self.sets, touched, self.base)
-            self.counted[2] = itemsets.merge_disjoint(keys[untouched], support[untouched], new_keys, new_support)
+            self.touched[before[moved][before[moved] >= 0]] = True
+            self.touched[node_of_item[moved][node_of_item[moved] >= 0]] = True
         return self.sets
 
     def supports(self, size: int) -> tuple[np.ndarray, np.ndarray]:
         if size not in self.counted:
-            self.counted[size] = itemsets.supports(*self.sets, size, self.base)
-            self._seed_input(size)
+            if size == 2 and self.stale is not None:
+                keys, support = self.stale
+                untouched = ~(self.touched[keys // self.base] | self.touched[keys % self.base])
+                new_keys, new_support = itemsets.pairs_touching(*self.sets, self.touched, self.base)
+                self.counted[2] = itemsets.merge_disjoint(keys[untouched], support[untouched], new_keys, new_support)
+            else:
+                self.counted[size] = itemsets.supports(*self.sets, size, self.base)
+                self._seed_input(size)
         return self.counted[size]
 
     def _seed_input(self, size: int) -> None:

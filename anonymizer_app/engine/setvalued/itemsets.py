@@ -101,7 +101,11 @@ def supports(offsets: np.ndarray, codes: np.ndarray, size: int, base: int | None
     occurrence of every itemset at once: in a dense table of all keys when it is small (bincount, no
     sort), otherwise by each chunk's distinct keys merged as they come."""
     base = _base(codes) if base is None else base
-    if size == 1 or base ** size <= DENSE_KEYS:
+    if size == 1:  # each record a set: an item's support is its occurrences
+        dense = np.bincount(codes, minlength=base).astype(np.int64)
+        found = np.flatnonzero(dense)
+        return found.astype(np.int64), dense[found]
+    if base ** size <= DENSE_KEYS:
         dense = np.zeros(base ** size if size > 1 else base, dtype=np.int64)
         pending: list[np.ndarray] = []
         held = 0

@@ -25,15 +25,13 @@ TOP_CHART = 15
 def item_ncp(tx: Transactions, node_of_item: np.ndarray, loss_of_node) -> dict:
     """Table NCP (mean over occurrences) and the loss of every item that lost precision."""
     d = tx.distinct()
-    nodes = node_of_item[d.codes]
-    kept = nodes >= 0
-    loss = np.ones(len(nodes))
-    if kept.any():
-        loss[kept] = loss_of_node(nodes[kept])
     per_item = np.ones(len(tx.items))
     present = node_of_item >= 0
     if present.any():
         per_item[present] = loss_of_node(node_of_item[present])
+    # the loss is a function of the item's node: taken per item, then read for every occurrence (the same values
+    # in the same order, so the same mean)
+    loss = per_item[d.codes]
     return {"ncp": float(loss.mean()) if len(loss) else 0.0,
             "item_loss": {str(tx.items[i]): float(per_item[i]) for i in np.flatnonzero(per_item > 0)}}
 
