@@ -83,8 +83,9 @@ class PrivacyModel:
 
     def failing_by_size(self, sizes: np.ndarray, domain=None) -> np.ndarray | None:
         """The classes that fail whatever values they hold, from their sizes alone (a subset of what
-        ``classes_failing`` finds): what a search may count before making any class's histogram. None: the model
-        cannot tell from sizes (k-anonymity's ``classes_failing`` needs nothing else already)."""
+        ``classes_failing`` finds): what a search may count before making any class's histogram. ``sizes`` are
+        the records the class's histogram would count (its row sums). None: the model cannot tell from sizes
+        (k-anonymity's ``classes_failing`` needs nothing else already)."""
         return None
 
     def holds(self, sizes: np.ndarray, counts: np.ndarray | None = None, domain=None) -> bool:
