@@ -183,6 +183,7 @@ def loss_figures(
     suppressed: np.ndarray,
     weights: np.ndarray | None = None,
     per_qi: bool = False,
+    leaf_counts: Sequence[np.ndarray] | None = None,
 ) -> dict:
     """NCP, generalization height, non-uniform entropy and ARX's Loss of a full-domain transformation.
 
@@ -190,7 +191,8 @@ def loss_figures(
     their counts (``suppressed`` then flags whole tuples), so the sums run over the tuples, not N rows.
     ``per_qi``: add "per_qi", each figure per QI (lists in QI order; NCP and height as the QI's mean cell
     loss, entropy its sum, loss ARX's per-QI value) the share of the records published as '*'
-    (generalized, not suppressed) and the share suppressed."""
+    (generalized, not suppressed) and the share suppressed. ``leaf_counts``: per QI np.bincount of its codes
+    (rows, no ``weights``) when the caller has them."""
     rows, q = codes.shape
     n = rows if weights is None else int(np.sum(weights))
     if n == 0 or q == 0 or (not any(levels) and not suppressed.any()):
@@ -214,9 +216,13 @@ def loss_figures(
         return float(np.sum(x)) if w is None else float(np.sum(x * w))
 
     by_column = np.ascontiguousarray(codes.T)  # each QI's codes contiguous (the rows' order kept)
+    gathered: list[np.ndarray] = []  # rows: one buffer the per-row values of every sum are gathered into
     for j, (h, lv) in enumerate(zip(hierarchies, levels)):
         col = by_column[j]
-        leaf_count = np.bincount(col, weights=w, minlength=len(h.leaves))
+        leaf_count = (np.asarray(leaf_counts[j]) if w is None and leaf_counts is not None
+                      else np.bincount(col, weights=w, minlength=len(h.leaves)))
+        if len(leaf_count) != len(h.leaves):  # a code that is no leaf's (bincount refuses negative ones)
+            raise ValueError(f"{h.name}: a leaf code out of range")
         label_of_leaf = h.maps[lv]
         # a label's records are its leaves' (whole numbers, exact as floats)
         label_count = np.bincount(label_of_leaf, weights=leaf_count, minlength=len(h.labels[lv])).astype(np.int64)
@@ -229,9 +235,25 @@ def loss_figures(
         ncp_of_leaf = ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
         entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
         shown = col if everything else col[kept]
-        ncp_j = total(np.take(ncp_of_leaf, shown), wk) + n_sup
+        # ARX's domain share of each leaf's label: the hierarchy's leaves under it / all its leaves
+        share_of_leaf = (h.leaf_counts(lv) / len(h.leaves))[label_of_leaf]
+        star = (np.asarray(h.labels[lv], dtype=object) == ROOT).astype(float)[label_of_leaf]  # cells shown '*'
+        if w is None:
+            shown_count = leaf_count if everything else leaf_count - np.bincount(col[suppressed],
+                                                                                  minlength=len(h.leaves))
+            share_j = _row_sum(share_of_leaf, shown, shown_count, gathered)
+            # a categorical QI's NCP is its label's leaf share: the same values, so the same sum
+            ncp_j = (share_j if _same_floats(ncp_of_leaf, share_of_leaf)
+                     else _row_sum(ncp_of_leaf, shown, shown_count, gathered)) + n_sup
+            entropy_j = _row_sum(entropy_of_leaf, shown, shown_count, gathered)
+            # a sum of 0s and 1s is the whole number it counts, exactly, in any order
+            star_j = float(np.sum(shown_count[star == 1.0]))
+        else:
+            ncp_j = total(np.take(ncp_of_leaf, shown), wk) + n_sup
+            entropy_j = total(np.take(entropy_of_leaf, shown), wk)
+            share_j = total(np.take(share_of_leaf, shown), wk)
+            star_j = total(np.take(star, shown), wk)
         height_j = (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
-        entropy_j = total(np.take(entropy_of_leaf, shown), wk)
         ncp_sum += ncp_j
         height_sum += height_j
         entropy += entropy_j
@@ -239,11 +261,7 @@ def loss_figures(
             entropy_j2 = total(np.log2(n) - np.take(log_leaf, col[suppressed]), ws)
             entropy += entropy_j2
             entropy_j += entropy_j2
-        # ARX's domain share of each leaf's label: the hierarchy's leaves under it / all its leaves
-        share_of_leaf = (h.leaf_counts(lv) / len(h.leaves))[label_of_leaf]
-        star = (np.asarray(h.labels[lv], dtype=object) == ROOT).astype(float)[label_of_leaf]  # cells shown '*'
-        by_qi[:, j] = (ncp_j, height_j, entropy_j, total(np.take(share_of_leaf, shown), wk) + n_sup,
-                       total(np.take(star, shown), wk))
+        by_qi[:, j] = (ncp_j, height_j, entropy_j, share_j + n_sup, star_j)
     cells = n * q
     loss_j = arx_loss_per_qi(by_qi[3], n, np.array([len(h.leaves) for h in hierarchies]))
     out = {
@@ -259,13 +277,66 @@ def loss_figures(
     return out
 
 
+def _same_floats(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same float64 numbers bit for bit (so any sum of them in one order is the same number)."""
+    return a.shape == b.shape and bool(np.array_equal(np.asarray(a, dtype=np.float64).view(np.int64),
+                                                      np.asarray(b, dtype=np.float64).view(np.int64)))
+
+
+EXACT_SUM_ROWS = 1 << 16  # rows from which _row_sum tries the counts first (fewer: gathered at about that cost)
+
+
+def _row_sum(of_leaf: np.ndarray, leaves: np.ndarray, counts: np.ndarray, gathered: list[np.ndarray]) -> float:
+    """float(np.sum(of_leaf[leaves])), the rows' values summed in their order (numpy's pairwise sum), bit for bit.
+    ``counts``: the rows per leaf of ``leaves``; ``gathered``: a buffer of len(leaves) floats, reused (or made
+    and kept there). From the counts alone when every partial sum is exact (_exact_sum), else the values
+    gathered into the buffer and summed: the same array, the same sum (always below EXACT_SUM_ROWS rows)."""
+    exact = _exact_sum(of_leaf, counts) if len(leaves) >= EXACT_SUM_ROWS else None
+    if exact is not None:
+        return exact
+    if not gathered:
+        gathered.append(np.empty(len(leaves), dtype=np.float64))
+    # mode="wrap": no bounds pass (the codes were counted by np.bincount: none negative, none past the leaves)
+    return float(np.sum(np.take(of_leaf, leaves, out=gathered[0], mode="wrap")))
+
+
+def _exact_sum(values: np.ndarray, counts: np.ndarray) -> float | None:
+    """The float sum of an array holding values[i] counts[i] times, in any order, when every partial sum of it is
+    exact: every value present a whole multiple of 2^-P and their magnitudes, counted, below 2^51 units of 2^-P
+    (each addition of such numbers is exact, so numpy's pairwise sum gives this number whatever its order: the
+    labels' '*' shares, the NCP of a level's leaves or of the top level, any sum of 0s, 1s and halves). None
+    otherwise, or with a negative zero or a number that is not finite (the caller sums the rows)."""
+    present = np.flatnonzero(counts > 0)
+    if not len(present):
+        return 0.0
+    v = np.asarray(values, dtype=np.float64)[present]
+    c = np.asarray(counts, dtype=np.int64)[present]
+    if not np.isfinite(v).all() or (np.signbit(v) & (v == 0)).any():
+        return None
+    nonzero = v != 0
+    if not nonzero.any():
+        return 0.0
+    mantissa, exponent = np.frexp(v[nonzero])  # v = mantissa * 2^exponent, 0.5 <= |mantissa| < 1
+    digits = np.ldexp(mantissa, 53).astype(np.int64)  # v = digits * 2^(exponent - 53), digits a 53-bit integer
+    lowest = digits & -digits  # its lowest set bit (a power of two, exact as a float)
+    places = 53 - exponent - (np.frexp(lowest.astype(np.float64))[1] - 1)  # v * 2^places is a whole number
+    p = max(int(places.max()), 0)
+    if p > 1000 or float(np.sum(np.abs(v) * c)) * 2.0 ** p >= 2.0 ** 51:
+        return None
+    units = np.ldexp(v, p).astype(np.int64)  # whole numbers below 2^51: exact
+    return float(np.ldexp(float(np.sum(units * c)), -p))
+
+
 def attribute_figures(qi: list[str], hierarchies: list[Hierarchy], numeric: list[bool], codes: np.ndarray,
-                      levels: list[int], suppressed: np.ndarray, weights: np.ndarray | None = None) -> list[dict]:
+                      levels: list[int], suppressed: np.ndarray, weights: np.ndarray | None = None,
+                      leaf_counts: Sequence[np.ndarray] | None = None) -> list[dict]:
     """Per QI of a full-domain transformation (one row each, in QI order): its level, ARX's Loss, NCP and
     height (the QI's mean cell loss, suppressed cells 1), the share of the records published as '*' by
     generalization and the share suppressed (loss_figures' per_qi). ``weights``: the records each row of
-    ``codes`` stands for (a cluster run's weighted rows)."""
-    per = loss_figures(hierarchies, numeric, codes, levels, suppressed, weights=weights, per_qi=True)["per_qi"]
+    ``codes`` stands for (a cluster run's weighted rows); ``leaf_counts``: per QI np.bincount of its codes (rows,
+    no ``weights``) when the caller has them."""
+    per = loss_figures(hierarchies, numeric, codes, levels, suppressed, weights=weights, per_qi=True,
+                       leaf_counts=leaf_counts)["per_qi"]
     return [{"qi": q, "level": int(levels[j]), "loss": per["loss"][j], "ncp": per["ncp"][j],
              "generalization_height": per["generalization_height"][j], "star_share": per["star_share"][j],
              "suppressed_share": per["suppressed_share"][j]} for j, q in enumerate(qi)]

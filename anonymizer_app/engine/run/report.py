@@ -7,7 +7,8 @@ model cards are those of the classes the publishing gate checked.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import partial
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -52,17 +53,45 @@ from .weighted import (
 TOP_VALUES = 30
 
 
+class Tally(NamedTuple):
+    """A column's distinct texts and the rows of each (int64), in the order they first occur (what
+    values.astype(str).value_counts() counts before it sorts), or in any order when no two counts are equal
+    (any order then sorts the same); value_counts lists it as pandas sorts it."""
+
+    texts: np.ndarray
+    counts: np.ndarray
+
+
 def value_counts(values: pd.Series, top: int = TOP_VALUES, dictionary: ColumnDictionary | None = None,
-                 counts: pd.Series | None = None) -> dict:
+                 counts: pd.Series | Tally | None = None) -> dict:
     """The ``top`` most frequent values with their counts, and how many distinct values there are.
     ``dictionary``: the column's codes into its categories (Table.dictionaries), used when they describe it;
-    ``counts``: values.astype(str).value_counts() when the caller has it from codes (_coded_value_counts)."""
+    ``counts``: values.astype(str).value_counts() (or its Tally) when the caller has it from codes
+    (_coded_value_counts)."""
     if counts is None and dictionary is not None:
         counts = _dictionary_counts(values, dictionary)
     if counts is None:
         counts = _text_counts(pd.Series(values))
+    return _listing(counts, len(values), top)
+
+
+def _listing(counts: pd.Series | Tally, rows: int, top: int) -> dict:
+    """value_counts' entry from a sorted count (a Series) or a Tally, sorted here as pandas sorts it."""
+    if isinstance(counts, Tally):
+        order = _descending(counts.counts)[:top]
+        return {"values": [str(v) for v in counts.texts[order]], "counts": counts.counts[order].tolist(),
+                "distinct": int(len(counts.counts)), "rows": int(rows)}
     return {"values": [str(v) for v in counts.index[:top]], "counts": [int(c) for c in counts.to_numpy()[:top]],
-            "distinct": int(len(counts)), "rows": int(len(values))}
+            "distinct": int(len(counts)), "rows": int(rows)}
+
+
+def _descending(counts: np.ndarray) -> np.ndarray:
+    """The positions of pd.Series(counts).sort_values(ascending=False) (int64 counts, none missing): pandas'
+    nargsort, the same numpy sort on the same values, so ties come out in the very same order (its quicksort is
+    not stable)."""
+    m = len(counts)
+    # nargsort: the values reversed, argsorted, the positions mapped back and the order reversed
+    return (m - 1 - np.asarray(counts, dtype=np.int64)[::-1].argsort(kind="quicksort"))[::-1]
 
 
 def counted_values(values: np.ndarray, counts: np.ndarray, rows: int, top: int = TOP_VALUES) -> dict:
@@ -85,135 +114,224 @@ def ranked_values(values: np.ndarray, counts: np.ndarray, rows: int, top: int = 
             "distinct": int(len(present)), "rows": int(rows)}
 
 
-def _text_counts(values: pd.Series) -> pd.Series:
-    """values.astype(str).value_counts(), from one hashing of the cells (result.factorize_cells: by object,
-    then by value) and a count per distinct value: the same counts in the same order (the distinct texts in
-    first-seen order, sorted as value_counts sorts them). A missing cell, or two distinct values with one
-    text (1 and '1'), takes pandas' own path."""
+def _text_counts(values: pd.Series) -> pd.Series | Tally:
+    """values.astype(str).value_counts() (as a Tally, unsorted), from one hashing of the cells
+    (result.factorize_cells: by object, then by value) and a count per distinct value: the distinct texts in
+    first-seen order, as value_counts counts them before it sorts. A missing cell, or two distinct values with
+    one text (1 and '1'), takes pandas' own path."""
     codes, distinct = factorize_cells(values.to_numpy(dtype=object))
     texts = [str(v) for v in distinct]
     if (codes < 0).any() or len(set(texts)) != len(texts):
         return values.astype(str).value_counts()
-    counts = pd.Series(np.bincount(codes, minlength=len(texts)).astype(np.int64), index=pd.Index(texts, dtype=object),
-                       name="count")
-    counts.index.name = values.name
-    return counts.sort_values(ascending=False)
+    return Tally(np.asarray(texts, dtype=object).reshape(-1),
+                 np.bincount(codes, minlength=len(texts)).astype(np.int64))
 
 
-def _dictionary_counts(values: pd.Series, dictionary: ColumnDictionary) -> pd.Series | None:
+def _dictionary_counts(values: pd.Series, dictionary: ColumnDictionary) -> Tally | None:
     """_text_counts(values) from the column's dictionary codes, when they describe its cells (each cell the str
     object its code names): the rows per category are known, the categories put in the order they first occur
-    (one pass over the codes, no hashing of the cells). None otherwise."""
+    (the rows read up to where the last one first occurs, no hashing of the cells). None otherwise."""
     cells = values.to_numpy(dtype=object) if values.dtype == object else None
     if cells is None or not dictionary.describes(cells):
         return None
-    return _ordered_counts(dictionary.categories, dictionary.counts, _first_rows(dictionary.codes,
-                                                                               len(dictionary.categories)),
-                           values.name)
+    counts = dictionary.counts
+    return _ordered_counts(dictionary.categories, counts,
+                           lambda: _first_rows(dictionary.codes, len(dictionary.categories), counts))
 
 
-def _first_rows(codes: np.ndarray, size: int) -> np.ndarray:
-    """The first row of each code (len(codes) for a code no row holds)."""
+class _Lazy:
+    """A value computed on its first call and kept."""
+
+    def __init__(self, make: Callable[[], np.ndarray]) -> None:
+        self._make: Callable[[], np.ndarray] | None = make
+        self._value: np.ndarray | None = None
+
+    def __call__(self) -> np.ndarray:
+        if self._make is not None:
+            self._value, self._make = self._make(), None
+        assert self._value is not None
+        return self._value
+
+
+FIRST_ROWS_BLOCK = 4096  # _first_rows' first block of rows; each next one twice the last
+
+
+def _first_rows(codes: np.ndarray, size: int, counts: np.ndarray | None = None) -> np.ndarray:
+    """The first row of each code (len(codes) for a code no row holds). ``counts``: np.bincount(codes,
+    minlength=size), the codes some row holds: the rows are read in growing blocks only until each of them has
+    been seen (most codes of a column first occur in its first rows), in each block only the rows of codes not
+    seen yet sorted."""
     n = len(codes)
     first = np.full(size, n, dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    need = (np.bincount(codes, minlength=size) if counts is None else np.asarray(counts)) > 0
+    missing = int(np.count_nonzero(need))
+    start, block = 0, FIRST_ROWS_BLOCK
+    while missing and start < n:
+        part = codes[start:start + block]
+        hits = np.flatnonzero(need[part])
+        if len(hits):
+            # np.unique's return_index sorts stably: the first of the block's rows holding each code
+            found, at = np.unique(part[hits], return_index=True)
+            first[found] = start + hits[at]
+            need[found] = False
+            missing -= len(found)
+        start += block
+        block *= 2
     return first
 
 
-def _ordered_counts(categories: np.ndarray, counts: np.ndarray, first: np.ndarray, name: Any) -> pd.Series | None:
-    """values.astype(str).value_counts() of a column whose cells are str objects equal to the categories their
-    codes name, from the rows per category (``counts``) and each one's first row: the texts in the order they
-    first occur (categories of one text merged), as pandas' value_counts counts them, then its sort. None when a
-    category some row holds is not a str (its cells' texts could differ: 1 and 1.0)."""
+def _ordered_counts(categories: np.ndarray, counts: np.ndarray,
+                    first: np.ndarray | Callable[[], np.ndarray]) -> Tally | None:
+    """values.astype(str).value_counts()'s Tally of a column whose cells are str objects equal to the categories
+    their codes name, from the rows per category (``counts``) and each one's first row (or a function giving
+    them, called only when needed): the texts in the order they first occur (categories of one text merged),
+    as pandas' value_counts counts them - or in category order when no two counts are equal, as then any order
+    sorts the same. None when a category some row holds is not a str (its cells' texts could differ: 1 and
+    1.0)."""
     present = np.flatnonzero(counts > 0)
-    in_order = present[np.argsort(first[present], kind="stable")]
-    texts = categories[in_order]
+    rows = np.asarray(counts[present], dtype=np.int64)
+    texts = categories[present]
     if not all(type(v) is str for v in texts):
         return None
-    rows = np.asarray(counts[in_order], dtype=np.int64)
-    if len(set(texts)) != len(texts):  # one text twice (a label '*' and the suppressed rows' '*')
+    distinct_texts = len(set(texts)) == len(texts)
+    if distinct_texts and len(np.unique(rows)) == len(rows):  # no tie: the sort alone gives the order
+        return Tally(np.asarray(texts, dtype=object), rows)
+    firsts = first() if callable(first) else first
+    in_order = np.argsort(firsts[present], kind="stable")
+    texts, rows = texts[in_order], rows[in_order]
+    if not distinct_texts:  # one text twice (a label '*' and the suppressed rows' '*')
         merged: dict[str, int] = {}
         for text, count in zip(texts.tolist(), rows.tolist()):
             merged[text] = merged.get(text, 0) + count  # kept where the text first occurs
         texts, rows = np.asarray(list(merged), dtype=object), np.fromiter(merged.values(), np.int64, len(merged))
-    out = pd.Series(rows, index=pd.Index(texts, dtype=object), name="count")
-    out.index.name = name
-    return out.sort_values(ascending=False)
+    return Tally(np.asarray(texts, dtype=object), rows)
 
 
-def _coded_value_counts(publication: Publication, table: Table, hierarchies: dict) -> dict[str, dict[str, pd.Series]]:
+def _coded_value_counts(publication: Publication, table: Table, hierarchies: dict) -> dict[str, dict[str, Tally]]:
     """QI -> {"before": counts, "after": counts} (as _text_counts counts the input's and the published column)
     from the leaf codes the run encoded the input with (Result.leaf_codes), where they stand for the cells: the
     input column, when the leaves its rows hold are str (a cell equal to a str leaf is that text); the published
     column of a full-domain recoding, when every published cell is the very object (compared by address) of the
     label its row's leaf has at the QI's level, or ROOT on a suppressed row. The other columns are left out
-    (value_counts then hashes their cells)."""
+    (value_counts then hashes their cells). ``leaf_counts``: filled with each QI's rows per leaf."""
+    return _coded_counts(publication, table, hierarchies)[0]
+
+
+def _coded_counts(publication: Publication, table: Table,
+                  hierarchies: dict) -> tuple[dict[str, dict[str, Tally]], dict[str, np.ndarray]]:
+    """_coded_value_counts, and each QI's rows per leaf (np.bincount of its leaf codes) for the loss figures."""
     result = publication.result
     assert result is not None
     codes = encoded_input(table, hierarchies, result.leaf_codes)
     if codes is None:
-        return {}
-    out: dict[str, dict[str, pd.Series]] = {}
+        return {}, {}
+    n = len(codes)
+    rows, suppressed = publication.rows, np.asarray(publication.suppressed, dtype=bool)
+    # the published rows are the input's, in order, none of them a '*' row (asked once: a pass over the rows)
+    every_row = (len(rows) == n and not suppressed.any() and np.array_equal(rows, np.arange(n)))
+    out: dict[str, dict[str, Tally]] = {}
+    per_leaf: dict[str, np.ndarray] = {}
     for j, col in enumerate(table.qi):
         h = hierarchies[col]
         leaf_codes = codes[:, j]
-        leaf_counts = np.bincount(leaf_codes, minlength=len(h.leaves))
-        leaf_first = _first_rows(leaf_codes, len(h.leaves))
+        leaf_counts = per_leaf[col] = np.bincount(leaf_codes, minlength=len(h.leaves))
+        leaf_first = _Lazy(partial(_first_rows, leaf_codes, len(h.leaves), leaf_counts))
         found = {}
-        before = _ordered_counts(h.leaves, leaf_counts, leaf_first, col)
+        before = _ordered_counts(h.leaves, leaf_counts, leaf_first)
         if before is not None:
             found["before"] = before
         level = (result.transformation or {}).get(col) if result.recoding == "full-domain" else None
         if level is not None and col in publication.coded_table.columns:
-            after = _published_counts(publication, col, h, int(level), leaf_codes, leaf_counts, leaf_first)
+            after = _published_counts(publication, col, h, int(level), leaf_codes, leaf_counts, leaf_first,
+                                      every_row)
             if after is not None:
                 found["after"] = after
         out[col] = found
-    return out
+    return out, per_leaf
 
 
 def _published_counts(publication: Publication, col: str, h: Hierarchy, level: int, leaf_codes: np.ndarray,
-                      leaf_counts: np.ndarray, leaf_first: np.ndarray) -> pd.Series | None:
-    """_coded_value_counts' published column, or None when its cells are not the labels of the rows' leaves."""
+                      leaf_counts: np.ndarray, leaf_first: Callable[[], np.ndarray], every_row: bool) -> Tally | None:
+    """_coded_value_counts' published column, or None when its cells are not the labels of the rows' leaves.
+    ``every_row``: the published rows are the input's, in order, none of them a '*' row."""
     values = publication.coded_table[col]
     if values.dtype != object and not is_coded(values):
         return None
     label_of = np.asarray(h.maps[level])
     categories = np.append(np.asarray(h.labels[level], dtype=object), np.array([ROOT], dtype=object))
-    rows, suppressed = publication.rows, np.asarray(publication.suppressed, dtype=bool)
-    every_row = (len(rows) == len(leaf_codes) and not suppressed.any()
-                 and np.array_equal(rows, np.arange(len(leaf_codes))))
-    label_codes = label_of[leaf_codes if every_row else leaf_codes[rows]]
+    suppressed = np.asarray(publication.suppressed, dtype=bool)
+    # a code per row in the narrowest integer (one byte for most levels): the row comparison below reads less
+    width = np.int8 if len(categories) < 2**7 else np.int16 if len(categories) < 2**15 else np.int32
+    leaves = leaf_codes if every_row else leaf_codes[publication.rows]
+    # mode="wrap": no bounds pass (leaf codes are the hierarchy's: encode checked them)
+    label_codes = np.take(label_of.astype(width), leaves, mode="wrap")
     if suppressed.any():
-        label_codes = np.where(suppressed, len(categories) - 1, label_codes)
+        label_codes[suppressed] = len(categories) - 1
     if not _shows_codes(values, label_codes, categories):
         return None
     if every_row:  # the labels' rows and first rows from their leaves' (no pass over the rows)
         counts = np.bincount(label_of, weights=leaf_counts, minlength=len(categories)).astype(np.int64)
-        first = np.full(len(categories), len(leaf_codes), dtype=np.int64)
-        np.minimum.at(first, label_of, leaf_first)
+
+        def first() -> np.ndarray:
+            rows = np.full(len(categories), len(leaf_codes), dtype=np.int64)
+            np.minimum.at(rows, label_of, leaf_first())
+            return rows
     else:
         counts = np.bincount(label_codes, minlength=len(categories))
-        first = _first_rows(label_codes, len(categories))
-    return _ordered_counts(categories, counts, first, values.name)
+
+        def first() -> np.ndarray:
+            return _first_rows(label_codes, len(categories), counts)
+    return _ordered_counts(categories, counts, first)
 
 
 def _shows_codes(values: pd.Series, label_codes: np.ndarray, categories: np.ndarray) -> bool:
     """Is every cell of ``values`` the very object categories[label_codes[row]]? A coded column (coded.py) is
-    compared a block of rows at a time through its categories' addresses, without its cells as objects."""
+    compared through its categories' addresses, without its cells as objects: its codes with ``label_codes``
+    directly when its categories are those objects in that order (as the output builder makes them)."""
     if not is_coded(values):
         return ColumnDictionary(label_codes, categories).describes(cells_of(values))
     column = values.array
     shown = object_addresses(np.asarray(column.categories, dtype=object))
     wanted = object_addresses(np.asarray(categories, dtype=object))
     codes = column.codes
-    if shown is None or wanted is None or len(codes) != len(label_codes) or (len(codes) and int(codes.min()) < 0):
+    if shown is None or wanted is None or len(codes) != len(label_codes):
+        return False
+    both = min(len(shown), len(wanted))
+    if np.array_equal(shown[:both], wanted[:both]):
+        # the column's categories are the wanted ones in their order: a code equal to the label code names the
+        # very object wanted (a missing cell's -1 equals no label code)
+        if _same_codes(codes, label_codes):
+            return True
+        listed = wanted.tolist()
+        if (len(set(listed)) == len(listed) and len(set(shown.tolist())) == len(shown)
+                and set(shown[both:].tolist()).isdisjoint(listed)):
+            return False  # no object is two categories: other codes, other objects
+    # each object as one number: the first of the wanted categories that is that object (-1: none is)
+    first_of: dict[int, int] = {}
+    for i, a in enumerate(wanted.tolist()):
+        first_of.setdefault(a, i)
+    wanted_as = np.array([first_of[a] for a in wanted.tolist()], dtype=np.int64)
+    shown_as = np.array([first_of.get(a, -1) for a in shown.tolist()], dtype=np.int64)
+    if len(codes) and int(codes.min()) < 0:  # a missing cell: no category's object
         return False
     for start in range(0, len(codes), LEVEL_KEY_BLOCK):
         rows = slice(start, start + LEVEL_KEY_BLOCK)
-        if not np.array_equal(np.take(shown, codes[rows]), np.take(wanted, label_codes[rows])):
+        if not np.array_equal(np.take(shown_as, codes[rows]), np.take(wanted_as, label_codes[rows])):
             return False
     return True
+
+
+def _same_codes(a: np.ndarray, b: np.ndarray) -> bool:
+    """np.array_equal of two code arrays, a block of rows at a time in one integer type (no temporary of the
+    column's length in a wider one)."""
+    if a.dtype != b.dtype:
+        wide = np.promote_types(a.dtype, b.dtype)
+        for start in range(0, len(a), LEVEL_KEY_BLOCK):
+            rows = slice(start, start + LEVEL_KEY_BLOCK)
+            if not np.array_equal(a[rows].astype(wide), b[rows].astype(wide)):
+                return False
+        return True
+    return bool(np.array_equal(a, b))
 
 
 def model_checks(table: Table, models: list, hierarchies: dict, sizes: np.ndarray,
@@ -246,7 +364,7 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     in_scope = _in_scope(publication, table)
     before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
     # the value counts from the run's codes where they stand for the cells (else each column's cells hashed)
-    coded = _coded_value_counts(publication, table, hierarchies) if before is table.frame else {}
+    coded, per_leaf = _coded_counts(publication, table, hierarchies) if before is table.frame else ({}, {})
     flags = research_flags(table.frame, result.models) if result.recoding not in ("anatomy", "m-invariance") \
         else None
     head = result.report()
@@ -281,7 +399,9 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
         report["attributes"] = attribute_figures(
             list(result.qi), list(result.leaf_codes.hierarchies), [table.is_numeric(c) for c in result.qi],
             result.leaf_codes.codes, [int(result.transformation[c]) for c in result.qi],
-            np.asarray(result.suppressed, dtype=bool))
+            np.asarray(result.suppressed, dtype=bool),
+            # the rows per leaf the value counts took (of these very codes, in this QI order), not counted again
+            leaf_counts=[per_leaf[c] for c in result.qi] if per_leaf and list(per_leaf) == list(result.qi) else None)
     marker = research_column(result.models)
     if marker is not None:
         research = int(in_scope)
