@@ -50,12 +50,19 @@ def export_csv(frame: pd.DataFrame, delimiter: str = ",", shuffle: bool = False,
 def export_csv_bytes(frame: pd.DataFrame, delimiter: str = ",", header: bool = True) -> bytes:
     """export_csv(frame, delimiter) as UTF-8 bytes, without its header line unless ``header``: what a file
     gets, pyarrow's bytes as they are (a text of millions of rows is not decoded to be encoded again)."""
+    head, rows = export_csv_parts(frame, delimiter, header)
+    return head + rows if head else rows
+
+
+def export_csv_parts(frame: pd.DataFrame, delimiter: str = ",", header: bool = True) -> tuple[bytes, bytes]:
+    """export_csv_bytes as (the header line or b"", the rows), for a file that writes them one after the other
+    (the rows are not copied behind the header)."""
     names, columns = _safe_columns(frame)
     parts = _arrow_csv(names, columns, delimiter)
     if parts is None:
         text = _pandas_csv(frame, names, columns, delimiter)
-        return (text if header else text.split("\n", 1)[1]).encode("utf-8")
-    return parts[0].encode("utf-8") + parts[1] if header else parts[1]
+        return b"", (text if header else text.split("\n", 1)[1]).encode("utf-8")
+    return (parts[0].encode("utf-8") if header else b""), parts[1]
 
 
 def _safe_columns(frame: pd.DataFrame) -> tuple[list[str], list[tuple[np.ndarray, np.ndarray]]]:
@@ -85,6 +92,11 @@ def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]],
         return None
     if len(header) == 1 and any(text == "" for text in columns[0][1]):
         return None
+    head = io.StringIO()
+    csv.writer(head, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerow(header)
+    rows = _distinct_row_bytes(columns, delimiter)
+    if rows is not None:
+        return head.getvalue(), rows
     import pyarrow as pa  # the export path only: the CLI's --help and the web pages do not load it
     import pyarrow.csv as pa_csv
 
@@ -94,9 +106,38 @@ def _arrow_csv(header: list[str], columns: list[tuple[np.ndarray, np.ndarray]],
     out = io.BytesIO()
     pa_csv.write_csv(pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))]), out,
                      pa_csv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none"))
-    head = io.StringIO()
-    csv.writer(head, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerow(header)
     return head.getvalue(), out.getvalue()
+
+
+DISTINCT_ROWS_MIN = 4096  # rows from which the lines are made once per distinct row (below: pyarrow writes them)
+DISTINCT_ROWS_SHARE = 0.5  # ... when at most this share of the rows are distinct
+
+
+def _distinct_row_bytes(columns: list[tuple[np.ndarray, np.ndarray]], delimiter: str) -> bytes | None:
+    """The rows' lines (no field needs quoting: _arrow_csv checked) as pyarrow writes them, each distinct row's
+    line made once: an anonymized table repeats its rows (1M Adult rows: 27k distinct), so the line of a row is
+    its distinct row's, joined in row order, instead of every cell converted and written. None when the rows are
+    few, or mostly distinct, or their codes do not combine into one 64-bit key."""
+    rows = len(columns[0][0]) if columns else 0
+    if rows < DISTINCT_ROWS_MIN:
+        return None
+    key = np.zeros(rows, dtype=np.int64)
+    radix = 1
+    for codes, texts in columns:
+        if not len(texts) or radix > 2**62 // len(texts):
+            return None
+        key += codes.astype(np.int64, copy=False) * radix  # codes index texts: 0 <= code < len(texts)
+        radix *= len(texts)
+    row_of, distinct = pd.factorize(key)
+    if len(distinct) > rows * DISTINCT_ROWS_SHARE:
+        return None
+    fields = []
+    rest = np.asarray(distinct, dtype=np.int64)
+    for _, texts in columns:  # each distinct key back into its codes, column by column
+        fields.append(texts[rest % len(texts)].tolist())
+        rest = rest // len(texts)
+    lines = np.array([(delimiter.join(cells) + "\n").encode("utf-8") for cells in zip(*fields)], dtype=object)
+    return b"".join(lines[row_of].tolist())
 
 
 def transaction_lines(frame: pd.DataFrame, delimiter: str):
@@ -111,12 +152,31 @@ def transaction_lines(frame: pd.DataFrame, delimiter: str):
 def _neutralized_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(code per row, distinct texts neutralized): a column as export_csv writes it. Only the distinct values
     are tested and rewritten."""
+    coded = _category_codes(values)
+    if coded is not None:
+        return coded
     cells = values.to_numpy(dtype=object)
     uniques: pd.Index | np.ndarray
     codes, uniques = factorize_cells(cells)  # rows sharing a str object are hashed once (engine.model.cells)
     if len(codes) and codes.min() < 0:  # missing cells: a code of their own, written as their text ('nan')
         codes, uniques = pd.factorize(cells, use_na_sentinel=False)
     text = pd.Series(uniques, dtype=object).astype(str).to_numpy(dtype=object)
+    return codes, np.array([neutralize(t) for t in text], dtype=object)
+
+
+def _category_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """A Categorical column's own codes and its categories' texts neutralized (the run's coded QI columns: no
+    object per row made and hashed back into codes); the texts every row gets are those of its cells. None
+    where the cell path must decide: a missing cell (written 'nan'), or a text holding a NUL character (pandas'
+    factorize hashes a str up to its first NUL, so the cell path writes such texts as it always did)."""
+    if not isinstance(values.dtype, pd.CategoricalDtype):
+        return None
+    codes = np.asarray(values.array.codes)
+    if len(codes) and codes.min() < 0:
+        return None
+    text = pd.Series(np.asarray(values.dtype.categories, dtype=object), dtype=object).astype(str).to_numpy(dtype=object)
+    if any("\x00" in t for t in text):
+        return None
     return codes, np.array([neutralize(t) for t in text], dtype=object)
 
 
