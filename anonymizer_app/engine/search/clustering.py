@@ -264,11 +264,21 @@ def split_big(enc: Encoded, items: np.ndarray, cluster: np.ndarray, k: int,
     return out
 
 
+def _dense_ids(group: np.ndarray) -> bool:
+    """Whether the ids are exactly 0 .. m-1, each used: np.unique's inverse is then the array itself (k-member's
+    clusters are; the sort it saves costs 0.14 s at 1M rows)."""
+    if not len(group):
+        return False
+    lo, hi = int(group.min()), int(group.max())
+    return lo == 0 and hi < len(group) and bool(np.bincount(group, minlength=hi + 1).all())
+
+
 def finish(problem: Problem, group: np.ndarray, kind: str, info: dict, notes: list[str] | None = None) -> CellRecoding:
     """Suppress groups that break the models (within the budget), write each group's labels."""
     group = np.asarray(group, dtype=np.int64)
-    _, group = np.unique(group, return_inverse=True)
-    group = group.reshape(-1)
+    if not _dense_ids(group):
+        _, group = np.unique(group, return_inverse=True)
+        group = group.reshape(-1)
     counter = row_persons(problem)
     merges = 0
     if problem.needs_classes:
