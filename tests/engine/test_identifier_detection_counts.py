@@ -115,3 +115,36 @@ def test_the_sample_is_pandas_sample_of_the_present_values(missing_share, size):
         expected = s[(s != "") & ~s.str.lower().isin(("nan", "na", "n/a", "none", "null", "?", "-"))]
         got = shapes.sample_values(values, size, 11)
         pd.testing.assert_series_equal(got, expected)
+
+
+def _numeric_kind_cell_by_cell(sample: pd.Series) -> str | None:
+    if not len(sample):
+        return None
+    if sample.str.fullmatch(r"[-+]?\d{1,30}").all():
+        return "integer"
+    if sample.str.fullmatch(r"[-+]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][-+]?\d{1,3})?").all():
+        return "decimal"
+    return None
+
+
+@pytest.mark.parametrize("cells", [
+    [], ["1", "22", "-3"], ["1", "2.5", "+.5"], ["1", "2.5", "x"], ["12", "12\x00"], ["1e5", "2E-3", "3"],
+    ["1" * 31], ["0.1", "1."], [" 1"], ["١٢"],  # Arabic-Indic digits: \d matches them, as pandas' regex does
+])
+def test_numeric_kind_tests_each_distinct_text_as_every_cell(cells):
+    sample = pd.Series(cells * 3, dtype=object)
+    assert shapes.numeric_kind(sample) == _numeric_kind_cell_by_cell(sample)
+
+
+@pytest.mark.parametrize("cells", [
+    ["short", "words"], ["x" * 41], ["two words"], ["mail me at a.b@example.org please"],
+    ["call +44 20 7946 0958 today", "nothing"], ["a\tb"],
+])
+def test_free_text_without_long_text_finds_nothing_and_with_it_as_before(cells):
+    sample = pd.Series(cells * 25, dtype=object)
+    shape = shapes.value_shapes(sample)
+    found = shapes.free_text("notes", sample, shape)
+    if not any(" " in c or len(c) > 40 for c in cells):
+        assert found is None
+    elif "example.org" in cells[0]:
+        assert found is not None and found.emails == len(sample)

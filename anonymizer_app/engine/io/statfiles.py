@@ -46,7 +46,9 @@ WRITABLE = ("dta", "sav")
 STATA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}")
 STATA_RESERVED = frozenset("_all _b byte _coef _cons double float if in int long _n _N _pi _pred _rc _skip "
                            "strL using with".split())
-SPSS_NAME = re.compile(r"[A-Za-z@#$\u00c0-\uffff][A-Za-z0-9_.@#$\u00c0-\uffff]*")
+# compiled when an SPSS file is written (re's module cache keeps it): the class up to \uffff takes 10-30 ms to
+# compile, which every process importing the reader would pay
+SPSS_NAME = r"[A-Za-z@#$\u00c0-\uffff][A-Za-z0-9_.@#$\u00c0-\uffff]*"
 SPSS_RESERVED = frozenset("ALL AND BY EQ GE GT LE LT NE NOT OR TO WITH".split())
 SPSS_NAME_BYTES = 64
 STATA_LABEL_CHARS = 32_000  # a Stata value label's text (and 80 for a variable label)
@@ -262,7 +264,7 @@ def check_names(columns: list[str], kind: str) -> None:
             if len(name.encode("utf-8")) > SPSS_NAME_BYTES:
                 raise InputError(f"column {name!r}: an SPSS name has at most {SPSS_NAME_BYTES} bytes; rename "
                                  f"the column or choose another format")
-            if not SPSS_NAME.fullmatch(name) or name.upper() in SPSS_RESERVED or name.endswith("."):
+            if not re.fullmatch(SPSS_NAME, name) or name.upper() in SPSS_RESERVED or name.endswith("."):
                 raise InputError(f"column {name!r}: not a valid SPSS name (starting with a letter; letters, "
                                  f"digits and _ . @ # $; not a reserved word); rename the column or choose "
                                  f"another format")

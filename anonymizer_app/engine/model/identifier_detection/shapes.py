@@ -240,13 +240,18 @@ def id_like(sample: pd.Series) -> bool:
     return bool((short & ~spaced).mean() >= 0.9 and digits.mean() >= 0.5)
 
 
+_INTEGER = re.compile(r"[-+]?\d{1,30}")
+_DECIMAL_NUMBER = re.compile(r"[-+]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][-+]?\d{1,3})?")
+
+
 def numeric_kind(sample: pd.Series) -> str | None:
-    """integer or decimal when every sampled value is one, else None."""
+    """integer or decimal when every sampled value is one, else None (each distinct sampled text tested once)."""
     if not len(sample):
         return None
-    if sample.str.fullmatch(r"[-+]?\d{1,30}").all():
+    distinct = set(sample.tolist())  # a Python set: equal texts only (pandas' hashing stops at a NUL)
+    if all(_INTEGER.fullmatch(v) for v in distinct):
         return "integer"
-    if sample.str.fullmatch(r"[-+]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][-+]?\d{1,3})?").all():
+    if all(_DECIMAL_NUMBER.fullmatch(v) for v in distinct):
         return "decimal"
     return None
 
@@ -261,6 +266,8 @@ def sequence_or_code(sample: pd.Series) -> bool:
 def free_text(column: str, sample: pd.Series, shape: Shape) -> FreeTextFinding | None:
     """E-mails or phone numbers inside longer text (a column not itself of e-mails or phones)."""
     if not len(sample) or shape.shares.get("e-mail", 0) >= SHAPE_SHARE or shape.shares.get("phone", 0) >= SHAPE_SHARE:
+        return None
+    if not any(" " in v or len(v) > 40 for v in set(sample.tolist())):  # no longer text: nothing inside it
         return None
     text = sample[sample.str.len() > 0]
     long = text[text.str.contains(" ", regex=False) | (text.str.len() > 40)]
