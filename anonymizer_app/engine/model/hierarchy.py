@@ -183,27 +183,35 @@ class Hierarchy:
     def leaf_codes_of(self, distinct) -> np.ndarray:
         """The leaf code (int32) of each of a few distinct values; -1 where no leaf is the value."""
         values = np.asarray(distinct, dtype=object)
-        dtype, by_str = self._leaf_lookup()
+        dtype = self._leaf_dtype()
         if not pd.get_option("future.infer_string") and all(type(v) is str for v in values):
             # what pd.Categorical(values, dtype=dtype).codes looks up (its categories' indexer), without the
             # checks of its construction (str values pass its datetime inference unchanged); a few str values
             # among str leaves in a dict of the leaves (equal str, equal hash: the indexer's own test)
-            if by_str is not None and len(values) <= DICT_LOOKUP_MAX:
+            by_str = self._leaf_dict() if len(values) <= DICT_LOOKUP_MAX else None
+            if by_str is not None:
                 return np.fromiter((by_str.get(v, -1) for v in values), dtype=np.int32, count=len(values))
             return dtype.categories.get_indexer_for(cast(Any, values)).astype(np.int32)
         return pd.Categorical(values, dtype=dtype).codes.astype(np.int32)
 
-    def _leaf_lookup(self) -> tuple[pd.CategoricalDtype, dict[str, int] | None]:
-        """The leaves as categories, and as a dict {leaf: code} when every leaf is a str (built once per
-        leaves array, not per encoded column)."""
+    def _leaf_dtype(self) -> pd.CategoricalDtype:
+        """The leaves as categories (built once per leaves array, not per encoded column; checks uniqueness)."""
         cached = getattr(self, "_leaf_categories", None)
         if cached is None or cached[0] is not self.leaves:
-            dtype = pd.CategoricalDtype(categories=cast(Any, self.leaves))  # as given (no list); checks uniqueness
+            cached = (self.leaves, pd.CategoricalDtype(categories=cast(Any, self.leaves)))  # as given (no list)
+            self._leaf_categories = cached
+        return cached[1]
+
+    def _leaf_dict(self) -> dict[str, int] | None:
+        """{leaf: code} when every leaf is a str, else None; built on first use (a 100,000-leaf hierarchy's
+        lookups of 100,000 values go through the indexer, which needs no dict)."""
+        cached = getattr(self, "_leaf_by_str", None)
+        if cached is None or cached[0] is not self.leaves:
             by_str = ({v: i for i, v in enumerate(self.leaves)} if all(type(v) is str for v in self.leaves)
                       else None)
-            cached = (self.leaves, dtype, by_str)
-            self._leaf_categories = cached
-        return cached[1], cached[2]
+            cached = (self.leaves, by_str)
+            self._leaf_by_str = cached
+        return cached[1]
 
     def level_summary(self, sample: int = 6) -> list[dict]:
         """Per level: number of labels and a few of them, for display."""
