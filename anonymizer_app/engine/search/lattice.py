@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Literal
 
@@ -71,6 +72,37 @@ def _load_kernel():
     except Exception:  # noqa: BLE001 - any failure only costs speed; the numpy path gives the same classes
         return None
     return group_sorted
+
+
+# free heap bytes from which NodeEvaluator.release hands the pages back (glibc): a search's node arrays are small
+# enough to come from the heap, whose freed pages stay resident beside the output built next (5M rows, 8 QIs, 4%:
+# ~150 MB), too few for the run's own trim after the search (run.stages.TRIM_FREE_BYTES)
+RELEASE_TRIM_BYTES = 64 << 20
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _glibc() -> ctypes.CDLL | None:
+    """glibc with malloc_trim and mallinfo2 (2.33 and later), or None."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc only
+        libc.mallinfo2.restype = _MallInfo2
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _glibc()
+
+
+def trim_freed(free_bytes: int = RELEASE_TRIM_BYTES) -> None:
+    """glibc's malloc_trim once the heap holds ``free_bytes`` free or more; elsewhere nothing."""
+    if _LIBC is not None and _LIBC.mallinfo2().fordblks >= free_bytes:
+        _LIBC.malloc_trim(0)
 
 
 UNKNOWN, ANONYMOUS, NOT_ANONYMOUS = 0, 1, 2
@@ -204,6 +236,10 @@ class _LevelColumns:
     def __len__(self) -> int:
         return len(self._cols)
 
+    def clear(self) -> None:
+        """Forget the columns made (they are made again when used)."""
+        self._cols = [None] * len(self._cols)
+
     def __iter__(self):
         return (self[lv] for lv in range(len(self._cols)))
 
@@ -218,11 +254,6 @@ def _generalizer(h: Hierarchy, leaf: np.ndarray) -> Callable[[int], np.ndarray]:
             return leaf
         return np.take(m.astype(np.int64), leaf)
     return make
-
-
-def _weighted(cols: _LevelColumns, weight: int) -> Callable[[int], np.ndarray]:
-    """Level -> that level's column of ``cols`` times ``weight``."""
-    return lambda lv: cols[lv] * weight
 
 
 class NodeEvaluator:
@@ -243,7 +274,7 @@ class NodeEvaluator:
         self.radix = [[max(len(h.labels[lv]), 1) for lv in range(h.level_count)] for h in hierarchies]
         # fixed mixed-radix layout: digit j has the largest label count of QI j at any level, so one
         # layout serves every node and a node's key differs from a specialization's only in the digits
-        # of the QIs generalized further (wcols: the codes already multiplied by the digit's weight)
+        # of the QIs generalized further
         digit = [max(r) for r in self.radix]
         space = 1.0
         for r in digit:
@@ -257,10 +288,9 @@ class NodeEvaluator:
                 w *= r
             weights.reverse()
             self.key_weights = weights
-            self.wcols = [_LevelColumns(len(cols), _weighted(cols, weights[j])) for j, cols in enumerate(self.gcols)]
             bottom_key = np.zeros(self.m, dtype=np.int64)
             for j in range(self.q):
-                bottom_key += self.wcols[j][0]
+                bottom_key += self.gcols[j][0] * weights[j]
         self.bottom = NodeClasses(tuple([0] * self.q), np.arange(self.m, dtype=np.int64), self.counts, bottom_key)
         # the frequency set's tuples are the classes of the node with level 0 everywhere only when level 0 maps
         # every leaf to itself; a hierarchy whose level 0 groups leaves has that node grouped like any other
@@ -295,6 +325,17 @@ class NodeEvaluator:
         self.unary_table = [[((1 << lv) - 1) << off for lv in range(w + 1)]
                             for w, off in zip(widths, self.unary_offsets)]
         self.cache_bits = np.zeros(cache_size, dtype=np.int64)
+        # per slot its node's index in the lattice (C order of the levels), for the sweep of the nodes no longer needed
+        self.node_strides = [int(np.prod([h.height + 1 for h in hierarchies[j + 1:]], dtype=np.int64))
+                             for j in range(self.q)]
+        self.cache_index = np.zeros(cache_size, dtype=np.int64)
+        # set by a search that knows which nodes it may still evaluate (LatticeSearch.needed_sources): a lattice-shaped
+        # bool array, True where the node or some generalization of it may still be evaluated. A cached node for
+        # which it is False can never be a roll-up source again (sources are specializations): it is evicted at
+        # the next sweep (every sweep_step classes cached), whatever its last use
+        self.needed: Callable[[], np.ndarray] | None = None
+        self.sweep_step = 0
+        self.next_sweep = 0
         self.cache_nodes: list[NodeClasses | None] = [None] * cache_size
         self.cache_used = np.zeros(cache_size, dtype=np.int64)  # last use (0 = empty slot)
         self.cache_classes = np.zeros(cache_size, dtype=np.int64)  # number of classes of the node
@@ -674,7 +715,9 @@ class NodeEvaluator:
         """Per frequency-set row: the change of its key when QI j goes from level old to new (cached)."""
         found = self.deltas.get((j, old, new))
         if found is None:
-            found = self.wcols[j][new] - self.wcols[j][old]
+            # from the codes, not from weighted codes kept per level (m int64 each: 38 MB at 5M rows, 8 QIs)
+            found = self.gcols[j][new] - self.gcols[j][old]
+            found *= self.key_weights[j]
             if self.delta_room > 0:
                 self.deltas[(j, old, new)] = found
                 self.delta_room -= 1
@@ -709,12 +752,41 @@ class NodeEvaluator:
         self.cache_used[slot] = self.clock
         self.cache_classes[slot] = len(node.sizes)
         self.cache_total += len(node.sizes)
+        self.cache_index[slot] = sum(map(int.__mul__, node.levels, self.node_strides))
+        if self.needed is not None and self.cache_total >= self.next_sweep:
+            self._sweep(slot)
         while self.cache_total > self.class_budget:
             used = self.cache_used[:self.cache_filled]
             victim = int(np.argmin(np.where(used > 0, used, np.iinfo(np.int64).max)))
             if victim == slot:  # the node just cached is kept, alone if need be
                 break
             self._evict(victim)
+
+    def _sweep(self, keep: int) -> None:
+        """Evict the cached nodes that no node still to be evaluated can roll up from (``needed``), but
+        the one in slot ``keep`` (just cached)."""
+        assert self.needed is not None
+        filled = self.cache_filled
+        needed = self.needed().reshape(-1)
+        idle = np.flatnonzero(~needed[self.cache_index[:filled]] & (self.cache_used[:filled] > 0))
+        for slot in idle.tolist():
+            if slot != keep:
+                self._evict(slot)
+        self.next_sweep = self.cache_total + self.sweep_step
+
+    def release(self) -> None:
+        """Empty the cache, the deltas and the level columns, and drop ``needed`` (which refers to the search that
+        holds this evaluator: the pair would otherwise wait for the garbage collector): a search calls it once it
+        has its optimum, so that their memory is freed before the output is built. The evaluator stays usable
+        (what it needs is made again)."""
+        self.needed = None
+        for slot in range(self.cache_filled):
+            self._evict(slot)
+        self.deltas.clear()
+        self.delta_room = max(0, 16_000_000 // max(self.m, 1))
+        for cols in self.gcols:
+            cols.clear()
+        trim_freed()
 
     def _evict(self, slot: int) -> None:
         evicted = self.cache_nodes[slot]

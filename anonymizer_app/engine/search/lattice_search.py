@@ -121,6 +121,29 @@ class LatticeSearch:
         self.n = n
         self.k_cost = min(self.k_min, n)  # the least a kept record costs in discernibility
 
+    def needed_sources(self) -> np.ndarray:
+        """Lattice-shaped: True where the node or a generalization of it may still be evaluated: a node not
+        tagged (unless the incumbent prunes it: its class bound above the best value found), or one tagged
+        anonymous but not checked (unless its bound in _branch_and_bound is above the best value found).
+        Bounds only rise and the best value only falls, so a node left out stays out."""
+        tags = self.tags
+        pending = tags == UNKNOWN
+        cand = (tags == ANONYMOUS) & ~self.checked
+        if self.class_lb is not None and self.best != math.inf:
+            over = self.class_lb > self.best
+            if self.pruning:
+                pending &= ~over
+            # the bound of _branch_and_bound (discernibility has no level bound: the class bound is its bound)
+            bound = self.class_lb
+            if self.outlier_lb is not None:
+                bound = np.maximum(bound, self.k_cost * self.n) + self.outlier_lb * float(self.n - self.k_cost)
+            cand &= ~(bound > self.best)
+        pending |= cand
+        for j in range(self.lattice.q):  # some node at or above: a cumulative or from the top of each axis
+            flipped = np.flip(pending, j)
+            np.logical_or.accumulate(flipped, axis=j, out=flipped)
+        return pending
+
     def _checked_phase(self) -> str:
         return f"{self.checks} of {self.lattice.size} lattice nodes checked"
 
