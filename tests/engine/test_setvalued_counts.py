@@ -216,3 +216,25 @@ def test_a_gated_run_leaves_the_check_to_the_gate_and_builds_lists_on_demand(mon
     assert result.report["metrics"]["km_smallest_support"] is None  # the gate's recount fills it in
     with pytest.raises(AssertionError):
         anonymize_transactions(Transactions(MILK.items, MILK.offsets, MILK.codes), 2, 2, hierarchy=FOOD)
+
+
+def test_coded_records_holding_the_delimiter_are_refused_as_lists_are():
+    from anonymizer_app.engine.errors import InputError
+
+    spec = gate_spec(MILK, 1, 1, FOOD, False)
+    with pytest.raises(InputError) as exc:
+        publish_transactions(spec, coded([["a,b"]] * 4), {}, [])
+    assert str(exc.value) == ("the published item 'a,b' contains the item delimiter ',' (or is empty); choose another "
+                              "delimiter or hierarchy labels without it")
+
+
+def test_a_record_whose_items_are_all_suppressed_is_published_empty():
+    tx = Transactions.from_records([["a"], ["a"], ["b"]])
+    hierarchy = Hierarchy.from_rows([["a", "*"], ["b", "*"]], "h")
+    spec = gate_spec(tx, 1, 2, hierarchy, True)
+    as_codes = publish_transactions(spec, Transactions(np.array(["a"], dtype=object), np.array([0, 1, 2, 2]),
+                                                       np.array([0, 0])), {}, ["b"])
+    as_lists = publish_transactions(spec, [["a"], ["a"], []], {}, ["b"])
+    assert as_codes.table[ITEMS].tolist() == as_lists.table[ITEMS].tolist() == ["a", "a", ""]
+    assert as_codes.km == as_lists.km == {"smallest_support": 2, "weakest_itemset": ["a"], "holds": True,
+                                          "published_items": 1}
