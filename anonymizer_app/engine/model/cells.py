@@ -76,8 +76,12 @@ class ColumnDictionary:
 
     def __init__(self, codes: np.ndarray, categories: np.ndarray, counts: np.ndarray | None = None) -> None:
         self.codes = np.asarray(codes, dtype=np.int32)
-        self.categories = np.asarray(categories, dtype=object)  # holds the objects: their addresses stay theirs
-        self._addresses = np.fromiter((id(v) for v in self.categories), dtype=np.uint64, count=len(self.categories))
+        # holds the objects: their addresses stay theirs (read from the array's pointers on 64-bit builds: id())
+        self.categories = np.ascontiguousarray(np.asarray(categories, dtype=object))
+        if ctypes.sizeof(ctypes.c_void_p) == 8 and len(self.categories):
+            self._addresses = pointer_view(self.categories).copy()
+        else:
+            self._addresses = np.fromiter((id(v) for v in self.categories), dtype=np.uint64, count=len(self.categories))
         self._counts = counts
 
     @property
@@ -103,7 +107,7 @@ class ColumnDictionary:
             return True
         held = np.ascontiguousarray(cells)  # referenced below: the view of its pointers stays valid
         addresses = pointer_view(held)
-        return bool(np.array_equal(addresses, self._addresses[self.codes]))
+        return bool(np.array_equal(addresses, np.take(self._addresses, self.codes)))  # (take: 2x a fancy index)
 
 
 def column_dictionary(cells: np.ndarray) -> tuple[ColumnDictionary, bool] | None:
