@@ -212,3 +212,10 @@ def test_hierarchical_figures_equal_the_add_at_ones_to_the_last_bit(seed):
     p = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     got = tc.emd_hierarchical(p, q, h, leaf_of_value)
     assert got.tobytes() == _hierarchical_with_add_at(p, q, h, leaf_of_value).tobytes()
+
+
+def test_sizes_sure_to_fail_on_small_tables():
+    # T = 3:1 at t = 0.2: one record leaves at least 1 - 3/4 = 1/4; two at least 1/4 (shares 1/2, 1/2 or 1, 0);
+    # three may be 2:1 (1/12); a class holds at most the table's 4 records
+    assert tc.sure_failing_sizes(_domain([3, 1]), 0.2 + EPS).tolist() == [True, True, True, False, False, False]
+    assert tc.sure_failing_sizes(_domain([0, 0]), 0.2 + EPS).tolist() == [False, False]  # no records: nothing known

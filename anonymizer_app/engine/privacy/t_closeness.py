@@ -134,7 +134,7 @@ def sure_failing_sizes(domain, threshold: float) -> np.ndarray:
     if n_total > 0 and m:
         last = min(int(m / threshold) + 1, n_total, SIZE_TABLE_CELLS // m, (1 << 62) // n_total)
     sure = np.zeros(last + 2, dtype=bool)  # the last entry: every size above L (not known)
-    sure[0] = 0.5 > threshold + MARGIN
+    sure[0] = n_total > 0 and 0.5 > threshold + MARGIN  # (with no records in the table q is 0, and so its EMD)
     if last:
         s = np.arange(1, last + 1, dtype=np.int64)
         floors, remainders = np.divmod(s[:, None] * table_counts[None, :], n_total)
