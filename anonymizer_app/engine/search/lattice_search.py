@@ -353,33 +353,37 @@ class LatticeSearch:
         if p.options.get("keep_lattice") == "yes":
             base["lattice"] = self.export(levels)
         elif self.lattice.size <= KNOWN_NODES:  # written out only when read (the web run's first lattice view)
+            # copies of what the export reads, not the search itself (its node cache and the problem are freed)
+            lat, qi = self.lattice, list(p.table.qi)
             tags, checked, values = self.tags.copy(), self.checked.copy(), self.values.copy()
-            known = KnownNodes(lambda: self._export(tags, checked, values, levels))
+            known = KnownNodes(lambda: lattice_export(lat, qi, tags, checked, values, levels))
         return FullDomainRecoding(levels, suppressed, steps or [], notes or [], base, known_lattice=known)
 
     def export(self, optimum) -> dict:
         """Compact lattice for the UI: per node its levels (one digit or number per QI), tag, metric."""
-        return self._export(self.tags, self.checked, self.values, optimum)
+        return lattice_export(self.lattice, list(self.problem.table.qi), self.tags, self.checked, self.values, optimum)
 
-    def _export(self, tags: np.ndarray, checked: np.ndarray, values: np.ndarray, optimum) -> dict:
-        lat = self.lattice
-        allv = lat.all_levels()
-        tags = tags.reshape(-1)
-        checked = checked.reshape(-1)
-        values = values.reshape(-1)
-        sep = "" if max(lat.shape, default=1) <= 10 else "."
-        nodes = []
-        for i in range(lat.size):
-            letter = TAG_LETTERS[int(tags[i])]
-            if checked[i]:
-                letter = letter.upper()
-            nodes.append([sep.join(str(int(x)) for x in allv[i]), letter, _plain(values[i])])
-        return {"qi": list(self.problem.table.qi), "heights": [int(x) for x in lat.heights],
-                "optimum": sep.join(str(int(x)) for x in optimum),
-                "legend": {"A": "anonymous (checked)", "a": "anonymous (predicted)",
-                           "N": "not anonymous (checked)", "n": "not anonymous (predicted)",
-                           "?": "not known"},
-                "nodes": nodes}
+
+def lattice_export(lat: Lattice, qi: list[str], tags: np.ndarray, checked: np.ndarray, values: np.ndarray,
+                   optimum) -> dict:
+    """LatticeSearch.export of the given tags, checked flags and metric values."""
+    allv = lat.all_levels()
+    tags = tags.reshape(-1)
+    checked = checked.reshape(-1)
+    values = values.reshape(-1)
+    sep = "" if max(lat.shape, default=1) <= 10 else "."
+    nodes = []
+    for i in range(lat.size):
+        letter = TAG_LETTERS[int(tags[i])]
+        if checked[i]:
+            letter = letter.upper()
+        nodes.append([sep.join(str(int(x)) for x in allv[i]), letter, _plain(values[i])])
+    return {"qi": qi, "heights": [int(x) for x in lat.heights],
+            "optimum": sep.join(str(int(x)) for x in optimum),
+            "legend": {"A": "anonymous (checked)", "a": "anonymous (predicted)",
+                       "N": "not anonymous (checked)", "n": "not anonymous (predicted)",
+                       "?": "not known"},
+            "nodes": nodes}
 
 
 class KnownNodes(Mapping):
