@@ -604,7 +604,7 @@ def main() -> None:
         res = child(["--child-local", json.dumps({"data": str(data), "hierarchies": hstr,
                                                   "algorithms": list(GOALS_LOCAL)})])
         for name, r in res.items():
-            print(f"{name:9s} {r['seconds']:7.2f} s  (goal {GOALS_LOCAL[name]:.0f} s: "
+            print(f"{name:9s} {r['seconds']:7.2f} s  (goal {GOALS_LOCAL[name]:g} s: "
                   f"{goal_text(r['seconds'] <= GOALS_LOCAL[name])})  classes {r['classes']:,}  k achieved {r['k_achieved']}")
         report["local"] = res
     if report["cases"] or report["process"]:
