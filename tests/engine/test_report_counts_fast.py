@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from anonymizer_app.engine.measure.metrics import _exact_sum, _row_sum
-from anonymizer_app.engine.run.report import Tally, _descending, _first_rows, _listing, _ordered_counts
+from anonymizer_app.engine.run import coded
+from anonymizer_app.engine.run.coded import first_rows as _first_rows
+from anonymizer_app.engine.run.report import Tally, _descending, _listing, _ordered_counts
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -31,8 +33,11 @@ def first_by_loop(codes: np.ndarray, size: int) -> np.ndarray:
     return np.array(first, dtype=np.int64)
 
 
+@pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("seed", range(12))
-def test_first_rows(seed):
+def test_first_rows(seed, blocks, monkeypatch):
+    if blocks:  # the blocks read until every code was seen, whatever the length
+        monkeypatch.setattr(coded, "FIRST_ROWS_AT_ONCE", 0)
     rng = np.random.default_rng(seed)
     size = int(rng.integers(1, 300))
     n = int(rng.integers(0, 60_000))

@@ -66,6 +66,37 @@ def rows_of(column: pd.Series, rows: np.ndarray | None) -> np.ndarray | pd.Categ
     return values if rows is None else values[rows]
 
 
+FIRST_ROWS_BLOCK = 4096  # first_rows' first block of rows; each next one twice the last
+FIRST_ROWS_AT_ONCE = 1 << 16  # up to this many rows first_rows takes every row in one np.minimum.at
+
+
+def first_rows(codes: np.ndarray, size: int, counts: np.ndarray | None = None) -> np.ndarray:
+    """The first row of each code (len(codes) for a code no row holds). ``counts``: np.bincount(codes,
+    minlength=size), the codes some row holds: the rows are read in growing blocks only until each of them has
+    been seen (most codes of a column first occur in its first rows), in each block only the rows of codes not
+    seen yet sorted."""
+    n = len(codes)
+    first = np.full(size, n, dtype=np.int64)
+    if n <= FIRST_ROWS_AT_ONCE:  # few rows: one pass costs less than the blocks' calls
+        np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+        return first
+    need = (np.bincount(codes, minlength=size) if counts is None else np.asarray(counts)) > 0
+    missing = int(np.count_nonzero(need))
+    start, block = 0, FIRST_ROWS_BLOCK
+    while missing and start < n:
+        part = codes[start:start + block]
+        hits = np.flatnonzero(need[part])
+        if len(hits):
+            # np.unique's return_index sorts stably: the first of the block's rows holding each code
+            found, at = np.unique(part[hits], return_index=True)
+            first[found] = start + hits[at]
+            need[found] = False
+            missing -= len(found)
+        start += block
+        block *= 2
+    return first
+
+
 def plain_frame(frame: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
     """``frame`` with its coded QI columns as object cells (the categories' own objects); the frame itself
     when none is coded. The other columns are the frame's own."""
@@ -88,3 +119,22 @@ def frame_of(columns: Mapping[str, np.ndarray | pd.api.extensions.ExtensionArray
         frame[c] = pd.Series(values, index=index, dtype=values.dtype, copy=False) \
             if text or isinstance(values, pd.Categorical) else values
     return pd.DataFrame(frame, index=index, columns=list(columns), copy=False)
+
+
+def shared_frame(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame | None:
+    """frame_of({c: rows_of(frame[c], None) for c in columns}, pd.RangeIndex(len(frame))) as a shallow copy of
+    ``frame`` (its column blocks shared, as frame_of shares each column's buffer, without a Series per column)
+    when that is the same frame: ``columns`` are the frame's in its order, its index is 0..n-1, and frame_of
+    would keep every column as it is (each object column starts with a str, so pandas scans none for
+    datetimes). None otherwise."""
+    if (len(frame) == 0 or list(frame.columns) != list(columns) or not frame.columns.is_unique
+            or not frame.index.equals(pd.RangeIndex(len(frame))) or pd.get_option("future.infer_string")):
+        return None
+    for c, dtype in zip(columns, frame.dtypes):
+        if isinstance(dtype, np.dtype) and dtype.kind == "O" and type(frame[c].array[0]) is not str:
+            return None
+    out = frame.copy(deep=False)
+    if not isinstance(out.index, pd.RangeIndex):
+        out.index = pd.RangeIndex(len(out))
+    return out
+

@@ -33,6 +33,7 @@ is returned, so nothing can be stored or written.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -51,11 +52,10 @@ from ..setvalued import itemsets
 from ..setvalued.mixed import anonymize_set_column
 from ..setvalued.transactions import Transactions
 from . import identifiers as id_rules
-from .coded import cells_of, frame_of, plain_frame, rows_of
+from .coded import cells_of, first_rows, frame_of, is_coded, plain_frame, rows_of, shared_frame
 from .report_model import Report
 from .research import research_flags, verdicts
 from .result import (
-    LEVEL_KEY_BLOCK,
     Result,
     check_cells,
     check_models,
@@ -63,6 +63,7 @@ from .result import (
     encoded_input,
     factorize_cells,
     level_key,
+    object_addresses,
     raise_failures,
     take_in_place,
     unchanged,
@@ -96,6 +97,9 @@ class Publication:
     reidentification: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     # a transaction dataset: the k^m recount of the published records (the set report's figure)
     km: dict | None = None
+    # a full-domain run: per QI (hierarchy, level, label code of every input row's leaf at that level), the codes
+    # the gate compared the published cells with; the report's value counts read them, then drop them
+    row_labels: dict[str, tuple[Hierarchy, int, np.ndarray]] | None = field(default=None, repr=False, compare=False)
 
     # the JSON of built_report, taken once on first reading (Publication.report)
     _report_json: dict | None = field(default=None, init=False, repr=False, compare=False)
@@ -184,25 +188,35 @@ def released_classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], 
     label object of its input's leaf at the run's level (result.level_key), the classes are the released rows'
     label codes grouped, numbered as released_classes numbers them (the tuples of each column's values in the
     order they first occur over all output rows, sorted); None otherwise (the caller hashes the cells)."""
+    found = _classes_by_labels(table, hierarchies, result, released, suppressed)
+    return None if found is None else (found[0], found[1])
+
+
+def _classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], result: Result, released: np.ndarray,
+                       suppressed: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict | None] | None:
+    """released_classes_by_labels, and the label codes it compared the cells with (Publication.row_labels) when
+    the output's QIs are coded."""
     encoded = encoded_input(table, hierarchies, result.leaf_codes)
     if result.transformation is None or encoded is None or not table.qi or not np.array_equal(released, ~suppressed):
         return None
-    key = level_key(result.coded_output, table.qi, hierarchies, result.transformation, encoded, released)
+    coded = _coded_level_key(result.coded_output, table.qi, hierarchies, result.transformation, encoded, released)
+    if coded is False:  # a released cell is not its leaf's label
+        return None
+    key, row_labels = coded if coded is not None else (
+        level_key(result.coded_output, table.qi, hierarchies, result.transformation, encoded, released), None)
     if key is None:
         return None
     if not released.any():
-        return np.full(table.n, -1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.full(table.n, -1, dtype=np.int64), np.zeros(0, dtype=np.int64), row_labels
     # the classes (their keys, any order) and each one's first released row; ``assign`` turns ``key`` into each
     # released row's class, given each class's number
     span = dense_span(key)
-    if span is not None:  # keys few enough to count: one slot per possible key, no hashing, no per-row array
-        first_of = np.full(span, table.n, dtype=np.int64)
-        for start in range(0, len(key), LEVEL_KEY_BLOCK):
-            part = key[start:start + LEVEL_KEY_BLOCK]
-            np.minimum.at(first_of, part, np.arange(start, start + len(part), dtype=np.int64))
-        uniques = np.flatnonzero(first_of < table.n)
-        first_row = first_of[uniques]
-        del first_of
+    rows_of_key = None
+    if span is not None:  # keys few enough to count: one slot per possible key, no hashing
+        rows_of_key = np.bincount(key, minlength=span)
+        uniques = np.flatnonzero(rows_of_key)
+        first_row = first_rows(key, span, rows_of_key)[uniques]  # rows read only until every key was seen
+        rows_of_key = rows_of_key[uniques]
 
         def assign(number: np.ndarray) -> np.ndarray:
             class_of_key = np.zeros(span, dtype=np.int64)
@@ -245,12 +259,74 @@ def released_classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], 
     number = np.empty(len(order), dtype=np.int64)
     number[order] = np.arange(len(order))
     classes = assign(number)  # each released row's class
-    sizes = np.bincount(classes, minlength=len(order)).astype(np.int64)
+    if rows_of_key is not None:  # the classes' sizes are their keys' counts
+        sizes = np.empty(len(order), dtype=np.int64)
+        sizes[number] = rows_of_key
+    else:
+        sizes = np.bincount(classes, minlength=len(order)).astype(np.int64)
     if len(classes) == table.n:  # every row released: the classes are the array itself
-        return classes, sizes
+        return classes, sizes, row_labels
     row_class = np.full(table.n, -1, dtype=np.int64)
     row_class[released] = classes
-    return row_class, sizes
+    return row_class, sizes, row_labels
+
+
+GATE_BLOCK = 1 << 16  # rows per block in _coded_level_key: the block's key and label codes stay in cache
+
+
+def _coded_level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierarchy],
+                     transformation: dict[str, int], encoded: np.ndarray,
+                     kept: np.ndarray) -> tuple[np.ndarray, dict[str, tuple[Hierarchy, int, np.ndarray]]] | Literal[False] | None:
+    """result.level_key for an output whose QIs are all coded (coded.py): every kept cell is checked to be the very
+    label object ``labels[level][maps[level][leaf]]`` of its input's leaf - its code names a category that is
+    that object - and the kept rows' key packs those label codes (mixed radix, as level_key packs them). The rows
+    a block at a time, every QI in turn, so the block's key stays in cache; each QI's label code per row kept
+    (in its narrowest integer type) for the report. Returns (key, {QI: (hierarchy, level, label codes)}); False
+    when a kept cell is another object (the caller hashes the cells), None when a QI is not coded or the key
+    would not fit in int64 (level_key decides)."""
+    radices = [len(hierarchies[c].labels[transformation[c]]) for c in qi]
+    if not qi or float(np.prod(np.array(radices, dtype=float))) >= 2**62:
+        return None
+    n = len(kept)
+    checks = []
+    for col in qi:
+        h, level, column = hierarchies[col], transformation[col], output[col]
+        if not is_coded(column):
+            return None
+        labels = object_addresses(np.asarray(h.labels[level], dtype=object))
+        held = object_addresses(np.asarray(column.array.categories, dtype=object))
+        codes = column.array.codes
+        if labels is None or held is None or len(codes) != n:
+            return None
+        if len(codes) and int(codes.min()) < 0:  # a missing cell: no label's
+            return False
+        # the label code each category's object is (-1: no label's)
+        code_of = {a: i for i, a in enumerate(labels.tolist())}
+        category_label = np.array([code_of.get(a, -1) for a in held.tolist()], dtype=np.int64)
+        both = min(len(category_label), len(labels))
+        # the categories are the labels in their order (as the output builder makes them): a code is its label code
+        as_labels = bool(np.array_equal(category_label[:both], np.arange(both)))
+        width = np.int8 if len(labels) < 2**7 else np.int16 if len(labels) < 2**15 else np.int32
+        checks.append((codes, category_label, as_labels, np.asarray(h.maps[level]).astype(width)))
+    everything = bool(kept.all())
+    key = np.zeros(n, dtype=np.int64)  # over every row, the kept ones taken once at the end
+    row_labels = {col: (hierarchies[col], transformation[col], np.empty(n, dtype=label_of.dtype))
+                  for col, (_, _, _, label_of) in zip(qi, checks)}
+    for start in range(0, n, GATE_BLOCK):
+        rows = slice(start, start + GATE_BLOCK)
+        part = key[rows]
+        for j, (col, radix, (codes, category_label, as_labels, label_of)) in enumerate(zip(qi, radices, checks)):
+            label = row_labels[col][2][rows]
+            # mode="wrap": no bounds pass (the leaf codes are the hierarchy's: encode checked them)
+            np.take(label_of, encoded[rows, j], out=label, mode="wrap")
+            shown = codes[rows]
+            # a code past the labels (the suppressed rows' appended '*') equals no label code
+            other = shown != label if as_labels else np.take(category_label, shown) != label
+            if other.any() if everything else (other & kept[rows]).any():
+                return False
+            part *= radix
+            part += label
+    return (key if everything else key[kept]), row_labels
 
 
 def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, Hierarchy]) -> Publication:
@@ -282,10 +358,11 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     # every model on the released classes (the population's, with a population table), suppressed group included
     by_labels = None
     if research is None and not (keep and suppressed.any()):
-        by_labels = released_classes_by_labels(table, hierarchies, result, released, suppressed)
+        by_labels = _classes_by_labels(table, hierarchies, result, released, suppressed)
     factorized = None
+    row_labels = None
     if by_labels is not None:  # every released QI cell is its input's label object at the run's level
-        row_class, sizes = by_labels
+        row_class, sizes, row_labels = by_labels
     else:
         # each QI column of the output hashed once: its codes give the classes and the cell checks below
         factorized = {c: factorize_cells(cells_of(output[c])) for c in table.qi}
@@ -300,7 +377,10 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
     # every row: the output's columns, not a copy; else one gather per column (a coded QI's codes only;
     # output.iloc[rows][columns].reset_index(drop=True) copies three times)
     every = len(rows) == n and output.index.equals(pd.RangeIndex(n))
-    frame = frame_of({c: rows_of(output[c], None if every else rows) for c in columns}, pd.RangeIndex(len(rows)))
+    # every row and column: the output's frame shared as it is (the same columns frame_of would make)
+    frame = shared_frame(output, columns) if every else None
+    if frame is None:
+        frame = frame_of({c: rows_of(output[c], None if every else rows) for c in columns}, pd.RangeIndex(len(rows)))
     flags = suppressed[rows]
     _check_published_cells(table, hierarchies, frame, rows, flags, result, factorized,
                            qi_checked=by_labels is not None)
@@ -312,7 +392,8 @@ def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, 
         info.check_published(PublishedClasses(table, hierarchies, output.iloc[np.flatnonzero(released)],
                                               np.flatnonzero(released), row_class[released], sizes,
                                               list(result.models), dict(result.options)))
-    return Publication(frame, flags, rows, result=result, class_of_row=row_class, class_sizes=sizes)
+    return Publication(frame, flags, rows, result=result, class_of_row=row_class, class_sizes=sizes,
+                       row_labels=row_labels)
 
 
 def _check_spec_models(result: Result, spec: RunSpec) -> None:
@@ -360,9 +441,10 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
     # every row published (rows = 0..n-1, ascending): the input's columns as they are, no gathered copies
     whole = len(rows) == table.n
     plain = whole and table.frame.index.equals(pd.RangeIndex(table.n))
+    shown = bool(flags.any())  # kept suppressed rows
     for col in frame.columns:
         if col in table.qi:
-            if (cells_of(frame[col], flags) != ROOT).any():
+            if shown and (cells_of(frame[col], flags) != ROOT).any():
                 raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
             if qi_checked:
                 continue

@@ -23,7 +23,7 @@ from ..privacy import parse_marker, research_column
 from ..privacy.distributions import SensitiveDomain, domain_for
 from ..setvalued.measures import frequent_itemsets
 from ..setvalued.transactions import Transactions
-from .coded import cells_of, is_coded
+from .coded import cells_of, first_rows, is_coded
 from .gate import ITEMS, Publication
 from .merged import counted_figures
 from .person_report import person_section
@@ -136,7 +136,7 @@ def _dictionary_counts(values: pd.Series, dictionary: ColumnDictionary) -> Tally
         return None
     counts = dictionary.counts
     return _ordered_counts(dictionary.categories, counts,
-                           lambda: _first_rows(dictionary.codes, len(dictionary.categories), counts))
+                           lambda: first_rows(dictionary.codes, len(dictionary.categories), counts))
 
 
 class _Lazy:
@@ -151,33 +151,6 @@ class _Lazy:
             self._value, self._make = self._make(), None
         assert self._value is not None
         return self._value
-
-
-FIRST_ROWS_BLOCK = 4096  # _first_rows' first block of rows; each next one twice the last
-
-
-def _first_rows(codes: np.ndarray, size: int, counts: np.ndarray | None = None) -> np.ndarray:
-    """The first row of each code (len(codes) for a code no row holds). ``counts``: np.bincount(codes,
-    minlength=size), the codes some row holds: the rows are read in growing blocks only until each of them has
-    been seen (most codes of a column first occur in its first rows), in each block only the rows of codes not
-    seen yet sorted."""
-    n = len(codes)
-    first = np.full(size, n, dtype=np.int64)
-    need = (np.bincount(codes, minlength=size) if counts is None else np.asarray(counts)) > 0
-    missing = int(np.count_nonzero(need))
-    start, block = 0, FIRST_ROWS_BLOCK
-    while missing and start < n:
-        part = codes[start:start + block]
-        hits = np.flatnonzero(need[part])
-        if len(hits):
-            # np.unique's return_index sorts stably: the first of the block's rows holding each code
-            found, at = np.unique(part[hits], return_index=True)
-            first[found] = start + hits[at]
-            need[found] = False
-            missing -= len(found)
-        start += block
-        block *= 2
-    return first
 
 
 def _ordered_counts(categories: np.ndarray, counts: np.ndarray,
@@ -235,7 +208,7 @@ def _coded_counts(publication: Publication, table: Table,
         h = hierarchies[col]
         leaf_codes = codes[:, j]
         leaf_counts = per_leaf[col] = np.bincount(leaf_codes, minlength=len(h.leaves))
-        leaf_first = _Lazy(partial(_first_rows, leaf_codes, len(h.leaves), leaf_counts))
+        leaf_first = _Lazy(partial(first_rows, leaf_codes, len(h.leaves), leaf_counts))
         found = {}
         before = _ordered_counts(h.leaves, leaf_counts, leaf_first)
         if before is not None:
@@ -262,10 +235,16 @@ def _published_counts(publication: Publication, col: str, h: Hierarchy, level: i
     suppressed = np.asarray(publication.suppressed, dtype=bool)
     # a code per row in the narrowest integer (one byte for most levels): the row comparison below reads less
     width = np.int8 if len(categories) < 2**7 else np.int16 if len(categories) < 2**15 else np.int32
-    leaves = leaf_codes if every_row else leaf_codes[publication.rows]
-    # mode="wrap": no bounds pass (leaf codes are the hierarchy's: encode checked them)
-    label_codes = np.take(label_of.astype(width), leaves, mode="wrap")
-    if suppressed.any():
+    taken = (publication.row_labels or {}).get(col)
+    if taken is not None and taken[0] is h and taken[1] == level and len(taken[2]) == len(leaf_codes):
+        # the label code of each row's leaf as the gate took it (labels[level] numbered alike)
+        label_codes = taken[2] if every_row else taken[2][publication.rows]
+    else:
+        leaves = leaf_codes if every_row else leaf_codes[publication.rows]
+        # mode="wrap": no bounds pass (leaf codes are the hierarchy's: encode checked them)
+        label_codes = np.take(label_of.astype(width), leaves, mode="wrap")
+    if suppressed.any():  # a copy (never the gate's), wide enough for the appended ROOT's code
+        label_codes = label_codes.astype(np.promote_types(label_codes.dtype, width))
         label_codes[suppressed] = len(categories) - 1
     if not _shows_codes(values, label_codes, categories):
         return None
@@ -280,7 +259,7 @@ def _published_counts(publication: Publication, col: str, h: Hierarchy, level: i
         counts = np.bincount(label_codes, minlength=len(categories))
 
         def first() -> np.ndarray:
-            return _first_rows(label_codes, len(categories), counts)
+            return first_rows(label_codes, len(categories), counts)
     return _ordered_counts(categories, counts, first)
 
 
@@ -365,6 +344,7 @@ def build_report(publication: Publication, spec: RunSpec, table: Table, hierarch
     before = table.frame if in_scope == table.n else table.frame.iloc[_scope_rows(publication, table)]
     # the value counts from the run's codes where they stand for the cells (else each column's cells hashed)
     coded, per_leaf = _coded_counts(publication, table, hierarchies) if before is table.frame else ({}, {})
+    publication.row_labels = None  # read (a byte or more per row and QI): not held with the publication
     flags = research_flags(table.frame, result.models) if result.recoding not in ("anatomy", "m-invariance") \
         else None
     head = result.report()
