@@ -232,18 +232,20 @@ def loss_figures(
         # whichever array holds it), then taken per row - the very values a per-row computation gives,
         # summed in the same order, so the figures are bit for bit those of a row-by-row computation
         log_leaf = np.log2(np.maximum(leaf_count, 1))  # an absent leaf (count 0) is no row's
-        ncp_of_leaf = ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
-        entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
-        shown = col if everything else col[kept]
         # ARX's domain share of each leaf's label: the hierarchy's leaves under it / all its leaves
         share_of_leaf = (h.leaf_counts(lv) / len(h.leaves))[label_of_leaf]
+        # a categorical QI's NCP above its leaves is that share (ncp_by_label's own figure): taken as it is
+        ncp_of_leaf = share_of_leaf if lv > 0 and not numeric[j] else \
+            ncp_by_label(h, lv, leaf_count > 0, numeric[j])[label_of_leaf]
+        entropy_of_leaf = np.log2(np.maximum(label_count, 1))[label_of_leaf] - log_leaf
+        shown = col if everything else col[kept]
         star = (np.asarray(h.labels[lv], dtype=object) == ROOT).astype(float)[label_of_leaf]  # cells shown '*'
         if w is None:
             shown_count = leaf_count if everything else leaf_count - np.bincount(col[suppressed],
                                                                                   minlength=len(h.leaves))
             share_j = _row_sum(share_of_leaf, shown, shown_count, gathered)
             # a categorical QI's NCP is its label's leaf share: the same values, so the same sum
-            ncp_j = (share_j if _same_floats(ncp_of_leaf, share_of_leaf)
+            ncp_j = (share_j if ncp_of_leaf is share_of_leaf or _same_floats(ncp_of_leaf, share_of_leaf)
                      else _row_sum(ncp_of_leaf, shown, shown_count, gathered)) + n_sup
             entropy_j = _row_sum(entropy_of_leaf, shown, shown_count, gathered)
             # a sum of 0s and 1s is the whole number it counts, exactly, in any order

@@ -164,10 +164,11 @@ def _ordered_counts(categories: np.ndarray, counts: np.ndarray,
     present = np.flatnonzero(counts > 0)
     rows = np.asarray(counts[present], dtype=np.int64)
     texts = categories[present]
-    if not all(type(v) is str for v in texts):
+    listed = texts.tolist()
+    if not all(type(v) is str for v in listed):
         return None
-    distinct_texts = len(set(texts)) == len(texts)
-    if distinct_texts and len(np.unique(rows)) == len(rows):  # no tie: the sort alone gives the order
+    distinct_texts = len(set(listed)) == len(listed)
+    if distinct_texts and len(set(rows.tolist())) == len(rows):  # no tie: the sort alone gives the order
         return Tally(np.asarray(texts, dtype=object), rows)
     firsts = first() if callable(first) else first
     in_order = np.argsort(firsts[present], kind="stable")
@@ -201,7 +202,8 @@ def _coded_counts(publication: Publication, table: Table,
     n = len(codes)
     rows, suppressed = publication.rows, np.asarray(publication.suppressed, dtype=bool)
     # the published rows are the input's, in order, none of them a '*' row (asked once: a pass over the rows)
-    every_row = (len(rows) == n and not suppressed.any() and np.array_equal(rows, np.arange(n)))
+    any_suppressed = bool(suppressed.any())
+    every_row = len(rows) == n and not any_suppressed and np.array_equal(rows, np.arange(n))
     out: dict[str, dict[str, Tally]] = {}
     per_leaf: dict[str, np.ndarray] = {}
     for j, col in enumerate(table.qi):
@@ -216,7 +218,7 @@ def _coded_counts(publication: Publication, table: Table,
         level = (result.transformation or {}).get(col) if result.recoding == "full-domain" else None
         if level is not None and col in publication.coded_table.columns:
             after = _published_counts(publication, col, h, int(level), leaf_codes, leaf_counts, leaf_first,
-                                      every_row)
+                                      every_row, any_suppressed)
             if after is not None:
                 found["after"] = after
         out[col] = found
@@ -224,15 +226,16 @@ def _coded_counts(publication: Publication, table: Table,
 
 
 def _published_counts(publication: Publication, col: str, h: Hierarchy, level: int, leaf_codes: np.ndarray,
-                      leaf_counts: np.ndarray, leaf_first: Callable[[], np.ndarray], every_row: bool) -> Tally | None:
+                      leaf_counts: np.ndarray, leaf_first: Callable[[], np.ndarray], every_row: bool,
+                      any_suppressed: bool) -> Tally | None:
     """_coded_value_counts' published column, or None when its cells are not the labels of the rows' leaves.
-    ``every_row``: the published rows are the input's, in order, none of them a '*' row."""
+    ``every_row``: the published rows are the input's, in order, none of them a '*' row; ``any_suppressed``:
+    some published row is a '*' row."""
     values = publication.coded_table[col]
     if values.dtype != object and not is_coded(values):
         return None
     label_of = np.asarray(h.maps[level])
     categories = np.append(np.asarray(h.labels[level], dtype=object), np.array([ROOT], dtype=object))
-    suppressed = np.asarray(publication.suppressed, dtype=bool)
     # a code per row in the narrowest integer (one byte for most levels): the row comparison below reads less
     width = np.int8 if len(categories) < 2**7 else np.int16 if len(categories) < 2**15 else np.int32
     taken = (publication.row_labels or {}).get(col)
@@ -243,9 +246,9 @@ def _published_counts(publication: Publication, col: str, h: Hierarchy, level: i
         leaves = leaf_codes if every_row else leaf_codes[publication.rows]
         # mode="wrap": no bounds pass (leaf codes are the hierarchy's: encode checked them)
         label_codes = np.take(label_of.astype(width), leaves, mode="wrap")
-    if suppressed.any():  # a copy (never the gate's), wide enough for the appended ROOT's code
+    if any_suppressed:  # a copy (never the gate's), wide enough for the appended ROOT's code
         label_codes = label_codes.astype(np.promote_types(label_codes.dtype, width))
-        label_codes[suppressed] = len(categories) - 1
+        label_codes[np.asarray(publication.suppressed, dtype=bool)] = len(categories) - 1
     if not _shows_codes(values, label_codes, categories):
         return None
     if every_row:  # the labels' rows and first rows from their leaves' (no pass over the rows)
