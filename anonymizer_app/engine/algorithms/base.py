@@ -175,12 +175,20 @@ class Problem:
 
     def failing_on_sizes(self, sizes: np.ndarray) -> np.ndarray | None:
         """The classes failing() finds on their sizes alone (models without sensitive values that judge each
-        class by itself: k-anonymity); None when no model does. A subset of failing()'s, which the other
+        class by itself: k-anonymity; a sensitive model's sizes that fail whatever values they hold:
+        PrivacyModel.failing_by_size, t-closeness with equal distance); None when no model does. A subset of failing()'s, which the other
         models only add to: a transformation suppressing more than the budget here suppresses more with
         them too."""
         bad = None
         for m in self.models:
-            if getattr(m, "whole_table", False) or getattr(m, "needs_sensitive", False):
+            if getattr(m, "whole_table", False):
+                continue
+            if getattr(m, "needs_sensitive", False):  # only the sizes that fail whatever values they hold
+                sure = m.failing_by_size(np.asarray(sizes), self.domain(m.target))
+                if sure is not None:
+                    if self.research is not None:
+                        sure = sure & (np.asarray(sizes) > 0)
+                    bad = sure if bad is None else bad | sure
                 continue
             found = m.classes_failing(np.asarray(sizes))
             if self.research is not None:  # a class without a research record is not published: never fails

@@ -222,7 +222,9 @@ class LatticeSearch:
         anonymous unchecked."""
         if region is not None:
             self.tags[~region] = NOT_ANONYMOUS
-            self.evaluator.size_failing = None  # every node here is within the budget on sizes
+            # every node here is within the budget on the k-like models' sizes; size_failing stays for the sizes a
+            # sensitive model fails whatever the values (t-closeness, equal distance: failing_by_size), which show a
+            # node over the budget without its histograms
             flat = np.flatnonzero(region.reshape(-1))
             flat = flat[np.argsort(self.lattice.ranks()[flat], kind="stable")]
             for i, at in enumerate(flat.tolist()):
