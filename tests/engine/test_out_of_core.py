@@ -74,16 +74,27 @@ def test_the_histogram_gives_the_class_figures():
 
 
 def _tamper(monkeypatch, edit):
-    """The store returns the first chunk's labels changed by ``edit(cells)`` (per QI, then per row)."""
-    labels = disk_clustering.ClusterStore.labels
+    """The store returns the first chunk's labels changed by ``edit(cells)`` (per QI, then per row): the write
+    stage reads label ids and the label tables, so the edited cells become ids into tables that hold them."""
+    label_ids = disk_clustering.ClusterStore.label_ids
+    label_values = disk_clustering.ClusterStore.label_values
+    tables: dict[int, np.ndarray] = {}
 
-    def tampered(self, start, stop):
-        cells = labels(self, start, stop)
+    def tampered_ids(self, start, stop):
+        ids = label_ids(self, start, stop).copy()
         if start == 0:
+            cells = [label_values(self, j)[ids[:, j]].copy() for j in range(ids.shape[1])]
             edit(cells)
-        return cells
+            for j, column in enumerate(cells):
+                values = label_values(self, j)
+                extra = [v for v in pd.unique(column) if v not in set(values.tolist())]
+                tables[j] = np.concatenate([values, np.array(extra, dtype=object)])
+                ids[:, j] = pd.Index(tables[j]).get_indexer(column)
+        return ids
 
-    monkeypatch.setattr(disk_clustering.ClusterStore, "labels", tampered)
+    monkeypatch.setattr(disk_clustering.ClusterStore, "label_ids", tampered_ids)
+    monkeypatch.setattr(disk_clustering.ClusterStore, "label_values",
+                        lambda self, j: tables[j] if j in tables else label_values(self, j))
 
 
 def test_a_wrong_cell_fails_verification(monkeypatch):

@@ -267,8 +267,19 @@ class ClusterStore:
         order): the rows share each distinct label's string object."""
         if not self.keep_labels:
             raise RuntimeError("the store keeps no labels")
-        got = self._rows(start, stop)
-        return [self._label_values[j][got[:, 1 + j]] for j in range(self.q)]
+        got = self.label_ids(start, stop)
+        return [self._label_values[j][got[:, j]] for j in range(self.q)]
+
+    def label_ids(self, start: int, stop: int) -> np.ndarray:
+        """Rows start..stop-1's output label ids (rows x q; needs ``keep_labels``; read in increasing row order):
+        QI j's labels are ``label_values(j)[ids[:, j]]``."""
+        if not self.keep_labels:
+            raise RuntimeError("the store keeps no labels")
+        return self._rows(start, stop)[:, 1:]
+
+    def label_values(self, j: int) -> np.ndarray:
+        """QI j's distinct output labels (object array, one per id; shared by all buckets)."""
+        return self._label_values[j]
 
 
 class _Partitioned:

@@ -32,7 +32,7 @@ import pickle
 import tempfile
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, cast
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,7 @@ from ..model.missing import MISSING, missing_mask, normalize_missing
 from ..model.table import Role, group_rows, infer_type
 from ..privacy import KAnonymity
 from ..privacy.distributions import SensitiveDomain
+from ..run.coded import frame_of
 from ..run.merged import attacked_values, plan_columns, scanned_hierarchies
 from ..run.report import CountedFigures, QIColumns, Report, RunSettings, counted_report
 from ..run.result import check_cells
@@ -106,13 +107,14 @@ def anonymize_out_of_core(
 
 
 def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
-                    progress: ProgressCallback | None = None) -> OutOfCoreResult:
+                    progress: ProgressCallback | None = None, coded: bool = False) -> OutOfCoreResult:
     """Anonymize the spec's streamed table with the disk hybrid; ``write`` gets each verified output chunk
     (input order, identifying columns removed, QIs generalized). The stages of the in-memory run, each over
     the chunks or their counts: scan, search (store and cluster), recode and write (verified chunk by
     chunk), the partitioned gate (every output class checked); then the run core measures and reports the
     counts (report.counted_report). Raises VerificationError
-    if the output breaks k-anonymity or a cell is not a generalization of its input."""
+    if the output breaks k-anonymity or a cell is not a generalization of its input. ``coded``: the chunks
+    written hold their text columns as Categoricals (for a sink that ``takes_codes``; see _write_stage)."""
     started = time.perf_counter()
     source = spec.table
     assert isinstance(source, StreamedTable)
@@ -127,7 +129,7 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
             before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts)
             after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts)
             leaf_counts = _search_stage(run, store, before)
-            written = _write_stage(run, store, after, write)
+            written = _write_stage(run, store, after, write, coded)
             store.release()  # nor the store's results through the class checks
             raw, out_classes = _gate_stage(run, before, after)
             stats = dict(store.stats, out_of_core=True, partitions=parts,
@@ -225,60 +227,120 @@ def _search_stage(run: _Run, store: ClusterStore, before: ClassCounter) -> list[
     leaf_counts = [np.zeros(len(h.leaves), dtype=np.int64) for h in hs]
     start = 0
     for cached in run.table:
-        chunk = cached.frame
         codes = np.column_stack([cached.leaves(h, c) for c, h in zip(run.qi, hs)]).astype(np.int64)
         store.add(codes)
         for j in range(len(run.qi)):
             leaf_counts[j] += np.bincount(codes[:, j], minlength=len(hs[j].leaves))
-        sens = [run.domains[c].encode(chunk[c], cached.dictionary(c)) for c in run.attacked[:1]]
-        before.add(codes, sens, np.arange(start, start + len(chunk)))
-        start += len(chunk)
+        sens = [run.domains[c].encode_chunk(cached) for c in run.attacked[:1]]
+        before.add(codes, sens, np.arange(start, start + len(cached)))
+        start += len(cached)
         run.step(0.05 + 0.2 * start / n, f"storing the table on disk: {start:,} of {n:,} records")
     if start != n:
         raise InputError(f"the table changed while it was read: {start} rows, first read {n}")
-    del cached, chunk, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
+    del cached, codes, sens  # the last chunk's frame and codes are not kept through the clustering (n >= 1)
     store.cluster(lambda f, phase: run.step(0.25 + 0.5 * f, phase))
     return leaf_counts
 
 
 def _write_stage(run: _Run, store: ClusterStore, after: ClassCounter,
-                 write: Callable[[pd.DataFrame], None]) -> LabelCounter:
+                 write: Callable[[pd.DataFrame], None], coded: bool = False) -> LabelCounter:
     """Recode and write: each chunk gets its rows' labels from the store, is verified at once from the
     written cells (every QI cell a valid generalization of its input value, every other column unchanged)
-    and written; the output's classes are counted on disk (``after``)."""
+    and written; the output's classes are counted on disk (``after``). ``coded``: the frames written hold
+    each column with a dictionary as a Categorical of the chunk's distinct texts (first seen: the codes and
+    texts factorize_cells of the cells gives), for a sink that writes codes' texts (``takes_codes``)."""
     qi, hs, n = run.qi, run.hierarchies, run.n
     out = LabelCounter([len(h.leaves) for h in hs])
+    verified = [np.zeros(0, dtype=np.int64) for _ in qi]  # per QI the (input text, output label) pairs checked
     start = 0
     for cached in run.table:
-        chunk = cached.frame
-        m = len(chunk)
-        cells = store.labels(start, start + m)
-        frame = chunk[run.out_columns].copy()
-        no_suppression = np.zeros(m, dtype=bool)
+        m = len(cached)
+        ids = store.label_ids(start, start + m)
+        published: dict[str, Any] = {}
         keys = np.empty((m, len(qi)), dtype=np.int64)
-        for j, c in enumerate(qi):
-            frame[c] = cells[j]
-        # the checks read the written cells back, not the labels the store returned; the input
-        # is encoded once and the written cells hashed once, for the check and the counts alike
         for j, (c, h) in enumerate(zip(qi, hs)):
-            written = frame[c].to_numpy(dtype=object)
-            original = chunk[c].reset_index(drop=True)
+            # the written cells are the store's label table at the rows' label ids, and its labels are distinct
+            # texts (one id per text): factorizing the ids is factorize_cells(written) exactly (same codes, same
+            # first-seen order), without hashing a million str cells
+            by_id, distinct_ids = pd.factorize(ids[:, j])
+            distinct = pd.Index(store.label_values(j)[distinct_ids], dtype=object)
+            written = distinct.to_numpy()[by_id]
+            published[c] = pd.Categorical.from_codes(cast(Any, by_id), categories=distinct) if coded else written
             leaf = cached.leaves(h, c)
-            factorized = factorize_cells(written)
-            check_cells(c, original, written, h, no_suppression, None, ranges=run.numeric[j], codes=leaf,
-                        factorized=factorized)
-            keys[:, j] = out.add(j, factorized, leaf)
+            verified[j] = _check_written(c, cached, written, h, run.numeric[j], leaf, (by_id, distinct),
+                                         _pairs_of(cached, h, c, ids[:, j], len(store.label_values(j))), verified[j])
+            keys[:, j] = out.add(j, (by_id, distinct), leaf)
         for c in run.out_columns:
-            if c not in qi and not np.array_equal(frame[c].to_numpy(), chunk[c].to_numpy()):
+            if c not in qi:  # every other column is the input's own, read back from the chunk as it was kept
+                published[c] = cached.coded(c) if coded else cached.column(c).to_numpy()
+        frame = frame_of({c: published[c] for c in run.out_columns}, pd.RangeIndex(m))  # no scan of str cells
+        for c in run.out_columns:
+            if c not in qi and not _unchanged(frame[c], cached, c):
                 raise VerificationError(f"column {c!r} is not a QI but was changed")
-        after.add(keys, [run.domains[c].encode(chunk[c], cached.dictionary(c)) for c in run.attacked],
-                  np.arange(start, start + m))
+        after.add(keys, [run.domains[c].encode_chunk(cached) for c in run.attacked], np.arange(start, start + m))
         write(frame)
         start += m
         run.step(0.75 + 0.2 * start / n, f"writing and verifying the anonymized table: {start:,} of {n:,} records")
     if start != n:
         raise VerificationError(f"the output has {start} rows, the input {n}")
     return out
+
+
+def _unchanged(published: pd.Series, cached: CachedChunk, column: str) -> bool:
+    """The published column holds the chunk's cells: a Categorical its dictionary's codes and texts, else the
+    same cells."""
+    found = cached.dictionary(column)
+    if isinstance(published.dtype, pd.CategoricalDtype) and found is not None:
+        codes, values = found
+        return bool(np.array_equal(np.asarray(published.array.codes), codes)
+                    and np.array_equal(np.asarray(published.cat.categories, dtype=object), values))
+    return bool(np.array_equal(published.to_numpy(), cached.column(column).to_numpy()))
+
+
+def _pairs_of(cached: CachedChunk, h: Hierarchy, column: str, label_ids: np.ndarray, labels: int) -> np.ndarray | None:
+    """Each row's (input text, output label) pair as one int: the text's number in the table (the cache's leaf
+    lookup numbers the texts as first seen) times ``labels`` plus the label id; None when the column has no
+    dictionary of str texts."""
+    found = cached.dictionary(column)
+    if found is None or cached.cache is None:
+        return None
+    codes, values = found
+    text = cached.cache.leaf_lookup(h, column).positions(values).astype(np.int64)
+    return text[codes] * labels + label_ids
+
+
+def _check_written(column: str, cached: CachedChunk, written: np.ndarray, h: Hierarchy, ranges: bool,
+                   leaf: np.ndarray, factorized: tuple[np.ndarray, pd.Index], pairs: np.ndarray | None,
+                   verified: np.ndarray) -> np.ndarray:
+    """check_cells of a chunk's QI column: every written cell a generalization of its input value. Whether a
+    row passes depends only on its input text and its output cell (``pairs``: each row's pair as an int), so
+    each distinct pair is checked once for the whole table, on one of its rows: ``verified`` holds the pairs
+    checked before (sorted), and the pairs checked so far are returned (a chunk's rows mostly repeat pairs of
+    earlier chunks). A failure is reported by the check of the chunk's every row, the first failing row named
+    as ever. Without ``pairs`` every row is checked."""
+    no_suppression = np.zeros(len(written), dtype=bool)
+    by_id, distinct = factorized
+    found = cached.dictionary(column)
+    if pairs is not None and found is not None and len(written):
+        pair, distinct_pairs = pd.factorize(pairs)
+        new = ~np.isin(distinct_pairs, verified)
+        if not new.any():
+            return verified
+        rows = np.empty(len(distinct_pairs), dtype=np.int64)
+        rows[pair] = np.arange(len(written), dtype=np.int64)  # a row of each pair (its last)
+        rows = rows[new]
+        codes, values = found
+        try:
+            check_cells(column, pd.Series(values[codes[rows]], dtype=object), written[rows], h,
+                        no_suppression[:len(rows)], None, ranges=ranges, codes=leaf[rows],
+                        factorized=(by_id[rows], distinct))
+        except VerificationError:
+            pass  # the check of every row below names the first failing one
+        else:
+            return np.union1d(verified, np.asarray(distinct_pairs, dtype=np.int64)[new])
+    check_cells(column, cached.column(column), written, h, no_suppression, None, ranges=ranges, codes=leaf,
+                factorized=factorized)
+    return verified
 
 
 def _gate_stage(run: _Run, before: ClassCounter, after: ClassCounter) -> tuple[CountedClasses, CountedClasses]:
@@ -367,6 +429,9 @@ def _checked(chunk: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 # ---- the chunks as read once ------------------------------------------------------------------------
+MISSING_LOOKUP_LIMIT = 100_000  # texts per column whose missing-or-not is kept across chunks
+
+
 class ChunkCache:
     """The table's chunks as the scan read them, missing cells normalized, kept in a scratch folder so that
     the later passes neither parse the caller's text again nor hash every cell: a column of str cells as
@@ -377,6 +442,10 @@ class ChunkCache:
         os.makedirs(directory, exist_ok=True)
         self.directory = directory
         self.paths: list[str] = []
+        # per column: which distinct texts are missing cells, and (per hierarchy) their leaf codes, each text
+        # looked up once for the whole table rather than once per chunk (the chunks share most of their texts)
+        self._missing: dict[str, _Lookup] = {}
+        self._leaves: dict[tuple[str, int], tuple[Hierarchy, _Lookup]] = {}
 
     def add(self, chunk: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray] | pd.Series]:
         """Keep the chunk (a RangeIndex from 0) with the blanks and NA markers in use read as the missing
@@ -393,7 +462,8 @@ class ChunkCache:
                 # str cells only: codes of equal values are one object, which other types would not allow
                 # (1 and 1.0 factorize together); no missing code (-1)
                 if (not len(codes) or codes.min() >= 0) and all(type(v) is str for v in values):
-                    kept = _normalized_codes(codes, values)
+                    missing = self._missing.setdefault(str(c), _Lookup(_missing_texts, MISSING_LOOKUP_LIMIT))
+                    kept = _normalized_codes(codes, values, missing(values))
             if kept is None:
                 kept = normalize_missing(series)
             columns.append(kept)
@@ -408,24 +478,61 @@ class ChunkCache:
         for path in self.paths:
             with open(path, "rb") as fh:
                 names, rows, columns = pickle.load(fh)
-            arrays: dict[int, np.ndarray | pd.Series] = {}
-            dictionaries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-            for i, (c, kept) in enumerate(zip(names, columns)):
-                if isinstance(kept, tuple):
-                    codes, values = kept
-                    arrays[i] = values[codes]
-                    dictionaries[str(c)] = kept
-                else:
-                    arrays[i] = kept.reset_index(drop=True)
-            frame = pd.DataFrame(arrays, index=pd.RangeIndex(rows))
-            frame.columns = pd.Index(names)
-            yield CachedChunk(frame, dictionaries)
+            yield CachedChunk(names, rows, columns, self)
+
+    def leaf_lookup(self, hierarchy: Hierarchy, column: str) -> _Lookup:
+        """The leaf codes of the column's distinct texts under ``hierarchy``, each text encoded once."""
+        key = (column, id(hierarchy))
+        found = self._leaves.get(key)
+        if found is None or found[0] is not hierarchy:
+            found = (hierarchy, _Lookup(lambda values: hierarchy.encode(pd.Series(values, dtype=object), column)))
+            self._leaves[key] = found
+        return found[1]
 
 
-def _normalized_codes(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class _Lookup:
+    """A function of distinct str values (an array of them -> an array of results), computed once per value:
+    the values seen are kept (a dict: a chunk's few hundred texts are looked up in microseconds) with their
+    results, and each call computes only the values new to it. ``limit``: past this many values kept, the
+    function is computed on each call instead (a column of unique texts does not grow a dict with the table)."""
+
+    def __init__(self, compute: Callable[[np.ndarray], np.ndarray], limit: int | None = None):
+        self.compute, self.limit = compute, limit
+        self.numbers: dict[str, int] = {}
+        self.results: np.ndarray | None = None
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        """compute(values) (``values`` distinct str)."""
+        if self.results is None and not len(values):  # no value yet (an empty chunk): its own empty result
+            return np.asarray(self.compute(values))
+        if self.limit is not None and len(self.numbers) > self.limit:
+            return np.asarray(self.compute(values))
+        at = self.positions(values)
+        assert self.results is not None
+        return self.results[at]
+
+    def positions(self, values: np.ndarray) -> np.ndarray:
+        """Each value's number among the values seen (first seen, from 0), computing the new ones' results."""
+        get = self.numbers.get
+        at = np.fromiter((get(v, -1) for v in values), dtype=np.int64, count=len(values))
+        new = at < 0
+        if new.any():
+            fresh = values[new]
+            got = np.asarray(self.compute(fresh))
+            at[new] = np.arange(len(self.numbers), len(self.numbers) + len(fresh))
+            self.numbers.update(zip(fresh.tolist(), at[new].tolist()))
+            self.results = got if self.results is None else np.concatenate([self.results, got])
+        return at
+
+
+def _missing_texts(values: np.ndarray) -> np.ndarray:
+    """Which of the distinct texts are missing cells (a blank, an NA marker in use)."""
+    return missing_mask(pd.Series(values, dtype=object)).to_numpy(dtype=bool)
+
+
+def _normalized_codes(codes: np.ndarray, values: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """normalize_missing of the column values[codes] (distinct str values in first-seen order), as codes of
-    its distinct values in first-seen order: the missing ones (blank, an NA marker) become MISSING."""
-    missing = missing_mask(pd.Series(values, dtype=object)).to_numpy(dtype=bool)
+    its distinct values in first-seen order: the missing ones (``missing``: blank, an NA marker) become MISSING."""
     if missing.any():
         mapped = values.copy()
         mapped[missing] = MISSING
@@ -435,15 +542,53 @@ def _normalized_codes(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray
     return codes.astype(np.min_scalar_type(max(len(values) - 1, 0))), values
 
 
-@dataclass
 class CachedChunk:
-    """A chunk read back from the :class:`ChunkCache`, with its str columns' dictionary codes."""
+    """A chunk read back from the :class:`ChunkCache`, with its str columns' dictionary codes; a column's
+    cells (values[codes]) are made only when asked for (``column``, ``frame``)."""
 
-    frame: pd.DataFrame
-    dictionaries: dict[str, tuple[np.ndarray, np.ndarray]]
+    def __init__(self, names: list, rows: int, kept: list[tuple[np.ndarray, np.ndarray] | pd.Series],
+                 cache: ChunkCache | None = None):
+        self.names, self.rows, self.kept = names, rows, kept
+        self.cache = cache  # its lookups shared by the chunks (None: each chunk encodes its own)
+        self.dictionaries = {str(c): k for c, k in zip(names, kept) if isinstance(k, tuple)}
+        self._position = {str(c): i for i, c in enumerate(names)}
+        self._frame: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def column(self, name: str) -> pd.Series:
+        """The column's cells (a RangeIndex from 0)."""
+        if self._frame is not None:
+            return self._frame[name]
+        return self._cells(self.kept[self._position[name]])
+
+    def _cells(self, kept: tuple[np.ndarray, np.ndarray] | pd.Series) -> pd.Series:
+        if isinstance(kept, tuple):
+            codes, values = kept
+            return pd.Series(values[codes], index=pd.RangeIndex(self.rows), dtype=object)
+        return kept.reset_index(drop=True)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The whole chunk as cells."""
+        if self._frame is None:
+            frame = pd.DataFrame({i: self._cells(k) for i, k in enumerate(self.kept)}, index=pd.RangeIndex(self.rows))
+            frame.columns = pd.Index(self.names)
+            self._frame = frame
+        return self._frame
 
     def dictionary(self, column: str) -> tuple[np.ndarray, np.ndarray] | None:
         return self.dictionaries.get(column)
+
+    def coded(self, column: str) -> pd.Categorical | pd.Series:
+        """The column as a Categorical of its distinct texts (first seen) when it has a dictionary: the codes
+        and texts factorize_cells of its cells gives; else its cells."""
+        found = self.dictionaries.get(column)
+        if found is None:
+            return self.column(column)
+        codes, values = found
+        return pd.Categorical.from_codes(cast(Any, codes.astype(np.int32)), categories=pd.Index(values, dtype=object))
 
     def leaves(self, hierarchy: Hierarchy, column: str) -> np.ndarray:
         """hierarchy.encode(the column), each distinct value looked up once; an uncovered value is named by
@@ -452,10 +597,12 @@ class CachedChunk:
         if found is not None:
             codes, values = found
             try:
+                if self.cache is not None:
+                    return self.cache.leaf_lookup(hierarchy, column)(values)[codes]
                 return hierarchy.encode(pd.Series(values, dtype=object), column)[codes]
             except Exception:
                 pass
-        return hierarchy.encode(self.frame[column], column)
+        return hierarchy.encode(self.column(column), column)
 
 
 # ---- sensitive columns -------------------------------------------------------------------------------
@@ -468,13 +615,17 @@ class _Domain:
     numeric: bool
     counts: np.ndarray
 
-    def encode(self, values: pd.Series, dictionary: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """The domain's code of every cell; ``dictionary``: the cells as codes of distinct str values (each
-        looked up once)."""
+    def encode(self, values: Callable[[], pd.Series], dictionary: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> np.ndarray:
+        """The domain's code of every cell (``values()``: the cells); ``dictionary``: the cells as codes of
+        distinct str values (each looked up once; the cells are not made)."""
         if dictionary is not None:
             codes, distinct = dictionary
             return pd.Index(self.values).get_indexer(pd.Index(distinct)).astype(np.int64)[codes]
-        return pd.Index(self.values).get_indexer(pd.Index(values.astype(str))).astype(np.int64)
+        return pd.Index(self.values).get_indexer(pd.Index(values().astype(str))).astype(np.int64)
+
+    def encode_chunk(self, chunk: CachedChunk) -> np.ndarray:
+        return self.encode(lambda: chunk.column(self.column), chunk.dictionary(self.column))
 
     def domain(self, codes: np.ndarray) -> SensitiveDomain:
         return SensitiveDomain(self.column, self.values, codes, self.counts, self.numeric)

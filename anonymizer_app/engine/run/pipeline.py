@@ -150,7 +150,8 @@ def _run_streamed(spec: RunSpec, progress, sink: Sink | None) -> Publication:
         written[0] += len(frame)
         sink.write(frame.reset_index(drop=True), np.zeros(len(frame), dtype=bool), rows)
 
-    outcome = out_of_core.run_out_of_core(spec, write, progress)
+    # a sink that takes codes (the CLI's CSV file) gets the text columns as Categoricals: no str cell made per row
+    outcome = out_of_core.run_out_of_core(spec, write, progress, coded=bool(getattr(sink, "takes_codes", False)))
     if not outcome.verified:
         raise InputError("refusing to publish a result that was not verified")
     empty = pd.DataFrame()
