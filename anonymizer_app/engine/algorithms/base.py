@@ -74,6 +74,12 @@ class Problem:
         return any(getattr(m, "needs_sensitive", False) for m in self.models)
 
     @property
+    def sizes_tell_sensitive(self) -> bool:
+        """Does a model on sensitive values tell failing classes from their sizes alone (failing_by_size)?"""
+        return any(getattr(m, "needs_sensitive", False) and type(m).failing_by_size is not PrivacyModel.failing_by_size
+                   for m in self.models)
+
+    @property
     def monotonic(self) -> bool:
         """May lattice searches tag predictively (every model monotonic with this budget)?"""
         return all(m.is_monotonic(self.budget) if hasattr(m, "is_monotonic") else getattr(m, "monotonic", True)

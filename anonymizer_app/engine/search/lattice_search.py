@@ -222,9 +222,11 @@ class LatticeSearch:
         anonymous unchecked."""
         if region is not None:
             self.tags[~region] = NOT_ANONYMOUS
-            # every node here is within the budget on the k-like models' sizes; size_failing stays for the sizes a
-            # sensitive model fails whatever the values (t-closeness, equal distance: failing_by_size), which show a
-            # node over the budget without its histograms
+            # every node here is within the budget on the k-like models' sizes; size_failing stays only for the sizes
+            # a sensitive model fails whatever the values (t-closeness, equal distance: failing_by_size), which show
+            # a node over the budget without its histograms
+            if not self.problem.sizes_tell_sensitive:
+                self.evaluator.size_failing = None
             flat = np.flatnonzero(region.reshape(-1))
             flat = flat[np.argsort(self.lattice.ranks()[flat], kind="stable")]
             for i, at in enumerate(flat.tolist()):
