@@ -74,9 +74,10 @@ def _load_kernel():
     return group_sorted
 
 
-# free heap bytes from which NodeEvaluator.release hands the pages back (glibc): a search's node arrays are small
-# enough to come from the heap, whose freed pages stay resident beside the output built next (5M rows, 8 QIs, 4%:
-# ~150 MB), too few for the run's own trim after the search (run.stages.TRIM_FREE_BYTES)
+# free heap bytes from which NodeEvaluator.release hands the pages back (glibc; large frequency sets only): a
+# search's node arrays are small enough to come from the heap, whose freed pages stay resident beside the output
+# built next (5M rows, 8 QIs, 4%: ~130 MB), too few for the run's own trim after the search (run.stages.TRIM_FREE_BYTES;
+# Adult + 0.2-closeness: ~100 MB free at the release, a trim ~14 ms a call)
 RELEASE_TRIM_BYTES = 64 << 20
 
 
@@ -786,7 +787,8 @@ class NodeEvaluator:
         self.delta_room = max(0, 16_000_000 // max(self.m, 1))
         for cols in self.gcols:
             cols.clear()
-        trim_freed()
+        if self.m >= LARGE_FREQUENCY_SET:  # small searches free little; a trim's pages cost faults when used again
+            trim_freed()
 
     def _evict(self, slot: int) -> None:
         evicted = self.cache_nodes[slot]
