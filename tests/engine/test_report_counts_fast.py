@@ -46,6 +46,7 @@ def test_first_rows(seed, blocks, monkeypatch):
     expected = first_by_loop(codes, size)
     assert np.array_equal(_first_rows(codes, size), expected)
     assert np.array_equal(_first_rows(codes, size, np.bincount(codes, minlength=size)), expected)
+    assert np.array_equal(_first_rows(codes, size, np.bincount(codes, minlength=size) > 0), expected)
 
 
 @pytest.mark.parametrize("seed", range(20))

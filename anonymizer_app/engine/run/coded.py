@@ -72,9 +72,9 @@ FIRST_ROWS_AT_ONCE = 1 << 16  # up to this many rows first_rows takes every row 
 
 def first_rows(codes: np.ndarray, size: int, counts: np.ndarray | None = None) -> np.ndarray:
     """The first row of each code (len(codes) for a code no row holds). ``counts``: np.bincount(codes,
-    minlength=size), the codes some row holds: the rows are read in growing blocks only until each of them has
-    been seen (most codes of a column first occur in its first rows), in each block only the rows of codes not
-    seen yet sorted."""
+    minlength=size) (or whether each count is above 0), the codes some row holds: the rows are read in growing
+    blocks only until each of them has been seen (most codes of a column first occur in its first rows), in each
+    block only the rows of codes not seen yet sorted."""
     n = len(codes)
     first = np.full(size, n, dtype=np.int64)
     if n <= FIRST_ROWS_AT_ONCE:  # few rows: one pass costs less than the blocks' calls

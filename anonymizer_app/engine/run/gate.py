@@ -215,8 +215,10 @@ def _classes_by_labels(table: Table, hierarchies: dict[str, Hierarchy], result: 
     if span is not None:  # keys few enough to count: one slot per possible key, no hashing
         rows_of_key = np.bincount(key, minlength=span)
         uniques = np.flatnonzero(rows_of_key)
-        first_row = first_rows(key, span, rows_of_key)[uniques]  # rows read only until every key was seen
-        rows_of_key = rows_of_key[uniques]
+        present = rows_of_key > 0
+        rows_of_key = rows_of_key[uniques]  # (the count per possible key freed before first_rows' array of them)
+        first_row = first_rows(key, span, present)[uniques]  # rows read only until every key was seen
+        del present
 
         def assign(number: np.ndarray) -> np.ndarray:
             class_of_key = np.zeros(span, dtype=np.int64)
