@@ -114,3 +114,23 @@ def test_lookup_past_its_limit_computes_without_keeping():
     assert lookup(np.array(["e", "a"], dtype=object)).tolist() == ["E", "A"]
     assert set(lookup.numbers) == {"a", "b", "c", "d"}  # past the limit nothing more is kept
     assert lookup(np.zeros(0, dtype=object)).tolist() == []
+
+
+def test_class_counter_with_4_byte_cells_counts_what_brute_force_counts(tmp_path):
+    from collections import Counter
+
+    from anonymizer_app.engine.backends.out_of_core import ClassCounter
+
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 4, size=(5_000, 3))
+    counter = ClassCounter(str(tmp_path / "c"), 3, 0, 3, np.int32)
+    for s in range(0, 5_000, 1_700):
+        counter.add(keys[s:s + 1_700], [], np.arange(s, min(s + 1_700, 5_000)))
+    classes = counter.classes([])
+    sizes = Counter(Counter(map(tuple, keys.tolist())).values())
+    assert dict(zip(classes.size.tolist(), classes.count.tolist())) == dict(sizes)
+    assert classes.smallest == min(Counter(map(tuple, keys.tolist())).values())
+    rows = np.concatenate([block[:, -1] for block in counter.partitions()])
+    assert sorted(rows.tolist()) == list(range(5_000))  # every row once, read back as int64
+    with pytest.raises(ValueError, match="does not fit"):
+        counter.add(np.array([[2**31, 0, 0]]), [], np.array([0]))

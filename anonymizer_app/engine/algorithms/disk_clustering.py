@@ -179,8 +179,9 @@ class ClusterStore:
         self.stats["buckets"] = int(n_buckets)
         out_width = 2 + (q if self.keep_labels else 0)  # id, cluster, label ids
         self._rows_per_part = max(1024, int(self.part_bytes // (8 * out_width)))
+        # row ids, cluster ids and label ids are all below n: 4-byte cells while n fits (half the bytes)
         self._results = _Partitioned(os.path.join(self._tmp.name, "results"), out_width,
-                                     max(1, -(-n // self._rows_per_part)))
+                                     max(1, -(-n // self._rows_per_part)), np.int32 if n < 2**31 else np.int64)
         pending: list[np.ndarray] = []
         held = 0
         n_parts, take = self._sorted()
@@ -283,18 +284,19 @@ class ClusterStore:
 
 
 class _Partitioned:
-    """Rows of ``width`` int64 appended to ``parts`` files by a given partition number; a file is read
+    """Rows of ``width`` ints (int64, or ``dtype``) appended to ``parts`` files by a given partition number; a file is read
     back whole."""
 
-    def __init__(self, directory: str, width: int, parts: int):
+    def __init__(self, directory: str, width: int, parts: int, dtype: type = np.int64):
         os.makedirs(directory, exist_ok=True)
         self.width, self.parts = width, parts
+        self.dtype = np.dtype(dtype)  # of the files' cells (every value must fit: the caller knows)
         self.paths = [os.path.join(directory, f"part-{p:04d}.bin") for p in range(parts)]
         for path in self.paths:
             open(path, "wb").close()
 
     def add(self, rows: np.ndarray, part: np.ndarray) -> None:
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        rows = np.ascontiguousarray(rows, dtype=self.dtype)
         if self.parts == 1:
             with open(self.paths[0], "ab") as fh:
                 rows.tofile(fh)
@@ -306,7 +308,7 @@ class _Partitioned:
                 rows[order[bounds[p]:bounds[p + 1]]].tofile(fh)
 
     def take(self, p: int, remove: bool = False) -> np.ndarray:
-        rows = np.fromfile(self.paths[p], dtype=np.int64).reshape(-1, self.width)
+        rows = np.fromfile(self.paths[p], dtype=self.dtype).reshape(-1, self.width)
         if remove:  # read once: the disk space goes back at once
             os.remove(self.paths[p])
             open(self.paths[p], "wb").close()

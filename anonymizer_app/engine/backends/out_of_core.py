@@ -126,8 +126,10 @@ def run_out_of_core(spec: RunSpec, write: Callable[[pd.DataFrame], None],
         with ClusterStore(run.space, run.k, run.memory_mb, np.random.default_rng(int(run.options["seed"])),
                           keep_labels=True, directory=tmp, factors=factors) as store:
             parts = _partitions(run.n, 8 * (len(run.qi) + len(run.attacked) + 1), run.memory_mb)
-            before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts)
-            after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts)
+            # 4-byte cells while every code and row number fits (half the files' bytes written and read)
+            cell = np.int32 if run.n < 2**31 else np.int64
+            before = ClassCounter(os.path.join(tmp, "before"), len(run.qi), len(run.attacked[:1]), parts, cell)
+            after = ClassCounter(os.path.join(tmp, "after"), len(run.qi), len(run.attacked), parts, cell)
             leaf_counts = _search_stage(run, store, before)
             written = _write_stage(run, store, after, write, coded)
             store.release()  # nor the store's results through the class checks
@@ -648,9 +650,10 @@ class ClassCounter:
     files by a hash of the key, so that every class of identical keys lies whole in one file; the
     files are then grouped one at a time."""
 
-    def __init__(self, directory: str, width: int, n_sensitive: int, parts: int):
+    def __init__(self, directory: str, width: int, n_sensitive: int, parts: int, dtype: type = np.int64):
         os.makedirs(directory, exist_ok=True)
         self.width, self.n_sensitive, self.parts = width, n_sensitive, parts
+        self.dtype = np.dtype(dtype)  # of the files' cells: int32 when the caller knows every value fits
         self.paths = [os.path.join(directory, f"part-{p:04d}.bin") for p in range(parts)]
         for path in self.paths:
             open(path, "wb").close()
@@ -660,6 +663,11 @@ class ClassCounter:
     def add(self, keys: np.ndarray, sensitive: list[np.ndarray], rows: np.ndarray) -> None:
         block = np.column_stack([keys] + [np.asarray(s, dtype=np.int64) for s in sensitive]
                                 + [rows]).astype(np.int64)
+        if self.dtype != np.int64:
+            limits = np.iinfo(cast(Any, self.dtype))
+            if len(block) and (block.max() > limits.max or block.min() < limits.min):
+                raise ValueError("a class key does not fit the counter's cells")
+            block = block.astype(self.dtype)
         for i in range(self.n_sensitive):
             counted = np.bincount(block[:, self.width + i], minlength=len(self.counts[i]))
             counted[:len(self.counts[i])] += self.counts[i]
@@ -685,7 +693,7 @@ class ClassCounter:
     def partitions(self) -> Iterator[np.ndarray]:
         cols = self.width + self.n_sensitive + 1
         for path in self.paths:
-            yield np.fromfile(path, dtype=np.int64).reshape(-1, cols)
+            yield np.fromfile(path, dtype=self.dtype).reshape(-1, cols).astype(np.int64)
 
     def classes(self, domains: list[_Domain]) -> CountedClasses:
         histogram: dict[int, int] = {}
