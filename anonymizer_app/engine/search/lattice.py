@@ -768,6 +768,9 @@ class NodeEvaluator:
         the one in slot ``keep`` (just cached)."""
         assert self.needed is not None
         filled = self.cache_filled
+        if filled <= 1:  # the node just cached alone (the first sweep): nothing to evict, needed() not made
+            self.next_sweep = self.cache_total + self.sweep_step
+            return
         needed = self.needed().reshape(-1)
         idle = np.flatnonzero(~needed[self.cache_index[:filled]] & (self.cache_used[:filled] > 0))
         for slot in idle.tolist():
