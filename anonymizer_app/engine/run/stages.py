@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import math
 import time
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from ..algorithms.anatomy import AnatomyRecoding, assemble_anatomy
 from ..algorithms.base import CellRecoding, FullDomainRecoding, ProgressCallback, check_person_level
 from ..algorithms.m_invariance import MInvarianceRecoding, assemble_m_invariance, verify_m_invariance
 from ..errors import Cancelled, InputError
+from ..heap import trim_freed
 from ..measure.attack import attack_report, merge_parts, report_part
 from ..measure.metrics import cell_loss_figures, class_figures, homogeneity, loss_figures, tuple_homogeneity
 from ..model.cells import FactorizedCells
@@ -163,27 +163,7 @@ def trim_heap() -> None:
     mallinfo2 counts TRIM_FREE_BYTES free in the heap; elsewhere nothing): a Flash search with suppression
     frees hundreds of MB of small node arrays at 5M rows, whose pages the process would otherwise keep beside
     the output and the checks built next (RSS after a Flash search at 4%: 1,739 -> 1,417 MB)."""
-    if _LIBC is not None and _LIBC.mallinfo2().fordblks >= TRIM_FREE_BYTES:
-        _LIBC.malloc_trim(0)
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
-def _glibc() -> ctypes.CDLL | None:
-    """glibc with malloc_trim and mallinfo2 (2.33 and later), or None."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim  # noqa: B018 - glibc only
-        libc.mallinfo2.restype = _MallInfo2
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-_LIBC = _glibc()
+    trim_freed(TRIM_FREE_BYTES)
 
 
 def person_run(table: Table, info: AlgorithmInfo, models: list[PrivacyModel]) -> Persons | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 
+from .. import heap
 from ..model.hierarchy import Hierarchy
 from ..model.table import group_rows
 from .persons import Judgement
@@ -81,29 +81,9 @@ def _load_kernel():
 RELEASE_TRIM_BYTES = 64 << 20
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
-def _glibc() -> ctypes.CDLL | None:
-    """glibc with malloc_trim and mallinfo2 (2.33 and later), or None."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim  # noqa: B018 - glibc only
-        libc.mallinfo2.restype = _MallInfo2
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-_LIBC = _glibc()
-
-
 def trim_freed(free_bytes: int = RELEASE_TRIM_BYTES) -> None:
-    """glibc's malloc_trim once the heap holds ``free_bytes`` free or more; elsewhere nothing."""
-    if _LIBC is not None and _LIBC.mallinfo2().fordblks >= free_bytes:
-        _LIBC.malloc_trim(0)
+    """heap.trim_freed at the release's threshold."""
+    heap.trim_freed(free_bytes)
 
 
 UNKNOWN, ANONYMOUS, NOT_ANONYMOUS = 0, 1, 2

@@ -1,0 +1,31 @@
+"""Handing freed heap pages back to the system (glibc's malloc_trim, once mallinfo2 counts enough free; elsewhere
+nothing): the run's stages and the lattice search free many small arrays whose pages would otherwise stay resident."""
+
+from __future__ import annotations
+
+import ctypes
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                      "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _glibc() -> ctypes.CDLL | None:
+    """glibc with malloc_trim and mallinfo2 (2.33 and later), or None."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc only
+        libc.mallinfo2.restype = _MallInfo2
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _glibc()
+
+
+def trim_freed(free_bytes: int) -> None:
+    """glibc's malloc_trim once the heap holds ``free_bytes`` free or more; elsewhere nothing."""
+    if _LIBC is not None and _LIBC.mallinfo2().fordblks >= free_bytes:
+        _LIBC.malloc_trim(0)
