@@ -661,14 +661,8 @@ def _small_tree(text: str, name: str, where: str, delimiter: str) -> Hierarchy |
             if parent.setdefault(c, u) != u:
                 return None  # a label with two parents
     at = list(first.values())  # each leaf's first line, leaves in code order
-    labels = [uniques for _, uniques in columns]
     maps = [np.array([codes[i] for i in at], dtype=np.int32) for codes, _ in columns]
-    notes: list[str] = []
-    if len(labels[-1]) > 1 or len(columns) == 1:
-        labels.append(np.array([ROOT], dtype=object))
-        maps.append(np.zeros(len(at), dtype=np.int32))
-        notes.append(f"root level '{ROOT}' added above the file's top level")
-    return Hierarchy(name, leaves.copy(), labels, maps, where, notes)
+    return _tree_of(name, where, leaves, [uniques for _, uniques in columns], maps)
 
 
 def _vector_tree(text: str, encoded: bytes, name: str, where: str, delimiter: str) -> Hierarchy | None:
@@ -706,12 +700,18 @@ def _vector_tree(text: str, encoded: bytes, name: str, where: str, delimiter: st
         parent[child] = up
         if (parent[child] != up).any():
             return None  # a label with two parents
-    labels = [uniques for _, uniques in columns]
     maps = [codes[first].astype(np.int32) for codes, _ in columns]
+    return _tree_of(name, where, leaves, [uniques for _, uniques in columns], maps)
+
+
+def _tree_of(name: str, where: str, leaves: np.ndarray, labels: list[np.ndarray], maps: list[np.ndarray]
+             ) -> Hierarchy:
+    """The Hierarchy of a plainly-tree file's level columns (both parsers'), a root level added above a top level
+    of more than one label (or above the leaves alone)."""
     notes: list[str] = []
-    if len(labels[-1]) > 1 or len(columns) == 1:
+    if len(labels[-1]) > 1 or len(labels) == 1:
         labels.append(np.array([ROOT], dtype=object))
-        maps.append(np.zeros(len(first), dtype=np.int32))
+        maps.append(np.zeros(len(leaves), dtype=np.int32))
         notes.append(f"root level '{ROOT}' added above the file's top level")
     return Hierarchy(name, leaves.copy(), labels, maps, where, notes)
 
