@@ -5,6 +5,7 @@ is stored (no dataset, no file) and the password given apart is erased. The expo
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -132,8 +133,13 @@ def test_the_time_limit_fails_it_naming_the_setting(five, user, settings, monkey
     files: list[str] = []
 
     def slow(rows: int) -> None:  # the soft limit's exception arrives while the second chunk is read
-        files.extend(name for name, _ in storage.media_files())
         if rows == 4:
+            # the first chunk is written on a thread of its own (ingestion.write_parquet), submitted before the
+            # second chunk is read: under load its file may not be there yet when this runs, so wait for it
+            deadline = time.monotonic() + 30
+            while not storage.media_files() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            files.extend(name for name, _ in storage.media_files())
             raise SoftTimeLimitExceeded()
 
     real = sql.stage_import
