@@ -122,15 +122,19 @@ def column_dictionary(cells: np.ndarray) -> tuple[ColumnDictionary, bool] | None
     if len(held) < SMALL:
         codes, distinct = pd.factorize(held)
         objects = -1  # not counted: describes() below decides
+        one_each = False
     else:
         by_object, addresses = pd.factorize(pointer_view(held).copy())
         objects = len(addresses)
         row_of = np.empty(objects, dtype=np.int64)
         row_of[by_object] = np.arange(len(held), dtype=np.int64)  # any row of an address holds its object
         object_codes, distinct = pd.factorize(held[row_of])
-        codes = object_codes[by_object]
+        # one object per value (a reader's deduplicated strings): the objects' codes are already the values'
+        one_each = len(distinct) == objects and bool((object_codes == np.arange(objects)).all())
+        codes = by_object if one_each else object_codes[by_object]
     categories = np.asarray(distinct, dtype=object)
-    if (len(held) and int(codes.min()) < 0) or not all(type(v) is str for v in categories):
+    # (a missing object's code is -1; none is when each object's code is its own: object_codes held no -1)
+    if (not one_each and len(held) and int(codes.min()) < 0) or not all(type(v) is str for v in categories):
         return None
     column = ColumnDictionary(codes, categories)
     # as many objects as values: each value's one object is its category (the first object seen of it)

@@ -183,7 +183,6 @@ class Hierarchy:
     def leaf_codes_of(self, distinct) -> np.ndarray:
         """The leaf code (int32) of each of a few distinct values; -1 where no leaf is the value."""
         values = np.asarray(distinct, dtype=object)
-        dtype = self._leaf_dtype()
         if not pd.get_option("future.infer_string") and all(type(v) is str for v in values):
             # what pd.Categorical(values, dtype=dtype).codes looks up (its categories' indexer), without the
             # checks of its construction (str values pass its datetime inference unchanged); a few str values
@@ -191,8 +190,9 @@ class Hierarchy:
             by_str = self._leaf_dict() if len(values) <= DICT_LOOKUP_MAX else None
             if by_str is not None:
                 return np.fromiter((by_str.get(v, -1) for v in values), dtype=np.int32, count=len(values))
-            return dtype.categories.get_indexer_for(cast(Any, values)).astype(np.int32)
-        return pd.Categorical(values, dtype=dtype).codes.astype(np.int32)
+            # (the categories' dtype, which checks the leaves distinct, is built only on the paths that use it)
+            return self._leaf_dtype().categories.get_indexer_for(cast(Any, values)).astype(np.int32)
+        return pd.Categorical(values, dtype=self._leaf_dtype()).codes.astype(np.int32)
 
     def _leaf_dtype(self) -> pd.CategoricalDtype:
         """The leaves as categories (built once per leaves array, not per encoded column; checks uniqueness)."""

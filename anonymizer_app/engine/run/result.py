@@ -352,12 +352,14 @@ def level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str, Hierar
             leaves = encoded[rows, j].astype(np.intp)  # the index type np.take works in
             # np.take raises on a code that is no leaf's, as indexing does
             seen = shown[rows] if category_label is None else np.take(category_label, shown[rows])
-            other = seen != np.take(expected, leaves)
+            input_label = np.take(expected, leaves)
+            other = seen != input_label
             if (other.any() if everything else (other & kept[rows]).any()):
                 return None
             part = key[rows]
             part *= radix
-            part += np.take(label_of, leaves)
+            # a Categorical's expected values are the label codes themselves: the gather above is the key's digit
+            part += input_label if expected is label_of else np.take(label_of, leaves)
     return key if everything else key[kept]
 
 
