@@ -251,10 +251,14 @@ def loss_figures(
             # a sum of 0s and 1s is the whole number it counts, exactly, in any order
             star_j = float(np.sum(shown_count[star == 1.0]))
         else:
-            ncp_j = total(np.take(ncp_of_leaf, shown), wk) + n_sup
-            entropy_j = total(np.take(entropy_of_leaf, shown), wk)
             share_j = total(np.take(share_of_leaf, shown), wk)
-            star_j = total(np.take(star, shown), wk)
+            # a categorical QI's NCP is its label's leaf share: the same values, so the same sum
+            ncp_j = (share_j if ncp_of_leaf is share_of_leaf or _same_floats(ncp_of_leaf, share_of_leaf)
+                     else total(np.take(ncp_of_leaf, shown), wk)) + n_sup
+            entropy_j = total(np.take(entropy_of_leaf, shown), wk)
+            # whole counts of 0s and 1s: every partial sum is a whole number, exact, so any order gives the same
+            # sum; with every tuple kept, the records per leaf are leaf_count's
+            star_j = float(np.sum(leaf_count[star == 1.0])) if everything else total(np.take(star, shown), wk)
         height_j = (lv / h.height if h.height else 0.0) * (n - n_sup) + n_sup
         ncp_sum += ncp_j
         height_sum += height_j
