@@ -56,6 +56,7 @@ from .coded import cells_of, first_rows, frame_of, is_coded, plain_frame, rows_o
 from .report_model import Report
 from .research import research_flags, verdicts
 from .result import (
+    LEVEL_KEY_BLOCK,
     Result,
     check_cells,
     check_models,
@@ -311,12 +312,24 @@ def _coded_level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str,
         width = np.int8 if len(labels) < 2**7 else np.int16 if len(labels) < 2**15 else np.int32
         checks.append((codes, category_label, as_labels, np.asarray(h.maps[level]).astype(width)))
     everything = bool(kept.all())
-    key = np.zeros(n, dtype=np.int64)  # over every row, the kept ones taken once at the end
-    row_labels = {col: (hierarchies[col], transformation[col], np.empty(n, dtype=label_of.dtype))
-                  for col, (_, _, _, label_of) in zip(qi, checks)}
+    # the kept rows' keys, each block's packed in a block-sized buffer and its kept rows' copied in (no key of
+    # every row beside the kept rows' one)
+    key = np.empty(n if everything else int(np.count_nonzero(kept)), dtype=np.int64)
+    block_key = np.empty(min(n, GATE_BLOCK), dtype=np.int64)
+    filled = 0
+    # the label codes of every QI in one buffer: of more than glibc's largest mmap threshold (32 MB) at millions of
+    # rows, it is handed back to the system as a whole when the report drops them (separate columns of a few MB
+    # each would stay in the heap and raise the report's peak)
+    widths = [label_of.dtype for *_, label_of in checks]
+    starts = np.cumsum([0] + [-(-n * w.itemsize // 8) * 8 for w in widths])  # each column 8-byte aligned
+    buffer = np.empty(int(starts[-1]), dtype=np.uint8)
+    row_labels = {col: (hierarchies[col], transformation[col], buffer[at:at + n * w.itemsize].view(w))
+                  for col, w, at in zip(qi, widths, starts.tolist())}
+    del buffer
     for start in range(0, n, GATE_BLOCK):
         rows = slice(start, start + GATE_BLOCK)
-        part = key[rows]
+        part = key[rows] if everything else block_key[:min(GATE_BLOCK, n - start)]
+        part[...] = 0
         for j, (col, radix, (codes, category_label, as_labels, label_of)) in enumerate(zip(qi, radices, checks)):
             label = row_labels[col][2][rows]
             # mode="wrap": no bounds pass (the leaf codes are the hierarchy's: encode checked them)
@@ -328,7 +341,11 @@ def _coded_level_key(output: pd.DataFrame, qi: list[str], hierarchies: dict[str,
                 return False
             part *= radix
             part += label
-    return (key if everything else key[kept]), row_labels
+        if not everything:
+            kept_part = part[kept[rows]]
+            key[filled:filled + len(kept_part)] = kept_part
+            filled += len(kept_part)
+    return key, row_labels
 
 
 def publish(result: Result, spec: RunSpec, table: Table, hierarchies: dict[str, Hierarchy]) -> Publication:
@@ -450,6 +467,10 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
                 raise VerificationError(f"a suppressed record shows a value in {col!r} instead of {ROOT!r}")
             if qi_checked:
                 continue
+        elif not plain:  # compared with its input's cells a block of rows at a time: no gathered copy of the column
+            if not _unchanged_rows(frame[col].to_numpy(dtype=object), table.frame[col].to_numpy(), rows):
+                raise VerificationError(f"column {col!r} is not a QI but was changed")
+            continue
         cells = cells_of(frame[col]) if col in table.qi else frame[col].to_numpy(dtype=object)
         if plain:
             source = table.frame[col]
@@ -469,6 +490,21 @@ def _check_published_cells(table: Table, hierarchies: dict, frame: pd.DataFrame,
                          codes=input_codes, factorized=subset)
         elif not unchanged(cells, source.to_numpy(dtype=object)):
             raise VerificationError(f"column {col!r} is not a QI but was changed")
+
+
+def _unchanged_rows(cells: np.ndarray, original: np.ndarray, rows: np.ndarray) -> bool:
+    """unchanged(cells, the input's cells ``original[rows]`` as pandas gives them as objects), the input's cells
+    gathered a block of rows at a time."""
+    if len(cells) != len(rows):
+        return False
+    for start in range(0, len(rows), LEVEL_KEY_BLOCK):
+        block = slice(start, start + LEVEL_KEY_BLOCK)
+        part = original[rows[block]]
+        if part.dtype != object:  # pandas' objects (a datetime's Timestamp), as a Series of the gathered cells gives
+            part = pd.Series(part, dtype=part.dtype, copy=False).to_numpy(dtype=object)
+        if not unchanged(cells[block], part):
+            return False
+    return True
 
 
 def _publish_anatomy(result: Result, spec: RunSpec, table: Table, hierarchies: dict) -> Publication:
@@ -629,10 +665,19 @@ def _images_match(tx, recount, rules: dict[str, list[str]], suppressed_items: li
     image = np.array([-1 if str(x) in gone else index.get(label_of.get(str(x), str(x)), -2) for x in tx.items],
                      dtype=np.int64)
     sets = tx.distinct()
+    base = max(len(recount.items), 1)
+    from ..setvalued import kernels  # the compiled loops, for large record sets
+
+    kernel = kernels.load(len(sets.codes))
+    if kernel is not None:
+        if (image[itemsets.record_counts(tx)[:len(image)] > 0] == -2).any():
+            return False
+        # _images_in_order in one read of the records (numpy's sorts decide when it does not hold)
+        if kernels.images_equal(kernel, sets.offsets, sets.codes, image, base, recount.offsets, recount.codes):
+            return True
     mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
     if (mapped == -2).any():
         return False
-    base = max(len(recount.items), 1)
     keep = mapped >= 0
     if _images_in_order(sets.offsets, mapped, keep, image, base, recount):
         return True
