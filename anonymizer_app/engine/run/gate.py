@@ -665,10 +665,19 @@ def _images_match(tx, recount, rules: dict[str, list[str]], suppressed_items: li
     image = np.array([-1 if str(x) in gone else index.get(label_of.get(str(x), str(x)), -2) for x in tx.items],
                      dtype=np.int64)
     sets = tx.distinct()
+    base = max(len(recount.items), 1)
+    from ..setvalued import kernels  # the compiled loops, for large record sets
+
+    kernel = kernels.load(len(sets.codes))
+    if kernel is not None:
+        if (image[itemsets.record_counts(tx)[:len(image)] > 0] == -2).any():
+            return False
+        # _images_in_order in one read of the records (numpy's sorts decide when it does not hold)
+        if kernels.images_equal(kernel, sets.offsets, sets.codes, image, base, recount.offsets, recount.codes):
+            return True
     mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
     if (mapped == -2).any():
         return False
-    base = max(len(recount.items), 1)
     keep = mapped >= 0
     if _images_in_order(sets.offsets, mapped, keep, image, base, recount):
         return True

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError, VerificationError
 from ..model.hierarchy import Hierarchy
-from . import itemsets, measures
+from . import itemsets, kernels, measures
 from .apriori import Progress, SetRecoding, run_apriori
 from .generalizers import DynamicGroups, HierarchyCut
 from .transactions import Transactions
@@ -74,6 +74,9 @@ def anonymize_transactions(tx: Transactions, k: int, m: int, *, algorithm: str =
     if algorithm not in SET_ALGORITHMS:
         raise InputError(f"unknown set-valued algorithm {algorithm!r}; available: {', '.join(SET_ALGORITHMS)}")
     generalizer: HierarchyCut | DynamicGroups
+    # the records as sets and their 1- (and 2-) itemset supports in one read (compiled loops only): the search
+    # starts from these supports and the report lists them
+    itemsets.count_with_sets(tx, m)
     if algorithm == "apriori":
         if hierarchy is None:
             raise InputError("Apriori needs an item hierarchy (or choose dynamic hierarchies)")
@@ -99,6 +102,11 @@ def publish_sets(tx: Transactions, recoding: SetRecoding) -> Transactions:
     # from the records as sets (cached): a node can then repeat in a record only where two of its items
     # meet, so only the occurrences of nodes covering two items or more are sorted to find the repeats
     sets = tx.distinct()
+    kernel = kernels.load(len(sets.codes))
+    if kernel is not None:
+        published = _publish_compiled(kernel, tx, recoding)
+        if published is not None:
+            return published
     nodes = recoding.node_of_item[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
     offsets = sets.offsets
     keep = nodes >= 0
@@ -128,6 +136,27 @@ def publish_sets(tx: Transactions, recoding: SetRecoding) -> Transactions:
     code_of_node = np.zeros(max(len(recoding.labels), 1), dtype=np.int64)
     code_of_node[used] = np.asarray(text_code, dtype=np.int64).reshape(-1)
     return Transactions(np.asarray(items, dtype=object), offsets, code_of_node[nodes].astype(np.int64))
+
+
+def _publish_compiled(kernel, tx: Transactions, recoding: SetRecoding) -> Transactions | None:
+    """publish_sets in one read of the records: each item's published code found first (the nodes of the
+    items that occur, coded by their labels' sorted texts), then every record's codes as a set in the order
+    of first appearance (:func:`.kernels.image_sets`). None when two nodes in use share a label (publish_sets
+    keeps them apart)."""
+    node_of_item = recoding.node_of_item
+    occurs = itemsets.record_counts(tx)[:len(node_of_item)] > 0
+    nodes = node_of_item[occurs]
+    used = np.flatnonzero(np.bincount(nodes[nodes >= 0], minlength=max(len(recoding.labels), 1)))
+    texts = np.array([recoding.labels[int(n)] for n in used], dtype=object)
+    items, text_code = np.unique(texts, return_inverse=True) if len(texts) else (texts, np.zeros(0, dtype=np.int64))
+    if len(items) < len(texts):
+        return None
+    code_of_node = np.full(max(len(recoding.labels), 1), -1, dtype=np.int64)
+    code_of_node[used] = np.asarray(text_code, dtype=np.int64).reshape(-1)
+    image = np.where(node_of_item >= 0, code_of_node[np.maximum(node_of_item, 0)], -1)
+    sets = tx.distinct()
+    offsets, codes = kernels.image_sets(kernel, sets.offsets, sets.codes, image, len(items))
+    return Transactions(np.asarray(items, dtype=object), offsets, codes)
 
 
 def _offsets_of(offsets: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -163,6 +192,15 @@ def images_match(tx: Transactions, published: Transactions, rules: dict[str, lis
     # input item -> published item code; -1 suppressed; -2 an image no record shows (a mismatch wherever it occurs)
     image = np.array([-1 if x in gone else index.get(label_of.get(x, x), -2) for x in texts], dtype=np.int64)
     sets = tx.distinct()
+    kernel = kernels.load(len(sets.codes))
+    if kernel is not None:
+        if (image[itemsets.record_counts(tx)[:len(image)] > 0] == -2).any():
+            return False
+        # the images of each record in order of first appearance, as publish_sets lists them: equal to the
+        # published codes one for one means the same sets, none published twice (else the sorted sets decide)
+        if kernels.images_equal(kernel, sets.offsets, sets.codes, image, len(published.items), published.offsets,
+                                published.codes):
+            return True
     mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
     if (mapped == -2).any():
         return False

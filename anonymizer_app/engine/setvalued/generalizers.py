@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.hierarchy import Hierarchy
+from . import itemsets
 from .apriori import SetRecoding
 from .transactions import Transactions
 from .triples import Violations
@@ -43,7 +44,7 @@ def untouched_rows(violating: np.ndarray | Violations, touched: set[int]) -> Ite
 
 def _record_counts(tx: Transactions) -> np.ndarray:
     """Records holding each item (the items' supports)."""
-    return np.bincount(tx.distinct().codes, minlength=len(tx.items)).astype(np.int64)
+    return itemsets.record_counts(tx)
 
 
 class HierarchyCut:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.table import sorted_unique
-from . import triples
+from . import kernels, triples
 from .transactions import Transactions
 
 CHUNK_KEYS = 4_000_000  # keys built at once (32 MB of int64)
@@ -269,7 +269,7 @@ def smallest_support_of(tx: Transactions, m: int) -> tuple[int | None, tuple[int
                 break
             best = found if best[0] is None or found[0] < best[0] else best
             continue
-        keys, counts = itemset_supports(tx, size)
+        keys, counts = itemset_supports(tx, size, upto=m)
         if not len(keys):
             break
         i = int(np.argmin(counts))
@@ -278,18 +278,57 @@ def smallest_support_of(tx: Transactions, m: int) -> tuple[int | None, tuple[int
     return best
 
 
-def itemset_supports(tx: Transactions, size: int) -> tuple[np.ndarray, np.ndarray]:
+def itemset_supports(tx: Transactions, size: int, upto: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(keys, supports) of the itemsets of ``size`` items of ``tx``'s records as sets (keys in base len(items),
     ascending): counted once per size and kept on ``tx``, since the measures, the k^m figure and the report each
-    need them."""
+    need them. ``upto``: the largest size the caller will ask for (counted together where that is cheaper)."""
     cache: dict[int, tuple[np.ndarray, np.ndarray]] = tx.__dict__.setdefault("_supports", {})
     if size not in cache:
-        cache[size] = supports(*_sorted_of(tx), size, max(len(tx.items), 1))
+        base = max(len(tx.items), 1)
+        kernel = kernels.load(len(tx.codes))
+        if kernel is not None and kernels.can_count(tx.n, base, size):
+            # the records read once (no sort into sets); 1- and 2-itemsets together when the caller asks for
+            # both (``upto``)
+            sizes = 2 if size == 2 or (upto >= 2 and kernels.can_count(tx.n, base, 2)) else 1
+            sets = tx.distinct() if "_sets" in tx.__dict__ else tx  # the loop takes repeats as they come
+            for s, counted in kernels.counts(kernel, sets.offsets, sets.codes, None, base, sizes).items():
+                cache.setdefault(s, counted)
+        else:
+            cache[size] = supports(*_sorted_of(tx), size, base)
     return cache[size]
+
+
+def record_counts(tx: Transactions) -> np.ndarray:
+    """The records holding each item (len(tx.items) of them; records as sets): from the 1-itemset supports when
+    they are at hand (:func:`itemset_supports`), else counted."""
+    cache = tx.__dict__.get("_supports", {})
+    if 1 in cache:
+        keys, support = cache[1]
+        counts = np.zeros(len(tx.items), dtype=np.int64)
+        counts[keys] = support
+        return counts
+    return np.bincount(tx.distinct().codes, minlength=len(tx.items)).astype(np.int64)
+
+
+def count_with_sets(tx: Transactions, upto: int) -> None:
+    """With the compiled loops (large record sets): ``tx``'s records as sets (``tx.distinct()``) and the
+    supports of their itemsets of 1..min(upto, 2) items (:func:`itemset_supports`) found in one read, for a
+    caller that needs both; without them nothing is done here (each is found when first asked for)."""
+    base = max(len(tx.items), 1)
+    kernel = kernels.load(len(tx.codes))
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = tx.__dict__.setdefault("_supports", {})
+    if kernel is None or "_sets" in tx.__dict__ or 1 in cache or not kernels.can_count(tx.n, base, 1):
+        return
+    sizes = 2 if upto >= 2 and kernels.can_count(tx.n, base, 2) else 1
+    offsets, codes, found = kernels.sets_and_counts(kernel, tx.offsets, tx.codes, base, sizes)
+    tx.adopt_sets(offsets, codes)
+    cache.update(found)
 
 
 def _sorted_of(tx: Transactions) -> tuple[np.ndarray, np.ndarray]:
     """``tx``'s records as sorted sets (:func:`sorted_sets`), kept on ``tx``."""
     if "_sorted" not in tx.__dict__:
-        tx.__dict__["_sorted"] = sorted_sets(tx.offsets, tx.codes)
+        kernel = kernels.load(len(tx.codes))
+        tx.__dict__["_sorted"] = (sorted_sets(tx.offsets, tx.codes) if kernel is None else
+                                  kernels.image_sets(kernel, tx.offsets, tx.codes, None, len(tx.items), ordered=True))
     return tx.__dict__["_sorted"]

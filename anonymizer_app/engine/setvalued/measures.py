@@ -40,10 +40,15 @@ def top_itemsets(tx: Transactions, size: int, top: int = TOP_ITEMSETS) -> list[t
     """The input's ``top`` most frequent itemsets of 1..``size`` items: (support, item texts), by support
     descending, then smaller itemsets first, then the items' codes."""
     base = max(len(tx.items), 1)
-    counted = [(itemsets.itemset_supports(tx, s), s) for s in range(1, size + 1)]
+    counted = [(itemsets.itemset_supports(tx, s, upto=size), s) for s in range(1, size + 1)]
     keys = np.concatenate([k for (k, _), _ in counted])
     sup = np.concatenate([v for (_, v), _ in counted])
     sizes = np.concatenate([np.full(len(k), s, dtype=np.int64) for (k, _), s in counted])
+    if 0 < top < len(sup):
+        # only the itemsets as frequent as the top-th (ties included) can be among the top: the rest are not sorted
+        floor = np.partition(sup, len(sup) - top)[len(sup) - top]
+        near = np.flatnonzero(sup >= floor)
+        keys, sup, sizes = keys[near], sup[near], sizes[near]
     best = np.lexsort((keys, sizes, -sup))[:top]  # support descending, then smaller itemsets, then the key
     return [(int(sup[i]), tuple(str(tx.items[c]) for c in itemsets.decode(keys[i:i + 1], int(sizes[i]), base)[0]))
             for i in best]
@@ -116,9 +121,11 @@ def changed_occurrences(tx: Transactions, node_of_item: np.ndarray, labels: list
     d = tx.distinct()
     if not len(d.codes):
         return 0.0
-    # decided once per item, then counted over the occurrences
+    # decided once per item, then counted over the occurrences (records as sets: each item's records); the
+    # same float as the mean over the occurrences (a count over a count)
     changed = np.array([n < 0 or labels[n] != str(x) for n, x in zip(node_of_item.tolist(), tx.items)], dtype=bool)
-    return float(np.mean(changed[d.codes]))
+    held = itemsets.record_counts(tx)
+    return int(held[changed].sum()) / len(d.codes)
 
 
 def support_error(tx: Transactions, node_of_item: np.ndarray, size: int, top: int = TOP_ITEMSETS,
@@ -136,10 +143,13 @@ def frequent_itemsets(tx: Transactions, size: int, top: int = TOP_CHART) -> list
     base = max(len(tx.items), 1)
     found: list[tuple[int, int, list[str]]] = []
     for s in range(1, size + 1):
-        keys, sup = itemsets.itemset_supports(tx, s)
+        keys, sup = itemsets.itemset_supports(tx, s, upto=size)
         if not len(keys):
             continue
-        best = np.argsort(-sup, kind="stable")[:top]
+        near = np.arange(len(sup))
+        if 0 < top < len(sup):  # only those as frequent as the top-th (ties included) are sorted
+            near = np.flatnonzero(sup >= np.partition(sup, len(sup) - top)[len(sup) - top])
+        best = near[np.argsort(-sup[near], kind="stable")[:top]]
         for key, value in zip(itemsets.decode(keys[best], s, base), sup[best]):
             found.append((int(value), s, [str(tx.items[c]) for c in key]))
     found.sort(key=lambda f: (-f[0], f[1], f[2]))

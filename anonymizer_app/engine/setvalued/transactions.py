@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from . import kernels
 
 DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|", "space": " "}
 
@@ -61,11 +62,19 @@ class Transactions:
 
     @cached_property
     def _sets(self) -> Transactions:
-        offsets, codes = dedupe_records(self.offsets, self.codes)
+        return self._sets_of(*dedupe_records(self.offsets, self.codes))
+
+    def _sets_of(self, offsets: np.ndarray, codes: np.ndarray) -> Transactions:
         sets = Transactions(self.items, offsets, codes, ids=self.ids)
         if len(codes) == len(self.codes):
             sets.__dict__["_sets"] = sets  # already sets: its own distinct()
         return sets
+
+    def adopt_sets(self, offsets: np.ndarray, codes: np.ndarray) -> None:
+        """Take (offsets, codes), this dataset's records as sets in first-appearance order (what
+        :func:`dedupe_records` gives), as ``distinct()``: found by a loop that counted them too."""
+        if "_sets" not in self.__dict__:
+            self.__dict__["_sets"] = self._sets_of(offsets, codes)
 
     def item_frequencies(self) -> dict[str, int]:
         """Item -> number of records holding it, most frequent first."""
@@ -85,6 +94,9 @@ class Transactions:
         """``from_records([[x for x in cell.split(delimiter) if x] for cell in cells])``, split and coded in
         Arrow's buffers: only the distinct items become Python strings (a million records hold some ten
         million items). Text Arrow cannot hold (a lone surrogate) takes the Python path."""
+        compiled = cls._from_cells_compiled(cells, delimiter)
+        if compiled is not None:
+            return compiled
         try:
             column = pa.array(cells, type=pa.large_string())
         except (pa.ArrowException, UnicodeError, TypeError):
@@ -111,6 +123,50 @@ class Transactions:
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         codes = rank[coded.indices.to_numpy(zero_copy_only=False)] if len(order) else np.zeros(0, dtype=np.int64)
+        return cls(uniques[order].astype(object), offsets, codes.reshape(-1))
+
+    @classmethod
+    def _from_cells_compiled(cls, cells: Sequence[str], delimiter: str) -> Transactions | None:
+        """from_cells by the compiled loop over the cells' UTF-8 bytes (:func:`.kernels.split_cells`: no string
+        per piece made, each piece coded by its bytes); None for few items (numba would cost more than it
+        saves), a delimiter of more than one byte, a cell that is not text, or no numba."""
+        try:
+            joiner = delimiter.encode("utf-8")
+            text = "".join(cells)
+        except (TypeError, UnicodeError):
+            return None
+        if len(joiner) != 1 or not len(cells):
+            return None
+        # the pieces number at most the cells plus the delimiters (one byte: never inside another character)
+        most = len(cells) + text.count(delimiter)
+        kernel = kernels.load(most)
+        if kernel is None:
+            return None
+        if text.isascii():  # a character a byte: the cells' lengths are their bytes' (no Arrow copy of them)
+            data = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            del text
+            bounds = np.zeros(len(cells) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, cells), dtype=np.int64, count=len(cells)), out=bounds[1:])
+        else:
+            del text
+            try:
+                column = pa.array(cells, type=pa.large_string())
+            except (pa.ArrowException, UnicodeError, TypeError):
+                return None
+            if column.null_count:
+                return None
+            buffers = column.buffers()
+            bounds = np.frombuffer(buffers[1], dtype=np.int64)[column.offset:column.offset + len(column) + 1]
+            data = (np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None
+                    else np.zeros(0, dtype=np.uint8))
+        offsets, found, starts, ends = kernels.split_cells(kernel, bounds, data, joiner[0], most)
+        uniques = np.array([data[a:b].tobytes().decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())],
+                           dtype=object)
+        # codes in the items' sorted order, as from_records gives them
+        order = np.argsort(uniques, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = rank[found] if len(order) else np.zeros(0, dtype=np.int64)
         return cls(uniques[order].astype(object), offsets, codes.reshape(-1))
 
     @classmethod
@@ -148,6 +204,9 @@ def dedupe_records(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, 
     if not len(codes):
         return offsets.copy(), codes.copy()
     base = int(codes.max()) + 1
+    kernel = kernels.load(len(codes))
+    if kernel is not None:  # one read of the records, no sort
+        return kernels.image_sets(kernel, offsets, codes, None, base)
     # int32 keys when they fit: half the memory and a faster sort
     keys = np.repeat(np.arange(n, dtype=np.int32 if n * base < 2 ** 31 else np.int64), np.diff(offsets))
     keys *= base
@@ -167,7 +226,13 @@ def dedupe_records(offsets: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, 
 
 def joined_cells(tx: Transactions, delimiter: str) -> np.ndarray | list[str]:
     """Each record's items (codes in record order) joined by ``delimiter``, joined in Arrow's buffers (a Python
-    join per record took a second a million records); text Arrow cannot hold (a lone surrogate) in Python."""
+    join per record took a second a million records); text Arrow cannot hold (a lone surrogate) in Python.
+    Large record sets: the cells' bytes laid out by the compiled loop (:func:`.kernels.joined_bytes`)."""
+    kernel = kernels.load(len(tx.codes))
+    if kernel is not None:
+        cells = kernels.joined_bytes(kernel, tx.offsets, tx.codes, tx.items, delimiter)
+        if cells is not None:
+            return cells.to_numpy(zero_copy_only=False)
     try:
         items = pa.array(tx.items.tolist(), type=pa.large_string())
         lists = pa.LargeListArray.from_arrays(pa.array(tx.offsets, type=pa.int64()),
