@@ -38,6 +38,24 @@ def _ascending(words: np.ndarray, lo: int, hi: int, held: np.ndarray) -> int:  #
     return size
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _record_ascending(offsets: np.ndarray, codes: np.ndarray, image: np.ndarray, r: int, words: np.ndarray,
+                      held: np.ndarray) -> int:  # pragma: no cover - compiled
+    """Record r's images (-1 dropped) as a set into ``held``, ascending (marked in ``words``, which are left
+    cleared). Returns their count."""
+    lo = words.shape[0]
+    hi = -1
+    for i in range(offsets[r], offsets[r + 1]):
+        c = image[codes[i]]
+        if c < 0:
+            continue
+        at = c >> 6
+        words[at] |= ONE << np.uint64(c & 63)
+        lo = min(lo, at)
+        hi = max(hi, at)
+    return _ascending(words, lo, hi, held)
+
+
 @numba.njit(cache=True, nogil=True)
 def image_sets(offsets: np.ndarray, codes: np.ndarray, image: np.ndarray, base: int,
                ordered: bool):  # pragma: no cover - compiled
@@ -51,17 +69,7 @@ def image_sets(offsets: np.ndarray, codes: np.ndarray, image: np.ndarray, base: 
     if ordered:
         words = np.zeros((base + 63) // 64, np.uint64)
         for r in range(n):
-            lo = words.shape[0]
-            hi = -1
-            for i in range(offsets[r], offsets[r + 1]):
-                c = image[codes[i]]
-                if c < 0:
-                    continue
-                at = c >> 6
-                words[at] |= ONE << np.uint64(c & 63)
-                lo = min(lo, at)
-                hi = max(hi, at)
-            w += _ascending(words, lo, hi, out[w:])
+            w += _record_ascending(offsets, codes, image, r, words, out[w:])
             bounds[r + 1] = w
         return bounds, out, w
     seen = np.full(base, -1, np.int64)
@@ -127,17 +135,7 @@ def pair_counts(offsets: np.ndarray, codes: np.ndarray, image: np.ndarray, base:
     singles = np.zeros(base, np.int64)
     pairs = np.zeros(base * base if pairs_too else 0, np.int32)
     for r in range(n):
-        lo = words.shape[0]
-        hi = -1
-        for i in range(offsets[r], offsets[r + 1]):
-            c = image[codes[i]]
-            if c < 0:
-                continue
-            at = c >> 6
-            words[at] |= ONE << np.uint64(c & 63)
-            lo = min(lo, at)
-            hi = max(hi, at)
-        _count(held, _ascending(words, lo, hi, held), singles, pairs, base, pairs_too)
+        _count(held, _record_ascending(offsets, codes, image, r, words, held), singles, pairs, base, pairs_too)
     return singles, pairs
 
 
