@@ -15,6 +15,22 @@ def main() -> None:
     # frozen (never walked again) and the collector runs as usual on the command's own objects.
     gc.disable()
     import django
+
+    def collect_from_now() -> None:
+        gc.freeze()
+        gc.enable()
+
+    from anonymizer_app.management import deferred_setup
+
+    # `manage.py anonymize` runs before Django's app registry is populated, which happens the moment it reaches
+    # a model (deferred_setup.py)
+    if len(sys.argv) > 1 and sys.argv[1] in deferred_setup.DEFERRED:
+        try:  # the same freeze once the command's modules are imported; a later setup adds to the heap as is
+            deferred_setup.run(sys.argv, django.setup, imported=collect_from_now)
+        finally:
+            gc.enable()
+        return
+
     from django.core.management import execute_from_command_line
 
     setup = django.setup
@@ -23,8 +39,7 @@ def main() -> None:
         try:
             setup(*args, **kwargs)
         finally:
-            gc.freeze()
-            gc.enable()
+            collect_from_now()
 
     django.setup = setup_then_collect  # called by execute_from_command_line once the settings are known
     try:

@@ -13,7 +13,6 @@ from django.conf import settings
 
 from anonymizer_app.engine import EngineError
 from anonymizer_app.management.base import UserError
-from anonymizer_app.models import RemoteAccount
 
 TOKEN_ENV = {"zenodo": "ZENODO_TOKEN", "dataverse": "DATAVERSE_TOKEN"}
 
@@ -34,6 +33,10 @@ def connection(service: str, opts: dict, owner):
     from anonymizer_app.services.vault import VaultError  # and the vault's cryptography (20 ms)
 
     if opts.get("account"):
+        # the models are imported here only: `manage.py anonymize` runs without Django's app registry until a
+        # path needs it (management/deferred_setup.py)
+        from anonymizer_app.models import RemoteAccount
+
         account = RemoteAccount.objects.filter(owner=owner, name=opts["account"]).first()
         if account is None:
             raise UserError(f"--account: {owner.username} has no connection {opts['account']!r}")

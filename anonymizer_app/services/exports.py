@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,8 +19,19 @@ from ..engine import InputError, Role
 from ..engine.io.statfiles import STAT_KINDS, WRITABLE, StatMetadata, read_metadata, write_statfile
 from ..engine.model.cells import factorize_cells
 from ..engine.run.gate import ITEMS, RECORD_ID
-from ..models import Job, Result
-from . import results, storage
+from . import storage
+
+if TYPE_CHECKING:
+    from ..models import Job, Result
+
+# The models and services.results (which imports them) are imported where a stored job or result is read: the
+# CLI writes files through this module without Django's app registry (management/deferred_setup.py).
+
+
+def _results():
+    from . import results
+
+    return results
 
 # What a spreadsheet evaluates when a cell starts with it (OWASP CSV injection), full-width forms included
 # (some spreadsheets fold them to the ASCII ones).
@@ -196,7 +208,7 @@ def _group_csv(group, delimiter: str, drop_suppressed: bool) -> str:
     parts = _dictionary_csv(group, delimiter, drop_suppressed)
     if parts is not None:
         return parts[0] + parts[1].decode("utf-8")
-    frame, suppressed = results.split_suppressed(storage.to_frame(group))
+    frame, suppressed = _results().split_suppressed(storage.to_frame(group))
     if drop_suppressed:
         frame = frame[~suppressed]
     return export_csv(frame, delimiter)
@@ -208,6 +220,7 @@ def _dictionary_csv(group, delimiter: str, drop_suppressed: bool) -> tuple[str, 
     or when _arrow_csv declines (a field that needs quoting): the frame's path writes the group then."""
     import pyarrow as pa  # the export path only
 
+    results = _results()
     names = [n for n in group.column_names if n not in (results.SUPPRESSED_COLUMN, results.ROW_COLUMN)]
     if len(set(names)) != len(names) or results.SUPPRESSED_COLUMN not in group.column_names:
         return None
@@ -408,6 +421,8 @@ def job_column_types(job: Job) -> dict[str, str]:
 def checked_for_publication(result: Result) -> None:
     """A synthetic set passes its publication check before any of its rows leave (services/synthesis_gate.py);
     ExportError naming why otherwise. A run's rows passed the run's gate when they were stored."""
+    from ..models import Job
+
     if result.job.kind != Job.SYNTHESIS:
         return
     from . import synthesis_gate  # it reads the dataset and the ledger: only for a synthetic set
@@ -422,7 +437,7 @@ def result_frame(result: Result, drop_suppressed: bool = False) -> pd.DataFrame:
     """A result's published rows (suppressed ones left out when asked), as text; a synthetic set's only once
     its publication check passes."""
     checked_for_publication(result)
-    frame, suppressed = results.load_output(result)
+    frame, suppressed = _results().load_output(result)
     frame.attrs.pop("rows", None)
     return frame[~suppressed].reset_index(drop=True) if drop_suppressed else frame
 

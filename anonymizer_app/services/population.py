@@ -6,13 +6,19 @@ CLI (--population)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
 from ..engine import InputError, Role
 from ..engine.privacy import PRIVACY_MODELS
-from ..models import Dataset, Job
-from . import datasets
+
+if TYPE_CHECKING:
+    from ..models import Dataset, Job
+
+# the models and services.datasets (which imports them) are imported by the functions on stored datasets only:
+# the CLI's --population matches two files without Django's app registry (management/deferred_setup.py)
 
 RESEARCH_MARKER = "__research_subset__"  # the 0/1 column added to the population (never published)
 
@@ -52,6 +58,8 @@ def population_config(research: Dataset, population: Dataset) -> dict:
     """The job's snapshot for a population run: the population's columns with the research dataset's
     roles, types and hierarchies where it has the column (the population's own otherwise), plus the
     research marker (insensitive, never published)."""
+    from . import datasets
+
     mine = {c["name"]: c for c in datasets.dataset_config(research)["columns"]}
     theirs = datasets.dataset_config(population)["columns"]
     names = {c["name"] for c in theirs}
@@ -90,6 +98,9 @@ presence_models = population_models  # the name of before, when δ-presence was 
 def marked_population(job: Job) -> tuple[Dataset, pd.DataFrame, np.ndarray]:
     """A population job's population dataset, its rows with the research marker, and the position of
     each research row in it."""
+    from ..models import Dataset
+    from . import datasets
+
     population = Dataset.objects.get(pk=job.config["population"]["dataset"], owner=job.owner)
     marked, positions = match_research(datasets.load_frame(job.dataset), datasets.load_frame(population),
                                        RESEARCH_MARKER, f"population {population.name}")
