@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 GOAL_RATIO = 1.5  # issue 32: Apriori at m=2 within 1.5x the CPU of one counting pass of all 2-itemsets
+GOAL_M3_SECONDS = 60  # issue 32: Apriori at m=3 on 1M records
 
 
 def generate(records: int, items: int, seed: int = 0):
@@ -151,13 +152,16 @@ def main() -> None:
             with ctx.Pool(1) as pool:
                 row = pool.apply(case, ((args.records, args.items, args.k, m, algorithm, args.pipeline, args.warm),))
             if yardstick:
-                # the issue's goal: the engine call within GOAL_RATIO x one counting pass (CPU); the pipeline's
-                # ratio (gate and report included) is shown beside it, without a goal of its own
+                # the issue's goal at m=2: the engine call within GOAL_RATIO x one counting pass (CPU); the
+                # pipeline's ratio (gate and report included) is shown beside it, without a goal of its own
                 ratio = row["cpu_seconds"] / yardstick
                 row["cpu_ratio_to_counting_pass"] = round(ratio, 2)
-                if not args.pipeline:
+                if not args.pipeline and m == 2 and algorithm == "apriori":
                     row["goal"] = f"engine call <= {GOAL_RATIO}x the counting pass (CPU)"
                     row["met"] = ratio <= GOAL_RATIO
+            if not args.pipeline and m == 3 and algorithm == "apriori" and args.records == 1_000_000:
+                row["goal"] = f"engine call <= {GOAL_M3_SECONDS} s (CPU)"  # the issue's goal at m=3
+                row["met"] = row["cpu_seconds"] <= GOAL_M3_SECONDS
             row["process"] = "warm (second run)" if args.warm else "cold (first run in a fresh process)"
             row["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
             print(json.dumps(row), flush=True)
