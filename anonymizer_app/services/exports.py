@@ -24,14 +24,15 @@ from . import storage
 if TYPE_CHECKING:
     from ..models import Job, Result
 
-# The models and services.results (which imports them) are imported where a stored job or result is read: the
-# CLI writes files through this module without Django's app registry (management/deferred_setup.py).
-
 
 def _results():
+    """services.results, which imports the models: imported where a stored result is read, as are the models,
+    because the CLI writes its files through this module without Django's app registry
+    (management/deferred_setup.py)."""
     from . import results
 
     return results
+
 
 # What a spreadsheet evaluates when a cell starts with it (OWASP CSV injection), full-width forms included
 # (some spreadsheets fold them to the ASCII ones).
