@@ -73,8 +73,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -e .
 	touch $@
 
+# The set-valued loops (numba, the fast extra) compiled into numba's cache beside them once, at install: the first
+# large set-valued run then loads machine code instead of compiling it (setvalued/kernels.py compile_cached).
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -e ".[$(TEST_EXTRAS)]"
+	$(BIN)/python -c "from anonymizer_app.engine.setvalued import kernels; kernels.compile_cached()"
 	touch $@ $(STAMP)
 
 pycanon-venv: $(VENV_PYCANON)/.installed

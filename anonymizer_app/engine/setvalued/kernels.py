@@ -119,3 +119,34 @@ def split_cells(kernel: ModuleType, bounds: np.ndarray, data: np.ndarray, delimi
         if count >= 0:
             return offsets, codes, starts, ends
         capacity *= 8
+
+
+def compile_cached() -> bool:
+    """Every loop of :mod:`._set_kernel` compiled, for the argument types the functions above pass, into numba's
+    cache beside it: the first large run after an install then loads machine code instead of compiling it (about
+    1 s, once per checkout; ``make test-venv`` calls this). Returns whether the loops are there (False without
+    numba); each is checked on two toy records."""
+    kernel = load(KERNEL_MIN_OCCURRENCES)
+    if kernel is None:
+        return False
+    offsets, codes = np.array([0, 2, 3], dtype=np.int64), np.array([1, 0, 1], dtype=np.int64)  # {1, 0}, {1}
+    bounds, found = image_sets(kernel, offsets, codes, None, 2)
+    ascending = image_sets(kernel, offsets, codes, None, 2, ordered=True)[1]
+    counted = counts(kernel, offsets, codes, None, 2, 2)
+    _, _, counted_too = sets_and_counts(kernel, offsets, codes, 2, 2)
+    joined = joined_bytes(kernel, offsets, codes, np.array(["a", "b"], dtype=object), ";")
+    checks = [
+        bounds.tolist() == [0, 2, 3] and found.tolist() == [1, 0, 1] and ascending.tolist() == [0, 1, 1],
+        images_equal(kernel, offsets, codes, np.arange(2), 2, bounds, found),
+        counted[1][1].tolist() == [1, 2] and counted[2][1].tolist() == [1],
+        counted_too[2][0].tolist() == counted[2][0].tolist(),
+        joined is not None and joined.to_pylist() == ["b;a", "b"],
+    ]
+    if joined is not None:
+        buffers = joined.buffers()
+        cells = split_cells(kernel, np.frombuffer(buffers[1], dtype=np.int64), np.frombuffer(buffers[2], dtype=np.uint8),
+                            ord(";"), 3)
+        checks.append(cells[0].tolist() == [0, 2, 3] and cells[1].tolist() == [0, 1, 0])
+    if not all(checks):
+        raise RuntimeError("the compiled set-valued loops gave wrong results on two toy records")
+    return True
