@@ -201,9 +201,8 @@ class Transactions:
 
 
 def _utf8(uniques: np.ndarray) -> bool:
-    """Whether every distinct item is text with a UTF-8 form. pandas hashes text by its UTF-8 bytes: an item
-    without one (a lone surrogate, which only a Python caller can pass) was seen hashed by chance, one item
-    coming out twice in one run of the tests and once in the next."""
+    """Whether every distinct item is text with a UTF-8 form. pd.factorize gave an item without one (a lone
+    surrogate, which only a Python caller can pass) twice in some runs of the tests and once in others."""
     try:
         "".join(uniques.tolist()).encode("utf-8")
     except (UnicodeError, TypeError):
