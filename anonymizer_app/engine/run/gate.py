@@ -664,52 +664,7 @@ def _images_match(tx, recount, rules: dict[str, list[str]], suppressed_items: li
     # input item -> published item code; -1 suppressed; -2 an image no record shows (a mismatch wherever it occurs)
     image = np.array([-1 if str(x) in gone else index.get(label_of.get(str(x), str(x)), -2) for x in tx.items],
                      dtype=np.int64)
-    sets = tx.distinct()
-    base = max(len(recount.items), 1)
-    from ..setvalued import kernels  # the compiled loops, for large record sets
-
-    kernel = kernels.load(len(sets.codes))
-    if kernel is not None:
-        if (image[itemsets.record_counts(tx)[:len(image)] > 0] == -2).any():
-            return False
-        # _images_in_order in one read of the records (numpy's sorts decide when it does not hold)
-        if kernels.images_equal(kernel, sets.offsets, sets.codes, image, base, recount.offsets, recount.codes):
-            return True
-    mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
-    if (mapped == -2).any():
-        return False
-    keep = mapped >= 0
-    if _images_in_order(sets.offsets, mapped, keep, image, base, recount):
-        return True
-    # sort-based distinct keys: numpy's hashing np.unique is far slower on millions of integers
-    expected = itemsets.sort_nearly_sorted(itemsets.record_keys(sets.offsets, mapped, base, None if keep.all() else keep),
-                                           distinct=True)
-    shown = itemsets.sort_nearly_sorted(itemsets.record_keys(recount.offsets, recount.codes, base))
-    return not (shown[1:] == shown[:-1]).any() and np.array_equal(expected, shown)
-
-
-def _images_in_order(offsets: np.ndarray, mapped: np.ndarray, keep: np.ndarray, image: np.ndarray, base: int,
-                     recount) -> bool:
-    """_images_match without its sorts, when every published record lists its images as they first appear
-    in its input record (as the engine publishes them): the images, each record's repeats dropped, are
-    then the published codes one for one (so the same sets, none published twice). False: not so, and
-    _images_match compares the sorted sets."""
-    if not keep.all():
-        offsets = np.concatenate([[0], np.cumsum(keep)])[offsets]
-        mapped = mapped[keep]
-    # an image repeats in a record only where two input items have it: those occurrences alone are sorted
-    twice = np.flatnonzero((np.bincount(image[image >= 0], minlength=base) >= 2)[mapped])
-    if len(twice):
-        keys = (np.searchsorted(offsets, twice, side="right") - 1) * base + mapped[twice]
-        order = np.argsort(keys, kind="stable")  # of equal keys the first appearance comes first, and is kept
-        ordered = keys[order]
-        later = twice[order[1:][ordered[1:] == ordered[:-1]]]
-        if len(later):
-            kept = np.ones(len(mapped), dtype=bool)
-            kept[later] = False
-            offsets = np.concatenate([[0], np.cumsum(kept)])[offsets]
-            mapped = mapped[kept]
-    return np.array_equal(offsets, recount.offsets) and np.array_equal(mapped, recount.codes)
+    return itemsets.records_are_images(tx, image, recount)
 
 
 def _explain_mismatch(tx, published: list[list[str]], rules: dict[str, list[str]],

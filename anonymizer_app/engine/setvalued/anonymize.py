@@ -191,25 +191,7 @@ def images_match(tx: Transactions, published: Transactions, rules: dict[str, lis
     index = {str(x): i for i, x in enumerate(published.items)}
     # input item -> published item code; -1 suppressed; -2 an image no record shows (a mismatch wherever it occurs)
     image = np.array([-1 if x in gone else index.get(label_of.get(x, x), -2) for x in texts], dtype=np.int64)
-    sets = tx.distinct()
-    kernel = kernels.load(len(sets.codes))
-    if kernel is not None:
-        if (image[itemsets.record_counts(tx)[:len(image)] > 0] == -2).any():
-            return False
-        # the images of each record in order of first appearance, as publish_sets lists them: equal to the
-        # published codes one for one means the same sets, none published twice (else the sorted sets decide)
-        if kernels.images_equal(kernel, sets.offsets, sets.codes, image, len(published.items), published.offsets,
-                                published.codes):
-            return True
-    mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
-    if (mapped == -2).any():
-        return False
-    base = max(len(published.items), 1)
-    keep = mapped >= 0
-    expected = itemsets.sort_nearly_sorted(itemsets.record_keys(sets.offsets, mapped, base, None if keep.all() else keep),
-                                           distinct=True)
-    shown = itemsets.sort_nearly_sorted(itemsets.record_keys(published.offsets, published.codes, base))
-    return not (shown[1:] == shown[:-1]).any() and np.array_equal(expected, shown)
+    return itemsets.records_are_images(tx, image, published)
 
 
 def verify(tx: Transactions, records: list[list[str]] | None, recoding: SetRecoding, k: int, m: int, *,

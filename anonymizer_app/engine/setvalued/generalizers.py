@@ -42,11 +42,6 @@ def untouched_rows(violating: np.ndarray | Violations, touched: set[int]) -> Ite
         yield from block[~mask[block].any(axis=1)].tolist()
 
 
-def _record_counts(tx: Transactions) -> np.ndarray:
-    """Records holding each item (the items' supports)."""
-    return itemsets.record_counts(tx)
-
-
 class HierarchyCut:
     """Global recoding by a cut of the item hierarchy: a rule generalizes a node's whole subtree to it."""
 
@@ -73,7 +68,7 @@ class HierarchyCut:
         self.level_of_leaf = np.zeros(len(hierarchy.leaves), dtype=np.int64)
         self.suppressed_leaf = np.zeros(len(hierarchy.leaves), dtype=bool)
         self.leaf_occurrences = np.zeros(len(hierarchy.leaves), dtype=np.int64)
-        np.add.at(self.leaf_occurrences, self.leaf_of_item, _record_counts(tx))
+        np.add.at(self.leaf_occurrences, self.leaf_of_item, itemsets.record_counts(tx))
         self.labels = [str(x) for lab in hierarchy.labels for x in lab]
         self.items = tx.items
 

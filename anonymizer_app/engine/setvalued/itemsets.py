@@ -325,6 +325,56 @@ def count_with_sets(tx: Transactions, upto: int) -> None:
     cache.update(found)
 
 
+def records_are_images(tx: Transactions, image: np.ndarray, published: Transactions) -> bool:
+    """Is every published record exactly the set of its input record's images? ``image``: input item code ->
+    published item code; -1 dropped (suppressed); -2 an image no published record shows (a mismatch wherever
+    it occurs). The one check of the engine's verification and of the publishing gate: first as the engine
+    publishes (each record's images in order of first appearance, equal to the published codes one for one:
+    the same sets, none published twice), in one read by the compiled loop or in numpy; else by the sorted sets."""
+    sets = tx.distinct()
+    base = max(len(published.items), 1)
+    kernel = kernels.load(len(sets.codes))
+    if kernel is not None:
+        if (image[record_counts(tx)[:len(image)] > 0] == -2).any():
+            return False
+        if kernels.images_equal(kernel, sets.offsets, sets.codes, image, base, published.offsets, published.codes):
+            return True
+    mapped = image[sets.codes] if len(sets.codes) else np.zeros(0, dtype=np.int64)
+    if (mapped == -2).any():
+        return False
+    keep = mapped >= 0
+    if kernel is None and _images_in_order(sets.offsets, mapped, keep, image, base, published):
+        return True
+    # sort-based distinct keys: numpy's hashing np.unique is far slower on millions of integers
+    expected = sort_nearly_sorted(record_keys(sets.offsets, mapped, base, None if keep.all() else keep), distinct=True)
+    shown = sort_nearly_sorted(record_keys(published.offsets, published.codes, base))
+    return not (shown[1:] == shown[:-1]).any() and np.array_equal(expected, shown)
+
+
+def _images_in_order(offsets: np.ndarray, mapped: np.ndarray, keep: np.ndarray, image: np.ndarray, base: int,
+                     published) -> bool:
+    """records_are_images without its sorts, when every published record lists its images as they first
+    appear in its input record (as the engine publishes them): the images, each record's repeats dropped, are
+    then the published codes one for one (so the same sets, none published twice). False: not so, and
+    records_are_images compares the sorted sets."""
+    if not keep.all():
+        offsets = np.concatenate([[0], np.cumsum(keep)])[offsets]
+        mapped = mapped[keep]
+    # an image repeats in a record only where two input items have it: those occurrences alone are sorted
+    twice = np.flatnonzero((np.bincount(image[image >= 0], minlength=base) >= 2)[mapped])
+    if len(twice):
+        keys = (np.searchsorted(offsets, twice, side="right") - 1) * base + mapped[twice]
+        order = np.argsort(keys, kind="stable")  # of equal keys the first appearance comes first, and is kept
+        ordered = keys[order]
+        later = twice[order[1:][ordered[1:] == ordered[:-1]]]
+        if len(later):
+            kept = np.ones(len(mapped), dtype=bool)
+            kept[later] = False
+            offsets = np.concatenate([[0], np.cumsum(kept)])[offsets]
+            mapped = mapped[kept]
+    return np.array_equal(offsets, published.offsets) and np.array_equal(mapped, published.codes)
+
+
 def _sorted_of(tx: Transactions) -> tuple[np.ndarray, np.ndarray]:
     """``tx``'s records as sorted sets (:func:`sorted_sets`), kept on ``tx``."""
     if "_sorted" not in tx.__dict__:
