@@ -117,13 +117,9 @@ class Transactions:
         coded = pc.dictionary_encode(flat)
         del flat
         uniques = np.array(coded.dictionary.to_pylist(), dtype=object)
-        # codes in the items' sorted order, as from_records gives them (UTF-8 order is code-point order,
-        # but the distinct items are few: sort them as Python does)
-        order = np.argsort(uniques, kind="stable")
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        codes = rank[coded.indices.to_numpy(zero_copy_only=False)] if len(order) else np.zeros(0, dtype=np.int64)
-        return cls(uniques[order].astype(object), offsets, codes.reshape(-1))
+        # (UTF-8 order is code-point order, but the distinct items are few: sorted as Python sorts them)
+        items, codes = _in_sorted_order(uniques, coded.indices.to_numpy(zero_copy_only=False))
+        return cls(items, offsets, codes)
 
     @classmethod
     def _from_cells_compiled(cls, cells: Sequence[str], delimiter: str) -> Transactions | None:
@@ -162,12 +158,8 @@ class Transactions:
         offsets, found, starts, ends = kernels.split_cells(kernel, bounds, data, joiner[0], most)
         uniques = np.array([data[a:b].tobytes().decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())],
                            dtype=object)
-        # codes in the items' sorted order, as from_records gives them
-        order = np.argsort(uniques, kind="stable")
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        codes = rank[found] if len(order) else np.zeros(0, dtype=np.int64)
-        return cls(uniques[order].astype(object), offsets, codes.reshape(-1))
+        items, codes = _in_sorted_order(uniques, found)
+        return cls(items, offsets, codes)
 
     @classmethod
     def _from_cells_python(cls, cells: Sequence[str], delimiter: str) -> Transactions:
@@ -189,15 +181,23 @@ class Transactions:
             found, uniques = pd.factorize(flat)
             if not _utf8(uniques):
                 found, uniques = _factorize_exactly(flat)
-            order = np.argsort(uniques.astype(object), kind="stable")
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            items, codes = uniques.astype(object)[order], rank[found]
+            items, codes = _in_sorted_order(uniques, found)
         else:
             items, codes = np.array([], dtype=object), np.zeros(0, dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         return cls(items.astype(object), offsets, codes.astype(np.int64).reshape(-1),
                    None if ids is None else np.array(list(ids), dtype=object))
+
+
+def _in_sorted_order(uniques: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(items, codes) with the distinct items sorted and each occurrence's code (``found``: its index in
+    ``uniques``) renumbered to match: the codes every way of building Transactions gives (as from_records)."""
+    uniques = np.asarray(uniques, dtype=object)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    codes = rank[found] if len(order) else np.zeros(0, dtype=np.int64)
+    return uniques[order], np.asarray(codes, dtype=np.int64).reshape(-1)
 
 
 def _utf8(uniques: np.ndarray) -> bool:
